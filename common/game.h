@@ -1,0 +1,105 @@
+/* game.h - the game interface: a table of functions per game.
+ *
+ * A position is a small transparent value (pb_state_t, 32 bytes) that is
+ * copied and stepped in place; nothing here allocates. Games are exact:
+ * each implementation is checked by perft counts in tests/.
+ *
+ * Conventions every game follows:
+ * - Actions are integers in [0, num_actions). `legal` lists them in
+ *   increasing order; a terminal position has none.
+ * - `step` applies a legal action in place and returns the reward for the
+ *   player who made the move (+1 win, 0 draw or not over, -1 loss); *done
+ *   says whether the game ended with this move. Stepping an illegal action or
+ *   stepping from a terminal position is undefined: use pb_game_step_checked
+ *   for untrusted input.
+ * - `encode` writes planes*height*width floats seen from the side to move
+ *   (plane 0: the mover's stones, plane 1: the opponent's, then any extra
+ *   planes the game defines).
+ * - `pack`/`unpack` is the compact wire form (state_bytes bytes). `unpack`
+ *   validates everything (a peer's bytes are untrusted) and fills err.
+ * - Unused words of pb_state_t are zero, so two equal positions are equal
+ *   byte for byte (memcmp) and hash equally.
+ */
+#ifndef PB_GAME_H
+#define PB_GAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define PB_MAX_ACTIONS 72 /* enough for Othello (64 squares + pass) */
+#define PB_STATE_WORDS 4
+
+typedef struct pb_state {
+  uint64_t w[PB_STATE_WORDS];
+} pb_state_t;
+
+enum {
+  PB_GAME_CONNECT4 = 1,
+  PB_GAME_TICTACTOE = 2,
+  PB_GAME_OTHELLO = 3,
+  PB_GAME_TOGUZ = 4,
+};
+
+typedef struct pb_game pb_game_t;
+
+struct pb_game {
+  const char *name;  /* "connect4", "tictactoe", ... */
+  int id;            /* PB_GAME_* (travels in every message header) */
+  int num_actions;   /* size of the Q head */
+  int planes, height, width; /* network input shape */
+  int state_bytes;   /* size of the packed form */
+  int max_turns;     /* longest possible game (for buffers) */
+
+  /* Sets *s to the initial position. */
+  void (*reset)(pb_state_t *s);
+  /* Writes the legal actions in increasing order; returns their count
+   * (0 when the position is terminal). */
+  int (*legal)(const pb_state_t *s, uint8_t *actions);
+  /* Applies a legal action in place; returns the mover's reward, sets *done. */
+  float (*step)(pb_state_t *s, int action, int *done);
+  /* Returns 1 if the game is over in s and sets *reward to the result for
+   * the player to move in s (a finished game is usually -1 or 0 for them). */
+  int (*terminal)(const pb_state_t *s, float *reward);
+  /* Network input planes from the side to move. */
+  void (*encode)(const pb_state_t *s, float *out);
+  /* Compact wire form: exactly state_bytes bytes. */
+  void (*pack)(const pb_state_t *s, uint8_t *out);
+  /* Strict inverse of pack: rejects wrong length and impossible positions. */
+  int (*unpack)(pb_state_t *s, const uint8_t *in, size_t len, pb_err_t *err);
+  /* 64-bit hash of the position (equal positions hash equally). */
+  uint64_t (*hash)(const pb_state_t *s);
+  /* Number of moves played so far. */
+  int (*ply)(const pb_state_t *s);
+  /* Human-readable board into buf (NUL-terminated); returns length. */
+  int (*render)(const pb_state_t *s, char *buf, size_t n);
+  /* Plays a move string from the initial position into *s
+   * (Connect Four: column digits 1-7, "4453"). */
+  int (*parse)(pb_state_t *s, const char *moves, pb_err_t *err);
+  /* Name of an action as users type it ("4" for Connect Four column 4). */
+  int (*action_name)(int action, char *buf, size_t n);
+};
+
+/* The game named `name` ("connect4"), or NULL. */
+const pb_game_t *pb_game_by_name(const char *name);
+
+/* The game with id `id`, or NULL. */
+const pb_game_t *pb_game_by_id(int id);
+
+/* Comma-separated list of known game names, for messages. */
+const char *pb_game_names(void);
+
+/* Checks that `action` is legal in *s, then steps. Returns 0 and sets
+ * *reward/*done, or PB_EILLEGAL with a message naming the action. */
+int pb_game_step_checked(const pb_game_t *g, pb_state_t *s, int action,
+                         float *reward, int *done, pb_err_t *err);
+
+/* Counts leaf paths of the game tree to `depth` plies, stopping at
+ * terminal positions (a terminal node before depth counts as one leaf). */
+uint64_t pb_game_perft(const pb_game_t *g, const pb_state_t *s, int depth);
+
+extern const pb_game_t pb_game_connect4;
+extern const pb_game_t pb_game_tictactoe;
+
+#endif
