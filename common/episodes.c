@@ -1,0 +1,86 @@
+#include "episodes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void pb_episodes_init(pb_episodes_t *e) { memset(e, 0, sizeof *e); }
+
+void pb_episodes_free(pb_episodes_t *e) {
+  free(e->states);
+  free(e->start);
+  free(e->len);
+  free(e->reward);
+  free(e->version);
+  pb_episodes_init(e);
+}
+
+void pb_episodes_clear(pb_episodes_t *e) {
+  e->n_states = 0;
+  e->n_eps = 0;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  size_t n = *cap ? *cap : 64;
+  while (n < need) n *= 2;
+  void *q = realloc(*p, n * elem);
+  if (q == NULL) return -1;
+  *p = q;
+  *cap = n;
+  return 0;
+}
+
+int pb_episodes_add(pb_episodes_t *e, const pb_state_t *states, uint32_t n,
+                    int reward, uint64_t version, pb_err_t *err) {
+  if (reward < -1 || reward > 1)
+    return pb_err_set(err, PB_EINVAL, "episodes: reward %d not in -1..1",
+                      reward);
+  size_t cs = e->cap_states;
+  if (grow((void **)&e->states, &cs, e->n_states + n, sizeof *e->states))
+    return pb_err_set(err, PB_ENOMEM, "episodes: out of memory");
+  e->cap_states = cs;
+  if (e->n_eps + 1 > e->cap_eps) {
+    size_t c = e->cap_eps ? e->cap_eps * 2 : 64;
+    uint32_t *st = realloc(e->start, c * sizeof *st);
+    if (st) e->start = st;
+    uint32_t *ln = realloc(e->len, c * sizeof *ln);
+    if (ln) e->len = ln;
+    int8_t *rw = realloc(e->reward, c * sizeof *rw);
+    if (rw) e->reward = rw;
+    uint64_t *vs = realloc(e->version, c * sizeof *vs);
+    if (vs) e->version = vs;
+    if (!st || !ln || !rw || !vs)
+      return pb_err_set(err, PB_ENOMEM, "episodes: out of memory");
+    e->cap_eps = c;
+  }
+  memcpy(&e->states[e->n_states], states, (size_t)n * sizeof *states);
+  e->start[e->n_eps] = (uint32_t)e->n_states;
+  e->len[e->n_eps] = n;
+  e->reward[e->n_eps] = (int8_t)reward;
+  e->version[e->n_eps] = version;
+  e->n_eps++;
+  e->n_states += n;
+  return 0;
+}
+
+int pb_episodes_append(pb_episodes_t *e, const pb_episodes_t *src,
+                       pb_err_t *err) {
+  for (size_t k = 0; k < src->n_eps; k++) {
+    int rc = pb_episodes_add(e, &src->states[src->start[k]], src->len[k],
+                             src->reward[k], src->version[k], err);
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
+float pb_episodes_target(const pb_episodes_t *e, size_t k, uint32_t t) {
+  uint32_t from_end = e->len[k] - 1 - t;
+  float r = (float)e->reward[k];
+  return (from_end % 2 == 0) ? r : -r;
+}
+
+void pb_episodes_targets(const pb_episodes_t *e, float *target) {
+  for (size_t k = 0; k < e->n_eps; k++)
+    for (uint32_t t = 0; t < e->len[k]; t++)
+      target[e->start[k] + t] = pb_episodes_target(e, k, t);
+}

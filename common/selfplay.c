@@ -1,0 +1,156 @@
+#include "selfplay.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  int active;
+  uint64_t index;      /* episode number */
+  pb_rng_t rng;
+  pb_state_t cur;
+  uint32_t n;          /* positions so far */
+  pb_state_t *hist;    /* [max_turns] */
+} game_slot_t;
+
+struct pb_selfplay {
+  const pb_game_t *g;
+  pb_selfplay_opts_t o;
+  game_slot_t *slot;
+  pb_state_t *hist_pool;
+  pb_state_t *qin;     /* [parallel] */
+  int *qslot;          /* qin row -> slot */
+  float *qout;         /* [parallel][num_actions] */
+  uint64_t positions;
+};
+
+pb_selfplay_t *pb_selfplay_new(const pb_game_t *g, const pb_selfplay_opts_t *o,
+                               pb_err_t *err) {
+  if (g == NULL || o == NULL || o->parallel < 1 || o->parallel > 65536 ||
+      o->max_turns < 1 || o->max_turns > 100000 || !(o->eps >= 0.0) ||
+      o->eps > 1.0 || !(o->alpha > 0.0)) {
+    pb_err_set(err, PB_EINVAL,
+               "selfplay: need parallel 1..65536, max_turns 1..100000, "
+               "eps in [0,1], alpha > 0");
+    return NULL;
+  }
+  pb_selfplay_t *sp = calloc(1, sizeof *sp);
+  if (sp == NULL) goto nomem;
+  sp->g = g;
+  sp->o = *o;
+  size_t P = (size_t)o->parallel, T = (size_t)o->max_turns;
+  sp->slot = calloc(P, sizeof *sp->slot);
+  sp->hist_pool = malloc(P * T * sizeof *sp->hist_pool);
+  sp->qin = malloc(P * sizeof *sp->qin);
+  sp->qslot = malloc(P * sizeof *sp->qslot);
+  sp->qout = malloc(P * g->num_actions * sizeof *sp->qout);
+  if (!sp->slot || !sp->hist_pool || !sp->qin || !sp->qslot || !sp->qout)
+    goto nomem;
+  for (size_t i = 0; i < P; i++) sp->slot[i].hist = sp->hist_pool + i * T;
+  return sp;
+nomem:
+  pb_selfplay_destroy(&sp);
+  pb_err_set(err, PB_ENOMEM, "selfplay: out of memory");
+  return NULL;
+}
+
+void pb_selfplay_destroy(pb_selfplay_t **psp) {
+  if (psp == NULL || *psp == NULL) return;
+  pb_selfplay_t *sp = *psp;
+  free(sp->slot);
+  free(sp->hist_pool);
+  free(sp->qin);
+  free(sp->qslot);
+  free(sp->qout);
+  free(sp);
+  *psp = NULL;
+}
+
+int pb_selfplay_pick(const float *q, const uint8_t *acts, int na, double eps,
+                     double alpha, pb_rng_t *rng) {
+  double p[PB_MAX_ACTIONS], eta[PB_MAX_ACTIONS];
+  if (na == 1) {
+    /* Keep the RNG stream's use independent of the number of moves. */
+    pb_rng_dirichlet(rng, alpha, 1, eta);
+    (void)pb_rng_uniform(rng);
+    return acts[0];
+  }
+  double mx = -INFINITY;
+  for (int j = 0; j < na; j++)
+    if (q[acts[j]] > mx) mx = q[acts[j]];
+  if (!isfinite(mx)) mx = 0.0; /* all NaN/inf: fall back to uniform-ish */
+  double sum = 0.0;
+  for (int j = 0; j < na; j++) {
+    double x = q[acts[j]];
+    p[j] = isfinite(x) ? exp(x - mx) : 0.0;
+    sum += p[j];
+  }
+  if (!(sum > 0.0))
+    for (int j = 0; j < na; j++) p[j] = 1.0, sum = na;
+  pb_rng_dirichlet(rng, alpha, na, eta);
+  double u = pb_rng_uniform(rng), acc = 0.0;
+  for (int j = 0; j < na; j++) {
+    acc += (1.0 - eps) * p[j] / sum + eps * eta[j];
+    if (u < acc) return acts[j];
+  }
+  return acts[na - 1]; /* rounding left u above the total */
+}
+
+static void start(pb_selfplay_t *sp, game_slot_t *s, uint64_t seed,
+                  uint64_t index) {
+  s->active = 1;
+  s->index = index;
+  pb_rng_seed(&s->rng, seed, index);
+  sp->g->reset(&s->cur);
+  s->n = 0;
+}
+
+int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
+                    uint64_t first_index, const pb_evalfn_t *ev,
+                    uint64_t version, pb_episodes_t *out, pb_err_t *err) {
+  const pb_game_t *g = sp->g;
+  const int P = sp->o.parallel, A = g->num_actions;
+  const uint32_t T = (uint32_t)sp->o.max_turns;
+  if (n <= 0) return 0;
+  /* A slot that finishes an episode starts the next number at once, so
+   * the batch stays full; episodes are appended in the order they finish,
+   * which is fixed by the seed and the network. */
+  int next = 0, finished = 0;
+  for (int i = 0; i < P; i++) {
+    sp->slot[i].active = 0;
+    if (next < n) start(sp, &sp->slot[i], seed, first_index + (uint64_t)next++);
+  }
+  while (finished < n) {
+    int nq = 0;
+    for (int i = 0; i < P; i++)
+      if (sp->slot[i].active) {
+        sp->qin[nq] = sp->slot[i].cur;
+        sp->qslot[nq++] = i;
+      }
+    int rc = ev->qvalues(ev->ctx, sp->qin, nq, sp->qout, err);
+    if (rc != 0) return rc;
+    for (int r = 0; r < nq; r++) {
+      game_slot_t *s = &sp->slot[sp->qslot[r]];
+      uint8_t acts[PB_MAX_ACTIONS];
+      int na = g->legal(&s->cur, acts);
+      s->hist[s->n++] = s->cur;
+      sp->positions++;
+      int a = pb_selfplay_pick(&sp->qout[(size_t)r * A], acts, na, sp->o.eps,
+                               sp->o.alpha, &s->rng);
+      int done = 0;
+      float rew = g->step(&s->cur, a, &done);
+      if (!done && s->n < T) continue;
+      s->active = 0;
+      rc = pb_episodes_add(out, s->hist, s->n, done ? (int)lrintf(rew) : 0,
+                           version, err);
+      if (rc != 0) return rc;
+      finished++;
+      if (next < n) start(sp, s, seed, first_index + (uint64_t)next++);
+    }
+  }
+  return 0;
+}
+
+uint64_t pb_selfplay_positions(const pb_selfplay_t *sp) {
+  return sp->positions;
+}

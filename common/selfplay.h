@@ -1,0 +1,55 @@
+/* selfplay.h - many self-play games at once, moves drawn from Q.
+ *
+ * In each position the move is drawn from P = (1 - eps) softmax(Q) + eps eta
+ * over the legal actions, eta ~ Dir(alpha) (Algorithm 2, line 10). All
+ * running games ask for Q in one batched call per turn; a finished game's
+ * slot starts the next episode at once, so the batch stays full.
+ *
+ * Determinism: episode number i of a run uses its own RNG stream
+ * (seed, first_index + i), so the same seed and the same network outputs
+ * give the same episodes whatever `parallel` is (only their order in the
+ * output depends on it). */
+#ifndef PB_SELFPLAY_H
+#define PB_SELFPLAY_H
+
+#include <stdint.h>
+
+#include "episodes.h"
+#include "err.h"
+#include "evalfn.h"
+#include "game.h"
+#include "rng.h"
+
+typedef struct pb_selfplay pb_selfplay_t;
+
+typedef struct pb_selfplay_opts {
+  int parallel;   /* games played at once (>= 1) */
+  int max_turns;  /* a game reaching this many moves ends as a draw */
+  double eps;     /* noise weight, 0..1 */
+  double alpha;   /* Dirichlet parameter, > 0 */
+} pb_selfplay_opts_t;
+
+/* A self-play engine for game g; NULL with err filled on bad options. */
+pb_selfplay_t *pb_selfplay_new(const pb_game_t *g, const pb_selfplay_opts_t *o,
+                               pb_err_t *err);
+
+/* Frees the engine; accepts NULL and sets *sp to NULL. */
+void pb_selfplay_destroy(pb_selfplay_t **sp);
+
+/* Plays n episodes numbered first_index .. first_index + n - 1 and appends
+ * them to out in the order they finish (fixed by seed, network, parallel). ev supplies Q; version is recorded with each
+ * episode. Returns 0 or the callback's error (out then holds the episodes
+ * appended so far). */
+int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
+                    uint64_t first_index, const pb_evalfn_t *ev,
+                    uint64_t version, pb_episodes_t *out, pb_err_t *err);
+
+/* Draws an action from Q over the legal actions acts[0..na) with the
+ * noise above; exposed for tests. q is indexed by action. */
+int pb_selfplay_pick(const float *q, const uint8_t *acts, int na, double eps,
+                     double alpha, pb_rng_t *rng);
+
+/* Positions played (moves chosen) since creation. */
+uint64_t pb_selfplay_positions(const pb_selfplay_t *sp);
+
+#endif
