@@ -1,8 +1,164 @@
-/* Placeholder until the match command lands (being written now). */
+/* cmd_match.c - `probs match`: two agents play a series of games; prints
+ * the score and the Elo difference of A over B. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
 #include "cmds.h"
+#include "elo.h"
+#include "game.h"
+#include "match.h"
+
+static void match_usage(FILE *f) {
+  char kinds[256];
+  pb_agent_kinds(kinds, sizeof kinds);
+  fprintf(f,
+          "usage: probs match [--game NAME] --a SPEC --b SPEC [--games N]\n"
+          "                   [--seed S] [--threads T] [--opening-random K]\n"
+          "                   [--max-turns M]\n"
+          "  --game NAME          %s (default connect4)\n"
+          "  --a SPEC, --b SPEC   agents: %s\n"
+          "  --games N            games to play, A first in even games "
+          "(default 100)\n"
+          "  --seed S             the match's seed (default 1)\n"
+          "  --threads T          0 = all CPUs (default 0); results do not "
+          "depend on T\n"
+          "  --opening-random K   first K plies uniformly random (default 0)\n"
+          "  --max-turns M        stop unfinished games at M plies as draws "
+          "(default 0 = no cap)\n"
+          "The last line reads: result: W=.. D=.. L=.. score=.. elo=+.. "
+          "[lo, hi]\n",
+          pb_game_names(), kinds);
+}
+
+/* Strict decimal in [lo, hi]. */
+static int parse_long(const char *s, long lo, long hi, long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int pb_cmd_match(int argc, char **argv) {
-  (void)argc; (void)argv;
-  fprintf(stderr, "probs match: not built yet\n");
-  return 1;
+  enum { O_GAME, O_A, O_B, O_GAMES, O_SEED, O_THREADS, O_OPEN, O_MAXT, O_N };
+  static const char *const names[O_N] = {
+      "--game", "--a", "--b", "--games", "--seed", "--threads",
+      "--opening-random", "--max-turns"};
+  const char *val[O_N] = {"connect4", NULL, NULL, "100", "1", "0", "0", "0"};
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i], *v = NULL;
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+      match_usage(stdout);
+      return 0;
+    }
+    const char *eq = strchr(arg, '=');
+    size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
+    int k = -1;
+    for (int j = 0; j < O_N && k < 0; j++)
+      if (strlen(names[j]) == klen && !strncmp(arg, names[j], klen)) k = j;
+    if (k < 0) {
+      fprintf(stderr, "probs match: unknown option '%s'\n", arg);
+      match_usage(stderr);
+      return 2;
+    }
+    if (eq)
+      v = eq + 1;
+    else if (i + 1 < argc)
+      v = argv[++i];
+    if (v == NULL) {
+      fprintf(stderr, "probs match: option '%s' needs a value\n", names[k]);
+      match_usage(stderr);
+      return 2;
+    }
+    val[k] = v;
+  }
+
+  const pb_game_t *g = pb_game_by_name(val[O_GAME]);
+  if (g == NULL) {
+    fprintf(stderr, "probs match: unknown game '%s' (known: %s)\n", val[O_GAME],
+            pb_game_names());
+    return 2;
+  }
+  if (val[O_A] == NULL || val[O_B] == NULL) {
+    fprintf(stderr, "probs match: --a and --b are required\n");
+    match_usage(stderr);
+    return 2;
+  }
+  pb_match_opts_t o;
+  pb_match_opts_default(&o);
+  o.a_spec = val[O_A];
+  o.b_spec = val[O_B];
+  long games, threads, open, maxt;
+  if (parse_long(val[O_GAMES], 1, 100000000, &games) < 0 ||
+      parse_long(val[O_THREADS], 0, 256, &threads) < 0 ||
+      parse_long(val[O_OPEN], 0, 1000, &open) < 0 ||
+      parse_long(val[O_MAXT], 0, 100000, &maxt) < 0) {
+    fprintf(stderr, "probs match: bad number in --games (1..1e8), --threads "
+            "(0..256), --opening-random (0..1000) or --max-turns "
+            "(0..100000)\n");
+    match_usage(stderr);
+    return 2;
+  }
+  const char *ss = val[O_SEED];
+  char *end = NULL;
+  errno = 0;
+  unsigned long long seed = strtoull(ss, &end, 10);
+  if (ss[0] < '0' || ss[0] > '9' || errno != 0 || *end != '\0') {
+    fprintf(stderr, "probs match: bad --seed '%s' (expected 0..2^64-1)\n", ss);
+    match_usage(stderr);
+    return 2;
+  }
+  o.games = (int)games;
+  o.threads = (int)threads;
+  o.opening_random_moves = (int)open;
+  o.max_turns = (int)maxt;
+  o.seed = (uint64_t)seed;
+
+  /* A bad spec is a usage error, not a failed match. */
+  pb_err_t err;
+  pb_err_clear(&err);
+  for (int k = O_A; k <= O_B; k++) {
+    pb_agent_t *probe = pb_agent_new(g, val[k], 0, &err);
+    if (probe == NULL) {
+      fprintf(stderr, "probs match: --%s: %s\n", k == O_A ? "a" : "b",
+              err.msg);
+      return 2;
+    }
+    pb_agent_destroy(&probe);
+  }
+
+  printf("%s: A = %s, B = %s, %d games, seed %llu, opening-random %d\n",
+         g->name, o.a_spec, o.b_spec, o.games, seed, o.opening_random_moves);
+  fflush(stdout);
+  pb_match_result_t r;
+  double t0 = now_s();
+  int rc = pb_match_play(g, &o, &r, &err);
+  double dt = now_s() - t0;
+  if (rc < 0) {
+    fprintf(stderr, "probs match: %s (%s)\n", err.msg, pb_err_name(rc));
+    return 1;
+  }
+  double elo = 0, lo = 0, hi = 0;
+  pb_elo_diff(r.wins, r.draws, r.losses, &elo, &lo, &hi);
+  double score = (r.wins + 0.5 * r.draws) / r.games;
+  printf("A moving first : W=%d D=%d L=%d\n", r.first_wins, r.first_draws,
+         r.first_losses);
+  printf("A moving second: W=%d D=%d L=%d\n", r.second_wins, r.second_draws,
+         r.second_losses);
+  printf("%.1f plies/game, %d capped by --max-turns, %.2f s\n",
+         (double)r.plies / r.games, r.capped, dt);
+  printf("result: W=%d D=%d L=%d score=%.3f elo=%+.0f [%+.0f, %+.0f]\n",
+         r.wins, r.draws, r.losses, score, elo, lo, hi);
+  return 0;
 }

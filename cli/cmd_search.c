@@ -1,8 +1,140 @@
-/* Placeholder until the search command lands (being written now). */
+/* probs search - beam-search Q-values of one position (Algorithm 1). */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "beam_search.h"
 #include "cmds.h"
+#include "game.h"
+#include "learn.h"
+#include "neteval.h"
+
+static int zero_fn(void *ctx, const pb_state_t *s, int n, float *out,
+                   pb_err_t *err) {
+  (void)s;
+  (void)err;
+  const int *k = ctx;
+  memset(out, 0, (size_t)n * (size_t)*k * sizeof *out);
+  return 0;
+}
+
+static int zero_v(void *ctx, const pb_state_t *s, int n, float *out,
+                  pb_err_t *err) {
+  (void)ctx;
+  (void)s;
+  (void)err;
+  memset(out, 0, (size_t)n * sizeof *out);
+  return 0;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: probs search --game GAME --position MOVES -E N -M N "
+          "[--model CHECKPOINT]\n"
+          "  Prints the beam-search Q-value of each legal move. Without a\n"
+          "  model the networks are uniform (V = 0, Q = 0).\n");
+}
+
 int pb_cmd_search(int argc, char **argv) {
-  (void)argc; (void)argv;
-  fprintf(stderr, "probs search: not built yet\n");
-  return 1;
+  const char *game = "connect4", *position = "", *model = NULL;
+  int E = 30, M = 3;
+  static const struct option opts[] = {
+      {"game", required_argument, 0, 'g'},
+      {"position", required_argument, 0, 'p'},
+      {"model", required_argument, 0, 'm'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "E:M:g:p:m:h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'g': game = optarg; break;
+    case 'p': position = optarg; break;
+    case 'm': model = optarg; break;
+    case 'E': E = atoi(optarg); break;
+    case 'M': M = atoi(optarg); break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+  }
+  if (optind != argc) {
+    usage(stderr);
+    return 2;
+  }
+  pb_err_t err;
+  pb_err_clear(&err);
+  pb_learn_t *learn = NULL;
+  const pb_game_t *g = pb_game_by_name(game);
+  if (model != NULL) {
+    pb_config_t cfg;
+    learn = pb_learn_open(model, "cpu", &cfg, &err);
+    if (learn == NULL) {
+      fprintf(stderr, "probs search: %s\n", err.msg);
+      return 1;
+    }
+    g = pb_learn_game(learn);
+  }
+  if (g == NULL) {
+    fprintf(stderr, "probs search: unknown game '%s' (known: %s)\n", game,
+            pb_game_names());
+    return 2;
+  }
+  pb_state_t s;
+  if (g->parse(&s, position, &err) != 0) {
+    fprintf(stderr, "probs search: %s\n", err.msg);
+    pb_learn_destroy(&learn);
+    return 2;
+  }
+  float r;
+  if (g->terminal(&s, &r)) {
+    fprintf(stderr, "probs search: the game is over in this position\n");
+    pb_learn_destroy(&learn);
+    return 2;
+  }
+  pb_beam_t *b = pb_beam_new(g, E, M, 1, &err);
+  if (b == NULL) {
+    fprintf(stderr, "probs search: %s\n", err.msg);
+    pb_learn_destroy(&learn);
+    return 2;
+  }
+  pb_neteval_t *ne = NULL;
+  int A = g->num_actions;
+  pb_evalfn_t fn = {zero_v, zero_fn, &A};
+  if (learn != NULL) {
+    ne = pb_neteval_new(g, 4096, 1 << 16, &err);
+    if (ne == NULL) {
+      fprintf(stderr, "probs search: %s\n", err.msg);
+      pb_beam_destroy(&b);
+      pb_learn_destroy(&learn);
+      return 1;
+    }
+    pb_neteval_bind(ne, pb_learn_v(learn), pb_learn_q(learn));
+    fn = pb_neteval_fn(ne);
+  }
+  float out[PB_MAX_ACTIONS];
+  int rc = pb_beam_run(b, &s, 1, &fn, out, &err);
+  if (rc == 0) {
+    char board[1024];
+    g->render(&s, board, sizeof board);
+    printf("%s\n", board);
+    uint8_t acts[PB_MAX_ACTIONS];
+    int na = g->legal(&s, acts);
+    pb_beam_stats_t st;
+    pb_beam_stats(b, &st);
+    printf("E=%d M=%d: %llu nodes expanded, %llu created%s\n", E, M,
+           (unsigned long long)st.expanded, (unsigned long long)st.nodes,
+           model ? "" : " (uniform networks)");
+    for (int j = 0; j < na; j++) {
+      char name[16];
+      g->action_name(acts[j], name, sizeof name);
+      printf("move %s: %+.4f\n", name, out[acts[j]]);
+    }
+  } else {
+    fprintf(stderr, "probs search: %s\n", err.msg);
+  }
+  pb_neteval_destroy(&ne);
+  pb_beam_destroy(&b);
+  pb_learn_destroy(&learn);
+  return rc == 0 ? 0 : 1;
 }

@@ -72,12 +72,19 @@ struct pb_game {
   uint64_t (*hash)(const pb_state_t *s);
   /* Number of moves played so far. */
   int (*ply)(const pb_state_t *s);
-  /* Human-readable board into buf (NUL-terminated); returns length. */
+  /* Human-readable board into buf (NUL-terminated, truncated to fit n);
+   * returns the length written. 'X' is the first player, 'O' the second,
+   * '.' an empty cell. 128 bytes hold any board of the games here. */
   int (*render)(const pb_state_t *s, char *buf, size_t n);
   /* Plays a move string from the initial position into *s
-   * (Connect Four: column digits 1-7, "4453"). */
+   * (Connect Four: column digits 1-7, "4453"; Tic-Tac-Toe: cell digits 1-9
+   * in reading order). Returns 0, or PB_EINVAL (a character that is not a
+   * move) / PB_EILLEGAL (a full column, a taken cell, a move after the end
+   * of the game) with a message naming the character index; *s is left
+   * unchanged on error. */
   int (*parse)(pb_state_t *s, const char *moves, pb_err_t *err);
-  /* Name of an action as users type it ("4" for Connect Four column 4). */
+  /* Name of an action as users type it ("4" for Connect Four column 4,
+   * i.e. action 3) into buf; returns its length or PB_EINVAL. */
   int (*action_name)(int action, char *buf, size_t n);
 };
 
@@ -91,13 +98,26 @@ const pb_game_t *pb_game_by_id(int id);
 const char *pb_game_names(void);
 
 /* Checks that `action` is legal in *s, then steps. Returns 0 and sets
- * *reward/*done, or PB_EILLEGAL with a message naming the action. */
+ * *reward and *done (either may be NULL), or PB_EILLEGAL with a message
+ * naming the action (s is then unchanged). */
 int pb_game_step_checked(const pb_game_t *g, pb_state_t *s, int action,
                          float *reward, int *done, pb_err_t *err);
 
-/* Counts leaf paths of the game tree to `depth` plies, stopping at
- * terminal positions (a terminal node before depth counts as one leaf). */
+/* Perft: the number of move sequences of exactly `depth` plies from s, as
+ * in chess engines. A game that ends before `depth` plies (a win or a full
+ * board) contributes nothing; a game that ends on the last ply counts.
+ * depth <= 0 gives 1. Known answers from the empty board:
+ *   Connect Four, depth 1..9: 7, 49, 343, 2401, 16807, 117649, 823536,
+ *     5673234, 39394572 (depth 7 is 7^7 - 7: the 7 sequences that fill one
+ *     column leave 6 moves; wins first happen at ply 7 and prune depth 8 on);
+ *   Tic-Tac-Toe, depth 9: 127872 (the games that last all nine plies). */
 uint64_t pb_game_perft(const pb_game_t *g, const pb_state_t *s, int depth);
+
+/* The number of distinct games from s that end (win, loss or draw) within
+ * `depth` plies; 0 for depth <= 0. Tic-Tac-Toe from the empty board,
+ * depth 9: 255168, the classic count of complete games. */
+uint64_t pb_game_count_games(const pb_game_t *g, const pb_state_t *s,
+                             int depth);
 
 extern const pb_game_t pb_game_connect4;
 extern const pb_game_t pb_game_tictactoe;

@@ -9,6 +9,16 @@
  * the head is tanh (V: one output) or linear (Q: one output per action).
  *
  * A pb_nn_t is used by one thread at a time. Forward runs without autograd.
+ * Different pb_nn_t may be used by different threads concurrently.
+ *
+ * Parameters are initialised like PyTorch's Conv2d/Linear defaults
+ * (U(-1/sqrt(fan_in), 1/sqrt(fan_in))) from a per-network stream, so the
+ * same seed gives the same weights on any libtorch version and device.
+ * Optimizer: Adam with torch.optim.Adam semantics (betas 0.9/0.999, eps
+ * 1e-8, bias correction, weight decay added to the gradient), implemented
+ * here so that its state serialises the same way on every libtorch.
+ *
+ * Formats of the weights and state buffers: docs/nn.md.
  */
 #ifndef PB_NN_H
 #define PB_NN_H
@@ -37,12 +47,21 @@ typedef struct pb_nn_opt {
 
 typedef struct pb_nn pb_nn_t;
 
-/* Checks a spec; returns 0 or PB_EINVAL naming the bad field. */
+/* Checks a spec; returns 0 or PB_EINVAL naming the bad field. Sizes are
+ * bounded (e.g. at most 2^31 parameters) so that a spec read from a peer
+ * cannot make pb_nn_new allocate without limit. */
 int pb_nn_spec_check(const pb_nn_spec_t *spec, pb_err_t *err);
 
+/* Number of trainable parameters a spec gives, or -1 if the spec is bad.
+ * Creates nothing. */
+long pb_nn_spec_param_count(const pb_nn_spec_t *spec);
+
 /* Creates a network with weights initialised from `seed` (same seed, same
- * weights). device is "cpu", "cuda" or "auto" (cuda when available).
- * Returns NULL and fills err on failure. */
+ * weights). opt may be NULL (lr 1e-3, no weight decay) for networks that
+ * are never trained. device is "cpu", "cuda" or "auto" (cuda when
+ * available). Returns NULL and fills err on failure: PB_EINVAL for a bad
+ * spec, opt or device string, PB_EUNSUPP for "cuda" without CUDA, PB_ENN /
+ * PB_ENOMEM when libtorch fails. */
 pb_nn_t *pb_nn_new(const pb_nn_spec_t *spec, const pb_nn_opt_t *opt,
                    const char *device, uint64_t seed, pb_err_t *err);
 
@@ -58,18 +77,30 @@ long pb_nn_param_count(const pb_nn_t *nn);
 /* The device actually in use ("cpu" or "cuda"). */
 const char *pb_nn_device(const pb_nn_t *nn);
 
-/* Sets the number of intra-op threads libtorch uses in this process. */
+/* Sets the number of intra-op threads libtorch uses (n < 1 means 1). With
+ * libtorch's OpenMP backend the setting belongs to the calling thread (and
+ * threads it starts later), so call it from the thread that runs the
+ * networks. On a 2-core machine 1 thread per process is fastest (see
+ * docs/nn.md). Inter-op threads are not touched (probs does not use them). */
 void pb_nn_set_threads(int n);
 
+/* Number of Adam steps taken so far (restored by pb_nn_state_load). */
+int64_t pb_nn_train_steps(const pb_nn_t *nn);
+
 /* Forward pass on `batch` inputs laid out [batch][planes][height][width];
- * writes [batch][outputs] floats to out. batch may be 0. */
+ * writes [batch][outputs] floats to out. batch may be 0 (nothing is read
+ * or written). in is read in place (no copy on the CPU); both buffers stay
+ * the caller's. PB_EINVAL for bad arguments, PB_ENN if libtorch fails. */
 int pb_nn_forward(pb_nn_t *nn, const float *in, int batch, float *out,
                   pb_err_t *err);
 
 /* One Adam step on the mean squared error between the network's outputs and
  * target ([batch][outputs]). If mask is not NULL ([batch][outputs], 0 or 1),
- * only entries with mask 1 contribute, and the loss is their mean. Writes the
- * loss before the step to *loss (may be NULL). */
+ * only entries with mask 1 contribute, and the loss is their mean
+ * (sum(mask * (out - target)^2) / max(1, sum(mask))); targets under a zero
+ * mask are never read into the loss, so they may hold anything. Writes the
+ * loss before the step to *loss (may be NULL). batch 0 takes no step and
+ * reports loss 0. A non-finite loss takes no step and returns PB_ERANGE. */
 int pb_nn_train_step(pb_nn_t *nn, const float *in, const float *target,
                      const float *mask, int batch, float *loss, pb_err_t *err);
 
@@ -82,13 +113,17 @@ int pb_nn_set_opt(pb_nn_t *nn, const pb_nn_opt_t *opt, pb_err_t *err);
 int pb_nn_weights_save(const pb_nn_t *nn, uint64_t version, uint8_t **out,
                        size_t *len, pb_err_t *err);
 
-/* Reads the spec and version from a weights buffer without loading it. */
+/* Reads the spec and version from a weights buffer without loading it.
+ * Checks the header (magic, format, length, spec) but not the checksum;
+ * pb_nn_weights_load checks everything. */
 int pb_nn_weights_peek(const uint8_t *buf, size_t len, pb_nn_spec_t *spec,
                        uint64_t *version, pb_err_t *err);
 
-/* Loads weights saved by pb_nn_weights_save into nn. A buffer whose spec
- * differs from nn's, or that is truncated or corrupt, is refused with
- * PB_EMISMATCH / PB_ECORRUPT and nn is left unchanged. */
+/* Loads weights saved by pb_nn_weights_save into nn and sets *version (may
+ * be NULL). A buffer whose spec differs from nn's is refused with
+ * PB_EMISMATCH naming the field; a truncated or corrupt one (length, magic,
+ * checksum) with PB_ECORRUPT; an unknown format version with PB_EUNSUPP; a
+ * state buffer with PB_EMISMATCH. nn is left unchanged on any error. */
 int pb_nn_weights_load(pb_nn_t *nn, const uint8_t *buf, size_t len,
                        uint64_t *version, pb_err_t *err);
 
@@ -97,15 +132,28 @@ int pb_nn_weights_load(pb_nn_t *nn, const uint8_t *buf, size_t len,
 int pb_nn_state_save(const pb_nn_t *nn, uint8_t **out, size_t *len,
                      pb_err_t *err);
 
-/* Inverse of pb_nn_state_save; nn is unchanged on error. */
+/* Inverse of pb_nn_state_save: restores weights, Adam moments and step
+ * count (the optimizer settings stay those of nn). Errors as
+ * pb_nn_weights_load; nn is unchanged on error. */
 int pb_nn_state_load(pb_nn_t *nn, const uint8_t *buf, size_t len,
                      pb_err_t *err);
 
-/* Copies weights (not optimizer state) from src into dst (same spec). */
+/* Reads the spec from a state buffer without loading it (header checks
+ * only, as pb_nn_weights_peek). The step count is known after loading
+ * (pb_nn_train_steps). */
+int pb_nn_state_peek(const uint8_t *buf, size_t len, pb_nn_spec_t *spec,
+                     pb_err_t *err);
+
+/* Copies weights (not optimizer state) from src into dst (same spec, any
+ * devices). PB_EMISMATCH naming the field if the specs differ. */
 int pb_nn_copy_weights(pb_nn_t *dst, const pb_nn_t *src, pb_err_t *err);
 
 /* Writes the weights of n networks as one file that Python reads with
- * torch.load(path): a dict "<prefix[i]>.<param name>" -> tensor. */
+ * torch.load(path): a dict "<prefix[i]>.<param name>" -> tensor, parameter
+ * names "conv<k>.weight", "conv<k>.bias", "dense<k>.weight", "dense<k>.bias",
+ * "head.weight", "head.bias" with nn.Conv2d / nn.Linear shapes. The file is
+ * written to "<path>.tmp.<pid>" and renamed. PB_EINVAL for a missing or
+ * duplicate prefix, PB_EIO if the file cannot be written. */
 int pb_nn_export_torch(pb_nn_t *const *nets, const char *const *prefix, int n,
                        const char *path, pb_err_t *err);
 

@@ -1,0 +1,145 @@
+/* bench_nn.c - throughput of the libtorch shim on the paper's Connect Four
+ * network sizes (docs/nn.md): forward positions/s at batch 1, 64, 256 and
+ * 1024, and training samples/s at batch 128 (Adam, masked MSE as for Q),
+ * with 1 and 2 intra-op threads.
+ *
+ *   bench_nn [seconds-per-cell] [device] [threads]   (defaults: 1.0 cpu 1,2)
+ *
+ * threads is a comma-separated list of intra-op thread counts to try.
+ *
+ * Each cell runs for about the given time after a warm-up and prints the
+ * rate; build with -DCMAKE_BUILD_TYPE=Release for numbers worth quoting. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+#include "nn.h"
+#include "rng.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct bench_model {
+  const char *name;
+  pb_nn_spec_t spec;
+} bench_model_t;
+
+enum { MAXB = 1024, TRAIN_B = 128 };
+
+/* Items per second of forward passes at `batch`, run for about `secs`. */
+static double rate_forward(pb_nn_t *nn, const float *in, float *out, int batch,
+                           double secs) {
+  pb_err_t err;
+  for (int i = 0; i < 3; i++)
+    if (pb_nn_forward(nn, in, batch, out, &err) != 0) {
+      fprintf(stderr, "bench_nn: forward: %s\n", err.msg);
+      exit(1);
+    }
+  long n = 0;
+  double t0 = now(), t;
+  do {
+    for (int i = 0; i < 8; i++) pb_nn_forward(nn, in, batch, out, &err);
+    n += 8;
+    t = now() - t0;
+  } while (t < secs);
+  return (double)n * batch / t;
+}
+
+static double rate_train(pb_nn_t *nn, const float *in, const float *tgt,
+                         const float *mask, double secs) {
+  pb_err_t err;
+  for (int i = 0; i < 3; i++)
+    if (pb_nn_train_step(nn, in, tgt, mask, TRAIN_B, NULL, &err) != 0) {
+      fprintf(stderr, "bench_nn: train: %s\n", err.msg);
+      exit(1);
+    }
+  long n = 0;
+  double t0 = now(), t;
+  do {
+    for (int i = 0; i < 4; i++)
+      pb_nn_train_step(nn, in, tgt, mask, TRAIN_B, NULL, &err);
+    n += 4;
+    t = now() - t0;
+  } while (t < secs);
+  return (double)n * TRAIN_B / t;
+}
+
+int main(int argc, char **argv) {
+  double secs = argc > 1 ? atof(argv[1]) : 1.0;
+  const char *device = argc > 2 ? argv[2] : "cpu";
+  const char *tlist = argc > 3 ? argv[3] : "1,2";
+  int threads[8], nthreads = 0;
+  for (const char *p = tlist; *p && nthreads < 8;) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 1 || v > 256) break;
+    threads[nthreads++] = (int)v;
+    p = *end == ',' ? end + 1 : end;
+  }
+  if (!(secs > 0.0 && secs < 600.0) || nthreads == 0) {
+    fprintf(stderr,
+            "usage: bench_nn [seconds-per-cell] [cpu|cuda|auto] [1,2,...]\n");
+    return 2;
+  }
+  const bench_model_t models[] = {
+      {"small", {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 2, 16, 1, 12}},
+      {"large", {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 3, 32, 1, 64}},
+  };
+  const int batches[] = {1, 64, 256, 1024};
+
+  size_t nin = (size_t)MAXB * 2 * 6 * 7;
+  float *in = malloc(nin * sizeof *in);
+  float *out = malloc((size_t)MAXB * 7 * sizeof *out);
+  float *tgt = malloc((size_t)TRAIN_B * 7 * sizeof *tgt);
+  float *mask = malloc((size_t)TRAIN_B * 7 * sizeof *mask);
+  if (!in || !out || !tgt || !mask) return 1;
+  pb_rng_t r;
+  pb_rng_seed(&r, 1, 0);
+  /* Connect Four-like planes: each cell holds at most one stone. */
+  for (size_t i = 0; i < nin / 2; i++) {
+    uint32_t c = pb_rng_below(&r, 3);
+    in[2 * i] = c == 1;
+    in[2 * i + 1] = c == 2;
+  }
+  for (int i = 0; i < TRAIN_B * 7; i++) {
+    tgt[i] = (float)(2.0 * pb_rng_uniform(&r) - 1.0);
+    mask[i] = pb_rng_below(&r, 5) != 0;
+  }
+
+  printf("bench_nn: device %s, %.2f s per cell; rates in positions/s\n",
+         device, secs);
+  printf("%-6s %7s %3s %10s %10s %10s %10s %12s\n", "model", "params", "thr",
+         "fwd b1", "fwd b64", "fwd b256", "fwd b1024", "train b128");
+  for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+    pb_err_t err;
+    pb_nn_opt_t opt = {3e-3f, 0.0f};
+    pb_nn_t *nn = pb_nn_new(&models[m].spec, &opt, device, 1, &err);
+    if (nn == NULL) {
+      fprintf(stderr, "bench_nn: %s\n", err.msg);
+      return 1;
+    }
+    for (int t = 0; t < nthreads; t++) {
+      pb_nn_set_threads(threads[t]);
+      printf("%-6s %7ld %3d", models[m].name, pb_nn_param_count(nn),
+             threads[t]);
+      for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
+        printf(" %10.0f", rate_forward(nn, in, out, batches[b], secs));
+        fflush(stdout);
+      }
+      printf(" %12.0f\n", rate_train(nn, in, tgt, mask, secs));
+      fflush(stdout);
+    }
+    pb_nn_destroy(&nn);
+  }
+  pb_nn_set_threads(1);
+  free(in);
+  free(out);
+  free(tgt);
+  free(mask);
+  return 0;
+}

@@ -1,0 +1,435 @@
+/* agent.c - agents from spec strings: random, lookahead:K, alphabeta:D.
+ *
+ * Workload: baseline opponents in matches and evaluation, thousands of moves
+ * per second per thread. All searches recurse on stack copies of the
+ * position; nothing is allocated once an agent exists. */
+#include "agent.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+
+struct pb_agent {
+  const pb_game_t *g;
+  const pb_agent_vtable_t *vt;
+  void *impl;
+  char *name;
+};
+
+static pb_agent_t *random_new(const pb_game_t *g, const char *arg,
+                              uint64_t seed, pb_err_t *err);
+static pb_agent_t *lookahead_new(const pb_game_t *g, const char *arg,
+                                 uint64_t seed, pb_err_t *err);
+static pb_agent_t *alphabeta_new(const pb_game_t *g, const char *arg,
+                                 uint64_t seed, pb_err_t *err);
+
+/* The kinds. `usage` is how the kind is listed in messages. */
+typedef struct {
+  const char *kind;
+  const char *usage;
+  pb_agent_factory_fn create;
+} pb_agent_kind_t;
+
+static const pb_agent_kind_t kinds[] = {
+    {"random", "random", random_new},
+    {"lookahead", "lookahead:K (K = 1..4)", lookahead_new},
+    {"alphabeta", "alphabeta:D (D = 1..12)", alphabeta_new},
+};
+#define PB__NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* Streams of an agent's rng: the spec's seed gives stream 0. */
+#define PB__AGENT_STREAM 0x6167656e74ULL /* "agent" */
+
+/* ---------------------------------------------------------------- core */
+
+int pb_agent_kinds(char *buf, size_t n) {
+  if (buf == NULL || n == 0) return 0;
+  size_t k = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < PB__NKINDS && k < n; i++) {
+    int w = snprintf(buf + k, n - k, "%s%s", i ? ", " : "", kinds[i].usage);
+    if (w < 0) break;
+    k += (size_t)w;
+  }
+  return (int)(k < n ? k : n - 1);
+}
+
+pb_agent_t *pb_agent_new(const pb_game_t *g, const char *spec, uint64_t seed,
+                         pb_err_t *err) {
+  if (g == NULL || spec == NULL) {
+    pb_err_set(err, PB_EINVAL, "agent: NULL game or spec");
+    return NULL;
+  }
+  const char *colon = strchr(spec, ':');
+  size_t klen = colon ? (size_t)(colon - spec) : strlen(spec);
+  for (size_t i = 0; i < PB__NKINDS; i++)
+    if (strlen(kinds[i].kind) == klen && !strncmp(kinds[i].kind, spec, klen))
+      return kinds[i].create(g, colon ? colon + 1 : NULL, seed, err);
+  char list[256];
+  pb_agent_kinds(list, sizeof list);
+  pb_err_set(err, PB_EINVAL, "agent: unknown spec \"%s\" (valid: %s)", spec,
+             list);
+  return NULL;
+}
+
+pb_agent_t *pb_agent_wrap(const pb_game_t *g, const pb_agent_vtable_t *vt,
+                          void *impl, const char *name, pb_err_t *err) {
+  if (g == NULL || vt == NULL || vt->act == NULL || name == NULL) {
+    if (vt != NULL && vt->destroy != NULL) vt->destroy(impl);
+    pb_err_set(err, PB_EINVAL, "agent: NULL game, vtable, act or name");
+    return NULL;
+  }
+  pb_agent_t *a = calloc(1, sizeof *a);
+  char *nm = strdup(name);
+  if (a == NULL || nm == NULL) {
+    free(a);
+    free(nm);
+    if (vt->destroy != NULL) vt->destroy(impl);
+    pb_err_set(err, PB_ENOMEM, "agent: out of memory for \"%s\"", name);
+    return NULL;
+  }
+  a->g = g;
+  a->vt = vt;
+  a->impl = impl;
+  a->name = nm;
+  return a;
+}
+
+int pb_agent_act(pb_agent_t *a, const pb_state_t *s, pb_err_t *err) {
+  if (a == NULL || s == NULL)
+    return pb_err_set(err, PB_EINVAL, "agent: NULL agent or state");
+  uint8_t legal[PB_MAX_ACTIONS];
+  int n = a->g->legal(s, legal);
+  if (n <= 0)
+    return pb_err_set(err, PB_EINVAL, "agent %s: the position is terminal",
+                      a->name);
+  int act = a->vt->act(a->impl, s, legal, n, err);
+  if (act < 0) return act;
+  for (int i = 0; i < n; i++)
+    if (legal[i] == act) return act;
+  return pb_err_set(err, PB_EILLEGAL, "agent %s chose illegal action %d",
+                    a->name, act);
+}
+
+void pb_agent_reseed(pb_agent_t *a, uint64_t seed) {
+  if (a != NULL && a->vt->reseed != NULL) a->vt->reseed(a->impl, seed);
+}
+
+const char *pb_agent_name(const pb_agent_t *a) {
+  return a != NULL ? a->name : "(null)";
+}
+
+const pb_game_t *pb_agent_game(const pb_agent_t *a) {
+  return a != NULL ? a->g : NULL;
+}
+
+void pb_agent_destroy(pb_agent_t **a) {
+  if (a == NULL || *a == NULL) return;
+  if ((*a)->vt->destroy != NULL) (*a)->vt->destroy((*a)->impl);
+  free((*a)->name);
+  free(*a);
+  *a = NULL;
+}
+
+/* Parses arg as a decimal integer in [lo, hi]; fills err naming the spec. */
+static int parse_int_arg(const char *kind, const char *arg, int lo, int hi,
+                         int *out, pb_err_t *err) {
+  if (arg == NULL || *arg == '\0')
+    return pb_err_set(err, PB_EINVAL, "agent: %s needs a number, %s:N with N "
+                      "in %d..%d", kind, kind, lo, hi);
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(arg, &end, 10);
+  if (errno != 0 || end == arg || *end != '\0' || v < lo || v > hi)
+    return pb_err_set(err, PB_EINVAL, "agent: bad %s depth \"%s\" (expected "
+                      "an integer in %d..%d)", kind, arg, lo, hi);
+  *out = (int)v;
+  return 0;
+}
+
+/* Builds the spec string back for the agent's name ("lookahead:3"). */
+static void spec_name(char *buf, size_t n, const char *kind, int arg) {
+  snprintf(buf, n, "%s:%d", kind, arg);
+}
+
+/* Common state of the built-in kinds. */
+typedef struct {
+  const pb_game_t *g;
+  pb_rng_t rng;
+  int depth;
+} base_t;
+
+static void base_reseed(void *impl, uint64_t seed) {
+  pb_rng_seed(&((base_t *)impl)->rng, seed, PB__AGENT_STREAM);
+}
+
+static void base_destroy(void *impl) {
+  free(impl);
+}
+
+/* -------------------------------------------------------------- random */
+
+static int random_act(void *impl, const pb_state_t *s, const uint8_t *legal,
+                      int n, pb_err_t *err) {
+  (void)s;
+  (void)err;
+  base_t *b = impl;
+  return legal[pb_rng_below(&b->rng, (uint32_t)n)];
+}
+
+static const pb_agent_vtable_t random_vt = {random_act, base_reseed,
+                                            base_destroy};
+
+static pb_agent_t *random_new(const pb_game_t *g, const char *arg,
+                              uint64_t seed, pb_err_t *err) {
+  if (arg != NULL) {
+    pb_err_set(err, PB_EINVAL, "agent: \"random\" takes no argument (got "
+               "\"random:%s\")", arg);
+    return NULL;
+  }
+  base_t *b = calloc(1, sizeof *b);
+  if (b == NULL) {
+    pb_err_set(err, PB_ENOMEM, "agent: out of memory");
+    return NULL;
+  }
+  b->g = g;
+  base_reseed(b, seed);
+  return pb_agent_wrap(g, &random_vt, b, "random", err);
+}
+
+/* ----------------------------------------------------------- lookahead */
+
+/* Negamax over outcomes (+1 win, 0 draw or unknown, -1 loss) of the
+ * non-terminal position s, looking `depth` >= 1 plies ahead; fail-soft
+ * alpha-beta, which returns the exact value whenever it lies in
+ * (alpha, beta) and so changes no decision. */
+static int la_negamax(const pb_game_t *g, const pb_state_t *s, int depth,
+                      int alpha, int beta) {
+  uint8_t acts[PB_MAX_ACTIONS];
+  int n = g->legal(s, acts);
+  int best = -2;
+  for (int i = 0; i < n; i++) {
+    pb_state_t c = *s;
+    int done = 0;
+    float r = g->step(&c, acts[i], &done);
+    int v = done ? (r > 0.0f) - (r < 0.0f)
+            : depth > 1 ? -la_negamax(g, &c, depth - 1, -beta,
+                                      -(alpha > best ? alpha : best))
+                        : 0;
+    if (v > best) {
+      best = v;
+      if (best >= beta || best == 1) break;
+    }
+  }
+  return best;
+}
+
+static int lookahead_act(void *impl, const pb_state_t *s, const uint8_t *legal,
+                         int n, pb_err_t *err) {
+  (void)err;
+  base_t *b = impl;
+  uint8_t cand[PB_MAX_ACTIONS];
+  int ncand = 0, best = -2;
+  for (int i = 0; i < n; i++) {
+    pb_state_t c = *s;
+    int done = 0;
+    float r = b->g->step(&c, legal[i], &done);
+    /* Window (best - 1, 2): a move as good as the best so far gets its
+     * exact value, a worse one only needs to be shown worse. */
+    int v = done ? (r > 0.0f) - (r < 0.0f)
+            : b->depth > 1 ? -la_negamax(b->g, &c, b->depth - 1, -2, -(best - 1))
+                           : 0;
+    if (v > best) {
+      best = v;
+      ncand = 0;
+    }
+    if (v == best) cand[ncand++] = legal[i];
+  }
+  return cand[pb_rng_below(&b->rng, (uint32_t)ncand)];
+}
+
+static const pb_agent_vtable_t lookahead_vt = {lookahead_act, base_reseed,
+                                               base_destroy};
+
+static pb_agent_t *lookahead_new(const pb_game_t *g, const char *arg,
+                                 uint64_t seed, pb_err_t *err) {
+  int depth = 0;
+  if (parse_int_arg("lookahead", arg, 1, 4, &depth, err) < 0) return NULL;
+  base_t *b = calloc(1, sizeof *b);
+  if (b == NULL) {
+    pb_err_set(err, PB_ENOMEM, "agent: out of memory");
+    return NULL;
+  }
+  b->g = g;
+  b->depth = depth;
+  base_reseed(b, seed);
+  char name[32];
+  spec_name(name, sizeof name, "lookahead", depth);
+  return pb_agent_wrap(g, &lookahead_vt, b, name, err);
+}
+
+/* ----------------------------------------------------------- alphabeta */
+
+enum { AB_MAX_WINDOWS = 80, AB_WIN = 1000000, AB_INF = 2000000 };
+
+typedef struct {
+  base_t base;
+  int nwin;                         /* number of windows */
+  int wlen;                         /* stones in a window (4 or 3) */
+  int weight[5];                    /* score of a window by its stone count */
+  uint64_t win[AB_MAX_WINDOWS];     /* the windows, as bit masks */
+  int norder;
+  uint8_t order[PB_MAX_ACTIONS];    /* actions, center first */
+} ab_t;
+
+/* Heuristic from the side to move: windows that only one side occupies
+ * score for that side, more for fuller ones. */
+static int ab_eval(const ab_t *ab, const pb_state_t *s) {
+  uint64_t me = s->w[0], opp = s->w[0] ^ s->w[1];
+  int score = 0;
+  for (int i = 0; i < ab->nwin; i++) {
+    uint64_t m = ab->win[i];
+    int a = __builtin_popcountll(me & m), o = __builtin_popcountll(opp & m);
+    if (o == 0)
+      score += ab->weight[a];
+    else if (a == 0)
+      score -= ab->weight[o];
+  }
+  return score;
+}
+
+/* Fail-soft alpha-beta from the non-terminal position s. */
+static int ab_negamax(const ab_t *ab, const pb_state_t *s, int depth,
+                      int alpha, int beta) {
+  const pb_game_t *g = ab->base.g;
+  if (depth == 0) return ab_eval(ab, s);
+  uint8_t legal[PB_MAX_ACTIONS];
+  int n = g->legal(s, legal);
+  uint64_t ok = 0; /* the legal actions as a bit set (num_actions <= 64) */
+  for (int i = 0; i < n; i++) ok |= 1ULL << legal[i];
+  int best = -AB_INF;
+  for (int i = 0; i < ab->norder; i++) {
+    int a = ab->order[i];
+    if (!(ok >> a & 1)) continue;
+    pb_state_t c = *s;
+    int done = 0;
+    float r = g->step(&c, a, &done);
+    /* A win sooner (more depth left) is worth more. */
+    int v = done ? (r > 0.0f ? AB_WIN + depth : 0)
+                 : -ab_negamax(ab, &c, depth - 1, -beta,
+                               -(alpha > best ? alpha : best));
+    if (v > best) {
+      best = v;
+      if (best >= beta) break;
+    }
+  }
+  return best;
+}
+
+static int alphabeta_act(void *impl, const pb_state_t *s, const uint8_t *legal,
+                         int n, pb_err_t *err) {
+  (void)err;
+  ab_t *ab = impl;
+  const pb_game_t *g = ab->base.g;
+  int depth = ab->base.depth;
+  uint64_t ok = 0;
+  for (int i = 0; i < n; i++) ok |= 1ULL << legal[i];
+  uint8_t cand[PB_MAX_ACTIONS];
+  int ncand = 0, best = -AB_INF;
+  for (int i = 0; i < ab->norder; i++) {
+    int a = ab->order[i];
+    if (!(ok >> a & 1)) continue;
+    pb_state_t c = *s;
+    int done = 0;
+    float r = g->step(&c, a, &done);
+    /* Window (best - 1, inf): exact values for moves that tie the best. */
+    int v = done ? (r > 0.0f ? AB_WIN + depth : 0)
+                 : -ab_negamax(ab, &c, depth - 1, -AB_INF, -(best - 1));
+    if (v > best) {
+      best = v;
+      ncand = 0;
+    }
+    if (v == best) cand[ncand++] = (uint8_t)a;
+  }
+  return cand[pb_rng_below(&ab->base.rng, (uint32_t)ncand)];
+}
+
+static const pb_agent_vtable_t alphabeta_vt = {alphabeta_act, base_reseed,
+                                               base_destroy};
+
+/* Adds every window of `len` cells in a width x height grid; cell (c, r)
+ * is bit c * stride + r (stride 7: Connect Four's columns) or, with stride
+ * 0, bit r * width + c (reading order: Tic-Tac-Toe). */
+static void ab_windows(ab_t *ab, int width, int height, int len, int stride) {
+  static const int dirs[4][2] = {{1, 0}, {0, 1}, {1, 1}, {1, -1}};
+  ab->nwin = 0;
+  ab->wlen = len;
+  for (int d = 0; d < 4; d++)
+    for (int c0 = 0; c0 < width; c0++)
+      for (int r0 = 0; r0 < height; r0++) {
+        int c1 = c0 + dirs[d][0] * (len - 1), r1 = r0 + dirs[d][1] * (len - 1);
+        if (c1 < 0 || c1 >= width || r1 < 0 || r1 >= height) continue;
+        uint64_t m = 0;
+        for (int k = 0; k < len; k++) {
+          int c = c0 + dirs[d][0] * k, r = r0 + dirs[d][1] * k;
+          m |= 1ULL << (stride ? c * stride + r : r * width + c);
+        }
+        if (ab->nwin < AB_MAX_WINDOWS) ab->win[ab->nwin++] = m;
+      }
+}
+
+/* Orders actions by distance of their cell from the center of the board;
+ * for column games (Connect Four) an action is a column. */
+static void ab_order(ab_t *ab, int width, int height, int columns) {
+  const pb_game_t *g = ab->base.g;
+  ab->norder = g->num_actions;
+  int key[PB_MAX_ACTIONS];
+  for (int a = 0; a < g->num_actions; a++) {
+    int c = columns ? a : a % width, r = columns ? 0 : a / width;
+    int dc = 2 * c - (width - 1), dr = columns ? 0 : 2 * r - (height - 1);
+    key[a] = dc * dc + dr * dr;
+    ab->order[a] = (uint8_t)a;
+  }
+  for (int i = 1; i < ab->norder; i++) /* insertion sort, stable */
+    for (int j = i; j > 0 && key[ab->order[j]] < key[ab->order[j - 1]]; j--) {
+      uint8_t t = ab->order[j];
+      ab->order[j] = ab->order[j - 1];
+      ab->order[j - 1] = t;
+    }
+}
+
+static pb_agent_t *alphabeta_new(const pb_game_t *g, const char *arg,
+                                 uint64_t seed, pb_err_t *err) {
+  int depth = 0;
+  if (parse_int_arg("alphabeta", arg, 1, 12, &depth, err) < 0) return NULL;
+  if (g->id != PB_GAME_CONNECT4 && g->id != PB_GAME_TICTACTOE) {
+    pb_err_set(err, PB_EUNSUPP, "agent: alphabeta has no heuristic for %s "
+               "(only connect4 and tictactoe)", g->name);
+    return NULL;
+  }
+  ab_t *ab = calloc(1, sizeof *ab);
+  if (ab == NULL) {
+    pb_err_set(err, PB_ENOMEM, "agent: out of memory");
+    return NULL;
+  }
+  ab->base.g = g;
+  ab->base.depth = depth;
+  base_reseed(&ab->base, seed);
+  if (g->id == PB_GAME_CONNECT4) {
+    ab_windows(ab, 7, 6, 4, 7);
+    ab_order(ab, 7, 6, 1);
+    static const int w4[5] = {0, 1, 5, 50, 0};
+    memcpy(ab->weight, w4, sizeof w4);
+  } else {
+    ab_windows(ab, 3, 3, 3, 0);
+    ab_order(ab, 3, 3, 0);
+    static const int w3[5] = {0, 1, 8, 0, 0};
+    memcpy(ab->weight, w3, sizeof w3);
+  }
+  char name[32];
+  spec_name(name, sizeof name, "alphabeta", depth);
+  return pb_agent_wrap(g, &alphabeta_vt, ab, name, err);
+}

@@ -1,0 +1,93 @@
+/* agent.h - players for any game: baselines now, networks later.
+ *
+ * An agent is made from a spec string, "kind" or "kind:arg":
+ *   random        a uniformly random legal move;
+ *   lookahead:K   K = 1..4: a depth-K negamax over the outcomes win (+1),
+ *                 loss (-1), draw and unknown (0), then a uniformly random
+ *                 choice among the moves of best value. lookahead:1 wins at
+ *                 once when it can, else plays at random; lookahead:2 also
+ *                 avoids moves after which the opponent wins at once;
+ *                 lookahead:3 also plays a move that forces a win within 3
+ *                 plies, and so on. (The paper's "one-step lookahead" agent,
+ *                 which wins and avoids immediate losses, is lookahead:2.)
+ *   alphabeta:D   D = 1..12: alpha-beta negamax to depth D with a window
+ *                 heuristic at the horizon (counts of lines still open for
+ *                 one side, weighted by how full they are), quicker wins
+ *                 preferred, center-first move order and a uniformly random
+ *                 choice among equally good moves. Connect Four and
+ *                 Tic-Tac-Toe only (Tic-Tac-Toe at D >= 9 plays perfectly).
+ * Every kind is deterministic for a given seed. Choosing a move allocates
+ * nothing.
+ *
+ * Adding a kind: write a factory (pb_agent_factory_fn) that builds the
+ * private state and returns pb_agent_wrap(...), and add one line to the
+ * kinds table at the top of agent.c.
+ *
+ * A pb_agent_t is used by one thread at a time. */
+#ifndef PB_AGENT_H
+#define PB_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "game.h"
+
+typedef struct pb_agent pb_agent_t;
+
+/* What a kind implements. `impl` is the kind's private state. */
+typedef struct pb_agent_vtable {
+  /* Chooses a move in the non-terminal position s, whose n >= 1 legal
+   * actions are legal[0..n) (increasing). Returns one of them, or a
+   * negative PB_E* code after filling err. Must not allocate. */
+  int (*act)(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
+             pb_err_t *err);
+  /* Restarts the agent's random stream from `seed` (NULL: nothing random). */
+  void (*reseed)(void *impl, uint64_t seed);
+  /* Frees impl (NULL: nothing to free). */
+  void (*destroy)(void *impl);
+} pb_agent_vtable_t;
+
+/* A factory for one kind: `arg` is the text after "kind:" (NULL when the
+ * spec has no colon). Returns NULL and fills err on a bad arg. */
+typedef pb_agent_t *(*pb_agent_factory_fn)(const pb_game_t *g,
+                                           const char *arg, uint64_t seed,
+                                           pb_err_t *err);
+
+/* Makes an agent for game g from `spec` (see above), its random stream
+ * seeded from `seed`. Returns NULL and fills err on an unknown kind or a bad
+ * argument; the message lists the valid kinds. The caller owns the agent. */
+pb_agent_t *pb_agent_new(const pb_game_t *g, const char *spec, uint64_t seed,
+                         pb_err_t *err);
+
+/* Builds an agent from a kind's vtable and private state (for factories).
+ * Takes ownership of impl: on failure (NULL, PB_ENOMEM) impl has already
+ * been destroyed with vt->destroy. `name` is copied; it is what
+ * pb_agent_name returns (usually the spec). */
+pb_agent_t *pb_agent_wrap(const pb_game_t *g, const pb_agent_vtable_t *vt,
+                          void *impl, const char *name, pb_err_t *err);
+
+/* Chooses a move for the side to move in s. Returns a legal action >= 0;
+ * PB_EINVAL if s is terminal (no legal move) or an argument is NULL;
+ * PB_EILLEGAL if the kind returned an action that is not legal (a bug in
+ * the kind, reported rather than played); or the kind's own error. */
+int pb_agent_act(pb_agent_t *a, const pb_state_t *s, pb_err_t *err);
+
+/* Restarts the agent's random stream: after pb_agent_reseed(a, x) the agent
+ * plays exactly as a fresh pb_agent_new(g, spec, x). */
+void pb_agent_reseed(pb_agent_t *a, uint64_t seed);
+
+/* The agent's name (its spec, e.g. "lookahead:3"); valid while a lives. */
+const char *pb_agent_name(const pb_agent_t *a);
+
+/* The game the agent plays. */
+const pb_game_t *pb_agent_game(const pb_agent_t *a);
+
+/* Writes the list of valid spec forms ("random, lookahead:K (K = 1..4),
+ * ...") into buf (NUL-terminated, truncated to n); returns its length. */
+int pb_agent_kinds(char *buf, size_t n);
+
+/* Frees the agent; accepts NULL and sets *a to NULL. */
+void pb_agent_destroy(pb_agent_t **a);
+
+#endif

@@ -1,0 +1,531 @@
+/* ckpt.c - checkpoint files (see ckpt.h for the format and contracts).
+ *
+ * Workload: a handful of sections, a few MB in all, written once per
+ * iteration and read on --resume or by the evaluator. Reads load the whole
+ * file and verify it before parsing; writes stream the sections through the
+ * CRC into a temporary file that is then renamed into place. */
+#include "ckpt.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { PB__CK_HDR = 24, PB__CK_FMT = 1 };
+static const char PB__CK_MAGIC[4] = {'P', 'B', 'C', 'K'};
+
+typedef struct pb__section {
+  char *name;
+  uint8_t *data;
+  size_t len;
+} pb__section_t;
+
+struct pb_ckpt {
+  pb__section_t *sec;
+  int count, cap;
+};
+
+/* ------------------------------------------------------------- helpers */
+
+uint32_t pb_crc32(uint32_t crc, const void *data, size_t len) {
+  /* The table is rebuilt per call (2K operations) rather than kept in a
+   * global: calls are few and large, and there is no init-order question. */
+  uint32_t t[256];
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    t[i] = c;
+  }
+  const uint8_t *p = data;
+  uint32_t c = ~crc;
+  for (size_t i = 0; i < len; i++) c = t[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+  return ~c;
+}
+
+static void pb__put32(uint8_t *p, uint32_t x) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(x >> (8 * i));
+}
+static void pb__put64(uint8_t *p, uint64_t x) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
+}
+static uint32_t pb__get32(const uint8_t *p) {
+  uint32_t x = 0;
+  for (int i = 0; i < 4; i++) x |= (uint32_t)p[i] << (8 * i);
+  return x;
+}
+static uint64_t pb__get64(const uint8_t *p) {
+  uint64_t x = 0;
+  for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
+  return x;
+}
+
+static int pb__name_ok(const char *name, size_t n) {
+  if (n < 1 || n > PB_CKPT_NAME_MAX) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (name[i] < 0x21 || name[i] > 0x7E) return 0;
+  return 1;
+}
+
+static const pb__section_t *pb__find(const pb_ckpt_t *ck, const char *name,
+                                     size_t n) {
+  for (int i = 0; i < ck->count; i++)
+    if (strlen(ck->sec[i].name) == n && memcmp(ck->sec[i].name, name, n) == 0)
+      return &ck->sec[i];
+  return NULL;
+}
+
+/* Adds a section whose name is n bytes at name (not NUL-terminated). */
+static int pb__add(pb_ckpt_t *ck, const char *name, size_t n, const void *data,
+                   size_t len, pb_err_t *err) {
+  if (ck->count == ck->cap) {
+    int cap = ck->cap ? 2 * ck->cap : 8;
+    pb__section_t *s = realloc(ck->sec, (size_t)cap * sizeof *s);
+    if (s == NULL) return pb_err_set(err, PB_ENOMEM, "ckpt: out of memory");
+    ck->sec = s;
+    ck->cap = cap;
+  }
+  char *nm = malloc(n + 1);
+  uint8_t *d = malloc(len ? len : 1);
+  if (nm == NULL || d == NULL) {
+    free(nm);
+    free(d);
+    return pb_err_set(err, PB_ENOMEM,
+                      "ckpt: out of memory for section \"%.*s\" (%zu bytes)",
+                      (int)n, name, len);
+  }
+  memcpy(nm, name, n);
+  nm[n] = '\0';
+  if (len) memcpy(d, data, len);
+  ck->sec[ck->count++] = (pb__section_t){nm, d, len};
+  return 0;
+}
+
+/* Size of the encoded file. */
+static size_t pb__encoded_len(const pb_ckpt_t *ck) {
+  size_t n = PB__CK_HDR + 4;
+  for (int i = 0; i < ck->count; i++)
+    n += 4 + strlen(ck->sec[i].name) + 8 + ck->sec[i].len;
+  return n;
+}
+
+static void pb__header(const pb_ckpt_t *ck, uint8_t h[PB__CK_HDR]) {
+  memcpy(h, PB__CK_MAGIC, 4);
+  pb__put32(h + 4, PB__CK_FMT);
+  pb__put32(h + 8, (uint32_t)ck->count);
+  pb__put32(h + 12, 0);
+  pb__put64(h + 16, (uint64_t)pb__encoded_len(ck));
+}
+
+/* ---------------------------------------------------------- public API */
+
+pb_ckpt_t *pb_ckpt_new(pb_err_t *err) {
+  pb_ckpt_t *ck = calloc(1, sizeof *ck);
+  if (ck == NULL) pb_err_set(err, PB_ENOMEM, "ckpt: out of memory");
+  return ck;
+}
+
+void pb_ckpt_destroy(pb_ckpt_t **ck) {
+  if (ck == NULL || *ck == NULL) return;
+  for (int i = 0; i < (*ck)->count; i++) {
+    free((*ck)->sec[i].name);
+    free((*ck)->sec[i].data);
+  }
+  free((*ck)->sec);
+  free(*ck);
+  *ck = NULL;
+}
+
+int pb_ckpt_add(pb_ckpt_t *ck, const char *name, const void *data, size_t len,
+                pb_err_t *err) {
+  if (ck == NULL || name == NULL || (data == NULL && len > 0))
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_add: NULL argument");
+  size_t n = strlen(name);
+  if (!pb__name_ok(name, n))
+    return pb_err_set(err, PB_EINVAL,
+                      "pb_ckpt_add: bad section name \"%.64s\" (1..%d "
+                      "printable characters, no spaces)",
+                      name, PB_CKPT_NAME_MAX);
+  if (pb__find(ck, name, n) != NULL)
+    return pb_err_set(err, PB_EINVAL,
+                      "pb_ckpt_add: section \"%s\" is already there", name);
+  if (ck->count >= 65536)
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_add: too many sections");
+  return pb__add(ck, name, n, data, len, err);
+}
+
+int pb_ckpt_get(const pb_ckpt_t *ck, const char *name, const void **data,
+                size_t *len) {
+  if (ck == NULL || name == NULL) return PB_EINVAL;
+  const pb__section_t *s = pb__find(ck, name, strlen(name));
+  if (s == NULL) return PB_ENOTFOUND;
+  if (data) *data = s->data;
+  if (len) *len = s->len;
+  return 0;
+}
+
+int pb_ckpt_count(const pb_ckpt_t *ck) { return ck ? ck->count : 0; }
+
+const char *pb_ckpt_name(const pb_ckpt_t *ck, int i) {
+  return (ck && i >= 0 && i < ck->count) ? ck->sec[i].name : NULL;
+}
+
+int pb_ckpt_encode(const pb_ckpt_t *ck, uint8_t **out, size_t *len,
+                   pb_err_t *err) {
+  if (ck == NULL || out == NULL || len == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_encode: NULL argument");
+  size_t total = pb__encoded_len(ck);
+  uint8_t *p = malloc(total);
+  if (p == NULL)
+    return pb_err_set(err, PB_ENOMEM, "ckpt: cannot allocate %zu bytes",
+                      total);
+  pb__header(ck, p);
+  size_t off = PB__CK_HDR;
+  for (int i = 0; i < ck->count; i++) {
+    size_t n = strlen(ck->sec[i].name);
+    pb__put32(p + off, (uint32_t)n);
+    memcpy(p + off + 4, ck->sec[i].name, n);
+    off += 4 + n;
+    pb__put64(p + off, (uint64_t)ck->sec[i].len);
+    if (ck->sec[i].len) memcpy(p + off + 8, ck->sec[i].data, ck->sec[i].len);
+    off += 8 + ck->sec[i].len;
+  }
+  pb__put32(p + off, pb_crc32(0, p, off));
+  *out = p;
+  *len = total;
+  return 0;
+}
+
+pb_ckpt_t *pb_ckpt_decode(const void *buf, size_t len, const char *what,
+                          pb_err_t *err) {
+  const uint8_t *p = buf;
+  if (what == NULL) what = "checkpoint";
+  if (p == NULL && len > 0) {
+    pb_err_set(err, PB_EINVAL, "%s: NULL buffer", what);
+    return NULL;
+  }
+  if (len < PB__CK_HDR + 4) {
+    pb_err_set(err, PB_ECORRUPT,
+               "%s: truncated: %zu bytes, shorter than the %d-byte header "
+               "and checksum (torn write?)",
+               what, len, PB__CK_HDR + 4);
+    return NULL;
+  }
+  if (memcmp(p, PB__CK_MAGIC, 4) != 0) {
+    pb_err_set(err, PB_ECORRUPT, "%s: not a probs checkpoint (bad magic)",
+               what);
+    return NULL;
+  }
+  uint64_t declared = pb__get64(p + 16);
+  if (declared != (uint64_t)len) {
+    pb_err_set(err, PB_ECORRUPT,
+               "%s: %s: %zu bytes, but the header says %llu", what,
+               declared > (uint64_t)len ? "truncated" : "wrong length", len,
+               (unsigned long long)declared);
+    return NULL;
+  }
+  uint32_t stored = pb__get32(p + len - 4), crc = pb_crc32(0, p, len - 4);
+  if (stored != crc) {
+    pb_err_set(err, PB_ECORRUPT,
+               "%s: checksum mismatch (stored %08x, computed %08x): corrupt",
+               what, stored, crc);
+    return NULL;
+  }
+  /* Only an intact file reaches here, so an unknown version is a real
+   * format difference, not damage. */
+  uint32_t fmt = pb__get32(p + 4);
+  if (fmt != PB__CK_FMT) {
+    pb_err_set(err, PB_EUNSUPP,
+               "%s: checkpoint format version %u is not supported (this "
+               "build reads version %d)",
+               what, fmt, PB__CK_FMT);
+    return NULL;
+  }
+  uint32_t count = pb__get32(p + 8);
+  pb_ckpt_t *ck = pb_ckpt_new(err);
+  if (ck == NULL) return NULL;
+  size_t off = PB__CK_HDR, end = len - 4;
+  for (uint32_t i = 0; i < count; i++) {
+    if (end - off < 4) goto bad_table;
+    uint32_t n = pb__get32(p + off);
+    off += 4;
+    if (n > end - off) goto bad_table;
+    const char *name = (const char *)p + off;
+    if (!pb__name_ok(name, n)) {
+      pb_err_set(err, PB_ECORRUPT, "%s: section %u has a bad name", what, i);
+      goto fail;
+    }
+    if (pb__find(ck, name, n) != NULL) {
+      pb_err_set(err, PB_ECORRUPT, "%s: section \"%.*s\" appears twice", what,
+                 (int)n, name);
+      goto fail;
+    }
+    off += n;
+    if (end - off < 8) goto bad_table;
+    uint64_t dl = pb__get64(p + off);
+    off += 8;
+    if (dl > (uint64_t)(end - off)) goto bad_table;
+    if (pb__add(ck, name, n, p + off, (size_t)dl, err) != 0) goto fail;
+    off += (size_t)dl;
+    continue;
+  bad_table:
+    pb_err_set(err, PB_ECORRUPT,
+               "%s: section %u of %u runs past the end of the file", what, i,
+               count);
+    goto fail;
+  }
+  if (off != end) {
+    pb_err_set(err, PB_ECORRUPT,
+               "%s: %zu stray bytes after the last of %u sections", what,
+               end - off, count);
+    goto fail;
+  }
+  return ck;
+fail:
+  pb_ckpt_destroy(&ck);
+  return NULL;
+}
+
+pb_ckpt_t *pb_ckpt_read(const char *path, pb_err_t *err) {
+  if (path == NULL) {
+    pb_err_set(err, PB_EINVAL, "pb_ckpt_read: path is NULL");
+    return NULL;
+  }
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    pb_err_set(err, PB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    pb_err_set(err, PB_EIO, "%s: not a regular file", path);
+    close(fd);
+    return NULL;
+  }
+  if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
+    pb_err_set(err, PB_ECORRUPT, "%s: implausible size %lld", path,
+               (long long)st.st_size);
+    close(fd);
+    return NULL;
+  }
+  size_t size = (size_t)st.st_size;
+  uint8_t *buf = malloc(size ? size : 1);
+  if (buf == NULL) {
+    pb_err_set(err, PB_ENOMEM, "%s: cannot allocate %zu bytes", path, size);
+    close(fd);
+    return NULL;
+  }
+  size_t got = 0;
+  while (got < size) {
+    ssize_t r = read(fd, buf + got, size - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      pb_err_set(err, PB_EIO, "%s: read error: %s", path, strerror(errno));
+      free(buf);
+      close(fd);
+      return NULL;
+    }
+    if (r == 0) break; /* shrank under us: the length check reports it */
+    got += (size_t)r;
+  }
+  close(fd);
+  pb_ckpt_t *ck = pb_ckpt_decode(buf, got, path, err);
+  free(buf);
+  return ck;
+}
+
+/* Writes all of buf to f, folding it into *crc. */
+static int pb__fwrite(FILE *f, const void *buf, size_t n, uint32_t *crc) {
+  *crc = pb_crc32(*crc, buf, n);
+  return n == 0 || fwrite(buf, 1, n, f) == n;
+}
+
+/* fsyncs the directory holding path, so that the rename itself is durable. */
+static int pb__sync_dir(const char *path, pb_err_t *err) {
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  if (slash == NULL) {
+    strcpy(dir, ".");
+  } else if (slash == path) {
+    strcpy(dir, "/");
+  } else {
+    size_t n = (size_t)(slash - path);
+    if (n >= sizeof dir)
+      return pb_err_set(err, PB_EIO, "%s: directory name too long", path);
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+  }
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return pb_err_set(err, PB_EIO, "%s: cannot open directory to sync: %s", dir,
+                      strerror(errno));
+  int rc = 0;
+  /* Some filesystems cannot sync a directory (EINVAL); the data is safe. */
+  if (fsync(fd) != 0 && errno != EINVAL)
+    rc = pb_err_set(err, PB_EIO, "%s: fsync of directory failed: %s", dir,
+                    strerror(errno));
+  close(fd);
+  return rc;
+}
+
+int pb_ckpt_write(const pb_ckpt_t *ck, const char *path, pb_err_t *err) {
+  if (ck == NULL || path == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_write: NULL argument");
+  char tmp[4200];
+  int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  if (n < 0 || (size_t)n >= sizeof tmp)
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_write: path too long: %.200s",
+                      path);
+  FILE *f = fopen(tmp, "wb");
+  if (f == NULL)
+    return pb_err_set(err, PB_EIO, "%s: cannot create: %s", tmp,
+                      strerror(errno));
+
+  uint32_t crc = 0;
+  uint8_t h[PB__CK_HDR], b[8];
+  pb__header(ck, h);
+  int ok = pb__fwrite(f, h, sizeof h, &crc);
+  for (int i = 0; ok && i < ck->count; i++) {
+    size_t nl = strlen(ck->sec[i].name);
+    pb__put32(b, (uint32_t)nl);
+    ok = pb__fwrite(f, b, 4, &crc) && pb__fwrite(f, ck->sec[i].name, nl, &crc);
+    pb__put64(b, (uint64_t)ck->sec[i].len);
+    ok = ok && pb__fwrite(f, b, 8, &crc) &&
+         pb__fwrite(f, ck->sec[i].data, ck->sec[i].len, &crc);
+  }
+  pb__put32(b, crc);
+  ok = ok && fwrite(b, 1, 4, f) == 4;
+  ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
+  int e = errno;
+  if (fclose(f) != 0 && ok) {
+    ok = 0;
+    e = errno;
+  }
+  if (!ok) {
+    unlink(tmp);
+    return pb_err_set(err, PB_EIO, "%s: write failed: %s", tmp, strerror(e));
+  }
+  if (rename(tmp, path) != 0) {
+    e = errno;
+    unlink(tmp);
+    return pb_err_set(err, PB_EIO, "%s: cannot rename %s over it: %s", path,
+                      tmp, strerror(e));
+  }
+  return pb__sync_dir(path, err);
+}
+
+/* ---------------------------------------------------------------- scan */
+
+typedef struct pb__cand {
+  uint64_t number;
+  char *name;
+} pb__cand_t;
+
+static int pb__cand_cmp(const void *a, const void *b) {
+  const pb__cand_t *x = a, *y = b;
+  if (x->number != y->number) return x->number < y->number ? 1 : -1;
+  return strcmp(y->name, x->name); /* deterministic among equal numbers */
+}
+
+/* If name is "<prefix>-<digits>.pbck", sets *number and returns 1. */
+static int pb__match(const char *name, const char *prefix, uint64_t *number) {
+  size_t pl = strlen(prefix), nl = strlen(name), sl = strlen(PB_CKPT_SUFFIX);
+  if (nl < pl + 1 + 1 + sl || strncmp(name, prefix, pl) != 0 ||
+      name[pl] != '-' || strcmp(name + nl - sl, PB_CKPT_SUFFIX) != 0)
+    return 0;
+  const char *d = name + pl + 1, *e = name + nl - sl;
+  if (e - d > 19) return 0; /* would overflow 64 bits */
+  uint64_t v = 0;
+  for (; d < e; d++) {
+    if (*d < '0' || *d > '9') return 0;
+    v = v * 10 + (uint64_t)(*d - '0');
+  }
+  *number = v;
+  return 1;
+}
+
+int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
+                 uint64_t *number, pb_ckpt_note_fn *note, void *note_ctx,
+                 pb_err_t *err) {
+  if (dir == NULL || prefix == NULL || path == NULL || size == 0)
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_scan: NULL argument");
+  DIR *d = opendir(dir);
+  if (d == NULL) {
+    if (errno == ENOENT)
+      return pb_err_set(err, PB_ENOTFOUND, "%s: no such directory", dir);
+    return pb_err_set(err, PB_EIO, "%s: cannot list: %s", dir,
+                      strerror(errno));
+  }
+  pb__cand_t *c = NULL;
+  size_t nc = 0, cap = 0;
+  int rc = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    uint64_t num;
+    if (!pb__match(de->d_name, prefix, &num)) continue;
+    if (nc == cap) {
+      size_t ncap = cap ? 2 * cap : 16;
+      pb__cand_t *g = realloc(c, ncap * sizeof *g);
+      if (g == NULL) {
+        rc = pb_err_set(err, PB_ENOMEM, "ckpt: out of memory");
+        break;
+      }
+      c = g;
+      cap = ncap;
+    }
+    if ((c[nc].name = strdup(de->d_name)) == NULL) {
+      rc = pb_err_set(err, PB_ENOMEM, "ckpt: out of memory");
+      break;
+    }
+    c[nc++].number = num;
+  }
+  closedir(d);
+  if (rc == 0 && nc == 0)
+    rc = pb_err_set(err, PB_ENOTFOUND, "%s: no %s-NNNNNN%s checkpoint", dir,
+                    prefix, PB_CKPT_SUFFIX);
+  if (rc == 0) {
+    qsort(c, nc, sizeof *c, pb__cand_cmp);
+    pb_err_t first = {0, ""};
+    rc = PB_ECORRUPT;
+    for (size_t i = 0; i < nc; i++) {
+      char full[4200];
+      snprintf(full, sizeof full, "%s/%s", dir, c[i].name);
+      pb_err_t e = {0, ""};
+      pb_ckpt_t *ck = pb_ckpt_read(full, &e);
+      if (ck == NULL) {
+        if (first.code == 0) first = e;
+        if (note != NULL) {
+          char msg[PB_ERR_MSG_MAX + 32];
+          snprintf(msg, sizeof msg, "skipping checkpoint: %s", e.msg);
+          note(note_ctx, msg);
+        }
+        continue;
+      }
+      pb_ckpt_destroy(&ck);
+      if (strlen(full) >= size) {
+        rc = pb_err_set(err, PB_ERANGE, "%s: path longer than %zu bytes",
+                        full, size - 1);
+      } else {
+        strcpy(path, full);
+        if (number) *number = c[i].number;
+        rc = 0;
+      }
+      break;
+    }
+    if (rc == PB_ECORRUPT)
+      pb_err_set(err, PB_ECORRUPT,
+                 "%s: none of %zu checkpoints is intact (newest: %s)", dir, nc,
+                 first.msg);
+  }
+  for (size_t i = 0; i < nc; i++) free(c[i].name);
+  free(c);
+  return rc;
+}
+
+int pb_ckpt_find_latest(const char *dir, char *path, size_t size,
+                        pb_err_t *err) {
+  return pb_ckpt_scan(dir, "ckpt", path, size, NULL, NULL, NULL, err);
+}

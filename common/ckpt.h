@@ -1,0 +1,116 @@
+/* ckpt.h - checkpoint files: a few named byte sections, checksummed, written
+ * atomically.
+ *
+ * A checkpoint is what --resume needs: the learner puts in sections such as
+ * "v.state", "q.state" (pb_nn_state_save output), "learn.meta" and
+ * "config.yaml"; this module does not look inside them. Files are small
+ * (kilobytes to a few hundred megabytes) and written once per iteration, so
+ * the design favours safety over speed: the whole file is read and verified
+ * before anything is returned, and a file is only ever replaced by rename.
+ *
+ * File layout (little-endian), format version 1:
+ *   0   magic "PBCK"
+ *   4   u32 format version
+ *   8   u32 section count
+ *  12   u32 reserved (0)
+ *  16   u64 total file length in bytes, trailer included
+ *  24   per section: u32 name length (1..255), name bytes (no NUL),
+ *       u64 data length, data bytes
+ * end   u32 CRC-32 (zlib's) of every byte before it
+ *
+ * Usage:
+ *   pb_ckpt_t *ck = pb_ckpt_new(err);
+ *   pb_ckpt_add(ck, "v.state", buf, len, err);   ... more sections
+ *   pb_ckpt_write(ck, "run/checkpoints/ckpt-000012.pbck", err);
+ *   pb_ckpt_destroy(&ck);
+ * and later
+ *   ck = pb_ckpt_read(path, err);
+ *   pb_ckpt_get(ck, "v.state", &data, &len);
+ */
+#ifndef PB_CKPT_H
+#define PB_CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define PB_CKPT_NAME_MAX 255 /* longest section name, in bytes */
+#define PB_CKPT_SUFFIX ".pbck"
+
+typedef struct pb_ckpt pb_ckpt_t;
+
+/* An empty checkpoint. Returns NULL (PB_ENOMEM in err) on failure. */
+pb_ckpt_t *pb_ckpt_new(pb_err_t *err);
+
+/* Frees ck and every section; accepts NULL and sets *ck to NULL. */
+void pb_ckpt_destroy(pb_ckpt_t **ck);
+
+/* Adds a section, copying `len` bytes from data (data may be NULL when len
+ * is 0). name is 1..PB_CKPT_NAME_MAX printable ASCII characters and must
+ * not already be in ck. Returns 0, PB_EINVAL naming the bad name, or
+ * PB_ENOMEM. */
+int pb_ckpt_add(pb_ckpt_t *ck, const char *name, const void *data, size_t len,
+                pb_err_t *err);
+
+/* Finds a section. On success sets *data (borrowed: valid until ck is
+ * destroyed) and *len and returns 0; returns PB_ENOTFOUND if ck has no
+ * section of that name. */
+int pb_ckpt_get(const pb_ckpt_t *ck, const char *name, const void **data,
+                size_t *len);
+
+/* Number of sections, and the name of section i (0 <= i < count) in the
+ * order they were added; the name is borrowed from ck. */
+int pb_ckpt_count(const pb_ckpt_t *ck);
+const char *pb_ckpt_name(const pb_ckpt_t *ck, int i);
+
+/* Writes ck to `path` atomically: to "<path>.tmp.<pid>", fflush, fsync,
+ * rename over path, fsync the directory. After a crash the path holds
+ * either the old file or the new one, never a mixture (a stale .tmp file may
+ * be left behind; it is never read). One process must not write the same
+ * path from two threads at once. Returns 0 or PB_EIO naming the file and
+ * the system error; on error the target is untouched and the temporary
+ * file removed. */
+int pb_ckpt_write(const pb_ckpt_t *ck, const char *path, pb_err_t *err);
+
+/* Reads and verifies a whole checkpoint file (magic, length, checksum,
+ * section table) before returning anything. Returns a new pb_ckpt_t owned
+ * by the caller, or NULL with err set: PB_EIO (cannot open or read),
+ * PB_ECORRUPT (truncated, torn or corrupt; the message names the file and
+ * the problem), PB_EUNSUPP (an intact file of another format version). */
+pb_ckpt_t *pb_ckpt_read(const char *path, pb_err_t *err);
+
+/* The file format in memory: pb_ckpt_encode returns a malloc'd buffer
+ * (caller frees) holding exactly what pb_ckpt_write would write;
+ * pb_ckpt_decode verifies and parses such a buffer (not kept) as
+ * pb_ckpt_read does, naming it `what` in messages. */
+int pb_ckpt_encode(const pb_ckpt_t *ck, uint8_t **out, size_t *len,
+                   pb_err_t *err);
+pb_ckpt_t *pb_ckpt_decode(const void *buf, size_t len, const char *what,
+                          pb_err_t *err);
+
+/* Receives one human-readable line per skipped checkpoint file. */
+typedef void pb_ckpt_note_fn(void *ctx, const char *msg);
+
+/* Looks in `dir` for files named "<prefix>-<digits>.pbck" (as
+ * "ckpt-000012.pbck") and returns the one with the largest number that
+ * reads intact: its path in path[0..size) and its number in *number (may be
+ * NULL). Files that fail to read are skipped, each reported to note (may
+ * be NULL). Returns 0; PB_ENOTFOUND if dir does not exist or holds no such
+ * file; PB_ECORRUPT if there are such files but none is intact (the message
+ * says why the newest failed); PB_ERANGE if path is too small; PB_EIO if
+ * dir cannot be listed. */
+int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
+                 uint64_t *number, pb_ckpt_note_fn *note, void *note_ctx,
+                 pb_err_t *err);
+
+/* pb_ckpt_scan(dir, "ckpt", path, size, NULL, NULL, NULL, err): the newest
+ * intact "ckpt-NNNNNN.pbck" in dir, for --resume. */
+int pb_ckpt_find_latest(const char *dir, char *path, size_t size,
+                        pb_err_t *err);
+
+/* CRC-32 as zlib's crc32() and Python's zlib.crc32: start with crc = 0 and
+ * feed the data in any number of pieces. */
+uint32_t pb_crc32(uint32_t crc, const void *data, size_t len);
+
+#endif

@@ -1,0 +1,174 @@
+/* config.h - the run configuration: one transparent struct, one schema.
+ *
+ * A pb_config_t holds every setting of a run as plain values (fixed-size
+ * strings, no pointers), so it can be copied by value, compared with memcmp
+ * after pb_config_defaults, and embedded in checkpoints. Every key has one
+ * row in a static schema table (config.c): dotted path, type, range,
+ * default and a one-line doc; loading, overrides, printing and --help are
+ * all driven by that table.
+ *
+ * Files are YAML (libyaml). Nested mappings map to dotted keys, so
+ *
+ *     search:
+ *       expansions: 30
+ *
+ * and `search.expansions: 30` mean the same. Loading is strict: unknown
+ * keys, duplicate keys, values of the wrong type or out of range, and YAML
+ * syntax errors are refused with PB_ECONFIG and a message that names the
+ * key, the value, the allowed range and the file:line:column.
+ *
+ * Usual sequence in a main():
+ *
+ *     pb_config_t cfg;
+ *     pb_config_defaults(&cfg);
+ *     pb_config_load_file(&cfg, path, &err);          // optional
+ *     pb_config_apply_override(&cfg, "train.iterations=3", &err); // --set
+ *     pb_config_check(&cfg, &err);                    // cross-field checks
+ */
+#ifndef PB_CONFIG_H
+#define PB_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "game.h"
+#include "nn.h"
+
+#define PB_CONFIG_NAME_MAX 64  /* short strings (names, enums), incl. NUL */
+#define PB_CONFIG_PATH_MAX 256 /* paths, endpoints, lists, incl. NUL */
+#define PB_CONFIG_KEY_MAX 64   /* longest dotted key, incl. NUL */
+
+/* Shape of one network (V or Q): 3x3 convolutions, then dense layers. */
+typedef struct pb_config_net {
+  int conv_layers;
+  int conv_channels;
+  int dense_layers;
+  int dense_units;
+} pb_config_net_t;
+
+typedef struct pb_config {
+  char game[PB_CONFIG_NAME_MAX]; /* a name known to pb_game_by_name */
+  int64_t seed; /* run seed; every RNG stream derives from it */
+
+  struct {
+    char name[PB_CONFIG_NAME_MAX]; /* run id (letters, digits, . _ -) */
+    char dir[PB_CONFIG_PATH_MAX];  /* run directory */
+  } run;
+
+  struct {
+    double eps;            /* exploration coefficient (paper: epsilon) */
+    double alpha;          /* Dirichlet noise parameter */
+    double v_lr, q_lr;     /* Adam learning rates */
+    double weight_decay;   /* Adam L2 */
+    int iterations;        /* N_ITER */
+    int episodes_per_iter; /* N_EPISODES */
+    int max_turns;         /* N_TURNS */
+    int replay_capacity;   /* C (states) */
+    int batch_size;
+    int v_epochs, q_epochs;
+    int selfplay_parallel; /* games played at once per process */
+    int max_staleness;     /* pipelined mode: versions an episode may lag */
+    bool pipeline;         /* pipelined mode (off = paper-exact) */
+  } train;
+
+  struct {
+    int expansions;    /* E */
+    int max_depth;     /* M */
+    int parallel;      /* searches advanced together per process */
+    int cache_entries; /* evaluation cache size; 0 disables it */
+  } search;
+
+  struct {
+    char device[PB_CONFIG_NAME_MAX]; /* "cpu", "cuda" or "auto" */
+    int threads;                     /* libtorch intra-op threads */
+    pb_config_net_t v, q;
+  } model;
+
+  struct {
+    char work_endpoint[PB_CONFIG_PATH_MAX]; /* ROUTER, learner binds */
+    char pub_endpoint[PB_CONFIG_PATH_MAX];  /* PUB, learner binds */
+    int http_port;                          /* /metrics and /status; 0 = off */
+    int lease_ms;                           /* work-item lease */
+    int heartbeat_ms;
+    int hwm;           /* ZeroMQ high-water mark (messages) */
+    int item_episodes; /* episodes per self-play work item */
+    int item_states;   /* states per search work item */
+    int max_workers;
+  } net;
+
+  struct {
+    char opponents[PB_CONFIG_PATH_MAX]; /* "random,lookahead:1,..." */
+    int games_per_opponent;
+    int opening_random_moves;
+    int threads; /* 0 = all cores */
+    int every;   /* evaluate every Nth version */
+    bool enabled;
+  } eval;
+
+  struct {
+    char level[PB_CONFIG_NAME_MAX]; /* "debug", "info", "warn", "error" */
+  } log;
+} pb_config_t;
+
+/* Sets every key of *c to its default (the paper's Connect Four settings,
+ * section 6, where the paper gives one). Zeroes the whole struct first, so
+ * two defaulted configs that receive the same values compare equal with
+ * memcmp. */
+void pb_config_defaults(pb_config_t *c);
+
+/* Applies the YAML file at `path` on top of whatever *c holds (call
+ * pb_config_defaults first). Keys absent from the file keep their value.
+ * Returns 0, PB_EIO if the file cannot be read, or PB_ECONFIG for anything
+ * wrong in it (syntax, unknown or duplicate key, bad value), with the
+ * message naming the file:line:column, the key and the value. On error *c
+ * is left unchanged. Does not run pb_config_check. */
+int pb_config_load_file(pb_config_t *c, const char *path, pb_err_t *err);
+
+/* Same as pb_config_load_file for a NUL-terminated YAML text (tests, and
+ * configs stored inside checkpoints). Messages name "<string>:line:col". */
+int pb_config_load_string(pb_config_t *c, const char *yaml, pb_err_t *err);
+
+/* Sets one key from its text form, as typed on a command line
+ * ("search.expansions", "10"). Validates like the loader (type, range,
+ * choices); returns 0, or PB_ECONFIG naming the key and value (unknown key,
+ * bad value), leaving *c unchanged. */
+int pb_config_set(pb_config_t *c, const char *key, const char *value,
+                  pb_err_t *err);
+
+/* Parses "key=value" (the argument of --set) and calls pb_config_set.
+ * PB_ECONFIG if there is no '=' or the key is empty. */
+int pb_config_apply_override(pb_config_t *c, const char *key_eq_value,
+                             pb_err_t *err);
+
+/* Writes the value of `key` in its text form (the form pb_config_set
+ * accepts) into buf. Returns 0, PB_ECONFIG for an unknown key, or PB_ERANGE
+ * if buf is too small. */
+int pb_config_get(const pb_config_t *c, const char *key, char *buf, size_t n,
+                  pb_err_t *err);
+
+/* Checks the whole config: every value within its range again (the struct
+ * is transparent, so fields may have been set directly), the game is known
+ * to pb_game_by_name, endpoints have a transport, the heartbeat is shorter
+ * than the lease, and so on. Returns 0 or PB_ECONFIG naming the keys. */
+int pb_config_check(const pb_config_t *c, pb_err_t *err);
+
+/* Writes every key as YAML (nested mappings, one doc comment per key) into
+ * a malloc'd NUL-terminated string that the caller frees. Loading the text
+ * into a defaulted config reproduces *c exactly (doubles are written in
+ * their shortest round-trip form). Returns 0 or PB_ENOMEM. */
+int pb_config_to_yaml(const pb_config_t *c, char **out, pb_err_t *err);
+
+/* Lists every key with its type, default, allowed range and doc (--help). */
+void pb_config_print_keys(FILE *f);
+
+/* Fills a network spec for V (q == 0) or Q (q != 0) from the model.v /
+ * model.q keys and the input/output shape of game g. */
+void pb_config_nn_spec(const pb_config_t *c, const pb_game_t *g, int q,
+                       pb_nn_spec_t *spec);
+
+/* Fills Adam settings for V (q == 0) or Q (q != 0). */
+void pb_config_nn_opt(const pb_config_t *c, int q, pb_nn_opt_t *opt);
+
+#endif

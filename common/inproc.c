@@ -1,0 +1,267 @@
+#include "inproc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "beam_search.h"
+#include "ckpt.h"
+#include "episodes.h"
+#include "json.h"
+#include "learn.h"
+#include "neteval.h"
+#include "rng.h"
+#include "selfplay.h"
+#include "util.h"
+
+void pb_inproc_ckpt_path(const char *run_dir, unsigned long long version,
+                         char *buf, size_t n) {
+  snprintf(buf, n, "%s/checkpoints/ckpt-%06llu.pbck", run_dir, version);
+}
+
+/* Everything one run holds. */
+typedef struct {
+  const pb_config_t *cfg;
+  const pb_game_t *g;
+  pb_log_t *log;
+  pb_learn_t *learn;
+  pb_selfplay_t *sp;
+  pb_beam_t *beam;
+  pb_neteval_t *ne;
+  pb_metrics_t *metrics;
+  pb_episodes_t eps;
+  float *qt;
+  size_t qt_cap;
+} run_t;
+
+static void run_free(run_t *r) {
+  pb_learn_destroy(&r->learn);
+  pb_selfplay_destroy(&r->sp);
+  pb_beam_destroy(&r->beam);
+  pb_neteval_destroy(&r->ne);
+  pb_metrics_destroy(&r->metrics);
+  pb_episodes_free(&r->eps);
+  free(r->qt);
+}
+
+/* The seed of iteration `version + 1`'s self-play: a function of the run
+ * seed and the version only, as in the distributed learner. */
+static uint64_t iter_seed(const pb_config_t *cfg, uint64_t version) {
+  return pb_mix64((uint64_t)cfg->seed ^ pb_mix64(version + 0x5E1F));
+}
+
+static int stopping(const pb_inproc_opts_t *o) {
+  return o && o->stop && *o->stop;
+}
+
+static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
+                         pb_err_t *err) {
+  const pb_config_t *cfg = r->cfg;
+  const pb_game_t *g = r->g;
+  const uint64_t version = pb_learn_version(r->learn);
+  const int A = g->num_actions;
+  double t0 = pb_now();
+  int rc;
+
+  /* 1. self-play with Q_{k-1}, in work items */
+  pb_neteval_bind(r->ne, NULL, pb_learn_q(r->learn));
+  pb_evalfn_t fn = pb_neteval_fn(r->ne);
+  pb_episodes_clear(&r->eps);
+  const int per = cfg->net.item_episodes, total = cfg->train.episodes_per_iter;
+  const uint64_t seed = iter_seed(cfg, version);
+  for (int first = 0; first < total; first += per) {
+    if (stopping(opts)) return PB_EINTR;
+    int cnt = total - first < per ? total - first : per;
+    rc = pb_selfplay_run(r->sp, cnt, seed, (uint64_t)first, &fn, version,
+                         &r->eps, err);
+    if (rc != 0) return rc;
+  }
+  size_t dropped = pb_learn_cap_replay(r->learn, &r->eps);
+  double t_sp = pb_now() - t0;
+  size_t npos = r->eps.n_states;
+  int wins = 0, draws = 0;
+  for (size_t k = 0; k < r->eps.n_eps; k++) {
+    /* who won: the last mover (odd length = first player moved last) */
+    if (r->eps.reward[k] == 0) draws++;
+    else if ((r->eps.reward[k] > 0) == (r->eps.len[k] % 2 == 1)) wins++;
+  }
+
+  /* 2. train V_k */
+  pb_learn_stats_t vst, qst;
+  if (stopping(opts)) return PB_EINTR;
+  rc = pb_learn_train_v(r->learn, &r->eps, &vst, err);
+  if (rc != 0) return rc;
+
+  /* 3. beam search of the distinct positions with (V_k, Q_{k-1}) */
+  double t1 = pb_now();
+  size_t nu;
+  rc = pb_learn_distinct(r->learn, &r->eps, &nu, err);
+  if (rc != 0) return rc;
+  if (nu * A > r->qt_cap) {
+    free(r->qt);
+    r->qt_cap = nu * A;
+    r->qt = malloc(r->qt_cap * sizeof *r->qt);
+    if (r->qt == NULL) {
+      r->qt_cap = 0;
+      return pb_err_set(err, PB_ENOMEM, "inproc: out of memory");
+    }
+  }
+  pb_neteval_bind(r->ne, pb_learn_v(r->learn), pb_learn_q(r->learn));
+  fn = pb_neteval_fn(r->ne);
+  const pb_state_t *uniq = pb_learn_distinct_states(r->learn);
+  const size_t per_s = (size_t)cfg->net.item_states;
+  for (size_t first = 0; first < nu; first += per_s) {
+    if (stopping(opts)) return PB_EINTR;
+    size_t cnt = nu - first < per_s ? nu - first : per_s;
+    rc = pb_beam_run(r->beam, uniq + first, (int)cnt, &fn,
+                     r->qt + first * A, err);
+    if (rc != 0) return rc;
+  }
+  double t_bs = pb_now() - t1;
+
+  /* 4. train Q_k */
+  if (stopping(opts)) return PB_EINTR;
+  rc = pb_learn_train_q(r->learn, &r->eps, r->qt, &qst, err);
+  if (rc != 0) return rc;
+
+  /* 5. checkpoint version k */
+  pb_learn_next_version(r->learn);
+  const uint64_t nv = pb_learn_version(r->learn);
+  char path[4200];
+  pb_inproc_ckpt_path(cfg->run.dir, (unsigned long long)nv, path, sizeof path);
+  double t2 = pb_now();
+  rc = pb_learn_save(r->learn, path, NULL, 0, err);
+  if (rc != 0) return rc;
+  double t_ck = pb_now() - t2, t_all = pb_now() - t0;
+
+  pb_log_info(r->log,
+              "iteration %" PRIu64 ": selfplay %zu episodes %zu positions "
+              "%.2fs (%.0f pos/s, first player %d wins %d draws)%s | "
+              "V loss %.4f -> %.4f %.2fs | search %zu states %.2fs "
+              "(%.0f states/s) | Q loss %.4f -> %.4f %.2fs | ckpt %.2fs | "
+              "total %.2fs",
+              nv, r->eps.n_eps, npos, t_sp, npos / (t_sp > 0 ? t_sp : 1e-9),
+              wins, draws, dropped ? " (replay capped)" : "", vst.loss_first,
+              vst.loss_last, vst.seconds, nu, t_bs,
+              nu / (t_bs > 0 ? t_bs : 1e-9), qst.loss_first, qst.loss_last,
+              qst.seconds, t_ck, t_all);
+  pb_json_t j;
+  pb_json_init(&j);
+  pb_json_obj_begin(&j);
+  pb_json_kstr(&j, "event", "iteration");
+  pb_json_kstr(&j, "mode", "inproc");
+  pb_json_kuint(&j, "iteration", nv);
+  pb_json_kuint(&j, "version", nv);
+  pb_json_kuint(&j, "episodes", r->eps.n_eps);
+  pb_json_kuint(&j, "positions", npos);
+  pb_json_kuint(&j, "distinct_positions", nu);
+  pb_json_kint(&j, "first_player_wins", wins);
+  pb_json_kint(&j, "draws", draws);
+  pb_json_kdouble(&j, "selfplay_s", t_sp);
+  pb_json_kdouble(&j, "train_v_s", vst.seconds);
+  pb_json_kdouble(&j, "search_s", t_bs);
+  pb_json_kdouble(&j, "train_q_s", qst.seconds);
+  pb_json_kdouble(&j, "checkpoint_s", t_ck);
+  pb_json_kdouble(&j, "iteration_s", t_all);
+  pb_json_kdouble(&j, "v_loss", vst.loss_mean);
+  pb_json_kdouble(&j, "q_loss", qst.loss_mean);
+  pb_json_kdouble(&j, "v_loss_last", vst.loss_last);
+  pb_json_kdouble(&j, "q_loss_last", qst.loss_last);
+  pb_json_kdouble(&j, "selfplay_positions_per_s", npos / (t_sp > 0 ? t_sp : 1e-9));
+  pb_json_kdouble(&j, "search_states_per_s", nu / (t_bs > 0 ? t_bs : 1e-9));
+  pb_json_obj_end(&j);
+  if (r->metrics) pb_metrics_write(r->metrics, pb_json_cstr(&j));
+  pb_json_free(&j);
+  return 0;
+}
+
+int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
+                  const pb_inproc_opts_t *opts, pb_err_t *err) {
+  run_t r;
+  memset(&r, 0, sizeof r);
+  pb_episodes_init(&r.eps);
+  r.cfg = cfg;
+  r.log = log;
+  int rc = pb_config_check(cfg, err);
+  if (rc != 0) return rc;
+  r.g = pb_game_by_name(cfg->game);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/checkpoints", cfg->run.dir);
+  if ((rc = pb_mkdir_p(path, err)) != 0) return rc;
+
+  if ((r.learn = pb_learn_new(cfg, err)) == NULL) goto fail;
+  pb_selfplay_opts_t so = {cfg->train.selfplay_parallel, cfg->train.max_turns,
+                           cfg->train.eps, cfg->train.alpha};
+  if ((r.sp = pb_selfplay_new(r.g, &so, err)) == NULL) goto fail;
+  if ((r.beam = pb_beam_new(r.g, cfg->search.expansions, cfg->search.max_depth,
+                            cfg->search.parallel, err)) == NULL)
+    goto fail;
+  int maxb = cfg->search.parallel * cfg->search.expansions * r.g->num_actions;
+  if (maxb < cfg->train.selfplay_parallel) maxb = cfg->train.selfplay_parallel;
+  if (maxb > 4096) maxb = 4096; /* one forward; larger gains nothing on CPU */
+  if ((r.ne = pb_neteval_new(r.g, maxb, (uint32_t)cfg->search.cache_entries,
+                             err)) == NULL)
+    goto fail;
+  snprintf(path, sizeof path, "%s/metrics.jsonl", cfg->run.dir);
+  if ((r.metrics = pb_metrics_new(path, err)) == NULL) goto fail;
+
+  if (opts && opts->resume) {
+    char latest[4200];
+    snprintf(path, sizeof path, "%s/checkpoints", cfg->run.dir);
+    rc = pb_ckpt_find_latest(path, latest, sizeof latest, err);
+    if (rc == 0) {
+      if ((rc = pb_learn_load(r.learn, latest, NULL, NULL, err)) != 0)
+        goto done;
+      pb_log_info(log, "resumed from %s at version %" PRIu64, latest,
+                  pb_learn_version(r.learn));
+    } else if (rc == PB_ENOTFOUND) {
+      pb_log_info(log, "no checkpoint in %s: starting from scratch", path);
+      rc = 0;
+    } else {
+      goto done;
+    }
+  }
+  if (pb_learn_version(r.learn) == 0) {
+    /* Version 0 is saved too, so the evaluator can rate the start. */
+    pb_inproc_ckpt_path(cfg->run.dir, 0, path, sizeof path);
+    if ((rc = pb_learn_save(r.learn, path, NULL, 0, err)) != 0) goto done;
+  }
+  char *yaml = NULL;
+  if ((rc = pb_config_to_yaml(cfg, &yaml, err)) != 0) goto done;
+  snprintf(path, sizeof path, "%s/config.yaml", cfg->run.dir);
+  rc = pb_write_file(path, yaml, strlen(yaml), err);
+  free(yaml);
+  if (rc != 0) goto done;
+
+  pb_log_info(log,
+              "inproc training: game %s, %d iterations x %d episodes, E=%d "
+              "M=%d, V %ld params, Q %ld params, device %s, run dir %s",
+              cfg->game, cfg->train.iterations, cfg->train.episodes_per_iter,
+              cfg->search.expansions, cfg->search.max_depth,
+              pb_nn_param_count(pb_learn_v(r.learn)),
+              pb_nn_param_count(pb_learn_q(r.learn)),
+              pb_nn_device(pb_learn_v(r.learn)), cfg->run.dir);
+  uint64_t last = (uint64_t)cfg->train.iterations;
+  if (opts && opts->iterations_override > 0)
+    last = (uint64_t)opts->iterations_override;
+  while (pb_learn_version(r.learn) < last) {
+    rc = one_iteration(&r, opts, err);
+    if (rc == PB_EINTR) {
+      pb_log_info(log, "stop requested: abandoning iteration %" PRIu64
+                  " (the last checkpoint is version %" PRIu64 ")",
+                  pb_learn_version(r.learn) + 1, pb_learn_version(r.learn));
+      rc = 0;
+      break;
+    }
+    if (rc != 0) goto done;
+  }
+  pb_log_info(log, "done at version %" PRIu64, pb_learn_version(r.learn));
+done:
+  run_free(&r);
+  return rc;
+fail:
+  rc = err && err->code ? err->code : PB_ENOMEM;
+  run_free(&r);
+  return rc;
+}

@@ -1,0 +1,90 @@
+/* learn.h - the learner's side of Algorithm 2: the two networks, training
+ * V on episode outcomes and Q on beam-search targets, and the run state that
+ * checkpoints carry (networks, optimizer moments, version, RNG stream).
+ *
+ * Used by `probs train --inproc` (common/inproc.c) and by the distributed
+ * learner (learner/), so both train exactly alike. Versions count finished
+ * iterations: version 0 is the random initial pair; iteration k plays with
+ * Q_{k-1}, trains V_k, searches with (V_k, Q_{k-1}) and trains Q_k. */
+#ifndef PB_LEARN_H
+#define PB_LEARN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "episodes.h"
+#include "err.h"
+#include "game.h"
+#include "nn.h"
+#include "rng.h"
+
+typedef struct pb_learn pb_learn_t;
+
+typedef struct pb_learn_stats {
+  double loss_first, loss_last, loss_mean; /* per-minibatch MSE */
+  size_t samples;                          /* rows trained on */
+  size_t steps;                            /* minibatches */
+  double seconds;
+} pb_learn_stats_t;
+
+/* Creates the networks from cfg (device, threads, specs, seeds). The config
+ * is copied. NULL with err filled on failure. */
+pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err);
+
+/* Frees everything; accepts NULL and sets *l to NULL. */
+void pb_learn_destroy(pb_learn_t **l);
+
+const pb_game_t *pb_learn_game(const pb_learn_t *l);
+pb_nn_t *pb_learn_v(pb_learn_t *l);
+pb_nn_t *pb_learn_q(pb_learn_t *l);
+
+/* Number of finished iterations (the version of the current networks). */
+uint64_t pb_learn_version(const pb_learn_t *l);
+
+/* Keeps at most train.replay_capacity positions of eps (the most recent
+ * whole episodes), as the paper's replay of capacity C. Returns how many
+ * episodes from the front were dropped. */
+size_t pb_learn_cap_replay(const pb_learn_t *l, pb_episodes_t *eps);
+
+/* Trains V for train.v_epochs passes over every position of eps in random
+ * minibatches, target delta_t * r_T. */
+int pb_learn_train_v(pb_learn_t *l, const pb_episodes_t *eps,
+                     pb_learn_stats_t *st, pb_err_t *err);
+
+/* Finds the distinct positions of eps. Afterwards pb_learn_distinct_states
+ * returns them (owned by l, valid until the next call) and train_q maps
+ * each stored position to its distinct index. */
+int pb_learn_distinct(pb_learn_t *l, const pb_episodes_t *eps, size_t *n,
+                      pb_err_t *err);
+const pb_state_t *pb_learn_distinct_states(const pb_learn_t *l);
+
+/* Trains Q for train.q_epochs passes over every position of eps (all
+ * occurrences, as the paper's D_Q), target the beam-search values
+ * qtargets[distinct index][action], masked to the legal actions. */
+int pb_learn_train_q(pb_learn_t *l, const pb_episodes_t *eps,
+                     const float *qtargets, pb_learn_stats_t *st,
+                     pb_err_t *err);
+
+/* Marks the iteration finished: version + 1. */
+void pb_learn_next_version(pb_learn_t *l);
+
+/* Writes the whole run state to `path` atomically (temporary file, fsync,
+ * rename): both networks with optimizer moments, version, the training RNG,
+ * the config as YAML, and `extra` (caller's blob, may be NULL). */
+int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
+                  size_t extra_len, pb_err_t *err);
+
+/* Restores the state saved by pb_learn_save. A corrupt file, or one from
+ * another game or network shape, is refused and l is unchanged. If extra
+ * is not NULL, *extra receives a malloc'd copy of the caller's blob. */
+int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
+                  size_t *extra_len, pb_err_t *err);
+
+/* Opens a checkpoint written by pb_learn_save on its own: reads the config
+ * stored inside it into *cfg (if not NULL), creates the networks on
+ * `device` (NULL: the stored config's) and loads the state. */
+pb_learn_t *pb_learn_open(const char *path, const char *device,
+                          pb_config_t *cfg, pb_err_t *err);
+
+#endif

@@ -1,0 +1,62 @@
+/* match.h - play two agents against each other, many games in parallel.
+ *
+ * Game i of a match (i = 0, 1, ...) has A moving first when i is even and B
+ * first when i is odd. Everything random in game i - A's and B's streams
+ * and the random opening - is seeded from (seed, i) alone, so a match gives
+ * the same results whatever the number of threads and their schedule. */
+#ifndef PB_MATCH_H
+#define PB_MATCH_H
+
+#include <stdint.h>
+
+#include "agent.h"
+#include "err.h"
+#include "game.h"
+#include "rng.h"
+
+typedef struct pb_match_opts {
+  const char *a_spec; /* agent A (pb_agent_new spec), e.g. "lookahead:3" */
+  const char *b_spec; /* agent B */
+  int games;          /* >= 1 */
+  uint64_t seed;
+  int threads;        /* 0: the number of online CPUs; capped at games */
+  int opening_random_moves; /* the first k plies are uniformly random */
+  int max_turns;      /* 0: no cap; a game that reaches the cap unfinished
+                         counts as a draw */
+} pb_match_opts_t;
+
+/* Results from A's point of view. */
+typedef struct pb_match_result {
+  int games;
+  int wins, draws, losses;
+  int first_wins, first_draws, first_losses;    /* games where A moved first */
+  int second_wins, second_draws, second_losses; /* games where B moved first */
+  int capped;          /* games stopped by max_turns (counted as draws) */
+  long plies;          /* plies played over all games */
+} pb_match_result_t;
+
+/* Sets *o to the defaults: 100 games, seed 1, threads 0, no random opening,
+ * no turn cap (specs NULL: the caller must set them). */
+void pb_match_opts_default(pb_match_opts_t *o);
+
+/* Plays the match described by o in game g and fills *res. Returns 0, or
+ * PB_EINVAL (bad options or agent specs; nothing is played), PB_ENOMEM,
+ * PB_EIO (a thread could not be started), or the first error an agent
+ * reported (the match is then abandoned and *res is zeroed). */
+int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
+                  pb_match_result_t *res, pb_err_t *err);
+
+/* Plays one game of the match: `first` moves first. The agents are used as
+ * they are (reseed them before, if wanted); `rng` draws the random opening
+ * plies. Sets *outcome to +1 / 0 / -1 for the first player (0 too when
+ * max_turns > 0 stops the game) and *plies to the number of plies played
+ * (either may be NULL; *capped likewise says the cap stopped it). Returns 0
+ * or the agent's error. */
+int pb_match_game(const pb_game_t *g, pb_agent_t *first, pb_agent_t *second,
+                  pb_rng_t *rng, int opening_random_moves, int max_turns,
+                  int *outcome, int *plies, int *capped, pb_err_t *err);
+
+/* Seeds for game i: of agent A, of agent B, and of the opening's rng. */
+uint64_t pb_match_seed(uint64_t seed, int game, int which);
+
+#endif

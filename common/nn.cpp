@@ -1,0 +1,853 @@
+/* nn.cpp - the C API of nn.h over libtorch; the only C++ file of probs.
+ *
+ * Workload: small convolutional V/Q networks (10K-1M parameters) evaluated
+ * on batches of 1 to a few thousand positions, and trained with Adam on
+ * minibatches of ~128. At these sizes per-call overhead matters as much as
+ * arithmetic, so the design keeps the number of tensor ops small:
+ *
+ * - All trainable parameters live in ONE flat float tensor `theta`; each
+ *   layer's weight and bias are views into it. Adam then runs as a handful
+ *   of element-wise ops over flat tensors (theta, m, v) instead of a loop over
+ *   parameters, and weights/state serialise as one contiguous block.
+ * - Inference uses views of theta.detach() built once at creation; they
+ *   share storage with theta, so in-place updates of theta are visible.
+ * - Training builds grad-tracking views of theta per step and asks autograd
+ *   for d loss / d theta directly (no .grad accumulation to zero).
+ * - Adam is our own (torch.optim.Adam semantics), so its state is plain
+ *   tensors that serialise identically under libtorch 1.13 and 2.x.
+ * - Initialisation draws from our own splitmix64 stream seeded per network:
+ *   torch::manual_seed is process-global (two networks created by two
+ *   threads would race on it), and torch's uniform_ sampling has changed
+ *   between releases. Our stream gives the same weights for the same seed on
+ *   any libtorch version and any device (values are generated on the CPU).
+ *
+ * Only header-declared libtorch API that exists unchanged in 1.13 and 2.x is
+ * used: ATen functional ops, torch::autograd::grad, NoGradGuard,
+ * torch::cuda::is_available, torch::pickle_save.
+ *
+ * This file deliberately does not call into the C modules of common/ (pb_err_set, rng,
+ * ckpt's CRC): probs_nn is linked after probs_core, so a reference from here
+ * into probs_core would not resolve for programs that do not themselves pull
+ * the same object in. The few helpers needed are local and static.
+ *
+ * Every extern "C" entry point runs its body inside pb__guard(), which turns
+ * any exception into PB_ENN (PB_ENOMEM for std::bad_alloc) plus a message. */
+
+extern "C" {
+#include "nn.h"
+}
+
+#include <torch/autograd.h>
+#include <torch/cuda.h>
+#include <torch/serialize.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- errors */
+
+static int pb__nn_err(pb_err_t *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int pb__nn_err(pb_err_t *err, int code, const char *fmt, ...) {
+  if (err != nullptr) {
+    va_list ap;
+    err->code = code;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+/* Runs f() (which returns 0 or a PB_E* code) and converts any exception into
+ * an error code plus message, prefixed with the entry point's name. */
+template <class F>
+static int pb__guard(pb_err_t *err, const char *where, F &&f) noexcept {
+  try {
+    return f();
+  } catch (const c10::Error &e) {
+    return pb__nn_err(err, PB_ENN, "%s: libtorch: %s", where,
+                      e.what_without_backtrace());
+  } catch (const std::bad_alloc &) {
+    return pb__nn_err(err, PB_ENOMEM, "%s: out of memory", where);
+  } catch (const std::exception &e) {
+    return pb__nn_err(err, PB_ENN, "%s: %s", where, e.what());
+  } catch (...) {
+    return pb__nn_err(err, PB_ENN, "%s: unknown C++ exception", where);
+  }
+}
+
+/* ------------------------------------------------------------ byte order */
+
+static void pb__put_u32(uint8_t *p, uint32_t x) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(x >> (8 * i));
+}
+static void pb__put_u64(uint8_t *p, uint64_t x) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
+}
+static uint32_t pb__get_u32(const uint8_t *p) {
+  uint32_t x = 0;
+  for (int i = 0; i < 4; i++) x |= (uint32_t)p[i] << (8 * i);
+  return x;
+}
+static uint64_t pb__get_u64(const uint8_t *p) {
+  uint64_t x = 0;
+  for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
+  return x;
+}
+static void pb__put_floats(uint8_t *p, const float *f, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u;
+    std::memcpy(&u, &f[i], 4);
+    pb__put_u32(p + 4 * i, u);
+  }
+}
+static void pb__get_floats(float *f, const uint8_t *p, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u = pb__get_u32(p + 4 * i);
+    std::memcpy(&f[i], &u, 4);
+  }
+}
+
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32 and Python's zlib.crc32),
+ * so that a buffer can be checked from a script. The table is a compile-time
+ * constant. */
+namespace {
+struct pb__crc_table {
+  uint32_t t[256];
+  constexpr pb__crc_table() : t() {
+    for (uint32_t i = 0; i < 256; i++) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+  }
+};
+constexpr pb__crc_table pb__crc{};
+}  // namespace
+
+static uint32_t pb__crc32(const uint8_t *p, size_t n) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; i++) c = pb__crc.t[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+/* ------------------------------------------------------------ the model */
+
+namespace {
+struct pb__param {
+  std::string name;            /* "conv0.weight", "head.bias", ... */
+  std::vector<int64_t> shape;  /* torch shape */
+  int64_t offset, numel;       /* slice of theta */
+  int64_t fan_in;              /* for the default init bound */
+};
+}  // namespace
+
+struct pb_nn {
+  pb_nn_spec_t spec;
+  pb_nn_opt_t opt;
+  torch::Device device{torch::kCPU};
+  std::vector<pb__param> params; /* fixed order: conv*, dense*, head */
+  int64_t nparams = 0;
+  torch::Tensor theta;           /* [nparams], requires grad */
+  torch::Tensor m, v;            /* Adam moments, [nparams] */
+  int64_t step = 0;              /* Adam steps taken */
+  std::vector<torch::Tensor> infer; /* no-grad views of theta, per param */
+};
+
+static const int64_t PB__MAX_PARAMS = (int64_t)1 << 31;
+
+/* The parameter list of a (checked) spec, in serialisation order. */
+static std::vector<pb__param> pb__layout(const pb_nn_spec_t *s) {
+  std::vector<pb__param> out;
+  int64_t off = 0;
+  auto add = [&](const std::string &name, std::vector<int64_t> shape,
+                 int64_t fan_in) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    out.push_back(pb__param{name, std::move(shape), off, n, fan_in});
+    off += n;
+  };
+  int64_t c = s->planes;
+  for (int i = 0; i < s->conv_layers; i++) {
+    std::string p = "conv" + std::to_string(i);
+    add(p + ".weight", {s->conv_channels, c, 3, 3}, c * 9);
+    add(p + ".bias", {s->conv_channels}, c * 9);
+    c = s->conv_channels;
+  }
+  int64_t f = c * s->height * s->width;
+  for (int i = 0; i < s->dense_layers; i++) {
+    std::string p = "dense" + std::to_string(i);
+    add(p + ".weight", {s->dense_units, f}, f);
+    add(p + ".bias", {s->dense_units}, f);
+    f = s->dense_units;
+  }
+  add("head.weight", {s->outputs, f}, f);
+  add("head.bias", {s->outputs}, f);
+  return out;
+}
+
+/* Parameter count computed in 64 bits without building the layout, so that
+ * an absurd spec is refused before anything is allocated. */
+static int64_t pb__count(const pb_nn_spec_t *s) {
+  int64_t n = 0, c = s->planes;
+  for (int i = 0; i < s->conv_layers; i++) {
+    n += (int64_t)s->conv_channels * c * 9 + s->conv_channels;
+    c = s->conv_channels;
+  }
+  int64_t f = c * s->height * s->width;
+  for (int i = 0; i < s->dense_layers; i++) {
+    n += (int64_t)s->dense_units * f + s->dense_units;
+    f = s->dense_units;
+  }
+  n += (int64_t)s->outputs * f + s->outputs;
+  return n;
+}
+
+static int pb__spec_check(const pb_nn_spec_t *s, pb_err_t *err) {
+  if (s == nullptr) return pb__nn_err(err, PB_EINVAL, "nn spec is NULL");
+  struct {
+    const char *name;
+    int value, lo, hi;
+  } f[] = {
+      {"planes", s->planes, 1, 4096},
+      {"height", s->height, 1, 4096},
+      {"width", s->width, 1, 4096},
+      {"outputs", s->outputs, 1, 1 << 20},
+      {"conv_layers", s->conv_layers, 0, 64},
+      {"conv_channels", s->conv_channels, s->conv_layers > 0 ? 1 : 0, 4096},
+      {"dense_layers", s->dense_layers, 0, 64},
+      {"dense_units", s->dense_units, s->dense_layers > 0 ? 1 : 0, 1 << 20},
+  };
+  for (const auto &x : f)
+    if (x.value < x.lo || x.value > x.hi)
+      return pb__nn_err(err, PB_EINVAL,
+                        "nn spec: %s = %d is out of range [%d, %d]", x.name,
+                        x.value, x.lo, x.hi);
+  if (s->head != PB_NN_HEAD_TANH && s->head != PB_NN_HEAD_LINEAR)
+    return pb__nn_err(err, PB_EINVAL,
+                      "nn spec: head = %d is neither PB_NN_HEAD_TANH (%d) nor "
+                      "PB_NN_HEAD_LINEAR (%d)",
+                      s->head, PB_NN_HEAD_TANH, PB_NN_HEAD_LINEAR);
+  int64_t cells = (int64_t)s->planes * s->height * s->width;
+  if (cells > ((int64_t)1 << 24))
+    return pb__nn_err(err, PB_EINVAL,
+                      "nn spec: input %dx%dx%d has more than 2^24 values",
+                      s->planes, s->height, s->width);
+  int64_t n = pb__count(s);
+  if (n > PB__MAX_PARAMS)
+    return pb__nn_err(err, PB_EINVAL,
+                      "nn spec: %lld parameters is more than the limit of 2^31",
+                      (long long)n);
+  return 0;
+}
+
+/* The spec fields in serialisation order, with names for messages. */
+static void pb__spec_fields(const pb_nn_spec_t *s, int v[9]) {
+  v[0] = s->planes;
+  v[1] = s->height;
+  v[2] = s->width;
+  v[3] = s->outputs;
+  v[4] = s->head;
+  v[5] = s->conv_layers;
+  v[6] = s->conv_channels;
+  v[7] = s->dense_layers;
+  v[8] = s->dense_units;
+}
+static const char *const pb__spec_names[9] = {
+    "planes", "height", "width", "outputs", "head",
+    "conv_layers", "conv_channels", "dense_layers", "dense_units"};
+
+/* 0 if equal, else PB_EMISMATCH naming the first differing field. */
+static int pb__spec_equal(const pb_nn_spec_t *have, const pb_nn_spec_t *want,
+                          const char *what, pb_err_t *err) {
+  int a[9], b[9];
+  pb__spec_fields(have, a);
+  pb__spec_fields(want, b);
+  for (int i = 0; i < 9; i++)
+    if (a[i] != b[i])
+      return pb__nn_err(err, PB_EMISMATCH,
+                        "%s: spec mismatch: %s is %d there but %d in this "
+                        "network",
+                        what, pb__spec_names[i], a[i], b[i]);
+  return 0;
+}
+
+/* Layer views of a flat tensor, in layout order. */
+static std::vector<torch::Tensor> pb__views(const pb_nn *nn,
+                                            const torch::Tensor &flat) {
+  std::vector<torch::Tensor> w;
+  w.reserve(nn->params.size());
+  for (const auto &p : nn->params)
+    w.push_back(flat.narrow(0, p.offset, p.numel).view(p.shape));
+  return w;
+}
+
+/* The network function. `inplace` lets inference reuse activations. */
+static torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
+                             const std::vector<torch::Tensor> &w,
+                             bool inplace) {
+  const pb_nn_spec_t &s = nn->spec;
+  size_t k = 0;
+  for (int i = 0; i < s.conv_layers; i++, k += 2) {
+    h = torch::conv2d(h, w[k], w[k + 1], /*stride=*/1, /*padding=*/1);
+    h = inplace ? torch::leaky_relu_(h, 0.01) : torch::leaky_relu(h, 0.01);
+  }
+  h = h.flatten(1);
+  for (int i = 0; i < s.dense_layers; i++, k += 2) {
+    h = torch::linear(h, w[k], w[k + 1]);
+    h = inplace ? torch::leaky_relu_(h, 0.01) : torch::leaky_relu(h, 0.01);
+  }
+  h = torch::linear(h, w[k], w[k + 1]);
+  if (s.head == PB_NN_HEAD_TANH) h = inplace ? h.tanh_() : h.tanh();
+  return h;
+}
+
+/* Input [batch][planes][height][width] from caller memory, on nn's device.
+ * from_blob wraps without copying; on CUDA the transfer is the one copy. */
+static torch::Tensor pb__input(const pb_nn *nn, const float *in, int batch) {
+  const pb_nn_spec_t &s = nn->spec;
+  torch::Tensor x = torch::from_blob(const_cast<float *>(in),
+                                     {batch, s.planes, s.height, s.width},
+                                     torch::kFloat32);
+  return nn->device.is_cpu() ? x : x.to(nn->device);
+}
+
+static torch::Tensor pb__rows(const pb_nn *nn, const float *p, int batch) {
+  torch::Tensor x = torch::from_blob(const_cast<float *>(p),
+                                     {batch, nn->spec.outputs}, torch::kFloat32);
+  return nn->device.is_cpu() ? x : x.to(nn->device);
+}
+
+/* A contiguous CPU float tensor with the contents of t (no copy if t already
+ * is one). */
+static torch::Tensor pb__cpu(const torch::Tensor &t) {
+  return t.detach().to(torch::kCPU).contiguous();
+}
+
+static int pb__opt_check(const pb_nn_opt_t *o, pb_err_t *err) {
+  if (!(std::isfinite(o->lr) && o->lr > 0.0f))
+    return pb__nn_err(err, PB_EINVAL, "nn opt: lr = %g must be > 0",
+                      (double)o->lr);
+  if (!(std::isfinite(o->weight_decay) && o->weight_decay >= 0.0f))
+    return pb__nn_err(err, PB_EINVAL, "nn opt: weight_decay = %g must be >= 0",
+                      (double)o->weight_decay);
+  return 0;
+}
+
+/* splitmix64: a tiny, well-mixed stream for the initial weights. */
+static uint64_t pb__splitmix(uint64_t *x) {
+  uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* PyTorch's default Conv2d/Linear init (kaiming_uniform with a = sqrt(5)
+ * for weights, which is U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and the same
+ * bound for biases), drawn from our own stream. Each parameter has its own
+ * stream so that adding a layer does not shift the others' values. */
+static void pb__init(const std::vector<pb__param> &params, uint64_t seed,
+                     float *out) {
+  for (size_t i = 0; i < params.size(); i++) {
+    const pb__param &p = params[i];
+    uint64_t st = seed ^ (0xA0761D6478BD642Full * (uint64_t)(i + 1));
+    pb__splitmix(&st);
+    double bound = 1.0 / std::sqrt((double)p.fan_in);
+    for (int64_t j = 0; j < p.numel; j++) {
+      double u = (double)(pb__splitmix(&st) >> 40) * (1.0 / 16777216.0);
+      out[p.offset + j] = (float)((2.0 * u - 1.0) * bound);
+    }
+  }
+}
+
+/* ----------------------------------------------------------- public API */
+
+extern "C" int pb_nn_spec_check(const pb_nn_spec_t *spec, pb_err_t *err) {
+  return pb__spec_check(spec, err);
+}
+
+extern "C" long pb_nn_spec_param_count(const pb_nn_spec_t *spec) {
+  if (pb__spec_check(spec, nullptr) != 0) return -1;
+  return (long)pb__count(spec);
+}
+
+extern "C" pb_nn_t *pb_nn_new(const pb_nn_spec_t *spec, const pb_nn_opt_t *opt,
+                              const char *device, uint64_t seed,
+                              pb_err_t *err) {
+  pb_nn_t *result = nullptr;
+  pb__guard(err, "pb_nn_new", [&]() -> int {
+    int rc = pb__spec_check(spec, err);
+    if (rc) return rc;
+    pb_nn_opt_t o = {1e-3f, 0.0f};
+    if (opt != nullptr) {
+      if ((rc = pb__opt_check(opt, err))) return rc;
+      o = *opt;
+    }
+    if (device == nullptr)
+      return pb__nn_err(err, PB_EINVAL, "pb_nn_new: device is NULL");
+    torch::Device dev(torch::kCPU);
+    if (std::strcmp(device, "cpu") == 0) {
+    } else if (std::strcmp(device, "cuda") == 0) {
+      if (!torch::cuda::is_available())
+        return pb__nn_err(err, PB_EUNSUPP,
+                          "pb_nn_new: device \"cuda\" requested but CUDA is not "
+                          "available (no GPU, or a CPU-only libtorch)");
+      dev = torch::Device(torch::kCUDA);
+    } else if (std::strcmp(device, "auto") == 0) {
+      if (torch::cuda::is_available()) dev = torch::Device(torch::kCUDA);
+    } else {
+      return pb__nn_err(err, PB_EINVAL,
+                        "pb_nn_new: unknown device \"%.64s\" (expected cpu, "
+                        "cuda or auto)",
+                        device);
+    }
+
+    std::unique_ptr<pb_nn> nn(new pb_nn());
+    nn->spec = *spec;
+    nn->opt = o;
+    nn->device = dev;
+    nn->params = pb__layout(spec);
+    nn->nparams = pb__count(spec);
+
+    std::vector<float> init((size_t)nn->nparams);
+    pb__init(nn->params, seed, init.data());
+    torch::Tensor cpu = torch::from_blob(init.data(), {nn->nparams},
+                                         torch::kFloat32);
+    /* clone/to: theta must own its storage, init is freed on return. */
+    nn->theta = (dev.is_cpu() ? cpu.clone() : cpu.to(dev)).set_requires_grad(true);
+    auto fopt = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
+    nn->m = torch::zeros({nn->nparams}, fopt);
+    nn->v = torch::zeros({nn->nparams}, fopt);
+    nn->infer = pb__views(nn.get(), nn->theta.detach());
+    result = nn.release();
+    return 0;
+  });
+  return result;
+}
+
+extern "C" void pb_nn_destroy(pb_nn_t **nn) {
+  if (nn == nullptr || *nn == nullptr) return;
+  pb__guard(nullptr, "pb_nn_destroy", [&]() -> int {
+    delete *nn;
+    return 0;
+  });
+  *nn = nullptr;
+}
+
+extern "C" const pb_nn_spec_t *pb_nn_spec(const pb_nn_t *nn) {
+  return &nn->spec;
+}
+
+extern "C" long pb_nn_param_count(const pb_nn_t *nn) {
+  return (long)nn->nparams;
+}
+
+extern "C" const char *pb_nn_device(const pb_nn_t *nn) {
+  return nn->device.is_cuda() ? "cuda" : "cpu";
+}
+
+extern "C" int64_t pb_nn_train_steps(const pb_nn_t *nn) { return nn->step; }
+
+extern "C" void pb_nn_set_threads(int n) {
+  if (n < 1) n = 1;
+  /* The inter-op pool is left alone: it only serves TorchScript fork/wait,
+   * which probs does not use, and at::set_num_interop_threads throws once
+   * any parallel work has started, so it could not be called twice. */
+  pb__guard(nullptr, "pb_nn_set_threads", [&]() -> int {
+    torch::set_num_threads(n);
+    return 0;
+  });
+  /* Debian's libtorch calls the system BLAS (OpenBLAS through
+   * update-alternatives) for Linear layers, and the pthread OpenBLAS keeps
+   * its own pool sized to the machine, which torch::set_num_threads does not
+   * touch: with one torch thread, OpenBLAS would still wake a second thread
+   * per matrix product, and on 2 busy cores that costs up to 3x (docs/nn.md).
+   * Looked up at run time so that builds against other BLAS (MKL in PyTorch
+   * wheels, which set_num_threads does handle) need nothing. */
+  using set_fn = void (*)(int);
+  if (auto fn = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    fn(n);
+}
+
+extern "C" int pb_nn_forward(pb_nn_t *nn, const float *in, int batch,
+                             float *out, pb_err_t *err) {
+  if (nn == nullptr || batch < 0 || (batch > 0 && (in == nullptr || out == nullptr)))
+    return pb__nn_err(err, PB_EINVAL,
+                      "pb_nn_forward: bad arguments (nn %p, batch %d, in %p, "
+                      "out %p)",
+                      (void *)nn, batch, (const void *)in, (void *)out);
+  if (batch == 0) return 0;
+  return pb__guard(err, "pb_nn_forward", [&]() -> int {
+    torch::NoGradGuard no_grad;
+    torch::Tensor y = pb__run(nn, pb__input(nn, in, batch), nn->infer, true);
+    y = pb__cpu(y);
+    std::memcpy(out, y.data_ptr<float>(),
+                sizeof(float) * (size_t)batch * (size_t)nn->spec.outputs);
+    return 0;
+  });
+}
+
+extern "C" int pb_nn_train_step(pb_nn_t *nn, const float *in,
+                                const float *target, const float *mask,
+                                int batch, float *loss, pb_err_t *err) {
+  if (nn == nullptr || batch < 0 ||
+      (batch > 0 && (in == nullptr || target == nullptr)))
+    return pb__nn_err(err, PB_EINVAL,
+                      "pb_nn_train_step: bad arguments (nn %p, batch %d, in "
+                      "%p, target %p)",
+                      (void *)nn, batch, (const void *)in,
+                      (const void *)target);
+  if (batch == 0) {
+    /* An empty batch has no gradient; a step would still move the weights
+     * through Adam's momentum, so it is not taken. */
+    if (loss != nullptr) *loss = 0.0f;
+    return 0;
+  }
+  return pb__guard(err, "pb_nn_train_step", [&]() -> int {
+    torch::Tensor x = pb__input(nn, in, batch);
+    torch::Tensor t = pb__rows(nn, target, batch);
+    torch::Tensor y = pb__run(nn, x, pb__views(nn, nn->theta), false);
+    torch::Tensor d = y - t;
+    torch::Tensor l;
+    if (mask != nullptr) {
+      torch::Tensor mk = pb__rows(nn, mask, batch);
+      /* where() rather than d * mask, so that a garbage (even NaN) target
+       * under a zero mask cannot leak into the loss or the gradient. */
+      d = torch::where(mk != 0, d, torch::zeros_like(d));
+      l = (d * d * mk).sum() / mk.sum().clamp_min(1.0);
+    } else {
+      l = (d * d).mean();
+    }
+    torch::Tensor g = torch::autograd::grad({l}, {nn->theta})[0];
+    float lv = l.item<float>();
+    if (!std::isfinite(lv))
+      return pb__nn_err(err, PB_ERANGE,
+                        "pb_nn_train_step: loss is %g (non-finite input or "
+                        "target?); step not taken",
+                        (double)lv);
+    if (loss != nullptr) *loss = lv;
+
+    /* Adam exactly as torch.optim.Adam (amsgrad off, maximize off):
+     *   g += wd * theta; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+     *   theta -= lr / (1-b1^t) * m / (sqrt(v) / sqrt(1-b2^t) + eps). */
+    torch::NoGradGuard no_grad;
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    torch::Tensor th = nn->theta.detach();
+    if (nn->opt.weight_decay != 0.0f) g = g.add(th, (double)nn->opt.weight_decay);
+    nn->step++;
+    nn->m.mul_(b1).add_(g, 1.0 - b1);
+    nn->v.mul_(b2).addcmul_(g, g, 1.0 - b2);
+    double bc1 = 1.0 - std::pow(b1, (double)nn->step);
+    double bc2 = 1.0 - std::pow(b2, (double)nn->step);
+    torch::Tensor denom = (nn->v.sqrt() / std::sqrt(bc2)).add_(eps);
+    th.addcdiv_(nn->m, denom, -(double)nn->opt.lr / bc1);
+    return 0;
+  });
+}
+
+extern "C" int pb_nn_set_opt(pb_nn_t *nn, const pb_nn_opt_t *opt,
+                             pb_err_t *err) {
+  if (nn == nullptr || opt == nullptr)
+    return pb__nn_err(err, PB_EINVAL, "pb_nn_set_opt: NULL argument");
+  int rc = pb__opt_check(opt, err);
+  if (rc) return rc;
+  nn->opt = *opt;
+  return 0;
+}
+
+/* ------------------------------------------------------ weights / state */
+
+/* Buffer layout (all little-endian):
+ *   0  magic "PBNN" (weights) or "PBNS" (training state)
+ *   4  u32 format version (1)
+ *   8  9 x i32 spec: planes height width outputs head conv_layers
+ *      conv_channels dense_layers dense_units
+ *  44  u32 reserved (0)
+ *  48  u64 tag: model version (weights) or Adam step count (state)
+ *  56  u64 parameter count N
+ *  64  f32 theta[N]; state only: f32 m[N], f32 v[N]
+ *  end u32 CRC-32 of every byte before it */
+enum { PB__HDR = 64, PB__FMT = 1 };
+static const char PB__MAGIC_W[4] = {'P', 'B', 'N', 'N'};
+static const char PB__MAGIC_S[4] = {'P', 'B', 'N', 'S'};
+
+namespace {
+struct pb__hdr {
+  pb_nn_spec_t spec;
+  uint64_t tag;
+  int64_t count;
+};
+}  // namespace
+
+static void pb__write_hdr(uint8_t *p, const char magic[4], const pb_nn *nn,
+                          uint64_t tag) {
+  std::memcpy(p, magic, 4);
+  pb__put_u32(p + 4, PB__FMT);
+  int f[9];
+  pb__spec_fields(&nn->spec, f);
+  for (int i = 0; i < 9; i++) pb__put_u32(p + 8 + 4 * i, (uint32_t)f[i]);
+  pb__put_u32(p + 44, 0);
+  pb__put_u64(p + 48, tag);
+  pb__put_u64(p + 56, (uint64_t)nn->nparams);
+}
+
+/* Validates a weights (state = false) or state buffer: length, magic,
+ * declared size, (if check_crc) the checksum, format version, then that the
+ * spec is valid and agrees with the parameter count. Fills *h. */
+static int pb__parse(const uint8_t *buf, size_t len, bool state,
+                     bool check_crc, pb__hdr *h, const char *where,
+                     pb_err_t *err) {
+  const char *kind = state ? "training-state" : "weights";
+  if (buf == nullptr)
+    return pb__nn_err(err, PB_EINVAL, "%s: buffer is NULL", where);
+  if (len < PB__HDR + 4)
+    return pb__nn_err(err, PB_ECORRUPT,
+                      "%s: %s buffer truncated: %zu bytes, shorter than the "
+                      "%d-byte header and checksum",
+                      where, kind, len, PB__HDR + 4);
+  const char *want = state ? PB__MAGIC_S : PB__MAGIC_W;
+  const char *other = state ? PB__MAGIC_W : PB__MAGIC_S;
+  if (std::memcmp(buf, want, 4) != 0) {
+    if (std::memcmp(buf, other, 4) == 0)
+      return pb__nn_err(err, PB_EMISMATCH,
+                        "%s: this is a %s buffer, not a %s buffer", where,
+                        state ? "weights" : "training-state", kind);
+    return pb__nn_err(err, PB_ECORRUPT,
+                      "%s: not a probs %s buffer (bad magic)", where, kind);
+  }
+  uint64_t count = pb__get_u64(buf + 56);
+  uint64_t per = state ? 3 : 1;
+  if (count > (uint64_t)PB__MAX_PARAMS ||
+      (uint64_t)len != PB__HDR + 4 * per * count + 4)
+    return pb__nn_err(err, PB_ECORRUPT,
+                      "%s: %s buffer is %zu bytes but its header declares "
+                      "%llu parameters (truncated or corrupt)",
+                      where, kind, len, (unsigned long long)count);
+  if (check_crc) {
+    uint32_t have = pb__get_u32(buf + len - 4);
+    uint32_t crc = pb__crc32(buf, len - 4);
+    if (have != crc)
+      return pb__nn_err(err, PB_ECORRUPT,
+                        "%s: %s buffer checksum mismatch (stored %08x, "
+                        "computed %08x): corrupt",
+                        where, kind, have, crc);
+  }
+  /* After the checksum, so that damage reads as corruption and only an
+   * intact buffer of another format reads as unsupported. */
+  uint32_t fmt = pb__get_u32(buf + 4);
+  if (fmt != PB__FMT)
+    return pb__nn_err(err, PB_EUNSUPP,
+                      "%s: %s format version %u is not supported (this build "
+                      "reads version %d)",
+                      where, kind, fmt, PB__FMT);
+  int f[9];
+  for (int i = 0; i < 9; i++) f[i] = (int)(int32_t)pb__get_u32(buf + 8 + 4 * i);
+  pb_nn_spec_t s;
+  s.planes = f[0];
+  s.height = f[1];
+  s.width = f[2];
+  s.outputs = f[3];
+  s.head = f[4];
+  s.conv_layers = f[5];
+  s.conv_channels = f[6];
+  s.dense_layers = f[7];
+  s.dense_units = f[8];
+  pb_err_t sub;
+  if (pb__spec_check(&s, &sub) != 0)
+    return pb__nn_err(err, PB_ECORRUPT, "%s: %s buffer holds a bad spec (%s)",
+                      where, kind, sub.msg);
+  if (pb__count(&s) != (int64_t)count)
+    return pb__nn_err(err, PB_ECORRUPT,
+                      "%s: %s buffer declares %llu parameters but its spec "
+                      "has %lld",
+                      where, kind, (unsigned long long)count,
+                      (long long)pb__count(&s));
+  h->spec = s;
+  h->tag = pb__get_u64(buf + 48);
+  h->count = (int64_t)count;
+  return 0;
+}
+
+/* Serialises nn as weights or state into a malloc'd buffer. */
+static int pb__save(const pb_nn *nn, bool state, uint64_t tag, uint8_t **out,
+                    size_t *len, const char *where, pb_err_t *err) {
+  if (nn == nullptr || out == nullptr || len == nullptr)
+    return pb__nn_err(err, PB_EINVAL, "%s: NULL argument", where);
+  *out = nullptr;
+  *len = 0;
+  return pb__guard(err, where, [&]() -> int {
+    int64_t n = nn->nparams;
+    size_t total = PB__HDR + 4 * (size_t)n * (state ? 3 : 1) + 4;
+    std::vector<torch::Tensor> parts = {pb__cpu(nn->theta)};
+    if (state) {
+      parts.push_back(pb__cpu(nn->m));
+      parts.push_back(pb__cpu(nn->v));
+    }
+    uint8_t *p = (uint8_t *)std::malloc(total);
+    if (p == nullptr)
+      return pb__nn_err(err, PB_ENOMEM, "%s: cannot allocate %zu bytes", where,
+                        total);
+    pb__write_hdr(p, state ? PB__MAGIC_S : PB__MAGIC_W, nn, tag);
+    size_t off = PB__HDR;
+    for (const auto &t : parts) {
+      pb__put_floats(p + off, t.data_ptr<float>(), n);
+      off += 4 * (size_t)n;
+    }
+    pb__put_u32(p + off, pb__crc32(p, off));
+    *out = p;
+    *len = total;
+    return 0;
+  });
+}
+
+extern "C" int pb_nn_weights_save(const pb_nn_t *nn, uint64_t version,
+                                  uint8_t **out, size_t *len, pb_err_t *err) {
+  return pb__save(nn, false, version, out, len, "pb_nn_weights_save", err);
+}
+
+extern "C" int pb_nn_state_save(const pb_nn_t *nn, uint8_t **out, size_t *len,
+                                pb_err_t *err) {
+  return pb__save(nn, true, nn ? (uint64_t)nn->step : 0, out, len,
+                  "pb_nn_state_save", err);
+}
+
+extern "C" int pb_nn_weights_peek(const uint8_t *buf, size_t len,
+                                  pb_nn_spec_t *spec, uint64_t *version,
+                                  pb_err_t *err) {
+  pb__hdr h;
+  int rc = pb__parse(buf, len, false, false, &h, "pb_nn_weights_peek", err);
+  if (rc) return rc;
+  if (spec) *spec = h.spec;
+  if (version) *version = h.tag;
+  return 0;
+}
+
+extern "C" int pb_nn_state_peek(const uint8_t *buf, size_t len,
+                                pb_nn_spec_t *spec, pb_err_t *err) {
+  pb__hdr h;
+  int rc = pb__parse(buf, len, true, false, &h, "pb_nn_state_peek", err);
+  if (rc) return rc;
+  if (spec) *spec = h.spec;
+  return 0;
+}
+
+/* Decodes `k` float blocks of a checked buffer into nn (theta, m, v). All
+ * checks have passed before this runs, so nn is only touched on success. */
+static int pb__load(pb_nn *nn, const uint8_t *buf, size_t len, bool state,
+                    uint64_t *tag, const char *where, pb_err_t *err) {
+  if (nn == nullptr)
+    return pb__nn_err(err, PB_EINVAL, "%s: network is NULL", where);
+  pb__hdr h;
+  int rc = pb__parse(buf, len, state, true, &h, where, err);
+  if (rc) return rc;
+  if ((rc = pb__spec_equal(&h.spec, &nn->spec, where, err))) return rc;
+  return pb__guard(err, where, [&]() -> int {
+    int64_t n = nn->nparams;
+    int k = state ? 3 : 1;
+    torch::Tensor host = torch::empty({k, n}, torch::kFloat32);
+    pb__get_floats(host.data_ptr<float>(), buf + PB__HDR, k * n);
+    torch::Tensor dev = nn->device.is_cpu() ? host : host.to(nn->device);
+    torch::NoGradGuard no_grad;
+    nn->theta.detach().copy_(dev[0]);
+    if (state) {
+      nn->m.copy_(dev[1]);
+      nn->v.copy_(dev[2]);
+      nn->step = (int64_t)h.tag;
+    }
+    if (tag) *tag = h.tag;
+    return 0;
+  });
+}
+
+extern "C" int pb_nn_weights_load(pb_nn_t *nn, const uint8_t *buf, size_t len,
+                                  uint64_t *version, pb_err_t *err) {
+  return pb__load(nn, buf, len, false, version, "pb_nn_weights_load", err);
+}
+
+extern "C" int pb_nn_state_load(pb_nn_t *nn, const uint8_t *buf, size_t len,
+                                pb_err_t *err) {
+  return pb__load(nn, buf, len, true, nullptr, "pb_nn_state_load", err);
+}
+
+extern "C" int pb_nn_copy_weights(pb_nn_t *dst, const pb_nn_t *src,
+                                  pb_err_t *err) {
+  if (dst == nullptr || src == nullptr)
+    return pb__nn_err(err, PB_EINVAL, "pb_nn_copy_weights: NULL network");
+  if (dst == src) return 0;
+  int rc = pb__spec_equal(&src->spec, &dst->spec, "pb_nn_copy_weights", err);
+  if (rc) return rc;
+  return pb__guard(err, "pb_nn_copy_weights", [&]() -> int {
+    torch::NoGradGuard no_grad;
+    dst->theta.detach().copy_(src->theta.detach());
+    return 0;
+  });
+}
+
+/* ------------------------------------------------------------- export */
+
+extern "C" int pb_nn_export_torch(pb_nn_t *const *nets,
+                                  const char *const *prefix, int n,
+                                  const char *path, pb_err_t *err) {
+  if (nets == nullptr || prefix == nullptr || path == nullptr || n < 1)
+    return pb__nn_err(err, PB_EINVAL,
+                      "pb_nn_export_torch: need n >= 1 networks, prefixes "
+                      "and a path");
+  for (int i = 0; i < n; i++)
+    if (nets[i] == nullptr || prefix[i] == nullptr || prefix[i][0] == '\0')
+      return pb__nn_err(err, PB_EINVAL,
+                        "pb_nn_export_torch: network or prefix %d is missing",
+                        i);
+  return pb__guard(err, "pb_nn_export_torch", [&]() -> int {
+    c10::Dict<std::string, at::Tensor> dict;
+    for (int i = 0; i < n; i++) {
+      const pb_nn *nn = nets[i];
+      for (size_t k = 0; k < nn->params.size(); k++) {
+        std::string key = std::string(prefix[i]) + "." + nn->params[k].name;
+        if (dict.contains(key))
+          return pb__nn_err(err, PB_EINVAL,
+                            "pb_nn_export_torch: duplicate key \"%s\" (two "
+                            "networks with the same prefix?)",
+                            key.c_str());
+        /* clone: each tensor gets its own storage, not a view of theta. */
+        dict.insert(key, pb__cpu(nn->infer[k]).clone());
+      }
+    }
+    std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+
+    /* Written beside the target and renamed, so a reader never sees half a
+     * file. */
+    std::string tmp = std::string(path) + ".tmp." + std::to_string(getpid());
+    FILE *f = std::fopen(tmp.c_str(), "wb");
+    if (f == nullptr)
+      return pb__nn_err(err, PB_EIO, "pb_nn_export_torch: cannot create %s: %s",
+                        tmp.c_str(), std::strerror(errno));
+    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    int e = errno;
+    if (std::fclose(f) != 0 && ok) {
+      ok = false;
+      e = errno;
+    }
+    if (!ok || std::rename(tmp.c_str(), path) != 0) {
+      if (ok) e = errno;
+      std::remove(tmp.c_str());
+      return pb__nn_err(err, PB_EIO, "pb_nn_export_torch: cannot write %s: %s",
+                        path, std::strerror(e));
+    }
+    return 0;
+  });
+}

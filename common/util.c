@@ -1,0 +1,109 @@
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+double pb_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int pb_mkdir_p(const char *path, pb_err_t *err) {
+  char buf[4096];
+  size_t n = strlen(path);
+  if (n == 0 || n >= sizeof buf)
+    return pb_err_set(err, PB_EINVAL, "bad directory path '%.200s'", path);
+  memcpy(buf, path, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (buf[i] != '/' && buf[i] != '\0') continue;
+    char c = buf[i];
+    buf[i] = '\0';
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+      return pb_err_set(err, PB_EIO, "cannot create directory '%s': %s", buf,
+                        strerror(errno));
+    buf[i] = c;
+  }
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+    return pb_err_set(err, PB_EIO, "'%s' is not a directory", path);
+  return 0;
+}
+
+int pb_write_file(const char *path, const void *data, size_t len,
+                  pb_err_t *err) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return pb_err_set(err, PB_EIO, "cannot write '%s': %s", tmp,
+                      strerror(errno));
+  const char *p = data;
+  size_t left = len;
+  while (left > 0) {
+    ssize_t w = write(fd, p, left);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int e = errno;
+      close(fd);
+      unlink(tmp);
+      return pb_err_set(err, PB_EIO, "cannot write '%s': %s", tmp,
+                        strerror(e));
+    }
+    p += w;
+    left -= (size_t)w;
+  }
+  if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
+    int e = errno;
+    unlink(tmp);
+    return pb_err_set(err, PB_EIO, "cannot write '%s': %s", path, strerror(e));
+  }
+  return 0;
+}
+
+int pb_read_file(const char *path, size_t max_len, char **out, size_t *len,
+                 pb_err_t *err) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return pb_err_set(err, PB_EIO, "cannot open '%s': %s", path,
+                      strerror(errno));
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n + 65536 + 1 > cap) {
+      cap = cap ? cap * 2 : 65536 * 2;
+      char *nb = realloc(buf, cap);
+      if (nb == NULL) {
+        free(buf);
+        fclose(f);
+        return pb_err_set(err, PB_ENOMEM, "out of memory reading '%s'", path);
+      }
+      buf = nb;
+    }
+    size_t r = fread(buf + n, 1, 65536, f);
+    n += r;
+    if (n > max_len) {
+      free(buf);
+      fclose(f);
+      return pb_err_set(err, PB_ERANGE, "'%s' is larger than %zu bytes", path,
+                        max_len);
+    }
+    if (r < 65536) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return pb_err_set(err, PB_EIO, "error reading '%s'", path);
+  }
+  buf[n] = '\0';
+  *out = buf;
+  if (len) *len = n;
+  return 0;
+}

@@ -1,0 +1,471 @@
+/* test_ckpt.c - checkpoint files: round trip, refusal of every kind of
+ * damage, atomic replacement, finding the newest intact one, and a network's
+ * training state surviving a trip through a file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ckpt.h"
+#include "err.h"
+#include "nn.h"
+#include "rng.h"
+
+/* A fresh temporary directory per test, removed (with its files) after. */
+static int setup_dir(void **state) {
+  char *dir = malloc(64);
+  strcpy(dir, "/tmp/pb_test_ckpt_XXXXXX");
+  if (mkdtemp(dir) == NULL) {
+    free(dir);
+    return -1;
+  }
+  *state = dir;
+  return 0;
+}
+
+static int teardown_dir(void **state) {
+  char *dir = *state;
+  DIR *d = opendir(dir);
+  if (d != NULL) {
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+      if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+        continue;
+      char p[600];
+      snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+      unlink(p);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+  free(dir);
+  return 0;
+}
+
+static void write_bytes(const char *path, const void *p, size_t n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  if (n) assert_int_equal(fwrite(p, 1, n, f), n);
+  assert_int_equal(fclose(f), 0);
+}
+
+static int count_entries(const char *dir, const char *needle) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) n += strstr(de->d_name, needle) != NULL;
+  closedir(d);
+  return n;
+}
+
+/* A checkpoint with a few sections of different shapes. */
+static pb_ckpt_t *sample(void) {
+  pb_err_t err;
+  pb_ckpt_t *ck = pb_ckpt_new(&err);
+  assert_non_null(ck);
+  uint8_t big[3000];
+  for (size_t i = 0; i < sizeof big; i++) big[i] = (uint8_t)(i * 7 + 1);
+  const char meta[] = "iteration: 12\n";
+  assert_int_equal(pb_ckpt_add(ck, "v.state", big, sizeof big, &err), 0);
+  assert_int_equal(pb_ckpt_add(ck, "empty", NULL, 0, &err), 0);
+  assert_int_equal(pb_ckpt_add(ck, "config.yaml", meta, strlen(meta), &err),
+                   0);
+  uint8_t zeros[5] = {0};
+  assert_int_equal(pb_ckpt_add(ck, "extra", zeros, sizeof zeros, &err), 0);
+  return ck;
+}
+
+static void check_sample(const pb_ckpt_t *ck) {
+  const void *d;
+  size_t n;
+  assert_int_equal(pb_ckpt_count(ck), 4);
+  assert_string_equal(pb_ckpt_name(ck, 0), "v.state");
+  assert_string_equal(pb_ckpt_name(ck, 3), "extra");
+  assert_null(pb_ckpt_name(ck, 4));
+  assert_int_equal(pb_ckpt_get(ck, "v.state", &d, &n), 0);
+  assert_int_equal(n, 3000);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(((const uint8_t *)d)[i], (uint8_t)(i * 7 + 1));
+  assert_int_equal(pb_ckpt_get(ck, "empty", &d, &n), 0);
+  assert_int_equal(n, 0);
+  assert_int_equal(pb_ckpt_get(ck, "config.yaml", &d, &n), 0);
+  assert_int_equal(n, 14);
+  assert_memory_equal(d, "iteration: 12\n", 14);
+  assert_int_equal(pb_ckpt_get(ck, "extra", &d, &n), 0);
+  assert_int_equal(n, 5);
+  assert_int_equal(pb_ckpt_get(ck, "q.state", &d, &n), PB_ENOTFOUND);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_crc32(void **state) {
+  (void)state;
+  /* the standard check value of CRC-32/ISO-HDLC (zlib) */
+  assert_int_equal(pb_crc32(0, "123456789", 9), 0xCBF43926u);
+  assert_int_equal(pb_crc32(0, "", 0), 0);
+  uint32_t c = pb_crc32(0, "1234", 4);
+  assert_int_equal(pb_crc32(c, "56789", 5), 0xCBF43926u);
+}
+
+static void test_roundtrip(void **state) {
+  const char *dir = *state;
+  pb_err_t err;
+  char path[512];
+  snprintf(path, sizeof path, "%s/ckpt-000012.pbck", dir);
+  pb_ckpt_t *ck = sample();
+  check_sample(ck);
+  assert_int_equal(pb_ckpt_write(ck, path, &err), 0);
+  assert_int_equal(count_entries(dir, ".tmp."), 0);
+
+  /* the file is exactly the in-memory encoding */
+  uint8_t *enc;
+  size_t len;
+  assert_int_equal(pb_ckpt_encode(ck, &enc, &len, &err), 0);
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  assert_int_equal((size_t)st.st_size, len);
+  pb_ckpt_destroy(&ck);
+  assert_null(ck);
+  pb_ckpt_destroy(&ck);
+  pb_ckpt_destroy(NULL);
+
+  pb_ckpt_t *back = pb_ckpt_read(path, &err);
+  if (back == NULL) fail_msg("read: %s", err.msg);
+  check_sample(back);
+  pb_ckpt_destroy(&back);
+  back = pb_ckpt_decode(enc, len, "mem", &err);
+  assert_non_null(back);
+  check_sample(back);
+  pb_ckpt_destroy(&back);
+  free(enc);
+
+  /* an empty checkpoint is legal */
+  pb_ckpt_t *empty = pb_ckpt_new(&err);
+  assert_int_equal(pb_ckpt_write(empty, path, &err), 0);
+  pb_ckpt_destroy(&empty);
+  empty = pb_ckpt_read(path, &err);
+  assert_non_null(empty);
+  assert_int_equal(pb_ckpt_count(empty), 0);
+  pb_ckpt_destroy(&empty);
+}
+
+static void test_bad_names(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_ckpt_t *ck = pb_ckpt_new(&err);
+  char longname[300];
+  memset(longname, 'a', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  const char *bad[] = {"", "with space", "tab\there", longname, "\x7f"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pb_err_clear(&err);
+    assert_int_equal(pb_ckpt_add(ck, bad[i], "x", 1, &err), PB_EINVAL);
+    assert_non_null(strstr(err.msg, "name"));
+  }
+  longname[PB_CKPT_NAME_MAX] = '\0';
+  assert_int_equal(pb_ckpt_add(ck, longname, "x", 1, &err), 0);
+  assert_int_equal(pb_ckpt_add(ck, "a", "x", 1, &err), 0);
+  pb_err_clear(&err);
+  assert_int_equal(pb_ckpt_add(ck, "a", "y", 1, &err), PB_EINVAL);
+  assert_non_null(strstr(err.msg, "already"));
+  assert_int_equal(pb_ckpt_add(ck, "b", NULL, 3, &err), PB_EINVAL);
+  assert_int_equal(pb_ckpt_add(NULL, "b", "x", 1, &err), PB_EINVAL);
+  assert_int_equal(pb_ckpt_count(ck), 2);
+  pb_ckpt_destroy(&ck);
+}
+
+/* Every flipped byte, every truncation, trailing junk: PB_ECORRUPT with a
+ * message naming the file; never a partial result. */
+static void test_corrupt(void **state) {
+  const char *dir = *state;
+  pb_err_t err;
+  char path[512];
+  snprintf(path, sizeof path, "%s/ckpt-000001.pbck", dir);
+  pb_ckpt_t *ck = sample();
+  uint8_t *enc;
+  size_t len;
+  assert_int_equal(pb_ckpt_encode(ck, &enc, &len, &err), 0);
+  pb_ckpt_destroy(&ck);
+
+  for (size_t i = 0; i < len; i++) {
+    enc[i] ^= 0x20;
+    pb_err_clear(&err);
+    pb_ckpt_t *r = pb_ckpt_decode(enc, len, "buf", &err);
+    if (r != NULL || err.code != PB_ECORRUPT)
+      fail_msg("byte %zu: code %d (%s)", i, err.code, err.msg);
+    enc[i] ^= 0x20;
+  }
+  for (size_t cut = 0; cut < len; cut++) {
+    pb_err_clear(&err);
+    assert_null(pb_ckpt_decode(enc, cut, "buf", &err));
+    assert_int_equal(err.code, PB_ECORRUPT);
+    assert_non_null(strstr(err.msg, "truncated"));
+  }
+
+  /* the same through files, on a sample of positions */
+  size_t cuts[] = {0, 1, 23, 27, 28, 100, len / 2, len - 5, len - 1};
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    write_bytes(path, enc, cuts[i]);
+    pb_err_clear(&err);
+    assert_null(pb_ckpt_read(path, &err));
+    assert_int_equal(err.code, PB_ECORRUPT);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "truncated"));
+  }
+  size_t flips[] = {0, 9, 17, 30, 500, len - 1};
+  for (size_t i = 0; i < sizeof flips / sizeof flips[0]; i++) {
+    enc[flips[i]] ^= 1;
+    write_bytes(path, enc, len);
+    enc[flips[i]] ^= 1;
+    pb_err_clear(&err);
+    assert_null(pb_ckpt_read(path, &err));
+    assert_int_equal(err.code, PB_ECORRUPT);
+    assert_non_null(strstr(err.msg, path));
+  }
+  /* data appended after a good file */
+  uint8_t *longer = malloc(len + 3);
+  memcpy(longer, enc, len);
+  memset(longer + len, 0, 3);
+  write_bytes(path, longer, len + 3);
+  pb_err_clear(&err);
+  assert_null(pb_ckpt_read(path, &err));
+  assert_int_equal(err.code, PB_ECORRUPT);
+  assert_non_null(strstr(err.msg, "wrong length"));
+  free(longer);
+
+  /* a well-formed file of another format version: unsupported */
+  enc[4] = 9;
+  uint32_t crc = pb_crc32(0, enc, len - 4);
+  for (int k = 0; k < 4; k++) enc[len - 4 + k] = (uint8_t)(crc >> (8 * k));
+  pb_err_clear(&err);
+  assert_null(pb_ckpt_decode(enc, len, "buf", &err));
+  assert_int_equal(err.code, PB_EUNSUPP);
+  assert_non_null(strstr(err.msg, "version 9"));
+  free(enc);
+
+  /* a section table that lies, under a valid checksum */
+  uint8_t bad[24 + 4 + 1 + 8 + 4] = {'P', 'B', 'C', 'K', 1, 0, 0, 0, 1};
+  bad[16] = sizeof bad;
+  bad[24] = 1;                 /* name length 1 */
+  bad[28] = 'x';               /* name */
+  bad[29] = 200;               /* data length 200: past the end */
+  crc = pb_crc32(0, bad, sizeof bad - 4);
+  for (int k = 0; k < 4; k++) bad[sizeof bad - 4 + k] = (uint8_t)(crc >> (8 * k));
+  pb_err_clear(&err);
+  assert_null(pb_ckpt_decode(bad, sizeof bad, "lie", &err));
+  assert_int_equal(err.code, PB_ECORRUPT);
+  assert_non_null(strstr(err.msg, "past the end"));
+
+  /* missing file, directory instead of file */
+  pb_err_clear(&err);
+  snprintf(path, sizeof path, "%s/nope.pbck", dir);
+  assert_null(pb_ckpt_read(path, &err));
+  assert_int_equal(err.code, PB_EIO);
+  assert_non_null(strstr(err.msg, path));
+  assert_null(pb_ckpt_read(dir, &err));
+  assert_int_equal(err.code, PB_EIO);
+}
+
+static void test_atomic_replace(void **state) {
+  const char *dir = *state;
+  pb_err_t err;
+  char path[512];
+  snprintf(path, sizeof path, "%s/ckpt-000003.pbck", dir);
+  pb_ckpt_t *a = pb_ckpt_new(&err), *b = pb_ckpt_new(&err);
+  assert_int_equal(pb_ckpt_add(a, "x", "old", 3, &err), 0);
+  assert_int_equal(pb_ckpt_add(b, "x", "newer", 5, &err), 0);
+  assert_int_equal(pb_ckpt_write(a, path, &err), 0);
+  assert_int_equal(pb_ckpt_write(b, path, &err), 0);
+  pb_ckpt_t *r = pb_ckpt_read(path, &err);
+  const void *d;
+  size_t n;
+  assert_int_equal(pb_ckpt_get(r, "x", &d, &n), 0);
+  assert_int_equal(n, 5);
+  assert_memory_equal(d, "newer", 5);
+  pb_ckpt_destroy(&r);
+  assert_int_equal(count_entries(dir, ".tmp."), 0);
+
+  /* a write that cannot happen leaves the old file as it was */
+  char bad[600];
+  snprintf(bad, sizeof bad, "%s/no-such-dir/ckpt-000004.pbck", dir);
+  pb_err_clear(&err);
+  assert_int_equal(pb_ckpt_write(a, bad, &err), PB_EIO);
+  assert_non_null(strstr(err.msg, "no-such-dir"));
+  /* rename over a directory fails: the temporary file must go away */
+  char sub[600];
+  snprintf(sub, sizeof sub, "%s/ckpt-000005.pbck", dir);
+  assert_int_equal(mkdir(sub, 0755), 0);
+  pb_err_clear(&err);
+  assert_int_equal(pb_ckpt_write(a, sub, &err), PB_EIO);
+  assert_int_equal(count_entries(dir, ".tmp."), 0);
+  assert_int_equal(rmdir(sub), 0);
+  r = pb_ckpt_read(path, &err);
+  assert_non_null(r);
+  pb_ckpt_destroy(&r);
+  pb_ckpt_destroy(&a);
+  pb_ckpt_destroy(&b);
+}
+
+typedef struct notes {
+  int n;
+  char last[PB_ERR_MSG_MAX + 64];
+} notes_t;
+
+static void note(void *ctx, const char *msg) {
+  notes_t *nt = ctx;
+  nt->n++;
+  snprintf(nt->last, sizeof nt->last, "%s", msg);
+}
+
+static void test_find_latest(void **state) {
+  const char *dir = *state;
+  pb_err_t err;
+  char path[600], found[600];
+
+  /* empty directory, missing directory */
+  pb_err_clear(&err);
+  assert_int_equal(pb_ckpt_find_latest(dir, found, sizeof found, &err),
+                   PB_ENOTFOUND);
+  snprintf(path, sizeof path, "%s/missing", dir);
+  assert_int_equal(pb_ckpt_find_latest(path, found, sizeof found, &err),
+                   PB_ENOTFOUND);
+
+  pb_ckpt_t *ck = sample();
+  const long good[] = {1, 2, 9};
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/ckpt-%06ld.pbck", dir, good[i]);
+    assert_int_equal(pb_ckpt_write(ck, path, &err), 0);
+  }
+  uint8_t *enc;
+  size_t len;
+  assert_int_equal(pb_ckpt_encode(ck, &enc, &len, &err), 0);
+  pb_ckpt_destroy(&ck);
+  /* newer but damaged: a torn 10, a corrupt 11 */
+  snprintf(path, sizeof path, "%s/ckpt-000010.pbck", dir);
+  write_bytes(path, enc, len / 2);
+  enc[40] ^= 0xFF;
+  snprintf(path, sizeof path, "%s/ckpt-000011.pbck", dir);
+  write_bytes(path, enc, len);
+  enc[40] ^= 0xFF;
+  /* names that are not checkpoints, even if newer */
+  const char *noise[] = {"ckpt-000099.pbck.tmp.123", "ckpt-.pbck",
+                         "ckpt-12a.pbck", "other-000050.pbck", "ckpt-000077",
+                         "notes.txt", "xckpt-000088.pbck"};
+  for (size_t i = 0; i < sizeof noise / sizeof noise[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, noise[i]);
+    write_bytes(path, enc, len);
+  }
+
+  assert_int_equal(pb_ckpt_find_latest(dir, found, sizeof found, &err), 0);
+  snprintf(path, sizeof path, "%s/ckpt-000009.pbck", dir);
+  assert_string_equal(found, path);
+
+  notes_t nt = {0, ""};
+  uint64_t num = 0;
+  assert_int_equal(pb_ckpt_scan(dir, "ckpt", found, sizeof found, &num, note,
+                                &nt, &err),
+                   0);
+  assert_int_equal(num, 9);
+  assert_int_equal(nt.n, 2); /* 11 and 10 were skipped, with reasons */
+  assert_non_null(strstr(nt.last, "ckpt-000010.pbck"));
+  assert_non_null(strstr(nt.last, "truncated"));
+
+  /* another prefix */
+  assert_int_equal(pb_ckpt_scan(dir, "other", found, sizeof found, &num, NULL,
+                                NULL, &err),
+                   0);
+  assert_int_equal(num, 50);
+
+  /* too small an output buffer */
+  char tiny[8];
+  assert_int_equal(pb_ckpt_find_latest(dir, tiny, sizeof tiny, &err),
+                   PB_ERANGE);
+
+  /* when every candidate is damaged, that is an error, not "none" */
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/ckpt-%06ld.pbck", dir, good[i]);
+    write_bytes(path, enc, 10);
+  }
+  pb_err_clear(&err);
+  assert_int_equal(pb_ckpt_find_latest(dir, found, sizeof found, &err),
+                   PB_ECORRUPT);
+  assert_non_null(strstr(err.msg, "ckpt-000011.pbck"));
+  free(enc);
+}
+
+/* A network's training state through a checkpoint file: bit-identical
+ * forward outputs and bit-identical training afterwards. */
+static void test_nn_state_file(void **state) {
+  const char *dir = *state;
+  pb_err_t err;
+  pb_nn_spec_t s = {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 2, 8, 1, 16};
+  pb_nn_opt_t o = {3e-3f, 0.0f};
+  pb_nn_t *a = pb_nn_new(&s, &o, "cpu", 1, &err);
+  pb_nn_t *b = pb_nn_new(&s, &o, "cpu", 2, &err);
+  assert_non_null(a);
+  assert_non_null(b);
+  enum { B = 16 };
+  float x[B * 84], t[B * 7], ya[B * 7], yb[B * 7];
+  pb_rng_t r;
+  pb_rng_seed(&r, 1, 0);
+  for (int step = 0; step < 3; step++) {
+    for (int i = 0; i < B * 84; i++) x[i] = (float)pb_rng_uniform(&r);
+    for (int i = 0; i < B * 7; i++) t[i] = (float)pb_rng_uniform(&r) - 0.5f;
+    assert_int_equal(pb_nn_train_step(a, x, t, NULL, B, NULL, &err), 0);
+  }
+  uint8_t *st;
+  size_t len;
+  assert_int_equal(pb_nn_state_save(a, &st, &len, &err), 0);
+  pb_ckpt_t *ck = pb_ckpt_new(&err);
+  assert_int_equal(pb_ckpt_add(ck, "q.state", st, len, &err), 0);
+  free(st);
+  char path[512];
+  snprintf(path, sizeof path, "%s/ckpt-000003.pbck", dir);
+  assert_int_equal(pb_ckpt_write(ck, path, &err), 0);
+  pb_ckpt_destroy(&ck);
+
+  ck = pb_ckpt_read(path, &err);
+  assert_non_null(ck);
+  const void *d;
+  assert_int_equal(pb_ckpt_get(ck, "q.state", &d, &len), 0);
+  assert_int_equal(pb_nn_state_load(b, d, len, &err), 0);
+  pb_ckpt_destroy(&ck);
+  assert_int_equal(pb_nn_train_steps(b), 3);
+
+  assert_int_equal(pb_nn_forward(a, x, B, ya, &err), 0);
+  assert_int_equal(pb_nn_forward(b, x, B, yb, &err), 0);
+  assert_memory_equal(ya, yb, sizeof ya);
+  for (int step = 0; step < 3; step++) {
+    assert_int_equal(pb_nn_train_step(a, x, t, NULL, B, NULL, &err), 0);
+    assert_int_equal(pb_nn_train_step(b, x, t, NULL, B, NULL, &err), 0);
+  }
+  assert_int_equal(pb_nn_forward(a, x, B, ya, &err), 0);
+  assert_int_equal(pb_nn_forward(b, x, B, yb, &err), 0);
+  assert_memory_equal(ya, yb, sizeof ya);
+  pb_nn_destroy(&a);
+  pb_nn_destroy(&b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_crc32),
+      cmocka_unit_test_setup_teardown(test_roundtrip, setup_dir, teardown_dir),
+      cmocka_unit_test(test_bad_names),
+      cmocka_unit_test_setup_teardown(test_corrupt, setup_dir, teardown_dir),
+      cmocka_unit_test_setup_teardown(test_atomic_replace, setup_dir,
+                                      teardown_dir),
+      cmocka_unit_test_setup_teardown(test_find_latest, setup_dir,
+                                      teardown_dir),
+      cmocka_unit_test_setup_teardown(test_nn_state_file, setup_dir,
+                                      teardown_dir),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
