@@ -193,7 +193,7 @@ int main(int argc, char **argv) {
   long moves = 0;
   t3->reset(&s);
   double mps = agent_speed(t3, "alphabeta:9", sec, &s, 1, &moves);
-  printf("%-36s %14ld %16.0f\n", "tictactoe alphabeta:9, empty board",
-         moves, mps);
+  printf("%-36s %14ld %16.0f\n", "tictactoe alphabeta:9, empty board", moves,
+         mps);
   return 0;
 }

@@ -3,9 +3,11 @@
  * 1024, and training samples/s at batch 128 (Adam, masked MSE as for Q),
  * with 1 and 2 intra-op threads.
  *
- *   bench_nn [seconds-per-cell] [device] [threads]   (defaults: 1.0 cpu 1,2)
+ *   bench_nn [-s seconds-per-cell] [-d cpu|cuda|auto] [-t 1,2] [-n]
  *
- * threads is a comma-separated list of intra-op thread counts to try.
+ * -t lists the intra-op thread counts to try (default 1,2); -n leaves the
+ * C allocator as it is instead of calling pb_nn_tune_malloc() first, to
+ * show what that call is worth.
  *
  * Each cell runs for about the given time after a warm-up and prints the
  * rate; build with -DCMAKE_BUILD_TYPE=Release for numbers worth quoting. */
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "nn.h"
@@ -70,9 +73,28 @@ static double rate_train(pb_nn_t *nn, const float *in, const float *tgt,
 }
 
 int main(int argc, char **argv) {
-  double secs = argc > 1 ? atof(argv[1]) : 1.0;
-  const char *device = argc > 2 ? argv[2] : "cpu";
-  const char *tlist = argc > 3 ? argv[3] : "1,2";
+  double secs = 1.0;
+  const char *device = "cpu", *tlist = "1,2";
+  int tune = 1, opt;
+  while ((opt = getopt(argc, argv, "s:d:t:n")) != -1) {
+    switch (opt) {
+      case 's':
+        secs = atof(optarg);
+        break;
+      case 'd':
+        device = optarg;
+        break;
+      case 't':
+        tlist = optarg;
+        break;
+      case 'n':
+        tune = 0;
+        break;
+      default:
+        secs = -1;
+        break;
+    }
+  }
   int threads[8], nthreads = 0;
   for (const char *p = tlist; *p && nthreads < 8;) {
     char *end;
@@ -81,10 +103,16 @@ int main(int argc, char **argv) {
     threads[nthreads++] = (int)v;
     p = *end == ',' ? end + 1 : end;
   }
-  if (!(secs > 0.0 && secs < 600.0) || nthreads == 0) {
+  if (!(secs > 0.0 && secs < 600.0) || nthreads == 0 || optind != argc) {
     fprintf(stderr,
-            "usage: bench_nn [seconds-per-cell] [cpu|cuda|auto] [1,2,...]\n");
+            "usage: bench_nn [-s seconds-per-cell] "
+            "[-d cpu|cuda|auto] [-t 1,2,...] [-n]\n");
     return 2;
+  }
+  pb_err_t terr;
+  if (tune && pb_nn_tune_malloc(&terr) != 0) {
+    fprintf(stderr, "bench_nn: %s\n", terr.msg);
+    tune = 0;
   }
   const bench_model_t models[] = {
       {"small", {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 2, 16, 1, 12}},
@@ -111,8 +139,10 @@ int main(int argc, char **argv) {
     mask[i] = pb_rng_below(&r, 5) != 0;
   }
 
-  printf("bench_nn: device %s, %.2f s per cell; rates in positions/s\n",
-         device, secs);
+  printf(
+      "bench_nn: device %s, %.2f s per cell, malloc %s; rates in "
+      "positions/s\n",
+      device, secs, tune ? "tuned" : "default");
   printf("%-6s %7s %3s %10s %10s %10s %10s %12s\n", "model", "params", "thr",
          "fwd b1", "fwd b64", "fwd b256", "fwd b1024", "train b128");
   for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {

@@ -53,7 +53,7 @@ static double now_s(void) {
 int pb_cmd_match(int argc, char **argv) {
   enum { O_GAME, O_A, O_B, O_GAMES, O_SEED, O_THREADS, O_OPEN, O_MAXT, O_N };
   static const char *const names[O_N] = {
-      "--game", "--a", "--b", "--games", "--seed", "--threads",
+      "--game",           "--a",        "--b", "--games", "--seed", "--threads",
       "--opening-random", "--max-turns"};
   const char *val[O_N] = {"connect4", NULL, NULL, "100", "1", "0", "0", "0"};
   for (int i = 1; i < argc; i++) {
@@ -104,7 +104,8 @@ int pb_cmd_match(int argc, char **argv) {
       parse_long(val[O_THREADS], 0, 256, &threads) < 0 ||
       parse_long(val[O_OPEN], 0, 1000, &open) < 0 ||
       parse_long(val[O_MAXT], 0, 100000, &maxt) < 0) {
-    fprintf(stderr, "probs match: bad number in --games (1..1e8), --threads "
+    fprintf(stderr,
+            "probs match: bad number in --games (1..1e8), --threads "
             "(0..256), --opening-random (0..1000) or --max-turns "
             "(0..100000)\n");
     match_usage(stderr);
@@ -131,8 +132,7 @@ int pb_cmd_match(int argc, char **argv) {
   for (int k = O_A; k <= O_B; k++) {
     pb_agent_t *probe = pb_agent_new(g, val[k], 0, &err);
     if (probe == NULL) {
-      fprintf(stderr, "probs match: --%s: %s\n", k == O_A ? "a" : "b",
-              err.msg);
+      fprintf(stderr, "probs match: --%s: %s\n", k == O_A ? "a" : "b", err.msg);
       return 2;
     }
     pb_agent_destroy(&probe);
@@ -158,7 +158,7 @@ int pb_cmd_match(int argc, char **argv) {
          r.second_losses);
   printf("%.1f plies/game, %d capped by --max-turns, %.2f s\n",
          (double)r.plies / r.games, r.capped, dt);
-  printf("result: W=%d D=%d L=%d score=%.3f elo=%+.0f [%+.0f, %+.0f]\n",
-         r.wins, r.draws, r.losses, score, elo, lo, hi);
+  printf("result: W=%d D=%d L=%d score=%.3f elo=%+.0f [%+.0f, %+.0f]\n", r.wins,
+         r.draws, r.losses, score, elo, lo, hi);
   return 0;
 }

@@ -76,8 +76,7 @@ int pb_cmd_perft(int argc, char **argv) {
   char *end = NULL;
   errno = 0;
   long depth = strtol(depth_s, &end, 10);
-  if (errno != 0 || end == depth_s || *end != '\0' || depth < 1 ||
-      depth > 42) {
+  if (errno != 0 || end == depth_s || *end != '\0' || depth < 1 || depth > 42) {
     fprintf(stderr, "probs perft: bad --depth '%s' (expected 1..42)\n",
             depth_s);
     perft_usage(stderr);
@@ -93,8 +92,7 @@ int pb_cmd_perft(int argc, char **argv) {
   }
   char board[256];
   g->render(&s, board, sizeof board);
-  printf("%s after \"%s\" (ply %d):\n%s", g->name, position, g->ply(&s),
-         board);
+  printf("%s after \"%s\" (ply %d):\n%s", g->name, position, g->ply(&s), board);
   uint64_t count = 0;
   for (int d = 1; d <= depth; d++) {
     double t0 = now_s();

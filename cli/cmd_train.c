@@ -1,19 +1,50 @@
 /* probs train - trains with PROBS.
  *
- *   probs train CONFIG --inproc [--run-dir DIR] [--resume] [--set KEY=VALUE]...
+ *   probs train CONFIG [--actors N] [--searchers M] [--run-dir DIR]
+ *               [--resume] [--no-eval] [--set KEY=VALUE]...
+ *   probs train CONFIG --inproc [--run-dir DIR] [--resume]
+ *               [--set KEY=VALUE]...
+ *
+ * The default (distributed) mode starts, as child processes of this one,
+ * the programs that sit next to this `probs` binary:
+ *
+ *   learner       probs-learner CONFIG --run-dir DIR [--resume] [--set ..]
+ *   actor-<i>     probs-actor CONFIG --role selfplay --id actor-<i> [--set ..]
+ *   searcher-<i>  probs-actor CONFIG --role search --id searcher-<i> [--set ..]
+ *   evaluator     probs-evaluator CONFIG --run-dir DIR [--set ..]
+ *                 (when eval.enabled, without --no-eval, if the binary is
+ *                 there)
+ *
+ * and supervises them (common/supervise.h): crashed children are started
+ * again (the learner with --resume), the learner's exit 0 ends the run,
+ * Ctrl-C stops everything. Every --set goes unchanged to every child, so
+ * the config file plus the overrides are the whole configuration. Each
+ * child's output goes to RUN_DIR/logs/<name>.log; the supervisor's own
+ * lines go to stderr and RUN_DIR/logs/train.log; stdout gets one progress
+ * line per "iteration" (learner) or "elo" (evaluator) event appended to
+ * RUN_DIR/metrics.jsonl.
  *
  * --inproc runs Algorithm 2 in this one process (common/inproc.c). */
 #include <getopt.h>
+#include <limits.h>
+#include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmds.h"
 #include "config.h"
 #include "inproc.h"
+#include "json.h"
 #include "log.h"
+#include "supervise.h"
 #include "util.h"
+
+#define MAX_SETS 256
+#define MAX_WORKERS 1024
 
 static volatile sig_atomic_t stop_flag;
 
@@ -25,12 +56,379 @@ static void on_signal(int sig) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: probs train CONFIG [options]\n"
+          "  --actors N         self-play actors to start (default: online "
+          "CPUs / 2, >= 1)\n"
+          "  --searchers M      beam-search workers to start (same "
+          "default)\n"
+          "  --no-eval          do not start the evaluator\n"
           "  --inproc           run everything in this process (no sockets)\n"
           "  --run-dir DIR      run directory (overrides run.dir)\n"
           "  --resume           continue from the newest intact checkpoint\n"
           "  --iterations N     stop once N iterations are done\n"
           "  --set KEY=VALUE    override any config key (repeatable)\n"
-          "  --keys             list every config key with its default\n");
+          "  --keys             list every config key with its default\n"
+          "Without --inproc, probs-learner, probs-actor and probs-evaluator\n"
+          "are run from the directory of this program; their logs are in\n"
+          "RUN_DIR/logs/. Ctrl-C stops them all.\n");
+}
+
+/* Parses a whole decimal integer in [lo, hi]; -1 if it is anything else. */
+static int parse_count(const char *s, int lo, int hi) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end != '\0' || v < lo || v > hi) return -1;
+  return (int)v;
+}
+
+/* ---- progress lines from metrics.jsonl ----------------------------- */
+
+/* One top-level member of a JSON object: the key without its quotes (not
+ * unescaped) and the value's raw text (strings with their quotes). */
+typedef struct {
+  const char *k, *v;
+  size_t kn, vn;
+} member_t;
+
+#define MAX_MEMBERS 64
+
+static const char *skip_ws(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  return p;
+}
+
+static const char *skip_string(const char *p) { /* p at the opening quote */
+  for (p++; *p && *p != '"'; p++)
+    if (*p == '\\' && p[1]) p++;
+  return *p ? p + 1 : p;
+}
+
+/* Splits an object that pb_json_validate accepted into its members (at
+ * most `max`). Returns the count, or -1 if the value is not an object. */
+static int json_members(const char *s, member_t *out, int max) {
+  const char *p = skip_ws(s);
+  if (*p != '{') return -1;
+  p = skip_ws(p + 1);
+  int n = 0;
+  while (*p == '"') {
+    const char *k = p + 1, *ke = skip_string(p);
+    p = skip_ws(ke);
+    if (*p != ':') return -1;
+    p = skip_ws(p + 1);
+    const char *v = p;
+    if (*p == '"') {
+      p = skip_string(p);
+    } else if (*p == '{' || *p == '[') {
+      int depth = 0;
+      do {
+        if (*p == '"') {
+          p = skip_string(p);
+          continue;
+        }
+        if (*p == '{' || *p == '[') depth++;
+        if (*p == '}' || *p == ']') depth--;
+        p++;
+      } while (*p && depth > 0);
+    } else {
+      while (*p && *p != ',' && *p != '}' && *p != ' ' && *p != '\t' &&
+             *p != '\r' && *p != '\n')
+        p++;
+    }
+    if (n < max)
+      out[n++] = (member_t){k, v, (size_t)(ke - 1 - k), (size_t)(p - v)};
+    p = skip_ws(p);
+    if (*p == ',') p = skip_ws(p + 1);
+  }
+  return n;
+}
+
+static const member_t *member(const member_t *m, int n, const char *key) {
+  size_t kl = strlen(key);
+  for (int i = 0; i < n; i++)
+    if (m[i].kn == kl && memcmp(m[i].k, key, kl) == 0) return &m[i];
+  return NULL;
+}
+
+typedef struct {
+  char *buf;
+  size_t len, cap;
+} line_t;
+
+static void put(line_t *l, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void put(line_t *l, const char *fmt, ...) {
+  if (l->len >= l->cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(l->buf + l->len, l->cap - l->len, fmt, ap);
+  va_end(ap);
+  if (n > 0) l->len += (size_t)n;
+  if (l->len > l->cap) l->len = l->cap;
+}
+
+/* A value as a person reads it: strings without quotes, integers as they
+ * are, other numbers with 4 significant digits (one decimal from 100 up,
+ * so an Elo of 1234.57 reads 1234.6). */
+static void put_value(line_t *l, const member_t *m) {
+  if (m->vn >= 2 && m->v[0] == '"') {
+    put(l, "%.*s", (int)(m->vn - 2), m->v + 1);
+    return;
+  }
+  if (memchr(m->v, '.', m->vn) || memchr(m->v, 'e', m->vn) ||
+      memchr(m->v, 'E', m->vn)) {
+    char tmp[64];
+    if (m->vn < sizeof tmp) {
+      memcpy(tmp, m->v, m->vn);
+      tmp[m->vn] = '\0';
+      double x = strtod(tmp, NULL);
+      put(l, fabs(x) >= 100 && fabs(x) < 1e9 ? "%.1f" : "%.4g", x);
+      return;
+    }
+  }
+  put(l, "%.*s", (int)m->vn, m->v);
+}
+
+typedef struct {
+  int iterations; /* train.iterations, for "3/10" */
+  int bad_lines;
+} progress_t;
+
+/* Prints the named members first (label, value, unit), then every other
+ * scalar member as key=value, skipping `skip`. */
+static void print_event(const member_t *m, int n, const char *const *main_keys,
+                        const char *const *labels, const char *const *skip,
+                        const char *prefix, int iterations) {
+  char buf[4096];
+  line_t l = {buf, 0, sizeof buf - 1};
+  put(&l, "%s", prefix);
+  const member_t *it = member(m, n, "iteration");
+  if (it != NULL) {
+    put(&l, " ");
+    put_value(&l, it);
+    if (iterations > 0) put(&l, "/%d", iterations);
+  }
+  const char *sep = ":";
+  for (int i = 0; main_keys[i] != NULL; i++) {
+    const member_t *v = member(m, n, main_keys[i]);
+    if (v == NULL) continue;
+    put(&l, "%s %s ", sep, labels[i]);
+    put_value(&l, v);
+    if (strcmp(main_keys[i], "iteration_s") == 0) put(&l, "s");
+    sep = ",";
+  }
+  int bar = 0;
+  for (int i = 0; i < n; i++) {
+    int skipped = m[i].v[0] == '{' || m[i].v[0] == '[' ||
+                  (m[i].kn == 9 && memcmp(m[i].k, "iteration", 9) == 0);
+    for (int j = 0; !skipped && main_keys[j] != NULL; j++)
+      skipped = strlen(main_keys[j]) == m[i].kn &&
+                memcmp(main_keys[j], m[i].k, m[i].kn) == 0;
+    for (int j = 0; !skipped && skip[j] != NULL; j++)
+      skipped = strlen(skip[j]) == m[i].kn &&
+                memcmp(skip[j], m[i].k, m[i].kn) == 0;
+    if (skipped) continue;
+    put(&l, "%s %.*s=", bar ? "" : " |", (int)m[i].kn, m[i].k);
+    put_value(&l, &m[i]);
+    bar = 1;
+  }
+  buf[l.len] = '\0';
+  puts(buf);
+  fflush(stdout);
+}
+
+static void on_metrics_line(void *ctx, const char *line, size_t len) {
+  progress_t *p = ctx;
+  (void)len;
+  member_t m[MAX_MEMBERS];
+  int n;
+  if (pb_json_validate(line) != 0 ||
+      (n = json_members(line, m, MAX_MEMBERS)) < 0) {
+    p->bad_lines++;
+    return;
+  }
+  const member_t *ev = member(m, n, "event");
+  if (ev == NULL) return;
+  static const char *const skip[] = {"event", "mode", "version", NULL};
+  if (ev->vn == 11 && memcmp(ev->v, "\"iteration\"", 11) == 0) {
+    static const char *const keys[] = {"episodes", "positions", "v_loss",
+                                       "q_loss", "iteration_s", NULL};
+    static const char *const labels[] = {"episodes", "positions", "v_loss",
+                                         "q_loss", "time", NULL};
+    print_event(m, n, keys, labels, skip, "iteration", p->iterations);
+  } else if (ev->vn == 5 && memcmp(ev->v, "\"elo\"", 5) == 0) {
+    static const char *const keys[] = {"elo", NULL};
+    static const char *const labels[] = {"elo", NULL};
+    print_event(m, n, keys, labels, skip, "eval: iteration", 0);
+  }
+}
+
+/* ---- the distributed mode ------------------------------------------- */
+
+/* A growable argv for one child; pb_supervise_add copies it. */
+typedef struct {
+  const char *v[2 * MAX_SETS + 16];
+  int n;
+} argv_t;
+
+static void arg(argv_t *a, const char *s) {
+  a->v[a->n++] = s;
+  a->v[a->n] = NULL;
+}
+
+static void add_sets(argv_t *a, const char *const *sets, int nsets) {
+  for (int i = 0; i < nsets; i++) {
+    arg(a, "--set");
+    arg(a, sets[i]);
+  }
+}
+
+static int executable(const char *path) { return access(path, X_OK) == 0; }
+
+typedef struct {
+  const char *config_path;
+  const char *const *sets;
+  int nsets;
+  int actors, searchers;
+  int resume, no_eval;
+} dist_opts_t;
+
+static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
+  pb_err_t err;
+  pb_err_clear(&err);
+  /* the programs next to this one */
+  char self[PATH_MAX], dir[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    fprintf(stderr, "probs train: cannot find this program's directory "
+                    "(/proc/self/exe)\n");
+    return 1;
+  }
+  self[n] = '\0';
+  snprintf(dir, sizeof dir, "%s", self);
+  char *slash = strrchr(dir, '/');
+  if (slash != NULL) *slash = '\0';
+  char learner[PATH_MAX + 32], actor[PATH_MAX + 32], evaluator[PATH_MAX + 32];
+  snprintf(learner, sizeof learner, "%s/probs-learner", dir);
+  snprintf(actor, sizeof actor, "%s/probs-actor", dir);
+  snprintf(evaluator, sizeof evaluator, "%s/probs-evaluator", dir);
+  if (!executable(learner) ||
+      (o->actors + o->searchers > 0 && !executable(actor))) {
+    fprintf(stderr,
+            "probs train: %s not found next to %s (build it, or use "
+            "--inproc)\n",
+            executable(learner) ? "probs-actor" : "probs-learner", self);
+    return 1;
+  }
+  int with_eval = cfg->eval.enabled && !o->no_eval;
+  if (with_eval && !executable(evaluator)) {
+    fprintf(stderr, "probs train: %s not found: running without the "
+                    "evaluator\n", evaluator);
+    with_eval = 0;
+  }
+
+  /* the run directory */
+  const char *run_dir = cfg->run.dir;
+  char path[PB_CONFIG_PATH_MAX + 64], logs[PB_CONFIG_PATH_MAX + 16];
+  snprintf(logs, sizeof logs, "%s/logs", run_dir);
+  if (pb_mkdir_p(logs, &err) != 0) {
+    fprintf(stderr, "probs train: %s\n", err.msg);
+    return 1;
+  }
+  snprintf(path, sizeof path, "%s/train.log", logs);
+  pb_log_t *log =
+      pb_log_new("train", path, pb_log_level_parse(cfg->log.level), &err);
+  if (log == NULL) {
+    fprintf(stderr, "probs train: %s\n", err.msg);
+    return 1;
+  }
+
+  progress_t prog = {cfg->train.iterations, 0};
+  char metrics[PB_CONFIG_PATH_MAX + 32];
+  snprintf(metrics, sizeof metrics, "%s/metrics.jsonl", run_dir);
+  pb_supervise_opts_t so;
+  pb_supervise_opts_default(&so);
+  so.follow_path = metrics;
+  so.on_line = on_metrics_line;
+  so.ctx = &prog;
+  pb_supervise_t *sup = pb_supervise_new(&so, log, &err);
+  int rc = sup ? 0 : err.code;
+
+  /* learner: the main child; after a crash it resumes from its newest
+   * checkpoint instead of starting over */
+  argv_t a, ra;
+  if (rc == 0) {
+    a.n = 0;
+    arg(&a, learner);
+    arg(&a, o->config_path);
+    arg(&a, "--run-dir");
+    arg(&a, run_dir);
+    ra = a;
+    if (o->resume) arg(&a, "--resume");
+    arg(&ra, "--resume");
+    add_sets(&a, o->sets, o->nsets);
+    add_sets(&ra, o->sets, o->nsets);
+    snprintf(path, sizeof path, "%s/learner.log", logs);
+    rc = pb_supervise_add(sup, "learner", a.v, ra.v, path, PB_SUPERVISE_MAIN,
+                          &err);
+  }
+  for (int role = 0; role < 2 && rc == 0; role++) {
+    int count = role == 0 ? o->actors : o->searchers;
+    for (int i = 0; i < count && rc == 0; i++) {
+      char id[32];
+      snprintf(id, sizeof id, "%s-%d", role == 0 ? "actor" : "searcher", i);
+      a.n = 0;
+      arg(&a, actor);
+      arg(&a, o->config_path);
+      arg(&a, "--role");
+      arg(&a, role == 0 ? "selfplay" : "search");
+      arg(&a, "--id");
+      arg(&a, id);
+      add_sets(&a, o->sets, o->nsets);
+      snprintf(path, sizeof path, "%s/%s.log", logs, id);
+      rc = pb_supervise_add(sup, id, a.v, NULL, path, 0, &err);
+    }
+  }
+  if (rc == 0 && with_eval) {
+    a.n = 0;
+    arg(&a, evaluator);
+    arg(&a, o->config_path);
+    arg(&a, "--run-dir");
+    arg(&a, run_dir);
+    add_sets(&a, o->sets, o->nsets);
+    snprintf(path, sizeof path, "%s/evaluator.log", logs);
+    /* the run goes on without it if it keeps failing */
+    rc = pb_supervise_add(sup, "evaluator", a.v, NULL, path,
+                          PB_SUPERVISE_OPTIONAL, &err);
+  }
+  if (rc != 0) {
+    pb_log_error(log, "%s", err.msg);
+    pb_supervise_destroy(&sup);
+    pb_log_destroy(&log);
+    return 1;
+  }
+
+  pb_log_info(log,
+              "run %s in %s: learner, %d actor(s), %d searcher(s)%s; logs in "
+              "%s; Ctrl-C stops",
+              cfg->run.name, run_dir, o->actors, o->searchers,
+              with_eval ? ", evaluator" : "", logs);
+  if (cfg->net.http_port > 0)
+    pb_log_info(log, "learner status: http://127.0.0.1:%d/status",
+                cfg->net.http_port);
+  rc = pb_supervise_run(sup, &err);
+  int sig = pb_supervise_signal(sup);
+  if (rc != 0)
+    pb_log_error(log, "training failed: %s (see %s)", err.msg, logs);
+  else if (sig != 0)
+    pb_log_info(log, "stopped by %s; every child has exited",
+                sig == SIGINT ? "SIGINT" : "SIGTERM");
+  else
+    pb_log_info(log, "training finished");
+  if (prog.bad_lines > 0)
+    pb_log_warn(log, "%d malformed line(s) in %s ignored", prog.bad_lines,
+                metrics);
+  pb_supervise_destroy(&sup);
+  pb_log_destroy(&log);
+  return rc == 0 ? 0 : 1;
 }
 
 int pb_cmd_train(int argc, char **argv) {
@@ -38,11 +436,15 @@ int pb_cmd_train(int argc, char **argv) {
       {"inproc", no_argument, 0, 'i'},   {"run-dir", required_argument, 0, 'd'},
       {"resume", no_argument, 0, 'r'},   {"set", required_argument, 0, 's'},
       {"iterations", required_argument, 0, 'n'},
+      {"actors", required_argument, 0, 'a'},
+      {"searchers", required_argument, 0, 'm'},
+      {"no-eval", no_argument, 0, 'e'},
       {"keys", no_argument, 0, 'k'},     {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
-  int inproc = 0, resume = 0, iterations = 0, c;
+  int inproc = 0, resume = 0, iterations = 0, no_eval = 0, c;
+  int actors = -1, searchers = -1;
   const char *run_dir = NULL;
-  const char *sets[256];
+  const char *sets[MAX_SETS + 1];
   int nsets = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -50,9 +452,30 @@ int pb_cmd_train(int argc, char **argv) {
     case 'i': inproc = 1; break;
     case 'd': run_dir = optarg; break;
     case 'r': resume = 1; break;
-    case 'n': iterations = atoi(optarg); break;
+    case 'n':
+      if ((iterations = parse_count(optarg, 0, INT_MAX)) < 0) {
+        fprintf(stderr, "probs train: --iterations '%s': expected a count\n",
+                optarg);
+        return 2;
+      }
+      break;
+    case 'a':
+    case 'm': {
+      int v = parse_count(optarg, 0, MAX_WORKERS);
+      if (v < 0) {
+        fprintf(stderr, "probs train: --%s '%s': expected 0..%d\n",
+                c == 'a' ? "actors" : "searchers", optarg, MAX_WORKERS);
+        return 2;
+      }
+      if (c == 'a')
+        actors = v;
+      else
+        searchers = v;
+      break;
+    }
+    case 'e': no_eval = 1; break;
     case 's':
-      if (nsets == 256) {
+      if (nsets == MAX_SETS) {
         fprintf(stderr, "probs train: too many --set\n");
         return 2;
       }
@@ -65,6 +488,11 @@ int pb_cmd_train(int argc, char **argv) {
   }
   if (optind != argc - 1) {
     usage(stderr);
+    return 2;
+  }
+  if (inproc && (actors >= 0 || searchers >= 0 || no_eval)) {
+    fprintf(stderr, "probs train: --actors, --searchers and --no-eval do "
+                    "not apply to --inproc\n");
     return 2;
   }
   pb_err_t err;
@@ -90,10 +518,28 @@ int pb_cmd_train(int argc, char **argv) {
     return 2;
   }
   if (!inproc) {
-    fprintf(stderr,
-            "probs train: the distributed mode is not available yet; "
-            "use --inproc\n");
-    return 2;
+    /* --iterations becomes one more override, so that every child sees
+     * the same configuration */
+    char iter_set[48];
+    if (iterations > 0) {
+      if (nsets == MAX_SETS) {
+        fprintf(stderr, "probs train: too many --set\n");
+        return 2;
+      }
+      snprintf(iter_set, sizeof iter_set, "train.iterations=%d", iterations);
+      if (pb_config_apply_override(&cfg, iter_set, &err) != 0 ||
+          pb_config_check(&cfg, &err) != 0) {
+        fprintf(stderr, "probs train: --iterations: %s\n", err.msg);
+        return 2;
+      }
+      sets[nsets++] = iter_set;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int dflt = cpus / 2 >= 1 ? (int)(cpus / 2) : 1;
+    if (dflt > MAX_WORKERS) dflt = MAX_WORKERS;
+    dist_opts_t d = {argv[optind], sets,  nsets,  actors < 0 ? dflt : actors,
+                     searchers < 0 ? dflt : searchers, resume, no_eval};
+    return run_distributed(&cfg, &d);
   }
   if (pb_mkdir_p(cfg.run.dir, &err) != 0) {
     fprintf(stderr, "probs train: %s\n", err.msg);

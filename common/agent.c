@@ -1,15 +1,24 @@
-/* agent.c - agents from spec strings: random, lookahead:K, alphabeta:D.
+/* agent.c - agents from spec strings: random, lookahead:K, alphabeta:D,
+ * and trained networks (checkpoint:PATH, run:DIR@ITER).
  *
  * Workload: baseline opponents in matches and evaluation, thousands of moves
  * per second per thread. All searches recurse on stack copies of the
- * position; nothing is allocated once an agent exists. */
+ * position; nothing is allocated once an agent exists (a network agent's
+ * input and output buffers are its own; libtorch allocates inside the
+ * forward pass, which we cannot avoid). */
 #include "agent.h"
 
 #include <errno.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ckpt.h"
+#include "inproc.h"
+#include "learn.h"
+#include "nn.h"
 #include "rng.h"
 
 struct pb_agent {
@@ -25,6 +34,10 @@ static pb_agent_t *lookahead_new(const pb_game_t *g, const char *arg,
                                  uint64_t seed, pb_err_t *err);
 static pb_agent_t *alphabeta_new(const pb_game_t *g, const char *arg,
                                  uint64_t seed, pb_err_t *err);
+static pb_agent_t *checkpoint_new(const pb_game_t *g, const char *arg,
+                                  uint64_t seed, pb_err_t *err);
+static pb_agent_t *run_new(const pb_game_t *g, const char *arg, uint64_t seed,
+                           pb_err_t *err);
 
 /* The kinds. `usage` is how the kind is listed in messages. */
 typedef struct {
@@ -37,6 +50,8 @@ static const pb_agent_kind_t kinds[] = {
     {"random", "random", random_new},
     {"lookahead", "lookahead:K (K = 1..4)", lookahead_new},
     {"alphabeta", "alphabeta:D (D = 1..12)", alphabeta_new},
+    {"checkpoint", "checkpoint:PATH", checkpoint_new},
+    {"run", "run:DIR@ITER (or run:DIR: its newest)", run_new},
 };
 #define PB__NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -138,14 +153,18 @@ void pb_agent_destroy(pb_agent_t **a) {
 static int parse_int_arg(const char *kind, const char *arg, int lo, int hi,
                          int *out, pb_err_t *err) {
   if (arg == NULL || *arg == '\0')
-    return pb_err_set(err, PB_EINVAL, "agent: %s needs a number, %s:N with N "
-                      "in %d..%d", kind, kind, lo, hi);
+    return pb_err_set(err, PB_EINVAL,
+                      "agent: %s needs a number, %s:N with N "
+                      "in %d..%d",
+                      kind, kind, lo, hi);
   char *end = NULL;
   errno = 0;
   long v = strtol(arg, &end, 10);
   if (errno != 0 || end == arg || *end != '\0' || v < lo || v > hi)
-    return pb_err_set(err, PB_EINVAL, "agent: bad %s depth \"%s\" (expected "
-                      "an integer in %d..%d)", kind, arg, lo, hi);
+    return pb_err_set(err, PB_EINVAL,
+                      "agent: bad %s depth \"%s\" (expected "
+                      "an integer in %d..%d)",
+                      kind, arg, lo, hi);
   *out = (int)v;
   return 0;
 }
@@ -186,8 +205,10 @@ static const pb_agent_vtable_t random_vt = {random_act, base_reseed,
 static pb_agent_t *random_new(const pb_game_t *g, const char *arg,
                               uint64_t seed, pb_err_t *err) {
   if (arg != NULL) {
-    pb_err_set(err, PB_EINVAL, "agent: \"random\" takes no argument (got "
-               "\"random:%s\")", arg);
+    pb_err_set(err, PB_EINVAL,
+               "agent: \"random\" takes no argument (got "
+               "\"random:%s\")",
+               arg);
     return NULL;
   }
   base_t *b = calloc(1, sizeof *b);
@@ -215,7 +236,7 @@ static int la_negamax(const pb_game_t *g, const pb_state_t *s, int depth,
     pb_state_t c = *s;
     int done = 0;
     float r = g->step(&c, acts[i], &done);
-    int v = done ? (r > 0.0f) - (r < 0.0f)
+    int v = done        ? (r > 0.0f) - (r < 0.0f)
             : depth > 1 ? -la_negamax(g, &c, depth - 1, -beta,
                                       -(alpha > best ? alpha : best))
                         : 0;
@@ -240,8 +261,9 @@ static int lookahead_act(void *impl, const pb_state_t *s, const uint8_t *legal,
     /* Window (best - 1, 2): a move as good as the best so far gets its
      * exact value, a worse one only needs to be shown worse. */
     int v = done ? (r > 0.0f) - (r < 0.0f)
-            : b->depth > 1 ? -la_negamax(b->g, &c, b->depth - 1, -2, -(best - 1))
-                           : 0;
+            : b->depth > 1
+                ? -la_negamax(b->g, &c, b->depth - 1, -2, -(best - 1))
+                : 0;
     if (v > best) {
       best = v;
       ncand = 0;
@@ -277,12 +299,12 @@ enum { AB_MAX_WINDOWS = 80, AB_WIN = 1000000, AB_INF = 2000000 };
 
 typedef struct {
   base_t base;
-  int nwin;                         /* number of windows */
-  int wlen;                         /* stones in a window (4 or 3) */
-  int weight[5];                    /* score of a window by its stone count */
-  uint64_t win[AB_MAX_WINDOWS];     /* the windows, as bit masks */
+  int nwin;                     /* number of windows */
+  int wlen;                     /* stones in a window (4 or 3) */
+  int weight[5];                /* score of a window by its stone count */
+  uint64_t win[AB_MAX_WINDOWS]; /* the windows, as bit masks */
   int norder;
-  uint8_t order[PB_MAX_ACTIONS];    /* actions, center first */
+  uint8_t order[PB_MAX_ACTIONS]; /* actions, center first */
 } ab_t;
 
 /* Heuristic from the side to move: windows that only one side occupies
@@ -302,8 +324,8 @@ static int ab_eval(const ab_t *ab, const pb_state_t *s) {
 }
 
 /* Fail-soft alpha-beta from the non-terminal position s. */
-static int ab_negamax(const ab_t *ab, const pb_state_t *s, int depth,
-                      int alpha, int beta) {
+static int ab_negamax(const ab_t *ab, const pb_state_t *s, int depth, int alpha,
+                      int beta) {
   const pb_game_t *g = ab->base.g;
   if (depth == 0) return ab_eval(ab, s);
   uint8_t legal[PB_MAX_ACTIONS];
@@ -406,8 +428,10 @@ static pb_agent_t *alphabeta_new(const pb_game_t *g, const char *arg,
   int depth = 0;
   if (parse_int_arg("alphabeta", arg, 1, 12, &depth, err) < 0) return NULL;
   if (g->id != PB_GAME_CONNECT4 && g->id != PB_GAME_TICTACTOE) {
-    pb_err_set(err, PB_EUNSUPP, "agent: alphabeta has no heuristic for %s "
-               "(only connect4 and tictactoe)", g->name);
+    pb_err_set(err, PB_EUNSUPP,
+               "agent: alphabeta has no heuristic for %s "
+               "(only connect4 and tictactoe)",
+               g->name);
     return NULL;
   }
   ab_t *ab = calloc(1, sizeof *ab);
@@ -432,4 +456,164 @@ static pb_agent_t *alphabeta_new(const pb_game_t *g, const char *arg,
   char name[32];
   spec_name(name, sizeof name, "alphabeta", depth);
   return pb_agent_wrap(g, &alphabeta_vt, ab, name, err);
+}
+
+/* ------------------------------------------------------------- network */
+
+/* A trained Q network playing greedily: argmax Q over the legal moves. */
+typedef struct {
+  const pb_game_t *g;
+  pb_learn_t *learn; /* owns the networks (we only run Q) */
+  pb_nn_t *q;
+  float *in, *out; /* one position's planes, one row of Q */
+  /* The thread that last set libtorch's thread count for this agent: with
+   * OpenMP the setting belongs to a thread, and agents are often made in
+   * one thread and used in another (pb_match_play). */
+  pthread_t owner;
+  int owner_set;
+} net_agent_t;
+
+static void net_destroy(void *impl) {
+  net_agent_t *na = impl;
+  if (na == NULL) return;
+  pb_learn_destroy(&na->learn);
+  free(na->in);
+  free(na->out);
+  free(na);
+}
+
+static int net_act(void *impl, const pb_state_t *s, const uint8_t *legal,
+                   int n, pb_err_t *err) {
+  net_agent_t *na = impl;
+  if (!na->owner_set || !pthread_equal(na->owner, pthread_self())) {
+    /* One intra-op thread: batch-1 forwards gain nothing from more, and
+     * matches already run one agent per core. */
+    pb_nn_set_threads(1);
+    na->owner = pthread_self();
+    na->owner_set = 1;
+  }
+  na->g->encode(s, na->in);
+  int rc = pb_nn_forward(na->q, na->in, 1, na->out, err);
+  if (rc < 0) return rc;
+  /* Ties go to the lowest action (legal[] is increasing and only a strictly
+   * greater value replaces the best); NaN counts as -inf. */
+  int best = legal[0];
+  float bv = isnan(na->out[best]) ? -INFINITY : na->out[best];
+  for (int i = 1; i < n; i++) {
+    float v = na->out[legal[i]];
+    if (v > bv) {
+      bv = v;
+      best = legal[i];
+    }
+  }
+  return best;
+}
+
+/* Deterministic: reseeding changes nothing. */
+static const pb_agent_vtable_t net_vt = {net_act, NULL, net_destroy};
+
+/* Opens the checkpoint at `path` as an agent named `name`. */
+static pb_agent_t *net_open(const pb_game_t *g, const char *path,
+                            const char *name, pb_err_t *err) {
+  pb_err_t e;
+  pb_err_clear(&e);
+  pb_learn_t *l = pb_learn_open(path, "cpu", NULL, &e);
+  if (l == NULL) {
+    pb_err_set(err, e.code < 0 ? e.code : PB_EIO, "agent %s: %s", name, e.msg);
+    return NULL;
+  }
+  const pb_game_t *cg = pb_learn_game(l);
+  if (cg != g) {
+    pb_err_set(err, PB_EMISMATCH,
+               "agent %s: the checkpoint plays %s, but this match is %s",
+               name, cg->name, g->name);
+    pb_learn_destroy(&l);
+    return NULL;
+  }
+  net_agent_t *na = calloc(1, sizeof *na);
+  size_t in_size = (size_t)g->planes * g->height * g->width;
+  float *in = malloc(in_size * sizeof *in);
+  float *out = malloc((size_t)g->num_actions * sizeof *out);
+  if (na == NULL || in == NULL || out == NULL) {
+    free(na);
+    free(in);
+    free(out);
+    pb_learn_destroy(&l);
+    pb_err_set(err, PB_ENOMEM, "agent %s: out of memory", name);
+    return NULL;
+  }
+  na->g = g;
+  na->learn = l;
+  na->q = pb_learn_q(l);
+  na->in = in;
+  na->out = out;
+  return pb_agent_wrap(g, &net_vt, na, name, err);
+}
+
+/* The agent's name: "kind:arg", truncated for messages only if absurdly
+ * long (the path itself is used untruncated). */
+static void net_name(char *buf, size_t n, const char *kind, const char *arg) {
+  snprintf(buf, n, "%s:%s", kind, arg);
+}
+
+static pb_agent_t *checkpoint_new(const pb_game_t *g, const char *arg,
+                                  uint64_t seed, pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: checkpoint needs a file, checkpoint:PATH (e.g. "
+               "checkpoint:runs/x/checkpoints/ckpt-000010.pbck)");
+    return NULL;
+  }
+  char name[4200];
+  net_name(name, sizeof name, "checkpoint", arg);
+  return net_open(g, arg, name, err);
+}
+
+static pb_agent_t *run_new(const pb_game_t *g, const char *arg, uint64_t seed,
+                           pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: run needs a run directory, run:DIR@ITER or run:DIR "
+               "(its newest checkpoint)");
+    return NULL;
+  }
+  const char *at = strrchr(arg, '@');
+  size_t dlen = at ? (size_t)(at - arg) : strlen(arg);
+  char name[4200], dir[4096], path[4200];
+  net_name(name, sizeof name, "run", arg);
+  if (dlen == 0 || dlen >= sizeof dir) {
+    pb_err_set(err, PB_EINVAL, "agent %s: bad run directory (empty or longer "
+               "than %zu bytes)", name, sizeof dir - 1);
+    return NULL;
+  }
+  memcpy(dir, arg, dlen);
+  dir[dlen] = '\0';
+  if (at != NULL) {
+    const char *it = at + 1;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(it, &end, 10);
+    if (*it < '0' || *it > '9' || errno != 0 || *end != '\0' ||
+        v > 999999999999ULL) {
+      pb_err_set(err, PB_EINVAL,
+                 "agent %s: bad iteration \"%s\" (expected run:DIR@ITER, "
+                 "ITER a number of finished iterations, 0 = untrained)",
+                 name, it);
+      return NULL;
+    }
+    pb_inproc_ckpt_path(dir, v, path, sizeof path);
+  } else {
+    char cdir[4200];
+    snprintf(cdir, sizeof cdir, "%s/checkpoints", dir);
+    pb_err_t e;
+    pb_err_clear(&e);
+    int rc = pb_ckpt_find_latest(cdir, path, sizeof path, &e);
+    if (rc < 0) {
+      pb_err_set(err, rc, "agent %s: %s", name, e.msg);
+      return NULL;
+    }
+  }
+  return net_open(g, path, name, err);
 }

@@ -167,7 +167,9 @@ int pb_ckpt_get(const pb_ckpt_t *ck, const char *name, const void **data,
   return 0;
 }
 
-int pb_ckpt_count(const pb_ckpt_t *ck) { return ck ? ck->count : 0; }
+int pb_ckpt_count(const pb_ckpt_t *ck) {
+  return ck ? ck->count : 0;
+}
 
 const char *pb_ckpt_name(const pb_ckpt_t *ck, int i) {
   return (ck && i >= 0 && i < ck->count) ? ck->sec[i].name : NULL;
@@ -180,8 +182,7 @@ int pb_ckpt_encode(const pb_ckpt_t *ck, uint8_t **out, size_t *len,
   size_t total = pb__encoded_len(ck);
   uint8_t *p = malloc(total);
   if (p == NULL)
-    return pb_err_set(err, PB_ENOMEM, "ckpt: cannot allocate %zu bytes",
-                      total);
+    return pb_err_set(err, PB_ENOMEM, "ckpt: cannot allocate %zu bytes", total);
   pb__header(ck, p);
   size_t off = PB__CK_HDR;
   for (int i = 0; i < ck->count; i++) {
@@ -221,10 +222,9 @@ pb_ckpt_t *pb_ckpt_decode(const void *buf, size_t len, const char *what,
   }
   uint64_t declared = pb__get64(p + 16);
   if (declared != (uint64_t)len) {
-    pb_err_set(err, PB_ECORRUPT,
-               "%s: %s: %zu bytes, but the header says %llu", what,
-               declared > (uint64_t)len ? "truncated" : "wrong length", len,
-               (unsigned long long)declared);
+    pb_err_set(err, PB_ECORRUPT, "%s: %s: %zu bytes, but the header says %llu",
+               what, declared > (uint64_t)len ? "truncated" : "wrong length",
+               len, (unsigned long long)declared);
     return NULL;
   }
   uint32_t stored = pb__get32(p + len - 4), crc = pb_crc32(0, p, len - 4);
@@ -456,8 +456,7 @@ int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
   if (d == NULL) {
     if (errno == ENOENT)
       return pb_err_set(err, PB_ENOTFOUND, "%s: no such directory", dir);
-    return pb_err_set(err, PB_EIO, "%s: cannot list: %s", dir,
-                      strerror(errno));
+    return pb_err_set(err, PB_EIO, "%s: cannot list: %s", dir, strerror(errno));
   }
   pb__cand_t *c = NULL;
   size_t nc = 0, cap = 0;
@@ -506,8 +505,8 @@ int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
       }
       pb_ckpt_destroy(&ck);
       if (strlen(full) >= size) {
-        rc = pb_err_set(err, PB_ERANGE, "%s: path longer than %zu bytes",
-                        full, size - 1);
+        rc = pb_err_set(err, PB_ERANGE, "%s: path longer than %zu bytes", full,
+                        size - 1);
       } else {
         strcpy(path, full);
         if (number) *number = c[i].number;

@@ -14,7 +14,6 @@
  * up to it.
  *
  * Actions 0..6 are columns 1..7 (left to right). */
-#include <stdio.h>
 #include <string.h>
 
 #include "game.h"
@@ -22,9 +21,9 @@
 
 enum { C4_W = 7, C4_H = 6, C4_H1 = 7, C4_CELLS = 42 };
 
-#define C4_BOTTOM 0x0040810204081ULL           /* bit 0 of every column */
-#define C4_BOARD (C4_BOTTOM * 0x3FULL)          /* the 42 playable cells */
-#define C4_COL(c) (0x3FULL << (7 * (c)))        /* playable cells of column c */
+#define C4_BOTTOM 0x0040810204081ULL     /* bit 0 of every column */
+#define C4_BOARD (C4_BOTTOM * 0x3FULL)   /* the 42 playable cells */
+#define C4_COL(c) (0x3FULL << (7 * (c))) /* playable cells of column c */
 #define C4_TOP(c) (1ULL << (7 * (c) + C4_H - 1)) /* top cell of column c */
 
 /* Does p contain four in a row? One shift pair per direction:

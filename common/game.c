@@ -37,8 +37,8 @@ int pb_game_step_checked(const pb_game_t *g, pb_state_t *s, int action,
   uint8_t acts[PB_MAX_ACTIONS];
   int n = g->legal(s, acts);
   if (n == 0)
-    return pb_err_set(err, PB_EILLEGAL, "%s: no move is legal: the game is over",
-                      g->name);
+    return pb_err_set(err, PB_EILLEGAL,
+                      "%s: no move is legal: the game is over", g->name);
   int ok = 0;
   for (int i = 0; i < n && !ok; i++) ok = acts[i] == action;
   if (!ok) {

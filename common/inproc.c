@@ -45,12 +45,6 @@ static void run_free(run_t *r) {
   free(r->qt);
 }
 
-/* The seed of iteration `version + 1`'s self-play: a function of the run
- * seed and the version only, as in the distributed learner. */
-static uint64_t iter_seed(const pb_config_t *cfg, uint64_t version) {
-  return pb_mix64((uint64_t)cfg->seed ^ pb_mix64(version + 0x5E1F));
-}
-
 static int stopping(const pb_inproc_opts_t *o) {
   return o && o->stop && *o->stop;
 }
@@ -69,12 +63,12 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   pb_evalfn_t fn = pb_neteval_fn(r->ne);
   pb_episodes_clear(&r->eps);
   const int per = cfg->net.item_episodes, total = cfg->train.episodes_per_iter;
-  const uint64_t seed = iter_seed(cfg, version);
   for (int first = 0; first < total; first += per) {
     if (stopping(opts)) return PB_EINTR;
     int cnt = total - first < per ? total - first : per;
-    rc = pb_selfplay_run(r->sp, cnt, seed, (uint64_t)first, &fn, version,
-                         &r->eps, err);
+    rc = pb_selfplay_run(r->sp, cnt,
+                         pb_learn_item_seed(cfg, version, (uint64_t)first), 0,
+                         &fn, version, &r->eps, err);
     if (rc != 0) return rc;
   }
   size_t dropped = pb_learn_cap_replay(r->learn, &r->eps);
@@ -158,6 +152,8 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   pb_json_kuint(&j, "distinct_positions", nu);
   pb_json_kint(&j, "first_player_wins", wins);
   pb_json_kint(&j, "draws", draws);
+  pb_json_kuint(&j, "targets_crc",
+               pb_learn_targets_crc(r->learn, &r->eps, r->qt, nu));
   pb_json_kdouble(&j, "selfplay_s", t_sp);
   pb_json_kdouble(&j, "train_v_s", vst.seconds);
   pb_json_kdouble(&j, "search_s", t_bs);
@@ -197,10 +193,7 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
   if ((r.beam = pb_beam_new(r.g, cfg->search.expansions, cfg->search.max_depth,
                             cfg->search.parallel, err)) == NULL)
     goto fail;
-  int maxb = cfg->search.parallel * cfg->search.expansions * r.g->num_actions;
-  if (maxb < cfg->train.selfplay_parallel) maxb = cfg->train.selfplay_parallel;
-  if (maxb > 4096) maxb = 4096; /* one forward; larger gains nothing on CPU */
-  if ((r.ne = pb_neteval_new(r.g, maxb, (uint32_t)cfg->search.cache_entries,
+  if ((r.ne = pb_neteval_new(r.g, pb_learn_eval_batch(cfg, r.g), (uint32_t)cfg->search.cache_entries,
                              err)) == NULL)
     goto fail;
   snprintf(path, sizeof path, "%s/metrics.jsonl", cfg->run.dir);

@@ -403,3 +403,29 @@ pb_learn_t *pb_learn_open(const char *path, const char *device,
   if (cfg_out) *cfg_out = cfg;
   return l;
 }
+
+uint64_t pb_learn_item_seed(const pb_config_t *cfg, uint64_t version,
+                            uint64_t first) {
+  uint64_t it = pb_mix64((uint64_t)cfg->seed ^ pb_mix64(version + 0x5E1F));
+  return pb_mix64(it ^ pb_mix64(first * 0x9E3779B97F4A7C15ull + 1));
+}
+
+int pb_learn_eval_batch(const pb_config_t *cfg, const pb_game_t *g) {
+  long b = (long)cfg->search.parallel * cfg->search.expansions * g->num_actions;
+  if (b < cfg->train.selfplay_parallel) b = cfg->train.selfplay_parallel;
+  if (b > 4096) b = 4096; /* one forward; larger gains nothing on a CPU */
+  return (int)b;
+}
+
+uint32_t pb_learn_targets_crc(const pb_learn_t *l, const pb_episodes_t *eps,
+                              const float *qtargets, size_t n) {
+  uint32_t crc = 0;
+  crc = pb_crc32(crc, eps->states, eps->n_states * sizeof *eps->states);
+  for (size_t k = 0; k < eps->n_eps; k++)
+    for (uint32_t t = 0; t < eps->len[k]; t++) {
+      float v = pb_episodes_target(eps, k, t);
+      crc = pb_crc32(crc, &v, sizeof v);
+    }
+  crc = pb_crc32(crc, qtargets, n * (size_t)l->g->num_actions * sizeof(float));
+  return crc;
+}

@@ -81,6 +81,26 @@ int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
 int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
                   size_t *extra_len, pb_err_t *err);
 
+/* The seed of the self-play work item whose first episode is number
+ * `first` in the iteration that plays with Q version `version`. The item
+ * numbers its episodes from 0 (pb_selfplay_run's first_index = 0). Shared
+ * by the in-process trainer and the distributed learner so both play the
+ * same games. */
+uint64_t pb_learn_item_seed(const pb_config_t *cfg, uint64_t version,
+                            uint64_t first);
+
+/* Largest batch one network call gets in self-play and search workers
+ * (the same in every process, so that batches, and with them the floating
+ * point results, are the same in-process and distributed). */
+int pb_learn_eval_batch(const pb_config_t *cfg, const pb_game_t *g);
+
+/* A CRC-32 over everything one iteration trains on: every position of eps
+ * with its V target, and the Q targets of the n distinct positions. Equal
+ * checksums in two runs mean they trained on the same data (used to check
+ * the distributed system against the in-process reference). */
+uint32_t pb_learn_targets_crc(const pb_learn_t *l, const pb_episodes_t *eps,
+                              const float *qtargets, size_t n);
+
 /* Opens a checkpoint written by pb_learn_save on its own: reads the config
  * stored inside it into *cfg (if not NULL), creates the networks on
  * `device` (NULL: the stored config's) and loads the state. */

@@ -21,7 +21,8 @@ void pb_match_opts_default(pb_match_opts_t *o) {
 }
 
 uint64_t pb_match_seed(uint64_t seed, int game, int which) {
-  return pb_mix64(pb_mix64(seed) ^ ((uint64_t)(uint32_t)game << 2 | (uint64_t)(which & 3)));
+  return pb_mix64(pb_mix64(seed) ^
+                  ((uint64_t)(uint32_t)game << 2 | (uint64_t)(which & 3)));
 }
 
 int pb_match_game(const pb_game_t *g, pb_agent_t *first, pb_agent_t *second,
@@ -137,11 +138,15 @@ static int check_opts(const pb_game_t *g, const pb_match_opts_t *o,
     return pb_err_set(err, PB_EINVAL, "match: games must be >= 1 (got %d)",
                       o->games);
   if (o->threads < 0 || o->threads > PB__MATCH_MAX_THREADS)
-    return pb_err_set(err, PB_EINVAL, "match: threads must be in 0..%d "
-                      "(got %d)", PB__MATCH_MAX_THREADS, o->threads);
+    return pb_err_set(err, PB_EINVAL,
+                      "match: threads must be in 0..%d "
+                      "(got %d)",
+                      PB__MATCH_MAX_THREADS, o->threads);
   if (o->opening_random_moves < 0)
-    return pb_err_set(err, PB_EINVAL, "match: opening_random_moves must be "
-                      ">= 0 (got %d)", o->opening_random_moves);
+    return pb_err_set(err, PB_EINVAL,
+                      "match: opening_random_moves must be "
+                      ">= 0 (got %d)",
+                      o->opening_random_moves);
   if (o->max_turns < 0)
     return pb_err_set(err, PB_EINVAL, "match: max_turns must be >= 0 (got %d)",
                       o->max_turns);
@@ -195,8 +200,8 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
   for (int t = 1; t < nt; t++) {
     if (pthread_create(&tids[t], NULL, worker_run, &ws[t]) != 0) {
       atomic_store(&sh.stop, 1);
-      rc = pb_err_set(err, PB_EIO, "match: cannot start thread %d of %d", t,
-                      nt);
+      rc =
+          pb_err_set(err, PB_EIO, "match: cannot start thread %d of %d", t, nt);
       break;
     }
     started = t;

@@ -19,10 +19,10 @@ typedef struct pb_match_opts {
   const char *b_spec; /* agent B */
   int games;          /* >= 1 */
   uint64_t seed;
-  int threads;        /* 0: the number of online CPUs; capped at games */
+  int threads;              /* 0: the number of online CPUs; capped at games */
   int opening_random_moves; /* the first k plies are uniformly random */
-  int max_turns;      /* 0: no cap; a game that reaches the cap unfinished
-                         counts as a draw */
+  int max_turns;            /* 0: no cap; a game that reaches the cap unfinished
+                               counts as a draw */
 } pb_match_opts_t;
 
 /* Results from A's point of view. */
@@ -31,8 +31,8 @@ typedef struct pb_match_result {
   int wins, draws, losses;
   int first_wins, first_draws, first_losses;    /* games where A moved first */
   int second_wins, second_draws, second_losses; /* games where B moved first */
-  int capped;          /* games stopped by max_turns (counted as draws) */
-  long plies;          /* plies played over all games */
+  int capped; /* games stopped by max_turns (counted as draws) */
+  long plies; /* plies played over all games */
 } pb_match_result_t;
 
 /* Sets *o to the defaults: 100 games, seed 1, threads 0, no random opening,

@@ -23,12 +23,15 @@
  *
  * Only header-declared libtorch API that exists unchanged in 1.13 and 2.x is
  * used: ATen functional ops, torch::autograd::grad, NoGradGuard,
- * torch::cuda::is_available, torch::pickle_save.
+ * InferenceMode, torch::cuda::is_available, set_num_threads. Nothing of
+ * libtorch's serialisation: our buffers and the torch.save-format export
+ * are written here, byte by byte.
  *
- * This file deliberately does not call into the C modules of common/ (pb_err_set, rng,
- * ckpt's CRC): probs_nn is linked after probs_core, so a reference from here
- * into probs_core would not resolve for programs that do not themselves pull
- * the same object in. The few helpers needed are local and static.
+ * This file deliberately does not call into the C modules of common/
+ * (pb_err_set, rng, ckpt's CRC): probs_nn is linked after probs_core, so a
+ * reference from here into probs_core would not resolve for programs that do
+ * not themselves pull the same object in. The few helpers needed are local and
+ * static.
  *
  * Every extern "C" entry point runs its body inside pb__guard(), which turns
  * any exception into PB_ENN (PB_ENOMEM for std::bad_alloc) plus a message. */
@@ -39,7 +42,6 @@ extern "C" {
 
 #include <torch/autograd.h>
 #include <torch/cuda.h>
-#include <torch/serialize.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -55,6 +57,9 @@ extern "C" {
 #include <vector>
 
 #include <dlfcn.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- errors */
@@ -150,10 +155,10 @@ static uint32_t pb__crc32(const uint8_t *p, size_t n) {
 
 namespace {
 struct pb__param {
-  std::string name;            /* "conv0.weight", "head.bias", ... */
-  std::vector<int64_t> shape;  /* torch shape */
-  int64_t offset, numel;       /* slice of theta */
-  int64_t fan_in;              /* for the default init bound */
+  std::string name;           /* "conv0.weight", "head.bias", ... */
+  std::vector<int64_t> shape; /* torch shape */
+  int64_t offset, numel;      /* slice of theta */
+  int64_t fan_in;             /* for the default init bound */
 };
 }  // namespace
 
@@ -163,9 +168,9 @@ struct pb_nn {
   torch::Device device{torch::kCPU};
   std::vector<pb__param> params; /* fixed order: conv*, dense*, head */
   int64_t nparams = 0;
-  torch::Tensor theta;           /* [nparams], requires grad */
-  torch::Tensor m, v;            /* Adam moments, [nparams] */
-  int64_t step = 0;              /* Adam steps taken */
+  torch::Tensor theta;              /* [nparams], requires grad */
+  torch::Tensor m, v;               /* Adam moments, [nparams] */
+  int64_t step = 0;                 /* Adam steps taken */
   std::vector<torch::Tensor> infer; /* no-grad views of theta, per param */
 };
 
@@ -269,7 +274,7 @@ static void pb__spec_fields(const pb_nn_spec_t *s, int v[9]) {
   v[8] = s->dense_units;
 }
 static const char *const pb__spec_names[9] = {
-    "planes", "height", "width", "outputs", "head",
+    "planes",      "height",        "width",        "outputs",    "head",
     "conv_layers", "conv_channels", "dense_layers", "dense_units"};
 
 /* 0 if equal, else PB_EMISMATCH naming the first differing field. */
@@ -321,15 +326,15 @@ static torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
  * from_blob wraps without copying; on CUDA the transfer is the one copy. */
 static torch::Tensor pb__input(const pb_nn *nn, const float *in, int batch) {
   const pb_nn_spec_t &s = nn->spec;
-  torch::Tensor x = torch::from_blob(const_cast<float *>(in),
-                                     {batch, s.planes, s.height, s.width},
-                                     torch::kFloat32);
+  torch::Tensor x =
+      torch::from_blob(const_cast<float *>(in),
+                       {batch, s.planes, s.height, s.width}, torch::kFloat32);
   return nn->device.is_cpu() ? x : x.to(nn->device);
 }
 
 static torch::Tensor pb__rows(const pb_nn *nn, const float *p, int batch) {
-  torch::Tensor x = torch::from_blob(const_cast<float *>(p),
-                                     {batch, nn->spec.outputs}, torch::kFloat32);
+  torch::Tensor x = torch::from_blob(
+      const_cast<float *>(p), {batch, nn->spec.outputs}, torch::kFloat32);
   return nn->device.is_cpu() ? x : x.to(nn->device);
 }
 
@@ -404,9 +409,10 @@ extern "C" pb_nn_t *pb_nn_new(const pb_nn_spec_t *spec, const pb_nn_opt_t *opt,
     if (std::strcmp(device, "cpu") == 0) {
     } else if (std::strcmp(device, "cuda") == 0) {
       if (!torch::cuda::is_available())
-        return pb__nn_err(err, PB_EUNSUPP,
-                          "pb_nn_new: device \"cuda\" requested but CUDA is not "
-                          "available (no GPU, or a CPU-only libtorch)");
+        return pb__nn_err(
+            err, PB_EUNSUPP,
+            "pb_nn_new: device \"cuda\" requested but CUDA is not "
+            "available (no GPU, or a CPU-only libtorch)");
       dev = torch::Device(torch::kCUDA);
     } else if (std::strcmp(device, "auto") == 0) {
       if (torch::cuda::is_available()) dev = torch::Device(torch::kCUDA);
@@ -426,10 +432,11 @@ extern "C" pb_nn_t *pb_nn_new(const pb_nn_spec_t *spec, const pb_nn_opt_t *opt,
 
     std::vector<float> init((size_t)nn->nparams);
     pb__init(nn->params, seed, init.data());
-    torch::Tensor cpu = torch::from_blob(init.data(), {nn->nparams},
-                                         torch::kFloat32);
+    torch::Tensor cpu =
+        torch::from_blob(init.data(), {nn->nparams}, torch::kFloat32);
     /* clone/to: theta must own its storage, init is freed on return. */
-    nn->theta = (dev.is_cpu() ? cpu.clone() : cpu.to(dev)).set_requires_grad(true);
+    nn->theta =
+        (dev.is_cpu() ? cpu.clone() : cpu.to(dev)).set_requires_grad(true);
     auto fopt = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
     nn->m = torch::zeros({nn->nparams}, fopt);
     nn->v = torch::zeros({nn->nparams}, fopt);
@@ -450,18 +457,20 @@ extern "C" void pb_nn_destroy(pb_nn_t **nn) {
 }
 
 extern "C" const pb_nn_spec_t *pb_nn_spec(const pb_nn_t *nn) {
-  return &nn->spec;
+  return nn ? &nn->spec : nullptr;
 }
 
 extern "C" long pb_nn_param_count(const pb_nn_t *nn) {
-  return (long)nn->nparams;
+  return nn ? (long)nn->nparams : -1;
 }
 
 extern "C" const char *pb_nn_device(const pb_nn_t *nn) {
-  return nn->device.is_cuda() ? "cuda" : "cpu";
+  return nn == nullptr ? "none" : nn->device.is_cuda() ? "cuda" : "cpu";
 }
 
-extern "C" int64_t pb_nn_train_steps(const pb_nn_t *nn) { return nn->step; }
+extern "C" int64_t pb_nn_train_steps(const pb_nn_t *nn) {
+  return nn ? nn->step : -1;
+}
 
 extern "C" void pb_nn_set_threads(int n) {
   if (n < 1) n = 1;
@@ -480,20 +489,40 @@ extern "C" void pb_nn_set_threads(int n) {
    * Looked up at run time so that builds against other BLAS (MKL in PyTorch
    * wheels, which set_num_threads does handle) need nothing. */
   using set_fn = void (*)(int);
-  if (auto fn = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+  if (auto fn = reinterpret_cast<set_fn>(
+          dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
     fn(n);
+}
+
+extern "C" int pb_nn_tune_malloc(pb_err_t *err) {
+#if defined(__GLIBC__)
+  /* libtorch allocates every activation afresh per call. With glibc's
+   * defaults, buffers above 128 KiB are mmap'd, or the freed heap top is
+   * trimmed, so each forward pass faults its buffers back in page by page
+   * (a third of the time at batch 1024 went to the kernel). Setting both
+   * thresholds keeps freed buffers in the heap for reuse. 32 MiB is glibc's
+   * maximum mmap threshold on 64-bit. */
+  if (mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1 ||
+      mallopt(M_TRIM_THRESHOLD, 64 << 20) != 1)
+    return pb__nn_err(err, PB_EUNSUPP, "pb_nn_tune_malloc: mallopt refused");
+  return 0;
+#else
+  return pb__nn_err(err, PB_EUNSUPP,
+                    "pb_nn_tune_malloc: only implemented for glibc");
+#endif
 }
 
 extern "C" int pb_nn_forward(pb_nn_t *nn, const float *in, int batch,
                              float *out, pb_err_t *err) {
-  if (nn == nullptr || batch < 0 || (batch > 0 && (in == nullptr || out == nullptr)))
+  if (nn == nullptr || batch < 0 ||
+      (batch > 0 && (in == nullptr || out == nullptr)))
     return pb__nn_err(err, PB_EINVAL,
                       "pb_nn_forward: bad arguments (nn %p, batch %d, in %p, "
                       "out %p)",
                       (void *)nn, batch, (const void *)in, (void *)out);
   if (batch == 0) return 0;
   return pb__guard(err, "pb_nn_forward", [&]() -> int {
-    torch::NoGradGuard no_grad;
+    c10::InferenceMode guard;
     torch::Tensor y = pb__run(nn, pb__input(nn, in, batch), nn->infer, true);
     y = pb__cpu(y);
     std::memcpy(out, y.data_ptr<float>(),
@@ -548,7 +577,8 @@ extern "C" int pb_nn_train_step(pb_nn_t *nn, const float *in,
     torch::NoGradGuard no_grad;
     const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
     torch::Tensor th = nn->theta.detach();
-    if (nn->opt.weight_decay != 0.0f) g = g.add(th, (double)nn->opt.weight_decay);
+    if (nn->opt.weight_decay != 0.0f)
+      g = g.add(th, (double)nn->opt.weight_decay);
     nn->step++;
     nn->m.mul_(b1).add_(g, 1.0 - b1);
     nn->v.mul_(b2).addcmul_(g, g, 1.0 - b2);
@@ -609,9 +639,8 @@ static void pb__write_hdr(uint8_t *p, const char magic[4], const pb_nn *nn,
 /* Validates a weights (state = false) or state buffer: length, magic,
  * declared size, (if check_crc) the checksum, format version, then that the
  * spec is valid and agrees with the parameter count. Fills *h. */
-static int pb__parse(const uint8_t *buf, size_t len, bool state,
-                     bool check_crc, pb__hdr *h, const char *where,
-                     pb_err_t *err) {
+static int pb__parse(const uint8_t *buf, size_t len, bool state, bool check_crc,
+                     pb__hdr *h, const char *where, pb_err_t *err) {
   const char *kind = state ? "training-state" : "weights";
   if (buf == nullptr)
     return pb__nn_err(err, PB_EINVAL, "%s: buffer is NULL", where);
@@ -627,8 +656,8 @@ static int pb__parse(const uint8_t *buf, size_t len, bool state,
       return pb__nn_err(err, PB_EMISMATCH,
                         "%s: this is a %s buffer, not a %s buffer", where,
                         state ? "weights" : "training-state", kind);
-    return pb__nn_err(err, PB_ECORRUPT,
-                      "%s: not a probs %s buffer (bad magic)", where, kind);
+    return pb__nn_err(err, PB_ECORRUPT, "%s: not a probs %s buffer (bad magic)",
+                      where, kind);
   }
   uint64_t count = pb__get_u64(buf + 56);
   uint64_t per = state ? 3 : 1;
@@ -800,6 +829,130 @@ extern "C" int pb_nn_copy_weights(pb_nn_t *dst, const pb_nn_t *src,
 
 /* ------------------------------------------------------------- export */
 
+/* The export is written in torch.save's own file format, by hand, rather
+ * than with torch::pickle_save: pickle_save tags its containers with
+ * torch.jit._pickle.restore_type_tag, which torch.load refuses under
+ * weights_only=True, the default from PyTorch 2.6 on. The format is a
+ * zip archive (stored, not compressed) holding
+ *   archive/data.pkl   pickle (protocol 2) of {name: tensor}, each tensor
+ *                      torch._utils._rebuild_tensor_v2(storage, 0, size,
+ *                      stride, False, OrderedDict()) with the storage a
+ *                      persistent id ('storage', torch.FloatStorage, key,
+ *                      'cpu', numel)
+ *   archive/data/<key> the raw little-endian float32 values
+ *   archive/version    "3\n"
+ *   archive/byteorder  "little"
+ * It only names globals that the weights_only unpickler allows, and does
+ * not depend on the libtorch version at all. */
+
+namespace {
+struct pb__pickle {
+  std::string s;
+  void op(char c) {
+    s.push_back(c);
+  }
+  void u32(uint32_t x) {
+    for (int i = 0; i < 4; i++) s.push_back((char)(uint8_t)(x >> (8 * i)));
+  }
+  void str(const std::string &x) { /* BINUNICODE */
+    op('X');
+    u32((uint32_t)x.size());
+    s += x;
+  }
+  void integer(int64_t x) { /* BININT: 32-bit signed */
+    op('J');
+    u32((uint32_t)(int32_t)x);
+  }
+  void global(const char *module, const char *name) {
+    op('c');
+    s += module;
+    s += '\n';
+    s += name;
+    s += '\n';
+  }
+  void tuple(const std::vector<int64_t> &v) {
+    op('(');
+    for (int64_t x : v) integer(x);
+    op('t');
+  }
+};
+
+struct pb__zip {
+  struct entry {
+    std::string name;
+    uint32_t crc, size, offset;
+  };
+  std::string out;
+  std::vector<entry> entries;
+
+  void u16(uint16_t x) {
+    out.push_back((char)(x & 0xFF));
+    out.push_back((char)(x >> 8));
+  }
+  void u32(uint32_t x) {
+    for (int i = 0; i < 4; i++) out.push_back((char)(uint8_t)(x >> (8 * i)));
+  }
+  /* One stored member. Data starts on a 64-byte boundary (an extra field
+   * pads the local header), as torch.save does, so that torch.load(mmap=True)
+   * can map it. */
+  void add(const std::string &name, const void *data, size_t n) {
+    entry e{name, pb__crc32((const uint8_t *)data, n), (uint32_t)n,
+            (uint32_t)out.size()};
+    size_t before = out.size() + 30 + name.size() + 4;
+    size_t pad = (64 - before % 64) % 64;
+    u32(0x04034b50);
+    u16(20);   /* version needed: 2.0 */
+    u16(0);    /* flags */
+    u16(0);    /* method: stored */
+    u16(0);    /* time */
+    u16(0x21); /* date: 1980-01-01 */
+    u32(e.crc);
+    u32(e.size);
+    u32(e.size);
+    u16((uint16_t)name.size());
+    u16((uint16_t)(4 + pad));
+    out += name;
+    u16(0x4246); /* extra field id, as PyTorch's padding field */
+    u16((uint16_t)pad);
+    out.append(pad, 'Z');
+    out.append((const char *)data, n);
+    entries.push_back(e);
+  }
+  void finish() {
+    uint32_t cd = (uint32_t)out.size();
+    for (const entry &e : entries) {
+      u32(0x02014b50);
+      u16(20); /* made by */
+      u16(20); /* needed */
+      u16(0);
+      u16(0);
+      u16(0);
+      u16(0x21);
+      u32(e.crc);
+      u32(e.size);
+      u32(e.size);
+      u16((uint16_t)e.name.size());
+      u16(0); /* extra */
+      u16(0); /* comment */
+      u16(0); /* disk */
+      u16(0); /* internal attributes */
+      u32(0); /* external attributes */
+      u32(e.offset);
+      out += e.name;
+    }
+    uint32_t cd_size = (uint32_t)out.size() - cd;
+    u32(0x06054b50);
+    u16(0);
+    u16(0);
+    u16((uint16_t)entries.size());
+    u16((uint16_t)entries.size());
+    u32(cd_size);
+    u32(cd);
+    u16(0);
+  }
+};
+}  // namespace
+
 extern "C" int pb_nn_export_torch(pb_nn_t *const *nets,
                                   const char *const *prefix, int n,
                                   const char *path, pb_err_t *err) {
@@ -813,21 +966,80 @@ extern "C" int pb_nn_export_torch(pb_nn_t *const *nets,
                         "pb_nn_export_torch: network or prefix %d is missing",
                         i);
   return pb__guard(err, "pb_nn_export_torch", [&]() -> int {
-    c10::Dict<std::string, at::Tensor> dict;
+    std::vector<std::string> keys;
+    std::vector<std::vector<uint8_t>> blobs;
+    std::vector<const pb__param *> params;
     for (int i = 0; i < n; i++) {
       const pb_nn *nn = nets[i];
-      for (size_t k = 0; k < nn->params.size(); k++) {
-        std::string key = std::string(prefix[i]) + "." + nn->params[k].name;
-        if (dict.contains(key))
-          return pb__nn_err(err, PB_EINVAL,
-                            "pb_nn_export_torch: duplicate key \"%s\" (two "
-                            "networks with the same prefix?)",
-                            key.c_str());
-        /* clone: each tensor gets its own storage, not a view of theta. */
-        dict.insert(key, pb__cpu(nn->infer[k]).clone());
+      torch::Tensor flat = pb__cpu(nn->theta);
+      for (const pb__param &p : nn->params) {
+        std::string key = std::string(prefix[i]) + "." + p.name;
+        for (const std::string &k : keys)
+          if (k == key)
+            return pb__nn_err(err, PB_EINVAL,
+                              "pb_nn_export_torch: duplicate key \"%s\" (two "
+                              "networks with the same prefix?)",
+                              key.c_str());
+        std::vector<uint8_t> b((size_t)p.numel * 4);
+        pb__put_floats(b.data(), flat.data_ptr<float>() + p.offset, p.numel);
+        keys.push_back(key);
+        blobs.push_back(std::move(b));
+        params.push_back(&p);
       }
     }
-    std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+    if (keys.size() > 60000)
+      return pb__nn_err(err, PB_EINVAL, "pb_nn_export_torch: too many tensors");
+
+    pb__pickle pk;
+    pk.op('\x80');
+    pk.op(2); /* PROTO 2 */
+    pk.op('}');
+    pk.op('(');
+    for (size_t i = 0; i < keys.size(); i++) {
+      const pb__param &p = *params[i];
+      std::vector<int64_t> stride(p.shape.size());
+      int64_t st = 1;
+      for (size_t d = p.shape.size(); d-- > 0;) {
+        stride[d] = st;
+        st *= p.shape[d];
+      }
+      pk.str(keys[i]);
+      pk.global("torch._utils", "_rebuild_tensor_v2");
+      pk.op('(');
+      pk.op('(');
+      pk.str("storage");
+      pk.global("torch", "FloatStorage");
+      pk.str(std::to_string(i));
+      pk.str("cpu");
+      pk.integer(p.numel);
+      pk.op('t');
+      pk.op('Q'); /* BINPERSID */
+      pk.integer(0);
+      pk.tuple(p.shape);
+      pk.tuple(stride);
+      pk.op('\x89'); /* NEWFALSE: requires_grad */
+      pk.global("collections", "OrderedDict");
+      pk.op(')');
+      pk.op('R');
+      pk.op('t');
+      pk.op('R');
+    }
+    pk.op('u'); /* SETITEMS */
+    pk.op('.');
+
+    pb__zip zip;
+    zip.add("archive/data.pkl", pk.s.data(), pk.s.size());
+    for (size_t i = 0; i < keys.size(); i++)
+      zip.add("archive/data/" + std::to_string(i), blobs[i].data(),
+              blobs[i].size());
+    zip.add("archive/version", "3\n", 2);
+    zip.add("archive/byteorder", "little", 6);
+    zip.finish();
+    if (zip.out.size() > 0xFFFFFFF0u)
+      return pb__nn_err(err, PB_EINVAL,
+                        "pb_nn_export_torch: %zu bytes is too large for a "
+                        "zip without zip64",
+                        zip.out.size());
 
     /* Written beside the target and renamed, so a reader never sees half a
      * file. */
@@ -836,7 +1048,8 @@ extern "C" int pb_nn_export_torch(pb_nn_t *const *nets,
     if (f == nullptr)
       return pb__nn_err(err, PB_EIO, "pb_nn_export_torch: cannot create %s: %s",
                         tmp.c_str(), std::strerror(errno));
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    bool ok =
+        std::fwrite(zip.out.data(), 1, zip.out.size(), f) == zip.out.size();
     int e = errno;
     if (std::fclose(f) != 0 && ok) {
       ok = false;

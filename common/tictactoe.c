@@ -10,7 +10,6 @@
  *   w[1] = all stones
  *   w[2] = w[3] = 0
  * The first player ('X') moves when the number of stones is even. */
-#include <stdio.h>
 #include <string.h>
 
 #include "game.h"
@@ -109,9 +108,10 @@ static int t3_unpack(pb_state_t *s, const uint8_t *in, size_t len,
                       "tictactoe: side-to-move stones outside the stone mask");
   int n = __builtin_popcountll(mask), nme = __builtin_popcountll(me);
   if (nme != n / 2)
-    return pb_err_set(err, PB_ECORRUPT,
-                      "tictactoe: side to move has %d stones, expected %d of %d",
-                      nme, n / 2, n);
+    return pb_err_set(
+        err, PB_ECORRUPT,
+        "tictactoe: side to move has %d stones, expected %d of %d", nme, n / 2,
+        n);
   uint64_t opp = me ^ mask;
   int me3 = t3_three(me), opp3 = t3_three(opp);
   if (me3 && opp3)

@@ -76,8 +76,7 @@ static pb_ckpt_t *sample(void) {
   const char meta[] = "iteration: 12\n";
   assert_int_equal(pb_ckpt_add(ck, "v.state", big, sizeof big, &err), 0);
   assert_int_equal(pb_ckpt_add(ck, "empty", NULL, 0, &err), 0);
-  assert_int_equal(pb_ckpt_add(ck, "config.yaml", meta, strlen(meta), &err),
-                   0);
+  assert_int_equal(pb_ckpt_add(ck, "config.yaml", meta, strlen(meta), &err), 0);
   uint8_t zeros[5] = {0};
   assert_int_equal(pb_ckpt_add(ck, "extra", zeros, sizeof zeros, &err), 0);
   return ck;
@@ -254,11 +253,12 @@ static void test_corrupt(void **state) {
   /* a section table that lies, under a valid checksum */
   uint8_t bad[24 + 4 + 1 + 8 + 4] = {'P', 'B', 'C', 'K', 1, 0, 0, 0, 1};
   bad[16] = sizeof bad;
-  bad[24] = 1;                 /* name length 1 */
-  bad[28] = 'x';               /* name */
-  bad[29] = 200;               /* data length 200: past the end */
+  bad[24] = 1;   /* name length 1 */
+  bad[28] = 'x'; /* name */
+  bad[29] = 200; /* data length 200: past the end */
   crc = pb_crc32(0, bad, sizeof bad - 4);
-  for (int k = 0; k < 4; k++) bad[sizeof bad - 4 + k] = (uint8_t)(crc >> (8 * k));
+  for (int k = 0; k < 4; k++)
+    bad[sizeof bad - 4 + k] = (uint8_t)(crc >> (8 * k));
   pb_err_clear(&err);
   assert_null(pb_ckpt_decode(bad, sizeof bad, "lie", &err));
   assert_int_equal(err.code, PB_ECORRUPT);
@@ -356,9 +356,10 @@ static void test_find_latest(void **state) {
   write_bytes(path, enc, len);
   enc[40] ^= 0xFF;
   /* names that are not checkpoints, even if newer */
-  const char *noise[] = {"ckpt-000099.pbck.tmp.123", "ckpt-.pbck",
-                         "ckpt-12a.pbck", "other-000050.pbck", "ckpt-000077",
-                         "notes.txt", "xckpt-000088.pbck"};
+  const char *noise[] = {
+      "ckpt-000099.pbck.tmp.123", "ckpt-.pbck",  "ckpt-12a.pbck",
+      "other-000050.pbck",        "ckpt-000077", "notes.txt",
+      "xckpt-000088.pbck"};
   for (size_t i = 0; i < sizeof noise / sizeof noise[0]; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, noise[i]);
     write_bytes(path, enc, len);
@@ -370,18 +371,17 @@ static void test_find_latest(void **state) {
 
   notes_t nt = {0, ""};
   uint64_t num = 0;
-  assert_int_equal(pb_ckpt_scan(dir, "ckpt", found, sizeof found, &num, note,
-                                &nt, &err),
-                   0);
+  assert_int_equal(
+      pb_ckpt_scan(dir, "ckpt", found, sizeof found, &num, note, &nt, &err), 0);
   assert_int_equal(num, 9);
   assert_int_equal(nt.n, 2); /* 11 and 10 were skipped, with reasons */
   assert_non_null(strstr(nt.last, "ckpt-000010.pbck"));
   assert_non_null(strstr(nt.last, "truncated"));
 
   /* another prefix */
-  assert_int_equal(pb_ckpt_scan(dir, "other", found, sizeof found, &num, NULL,
-                                NULL, &err),
-                   0);
+  assert_int_equal(
+      pb_ckpt_scan(dir, "other", found, sizeof found, &num, NULL, NULL, &err),
+      0);
   assert_int_equal(num, 50);
 
   /* too small an output buffer */

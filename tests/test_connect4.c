@@ -118,8 +118,7 @@ static void test_against_reference(void **state) {
         for (int c = 0; c < 7; c++) {
           int v = r.cell[row][c];
           assert_true(planes[row * 7 + c] == (v == me ? 1.0f : 0.0f));
-          assert_true(planes[42 + row * 7 + c] ==
-                      (v && v != me ? 1.0f : 0.0f));
+          assert_true(planes[42 + row * 7 + c] == (v && v != me ? 1.0f : 0.0f));
         }
 
       char buf[128], want[128];
@@ -164,11 +163,11 @@ static void test_wins_each_direction(void **state) {
   (void)state;
   /* Each string ends with X completing four; the last move must say so. */
   const char *games[] = {
-      "1212121",          /* vertical, column 1 */
-      "1122334",          /* horizontal, bottom row */
-      "12234334744",      /* diagonal / */
-      "76654554144",      /* diagonal \ */
-      "4455667",          /* horizontal to the right edge */
+      "1212121",     /* vertical, column 1 */
+      "1122334",     /* horizontal, bottom row */
+      "12234334744", /* diagonal / */
+      "76654554144", /* diagonal \ */
+      "4455667",     /* horizontal to the right edge */
   };
   for (size_t i = 0; i < sizeof games / sizeof games[0]; i++) {
     pb_state_t s;
@@ -272,8 +271,7 @@ static void expect_reject(uint64_t me, uint64_t mask, const char *what) {
   pb_err_clear(&err);
   pack2(me, mask, b);
   int rc = G->unpack(&s, b, sizeof b, &err);
-  if (rc != PB_ECORRUPT)
-    fail_msg("expected rejection (%s), got %d", what, rc);
+  if (rc != PB_ECORRUPT) fail_msg("expected rejection (%s), got %d", what, rc);
   if (strstr(err.msg, what) == NULL)
     fail_msg("message \"%s\" does not mention \"%s\"", err.msg, what);
 }
@@ -331,7 +329,7 @@ static void test_pack_layout(void **state) {
   uint8_t b[16];
   G->pack(&s, b);
   /* X's stone at column 4, row 1 = bit 21; O to move has none. */
-  static const uint8_t want[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+  static const uint8_t want[16] = {0, 0, 0,    0, 0, 0, 0, 0,
                                    0, 0, 0x20, 0, 0, 0, 0, 0};
   assert_memory_equal(b, want, 16);
 }

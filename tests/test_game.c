@@ -95,13 +95,13 @@ static uint64_t naive_perft(const pb_game_t *g, const pb_state_t *s,
 
 static void test_perft_connect4(void **state) {
   (void)state;
-  static const uint64_t want[10] = {1,      7,       49,      343,
-                                    2401,   16807,   117649,  823536,
-                                    5673234, 39394572};
+  static const uint64_t want[10] = {1,     7,      49,     343,     2401,
+                                    16807, 117649, 823536, 5673234, 39394572};
   const pb_game_t *g = &pb_game_connect4;
   pb_state_t s;
   g->reset(&s);
-  for (int d = 0; d <= 9; d++) assert_int_equal(pb_game_perft(g, &s, d), want[d]);
+  for (int d = 0; d <= 9; d++)
+    assert_int_equal(pb_game_perft(g, &s, d), want[d]);
   assert_int_equal(pb_game_perft(g, &s, -3), 1);
 }
 
@@ -111,14 +111,15 @@ static void test_perft_tictactoe(void **state) {
   pb_state_t s;
   g->reset(&s);
   /* 9! = 362880 sequences minus those cut short by a win. */
-  static const uint64_t want[10] = {1, 9, 72, 504, 3024, 15120, 54720,
-                                    148176, 200448, 127872};
-  for (int d = 0; d <= 9; d++) assert_int_equal(pb_game_perft(g, &s, d), want[d]);
+  static const uint64_t want[10] = {1,     9,     72,     504,    3024,
+                                    15120, 54720, 148176, 200448, 127872};
+  for (int d = 0; d <= 9; d++)
+    assert_int_equal(pb_game_perft(g, &s, d), want[d]);
   assert_int_equal(pb_game_perft(g, &s, 10), 0);
   /* Complete games: 1440 end at ply 5, 5328 at 6, 47952 at 7, 72576 at 8,
    * 127872 at 9 (81792 wins, 46080 draws). */
-  static const uint64_t games[10] = {0, 0, 0, 0, 0, 1440, 6768, 54720,
-                                     127296, 255168};
+  static const uint64_t games[10] = {0,    0,    0,     0,      0,
+                                     1440, 6768, 54720, 127296, 255168};
   for (int d = 0; d <= 9; d++)
     assert_int_equal(pb_game_count_games(g, &s, d), games[d]);
 }

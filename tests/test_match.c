@@ -65,26 +65,30 @@ static void test_single_game(void **state) {
   pb_rng_seed(&rng, 3, 0);
   int outcome = 5, plies = 0, capped = 5, losses = 0;
   for (int i = 0; i < 20; i++) {
-    assert_int_equal(pb_match_game(g, ab, rnd, &rng, 0, 0, &outcome, &plies,
-                                   &capped, &err), 0);
+    assert_int_equal(
+        pb_match_game(g, ab, rnd, &rng, 0, 0, &outcome, &plies, &capped, &err),
+        0);
     assert_true(plies >= 5 && plies <= 9);
     assert_int_equal(capped, 0);
     losses += outcome < 0;
   }
   assert_int_equal(losses, 0);
   /* A turn cap stops the game as a draw. */
-  assert_int_equal(pb_match_game(g, ab, rnd, &rng, 0, 3, &outcome, &plies,
-                                 &capped, &err), 0);
+  assert_int_equal(
+      pb_match_game(g, ab, rnd, &rng, 0, 3, &outcome, &plies, &capped, &err),
+      0);
   assert_int_equal(outcome, 0);
   assert_int_equal(plies, 3);
   assert_int_equal(capped, 1);
   /* A fully random opening: the agents never move. */
-  assert_int_equal(pb_match_game(g, ab, rnd, &rng, 9, 0, &outcome, &plies,
-                                 NULL, &err), 0);
-  assert_int_equal(pb_match_game(g, ab, rnd, NULL, 2, 0, &outcome, &plies,
-                                 NULL, &err), PB_EINVAL);
-  assert_int_equal(pb_match_game(g, NULL, rnd, &rng, 0, 0, NULL, NULL, NULL,
-                                 &err), PB_EINVAL);
+  assert_int_equal(
+      pb_match_game(g, ab, rnd, &rng, 9, 0, &outcome, &plies, NULL, &err), 0);
+  assert_int_equal(
+      pb_match_game(g, ab, rnd, NULL, 2, 0, &outcome, &plies, NULL, &err),
+      PB_EINVAL);
+  assert_int_equal(
+      pb_match_game(g, NULL, rnd, &rng, 0, 0, NULL, NULL, NULL, &err),
+      PB_EINVAL);
   pb_agent_destroy(&ab);
   pb_agent_destroy(&rnd);
 }

@@ -1,0 +1,142 @@
+/* probs-actor - a self-play actor or beam-search worker for a probs learner.
+ *
+ *   probs-actor CONFIG --role selfplay|search [--set KEY=VALUE]...
+ *               [--id NAME] [--log FILE]
+ *
+ * main() reads the arguments and the config, installs the signal handlers,
+ * and hands over to the worker (actor/worker.h): pb_worker_new,
+ * pb_worker_run until a signal or the learner's STOPPING, pb_worker_destroy.
+ * Exit status: 0 after a clean stop, 1 for a bad config or a failure of
+ * this process, 2 for a bad command line. Usage: docs/worker.md. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "msg.h"
+#include "worker.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig) {
+  (void)sig;
+  stop_flag = 1;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: probs-actor CONFIG --role selfplay|search [options]\n"
+          "  --role ROLE        selfplay (actor) or search (beam-search "
+          "worker)\n"
+          "  --set KEY=VALUE    override a config key (repeatable)\n"
+          "  --id NAME          sender id (default ROLE-HOSTNAME-PID)\n"
+          "  --log FILE         also append the log to FILE\n"
+          "  --keys             list every config key with its default\n"
+          "  --help             this text\n"
+          "CONFIG is the learner's YAML config; the worker uses its net.*, "
+          "model.device,\nmodel.threads, train.selfplay_parallel and search.* "
+          "settings. See docs/worker.md.\n");
+}
+
+#define MAX_SETS 256
+
+int main(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"role", required_argument, 0, 'r'}, {"set", required_argument, 0, 's'},
+      {"id", required_argument, 0, 'i'},   {"log", required_argument, 0, 'l'},
+      {"keys", no_argument, 0, 'k'},       {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  const char *role_arg = NULL, *id = NULL, *log_path = NULL;
+  const char *sets[MAX_SETS];
+  int nsets = 0, c;
+  pb_err_t err;
+  pb_err_clear(&err);
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'r': role_arg = optarg; break;
+    case 'i': id = optarg; break;
+    case 'l': log_path = optarg; break;
+    case 's':
+      if (nsets == MAX_SETS) {
+        fprintf(stderr, "probs-actor: more than %d --set options\n", MAX_SETS);
+        return 2;
+      }
+      if (strchr(optarg, '=') == NULL || optarg[0] == '=') {
+        fprintf(stderr, "probs-actor: --set '%s': expected KEY=VALUE\n",
+                optarg);
+        return 2;
+      }
+      sets[nsets++] = optarg;
+      break;
+    case 'k': pb_config_print_keys(stdout); return 0;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+  }
+  if (optind != argc - 1) {
+    fprintf(stderr, optind >= argc ? "probs-actor: missing CONFIG\n"
+                                   : "probs-actor: one CONFIG only\n");
+    usage(stderr);
+    return 2;
+  }
+  const char *cfg_path = argv[optind];
+  if (role_arg == NULL) {
+    fprintf(stderr, "probs-actor: --role is required (selfplay or search)\n");
+    return 2;
+  }
+  int role = pb_worker_role_parse(role_arg);
+  if (role < 0) {
+    fprintf(stderr, "probs-actor: --role '%s': expected selfplay or search\n",
+            role_arg);
+    return 2;
+  }
+  if (id != NULL && pb_worker_id_check(id, &err) != 0) {
+    fprintf(stderr, "probs-actor: --id: %s\n", err.msg);
+    return 2;
+  }
+
+  pb_config_t cfg;
+  pb_config_defaults(&cfg);
+  if (pb_config_load_file(&cfg, cfg_path, &err) != 0) {
+    fprintf(stderr, "probs-actor: %s\n", err.msg);
+    return 1;
+  }
+  for (int i = 0; i < nsets; i++)
+    if (pb_config_apply_override(&cfg, sets[i], &err) != 0) {
+      fprintf(stderr, "probs-actor: --set %s: %s\n", sets[i], err.msg);
+      return 1;
+    }
+  if (pb_config_check(&cfg, &err) != 0) {
+    fprintf(stderr, "probs-actor: %s: %s\n", cfg_path, err.msg);
+    return 1;
+  }
+
+  pb_log_t *log = pb_log_new(pb_worker_component(role), log_path,
+                             pb_log_level_parse(cfg.log.level), &err);
+  if (log == NULL) {
+    fprintf(stderr, "probs-actor: %s\n", err.msg);
+    return 1;
+  }
+  /* No SA_RESTART: a signal should cut a blocking poll short. */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+
+  pb_worker_t *w = pb_worker_new(&cfg, role, id, log, &err);
+  if (w == NULL) {
+    pb_log_error(log, "cannot start: %s", err.msg);
+    pb_log_destroy(&log);
+    return 1;
+  }
+  int rc = pb_worker_run(w, &stop_flag, &err);
+  if (rc != 0) pb_log_error(log, "failed: %s", err.msg);
+  pb_worker_destroy(&w);
+  pb_log_destroy(&log);
+  return rc == 0 ? 0 : 1;
+}

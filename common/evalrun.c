@@ -1,0 +1,1172 @@
+/* evalrun.c - rating checkpoints: matches, the Elo fit, elo.csv, elo.svg.
+ *
+ * Workload: a few hundred games per checkpoint, one checkpoint every few
+ * seconds to minutes; the games dominate. Threads take (opponent, game)
+ * tasks from one counter, each thread with its own copy of the checkpoint
+ * agent and one agent per opponent, made once per checkpoint. */
+#include "evalrun.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "ckpt.h"
+#include "elo.h"
+#include "inproc.h"
+#include "json.h"
+#include "match.h"
+#include "rng.h"
+#include "svgplot.h"
+#include "util.h"
+
+extern char **environ;
+
+#define PB__EVAL_MAX_THREADS 256
+#define PB__EVAL_CSV_MAX (64u << 20)
+#define PB__PATH 4200
+
+/* ------------------------------------------------------------ anchors */
+
+static const struct {
+  const char *spec;
+  double rating;
+} default_anchors[] = {
+    {"random", 1000.0},
+    {"lookahead:1", 1183.0},
+    {"lookahead:2", 1501.0},
+    {"lookahead:3", 1603.0},
+};
+
+int pb_evalrun_default_anchor(const char *spec, double *rating) {
+  for (size_t i = 0; spec != NULL &&
+                     i < sizeof default_anchors / sizeof default_anchors[0];
+       i++)
+    if (!strcmp(spec, default_anchors[i].spec)) {
+      if (rating != NULL) *rating = default_anchors[i].rating;
+      return 0;
+    }
+  return PB_ENOTFOUND;
+}
+
+/* --------------------------------------------------------------- opts */
+
+int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
+                                pb_err_t *err) {
+  if (o == NULL || cfg == NULL)
+    return pb_err_set(err, PB_EINVAL, "evalrun: NULL options or config");
+  memset(o, 0, sizeof *o);
+  o->g = pb_game_by_name(cfg->game);
+  if (o->g == NULL)
+    return pb_err_set(err, PB_ECONFIG, "game: unknown game '%s' (known: %s)",
+                      cfg->game, pb_game_names());
+  o->games = cfg->eval.games_per_opponent;
+  o->opening_random_moves = cfg->eval.opening_random_moves;
+  o->threads = cfg->eval.threads;
+  o->seed = (uint64_t)cfg->seed;
+  const char *p = cfg->eval.opponents;
+  for (;;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len == 0 || len >= PB_EVALRUN_SPEC_MAX)
+      return pb_err_set(err, PB_ECONFIG,
+                        "eval.opponents: empty item or item longer than %d "
+                        "characters in '%s'",
+                        PB_EVALRUN_SPEC_MAX - 1, cfg->eval.opponents);
+    if (o->n_opponents == PB_EVALRUN_MAX_OPPONENTS)
+      return pb_err_set(err, PB_ECONFIG,
+                        "eval.opponents: more than %d opponents in '%s'",
+                        PB_EVALRUN_MAX_OPPONENTS, cfg->eval.opponents);
+    char *dst = o->opponents[o->n_opponents];
+    memcpy(dst, p, len);
+    dst[len] = '\0';
+    for (int j = 0; j < o->n_opponents; j++)
+      if (!strcmp(o->opponents[j], dst))
+        return pb_err_set(err, PB_ECONFIG,
+                          "eval.opponents: '%s' is listed twice", dst);
+    double r = NAN;
+    pb_evalrun_default_anchor(dst, &r);
+    o->anchor[o->n_opponents++] = r;
+    if (comma == NULL) break;
+    p = comma + 1;
+  }
+  return 0;
+}
+
+int pb_evalrun_set_anchor(pb_evalrun_opts_t *o, const char *arg,
+                          pb_err_t *err) {
+  if (o == NULL || arg == NULL)
+    return pb_err_set(err, PB_EINVAL, "evalrun: NULL anchor");
+  const char *eq = strrchr(arg, '=');
+  if (eq == NULL || eq == arg || eq[1] == '\0')
+    return pb_err_set(err, PB_EINVAL,
+                      "anchor '%s': expected SPEC=RATING (e.g. "
+                      "lookahead:2=1450, or SPEC=none)",
+                      arg);
+  double r = NAN;
+  if (strcmp(eq + 1, "none") != 0) {
+    char *end = NULL;
+    errno = 0;
+    r = strtod(eq + 1, &end);
+    if (errno != 0 || *end != '\0' || !isfinite(r) || fabs(r) > 1e6)
+      return pb_err_set(err, PB_EINVAL,
+                        "anchor '%s': rating '%s' is not a number within "
+                        "+-1e6",
+                        arg, eq + 1);
+  }
+  size_t len = (size_t)(eq - arg);
+  for (int j = 0; j < o->n_opponents; j++)
+    if (strlen(o->opponents[j]) == len && !strncmp(o->opponents[j], arg, len)) {
+      o->anchor[j] = r;
+      return 0;
+    }
+  return pb_err_set(err, PB_ENOTFOUND,
+                    "anchor '%s': '%.*s' is not one of the opponents "
+                    "(eval.opponents)",
+                    arg, (int)len, arg);
+}
+
+/* --------------------------------------------------------------- play */
+
+/* The seed of the games of `version` against opponent j. */
+static uint64_t games_seed(uint64_t seed, uint64_t version, int j) {
+  return pb_mix64(pb_mix64(seed ^ 0x4556414cULL) ^
+                  pb_mix64(version * 0x9E3779B97F4A7C15ULL + (uint64_t)j));
+}
+
+typedef struct {
+  const pb_evalrun_opts_t *o;
+  const char *spec; /* "checkpoint:PATH" */
+  uint64_t version;
+  uint64_t seeds[PB_EVALRUN_MAX_OPPONENTS];
+  int total; /* n_opponents * games */
+  int8_t *outcome; /* per task, for the checkpoint */
+  atomic_int next;
+  atomic_int stop;
+  pthread_mutex_t mu;
+  int err_code;
+  int err_task; /* lowest failing task (-1: making agents), for a stable
+                   report */
+  pb_err_t err;
+} play_t;
+
+static void play_fail(play_t *sh, int task, int code, const pb_err_t *e) {
+  pthread_mutex_lock(&sh->mu);
+  if (sh->err_code == 0 || task < sh->err_task) {
+    sh->err_code = code;
+    sh->err_task = task;
+    sh->err = *e;
+    sh->err.code = code;
+  }
+  pthread_mutex_unlock(&sh->mu);
+  atomic_store(&sh->stop, 1);
+}
+
+static void *play_worker(void *arg) {
+  play_t *sh = arg;
+  const pb_evalrun_opts_t *o = sh->o;
+  pb_err_t e;
+  pb_err_clear(&e);
+  pb_agent_t *net = pb_agent_new(o->g, sh->spec, 0, &e);
+  pb_agent_t *opp[PB_EVALRUN_MAX_OPPONENTS] = {0};
+  if (net == NULL) {
+    play_fail(sh, -1, e.code < 0 ? e.code : PB_EINVAL, &e);
+    return NULL;
+  }
+  for (int j = 0; j < o->n_opponents; j++)
+    if ((opp[j] = pb_agent_new(o->g, o->opponents[j], 0, &e)) == NULL) {
+      play_fail(sh, -1, e.code < 0 ? e.code : PB_EINVAL, &e);
+      goto out;
+    }
+  for (;;) {
+    if (atomic_load(&sh->stop)) break;
+    if (o->stop != NULL && *o->stop) {
+      pb_err_set(&e, PB_EINTR, "evaluation of version %llu stopped",
+                 (unsigned long long)sh->version);
+      play_fail(sh, sh->total, PB_EINTR, &e);
+      break;
+    }
+    int t = atomic_fetch_add(&sh->next, 1);
+    if (t >= sh->total) break;
+    int j = t / o->games, i = t % o->games;
+    pb_agent_reseed(net, pb_match_seed(sh->seeds[j], i, 0));
+    pb_agent_reseed(opp[j], pb_match_seed(sh->seeds[j], i, 1));
+    pb_rng_t rng;
+    pb_rng_seed(&rng, pb_match_seed(sh->seeds[j], i, 2), 0);
+    int net_first = i % 2 == 0, outcome = 0;
+    int rc = pb_match_game(o->g, net_first ? net : opp[j],
+                           net_first ? opp[j] : net, &rng,
+                           o->opening_random_moves, 0, &outcome, NULL, NULL,
+                           &e);
+    if (rc < 0) {
+      play_fail(sh, t, rc, &e);
+      break;
+    }
+    sh->outcome[t] = (int8_t)(net_first ? outcome : -outcome);
+  }
+out:
+  for (int j = 0; j < o->n_opponents; j++) pb_agent_destroy(&opp[j]);
+  pb_agent_destroy(&net);
+  return NULL;
+}
+
+/* Fits the row's Elo against the anchored opponents. */
+static int fit_row(const pb_evalrun_opts_t *o, pb_evalrun_row_t *row,
+                   pb_err_t *err) {
+  pb_elo_record_t recs[PB_EVALRUN_MAX_OPPONENTS];
+  int n = 0;
+  for (int j = 0; j < o->n_opponents; j++) {
+    if (!isfinite(o->anchor[j])) continue;
+    recs[n].opp_rating = o->anchor[j];
+    recs[n].wins = row->wdl[j][0];
+    recs[n].draws = row->wdl[j][1];
+    recs[n].losses = row->wdl[j][2];
+    n++;
+  }
+  row->elo = row->lo = row->hi = NAN;
+  row->flags = 0;
+  if (n == 0) {
+    row->flags = PB_EVALRUN_NO_ANCHOR;
+    return 0;
+  }
+  pb_elo_fit_t f;
+  int rc = pb_elo_fit_one(recs, n, &f, err);
+  if (rc < 0) return rc;
+  row->elo = f.rating;
+  row->lo = f.lo;
+  row->hi = f.hi;
+  row->flags = f.flags;
+  return 0;
+}
+
+int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
+                    uint64_t version, pb_evalrun_row_t *row, pb_err_t *err) {
+  if (o == NULL || o->g == NULL || ckpt_path == NULL || row == NULL)
+    return pb_err_set(err, PB_EINVAL, "evalrun: NULL argument");
+  memset(row, 0, sizeof *row);
+  if (o->n_opponents < 1 || o->n_opponents > PB_EVALRUN_MAX_OPPONENTS ||
+      o->games < 1 || o->opening_random_moves < 0 || o->threads < 0)
+    return pb_err_set(err, PB_EINVAL,
+                      "evalrun: bad options (%d opponents, %d games, %d "
+                      "random moves, %d threads)",
+                      o->n_opponents, o->games, o->opening_random_moves,
+                      o->threads);
+  if ((long long)o->games * o->n_opponents > 1000000000LL)
+    return pb_err_set(err, PB_EINVAL, "evalrun: more than 1e9 games");
+  double t0 = pb_now();
+  play_t sh;
+  memset(&sh, 0, sizeof sh);
+  sh.o = o;
+  sh.version = version;
+  sh.total = o->games * o->n_opponents;
+  size_t slen = strlen(ckpt_path) + sizeof "checkpoint:";
+  char *spec = malloc(slen);
+  sh.outcome = calloc((size_t)sh.total, sizeof *sh.outcome);
+  int nt = o->threads;
+  if (nt == 0) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    nt = c < 1 ? 1 : c > PB__EVAL_MAX_THREADS ? PB__EVAL_MAX_THREADS : (int)c;
+  }
+  if (nt > PB__EVAL_MAX_THREADS) nt = PB__EVAL_MAX_THREADS;
+  if (nt > sh.total) nt = sh.total;
+  pthread_t *tids = calloc((size_t)nt, sizeof *tids);
+  int rc = 0;
+  if (spec == NULL || sh.outcome == NULL || tids == NULL) {
+    rc = pb_err_set(err, PB_ENOMEM, "evalrun: out of memory");
+    goto out;
+  }
+  snprintf(spec, slen, "checkpoint:%s", ckpt_path);
+  sh.spec = spec;
+  for (int j = 0; j < o->n_opponents; j++)
+    sh.seeds[j] = games_seed(o->seed, version, j);
+  atomic_init(&sh.next, 0);
+  atomic_init(&sh.stop, 0);
+  pthread_mutex_init(&sh.mu, NULL);
+  int started = 0;
+  for (int t = 1; t < nt; t++) {
+    if (pthread_create(&tids[t], NULL, play_worker, &sh) != 0) {
+      atomic_store(&sh.stop, 1);
+      rc = pb_err_set(err, PB_EIO, "evalrun: cannot start thread %d of %d", t,
+                      nt);
+      break;
+    }
+    started = t;
+  }
+  if (rc == 0) play_worker(&sh); /* the calling thread plays too */
+  for (int t = 1; t <= started; t++) pthread_join(tids[t], NULL);
+  pthread_mutex_destroy(&sh.mu);
+  if (rc == 0 && sh.err_code != 0) {
+    rc = sh.err_code;
+    if (err != NULL) *err = sh.err;
+  }
+  if (rc != 0) goto out;
+  row->version = version;
+  row->iteration = version;
+  row->n_opponents = o->n_opponents;
+  row->games = sh.total;
+  for (int t = 0; t < sh.total; t++) {
+    int j = t / o->games, out = sh.outcome[t];
+    row->wdl[j][out > 0 ? 0 : out == 0 ? 1 : 2]++;
+  }
+  row->seconds = pb_now() - t0;
+  rc = fit_row(o, row, err);
+out:
+  if (rc != 0) memset(row, 0, sizeof *row);
+  free(spec);
+  free(sh.outcome);
+  free(tids);
+  return rc;
+}
+
+/* -------------------------------------------------------------- table */
+
+struct pb_evalrun_table {
+  int n_opp;
+  char opp[PB_EVALRUN_MAX_OPPONENTS][PB_EVALRUN_SPEC_MAX];
+  pb_evalrun_row_t *rows;
+  int n, cap;
+};
+
+static const char *const fixed_cols[] = {"iteration", "version", "elo",
+                                         "elo_lo",    "elo_hi",  "note",
+                                         "games",     "seconds"};
+#define PB__NFIXED ((int)(sizeof fixed_cols / sizeof fixed_cols[0]))
+
+static const char *row_note(int flags) {
+  if (flags & PB_EVALRUN_NO_ANCHOR) return "no_anchor";
+  if (flags & PB_ELO_ALL_WINS) return "all_wins";
+  if (flags & PB_ELO_ALL_LOSSES) return "all_losses";
+  return "";
+}
+
+pb_evalrun_table_t *pb_evalrun_table_new(
+    const char (*opponents)[PB_EVALRUN_SPEC_MAX], int n, pb_err_t *err) {
+  if (opponents == NULL || n < 1 || n > PB_EVALRUN_MAX_OPPONENTS) {
+    pb_err_set(err, PB_EINVAL, "elo table: %d opponents (1..%d)", n,
+               PB_EVALRUN_MAX_OPPONENTS);
+    return NULL;
+  }
+  for (int j = 0; j < n; j++) {
+    size_t len = strnlen(opponents[j], PB_EVALRUN_SPEC_MAX);
+    if (len == 0 || len == PB_EVALRUN_SPEC_MAX ||
+        strpbrk(opponents[j], ",\"\r\n") != NULL) {
+      pb_err_set(err, PB_EINVAL,
+                 "elo table: opponent %d is empty, too long or holds a "
+                 "comma, quote or line break",
+                 j);
+      return NULL;
+    }
+  }
+  pb_evalrun_table_t *t = calloc(1, sizeof *t);
+  if (t == NULL) {
+    pb_err_set(err, PB_ENOMEM, "elo table: out of memory");
+    return NULL;
+  }
+  t->n_opp = n;
+  memcpy(t->opp, opponents, (size_t)n * sizeof t->opp[0]);
+  return t;
+}
+
+void pb_evalrun_table_destroy(pb_evalrun_table_t **t) {
+  if (t == NULL || *t == NULL) return;
+  free((*t)->rows);
+  free(*t);
+  *t = NULL;
+}
+
+int pb_evalrun_table_count(const pb_evalrun_table_t *t) {
+  return t != NULL ? t->n : 0;
+}
+
+const pb_evalrun_row_t *pb_evalrun_table_row(const pb_evalrun_table_t *t,
+                                             int i) {
+  return t != NULL && i >= 0 && i < t->n ? &t->rows[i] : NULL;
+}
+
+const pb_evalrun_row_t *pb_evalrun_table_find(const pb_evalrun_table_t *t,
+                                              uint64_t version) {
+  int lo = 0, hi = t != NULL ? t->n - 1 : -1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    uint64_t v = t->rows[mid].version;
+    if (v == version) return &t->rows[mid];
+    if (v < version)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return NULL;
+}
+
+int pb_evalrun_table_put(pb_evalrun_table_t *t, const pb_evalrun_row_t *row,
+                         pb_err_t *err) {
+  if (t == NULL || row == NULL || row->n_opponents != t->n_opp)
+    return pb_err_set(err, PB_EINVAL,
+                      "elo table: row has %d opponents, the table %d",
+                      row ? row->n_opponents : -1, t ? t->n_opp : -1);
+  int k = 0;
+  while (k < t->n && t->rows[k].version < row->version) k++;
+  if (k < t->n && t->rows[k].version == row->version) {
+    t->rows[k] = *row;
+    return 0;
+  }
+  if (t->n == t->cap) {
+    int cap = t->cap ? 2 * t->cap : 16;
+    pb_evalrun_row_t *nr = realloc(t->rows, (size_t)cap * sizeof *nr);
+    if (nr == NULL) return pb_err_set(err, PB_ENOMEM, "elo table: no memory");
+    t->rows = nr;
+    t->cap = cap;
+  }
+  memmove(&t->rows[k + 1], &t->rows[k], (size_t)(t->n - k) * sizeof *t->rows);
+  t->rows[k] = *row;
+  t->n++;
+  return 0;
+}
+
+static void csv_elo(FILE *f, double v) {
+  if (isfinite(v))
+    fprintf(f, ",%.1f", v);
+  else
+    fputc(',', f);
+}
+
+int pb_evalrun_table_csv(const pb_evalrun_table_t *t, char **out, size_t *len,
+                         pb_err_t *err) {
+  if (out != NULL) *out = NULL;
+  if (t == NULL || out == NULL)
+    return pb_err_set(err, PB_EINVAL, "elo table: NULL argument");
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  if (f == NULL) return pb_err_set(err, PB_ENOMEM, "elo table: no memory");
+  for (int c = 0; c < PB__NFIXED; c++)
+    fprintf(f, "%s%s", c ? "," : "", fixed_cols[c]);
+  for (int j = 0; j < t->n_opp; j++)
+    fprintf(f, ",%s_w,%s_d,%s_l", t->opp[j], t->opp[j], t->opp[j]);
+  fputc('\n', f);
+  for (int i = 0; i < t->n; i++) {
+    const pb_evalrun_row_t *r = &t->rows[i];
+    fprintf(f, "%llu,%llu", (unsigned long long)r->iteration,
+            (unsigned long long)r->version);
+    csv_elo(f, r->elo);
+    csv_elo(f, r->lo);
+    csv_elo(f, r->hi);
+    fprintf(f, ",%s,%d,%.2f", row_note(r->flags), r->games, r->seconds);
+    for (int j = 0; j < t->n_opp; j++)
+      fprintf(f, ",%d,%d,%d", r->wdl[j][0], r->wdl[j][1], r->wdl[j][2]);
+    fputc('\n', f);
+  }
+  if (fclose(f) != 0 || buf == NULL) {
+    free(buf);
+    return pb_err_set(err, PB_ENOMEM, "elo table: no memory");
+  }
+  *out = buf;
+  if (len != NULL) *len = n;
+  return 0;
+}
+
+int pb_evalrun_table_save(const pb_evalrun_table_t *t, const char *path,
+                          pb_err_t *err) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = pb_evalrun_table_csv(t, &text, &len, err);
+  if (rc == 0) rc = pb_write_file(path, text, len, err);
+  free(text);
+  return rc;
+}
+
+/* Splits line (modified in place) at commas into at most max fields;
+ * returns the number of fields, or max + 1 if there are more. */
+static int split_fields(char *line, char **fields, int max) {
+  int n = 0;
+  char *p = line;
+  for (;;) {
+    if (n == max) return max + 1;
+    fields[n++] = p;
+    char *c = strchr(p, ',');
+    if (c == NULL) return n;
+    *c = '\0';
+    p = c + 1;
+  }
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+  if (*s < '0' || *s > '9') return -1;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0') return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_count(const char *s, int *out) {
+  uint64_t v;
+  if (parse_u64(s, &v) != 0 || v > 2000000000ULL) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+/* "" -> NAN, else a finite number. */
+static int parse_elo(const char *s, double *out) {
+  if (*s == '\0') {
+    *out = NAN;
+    return 0;
+  }
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno != 0 || end == s || *end != '\0' || !isfinite(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* The header's opponents, comma-joined, for messages. */
+static void join_opponents(char *buf, size_t n, char **fields, int nf) {
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int c = PB__NFIXED; c + 2 < nf && k < n; c += 3) {
+    size_t len = strlen(fields[c]);
+    int w = snprintf(buf + k, n - k, "%s%.*s", k ? "," : "",
+                     (int)(len >= 2 ? len - 2 : len), fields[c]);
+    if (w < 0) break;
+    k += (size_t)w;
+  }
+}
+
+/* Checks the header line; PB_ECORRUPT if it is not ours, PB_EMISMATCH if
+ * it names other opponents. */
+static int check_header(const pb_evalrun_table_t *t, char *line,
+                        const char *path, pb_err_t *err) {
+  enum { MAXF = PB__NFIXED + 3 * PB_EVALRUN_MAX_OPPONENTS };
+  char *f[MAXF + 1];
+  int nf = split_fields(line, f, MAXF);
+  int ours = nf >= PB__NFIXED + 3 && nf <= MAXF &&
+             (nf - PB__NFIXED) % 3 == 0;
+  for (int c = 0; ours && c < PB__NFIXED; c++)
+    ours = !strcmp(f[c], fixed_cols[c]);
+  for (int c = PB__NFIXED; ours && c + 2 < nf; c += 3) {
+    size_t len = strlen(f[c]);
+    ours = len > 2 && !strcmp(f[c] + len - 2, "_w") &&
+           strlen(f[c + 1]) == len && strlen(f[c + 2]) == len &&
+           !strncmp(f[c], f[c + 1], len - 2) &&
+           !strncmp(f[c], f[c + 2], len - 2) &&
+           !strcmp(f[c + 1] + len - 2, "_d") &&
+           !strcmp(f[c + 2] + len - 2, "_l");
+  }
+  if (!ours)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "%s: line 1 is not the header of an elo.csv written by "
+                      "probs-evaluator; refusing to overwrite it (move it "
+                      "away to start a new table)",
+                      path);
+  int same = (nf - PB__NFIXED) / 3 == t->n_opp;
+  for (int j = 0; same && j < t->n_opp; j++) {
+    const char *h = f[PB__NFIXED + 3 * j];
+    size_t len = strlen(h) - 2;
+    same = strlen(t->opp[j]) == len && !strncmp(h, t->opp[j], len);
+  }
+  if (!same) {
+    char theirs[1200], ours_s[1200];
+    join_opponents(theirs, sizeof theirs, f, nf);
+    size_t k = 0;
+    ours_s[0] = '\0';
+    for (int j = 0; j < t->n_opp && k < sizeof ours_s; j++) {
+      int w = snprintf(ours_s + k, sizeof ours_s - k, "%s%s", j ? "," : "",
+                       t->opp[j]);
+      if (w < 0) break;
+      k += (size_t)w;
+    }
+    return pb_err_set(err, PB_EMISMATCH,
+                      "%s was written for opponents %s, but this evaluation "
+                      "plays %s; use the same eval.opponents or move the "
+                      "file away",
+                      path, theirs, ours_s);
+  }
+  return 0;
+}
+
+static int parse_row(const pb_evalrun_table_t *t, char *line, int lineno,
+                     const char *path, pb_evalrun_row_t *r, pb_err_t *err) {
+  enum { MAXF = PB__NFIXED + 3 * PB_EVALRUN_MAX_OPPONENTS };
+  char *f[MAXF + 1];
+  int want = PB__NFIXED + 3 * t->n_opp;
+  int nf = split_fields(line, f, MAXF);
+  if (nf != want)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "%s:%d: %d fields where the header has %d", path,
+                      lineno, nf > MAXF ? MAXF + 1 : nf, want);
+  memset(r, 0, sizeof *r);
+  r->n_opponents = t->n_opp;
+  const char *what = NULL;
+  if (parse_u64(f[0], &r->iteration) != 0)
+    what = "iteration";
+  else if (parse_u64(f[1], &r->version) != 0)
+    what = "version";
+  else if (parse_elo(f[2], &r->elo) != 0)
+    what = "elo";
+  else if (parse_elo(f[3], &r->lo) != 0)
+    what = "elo_lo";
+  else if (parse_elo(f[4], &r->hi) != 0)
+    what = "elo_hi";
+  else if (parse_count(f[6], &r->games) != 0)
+    what = "games";
+  if (what == NULL) {
+    char *end = NULL;
+    errno = 0;
+    r->seconds = strtod(f[7], &end);
+    if (errno != 0 || end == f[7] || *end != '\0' || !isfinite(r->seconds) ||
+        r->seconds < 0)
+      what = "seconds";
+  }
+  if (what == NULL) {
+    if (!strcmp(f[5], ""))
+      r->flags = 0;
+    else if (!strcmp(f[5], "all_wins"))
+      r->flags = PB_ELO_ALL_WINS | PB_ELO_ADJUSTED;
+    else if (!strcmp(f[5], "all_losses"))
+      r->flags = PB_ELO_ALL_LOSSES | PB_ELO_ADJUSTED;
+    else if (!strcmp(f[5], "no_anchor"))
+      r->flags = PB_EVALRUN_NO_ANCHOR;
+    else
+      what = "note";
+  }
+  long long sum = 0;
+  for (int j = 0; what == NULL && j < t->n_opp; j++)
+    for (int k = 0; k < 3 && what == NULL; k++) {
+      if (parse_count(f[PB__NFIXED + 3 * j + k], &r->wdl[j][k]) != 0)
+        what = "a win/draw/loss count";
+      sum += r->wdl[j][k];
+    }
+  if (what != NULL)
+    return pb_err_set(err, PB_ECORRUPT, "%s:%d: bad %s", path, lineno, what);
+  if (sum != r->games)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "%s:%d: games is %d but the counts add up to %lld",
+                      path, lineno, r->games, sum);
+  if (isfinite(r->elo) != isfinite(r->lo) ||
+      isfinite(r->elo) != isfinite(r->hi) ||
+      (isfinite(r->elo) && !(r->lo <= r->elo && r->elo <= r->hi)) ||
+      (!isfinite(r->elo)) != ((r->flags & PB_EVALRUN_NO_ANCHOR) != 0))
+    return pb_err_set(err, PB_ECORRUPT,
+                      "%s:%d: elo, elo_lo, elo_hi and note do not agree",
+                      path, lineno);
+  return 0;
+}
+
+pb_evalrun_table_t *pb_evalrun_table_load(
+    const char *path, const char (*opponents)[PB_EVALRUN_SPEC_MAX], int n,
+    pb_err_t *err) {
+  if (path == NULL) {
+    pb_err_set(err, PB_EINVAL, "elo table: NULL path");
+    return NULL;
+  }
+  pb_evalrun_table_t *t = pb_evalrun_table_new(opponents, n, err);
+  if (t == NULL) return NULL;
+  char *text = NULL;
+  size_t len = 0;
+  if (access(path, F_OK) != 0 && errno == ENOENT) return t;
+  if (pb_read_file(path, PB__EVAL_CSV_MAX, &text, &len, err) != 0) {
+    pb_evalrun_table_destroy(&t);
+    return NULL;
+  }
+  int rc = 0;
+  if (memchr(text, '\0', len) != NULL)
+    rc = pb_err_set(err, PB_ECORRUPT, "%s: holds NUL bytes: not an elo.csv",
+                    path);
+  char *p = text;
+  int lineno = 0;
+  while (rc == 0 && *p != '\0') {
+    char *nl = strchr(p, '\n');
+    if (nl != NULL) *nl = '\0';
+    size_t ll = strlen(p);
+    if (ll > 0 && p[ll - 1] == '\r') p[--ll] = '\0';
+    lineno++;
+    if (lineno == 1) {
+      rc = check_header(t, p, path, err);
+    } else if (ll == 0) {
+      if (nl != NULL && nl[1] != '\0')
+        rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: empty line", path, lineno);
+    } else {
+      pb_evalrun_row_t r;
+      rc = parse_row(t, p, lineno, path, &r, err);
+      if (rc == 0 && t->n > 0 && r.version <= t->rows[t->n - 1].version)
+        rc = pb_err_set(err, PB_ECORRUPT,
+                        "%s:%d: version %llu is not after the previous row's "
+                        "%llu",
+                        path, lineno, (unsigned long long)r.version,
+                        (unsigned long long)t->rows[t->n - 1].version);
+      if (rc == 0) rc = pb_evalrun_table_put(t, &r, err);
+    }
+    if (nl == NULL) break;
+    p = nl + 1;
+  }
+  if (rc == 0 && lineno == 0)
+    rc = pb_err_set(err, PB_ECORRUPT,
+                    "%s: empty file: not an elo.csv (delete it to start a "
+                    "new table)",
+                    path);
+  free(text);
+  if (rc != 0) pb_evalrun_table_destroy(&t);
+  return t;
+}
+
+int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
+                         const pb_evalrun_opts_t *o, const char *title,
+                         char **out, size_t *len, pb_err_t *err) {
+  if (t == NULL || o == NULL || out == NULL)
+    return pb_err_set(err, PB_EINVAL, "elo chart: NULL argument");
+  pb_svgplot_point_t *pts = calloc((size_t)t->n + 1, sizeof *pts);
+  if (pts == NULL) return pb_err_set(err, PB_ENOMEM, "elo chart: no memory");
+  for (int i = 0; i < t->n; i++) {
+    const pb_evalrun_row_t *r = &t->rows[i];
+    pts[i].x = (double)r->iteration;
+    pts[i].y = r->elo;
+    pts[i].lo = r->lo;
+    pts[i].hi = r->hi;
+    pts[i].marked = (r->flags & (PB_ELO_ALL_WINS | PB_ELO_ALL_LOSSES)) != 0;
+  }
+  pb_svgplot_hline_t lines[PB_EVALRUN_MAX_OPPONENTS];
+  int nl = 0;
+  for (int j = 0; j < o->n_opponents; j++) {
+    if (!isfinite(o->anchor[j])) continue;
+    lines[nl].y = o->anchor[j];
+    snprintf(lines[nl].label, sizeof lines[nl].label, "%s (%.0f)",
+             o->opponents[j], o->anchor[j]);
+    nl++;
+  }
+  pb_svgplot_t p = {0};
+  p.title = title;
+  p.xlabel = "iteration";
+  p.ylabel = "Elo";
+  p.series = "Elo (max. likelihood)";
+  p.band = "95% interval";
+  p.pts = pts;
+  p.n = t->n;
+  p.lines = lines;
+  p.nlines = nl;
+  int rc = pb_svgplot_render(&p, out, len, err);
+  free(pts);
+  return rc;
+}
+
+/* -------------------------------------------------------- a run dir */
+
+struct pb_evalrun {
+  char dir[PB__PATH];
+  pb_evalrun_opts_t o;
+  pb_evalrun_dir_opts_t d;
+  char title[256];
+  pb_evalrun_table_t *table;
+  pb_metrics_t *metrics;
+  int seen_any;      /* follow mode: seen_max is valid */
+  uint64_t seen_max; /* follow mode: newest version already considered */
+  int png_tried, png_ok;
+};
+
+const pb_evalrun_table_t *pb_evalrun_table(const pb_evalrun_t *r) {
+  return r != NULL ? r->table : NULL;
+}
+
+pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
+                             const pb_evalrun_dir_opts_t *d, pb_err_t *err) {
+  if (run_dir == NULL || o == NULL || d == NULL || o->g == NULL ||
+      d->every < 1) {
+    pb_err_set(err, PB_EINVAL, "evalrun: NULL argument or every < 1");
+    return NULL;
+  }
+  if (strlen(run_dir) >= 4000) {
+    pb_err_set(err, PB_EINVAL, "evalrun: run directory path too long");
+    return NULL;
+  }
+  /* A bad opponent spec would fail every checkpoint: refuse it now. */
+  for (int j = 0; j < o->n_opponents; j++) {
+    pb_err_t e;
+    pb_err_clear(&e);
+    pb_agent_t *a = pb_agent_new(o->g, o->opponents[j], 0, &e);
+    if (a == NULL) {
+      pb_err_set(err, e.code < 0 ? e.code : PB_EINVAL,
+                 "eval.opponents: %s", e.msg);
+      return NULL;
+    }
+    pb_agent_destroy(&a);
+  }
+  pb_evalrun_t *r = calloc(1, sizeof *r);
+  if (r == NULL) {
+    pb_err_set(err, PB_ENOMEM, "evalrun: out of memory");
+    return NULL;
+  }
+  snprintf(r->dir, sizeof r->dir, "%s", run_dir);
+  r->o = *o;
+  r->d = *d;
+  if (d->title != NULL)
+    snprintf(r->title, sizeof r->title, "%s", d->title);
+  else
+    snprintf(r->title, sizeof r->title, "Elo (%s)", o->g->name);
+  r->d.title = r->title;
+  char path[PB__PATH];
+  snprintf(path, sizeof path, "%s/elo.csv", r->dir);
+  r->table = pb_evalrun_table_load(
+      path, (const char(*)[PB_EVALRUN_SPEC_MAX])o->opponents, o->n_opponents,
+      err);
+  if (r->table == NULL) goto fail;
+  if (pb_mkdir_p(r->dir, err) != 0) goto fail;
+  snprintf(path, sizeof path, "%s/metrics.jsonl", r->dir);
+  if ((r->metrics = pb_metrics_new(path, err)) == NULL) goto fail;
+  if (r->table->n > 0) {
+    r->seen_any = 1;
+    r->seen_max = r->table->rows[r->table->n - 1].version;
+  }
+  return r;
+fail:
+  pb_evalrun_destroy(&r);
+  return NULL;
+}
+
+void pb_evalrun_destroy(pb_evalrun_t **pr) {
+  if (pr == NULL || *pr == NULL) return;
+  pb_evalrun_table_destroy(&(*pr)->table);
+  pb_metrics_destroy(&(*pr)->metrics);
+  free(*pr);
+  *pr = NULL;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* "ckpt-<digits>.pbck" -> its number. */
+static int ckpt_number(const char *name, uint64_t *v) {
+  size_t len = strlen(name), pre = 5, suf = strlen(PB_CKPT_SUFFIX);
+  if (len <= pre + suf || strncmp(name, "ckpt-", pre) != 0 ||
+      strcmp(name + len - suf, PB_CKPT_SUFFIX) != 0 || len - pre - suf > 19)
+    return -1;
+  uint64_t x = 0;
+  for (size_t i = pre; i < len - suf; i++) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    x = x * 10 + (uint64_t)(name[i] - '0');
+  }
+  *v = x;
+  return 0;
+}
+
+int pb_evalrun_versions(const pb_evalrun_t *r, uint64_t **versions, size_t *n,
+                        pb_err_t *err) {
+  if (r == NULL || versions == NULL || n == NULL)
+    return pb_err_set(err, PB_EINVAL, "evalrun: NULL argument");
+  *versions = NULL;
+  *n = 0;
+  char path[PB__PATH];
+  snprintf(path, sizeof path, "%s/checkpoints", r->dir);
+  DIR *dir = opendir(path);
+  if (dir == NULL) {
+    if (errno == ENOENT) return 0;
+    return pb_err_set(err, PB_EIO, "cannot list '%s': %s", path,
+                      strerror(errno));
+  }
+  uint64_t *v = NULL;
+  size_t cnt = 0, cap = 0;
+  int rc = 0;
+  struct dirent *de;
+  while ((de = readdir(dir)) != NULL) {
+    uint64_t x;
+    if (ckpt_number(de->d_name, &x) != 0) continue;
+    if (cnt == cap) {
+      size_t nc = cap ? 2 * cap : 64;
+      uint64_t *nv = realloc(v, nc * sizeof *nv);
+      if (nv == NULL) {
+        rc = pb_err_set(err, PB_ENOMEM, "evalrun: out of memory");
+        break;
+      }
+      v = nv;
+      cap = nc;
+    }
+    v[cnt++] = x;
+  }
+  closedir(dir);
+  if (rc != 0) {
+    free(v);
+    return rc;
+  }
+  if (cnt > 0) qsort(v, cnt, sizeof *v, cmp_u64);
+  *versions = v;
+  *n = cnt;
+  return 0;
+}
+
+/* The first executable called `name` in PATH into buf; 0 if found. */
+static int find_in_path(const char *name, char *buf, size_t n) {
+  const char *path = getenv("PATH");
+  if (path == NULL) return -1;
+  while (*path) {
+    const char *c = strchr(path, ':');
+    size_t len = c ? (size_t)(c - path) : strlen(path);
+    if (len > 0 && len + strlen(name) + 2 <= n) {
+      snprintf(buf, n, "%.*s/%s", (int)len, path, name);
+      if (access(buf, X_OK) == 0) return 0;
+    }
+    if (c == NULL) break;
+    path = c + 1;
+  }
+  return -1;
+}
+
+/* Runs argv with output discarded; kills it after timeout_s. Returns its
+ * exit status, or -1. */
+static int run_quiet(char *const *argv, double timeout_s) {
+  posix_spawn_file_actions_t fa;
+  if (posix_spawn_file_actions_init(&fa) != 0) return -1;
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  double t0 = pb_now();
+  for (;;) {
+    int st = 0;
+    pid_t w = waitpid(pid, &st, WNOHANG);
+    if (w == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (w < 0 && errno != EINTR) return -1;
+    if (pb_now() - t0 > timeout_s) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+      return -1;
+    }
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* elo.png from elo.svg, if a converter exists; failures only logged. */
+static void write_png(pb_evalrun_t *r, const char *svg) {
+  if (r->png_tried && !r->png_ok) return;
+  r->png_tried = 1;
+  char exe[PB__PATH], png[PB__PATH], tmp[PB__PATH + 40], src[PB__PATH + 8];
+  snprintf(png, sizeof png, "%s/elo.png", r->dir);
+  int rsvg = find_in_path("rsvg-convert", exe, sizeof exe) == 0;
+  if (!rsvg && find_in_path("convert", exe, sizeof exe) != 0) {
+    pb_log_debug(r->d.log, "no rsvg-convert or convert in PATH: no elo.png");
+    return;
+  }
+  int st;
+  if (rsvg) {
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", png, (long)getpid());
+    char *argv[] = {exe, "-o", tmp, (char *)svg, NULL};
+    st = run_quiet(argv, 30.0);
+  } else {
+    /* ImageMagick picks the format from a prefix, not the temp name. */
+    snprintf(tmp, sizeof tmp, "png:%s.tmp.%ld", png, (long)getpid());
+    snprintf(src, sizeof src, "svg:%s", svg);
+    char *argv[] = {exe, src, tmp, NULL};
+    st = run_quiet(argv, 30.0);
+  }
+  const char *tmpfile = rsvg ? tmp : tmp + 4;
+  if (st == 0 && rename(tmpfile, png) == 0) {
+    r->png_ok = 1;
+    return;
+  }
+  unlink(tmpfile);
+  pb_log_warn(r->d.log, "could not convert elo.svg to elo.png with %s; no "
+              "more attempts in this process", exe);
+}
+
+/* The result line in the log and metrics.jsonl. */
+static void report(pb_evalrun_t *r, const pb_evalrun_row_t *row) {
+  const pb_evalrun_opts_t *o = &r->o;
+  char res[1400];
+  size_t k = 0;
+  res[0] = '\0';
+  for (int j = 0; j < o->n_opponents && k < sizeof res; j++) {
+    int w = snprintf(res + k, sizeof res - k, "%s%s %d/%d/%d", j ? ", " : "",
+                     o->opponents[j], row->wdl[j][0], row->wdl[j][1],
+                     row->wdl[j][2]);
+    if (w < 0) break;
+    k += (size_t)w;
+  }
+  const char *note = row_note(row->flags);
+  if (isfinite(row->elo))
+    pb_log_info(r->d.log,
+                "version %llu: Elo %.0f [%.0f, %.0f]%s%s from %d games "
+                "(W/D/L: %s) in %.1f s",
+                (unsigned long long)row->version, row->elo, row->lo, row->hi,
+                *note ? " " : "", note, row->games, res, row->seconds);
+  else
+    pb_log_info(r->d.log,
+                "version %llu: no Elo (no opponent has an anchor) from %d "
+                "games (W/D/L: %s) in %.1f s",
+                (unsigned long long)row->version, row->games, res,
+                row->seconds);
+  pb_json_t j;
+  pb_json_init(&j);
+  pb_json_obj_begin(&j);
+  pb_json_kstr(&j, "event", "elo");
+  pb_json_kuint(&j, "iteration", row->iteration);
+  pb_json_kuint(&j, "version", row->version);
+  pb_json_kdouble(&j, "elo", row->elo); /* null when not finite */
+  pb_json_kdouble(&j, "elo_lo", row->lo);
+  pb_json_kdouble(&j, "elo_hi", row->hi);
+  pb_json_kstr(&j, "note", note);
+  pb_json_kint(&j, "games", row->games);
+  pb_json_kdouble(&j, "seconds", row->seconds);
+  pb_json_key(&j, "opponents");
+  pb_json_obj_begin(&j);
+  for (int i = 0; i < o->n_opponents; i++) {
+    pb_json_key(&j, o->opponents[i]);
+    pb_json_obj_begin(&j);
+    pb_json_kint(&j, "w", row->wdl[i][0]);
+    pb_json_kint(&j, "d", row->wdl[i][1]);
+    pb_json_kint(&j, "l", row->wdl[i][2]);
+    pb_json_kdouble(&j, "anchor", o->anchor[i]);
+    pb_json_obj_end(&j);
+  }
+  pb_json_obj_end(&j);
+  pb_json_obj_end(&j);
+  if (pb_json_cstr(&j) == NULL || pb_metrics_write(r->metrics,
+                                                   pb_json_cstr(&j)) != 0)
+    pb_log_warn(r->d.log, "could not append the result to metrics.jsonl");
+  pb_json_free(&j);
+}
+
+int pb_evalrun_rate(pb_evalrun_t *r, uint64_t version, pb_err_t *err) {
+  if (r == NULL) return pb_err_set(err, PB_EINVAL, "evalrun: NULL run");
+  char ckpt[PB__PATH], path[PB__PATH];
+  pb_inproc_ckpt_path(r->dir, (unsigned long long)version, ckpt, sizeof ckpt);
+  pb_evalrun_row_t row;
+  int rc = pb_evalrun_play(&r->o, ckpt, version, &row, err);
+  if (rc != 0) return rc;
+  if ((rc = pb_evalrun_table_put(r->table, &row, err)) != 0) return rc;
+  snprintf(path, sizeof path, "%s/elo.csv", r->dir);
+  if ((rc = pb_evalrun_table_save(r->table, path, err)) != 0) return rc;
+  char *svg = NULL;
+  size_t len = 0;
+  rc = pb_evalrun_table_svg(r->table, &r->o, r->title, &svg, &len, err);
+  snprintf(path, sizeof path, "%s/elo.svg", r->dir);
+  if (rc == 0) rc = pb_write_file(path, svg, len, err);
+  free(svg);
+  if (rc != 0) return rc;
+  if (r->d.png) write_png(r, path);
+  report(r, &row);
+  return 0;
+}
+
+/* Errors that concern one checkpoint file, not the whole evaluation. */
+static int about_checkpoint(int rc) {
+  return rc == PB_EIO || rc == PB_ECORRUPT || rc == PB_EMISMATCH ||
+         rc == PB_ENOTFOUND || rc == PB_EUNSUPP || rc == PB_ENN ||
+         rc == PB_ECONFIG;
+}
+
+int pb_evalrun_all(pb_evalrun_t *r, int *rated, pb_err_t *err) {
+  if (rated != NULL) *rated = 0;
+  uint64_t *v = NULL;
+  size_t n = 0;
+  int rc = pb_evalrun_versions(r, &v, &n, err);
+  if (rc != 0) return rc;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    if (pb_evalrun_table_find(r->table, v[i]) != NULL) continue;
+    if (v[i] % (uint64_t)r->d.every != 0 && i + 1 != n) continue;
+    pb_err_t e;
+    pb_err_clear(&e);
+    rc = pb_evalrun_rate(r, v[i], &e);
+    if (rc == 0) {
+      if (rated != NULL) (*rated)++;
+    } else if (about_checkpoint(rc)) {
+      pb_log_warn(r->d.log, "version %llu skipped: %s",
+                  (unsigned long long)v[i], e.msg);
+      rc = 0;
+    } else if (err != NULL) {
+      *err = e;
+    }
+  }
+  if (n > 0 && (!r->seen_any || v[n - 1] > r->seen_max)) {
+    r->seen_any = 1;
+    r->seen_max = v[n - 1];
+  }
+  free(v);
+  return rc;
+}
+
+int pb_evalrun_follow_step(pb_evalrun_t *r, int final, uint64_t *rated,
+                           pb_err_t *err) {
+  uint64_t *v = NULL;
+  size_t n = 0;
+  int rc = pb_evalrun_versions(r, &v, &n, err);
+  if (rc != 0) return rc;
+  if (n == 0) {
+    free(v);
+    return 0;
+  }
+  uint64_t newest = v[n - 1];
+  int have = 0;
+  uint64_t target = 0;
+  if (final) {
+    if (pb_evalrun_table_find(r->table, newest) == NULL) {
+      have = 1;
+      target = newest;
+    }
+  } else {
+    for (size_t i = n; i-- > 0;) {
+      if (r->seen_any && v[i] <= r->seen_max) break;
+      if (v[i] % (uint64_t)r->d.every == 0 &&
+          pb_evalrun_table_find(r->table, v[i]) == NULL) {
+        have = 1;
+        target = v[i];
+        break;
+      }
+    }
+  }
+  /* Versions passed over: newer than what was seen, older than the one
+   * rated now (the rest stay for --all). */
+  if (have) {
+    int skipped = 0;
+    uint64_t first = 0, last = 0;
+    for (size_t i = 0; i < n; i++) {
+      if ((r->seen_any && v[i] <= r->seen_max) || v[i] >= target) continue;
+      if (v[i] % (uint64_t)r->d.every != 0) continue;
+      if (pb_evalrun_table_find(r->table, v[i]) != NULL) continue;
+      if (skipped++ == 0) first = v[i];
+      last = v[i];
+    }
+    if (skipped > 0)
+      pb_log_info(r->d.log,
+                  "behind the learner: skipping %d version%s (%llu..%llu) "
+                  "to rate the newest, %llu (rate them later with --all)",
+                  skipped, skipped > 1 ? "s" : "", (unsigned long long)first,
+                  (unsigned long long)last, (unsigned long long)target);
+  }
+  if (!r->seen_any || newest > r->seen_max) {
+    r->seen_any = 1;
+    r->seen_max = newest;
+  }
+  free(v);
+  if (!have) return 0;
+  pb_err_t e;
+  pb_err_clear(&e);
+  rc = pb_evalrun_rate(r, target, &e);
+  if (rc == 0) {
+    if (rated != NULL) *rated = target;
+    return 1;
+  }
+  if (about_checkpoint(rc)) {
+    pb_log_warn(r->d.log, "version %llu skipped: %s",
+                (unsigned long long)target, e.msg);
+    return 0;
+  }
+  if (err != NULL) *err = e;
+  return rc;
+}

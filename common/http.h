@@ -1,0 +1,114 @@
+/* http.h - a minimal HTTP/1.1 server on a caller's libuv loop.
+ *
+ * Tuned for the learner's `GET /metrics` (Prometheus text) and
+ * `GET /status` (JSON): a few requests a second from a scraper or a human,
+ * never a hot path. Each connection carries exactly one request: the server
+ * reads the request head, calls the handler once, writes the whole response
+ * with `Connection: close`, shuts the socket down and closes it. No request
+ * bodies, no keep-alive, no chunked encoding.
+ *
+ * Everything that arrives on the socket is untrusted. The server answers
+ *   400  a malformed request line or header line, a NUL byte, an HTTP
+ *        version other than 1.0/1.1, a target that does not start with '/';
+ *   405  any method other than GET and HEAD (with `Allow: GET, HEAD`);
+ *   408  a client that has not sent a whole request head within the timeout
+ *        (slow or idle clients, "slowloris"); the connection is then closed;
+ *   431  a request head larger than PB_HTTP_HEAD_MAX bytes;
+ * and accepts-then-closes connections beyond the connection limit, so a
+ * flood of clients costs a bounded amount of memory. Only well-formed GET
+ * and HEAD requests reach the handler, which decides everything else
+ * (usually 200 or 404).
+ *
+ * Threading: every function here, and the handler, runs on the loop's
+ * thread; the server is not thread-safe.
+ */
+#ifndef PB_HTTP_H
+#define PB_HTTP_H
+
+#include <stddef.h>
+
+#include <uv.h>
+
+#include "err.h"
+
+#define PB_HTTP_HEAD_MAX 8192        /* request line + headers, bytes */
+#define PB_HTTP_MAX_CONNS 64         /* default concurrent connections */
+#define PB_HTTP_TIMEOUT_MS 5000      /* default time to send a request head */
+
+typedef struct pb_http pb_http_t;
+
+/* What the handler fills in. The server initialises it to
+ * {404, NULL, NULL, 0} before calling the handler.
+ *
+ * status:       100..599; anything else is answered as 500.
+ * content_type: borrowed; read once right after the handler returns (a
+ *               string literal is usual). NULL means
+ *               "text/plain; charset=utf-8". A value containing CR or LF
+ *               is refused (500) so a handler cannot inject headers.
+ * body:         malloc'd by the handler (malloc, strdup, pb_json_take...);
+ *               ownership passes to the server, which frees it with free()
+ *               once the response is written or the connection dies, also
+ *               when the status is refused. NULL means a short default body
+ *               naming the status ("Not Found\n").
+ * body_len:     bytes of body (the body need not be NUL-terminated). */
+typedef struct pb_http_response {
+  int status;
+  const char *content_type;
+  char *body;
+  size_t body_len;
+} pb_http_response_t;
+
+/* Called once per well-formed GET or HEAD request. `method` is "GET" or
+ * "HEAD" (for HEAD the server sends only the head, with the Content-Length
+ * the body would have had); `path` is the request target up to, not
+ * including, any '?' or '#' (never percent-decoded). Both strings are
+ * valid only during the call. */
+typedef void pb_http_handler_fn(void *ctx, const char *method,
+                                const char *path, pb_http_response_t *res);
+
+/* Binds host:port (an IPv4 or IPv6 literal, e.g. "127.0.0.1", "0.0.0.0",
+ * "::1"; port 0 picks a free port, see pb_http_port) on `loop` and starts
+ * listening. `fn` (required) is called with `ctx` for every request.
+ * Returns the server, or NULL and fills err: PB_EINVAL for a bad host,
+ * port or NULL argument, PB_EIO if the address cannot be bound (in use,
+ * not permitted), naming host, port and the system's reason. The loop
+ * must outlive the server; close it with pb_http_close. */
+pb_http_t *pb_http_new(uv_loop_t *loop, const char *host, int port,
+                       pb_http_handler_fn *fn, void *ctx, pb_err_t *err);
+
+/* Changes the limits for connections accepted from now on: at most
+ * `max_conns` (>= 1) open at once, each given `timeout_ms` (>= 1) to send
+ * its request head and again to read the response. Returns 0 or PB_EINVAL.
+ * Defaults: PB_HTTP_MAX_CONNS, PB_HTTP_TIMEOUT_MS. */
+int pb_http_set_limits(pb_http_t *h, int max_conns, int timeout_ms);
+
+/* The port actually bound (useful after binding port 0); -1 if h is NULL. */
+int pb_http_port(const pb_http_t *h);
+
+/* Connections open right now (for tests and /status). */
+int pb_http_connections(const pb_http_t *h);
+
+/* Requests handed to the handler so far, and requests refused by the
+ * server itself (400, 405, 408, 431, connection limit). */
+unsigned long pb_http_requests(const pb_http_t *h);
+unsigned long pb_http_refused(const pb_http_t *h);
+
+/* Stops listening and closes every connection (responses in flight are
+ * abandoned) through uv_close. Once the loop has run every close callback
+ * the server frees itself and then calls done(arg) if `done` is not NULL;
+ * after that the server adds no handle to the loop, so uv_run returns once
+ * the caller's own handles are closed and uv_loop_close returns 0. The
+ * pointer h must not be used after this call. Accepts NULL (and then calls
+ * nothing). */
+void pb_http_close(pb_http_t *h, void (*done)(void *arg), void *arg);
+
+/* The house destructor: pb_http_close(*h, NULL, NULL) and *h = NULL.
+ * Memory is released only when the loop next runs the close callbacks.
+ * Accepts NULL and a NULL *h. */
+void pb_http_destroy(pb_http_t **h);
+
+/* Reason phrase of a status code ("OK", "Not Found"); "Unknown" for codes
+ * it does not know. Never NULL. */
+const char *pb_http_reason(int status);
+
+#endif

@@ -1,0 +1,392 @@
+/* svgplot.c - the Elo chart as a standalone SVG document.
+ *
+ * Workload: one small chart (a few hundred points at most) rewritten after
+ * each evaluation; written for clarity. The text is built with
+ * open_memstream, so the caller gets one malloc'd string. */
+#include "svgplot.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int pb_svgplot_ticks(double lo, double hi, int target, double *first,
+                     double *step) {
+  if (!(lo < hi) || !isfinite(lo) || !isfinite(hi) || target < 2 ||
+      first == NULL || step == NULL)
+    return 0;
+  double raw = (hi - lo) / (target - 1);
+  double mag = pow(10.0, floor(log10(raw)));
+  double r = raw / mag, st;
+  if (r <= 1.0)
+    st = 1.0;
+  else if (r <= 2.0)
+    st = 2.0;
+  else if (r <= 5.0)
+    st = 5.0;
+  else
+    st = 10.0;
+  st *= mag;
+  double f = ceil(lo / st - 1e-9) * st;
+  int count = 0;
+  /* The 1e-9 slack keeps an end that is a multiple in spite of rounding. */
+  while (count < 1000 && f + count * st <= hi + 1e-9 * st) count++;
+  *first = f;
+  *step = st;
+  return count;
+}
+
+/* Writes s with XML's special characters escaped; control characters
+ * (which XML 1.0 forbids) become '?'. */
+static void xml_text(FILE *f, const char *s) {
+  for (; s != NULL && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    switch (c) {
+    case '&': fputs("&amp;", f); break;
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '"': fputs("&quot;", f); break;
+    case '\'': fputs("&apos;", f); break;
+    default: fputc(c < 0x20 ? '?' : c, f);
+    }
+  }
+}
+
+/* A tick label with as many decimals as the step needs. */
+static void tick_label(char *buf, size_t n, double v, double step) {
+  int dec = step >= 1.0 ? 0 : (int)ceil(-log10(step) - 1e-9);
+  if (dec > 6) dec = 6;
+  if (fabs(v) < 0.5 * step * 1e-6) v = 0.0; /* no "-0" */
+  snprintf(buf, n, "%.*f", dec, v);
+}
+
+typedef struct {
+  double x0, x1, y0, y1; /* data range */
+  double L, T, W, H;     /* plot area in pixels */
+} frame_t;
+
+static double px(const frame_t *fr, double x) {
+  return fr->L + (x - fr->x0) / (fr->x1 - fr->x0) * fr->W;
+}
+
+static double py(const frame_t *fr, double y) {
+  return fr->T + fr->H - (y - fr->y0) / (fr->y1 - fr->y0) * fr->H;
+}
+
+static int finite_pt(const pb_svgplot_point_t *p) {
+  return isfinite(p->x) && isfinite(p->y);
+}
+
+static int has_interval(const pb_svgplot_point_t *p) {
+  return finite_pt(p) && isfinite(p->lo) && isfinite(p->hi);
+}
+
+/* Data range of everything drawable, padded; a degenerate range is
+ * widened so that every mapping stays finite. */
+static void data_range(const pb_svgplot_t *p, frame_t *fr) {
+  int any_x = 0, any_y = 0;
+  double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+#define PB__EXT(v, lo, hi, any) \
+  do {                          \
+    if (!(any)) {               \
+      lo = hi = (v);            \
+      any = 1;                  \
+    } else {                    \
+      if ((v) < lo) lo = (v);   \
+      if ((v) > hi) hi = (v);   \
+    }                           \
+  } while (0)
+  for (int i = 0; i < p->n; i++) {
+    const pb_svgplot_point_t *q = &p->pts[i];
+    if (!finite_pt(q)) continue;
+    PB__EXT(q->x, x0, x1, any_x);
+    PB__EXT(q->y, y0, y1, any_y);
+    if (has_interval(q)) {
+      PB__EXT(q->lo, y0, y1, any_y);
+      PB__EXT(q->hi, y0, y1, any_y);
+    }
+  }
+  for (int i = 0; i < p->nlines; i++)
+    if (isfinite(p->lines[i].y)) PB__EXT(p->lines[i].y, y0, y1, any_y);
+#undef PB__EXT
+  if (!any_x) {
+    x0 = 0;
+    x1 = 1;
+  } else if (x1 - x0 < 1e-9) {
+    x0 -= 1;
+    x1 += 1;
+  }
+  if (!any_y) {
+    y0 = 0;
+    y1 = 1;
+  } else if (y1 - y0 < 1e-9) {
+    y0 -= 50;
+    y1 += 50;
+  }
+  double dx = 0.03 * (x1 - x0), dy = 0.06 * (y1 - y0);
+  fr->x0 = x0 - dx;
+  fr->x1 = x1 + dx;
+  fr->y0 = y0 - dy;
+  fr->y1 = y1 + dy;
+}
+
+static const char *const LINE_COLOUR = "#1f5fa8";
+static const char *const BAND_COLOUR = "#9cc3ea";
+static const char *const REF_COLOUR = "#b0413e";
+
+static void draw_axes(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
+  double first, step;
+  char lab[64];
+  fprintf(f, "<g class=\"grid\" stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
+  int ny = pb_svgplot_ticks(fr->y0, fr->y1, 7, &first, &step);
+  for (int i = 0; i < ny; i++)
+    fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n",
+            fr->L, py(fr, first + i * step), fr->L + fr->W,
+            py(fr, first + i * step));
+  fprintf(f, "</g>\n");
+  fprintf(f, "<g class=\"axes\" font-family=\"sans-serif\" font-size=\"12\" "
+             "fill=\"#333\">\n");
+  fprintf(f,
+          "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+          "fill=\"none\" stroke=\"#555\" stroke-width=\"1\"/>\n",
+          fr->L, fr->T, fr->W, fr->H);
+  for (int i = 0; i < ny; i++) {
+    double v = first + i * step, y = py(fr, v);
+    tick_label(lab, sizeof lab, v, step);
+    fprintf(f,
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+            "stroke=\"#555\"/>\n",
+            fr->L - 5, y, fr->L, y);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n",
+            fr->L - 8, y + 4, lab);
+  }
+  /* x ticks: whole numbers only when the data are (iterations). */
+  int nx = pb_svgplot_ticks(fr->x0, fr->x1, 8, &first, &step);
+  if (step < 1.0 && fr->x1 - fr->x0 >= 2.0) {
+    step = 1.0;
+    first = ceil(fr->x0);
+    nx = (int)(floor(fr->x1) - first) + 1;
+  }
+  for (int i = 0; i < nx; i++) {
+    double v = first + i * step, x = px(fr, v);
+    tick_label(lab, sizeof lab, v, step);
+    fprintf(f,
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+            "stroke=\"#555\"/>\n",
+            x, fr->T + fr->H, x, fr->T + fr->H + 5);
+    fprintf(f,
+            "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n",
+            x, fr->T + fr->H + 19, lab);
+  }
+  if (p->xlabel != NULL) {
+    fprintf(f,
+            "<text class=\"xlabel\" x=\"%.2f\" y=\"%.2f\" "
+            "text-anchor=\"middle\" font-size=\"13\">",
+            fr->L + fr->W / 2, fr->T + fr->H + 40);
+    xml_text(f, p->xlabel);
+    fprintf(f, "</text>\n");
+  }
+  if (p->ylabel != NULL) {
+    double x = fr->L - 52, y = fr->T + fr->H / 2;
+    fprintf(f,
+            "<text class=\"ylabel\" x=\"%.2f\" y=\"%.2f\" "
+            "text-anchor=\"middle\" font-size=\"13\" "
+            "transform=\"rotate(-90 %.2f %.2f)\">",
+            x, y, x, y);
+    xml_text(f, p->ylabel);
+    fprintf(f, "</text>\n");
+  }
+  fprintf(f, "</g>\n");
+}
+
+static void draw_band(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
+  fprintf(f, "<g class=\"band\">\n");
+  /* One polygon per run of consecutive points that have intervals. */
+  int i = 0;
+  while (i < p->n) {
+    if (!has_interval(&p->pts[i])) {
+      i++;
+      continue;
+    }
+    int j = i;
+    while (j + 1 < p->n && has_interval(&p->pts[j + 1])) j++;
+    if (j > i) {
+      fprintf(f, "<polygon fill=\"%s\" fill-opacity=\"0.45\" stroke=\"none\" "
+                 "points=\"", BAND_COLOUR);
+      for (int k = i; k <= j; k++)
+        fprintf(f, "%.2f,%.2f ", px(fr, p->pts[k].x), py(fr, p->pts[k].hi));
+      for (int k = j; k >= i; k--)
+        fprintf(f, "%.2f,%.2f%s", px(fr, p->pts[k].x), py(fr, p->pts[k].lo),
+                k > i ? " " : "");
+      fprintf(f, "\"/>\n");
+    }
+    i = j + 1;
+  }
+  /* Error bars, so that an isolated point shows its interval too. */
+  for (int k = 0; k < p->n; k++) {
+    const pb_svgplot_point_t *q = &p->pts[k];
+    if (!has_interval(q)) continue;
+    double x = px(fr, q->x);
+    fprintf(f,
+            "<path d=\"M%.2f %.2fV%.2fM%.2f %.2fH%.2fM%.2f %.2fH%.2f\" "
+            "stroke=\"%s\" stroke-width=\"1\" fill=\"none\"/>\n",
+            x, py(fr, q->lo), py(fr, q->hi), x - 3, py(fr, q->lo), x + 3,
+            x - 3, py(fr, q->hi), x + 3, LINE_COLOUR);
+  }
+  fprintf(f, "</g>\n");
+}
+
+static void draw_refs(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
+  fprintf(f, "<g class=\"baselines\" font-family=\"sans-serif\" "
+             "font-size=\"11\">\n");
+  for (int i = 0; i < p->nlines; i++) {
+    const pb_svgplot_hline_t *h = &p->lines[i];
+    if (!isfinite(h->y)) continue;
+    double y = py(fr, h->y);
+    fprintf(f,
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+            "stroke=\"%s\" stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n",
+            fr->L, y, fr->L + fr->W, y, REF_COLOUR);
+    fprintf(f,
+            "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" "
+            "fill=\"%s\">",
+            fr->L + fr->W - 4, y - 4, REF_COLOUR);
+    xml_text(f, h->label);
+    fprintf(f, "</text>\n");
+  }
+  fprintf(f, "</g>\n");
+}
+
+static void draw_series(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
+  fprintf(f, "<g class=\"series\">\n");
+  int npts = 0;
+  for (int i = 0; i < p->n; i++) npts += finite_pt(&p->pts[i]);
+  if (npts >= 2) {
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+               "points=\"", LINE_COLOUR);
+    int k = 0;
+    for (int i = 0; i < p->n; i++)
+      if (finite_pt(&p->pts[i]))
+        fprintf(f, "%.2f,%.2f%s", px(fr, p->pts[i].x), py(fr, p->pts[i].y),
+                ++k < npts ? " " : "");
+    fprintf(f, "\"/>\n");
+  }
+  for (int i = 0; i < p->n; i++) {
+    const pb_svgplot_point_t *q = &p->pts[i];
+    if (!finite_pt(q)) continue;
+    fprintf(f,
+            "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\" "
+            "stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+            px(fr, q->x), py(fr, q->y), q->marked ? "#ffffff" : LINE_COLOUR,
+            LINE_COLOUR);
+  }
+  fprintf(f, "</g>\n");
+}
+
+static void draw_legend(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
+  double x = fr->L + fr->W + 16, y = fr->T + 10;
+  fprintf(f, "<g class=\"legend\" font-family=\"sans-serif\" "
+             "font-size=\"12\" fill=\"#333\">\n");
+  fprintf(f,
+          "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+          "stroke=\"%s\" stroke-width=\"2\"/>\n",
+          x, y, x + 24, y, LINE_COLOUR);
+  fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"/>\n",
+          x + 12, y, LINE_COLOUR);
+  fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">", x + 32, y + 4);
+  xml_text(f, p->series != NULL ? p->series : "value");
+  fprintf(f, "</text>\n");
+  y += 22;
+  fprintf(f,
+          "<rect x=\"%.2f\" y=\"%.2f\" width=\"24\" height=\"10\" "
+          "fill=\"%s\" fill-opacity=\"0.45\"/>\n",
+          x, y - 5, BAND_COLOUR);
+  fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">", x + 32, y + 4);
+  xml_text(f, p->band != NULL ? p->band : "95% interval");
+  fprintf(f, "</text>\n");
+  if (p->nlines > 0) {
+    y += 22;
+    fprintf(f,
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+            "stroke=\"%s\" stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n",
+            x, y, x + 24, y, REF_COLOUR);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">baselines</text>\n", x + 32,
+            y + 4);
+  }
+  int marked = 0;
+  for (int i = 0; i < p->n; i++) marked |= finite_pt(&p->pts[i]) &&
+                                           p->pts[i].marked;
+  if (marked) {
+    y += 22;
+    fprintf(f,
+            "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"#ffffff\" "
+            "stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+            x + 12, y, LINE_COLOUR);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">won or lost all</text>\n",
+            x + 32, y + 4);
+  }
+  fprintf(f, "</g>\n");
+}
+
+int pb_svgplot_render(const pb_svgplot_t *p, char **out, size_t *len,
+                      pb_err_t *err) {
+  if (out != NULL) *out = NULL;
+  if (len != NULL) *len = 0;
+  if (p == NULL || out == NULL || p->n < 0 || p->nlines < 0 ||
+      (p->n > 0 && p->pts == NULL) || (p->nlines > 0 && p->lines == NULL))
+    return pb_err_set(err, PB_EINVAL, "svgplot: bad arguments");
+  int w = p->width ? p->width : 800, h = p->height ? p->height : 480;
+  if (w < 200 || w > 10000 || h < 200 || h > 10000)
+    return pb_err_set(err, PB_EINVAL,
+                      "svgplot: size %dx%d outside 200..10000", w, h);
+  frame_t fr;
+  data_range(p, &fr);
+  fr.L = 72;
+  fr.T = 44;
+  fr.W = w - fr.L - 170;
+  fr.H = h - fr.T - 56;
+
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  if (f == NULL) return pb_err_set(err, PB_ENOMEM, "svgplot: out of memory");
+  fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  fprintf(f,
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
+          "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
+          w, h, w, h);
+  fprintf(f, "<title>");
+  xml_text(f, p->title != NULL ? p->title : "chart");
+  fprintf(f, "</title>\n");
+  fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
+  if (p->title != NULL) {
+    fprintf(f,
+            "<text class=\"title\" x=\"%.2f\" y=\"26\" text-anchor=\"middle\" "
+            "font-family=\"sans-serif\" font-size=\"16\" "
+            "font-weight=\"bold\" fill=\"#222\">",
+            fr.L + fr.W / 2);
+    xml_text(f, p->title);
+    fprintf(f, "</text>\n");
+  }
+  draw_axes(f, p, &fr);
+  draw_band(f, p, &fr);
+  draw_refs(f, p, &fr);
+  draw_series(f, p, &fr);
+  draw_legend(f, p, &fr);
+  int any = 0;
+  for (int i = 0; i < p->n; i++) any |= finite_pt(&p->pts[i]);
+  if (!any)
+    fprintf(f,
+            "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" "
+            "font-family=\"sans-serif\" font-size=\"14\" fill=\"#888\">"
+            "no data yet</text>\n",
+            fr.L + fr.W / 2, fr.T + fr.H / 2);
+  fprintf(f, "</svg>\n");
+  if (fclose(f) != 0 || buf == NULL) {
+    free(buf);
+    return pb_err_set(err, PB_ENOMEM, "svgplot: out of memory");
+  }
+  *out = buf;
+  if (len != NULL) *len = n;
+  return 0;
+}

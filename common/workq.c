@@ -1,0 +1,162 @@
+#include "workq.h"
+
+#include <stdlib.h>
+
+typedef struct {
+  uint8_t state;
+  uint32_t worker;
+  double deadline;
+} item_t;
+
+struct pb_workq {
+  item_t *it;
+  size_t max, n;
+  size_t lowest_pending; /* no pending item below this index */
+  size_t pending, leased, done;
+  uint64_t base; /* id of item 0 in this phase */
+  uint64_t phase;
+  uint64_t nonce;
+  uint64_t expired, duplicates, unknown;
+};
+
+#define INDEX_BITS 24
+
+pb_workq_t *pb_workq_new(size_t max_items, uint64_t nonce, pb_err_t *err) {
+  if (max_items == 0 || max_items >= (1u << INDEX_BITS)) {
+    pb_err_set(err, PB_EINVAL, "workq: max_items %zu out of range", max_items);
+    return NULL;
+  }
+  pb_workq_t *q = calloc(1, sizeof *q);
+  if (q) q->it = calloc(max_items, sizeof *q->it);
+  if (q == NULL || q->it == NULL) {
+    pb_workq_destroy(&q);
+    pb_err_set(err, PB_ENOMEM, "workq: out of memory");
+    return NULL;
+  }
+  q->max = max_items;
+  q->nonce = nonce & 0xFFFF;
+  return q;
+}
+
+void pb_workq_destroy(pb_workq_t **q) {
+  if (q == NULL || *q == NULL) return;
+  free((*q)->it);
+  free(*q);
+  *q = NULL;
+}
+
+int pb_workq_reset(pb_workq_t *q, size_t n, pb_err_t *err) {
+  if (n > q->max)
+    return pb_err_set(err, PB_ERANGE, "workq: %zu items, at most %zu", n,
+                      q->max);
+  q->phase++;
+  q->base = (q->nonce << 48) | ((q->phase & 0xFFFFFF) << INDEX_BITS);
+  q->n = n;
+  for (size_t i = 0; i < n; i++) q->it[i] = (item_t){PB_WORKQ_PENDING, 0, 0};
+  q->pending = n;
+  q->leased = q->done = 0;
+  q->lowest_pending = 0;
+  return 0;
+}
+
+long pb_workq_index(const pb_workq_t *q, uint64_t id) {
+  if (id < q->base || id - q->base >= q->n) return -1;
+  return (long)(id - q->base);
+}
+
+int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
+                   size_t *index, uint64_t *id) {
+  if (q->pending == 0) return PB_EAGAIN;
+  size_t i = q->lowest_pending;
+  while (i < q->n && q->it[i].state != PB_WORKQ_PENDING) i++;
+  if (i == q->n) return PB_EAGAIN; /* cannot happen while pending > 0 */
+  q->lowest_pending = i + 1;
+  q->it[i].state = PB_WORKQ_LEASED;
+  q->it[i].worker = worker;
+  q->it[i].deadline = now + lease_s;
+  q->pending--;
+  q->leased++;
+  *index = i;
+  *id = q->base + i;
+  return 0;
+}
+
+int pb_workq_renew(pb_workq_t *q, uint64_t id, double now, double lease_s) {
+  long i = pb_workq_index(q, id);
+  if (i < 0 || q->it[i].state != PB_WORKQ_LEASED) return PB_ENOTFOUND;
+  q->it[i].deadline = now + lease_s;
+  return 0;
+}
+
+int pb_workq_complete(pb_workq_t *q, uint64_t id, size_t *index) {
+  long i = pb_workq_index(q, id);
+  if (i < 0) {
+    q->unknown++;
+    return PB_WORKQ_UNKNOWN;
+  }
+  item_t *it = &q->it[i];
+  if (it->state == PB_WORKQ_DONE) {
+    q->duplicates++;
+    return PB_WORKQ_DUPLICATE;
+  }
+  /* A result for a re-queued (expired) item is still the first result. */
+  if (it->state == PB_WORKQ_LEASED) q->leased--;
+  else q->pending--;
+  it->state = PB_WORKQ_DONE;
+  q->done++;
+  *index = (size_t)i;
+  return PB_WORKQ_ACCEPTED;
+}
+
+static void to_pending(pb_workq_t *q, size_t i) {
+  q->it[i].state = PB_WORKQ_PENDING;
+  q->pending++;
+  if (i < q->lowest_pending) q->lowest_pending = i;
+}
+
+void pb_workq_requeue(pb_workq_t *q, size_t i) {
+  if (i >= q->n || q->it[i].state == PB_WORKQ_PENDING) return;
+  if (q->it[i].state == PB_WORKQ_LEASED) q->leased--;
+  else q->done--;
+  to_pending(q, i);
+}
+
+size_t pb_workq_expire(pb_workq_t *q, double now,
+                       void (*fn)(void *ctx, size_t index, uint32_t worker),
+                       void *ctx) {
+  size_t k = 0;
+  if (q->leased == 0) return 0;
+  for (size_t i = 0; i < q->n; i++) {
+    item_t *it = &q->it[i];
+    if (it->state != PB_WORKQ_LEASED || it->deadline >= now) continue;
+    q->leased--;
+    to_pending(q, i);
+    q->expired++;
+    k++;
+    if (fn) fn(ctx, i, it->worker);
+  }
+  return k;
+}
+
+size_t pb_workq_release(pb_workq_t *q, uint32_t worker) {
+  size_t k = 0;
+  for (size_t i = 0; i < q->n; i++)
+    if (q->it[i].state == PB_WORKQ_LEASED && q->it[i].worker == worker) {
+      q->leased--;
+      to_pending(q, i);
+      k++;
+    }
+  return k;
+}
+
+void pb_workq_counts(const pb_workq_t *q, pb_workq_counts_t *c) {
+  c->total = q->n;
+  c->pending = q->pending;
+  c->leased = q->leased;
+  c->done = q->done;
+  c->expired = q->expired;
+  c->duplicates = q->duplicates;
+  c->unknown = q->unknown;
+}
+
+int pb_workq_finished(const pb_workq_t *q) { return q->done == q->n; }

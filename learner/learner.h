@@ -1,0 +1,40 @@
+/* learner.h - the probs learner process: owns the iteration loop (paper-exact
+ * Algorithm 2), the replay, training of V and Q, checkpoints, and hands out
+ * work to actors and beam-search workers over ZeroMQ (docs/protocol.md).
+ *
+ * One libuv loop in one thread handles every socket: the ZeroMQ ROUTER
+ * (work) through its file descriptor, the PUB (announcements), the HTTP
+ * server (/metrics, /status), timers (leases, progress) and signals.
+ * Training steps and checkpoints run on libuv's thread pool so the loop
+ * keeps answering workers (with NoWork) and HTTP while they run. */
+#ifndef PB_LEARNER_H
+#define PB_LEARNER_H
+
+#include "config.h"
+#include "err.h"
+#include "log.h"
+
+typedef struct pb_learner pb_learner_t;
+
+/* Creates the learner for cfg (copied): opens RUN_DIR (cfg->run.dir),
+ * resumes from the newest intact checkpoint there if `resume` is set (or
+ * starts at version 0 if there is none), binds the sockets and the HTTP
+ * port. log is borrowed. NULL with err filled on failure. */
+pb_learner_t *pb_learner_new(const pb_config_t *cfg, int resume, pb_log_t *log,
+                             pb_err_t *err);
+
+/* Runs until the configured number of iterations is done (returns 0), a
+ * SIGINT/SIGTERM arrives (finishes the running training step, returns 0),
+ * or a fatal error (returns it, err filled). One turn of the loop:
+ *   1. drain the ROUTER: decode, check, dispatch each message
+ *      (hello, work request, result, heartbeat, weights request, bye);
+ *   2. on the 100 ms tick: expire leases, log progress every 5 s;
+ *   3. when a phase's items are all done: start the next step
+ *      (train V -> search; train Q -> checkpoint -> next iteration);
+ *   4. answer HTTP requests. */
+int pb_learner_run(pb_learner_t *l, pb_err_t *err);
+
+/* Frees everything; accepts NULL and sets *l to NULL. */
+void pb_learner_destroy(pb_learner_t **l);
+
+#endif

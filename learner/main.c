@@ -1,0 +1,110 @@
+/* probs-learner - the learner process.
+ *
+ *   probs-learner CONFIG [--run-dir DIR] [--resume] [--set KEY=VALUE]...
+ *   probs-learner --resume RUN_DIR [--set KEY=VALUE]...
+ *
+ * main() reads the configuration, opens the log, and hands over to
+ * pb_learner_run (learner/learner.c), the event loop. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "learner.h"
+#include "log.h"
+#include "nn.h"
+#include "util.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: probs-learner CONFIG [--run-dir DIR] [--resume] "
+          "[--set KEY=VALUE]...\n"
+          "       probs-learner --resume RUN_DIR [--set KEY=VALUE]...\n"
+          "  --resume continues from the newest intact checkpoint in the run\n"
+          "  directory (starting fresh if there is none); with a directory\n"
+          "  instead of CONFIG, the run's own config.yaml is used.\n");
+}
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int main(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"run-dir", required_argument, 0, 'd'},
+      {"resume", no_argument, 0, 'r'},
+      {"set", required_argument, 0, 's'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  const char *run_dir = NULL, *sets[256];
+  int nsets = 0, resume = 0, c;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'd': run_dir = optarg; break;
+    case 'r': resume = 1; break;
+    case 's':
+      if (nsets == 256) {
+        fprintf(stderr, "probs-learner: too many --set\n");
+        return 2;
+      }
+      sets[nsets++] = optarg;
+      break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+  }
+  if (optind != argc - 1) {
+    usage(stderr);
+    return 2;
+  }
+  const char *arg = argv[optind];
+  char cfg_path[4200];
+  if (is_dir(arg)) {
+    /* probs-learner --resume RUN_DIR */
+    snprintf(cfg_path, sizeof cfg_path, "%s/config.yaml", arg);
+    if (run_dir == NULL) run_dir = arg;
+  } else {
+    snprintf(cfg_path, sizeof cfg_path, "%s", arg);
+  }
+  pb_err_t err;
+  pb_err_clear(&err);
+  pb_config_t cfg;
+  pb_config_defaults(&cfg);
+  if (pb_config_load_file(&cfg, cfg_path, &err) != 0) {
+    fprintf(stderr, "probs-learner: %s\n", err.msg);
+    return 2;
+  }
+  for (int i = 0; i < nsets; i++)
+    if (pb_config_apply_override(&cfg, sets[i], &err) != 0) {
+      fprintf(stderr, "probs-learner: --set %s: %s\n", sets[i], err.msg);
+      return 2;
+    }
+  if (run_dir && pb_config_set(&cfg, "run.dir", run_dir, &err) != 0) {
+    fprintf(stderr, "probs-learner: --run-dir: %s\n", err.msg);
+    return 2;
+  }
+  if (pb_config_check(&cfg, &err) != 0) {
+    fprintf(stderr, "probs-learner: %s\n", err.msg);
+    return 2;
+  }
+  if (pb_mkdir_p(cfg.run.dir, &err) != 0) {
+    fprintf(stderr, "probs-learner: %s\n", err.msg);
+    return 1;
+  }
+  char log_path[4200];
+  snprintf(log_path, sizeof log_path, "%s/learner.log", cfg.run.dir);
+  pb_log_t *log =
+      pb_log_new("learner", log_path, pb_log_level_parse(cfg.log.level), &err);
+  if (log == NULL) {
+    fprintf(stderr, "probs-learner: %s\n", err.msg);
+    return 1;
+  }
+  pb_learner_t *l = pb_learner_new(&cfg, resume, log, &err);
+  int rc = l ? pb_learner_run(l, &err) : (err.code ? err.code : -1);
+  if (rc != 0) pb_log_error(log, "learner failed: %s", err.msg);
+  pb_learner_destroy(&l);
+  pb_log_destroy(&log);
+  return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,222 @@
+/* test_distributed.c - the distributed system with real processes and
+ * real sockets on loopback: probs-learner, probs-actor in both roles, and
+ * probs train --inproc as the reference.
+ *
+ * Each test gets its own run directory and ports. Timeouts are generous:
+ * under AddressSanitizer a process that loads libtorch takes seconds to
+ * start. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "proc.h"
+
+#define BIN PB_BIN_DIR
+#define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
+
+typedef struct {
+  char dir[256];
+  char work[64], pub[64];
+  char *extra[16]; /* more --set values, NULL-terminated */
+} run_t;
+
+static void run_init(run_t *r, const char *tag, int slot) {
+  memset(r, 0, sizeof *r);
+  tp_tmpdir(r->dir, sizeof r->dir, tag);
+  assert_true(r->dir[0] != '\0');
+  int port = tp_port_base(slot);
+  snprintf(r->work, sizeof r->work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
+  snprintf(r->pub, sizeof r->pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
+}
+
+/* argv for one process: prog CONFIG <role args> --set ... */
+static pid_t start(run_t *r, const char *prog, const char *a1, const char *a2,
+                   const char *a3, const char *a4, const char *logname) {
+  char *argv[64];
+  int n = 0;
+  char path[512], log[512];
+  snprintf(path, sizeof path, "%s/%s", BIN, prog);
+  snprintf(log, sizeof log, "%s/%s.out", r->dir, logname);
+  argv[n++] = path;
+  argv[n++] = (char *)CONFIG;
+  const char *a[] = {a1, a2, a3, a4};
+  for (int i = 0; i < 4; i++)
+    if (a[i]) argv[n++] = (char *)a[i];
+  argv[n++] = (char *)"--set";
+  argv[n++] = r->work;
+  argv[n++] = (char *)"--set";
+  argv[n++] = r->pub;
+  for (int i = 0; r->extra[i]; i++) {
+    argv[n++] = (char *)"--set";
+    argv[n++] = r->extra[i];
+  }
+  argv[n] = NULL;
+  pid_t pid = tp_spawn(argv, log);
+  assert_true(pid > 0);
+  return pid;
+}
+
+static pid_t start_learner(run_t *r, int resume) {
+  return start(r, "probs-learner", "--run-dir", r->dir,
+               resume ? "--resume" : NULL, NULL, "learner");
+}
+
+static pid_t start_worker(run_t *r, const char *role, const char *id) {
+  return start(r, "probs-actor", "--role", role, "--id", id, id);
+}
+
+static void path_of(const run_t *r, const char *name, char *buf, size_t n) {
+  snprintf(buf, n, "%s/%s", r->dir, name);
+}
+
+static int exited_ok(int st) { return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0; }
+
+/* Values of "key":<number> in metrics.jsonl iteration lines, in order. */
+static int metric_values(const char *path, const char *key, double *out,
+                         int max) {
+  char *b = tp_slurp(path);
+  if (!b) return 0;
+  int n = 0;
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  for (char *line = strtok(b, "\n"); line && n < max; line = strtok(NULL, "\n")) {
+    if (!strstr(line, "\"event\":\"iteration\"")) continue;
+    char *p = strstr(line, pat);
+    if (p) out[n++] = strtod(p + strlen(pat), NULL);
+  }
+  free(b);
+  return n;
+}
+
+/* learner + 2 actors + 2 searchers run 2 iterations to the end; the
+ * workers leave by themselves when the learner announces the end. */
+static void test_two_iterations_two_workers_each(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "dist", 0);
+  pid_t w[4];
+  w[0] = start_worker(&r, "selfplay", "actor-1");
+  w[1] = start_worker(&r, "selfplay", "actor-2");
+  w[2] = start_worker(&r, "search", "searcher-1");
+  w[3] = start_worker(&r, "search", "searcher-2");
+  pid_t l = start_learner(&r, 0);
+  assert_true(exited_ok(tp_wait(l, 300)));
+  for (int i = 0; i < 4; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
+  char p[512];
+  path_of(&r, "metrics.jsonl", p, sizeof p);
+  assert_int_equal(tp_count(p, "\"event\":\"iteration\""), 2);
+  path_of(&r, "checkpoints/ckpt-000002.pbck", p, sizeof p);
+  assert_int_equal(access(p, R_OK), 0);
+  path_of(&r, "learner.log", p, sizeof p);
+  assert_true(tp_count(p, "joined") >= 4);
+}
+
+/* With one worker of each role and the same seed, the distributed run
+ * trains on exactly the data of the in-process reference. */
+static void test_matches_inproc(void **state) {
+  (void)state;
+  run_t r, ref;
+  run_init(&r, "same", 1);
+  run_init(&ref, "ref", 2);
+  char path[512], log[512];
+  snprintf(path, sizeof path, "%s/probs", BIN);
+  snprintf(log, sizeof log, "%s/inproc.out", ref.dir);
+  char *argv[] = {path, (char *)"train", (char *)CONFIG, (char *)"--inproc",
+                  (char *)"--run-dir", ref.dir, NULL};
+  pid_t ip = tp_spawn(argv, log);
+  pid_t w[2];
+  w[0] = start_worker(&r, "selfplay", "actor-1");
+  w[1] = start_worker(&r, "search", "searcher-1");
+  pid_t l = start_learner(&r, 0);
+  assert_true(exited_ok(tp_wait(ip, 300)));
+  assert_true(exited_ok(tp_wait(l, 300)));
+  for (int i = 0; i < 2; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
+  const char *keys[] = {"targets_crc", "positions", "distinct_positions",
+                        "v_loss", "q_loss"};
+  char a[512], b[512];
+  path_of(&r, "metrics.jsonl", a, sizeof a);
+  path_of(&ref, "metrics.jsonl", b, sizeof b);
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    double x[8], y[8];
+    int nx = metric_values(a, keys[k], x, 8), ny = metric_values(b, keys[k], y, 8);
+    assert_int_equal(nx, 2);
+    assert_int_equal(ny, 2);
+    for (int i = 0; i < 2; i++) {
+      if (x[i] != y[i])
+        print_error("%s of iteration %d: distributed %.17g, inproc %.17g\n",
+                    keys[k], i + 1, x[i], y[i]);
+      assert_true(x[i] == y[i]);
+    }
+  }
+}
+
+/* A search worker killed with SIGKILL mid-iteration: its lease expires and
+ * the other searcher finishes the iteration. */
+static void test_searcher_killed(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "kill", 3);
+  r.extra[0] = (char *)"train.episodes_per_iter=60";
+  r.extra[1] = (char *)"net.item_states=8";
+  r.extra[2] = (char *)"net.lease_ms=1500";
+  r.extra[3] = (char *)"net.heartbeat_ms=300";
+  r.extra[4] = (char *)"search.expansions=30";
+  pid_t w[3];
+  w[0] = start_worker(&r, "selfplay", "actor-1");
+  w[1] = start_worker(&r, "search", "searcher-1");
+  w[2] = start_worker(&r, "search", "searcher-2");
+  pid_t l = start_learner(&r, 0);
+  char p[512];
+  path_of(&r, "learner.log", p, sizeof p);
+  assert_true(tp_wait_for(p, "beam search of", 1, 240));
+  tp_sleep(0.3);
+  kill(w[1], SIGKILL);
+  tp_wait(w[1], 10);
+  assert_true(exited_ok(tp_wait(l, 300)));
+  path_of(&r, "metrics.jsonl", p, sizeof p);
+  assert_int_equal(tp_count(p, "\"event\":\"iteration\""), 2);
+  assert_true(exited_ok(tp_wait(w[0], 30)));
+  assert_true(exited_ok(tp_wait(w[2], 30)));
+}
+
+/* The learner killed with SIGKILL after its first iteration; started
+ * again with --resume it continues at iteration 2, the workers reconnect
+ * by themselves, and the run finishes. */
+static void test_learner_killed_and_resumed(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "resume", 4);
+  r.extra[0] = (char *)"train.iterations=3";
+  r.extra[1] = (char *)"net.lease_ms=3000";
+  pid_t w[2];
+  w[0] = start_worker(&r, "selfplay", "actor-1");
+  w[1] = start_worker(&r, "search", "searcher-1");
+  pid_t l = start_learner(&r, 0);
+  char log[512], met[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  path_of(&r, "metrics.jsonl", met, sizeof met);
+  assert_true(tp_wait_for(met, "\"event\":\"iteration\"", 1, 240));
+  kill(l, SIGKILL);
+  tp_wait(l, 10);
+  l = start_learner(&r, 1);
+  assert_true(exited_ok(tp_wait(l, 300)));
+  assert_true(tp_count(log, "resumed from") >= 1);
+  double it[8];
+  int n = metric_values(met, "iteration", it, 8);
+  assert_true(n >= 3);
+  assert_true(it[n - 1] == 3.0);
+  for (int i = 0; i < 2; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_two_iterations_two_workers_each),
+      cmocka_unit_test(test_matches_inproc),
+      cmocka_unit_test(test_searcher_killed),
+      cmocka_unit_test(test_learner_killed_and_resumed),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,128 @@
+/* test_workq.c - leases, expiry, duplicates and ids of common/workq. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "workq.h"
+
+static void test_in_order_and_done(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_workq_t *q = pb_workq_new(16, 7, &err);
+  assert_non_null(q);
+  assert_int_equal(pb_workq_reset(q, 5, &err), 0);
+  uint64_t ids[5];
+  for (size_t k = 0; k < 5; k++) {
+    size_t i;
+    assert_int_equal(pb_workq_lease(q, 0.0, 10.0, 1, &i, &ids[k]), 0);
+    assert_int_equal(i, k);
+  }
+  size_t i;
+  uint64_t id;
+  assert_int_equal(pb_workq_lease(q, 0.0, 10.0, 1, &i, &id), PB_EAGAIN);
+  for (int k = 4; k >= 0; k--) {
+    assert_false(pb_workq_finished(q));
+    assert_int_equal(pb_workq_complete(q, ids[k], &i), PB_WORKQ_ACCEPTED);
+    assert_int_equal(i, (size_t)k);
+  }
+  assert_true(pb_workq_finished(q));
+  assert_int_equal(pb_workq_complete(q, ids[2], &i), PB_WORKQ_DUPLICATE);
+  pb_workq_counts_t c;
+  pb_workq_counts(q, &c);
+  assert_int_equal(c.duplicates, 1);
+  assert_int_equal(c.done, 5);
+  /* A new phase: old ids are unknown. */
+  assert_int_equal(pb_workq_reset(q, 3, &err), 0);
+  assert_int_equal(pb_workq_complete(q, ids[0], &i), PB_WORKQ_UNKNOWN);
+  assert_int_equal(pb_workq_reset(q, 17, &err), PB_ERANGE);
+  pb_workq_destroy(&q);
+  assert_null(q);
+}
+
+static int expired_seen;
+static void on_expire(void *ctx, size_t index, uint32_t worker) {
+  (void)ctx;
+  assert_int_equal(worker, 9);
+  expired_seen += (int)index + 1;
+}
+
+static void test_lease_expiry_and_renew(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_workq_t *q = pb_workq_new(8, 1, &err);
+  pb_workq_reset(q, 3, &err);
+  size_t i0, i1, i;
+  uint64_t id0, id1, id;
+  pb_workq_lease(q, 0.0, 1.0, 9, &i0, &id0);
+  pb_workq_lease(q, 0.0, 1.0, 9, &i1, &id1);
+  assert_int_equal(pb_workq_renew(q, id1, 0.9, 1.0), 0); /* until 1.9 */
+  expired_seen = 0;
+  assert_int_equal(pb_workq_expire(q, 1.5, on_expire, NULL), 1);
+  assert_int_equal(expired_seen, 1); /* item 0 */
+  assert_int_equal(pb_workq_renew(q, id0, 1.5, 1.0), PB_ENOTFOUND);
+  /* Item 0 is handed out again before item 2. */
+  assert_int_equal(pb_workq_lease(q, 1.5, 1.0, 3, &i, &id), 0);
+  assert_int_equal(i, 0);
+  /* The slow worker's late result still counts (first result) ... */
+  assert_int_equal(pb_workq_complete(q, id0, &i), PB_WORKQ_ACCEPTED);
+  /* ... and the new holder's becomes a duplicate. */
+  assert_int_equal(pb_workq_complete(q, id, &i), PB_WORKQ_DUPLICATE);
+  /* Requeue after a bad result. */
+  assert_int_equal(pb_workq_complete(q, id1, &i), PB_WORKQ_ACCEPTED);
+  pb_workq_requeue(q, 1);
+  pb_workq_counts_t c;
+  pb_workq_counts(q, &c);
+  assert_int_equal(c.pending, 2);
+  assert_int_equal(c.done, 1);
+  assert_int_equal(pb_workq_lease(q, 2.0, 1.0, 3, &i, &id), 0);
+  assert_int_equal(i, 1);
+  /* A worker that leaves gives its items back at once. */
+  assert_int_equal(pb_workq_release(q, 3), 1);
+  assert_int_equal(pb_workq_release(q, 3), 0);
+  pb_workq_counts(q, &c);
+  assert_int_equal(c.pending, 2);
+  pb_workq_destroy(&q);
+}
+
+static void test_ids_differ_between_queues(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_workq_t *a = pb_workq_new(4, 1, &err), *b = pb_workq_new(4, 2, &err);
+  pb_workq_reset(a, 1, &err);
+  pb_workq_reset(b, 1, &err);
+  size_t i;
+  uint64_t ia, ib;
+  pb_workq_lease(a, 0, 1, 0, &i, &ia);
+  pb_workq_lease(b, 0, 1, 0, &i, &ib);
+  assert_true(ia != ib);
+  assert_int_equal(pb_workq_complete(b, ia, &i), PB_WORKQ_UNKNOWN);
+  assert_int_equal(pb_workq_index(a, ia), 0);
+  assert_int_equal(pb_workq_index(a, ia + 1), -1);
+  pb_workq_destroy(&a);
+  pb_workq_destroy(&b);
+  assert_null(pb_workq_new(0, 0, &err));
+}
+
+static void test_empty_phase(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_workq_t *q = pb_workq_new(4, 1, &err);
+  pb_workq_reset(q, 0, &err);
+  assert_true(pb_workq_finished(q));
+  size_t i;
+  uint64_t id;
+  assert_int_equal(pb_workq_lease(q, 0, 1, 0, &i, &id), PB_EAGAIN);
+  pb_workq_destroy(&q);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_in_order_and_done),
+      cmocka_unit_test(test_lease_expiry_and_renew),
+      cmocka_unit_test(test_ids_differ_between_queues),
+      cmocka_unit_test(test_empty_phase),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
