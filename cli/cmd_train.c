@@ -40,6 +40,7 @@
 #include "inproc.h"
 #include "json.h"
 #include "log.h"
+#include "nn.h"
 #include "supervise.h"
 #include "util.h"
 
@@ -406,6 +407,10 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
     return 1;
   }
 
+  /* With stdout piped into something that quits (`| head`), a progress
+   * line must not kill the supervisor and orphan the children. libuv
+   * resets every signal to its default in the children. */
+  signal(SIGPIPE, SIG_IGN);
   pb_log_info(log,
               "run %s in %s: learner, %d actor(s), %d searcher(s)%s; logs in "
               "%s; Ctrl-C stops",
@@ -558,6 +563,8 @@ int pb_cmd_train(int argc, char **argv) {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+  pb_nn_tune_malloc(NULL);
+  pb_nn_set_threads(cfg.model.threads);
   pb_inproc_opts_t o = {resume, &stop_flag, iterations};
   int rc = pb_inproc_run(&cfg, log, &o, &err);
   if (rc != 0) pb_log_error(log, "training failed: %s", err.msg);

@@ -36,6 +36,7 @@ extern char **environ;
 #define PB__EVAL_MAX_THREADS 256
 #define PB__EVAL_CSV_MAX (64u << 20)
 #define PB__PATH 4200
+#define PB__DIR_MAX 4000 /* leaves room for the file names */
 
 /* ------------------------------------------------------------ anchors */
 
@@ -764,7 +765,7 @@ int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
 /* -------------------------------------------------------- a run dir */
 
 struct pb_evalrun {
-  char dir[PB__PATH];
+  char dir[PB__DIR_MAX];
   pb_evalrun_opts_t o;
   pb_evalrun_dir_opts_t d;
   char title[256];
@@ -786,7 +787,7 @@ pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
     pb_err_set(err, PB_EINVAL, "evalrun: NULL argument or every < 1");
     return NULL;
   }
-  if (strlen(run_dir) >= 4000) {
+  if (strlen(run_dir) >= PB__DIR_MAX) {
     pb_err_set(err, PB_EINVAL, "evalrun: run directory path too long");
     return NULL;
   }

@@ -346,7 +346,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     handle_head(c, end);
   } else if (c->len == sizeof c->buf) {
     c->h->refused++;
-    respond(c, 431, NULL, NULL, 0, 0);
+    respond(c, 400, NULL, NULL, 0, 0);
   }
 }
 
@@ -355,7 +355,7 @@ static void on_timer(uv_timer_t *t) {
   if (c->closing) return;
   if (c->state == C_HEAD) {
     c->h->refused++;
-    respond(c, 408, NULL, NULL, 0, 0);
+    conn_close(c);
   } else {
     conn_close(c);
   }

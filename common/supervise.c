@@ -440,7 +440,7 @@ static void on_child_exit(uv_process_t *p, int64_t status, int sig) {
     maybe_finish(s);
     return;
   }
-  if (sig == 0 && status == 0) {
+  if (status == 0) {
     c->done = 1;
     if (c->flags & PB_SUPERVISE_MAIN) {
       pb_log_info(s->log, "%s finished after %.1fs: the run is done",

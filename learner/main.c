@@ -101,6 +101,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "probs-learner: %s\n", err.msg);
     return 1;
   }
+  /* Process-wide torch settings, before any thread exists. */
+  pb_nn_tune_malloc(NULL);
+  pb_nn_set_threads(cfg.model.threads);
   pb_learner_t *l = pb_learner_new(&cfg, resume, log, &err);
   int rc = l ? pb_learner_run(l, &err) : (err.code ? err.code : -1);
   if (rc != 0) pb_log_error(log, "learner failed: %s", err.msg);

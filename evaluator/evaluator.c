@@ -1,0 +1,195 @@
+/* evaluator.c - the evaluator's loop: checkpoints in, ratings out.
+ *
+ * Workload: one rating (a few hundred games) per new checkpoint; between
+ * ratings the process sleeps in zmq_poll, so it costs nothing while the
+ * learner trains. */
+#include "evaluator.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "evalrun.h"
+#include "msg.h"
+
+void pb_evaluator_opts_default(pb_evaluator_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  pb_config_defaults(&o->cfg);
+  o->until = -1;
+  o->png = 1;
+  o->poll_ms = 1000;
+}
+
+static int stopping(const pb_evaluator_opts_t *o) {
+  return o->stop != NULL && *o->stop;
+}
+
+typedef struct {
+  void *ctx, *sub;
+  int game_id;
+} sub_t;
+
+static void sub_close(sub_t *s) {
+  if (s->sub != NULL) zmq_close(s->sub);
+  if (s->ctx != NULL) zmq_ctx_term(s->ctx);
+  s->sub = s->ctx = NULL;
+}
+
+static int sub_open(sub_t *s, const pb_config_t *cfg, int game_id,
+                    pb_err_t *err) {
+  memset(s, 0, sizeof *s);
+  s->game_id = game_id;
+  int linger = 0, hwm = cfg->net.hwm;
+  int64_t maxsz = 65536; /* an Announce is tiny: refuse anything big */
+  if ((s->ctx = zmq_ctx_new()) == NULL ||
+      (s->sub = zmq_socket(s->ctx, ZMQ_SUB)) == NULL ||
+      zmq_setsockopt(s->sub, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+      zmq_setsockopt(s->sub, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
+      zmq_setsockopt(s->sub, ZMQ_MAXMSGSIZE, &maxsz, sizeof maxsz) != 0 ||
+      zmq_setsockopt(s->sub, ZMQ_SUBSCRIBE, "", 0) != 0 ||
+      zmq_connect(s->sub, cfg->net.pub_endpoint) != 0) {
+    int e = zmq_errno();
+    sub_close(s);
+    return pb_err_set(err, PB_EIO, "evaluator: cannot subscribe to %s: %s",
+                      cfg->net.pub_endpoint, zmq_strerror(e));
+  }
+  return 0;
+}
+
+/* Waits up to ms for messages and drains them; sets *stop_seen on an
+ * Announce with phase STOPPING. Returns 1 if an Announce came, else 0. */
+static int sub_wait(sub_t *s, int ms, int *stop_seen, pb_log_t *log) {
+  zmq_pollitem_t it = {s->sub, 0, ZMQ_POLLIN, 0};
+  int n = zmq_poll(&it, 1, ms);
+  if (n <= 0) return 0; /* timeout, or a signal (EINTR): the loop checks */
+  int announced = 0;
+  for (;;) {
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    int len = zmq_msg_recv(&m, s->sub, ZMQ_DONTWAIT);
+    if (len < 0) {
+      zmq_msg_close(&m);
+      break;
+    }
+    pb_msg_t msg;
+    pb_err_t e;
+    pb_err_clear(&e);
+    pb_msg_expect_t ex = {NULL, s->game_id};
+    if (pb_msg_decode(zmq_msg_data(&m), zmq_msg_size(&m), &ex, &msg, &e) !=
+        0) {
+      pb_log_debug(log, "dropped a message on the announce socket: %s",
+                   e.msg);
+    } else if (msg.type == PB_MSG_ANNOUNCE) {
+      announced = 1;
+      pb_log_debug(log, "announce: version %" PRIu64 ", iteration %u, "
+                   "phase %d", msg.announce.version, msg.announce.iteration,
+                   msg.announce.phase);
+      if (msg.announce.phase == PB_PHASE_STOPPING) *stop_seen = 1;
+    }
+    pb_msg_free(&msg);
+    zmq_msg_close(&m);
+  }
+  return announced;
+}
+
+/* Whether the table holds a version >= v. */
+static int reached(const pb_evalrun_t *r, int64_t v) {
+  const pb_evalrun_table_t *t = pb_evalrun_table(r);
+  int n = pb_evalrun_table_count(t);
+  return v >= 0 && n > 0 &&
+         pb_evalrun_table_row(t, n - 1)->version >= (uint64_t)v;
+}
+
+/* Whether the newest checkpoint on disk is >= v. */
+static int on_disk(const pb_evalrun_t *r, int64_t v) {
+  uint64_t *vs = NULL;
+  size_t n = 0;
+  if (v < 0 || pb_evalrun_versions(r, &vs, &n, NULL) != 0) return 0;
+  int yes = n > 0 && vs[n - 1] >= (uint64_t)v;
+  free(vs);
+  return yes;
+}
+
+static int follow(const pb_evaluator_opts_t *o, pb_evalrun_t *r, int game_id,
+                  pb_err_t *err) {
+  sub_t s;
+  int rc = sub_open(&s, &o->cfg, game_id, err);
+  if (rc != 0) return rc;
+  pb_log_info(o->log,
+              "following %s (checkpoints polled every %d ms, announces on "
+              "%s)",
+              o->cfg.run.dir, o->poll_ms, o->cfg.net.pub_endpoint);
+  int stop_seen = 0;
+  while (!stopping(o)) {
+    /* The learner is done (or `until` is on disk): one final step. */
+    int final = stop_seen || (o->until >= 0 && on_disk(r, o->until));
+    uint64_t v = 0;
+    rc = pb_evalrun_follow_step(r, final, &v, err);
+    if (rc < 0) break;
+    rc = 0;
+    if (final) {
+      pb_log_info(o->log, "%s: evaluator done",
+                  stop_seen ? "the learner is stopping"
+                            : "the last version asked for is rated");
+      break;
+    }
+    if (o->once || reached(r, o->until)) break;
+    if (stopping(o)) break;
+    sub_wait(&s, o->poll_ms, &stop_seen, o->log);
+  }
+  sub_close(&s);
+  return rc == PB_EINTR ? 0 : rc;
+}
+
+int pb_evaluator_run(const pb_evaluator_opts_t *o, pb_err_t *err) {
+  if (o == NULL || o->poll_ms < 1 || o->n_anchors < 0 ||
+      o->n_anchors > PB_EVALUATOR_MAX_ANCHORS)
+    return pb_err_set(err, PB_EINVAL, "evaluator: bad options");
+  pb_evalrun_opts_t eo;
+  int rc = pb_evalrun_opts_from_config(&eo, &o->cfg, err);
+  if (rc != 0) return rc;
+  for (int i = 0; i < o->n_anchors; i++)
+    if ((rc = pb_evalrun_set_anchor(&eo, o->anchors[i], err)) != 0)
+      return PB_ECONFIG;
+  eo.stop = o->stop;
+  char title[256];
+  snprintf(title, sizeof title, "Elo of %s (%s)", o->cfg.run.name,
+           o->cfg.game);
+  pb_evalrun_dir_opts_t d = {o->cfg.eval.every, o->png, o->log, title};
+  pb_evalrun_t *r = pb_evalrun_new(o->cfg.run.dir, &eo, &d, err);
+  if (r == NULL) return err != NULL && err->code ? err->code : PB_EIO;
+  const pb_evalrun_table_t *t = pb_evalrun_table(r);
+  char anchors[512];
+  size_t k = 0;
+  anchors[0] = '\0';
+  for (int j = 0; j < eo.n_opponents && k < sizeof anchors; j++) {
+    int w = isfinite(eo.anchor[j])
+                ? snprintf(anchors + k, sizeof anchors - k, "%s%s=%.0f",
+                           j ? ", " : "", eo.opponents[j], eo.anchor[j])
+                : snprintf(anchors + k, sizeof anchors - k,
+                           "%s%s (no anchor)", j ? ", " : "",
+                           eo.opponents[j]);
+    if (w < 0) break;
+    k += (size_t)w;
+  }
+  pb_log_info(o->log,
+              "evaluator: %s, %d games per opponent (%d random opening "
+              "moves), every %d version(s); opponents %s; %d version(s) "
+              "already in elo.csv",
+              o->cfg.game, eo.games, eo.opening_random_moves,
+              o->cfg.eval.every, anchors, pb_evalrun_table_count(t));
+  if (o->all) {
+    int rated = 0;
+    rc = pb_evalrun_all(r, &rated, err);
+    if (rc == 0 || rc == PB_EINTR)
+      pb_log_info(o->log, "rated %d version(s)%s", rated,
+                  rc == PB_EINTR ? " before being stopped" : "");
+    if (rc == PB_EINTR) rc = 0;
+  } else {
+    rc = follow(o, r, eo.g->id, err);
+  }
+  pb_evalrun_destroy(&r);
+  return rc;
+}

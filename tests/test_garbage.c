@@ -1,0 +1,226 @@
+/* test_garbage.c - hostile peers: every process keeps running, logs what it
+ * dropped, and still serves well-behaved peers after garbage, truncated
+ * and oversized frames, multi-part junk, and valid messages from another
+ * run or game. Real processes, real ZeroMQ sockets on loopback. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <zmq.h>
+
+#include "game.h"
+#include "msg.h"
+#include "proc.h"
+#include "rng.h"
+
+#define BIN PB_BIN_DIR
+#define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
+
+static void send_msg(void *sock, const pb_msg_t *m) {
+  uint8_t *buf;
+  size_t len;
+  pb_err_t err;
+  assert_int_equal(pb_msg_encode(m, &buf, &len, &err), 0);
+  assert_true(zmq_send(sock, buf, len, 0) == (int)len);
+  free(buf);
+}
+
+/* Receives one message within timeout_ms and decodes it (any run). Returns
+ * its type or -1. */
+static int recv_type(void *sock, int timeout_ms, pb_msg_t *out) {
+  zmq_pollitem_t it = {sock, 0, ZMQ_POLLIN, 0};
+  double end = tp_now() + timeout_ms / 1000.0;
+  while (tp_now() < end) {
+    if (zmq_poll(&it, 1, 100) <= 0) continue;
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    int n = zmq_msg_recv(&m, sock, 0);
+    int type = -1;
+    pb_err_t err;
+    if (n >= 0 && pb_msg_decode(zmq_msg_data(&m), zmq_msg_size(&m), NULL, out,
+                                &err) == 0)
+      type = out->type;
+    zmq_msg_close(&m);
+    if (type >= 0) return type;
+  }
+  return -1;
+}
+
+static void spray_garbage(void *sock, pb_rng_t *rng) {
+  uint8_t buf[4096];
+  for (int k = 0; k < 300; k++) {
+    size_t n = pb_rng_below(rng, sizeof buf);
+    for (size_t i = 0; i < n; i++) buf[i] = (uint8_t)pb_rng_next(rng);
+    zmq_send(sock, buf, n, 0);
+  }
+  zmq_send(sock, "", 0, 0);                 /* empty frame */
+  zmq_send(sock, "a", 1, ZMQ_SNDMORE);      /* multi-part junk */
+  zmq_send(sock, "bc", 2, ZMQ_SNDMORE);
+  zmq_send(sock, "d", 1, 0);
+  size_t big = 1 << 20;                     /* 1 MiB of noise */
+  uint8_t *b = malloc(big);
+  for (size_t i = 0; i < big; i++) b[i] = (uint8_t)(i * 131 + 7);
+  zmq_send(sock, b, big, 0);
+  free(b);
+}
+
+static void test_learner_survives_garbage(void **state) {
+  (void)state;
+  char dir[256], log[512], work[80], pub[80], path[512], out[512];
+  tp_tmpdir(dir, sizeof dir, "garbage-l");
+  int port = tp_port_base(7);
+  snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
+  snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
+  snprintf(path, sizeof path, "%s/probs-learner", BIN);
+  snprintf(out, sizeof out, "%s/learner.out", dir);
+  char *argv[] = {path, (char *)CONFIG, (char *)"--run-dir", dir,
+                  (char *)"--set", work, (char *)"--set", pub, NULL};
+  pid_t l = tp_spawn(argv, out);
+  assert_true(l > 0);
+  snprintf(log, sizeof log, "%s/learner.log", dir);
+  assert_true(tp_wait_for(log, "self-play of", 1, 120));
+
+  void *ctx = zmq_ctx_new(), *d = zmq_socket(ctx, ZMQ_DEALER);
+  int linger = 0;
+  zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof linger);
+  char ep[64];
+  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
+  assert_int_equal(zmq_connect(d, ep), 0);
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 99, 0);
+  spray_garbage(d, &rng);
+
+  /* Valid messages from another run, and for another game. */
+  pb_msg_t m, r;
+  pb_msg_init(&m, PB_MSG_WORK_REQUEST, "someone-elses-run", PB_GAME_CONNECT4,
+              "intruder");
+  m.work_request.role = PB_ROLE_ACTOR;
+  send_msg(d, &m);
+  assert_int_equal(recv_type(d, 10000, &r), PB_MSG_REJECT);
+  assert_int_equal(r.reject.code, PB_EMISMATCH);
+  assert_non_null(strstr(r.reject.message, "run"));
+  pb_msg_free(&r);
+  pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", PB_GAME_TICTACTOE,
+              "intruder");
+  m.work_request.role = PB_ROLE_ACTOR;
+  send_msg(d, &m);
+  assert_int_equal(recv_type(d, 10000, &r), PB_MSG_REJECT);
+  pb_msg_free(&r);
+  /* A result for an item nobody was given: dropped without a word. */
+  pb_state_t s[2];
+  pb_game_connect4.reset(&s[0]);
+  pb_msg_episode_t ep1 = {s, 1, 0, 0};
+  pb_msg_init(&m, PB_MSG_SELFPLAY_RESULT, "c4-smoke", PB_GAME_CONNECT4, "x");
+  m.selfplay_result.item_id = 12345;
+  m.selfplay_result.episodes = &ep1;
+  m.selfplay_result.n_episodes = 1;
+  send_msg(d, &m);
+
+  /* Still serving: a proper Hello gets a HelloReply. */
+  pb_msg_init(&m, PB_MSG_HELLO, "", 0, "good-worker");
+  m.hello.role = PB_ROLE_ACTOR;
+  m.hello.threads = 1;
+  m.hello.pid = 1;
+  snprintf(m.hello.hostname, sizeof m.hello.hostname, "test");
+  send_msg(d, &m);
+  assert_int_equal(recv_type(d, 10000, &r), PB_MSG_HELLO_REPLY);
+  assert_string_equal(r.header.run_id, "c4-smoke");
+  pb_msg_free(&r);
+  assert_true(tp_alive(l));
+  assert_true(tp_count(log, "dropped a message") >= 1);
+  zmq_close(d);
+  zmq_ctx_term(ctx);
+  kill(l, SIGTERM);
+  int st = tp_wait(l, 30);
+  assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* A worker talking to a "learner" that answers garbage and messages of
+ * another game, and publishes garbage: it logs, drops, and stays up. */
+static void test_worker_survives_garbage(void **state) {
+  (void)state;
+  char dir[256], work[80], pub[80], path[512], out[512];
+  tp_tmpdir(dir, sizeof dir, "garbage-w");
+  int port = tp_port_base(8);
+  snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
+  snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
+  void *ctx = zmq_ctx_new();
+  void *router = zmq_socket(ctx, ZMQ_ROUTER), *ps = zmq_socket(ctx, ZMQ_PUB);
+  int linger = 0;
+  zmq_setsockopt(router, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(ps, ZMQ_LINGER, &linger, sizeof linger);
+  char ep[64];
+  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
+  assert_int_equal(zmq_bind(router, ep), 0);
+  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port + 1);
+  assert_int_equal(zmq_bind(ps, ep), 0);
+
+  snprintf(path, sizeof path, "%s/probs-actor", BIN);
+  snprintf(out, sizeof out, "%s/actor.out", dir);
+  char *argv[] = {path, (char *)CONFIG, (char *)"--role", (char *)"selfplay",
+                  (char *)"--id", (char *)"victim", (char *)"--set", work,
+                  (char *)"--set", pub, NULL};
+  pid_t w = tp_spawn(argv, out);
+  assert_true(w > 0);
+
+  /* Its Hello arrives as [routing id][payload]. */
+  zmq_pollitem_t it = {router, 0, ZMQ_POLLIN, 0};
+  assert_true(zmq_poll(&it, 1, 60000) == 1);
+  uint8_t rid[256];
+  int rl = zmq_recv(router, rid, sizeof rid, 0);
+  assert_true(rl > 0);
+  zmq_msg_t hello;
+  zmq_msg_init(&hello);
+  zmq_msg_recv(&hello, router, 0);
+  zmq_msg_close(&hello);
+
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 5, 0);
+  for (int k = 0; k < 200; k++) {
+    uint8_t buf[512];
+    size_t n = pb_rng_below(&rng, sizeof buf);
+    for (size_t i = 0; i < n; i++) buf[i] = (uint8_t)pb_rng_next(&rng);
+    zmq_send(router, rid, (size_t)rl, ZMQ_SNDMORE);
+    zmq_send(router, buf, n, 0);
+    zmq_send(ps, buf, n, 0);
+  }
+  /* A well-formed reply, but for Tic-Tac-Toe while the worker's config
+   * says Connect Four... then a work item of another game. */
+  pb_msg_t m;
+  uint8_t *b;
+  size_t len;
+  pb_err_t err;
+  pb_msg_init(&m, PB_MSG_WORK_ITEM, "other-run", PB_GAME_TICTACTOE, "fake");
+  m.work_item.item_id = 1;
+  m.work_item.lease_ms = 1000;
+  m.work_item.kind = PB_WORK_SELFPLAY;
+  m.work_item.episodes = 1;
+  assert_int_equal(pb_msg_encode(&m, &b, &len, &err), 0);
+  zmq_send(router, rid, (size_t)rl, ZMQ_SNDMORE);
+  zmq_send(router, b, len, 0);
+  free(b);
+  tp_sleep(1.0);
+  assert_true(tp_alive(w));
+  kill(w, SIGTERM);
+  int st = tp_wait(w, 30);
+  assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  char *o = tp_slurp(out);
+  assert_non_null(o);
+  int warned = strstr(o, "WARN") != NULL;
+  if (!warned) print_error("worker output:\n%s\n", o);
+  free(o);
+  assert_true(warned);
+  zmq_close(router);
+  zmq_close(ps);
+  zmq_ctx_term(ctx);
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_learner_survives_garbage),
+      cmocka_unit_test(test_worker_survives_garbage),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
