@@ -65,6 +65,7 @@ struct pb_worker {
   char id[PB_MSG_ID_MAX + 1];
   char host[PB_MSG_HOST_MAX + 1];
   pb_log_t *log;
+  char device[16]; /* what model.device resolved to: "cpu" or "cuda" */
   void *zctx, *dealer, *sub;
   volatile sig_atomic_t *stop;
   int stopping;   /* the learner announced STOPPING */
@@ -227,6 +228,24 @@ static int setup_sockets(pb_worker_t *w, pb_err_t *err) {
   return 0;
 }
 
+/* Creates a throwaway network on model.device, so that a device that
+ * cannot work ("cuda" without CUDA) is reported at startup rather than at
+ * the first weights, and so that the log names the device "auto" chose. */
+static int probe_device(pb_worker_t *w, pb_err_t *err) {
+  const pb_game_t *g = pb_game_by_name(w->cfg.game);
+  pb_nn_spec_t spec;
+  pb_config_nn_spec(&w->cfg, g, 0, &spec);
+  pb_err_t e;
+  pb_err_clear(&e);
+  pb_nn_t *nn = pb_nn_new(&spec, NULL, w->cfg.model.device, 0, &e);
+  if (nn == NULL)
+    return pb_err_set(err, e.code, "model.device '%s': %s",
+                      w->cfg.model.device, e.msg);
+  snprintf(w->device, sizeof w->device, "%s", pb_nn_device(nn));
+  pb_nn_destroy(&nn);
+  return 0;
+}
+
 pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
                            pb_log_t *log, pb_err_t *err) {
   if (cfg == NULL) {
@@ -255,7 +274,7 @@ pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
   hostname_of(w->host, sizeof w->host);
   pb_episodes_init(&w->eps);
   pb_nn_set_threads(cfg->model.threads);
-  if (setup_sockets(w, err) != 0) {
+  if (probe_device(w, err) != 0 || setup_sockets(w, err) != 0) {
     pb_worker_destroy(&w);
     return NULL;
   }
@@ -671,8 +690,9 @@ static int have(const net_t *n, uint64_t version) {
 
 /* Loads one weights buffer into n (V when q == 0), building the network
  * from the spec inside when there is none or the spec changed. Returns 0,
- * W_DROP for weights we cannot use (logged), or an error that retrying
- * cannot cure (the device, memory). */
+ * W_DROP for weights we cannot use (logged; n keeps the version it held
+ * unless it had to be rebuilt), or an error that retrying cannot cure (the
+ * device, memory). */
 static int load_net(pb_worker_t *w, net_t *n, int q, uint64_t version,
                     const uint8_t *buf, size_t len, pb_err_t *err) {
   const char *name = q ? "Q" : "V";
@@ -680,7 +700,6 @@ static int load_net(pb_worker_t *w, net_t *n, int q, uint64_t version,
   pb_nn_spec_t spec;
   pb_err_t e;
   pb_err_clear(&e);
-  n->have = 0;
   if (len == 0) {
     pb_log_warn(w->log, "the learner sent no %s weights for version %" PRIu64,
                 name, version);
@@ -706,6 +725,7 @@ static int load_net(pb_worker_t *w, net_t *n, int q, uint64_t version,
   double t0 = pb_now();
   if (n->nn == NULL || memcmp(pb_nn_spec(n->nn), &spec, sizeof spec) != 0) {
     pb_neteval_bind(w->ne, NULL, NULL); /* it must not hold a freed net */
+    n->have = 0;
     pb_nn_destroy(&n->nn);
     n->nn = pb_nn_new(&spec, NULL, w->cfg.model.device, 0, &e);
     if (n->nn == NULL) {
@@ -989,7 +1009,7 @@ int pb_worker_run(pb_worker_t *w, volatile sig_atomic_t *stop, pb_err_t *err) {
   pb_log_info(w->log, "starting: role %s, id %s, work %s, announcements %s, "
               "device %s, threads %d, %s %d, heartbeat %d ms, lease %d ms",
               pb_worker_component(w->role), w->id, c->net.work_endpoint,
-              c->net.pub_endpoint, c->model.device, c->model.threads,
+              c->net.pub_endpoint, w->device, c->model.threads,
               w->role == PB_ROLE_ACTOR ? "games at once" : "searches at once",
               w->role == PB_ROLE_ACTOR ? c->train.selfplay_parallel
                                        : c->search.parallel,

@@ -57,12 +57,14 @@ int pb_worker_id_check(const char *id, pb_err_t *err);
  * checked config cfg (copied). id is the sender id (NULL: the default id);
  * log is borrowed and must outlive the worker (NULL logs to stderr). Sets
  * libtorch's thread count to model.threads for the calling thread, which
- * must be the one that calls pb_worker_run. Creates the ZeroMQ context and
- * sockets and connects them (ZeroMQ connects in the background: a learner
- * that is not there yet is not an error). Returns NULL with err filled:
- * PB_EINVAL (bad role or id), PB_ECONFIG (config fails pb_config_check),
- * PB_EIO (a socket cannot be created or an endpoint is refused by ZeroMQ,
- * naming the endpoint), PB_ENOMEM. */
+ * must be the one that calls pb_worker_run. Tries model.device once (a
+ * throwaway network) so that a device that cannot work fails here, not at
+ * the first item. Creates the ZeroMQ context and sockets and connects them
+ * (ZeroMQ connects in the background: a learner that is not there yet is
+ * not an error). Returns NULL with err filled: PB_EINVAL (bad role or id),
+ * PB_ECONFIG (config fails pb_config_check), PB_EUNSUPP ("cuda" without
+ * CUDA) or PB_ENN (libtorch fails), PB_EIO (a socket cannot be created or
+ * an endpoint is refused by ZeroMQ, naming the endpoint), PB_ENOMEM. */
 pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
                            pb_log_t *log, pb_err_t *err);
 

@@ -193,8 +193,9 @@ typedef struct {
   int bad_lines;
 } progress_t;
 
-/* Prints the named members first (label, value, unit), then every other
- * scalar member as key=value, skipping `skip`. */
+/* Prints the named members first (label, value, unit; an Elo with its
+ * interval), then every other non-empty scalar member as key=value,
+ * skipping `skip`. */
 static void print_event(const member_t *m, int n, const char *const *main_keys,
                         const char *const *labels, const char *const *skip,
                         const char *prefix, int iterations) {
@@ -214,18 +215,27 @@ static void print_event(const member_t *m, int n, const char *const *main_keys,
     put(&l, "%s %s ", sep, labels[i]);
     put_value(&l, v);
     if (strcmp(main_keys[i], "iteration_s") == 0) put(&l, "s");
+    const member_t *lo = member(m, n, "elo_lo"), *hi = member(m, n, "elo_hi");
+    if (strcmp(main_keys[i], "elo") == 0 && lo != NULL && hi != NULL) {
+      put(&l, " [");
+      put_value(&l, lo);
+      put(&l, ", ");
+      put_value(&l, hi);
+      put(&l, "]");
+    }
     sep = ",";
   }
   int bar = 0;
   for (int i = 0; i < n; i++) {
     int skipped = m[i].v[0] == '{' || m[i].v[0] == '[' ||
+                  (m[i].vn == 2 && m[i].v[0] == '"') || /* "" says nothing */
                   (m[i].kn == 9 && memcmp(m[i].k, "iteration", 9) == 0);
     for (int j = 0; !skipped && main_keys[j] != NULL; j++)
       skipped = strlen(main_keys[j]) == m[i].kn &&
                 memcmp(main_keys[j], m[i].k, m[i].kn) == 0;
     for (int j = 0; !skipped && skip[j] != NULL; j++)
-      skipped = strlen(skip[j]) == m[i].kn &&
-                memcmp(skip[j], m[i].k, m[i].kn) == 0;
+      skipped =
+          strlen(skip[j]) == m[i].kn && memcmp(skip[j], m[i].k, m[i].kn) == 0;
     if (skipped) continue;
     put(&l, "%s %.*s=", bar ? "" : " |", (int)m[i].kn, m[i].k);
     put_value(&l, &m[i]);
@@ -250,15 +260,17 @@ static void on_metrics_line(void *ctx, const char *line, size_t len) {
   if (ev == NULL) return;
   static const char *const skip[] = {"event", "mode", "version", NULL};
   if (ev->vn == 11 && memcmp(ev->v, "\"iteration\"", 11) == 0) {
-    static const char *const keys[] = {"episodes", "positions", "v_loss",
-                                       "q_loss", "iteration_s", NULL};
+    static const char *const keys[] = {"episodes", "positions",   "v_loss",
+                                       "q_loss",   "iteration_s", NULL};
     static const char *const labels[] = {"episodes", "positions", "v_loss",
-                                         "q_loss", "time", NULL};
+                                         "q_loss",   "time",      NULL};
     print_event(m, n, keys, labels, skip, "iteration", p->iterations);
   } else if (ev->vn == 5 && memcmp(ev->v, "\"elo\"", 5) == 0) {
     static const char *const keys[] = {"elo", NULL};
     static const char *const labels[] = {"elo", NULL};
-    print_event(m, n, keys, labels, skip, "eval: iteration", 0);
+    static const char *const eskip[] = {"event",  "mode",   "version",
+                                        "elo_lo", "elo_hi", NULL};
+    print_event(m, n, keys, labels, eskip, "eval: iteration", 0);
   }
 }
 
@@ -282,7 +294,9 @@ static void add_sets(argv_t *a, const char *const *sets, int nsets) {
   }
 }
 
-static int executable(const char *path) { return access(path, X_OK) == 0; }
+static int executable(const char *path) {
+  return access(path, X_OK) == 0;
+}
 
 typedef struct {
   const char *config_path;
@@ -299,8 +313,9 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
   char self[PATH_MAX], dir[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) {
-    fprintf(stderr, "probs train: cannot find this program's directory "
-                    "(/proc/self/exe)\n");
+    fprintf(stderr,
+            "probs train: cannot find this program's directory "
+            "(/proc/self/exe)\n");
     return 1;
   }
   self[n] = '\0';
@@ -321,8 +336,10 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
   }
   int with_eval = cfg->eval.enabled && !o->no_eval;
   if (with_eval && !executable(evaluator)) {
-    fprintf(stderr, "probs train: %s not found: running without the "
-                    "evaluator\n", evaluator);
+    fprintf(stderr,
+            "probs train: %s not found: running without the "
+            "evaluator\n",
+            evaluator);
     with_eval = 0;
   }
 
@@ -425,7 +442,9 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
     pb_log_error(log, "training failed: %s (see %s)", err.msg, logs);
   else if (sig != 0)
     pb_log_info(log, "stopped by %s; every child has exited",
-                sig == SIGINT ? "SIGINT" : "SIGTERM");
+                sig == SIGINT   ? "SIGINT"
+                : sig == SIGHUP ? "SIGHUP"
+                                : "SIGTERM");
   else
     pb_log_info(log, "training finished");
   if (prog.bad_lines > 0)
@@ -438,13 +457,16 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
 
 int pb_cmd_train(int argc, char **argv) {
   static const struct option opts[] = {
-      {"inproc", no_argument, 0, 'i'},   {"run-dir", required_argument, 0, 'd'},
-      {"resume", no_argument, 0, 'r'},   {"set", required_argument, 0, 's'},
+      {"inproc", no_argument, 0, 'i'},
+      {"run-dir", required_argument, 0, 'd'},
+      {"resume", no_argument, 0, 'r'},
+      {"set", required_argument, 0, 's'},
       {"iterations", required_argument, 0, 'n'},
       {"actors", required_argument, 0, 'a'},
       {"searchers", required_argument, 0, 'm'},
       {"no-eval", no_argument, 0, 'e'},
-      {"keys", no_argument, 0, 'k'},     {"help", no_argument, 0, 'h'},
+      {"keys", no_argument, 0, 'k'},
+      {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int inproc = 0, resume = 0, iterations = 0, no_eval = 0, c;
   int actors = -1, searchers = -1;
@@ -454,41 +476,55 @@ int pb_cmd_train(int argc, char **argv) {
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
-    case 'i': inproc = 1; break;
-    case 'd': run_dir = optarg; break;
-    case 'r': resume = 1; break;
-    case 'n':
-      if ((iterations = parse_count(optarg, 0, INT_MAX)) < 0) {
-        fprintf(stderr, "probs train: --iterations '%s': expected a count\n",
-                optarg);
-        return 2;
+      case 'i':
+        inproc = 1;
+        break;
+      case 'd':
+        run_dir = optarg;
+        break;
+      case 'r':
+        resume = 1;
+        break;
+      case 'n':
+        if ((iterations = parse_count(optarg, 0, INT_MAX)) < 0) {
+          fprintf(stderr, "probs train: --iterations '%s': expected a count\n",
+                  optarg);
+          return 2;
+        }
+        break;
+      case 'a':
+      case 'm': {
+        int v = parse_count(optarg, 0, MAX_WORKERS);
+        if (v < 0) {
+          fprintf(stderr, "probs train: --%s '%s': expected 0..%d\n",
+                  c == 'a' ? "actors" : "searchers", optarg, MAX_WORKERS);
+          return 2;
+        }
+        if (c == 'a')
+          actors = v;
+        else
+          searchers = v;
+        break;
       }
-      break;
-    case 'a':
-    case 'm': {
-      int v = parse_count(optarg, 0, MAX_WORKERS);
-      if (v < 0) {
-        fprintf(stderr, "probs train: --%s '%s': expected 0..%d\n",
-                c == 'a' ? "actors" : "searchers", optarg, MAX_WORKERS);
+      case 'e':
+        no_eval = 1;
+        break;
+      case 's':
+        if (nsets == MAX_SETS) {
+          fprintf(stderr, "probs train: too many --set\n");
+          return 2;
+        }
+        sets[nsets++] = optarg;
+        break;
+      case 'k':
+        pb_config_print_keys(stdout);
+        return 0;
+      case 'h':
+        usage(stdout);
+        return 0;
+      default:
+        usage(stderr);
         return 2;
-      }
-      if (c == 'a')
-        actors = v;
-      else
-        searchers = v;
-      break;
-    }
-    case 'e': no_eval = 1; break;
-    case 's':
-      if (nsets == MAX_SETS) {
-        fprintf(stderr, "probs train: too many --set\n");
-        return 2;
-      }
-      sets[nsets++] = optarg;
-      break;
-    case 'k': pb_config_print_keys(stdout); return 0;
-    case 'h': usage(stdout); return 0;
-    default: usage(stderr); return 2;
     }
   }
   if (optind != argc - 1) {
@@ -496,8 +532,9 @@ int pb_cmd_train(int argc, char **argv) {
     return 2;
   }
   if (inproc && (actors >= 0 || searchers >= 0 || no_eval)) {
-    fprintf(stderr, "probs train: --actors, --searchers and --no-eval do "
-                    "not apply to --inproc\n");
+    fprintf(stderr,
+            "probs train: --actors, --searchers and --no-eval do "
+            "not apply to --inproc\n");
     return 2;
   }
   pb_err_t err;
@@ -513,8 +550,7 @@ int pb_cmd_train(int argc, char **argv) {
       fprintf(stderr, "probs train: --set %s: %s\n", sets[i], err.msg);
       return 2;
     }
-  if (run_dir != NULL &&
-      pb_config_set(&cfg, "run.dir", run_dir, &err) != 0) {
+  if (run_dir != NULL && pb_config_set(&cfg, "run.dir", run_dir, &err) != 0) {
     fprintf(stderr, "probs train: --run-dir: %s\n", err.msg);
     return 2;
   }
@@ -542,8 +578,13 @@ int pb_cmd_train(int argc, char **argv) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int dflt = cpus / 2 >= 1 ? (int)(cpus / 2) : 1;
     if (dflt > MAX_WORKERS) dflt = MAX_WORKERS;
-    dist_opts_t d = {argv[optind], sets,  nsets,  actors < 0 ? dflt : actors,
-                     searchers < 0 ? dflt : searchers, resume, no_eval};
+    dist_opts_t d = {argv[optind],
+                     sets,
+                     nsets,
+                     actors < 0 ? dflt : actors,
+                     searchers < 0 ? dflt : searchers,
+                     resume,
+                     no_eval};
     return run_distributed(&cfg, &d);
   }
   if (pb_mkdir_p(cfg.run.dir, &err) != 0) {
@@ -552,8 +593,8 @@ int pb_cmd_train(int argc, char **argv) {
   }
   char path[4200];
   snprintf(path, sizeof path, "%s/learner.log", cfg.run.dir);
-  pb_log_t *log = pb_log_new("learner", path, pb_log_level_parse(cfg.log.level),
-                             &err);
+  pb_log_t *log =
+      pb_log_new("learner", path, pb_log_level_parse(cfg.log.level), &err);
   if (log == NULL) {
     fprintf(stderr, "probs train: %s\n", err.msg);
     return 1;

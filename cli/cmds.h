@@ -8,5 +8,6 @@ int pb_cmd_perft(int argc, char **argv);
 int pb_cmd_match(int argc, char **argv);
 int pb_cmd_search(int argc, char **argv);
 int pb_cmd_train(int argc, char **argv);
+int pb_cmd_elo_calibrate(int argc, char **argv);
 
 #endif

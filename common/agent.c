@@ -482,8 +482,8 @@ static void net_destroy(void *impl) {
   free(na);
 }
 
-static int net_act(void *impl, const pb_state_t *s, const uint8_t *legal,
-                   int n, pb_err_t *err) {
+static int net_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
+                   pb_err_t *err) {
   net_agent_t *na = impl;
   if (!na->owner_set || !pthread_equal(na->owner, pthread_self())) {
     /* One intra-op thread: batch-1 forwards gain nothing from more, and
@@ -525,8 +525,8 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
   const pb_game_t *cg = pb_learn_game(l);
   if (cg != g) {
     pb_err_set(err, PB_EMISMATCH,
-               "agent %s: the checkpoint plays %s, but this match is %s",
-               name, cg->name, g->name);
+               "agent %s: the checkpoint plays %s, but this match is %s", name,
+               cg->name, g->name);
     pb_learn_destroy(&l);
     return NULL;
   }
@@ -584,8 +584,10 @@ static pb_agent_t *run_new(const pb_game_t *g, const char *arg, uint64_t seed,
   char name[4200], dir[4096], path[4200];
   net_name(name, sizeof name, "run", arg);
   if (dlen == 0 || dlen >= sizeof dir) {
-    pb_err_set(err, PB_EINVAL, "agent %s: bad run directory (empty or longer "
-               "than %zu bytes)", name, sizeof dir - 1);
+    pb_err_set(err, PB_EINVAL,
+               "agent %s: bad run directory (empty or longer "
+               "than %zu bytes)",
+               name, sizeof dir - 1);
     return NULL;
   }
   memcpy(dir, arg, dlen);

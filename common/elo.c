@@ -350,8 +350,10 @@ int pb_elo_fit_joint(int nplayers, const pb_elo_pair_t *pairs, int npairs,
       s += J.s[i * P + j];
     }
     if (n > 2147483647.0) {
-      rc = pb_err_set(err, PB_EINVAL, "elo joint fit: player %d has more "
-                      "than 2^31 games", i);
+      rc = pb_err_set(err, PB_EINVAL,
+                      "elo joint fit: player %d has more "
+                      "than 2^31 games",
+                      i);
       goto out;
     }
     fits[i].games = (int)n;

@@ -51,8 +51,8 @@ static const struct {
 };
 
 int pb_evalrun_default_anchor(const char *spec, double *rating) {
-  for (size_t i = 0; spec != NULL &&
-                     i < sizeof default_anchors / sizeof default_anchors[0];
+  for (size_t i = 0;
+       spec != NULL && i < sizeof default_anchors / sizeof default_anchors[0];
        i++)
     if (!strcmp(spec, default_anchors[i].spec)) {
       if (rating != NULL) *rating = default_anchors[i].rating;
@@ -151,7 +151,7 @@ typedef struct {
   const char *spec; /* "checkpoint:PATH" */
   uint64_t version;
   uint64_t seeds[PB_EVALRUN_MAX_OPPONENTS];
-  int total; /* n_opponents * games */
+  int total;       /* n_opponents * games */
   int8_t *outcome; /* per task, for the checkpoint */
   atomic_int next;
   atomic_int stop;
@@ -206,10 +206,9 @@ static void *play_worker(void *arg) {
     pb_rng_t rng;
     pb_rng_seed(&rng, pb_match_seed(sh->seeds[j], i, 2), 0);
     int net_first = i % 2 == 0, outcome = 0;
-    int rc = pb_match_game(o->g, net_first ? net : opp[j],
-                           net_first ? opp[j] : net, &rng,
-                           o->opening_random_moves, 0, &outcome, NULL, NULL,
-                           &e);
+    int rc = pb_match_game(
+        o->g, net_first ? net : opp[j], net_first ? opp[j] : net, &rng,
+        o->opening_random_moves, 0, &outcome, NULL, NULL, &e);
     if (rc < 0) {
       play_fail(sh, t, rc, &e);
       break;
@@ -553,18 +552,16 @@ static int check_header(const pb_evalrun_table_t *t, char *line,
   enum { MAXF = PB__NFIXED + 3 * PB_EVALRUN_MAX_OPPONENTS };
   char *f[MAXF + 1];
   int nf = split_fields(line, f, MAXF);
-  int ours = nf >= PB__NFIXED + 3 && nf <= MAXF &&
-             (nf - PB__NFIXED) % 3 == 0;
+  int ours = nf >= PB__NFIXED + 3 && nf <= MAXF && (nf - PB__NFIXED) % 3 == 0;
   for (int c = 0; ours && c < PB__NFIXED; c++)
     ours = !strcmp(f[c], fixed_cols[c]);
   for (int c = PB__NFIXED; ours && c + 2 < nf; c += 3) {
     size_t len = strlen(f[c]);
-    ours = len > 2 && !strcmp(f[c] + len - 2, "_w") &&
-           strlen(f[c + 1]) == len && strlen(f[c + 2]) == len &&
-           !strncmp(f[c], f[c + 1], len - 2) &&
-           !strncmp(f[c], f[c + 2], len - 2) &&
-           !strcmp(f[c + 1] + len - 2, "_d") &&
-           !strcmp(f[c + 2] + len - 2, "_l");
+    ours =
+        len > 2 && !strcmp(f[c] + len - 2, "_w") && strlen(f[c + 1]) == len &&
+        strlen(f[c + 2]) == len && !strncmp(f[c], f[c + 1], len - 2) &&
+        !strncmp(f[c], f[c + 2], len - 2) &&
+        !strcmp(f[c + 1] + len - 2, "_d") && !strcmp(f[c + 2] + len - 2, "_l");
   }
   if (!ours)
     return pb_err_set(err, PB_ECORRUPT,
@@ -606,8 +603,8 @@ static int parse_row(const pb_evalrun_table_t *t, char *line, int lineno,
   int nf = split_fields(line, f, MAXF);
   if (nf != want)
     return pb_err_set(err, PB_ECORRUPT,
-                      "%s:%d: %d fields where the header has %d", path,
-                      lineno, nf > MAXF ? MAXF + 1 : nf, want);
+                      "%s:%d: %d fields where the header has %d", path, lineno,
+                      nf > MAXF ? MAXF + 1 : nf, want);
   memset(r, 0, sizeof *r);
   r->n_opponents = t->n_opp;
   const char *what = NULL;
@@ -654,15 +651,15 @@ static int parse_row(const pb_evalrun_table_t *t, char *line, int lineno,
     return pb_err_set(err, PB_ECORRUPT, "%s:%d: bad %s", path, lineno, what);
   if (sum != r->games)
     return pb_err_set(err, PB_ECORRUPT,
-                      "%s:%d: games is %d but the counts add up to %lld",
-                      path, lineno, r->games, sum);
+                      "%s:%d: games is %d but the counts add up to %lld", path,
+                      lineno, r->games, sum);
   if (isfinite(r->elo) != isfinite(r->lo) ||
       isfinite(r->elo) != isfinite(r->hi) ||
       (isfinite(r->elo) && !(r->lo <= r->elo && r->elo <= r->hi)) ||
       (!isfinite(r->elo)) != ((r->flags & PB_EVALRUN_NO_ANCHOR) != 0))
     return pb_err_set(err, PB_ECORRUPT,
-                      "%s:%d: elo, elo_lo, elo_hi and note do not agree",
-                      path, lineno);
+                      "%s:%d: elo, elo_lo, elo_hi and note do not agree", path,
+                      lineno);
   return 0;
 }
 
@@ -797,8 +794,8 @@ pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
     pb_err_clear(&e);
     pb_agent_t *a = pb_agent_new(o->g, o->opponents[j], 0, &e);
     if (a == NULL) {
-      pb_err_set(err, e.code < 0 ? e.code : PB_EINVAL,
-                 "eval.opponents: %s", e.msg);
+      pb_err_set(err, e.code < 0 ? e.code : PB_EINVAL, "eval.opponents: %s",
+                 e.msg);
       return NULL;
     }
     pb_agent_destroy(&a);
@@ -982,8 +979,10 @@ static void write_png(pb_evalrun_t *r, const char *svg) {
     return;
   }
   unlink(tmpfile);
-  pb_log_warn(r->d.log, "could not convert elo.svg to elo.png with %s; no "
-              "more attempts in this process", exe);
+  pb_log_info(r->d.log,
+              "no elo.png: %s could not convert elo.svg (no more "
+              "attempts in this process)",
+              exe);
 }
 
 /* The result line in the log and metrics.jsonl. */
@@ -1037,8 +1036,8 @@ static void report(pb_evalrun_t *r, const pb_evalrun_row_t *row) {
   }
   pb_json_obj_end(&j);
   pb_json_obj_end(&j);
-  if (pb_json_cstr(&j) == NULL || pb_metrics_write(r->metrics,
-                                                   pb_json_cstr(&j)) != 0)
+  if (pb_json_cstr(&j) == NULL ||
+      pb_metrics_write(r->metrics, pb_json_cstr(&j)) != 0)
     pb_log_warn(r->d.log, "could not append the result to metrics.jsonl");
   pb_json_free(&j);
 }

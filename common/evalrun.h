@@ -51,10 +51,10 @@ typedef struct pb_evalrun_opts {
   int n_opponents;
   char opponents[PB_EVALRUN_MAX_OPPONENTS][PB_EVALRUN_SPEC_MAX];
   double anchor[PB_EVALRUN_MAX_OPPONENTS]; /* NAN: no anchor, not fitted */
-  int games;                /* per opponent, >= 1 (odd: one more as first) */
-  int opening_random_moves; /* random plies opening each game */
-  int threads;              /* 0: every online CPU */
-  uint64_t seed;            /* the run seed */
+  int games;                   /* per opponent, >= 1 (odd: one more as first) */
+  int opening_random_moves;    /* random plies opening each game */
+  int threads;                 /* 0: every online CPU */
+  uint64_t seed;               /* the run seed */
   volatile sig_atomic_t *stop; /* checked between games; may be NULL */
 } pb_evalrun_opts_t;
 
@@ -164,8 +164,8 @@ int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
 typedef struct pb_evalrun pb_evalrun_t;
 
 typedef struct pb_evalrun_dir_opts {
-  int every;    /* rate versions that are multiples of this (>= 1) */
-  int png;      /* also write elo.png if rsvg-convert or convert exists */
+  int every;         /* rate versions that are multiples of this (>= 1) */
+  int png;           /* also write elo.png if rsvg-convert or convert exists */
   pb_log_t *log;     /* borrowed; result lines go here (NULL: stderr) */
   const char *title; /* chart title (NULL: "Elo of RUN (GAME)") */
 } pb_evalrun_dir_opts_t;

@@ -29,8 +29,8 @@
 
 enum { C_HEAD, C_WRITING, C_DRAIN };
 
-#define OUT_HEAD_MAX 512  /* our response head: status line + headers */
-#define CTYPE_MAX 200     /* longest content type a handler may set */
+#define OUT_HEAD_MAX 512 /* our response head: status line + headers */
+#define CTYPE_MAX 200    /* longest content type a handler may set */
 
 typedef struct conn conn_t;
 
@@ -78,24 +78,42 @@ struct pb_http {
 
 const char *pb_http_reason(int status) {
   switch (status) {
-  case 200: return "OK";
-  case 204: return "No Content";
-  case 301: return "Moved Permanently";
-  case 302: return "Found";
-  case 304: return "Not Modified";
-  case 400: return "Bad Request";
-  case 401: return "Unauthorized";
-  case 403: return "Forbidden";
-  case 404: return "Not Found";
-  case 405: return "Method Not Allowed";
-  case 408: return "Request Timeout";
-  case 413: return "Payload Too Large";
-  case 429: return "Too Many Requests";
-  case 431: return "Request Header Fields Too Large";
-  case 500: return "Internal Server Error";
-  case 501: return "Not Implemented";
-  case 503: return "Service Unavailable";
-  default: return "Unknown";
+    case 200:
+      return "OK";
+    case 204:
+      return "No Content";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 304:
+      return "Not Modified";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Payload Too Large";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Unknown";
   }
 }
 
@@ -346,7 +364,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     handle_head(c, end);
   } else if (c->len == sizeof c->buf) {
     c->h->refused++;
-    respond(c, 400, NULL, NULL, 0, 0);
+    respond(c, 431, NULL, NULL, 0, 0);
   }
 }
 
@@ -355,7 +373,7 @@ static void on_timer(uv_timer_t *t) {
   if (c->closing) return;
   if (c->state == C_HEAD) {
     c->h->refused++;
-    conn_close(c);
+    respond(c, 408, NULL, NULL, 0, 0);
   } else {
     conn_close(c);
   }
@@ -430,8 +448,8 @@ pb_http_t *pb_http_new(uv_loop_t *loop, const char *host, int port,
   } else if (uv_ip6_addr(host, port, (struct sockaddr_in6 *)&ss) == 0) {
     sl = sizeof(struct sockaddr_in6);
   } else {
-    pb_err_set(err, PB_EINVAL,
-               "http: host '%s' is not an IPv4 or IPv6 address", host);
+    pb_err_set(err, PB_EINVAL, "http: host '%s' is not an IPv4 or IPv6 address",
+               host);
     return NULL;
   }
   /* The socket is bound and listening before libuv sees it, so the usual
@@ -445,8 +463,8 @@ pb_http_t *pb_http_new(uv_loop_t *loop, const char *host, int port,
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 128) != 0) {
-    pb_err_set(err, PB_EIO, "http: cannot listen on %s port %d: %s", host,
-               port, strerror(errno));
+    pb_err_set(err, PB_EIO, "http: cannot listen on %s port %d: %s", host, port,
+               strerror(errno));
     close(fd);
     return NULL;
   }
@@ -484,8 +502,8 @@ pb_http_t *pb_http_new(uv_loop_t *loop, const char *host, int port,
   if (rc != 0) {
     /* Rare (resource exhaustion): the handle exists, so it must go through
      * uv_close; h is freed when the loop next runs. */
-    pb_err_set(err, PB_EIO, "http: cannot listen on %s port %d: %s", host,
-               port, uv_strerror(rc));
+    pb_err_set(err, PB_EIO, "http: cannot listen on %s port %d: %s", host, port,
+               uv_strerror(rc));
     uv_close((uv_handle_t *)&h->listener, on_listener_closed_early);
     return NULL;
   }
@@ -500,9 +518,13 @@ int pb_http_set_limits(pb_http_t *h, int max_conns, int timeout_ms) {
   return 0;
 }
 
-int pb_http_port(const pb_http_t *h) { return h ? h->port : -1; }
+int pb_http_port(const pb_http_t *h) {
+  return h ? h->port : -1;
+}
 
-int pb_http_connections(const pb_http_t *h) { return h ? h->n_conns : 0; }
+int pb_http_connections(const pb_http_t *h) {
+  return h ? h->n_conns : 0;
+}
 
 unsigned long pb_http_requests(const pb_http_t *h) {
   return h ? h->requests : 0;

@@ -31,9 +31,9 @@
 
 #include "err.h"
 
-#define PB_HTTP_HEAD_MAX 8192        /* request line + headers, bytes */
-#define PB_HTTP_MAX_CONNS 64         /* default concurrent connections */
-#define PB_HTTP_TIMEOUT_MS 5000      /* default time to send a request head */
+#define PB_HTTP_HEAD_MAX 8192   /* request line + headers, bytes */
+#define PB_HTTP_MAX_CONNS 64    /* default concurrent connections */
+#define PB_HTTP_TIMEOUT_MS 5000 /* default time to send a request head */
 
 typedef struct pb_http pb_http_t;
 
@@ -63,8 +63,8 @@ typedef struct pb_http_response {
  * the body would have had); `path` is the request target up to, not
  * including, any '?' or '#' (never percent-decoded). Both strings are
  * valid only during the call. */
-typedef void pb_http_handler_fn(void *ctx, const char *method,
-                                const char *path, pb_http_response_t *res);
+typedef void pb_http_handler_fn(void *ctx, const char *method, const char *path,
+                                pb_http_response_t *res);
 
 /* Binds host:port (an IPv4 or IPv6 literal, e.g. "127.0.0.1", "0.0.0.0",
  * "::1"; port 0 picks a free port, see pb_http_port) on `loop` and starts

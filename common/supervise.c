@@ -43,8 +43,8 @@ typedef struct child {
   int64_t last_status;
   int last_signal;
   double started_at;
-  double backoff;  /* next restart delay */
-  double *recent;  /* times of recent restarts, max_restarts of them */
+  double backoff; /* next restart delay */
+  double *recent; /* times of recent restarts, max_restarts of them */
   int n_recent;
 } child_t;
 
@@ -55,7 +55,7 @@ struct pb_supervise {
   child_t **kids;
   int n, cap;
   uv_loop_t loop;
-  uv_signal_t sig_int, sig_term;
+  uv_signal_t sig_int, sig_term, sig_hup;
   uv_timer_t grace_timer, follow_timer;
   int ran;
   int stopping;
@@ -64,10 +64,10 @@ struct pb_supervise {
   int result;
   pb_err_t result_err;
   /* following */
-  char *fbuf;         /* PB_SUPERVISE_LINE_MAX + 1 bytes */
-  size_t flen;        /* bytes of an unfinished line held in fbuf */
-  int fskip;          /* inside an over-long line: drop up to its end */
-  off_t foff;         /* file offset read up to */
+  char *fbuf;  /* PB_SUPERVISE_LINE_MAX + 1 bytes */
+  size_t flen; /* bytes of an unfinished line held in fbuf */
+  int fskip;   /* inside an over-long line: drop up to its end */
+  off_t foff;  /* file offset read up to */
   ino_t fino;
   int fino_known;
 };
@@ -86,10 +86,12 @@ static uint64_t to_ms(double s) {
   return (uint64_t)(s * 1000.0 + 0.5);
 }
 
-static int time_ok(double t) { return isfinite(t) && t >= 0 && t <= 1e6; }
+static int time_ok(double t) {
+  return isfinite(t) && t >= 0 && t <= 1e6;
+}
 
-pb_supervise_t *pb_supervise_new(const pb_supervise_opts_t *opts,
-                                 pb_log_t *log, pb_err_t *err) {
+pb_supervise_t *pb_supervise_new(const pb_supervise_opts_t *opts, pb_log_t *log,
+                                 pb_err_t *err) {
   pb_supervise_opts_t o;
   if (opts != NULL)
     o = *opts;
@@ -97,8 +99,7 @@ pb_supervise_t *pb_supervise_new(const pb_supervise_opts_t *opts,
     pb_supervise_opts_default(&o);
   if (!time_ok(o.backoff_min_s) || !time_ok(o.backoff_max_s) ||
       o.backoff_min_s > o.backoff_max_s || !time_ok(o.window_s) ||
-      !time_ok(o.grace_s) || o.max_restarts < 0 ||
-      o.max_restarts > 1000000) {
+      !time_ok(o.grace_s) || o.max_restarts < 0 || o.max_restarts > 1000000) {
     pb_err_set(err, PB_EINVAL,
                "supervise: bad options (backoff %g..%g s, window %g s, "
                "grace %g s, max_restarts %d)",
@@ -243,8 +244,7 @@ int pb_supervise_add(pb_supervise_t *s, const char *name,
     return pb_err_set(err, PB_ENOMEM, "supervise: no memory");
   }
   if (log_path != NULL) {
-    c->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                     0644);
+    c->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (c->log_fd < 0) {
       int e = errno;
       child_free(c);
@@ -266,7 +266,9 @@ static void describe_exit(const child_t *c, char *buf, size_t n) {
     snprintf(buf, n, "exit status %lld", (long long)c->last_status);
 }
 
-static void on_closed_nothing(uv_handle_t *h) { (void)h; }
+static void on_closed_nothing(uv_handle_t *h) {
+  (void)h;
+}
 static void on_grace(uv_timer_t *t);
 static void on_restart(uv_timer_t *t);
 
@@ -280,6 +282,7 @@ static void maybe_finish(pb_supervise_t *s) {
   if (!s->o.no_signals) {
     uv_close((uv_handle_t *)&s->sig_int, on_closed_nothing);
     uv_close((uv_handle_t *)&s->sig_term, on_closed_nothing);
+    uv_close((uv_handle_t *)&s->sig_hup, on_closed_nothing);
   }
   uv_close((uv_handle_t *)&s->grace_timer, on_closed_nothing);
   uv_close((uv_handle_t *)&s->follow_timer, on_closed_nothing);
@@ -348,13 +351,18 @@ static int child_spawn(child_t *c, int restart, pb_err_t *err) {
   o.args = argv;
   o.stdio_count = 3;
   o.stdio = io;
+  /* A session of its own: a Ctrl-C in the terminal reaches only us, and
+   * each child gets exactly one SIGTERM, from us, rather than a SIGINT
+   * from the terminal followed by our SIGTERM in the middle of its
+   * shutdown. */
+  o.flags = UV_PROCESS_DETACHED;
   c->proc.data = c;
   int rc = uv_spawn(&s->loop, &c->proc, &o);
   c->proc_open = 1; /* on Unix the handle is initialised even on failure */
   if (rc != 0) {
     uv_close((uv_handle_t *)&c->proc, on_proc_closed);
-    return pb_err_set(err, PB_EIO, "cannot start %s (%s): %s", c->name,
-                      argv[0], uv_strerror(rc));
+    return pb_err_set(err, PB_EIO, "cannot start %s (%s): %s", c->name, argv[0],
+                      uv_strerror(rc));
   }
   c->running = 1;
   c->started_at = pb_now();
@@ -374,8 +382,8 @@ static void give_up(child_t *c, const char *why) {
   }
   pb_log_error(s->log, "giving up on %s: %s; stopping the run", c->name, why);
   if (s->result == 0)
-    s->result = pb_err_set(&s->result_err, PB_EIO, "gave up on %s: %s",
-                           c->name, why);
+    s->result =
+        pb_err_set(&s->result_err, PB_EIO, "gave up on %s: %s", c->name, why);
   begin_stop(s);
 }
 
@@ -391,8 +399,8 @@ static void schedule_restart(child_t *c, double uptime) {
   describe_exit(c, how, sizeof how);
   if (c->n_recent >= s->o.max_restarts) {
     char why[320];
-    snprintf(why, sizeof why, "%d restarts within %gs, last %s",
-             c->n_recent, s->o.window_s, how);
+    snprintf(why, sizeof why, "%d restarts within %gs, last %s", c->n_recent,
+             s->o.window_s, how);
     give_up(c, why);
     return;
   }
@@ -440,11 +448,11 @@ static void on_child_exit(uv_process_t *p, int64_t status, int sig) {
     maybe_finish(s);
     return;
   }
-  if (status == 0) {
+  if (sig == 0 && status == 0) {
     c->done = 1;
     if (c->flags & PB_SUPERVISE_MAIN) {
-      pb_log_info(s->log, "%s finished after %.1fs: the run is done",
-                  c->name, up);
+      pb_log_info(s->log, "%s finished after %.1fs: the run is done", c->name,
+                  up);
       begin_stop(s);
     } else {
       pb_log_info(s->log, "%s exited normally after %.1fs", c->name, up);
@@ -462,9 +470,8 @@ static void on_grace(uv_timer_t *t) {
 
 static void on_signal(uv_signal_t *h, int signum) {
   pb_supervise_t *s = h->data;
-  /* Only a second signal escalates: a Ctrl-C also reaches the children
-   * directly, so the main child may have finished (and started a stop)
-   * before we see the very signal that caused it. */
+  /* Only a second signal escalates: a stop that began for another reason
+   * (the main child finished) is not cut short by one Ctrl-C. */
   if (s->stop_signal == 0) {
     pb_log_info(s->log, "got %s: stopping", strsignal(signum));
     s->stop_signal = signum;
@@ -528,14 +535,15 @@ static void follow_poll(pb_supervise_t *s) {
   close(fd);
 }
 
-static void on_follow(uv_timer_t *t) { follow_poll(t->data); }
+static void on_follow(uv_timer_t *t) {
+  follow_poll(t->data);
+}
 
 /* ---- run ------------------------------------------------------------ */
 
 int pb_supervise_run(pb_supervise_t *s, pb_err_t *err) {
   if (s == NULL) return pb_err_set(err, PB_EINVAL, "supervise: NULL");
-  if (s->ran)
-    return pb_err_set(err, PB_EINVAL, "supervise: run called twice");
+  if (s->ran) return pb_err_set(err, PB_EINVAL, "supervise: run called twice");
   if (s->n == 0)
     return pb_err_set(err, PB_EINVAL, "supervise: no children to run");
   s->ran = 1;
@@ -554,9 +562,13 @@ int pb_supervise_run(pb_supervise_t *s, pb_err_t *err) {
   if (!s->o.no_signals) {
     uv_signal_init(&s->loop, &s->sig_int);
     uv_signal_init(&s->loop, &s->sig_term);
-    s->sig_int.data = s->sig_term.data = s;
+    uv_signal_init(&s->loop, &s->sig_hup);
+    s->sig_int.data = s->sig_term.data = s->sig_hup.data = s;
     uv_signal_start(&s->sig_int, on_signal, SIGINT);
     uv_signal_start(&s->sig_term, on_signal, SIGTERM);
+    /* the children are in their own sessions: a closed terminal must not
+     * leave them running */
+    uv_signal_start(&s->sig_hup, on_signal, SIGHUP);
   }
   if (s->follow_path != NULL) {
     struct stat st;
@@ -587,8 +599,7 @@ int pb_supervise_run(pb_supervise_t *s, pb_err_t *err) {
     uv_run(&s->loop, UV_RUN_DEFAULT);
   }
   if ((rc = uv_loop_close(&s->loop)) != 0)
-    pb_log_error(s->log, "supervise: loop did not close: %s",
-                 uv_strerror(rc));
+    pb_log_error(s->log, "supervise: loop did not close: %s", uv_strerror(rc));
   if (s->follow_path != NULL) follow_poll(s); /* the last lines */
   if (s->result != 0) {
     if (err != NULL) *err = s->result_err;

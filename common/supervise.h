@@ -21,9 +21,9 @@
  *   - When every child is done the run ends with 0 as well.
  * A stop sends SIGTERM to every running child, waits up to grace_s, then
  * sends SIGKILL to those still running, and returns once all have exited.
- * SIGINT or SIGTERM delivered to the supervising process starts a stop
- * (the run then returns 0 and pb_supervise_signal tells which signal); a
- * second such signal sends SIGKILL at once.
+ * SIGINT, SIGTERM or SIGHUP delivered to the supervising process starts a
+ * stop (the run then returns 0 and pb_supervise_signal tells which
+ * signal); a second such signal sends SIGKILL at once.
  *
  * Progress: if follow_path is set, a timer reads the complete lines
  * appended to that file since pb_supervise_run started (it is
@@ -33,9 +33,11 @@
  * Lines longer than PB_SUPERVISE_LINE_MAX bytes are skipped.
  *
  * Everything runs on a private libuv loop inside pb_supervise_run, on the
- * calling thread. Children keep the supervisor's process group, so a
- * Ctrl-C in a terminal reaches them directly as well. Children are not
- * killed if the supervisor itself is SIGKILLed.
+ * calling thread. Each child runs in a session of its own (setsid), so a
+ * Ctrl-C in a terminal reaches only the supervisor, which then stops the
+ * children in order: every child sees one SIGTERM, not the terminal's
+ * SIGINT followed by ours. The flip side: children are not killed if the
+ * supervisor itself is SIGKILLed.
  */
 #ifndef PB_SUPERVISE_H
 #define PB_SUPERVISE_H
@@ -46,8 +48,8 @@
 #include "err.h"
 #include "log.h"
 
-#define PB_SUPERVISE_NAME_MAX 64     /* child names, incl. NUL */
-#define PB_SUPERVISE_LINE_MAX 65536  /* longest followed line, bytes */
+#define PB_SUPERVISE_NAME_MAX 64    /* child names, incl. NUL */
+#define PB_SUPERVISE_LINE_MAX 65536 /* longest followed line, bytes */
 
 enum {
   PB_SUPERVISE_MAIN = 1 << 0,     /* its exit with status 0 ends the run */
@@ -62,16 +64,16 @@ typedef struct pb_supervise pb_supervise_t;
 typedef void pb_supervise_line_fn(void *ctx, const char *line, size_t len);
 
 typedef struct pb_supervise_opts {
-  double backoff_min_s;     /* first restart delay (0.5) */
-  double backoff_max_s;     /* longest restart delay (10) */
-  int max_restarts;         /* restarts allowed within window_s (5) */
-  double window_s;          /* the give-up window (60) */
-  double grace_s;           /* SIGTERM to SIGKILL (5) */
-  const char *follow_path;  /* file to follow, copied; NULL: none */
-  double follow_interval_s; /* how often it is read (0.5) */
+  double backoff_min_s;          /* first restart delay (0.5) */
+  double backoff_max_s;          /* longest restart delay (10) */
+  int max_restarts;              /* restarts allowed within window_s (5) */
+  double window_s;               /* the give-up window (60) */
+  double grace_s;                /* SIGTERM to SIGKILL (5) */
+  const char *follow_path;       /* file to follow, copied; NULL: none */
+  double follow_interval_s;      /* how often it is read (0.5) */
   pb_supervise_line_fn *on_line; /* required with follow_path */
-  void *ctx;                /* for on_line */
-  int no_signals;           /* 1: leave SIGINT/SIGTERM alone (tests) */
+  void *ctx;                     /* for on_line */
+  int no_signals;                /* 1: leave SIGINT/SIGTERM/SIGHUP alone */
 } pb_supervise_opts_t;
 
 /* Fills *o with the defaults shown above. */
@@ -93,8 +95,8 @@ typedef struct pb_supervise_child {
  * Returns NULL and fills err with PB_EINVAL for an option out of range
  * (negative times, backoff_min_s > backoff_max_s, max_restarts < 0,
  * follow_path without on_line) or PB_ENOMEM. */
-pb_supervise_t *pb_supervise_new(const pb_supervise_opts_t *opts,
-                                 pb_log_t *log, pb_err_t *err);
+pb_supervise_t *pb_supervise_new(const pb_supervise_opts_t *opts, pb_log_t *log,
+                                 pb_err_t *err);
 
 /* Frees the supervisor and closes the children's log files. Must not be
  * called while pb_supervise_run is running. Accepts NULL; sets *s to NULL. */
@@ -123,7 +125,7 @@ int pb_supervise_add(pb_supervise_t *s, const char *name,
  * exited when it returns. */
 int pb_supervise_run(pb_supervise_t *s, pb_err_t *err);
 
-/* The signal (SIGINT or SIGTERM) that stopped the run, or 0. */
+/* The signal (SIGINT, SIGTERM or SIGHUP) that stopped the run, or 0. */
 int pb_supervise_signal(const pb_supervise_t *s);
 
 /* Fills *out for the child called `name`. Returns 0 or PB_ENOTFOUND. */

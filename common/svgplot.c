@@ -42,12 +42,23 @@ static void xml_text(FILE *f, const char *s) {
   for (; s != NULL && *s; s++) {
     unsigned char c = (unsigned char)*s;
     switch (c) {
-    case '&': fputs("&amp;", f); break;
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '"': fputs("&quot;", f); break;
-    case '\'': fputs("&apos;", f); break;
-    default: fputc(c < 0x20 ? '?' : c, f);
+      case '&':
+        fputs("&amp;", f);
+        break;
+      case '<':
+        fputs("&lt;", f);
+        break;
+      case '>':
+        fputs("&gt;", f);
+        break;
+      case '"':
+        fputs("&quot;", f);
+        break;
+      case '\'':
+        fputs("&apos;", f);
+        break;
+      default:
+        fputc(c < 0x20 ? '?' : c, f);
     }
   }
 }
@@ -144,8 +155,9 @@ static void draw_axes(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
             fr->L, py(fr, first + i * step), fr->L + fr->W,
             py(fr, first + i * step));
   fprintf(f, "</g>\n");
-  fprintf(f, "<g class=\"axes\" font-family=\"sans-serif\" font-size=\"12\" "
-             "fill=\"#333\">\n");
+  fprintf(f,
+          "<g class=\"axes\" font-family=\"sans-serif\" font-size=\"12\" "
+          "fill=\"#333\">\n");
   fprintf(f,
           "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
           "fill=\"none\" stroke=\"#555\" stroke-width=\"1\"/>\n",
@@ -174,8 +186,7 @@ static void draw_axes(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
             "stroke=\"#555\"/>\n",
             x, fr->T + fr->H, x, fr->T + fr->H + 5);
-    fprintf(f,
-            "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n",
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n",
             x, fr->T + fr->H + 19, lab);
   }
   if (p->xlabel != NULL) {
@@ -211,8 +222,10 @@ static void draw_band(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
     int j = i;
     while (j + 1 < p->n && has_interval(&p->pts[j + 1])) j++;
     if (j > i) {
-      fprintf(f, "<polygon fill=\"%s\" fill-opacity=\"0.45\" stroke=\"none\" "
-                 "points=\"", BAND_COLOUR);
+      fprintf(f,
+              "<polygon fill=\"%s\" fill-opacity=\"0.45\" stroke=\"none\" "
+              "points=\"",
+              BAND_COLOUR);
       for (int k = i; k <= j; k++)
         fprintf(f, "%.2f,%.2f ", px(fr, p->pts[k].x), py(fr, p->pts[k].hi));
       for (int k = j; k >= i; k--)
@@ -230,15 +243,16 @@ static void draw_band(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
     fprintf(f,
             "<path d=\"M%.2f %.2fV%.2fM%.2f %.2fH%.2fM%.2f %.2fH%.2f\" "
             "stroke=\"%s\" stroke-width=\"1\" fill=\"none\"/>\n",
-            x, py(fr, q->lo), py(fr, q->hi), x - 3, py(fr, q->lo), x + 3,
-            x - 3, py(fr, q->hi), x + 3, LINE_COLOUR);
+            x, py(fr, q->lo), py(fr, q->hi), x - 3, py(fr, q->lo), x + 3, x - 3,
+            py(fr, q->hi), x + 3, LINE_COLOUR);
   }
   fprintf(f, "</g>\n");
 }
 
 static void draw_refs(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
-  fprintf(f, "<g class=\"baselines\" font-family=\"sans-serif\" "
-             "font-size=\"11\">\n");
+  fprintf(f,
+          "<g class=\"baselines\" font-family=\"sans-serif\" "
+          "font-size=\"11\">\n");
   for (int i = 0; i < p->nlines; i++) {
     const pb_svgplot_hline_t *h = &p->lines[i];
     if (!isfinite(h->y)) continue;
@@ -262,8 +276,10 @@ static void draw_series(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
   int npts = 0;
   for (int i = 0; i < p->n; i++) npts += finite_pt(&p->pts[i]);
   if (npts >= 2) {
-    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-               "points=\"", LINE_COLOUR);
+    fprintf(f,
+            "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+            "points=\"",
+            LINE_COLOUR);
     int k = 0;
     for (int i = 0; i < p->n; i++)
       if (finite_pt(&p->pts[i]))
@@ -285,8 +301,9 @@ static void draw_series(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
 
 static void draw_legend(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
   double x = fr->L + fr->W + 16, y = fr->T + 10;
-  fprintf(f, "<g class=\"legend\" font-family=\"sans-serif\" "
-             "font-size=\"12\" fill=\"#333\">\n");
+  fprintf(f,
+          "<g class=\"legend\" font-family=\"sans-serif\" "
+          "font-size=\"12\" fill=\"#333\">\n");
   fprintf(f,
           "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
           "stroke=\"%s\" stroke-width=\"2\"/>\n",
@@ -310,20 +327,19 @@ static void draw_legend(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
             "stroke=\"%s\" stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n",
             x, y, x + 24, y, REF_COLOUR);
-    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">baselines</text>\n", x + 32,
-            y + 4);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">baselines</text>\n", x + 32, y + 4);
   }
   int marked = 0;
-  for (int i = 0; i < p->n; i++) marked |= finite_pt(&p->pts[i]) &&
-                                           p->pts[i].marked;
+  for (int i = 0; i < p->n; i++)
+    marked |= finite_pt(&p->pts[i]) && p->pts[i].marked;
   if (marked) {
     y += 22;
     fprintf(f,
             "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"#ffffff\" "
             "stroke=\"%s\" stroke-width=\"1.5\"/>\n",
             x + 12, y, LINE_COLOUR);
-    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">won or lost all</text>\n",
-            x + 32, y + 4);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">won or lost all</text>\n", x + 32,
+            y + 4);
   }
   fprintf(f, "</g>\n");
 }
@@ -337,8 +353,8 @@ int pb_svgplot_render(const pb_svgplot_t *p, char **out, size_t *len,
     return pb_err_set(err, PB_EINVAL, "svgplot: bad arguments");
   int w = p->width ? p->width : 800, h = p->height ? p->height : 480;
   if (w < 200 || w > 10000 || h < 200 || h > 10000)
-    return pb_err_set(err, PB_EINVAL,
-                      "svgplot: size %dx%d outside 200..10000", w, h);
+    return pb_err_set(err, PB_EINVAL, "svgplot: size %dx%d outside 200..10000",
+                      w, h);
   frame_t fr;
   data_range(p, &fr);
   fr.L = 72;

@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
 
@@ -77,14 +79,15 @@ static int sub_wait(sub_t *s, int ms, int *stop_seen, pb_log_t *log) {
     pb_err_t e;
     pb_err_clear(&e);
     pb_msg_expect_t ex = {NULL, s->game_id};
-    if (pb_msg_decode(zmq_msg_data(&m), zmq_msg_size(&m), &ex, &msg, &e) !=
-        0) {
-      pb_log_debug(log, "dropped a message on the announce socket: %s",
-                   e.msg);
+    if (pb_msg_decode(zmq_msg_data(&m), zmq_msg_size(&m), &ex, &msg, &e) != 0) {
+      pb_log_debug(log, "dropped a message on the announce socket: %s", e.msg);
     } else if (msg.type == PB_MSG_ANNOUNCE) {
       announced = 1;
-      pb_log_debug(log, "announce: version %" PRIu64 ", iteration %u, "
-                   "phase %d", msg.announce.version, msg.announce.iteration,
+      pb_log_debug(log,
+                   "announce: version %" PRIu64
+                   ", iteration %u, "
+                   "phase %d",
+                   msg.announce.version, msg.announce.iteration,
                    msg.announce.phase);
       if (msg.announce.phase == PB_PHASE_STOPPING) *stop_seen = 1;
     }
@@ -155,8 +158,7 @@ int pb_evaluator_run(const pb_evaluator_opts_t *o, pb_err_t *err) {
       return PB_ECONFIG;
   eo.stop = o->stop;
   char title[256];
-  snprintf(title, sizeof title, "Elo of %s (%s)", o->cfg.run.name,
-           o->cfg.game);
+  snprintf(title, sizeof title, "Elo of %s (%s)", o->cfg.run.name, o->cfg.game);
   pb_evalrun_dir_opts_t d = {o->cfg.eval.every, o->png, o->log, title};
   pb_evalrun_t *r = pb_evalrun_new(o->cfg.run.dir, &eo, &d, err);
   if (r == NULL) return err != NULL && err->code ? err->code : PB_EIO;
@@ -168,9 +170,8 @@ int pb_evaluator_run(const pb_evaluator_opts_t *o, pb_err_t *err) {
     int w = isfinite(eo.anchor[j])
                 ? snprintf(anchors + k, sizeof anchors - k, "%s%s=%.0f",
                            j ? ", " : "", eo.opponents[j], eo.anchor[j])
-                : snprintf(anchors + k, sizeof anchors - k,
-                           "%s%s (no anchor)", j ? ", " : "",
-                           eo.opponents[j]);
+                : snprintf(anchors + k, sizeof anchors - k, "%s%s (no anchor)",
+                           j ? ", " : "", eo.opponents[j]);
     if (w < 0) break;
     k += (size_t)w;
   }
@@ -178,8 +179,8 @@ int pb_evaluator_run(const pb_evaluator_opts_t *o, pb_err_t *err) {
               "evaluator: %s, %d games per opponent (%d random opening "
               "moves), every %d version(s); opponents %s; %d version(s) "
               "already in elo.csv",
-              o->cfg.game, eo.games, eo.opening_random_moves,
-              o->cfg.eval.every, anchors, pb_evalrun_table_count(t));
+              o->cfg.game, eo.games, eo.opening_random_moves, o->cfg.eval.every,
+              anchors, pb_evalrun_table_count(t));
   if (o->all) {
     int rated = 0;
     rc = pb_evalrun_all(r, &rated, err);

@@ -30,13 +30,13 @@
 #define PB_EVALUATOR_MAX_ANCHORS 16
 
 typedef struct pb_evaluator_opts {
-  pb_config_t cfg;     /* the run's config, run.dir = the run directory */
-  int all;             /* mode all (above) */
-  int once;            /* follow mode: one pass, then return */
-  int64_t until;       /* >= 0: return once this version is rated */
-  int png;             /* also write elo.png when possible */
-  int poll_ms;         /* directory polling period (1000) */
-  int n_anchors;       /* anchor overrides, "SPEC=RATING" or "SPEC=none" */
+  pb_config_t cfg; /* the run's config, run.dir = the run directory */
+  int all;         /* mode all (above) */
+  int once;        /* follow mode: one pass, then return */
+  int64_t until;   /* >= 0: return once this version is rated */
+  int png;         /* also write elo.png when possible */
+  int poll_ms;     /* directory polling period (1000) */
+  int n_anchors;   /* anchor overrides, "SPEC=RATING" or "SPEC=none" */
   const char *anchors[PB_EVALUATOR_MAX_ANCHORS];
   volatile sig_atomic_t *stop; /* set by a signal handler; may be NULL */
   pb_log_t *log;               /* borrowed; NULL: stderr */

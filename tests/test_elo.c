@@ -140,8 +140,9 @@ static void test_fit_one_exact(void **state) {
   /* With this many games the likelihood is nearly quadratic: the profile
    * interval is close to the Wald one. */
   NEAR(f.hi - f.lo, 2 * PB_ELO_Z95 * f.se, 0.1 * (f.hi - f.lo));
-  NEAR(f.se, 1 / sqrt(60 * pb_elo_info(f.rating - 1000) +
-                      60 * pb_elo_info(f.rating - 1500)),
+  NEAR(f.se,
+       1 / sqrt(60 * pb_elo_info(f.rating - 1000) +
+                60 * pb_elo_info(f.rating - 1500)),
        1e-9);
 
   /* One opponent: the MLE is the pairwise difference. */
@@ -154,8 +155,8 @@ static void test_fit_one_exact(void **state) {
   NEAR(f.rating, 1200, 1e-6);
   NEAR(f.rating - f.lo, f.hi - f.rating, 1e-4);
   /* Records with no games are ignored. */
-  pb_elo_record_t withzero[3] = {{1000, 10, 0, 10}, {0, 0, 0, 0},
-                                 {1400, 10, 0, 10}};
+  pb_elo_record_t withzero[3] = {
+      {1000, 10, 0, 10}, {0, 0, 0, 0}, {1400, 10, 0, 10}};
   pb_elo_fit_t f2;
   assert_int_equal(pb_elo_fit_one(withzero, 3, &f2, &err), 0);
   NEAR(f2.rating, f.rating, 1e-9);
@@ -209,8 +210,8 @@ static void test_fit_one_perfect(void **state) {
   (void)state;
   pb_elo_fit_t f;
   pb_err_t err;
-  pb_elo_record_t w[4] = {{1000, 50, 0, 0}, {1183, 50, 0, 0},
-                          {1501, 50, 0, 0}, {1603, 50, 0, 0}};
+  pb_elo_record_t w[4] = {
+      {1000, 50, 0, 0}, {1183, 50, 0, 0}, {1501, 50, 0, 0}, {1603, 50, 0, 0}};
   assert_int_equal(pb_elo_fit_one(w, 4, &f, &err), 0);
   assert_true(isfinite(f.rating) && isfinite(f.lo) && isfinite(f.hi));
   assert_int_equal(f.flags, PB_ELO_ALL_WINS | PB_ELO_ADJUSTED);
@@ -322,8 +323,8 @@ static void test_fit_joint_matches_one(void **state) {
  * the one-sided pair is adjusted and flagged. */
 static void test_fit_joint_one_sided(void **state) {
   (void)state;
-  pb_elo_pair_t pr[3] = {{0, 1, 20, 10, 20}, {1, 2, 0, 0, 30},
-                         {0, 2, 0, 0, 10}};
+  pb_elo_pair_t pr[3] = {
+      {0, 1, 20, 10, 20}, {1, 2, 0, 0, 30}, {0, 2, 0, 0, 10}};
   pb_elo_fit_t f[3];
   pb_err_t err;
   assert_int_equal(pb_elo_fit_joint(3, pr, 3, 0, 1000, f, &err), 0);

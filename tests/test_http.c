@@ -184,8 +184,7 @@ static char *read_all(int fd, size_t *len) {
 }
 
 /* One request with raw bytes; returns the whole response (caller frees). */
-static char *exchange(int port, const char *req, size_t req_len,
-                      size_t *len) {
+static char *exchange(int port, const char *req, size_t req_len, size_t *len) {
   int fd = dial(port);
   send_all(fd, req, req_len);
   char *resp = read_all(fd, len);
@@ -551,8 +550,8 @@ static void test_new_errors(void **state) {
   assert_int_equal(pb_http_set_limits(a, 0, 10), PB_EINVAL);
   assert_int_equal(pb_http_set_limits(a, 1, 0), PB_EINVAL);
   pb_err_clear(&err);
-  assert_null(pb_http_new(&loop, "127.0.0.1", pb_http_port(a), handler,
-                          NULL, &err));
+  assert_null(
+      pb_http_new(&loop, "127.0.0.1", pb_http_port(a), handler, NULL, &err));
   assert_int_equal(err.code, PB_EIO);
   assert_non_null(strstr(err.msg, "127.0.0.1"));
   /* IPv6 loopback, when the machine has it */

@@ -158,7 +158,9 @@ static void signal_stops(int sig) {
   assert_non_null(s);
   char script[128];
   snprintf(script, sizeof script, "sleep 0.3; kill -%s $PPID; exit 0",
-           sig == SIGINT ? "INT" : "TERM");
+           sig == SIGINT   ? "INT"
+           : sig == SIGHUP ? "HUP"
+                           : "TERM");
   add_sh(s, "main", "exec sleep 30", NULL, PB_SUPERVISE_MAIN);
   add_sh(s, "worker", "exec sleep 30", NULL, 0);
   add_sh(s, "signaller", script, NULL, 0);
@@ -184,6 +186,7 @@ static void test_signal_stops_all(void **state) {
   (void)state;
   signal_stops(SIGTERM);
   signal_stops(SIGINT);
+  signal_stops(SIGHUP);
 }
 
 /* A child that ignores SIGTERM is SIGKILLed once the grace period ends. */
@@ -292,12 +295,14 @@ static void test_spawn_failure_and_restart_argv(void **state) {
   s = pb_supervise_new(&o, NULL, &err);
   assert_non_null(s);
   const char *argv[] = {"/bin/sh", "-c", "echo \"$0 $1\" >> \"$2\"; exit $1",
-                        "first", "1", out, NULL};
+                        "first",   "1",  out,
+                        NULL};
   const char *rargv[] = {"/bin/sh", "-c", "echo \"$0 $1\" >> \"$2\"; exit $1",
-                         "again", "0", out, NULL};
-  assert_int_equal(pb_supervise_add(s, "main", argv, rargv, log,
-                                    PB_SUPERVISE_MAIN, &err),
-                   0);
+                         "again",   "0",  out,
+                         NULL};
+  assert_int_equal(
+      pb_supervise_add(s, "main", argv, rargv, log, PB_SUPERVISE_MAIN, &err),
+      0);
   assert_int_equal(pb_supervise_run(s, &err), 0);
   char *text = slurp(out);
   assert_string_equal(text, "first 1\nagain 0\n");
@@ -353,7 +358,8 @@ static void test_follow_lines(void **state) {
   pb_supervise_destroy(&s);
 }
 
-/* stdout and stderr of a child go to its log file. */
+/* stdout and stderr of a child go to its log file; stdin is /dev/null;
+ * the child leads a session of its own. */
 static void test_log_redirect(void **state) {
   fixture_t *f = *state;
   char log[128];
@@ -362,12 +368,15 @@ static void test_log_redirect(void **state) {
   pb_err_t err;
   pb_supervise_t *s = pb_supervise_new(&o, NULL, &err);
   assert_non_null(s);
-  add_sh(s, "main", "echo to-stdout; echo to-stderr >&2; read x; "
-                    "echo \"stdin:[$x]\"; exit 0",
+  add_sh(s, "main",
+         "echo to-stdout; echo to-stderr >&2; read x; "
+         "echo \"stdin:[$x]\"; "
+         "echo \"session:$(cut -d' ' -f6 /proc/$$/stat)\" | "
+         "sed \"s/:$$\\$/:own/\"; exit 0",
          log, PB_SUPERVISE_MAIN);
   assert_int_equal(pb_supervise_run(s, &err), 0);
   char *text = slurp(log);
-  assert_string_equal(text, "to-stdout\nto-stderr\nstdin:[]\n");
+  assert_string_equal(text, "to-stdout\nto-stderr\nstdin:[]\nsession:own\n");
   free(text);
   pb_supervise_destroy(&s);
 }
@@ -424,7 +433,6 @@ static void test_bad_arguments(void **state) {
   pb_supervise_destroy(&s);
   pb_supervise_destroy(NULL);
 }
-
 
 static void write_script(const char *path, const char *text) {
   FILE *fp = fopen(path, "w");
@@ -487,13 +495,15 @@ static void test_probs_train_with_fake_children(void **state) {
   free(out);
   snprintf(path, sizeof path, "%s/learner.args", f->dir);
   char *args = slurp(path);
-  assert_non_null(strstr(args, "tictactoe-smoke.yaml --run-dir run --set "
-                               "seed=9 --set search.expansions=7"));
+  assert_non_null(strstr(args,
+                         "tictactoe-smoke.yaml --run-dir run --set "
+                         "seed=9 --set search.expansions=7"));
   free(args);
   snprintf(path, sizeof path, "%s/actor-1.args", f->dir);
   args = slurp(path);
-  assert_non_null(strstr(args, "--role selfplay --id actor-1 --set seed=9 "
-                               "--set search.expansions=7"));
+  assert_non_null(strstr(args,
+                         "--role selfplay --id actor-1 --set seed=9 "
+                         "--set search.expansions=7"));
   free(args);
   snprintf(path, sizeof path, "%s/searcher-0.args", f->dir);
   args = slurp(path);

@@ -1,0 +1,368 @@
+/* bench_search - beam-search throughput (Algorithm 1) on Connect Four with
+ * real, randomly initialised V and Q networks.
+ *
+ *   bench_search [-n POSITIONS] [-r REPS] [-s SECONDS] [-E E] [-M M]
+ *                [-m small,large] [-t THREADS] [-b EVAL_BATCH] [-p] [-w]
+ *
+ * Workload: POSITIONS (default 256) distinct positions drawn from random
+ * games (uniform random moves from the initial position), searched with
+ * E = 30, M = 3 as a search work item is. Figures, per model size:
+ *
+ *   reference   pb_beam_search_ref: one position at a time, one network
+ *               call per node, no cache (the baseline of every ratio);
+ *   P256+cache  pb_beam_run advancing 256 searches together through
+ *               common/neteval.h with its default cache (what a searcher
+ *               runs);
+ *   P256 nocache  the same with cache_entries 0 (what the cache is worth);
+ *   P1+cache    pb_beam_run with parallel 1 (what the batch is worth).
+ *
+ * The batched figures are the best of REPS passes over all positions, each
+ * starting with an empty cache (a searcher clears it whenever weights
+ * change, i.e. every iteration); the cached and uncached passes alternate
+ * so that both meet the same background load. The slow ones (reference,
+ * P1) search positions one at a time for about SECONDS and are scaled.
+ * Networks run on one libtorch thread, as model.threads = 1 in the
+ * configs.
+ *
+ * -b sets the largest network batch of the evaluator (default: what the
+ * searcher uses, pb_learn_eval_batch: 4096 for these settings).
+ *
+ * Rates are per second of CPU time of this process (-w: of wall-clock
+ * time). On a shared machine wall time measures the other load as much as
+ * this code; CPU time is what an otherwise idle core would deliver.
+ *
+ * Output: one row per figure (figure, value, unit, ratio, baseline), and
+ * detail lines starting with '#'. -p prints the rows tab-separated for
+ * bench/run. Build with -DCMAKE_BUILD_TYPE=Release for numbers worth
+ * quoting. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "beam_search.h"
+#include "config.h"
+#include "game.h"
+#include "learn.h"
+#include "neteval.h"
+#include "nn.h"
+#include "rng.h"
+
+static int parseable, use_wall;
+
+/* The clock rates are measured with: CPU time of this process by default,
+ * because the machine is shared and wall time then measures the other
+ * load as much as this code; -w switches to wall-clock time. */
+static double clock_s(void) {
+  struct timespec ts;
+  clock_gettime(use_wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One table row; ratio <= 0 prints "-". */
+static void row(const char *figure, double value, const char *unit,
+                double ratio, const char *baseline) {
+  char r[32];
+  if (ratio > 0) snprintf(r, sizeof r, "%.2fx", ratio);
+  else snprintf(r, sizeof r, "-");
+  if (parseable)
+    printf("%s\t%.6g\t%s\t%s\t%s\n", figure, value, unit, r, baseline);
+  else
+    printf("%-40s %12.1f %-12s %9s  %s\n", figure, value, unit, r, baseline);
+  fflush(stdout);
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* n distinct non-terminal positions from random games: a position is drawn
+ * uniformly from each game, so mid-game positions dominate as in real
+ * self-play data. */
+static void random_positions(const pb_game_t *g, pb_state_t *pos, int n,
+                             uint64_t seed) {
+  pb_rng_t rng;
+  pb_rng_seed(&rng, seed, 0);
+  pb_state_t hist[128];
+  int k = 0;
+  while (k < n) {
+    pb_state_t s;
+    g->reset(&s);
+    int len = 0, done = 0;
+    while (!done && len < g->max_turns && len < 128) {
+      hist[len++] = s;
+      uint8_t acts[PB_MAX_ACTIONS];
+      int na = g->legal(&s, acts);
+      g->step(&s, acts[pb_rng_below(&rng, (uint32_t)na)], &done);
+    }
+    const pb_state_t *c = &hist[pb_rng_below(&rng, (uint32_t)len)];
+    int dup = 0;
+    for (int i = 0; i < k && !dup; i++) dup = !memcmp(&pos[i], c, sizeof *c);
+    if (!dup) pos[k++] = *c;
+  }
+}
+
+typedef struct {
+  const pb_game_t *g;
+  pb_nn_t *v, *q;
+  const pb_state_t *pos;
+  int n, E, M, reps;
+  double secs;
+  int eval_batch;
+  uint32_t cache_entries;
+  float *out;
+} ctx_t;
+
+static void die(const char *what, const pb_err_t *err) {
+  fprintf(stderr, "bench_search: %s: %s\n", what, err->msg);
+  exit(1);
+}
+
+/* One batched configuration: its evaluator and searcher, created once. */
+typedef struct {
+  pb_neteval_t *ne;
+  pb_beam_t *b;
+  double best;   /* shortest time of one pass over all positions */
+  double rows;   /* network rows evaluated per state */
+} batched_t;
+
+static void batched_init(ctx_t *c, batched_t *bt, int parallel,
+                         uint32_t cache) {
+  pb_err_t err;
+  memset(bt, 0, sizeof *bt);
+  bt->best = 1e300;
+  if ((bt->ne = pb_neteval_new(c->g, c->eval_batch, cache, &err)) == NULL)
+    die("neteval", &err);
+  if ((bt->b = pb_beam_new(c->g, c->E, c->M, parallel, &err)) == NULL)
+    die("beam", &err);
+}
+
+/* One pass of pb_beam_run over all positions with a cold cache (a searcher
+ * clears it whenever the weights change, i.e. every iteration). */
+static void batched_pass(ctx_t *c, batched_t *bt) {
+  pb_err_t err;
+  pb_neteval_stats_t s0, s1;
+  pb_evalfn_t fn = pb_neteval_fn(bt->ne);
+  pb_neteval_bind(bt->ne, c->v, c->q);
+  pb_neteval_stats(bt->ne, &s0);
+  double t0 = clock_s();
+  if (pb_beam_run(bt->b, c->pos, c->n, &fn, c->out, &err) != 0)
+    die("pb_beam_run", &err);
+  double dt = clock_s() - t0;
+  if (dt < bt->best) bt->best = dt;
+  pb_neteval_stats(bt->ne, &s1);
+  bt->rows = (double)(s1.v_computed - s0.v_computed + s1.q_computed -
+                      s0.q_computed) / c->n;
+}
+
+static void batched_free(batched_t *bt) {
+  pb_beam_destroy(&bt->b);
+  pb_neteval_destroy(&bt->ne);
+}
+
+/* States/s of searching positions one at a time (the reference, or
+ * pb_beam_run with parallel 1) for about c->secs: at least 4 positions,
+ * then as many as the time allows, cycling through them. The cache (if
+ * any) stays warm within one pass over the positions. */
+static double run_one_by_one(ctx_t *c, int ref, uint32_t cache, int *done_n) {
+  pb_err_t err;
+  pb_neteval_t *ne = pb_neteval_new(c->g, c->eval_batch, cache, &err);
+  if (ne == NULL) die("neteval", &err);
+  pb_beam_t *b = NULL;
+  if (!ref && (b = pb_beam_new(c->g, c->E, c->M, 1, &err)) == NULL)
+    die("beam", &err);
+  pb_neteval_bind(ne, c->v, c->q);
+  pb_evalfn_t fn = pb_neteval_fn(ne);
+  const int A = c->g->num_actions;
+  float *tmp = malloc((size_t)A * sizeof *tmp);
+  if (tmp == NULL) exit(1);
+  int k = 0;
+  double t0 = clock_s(), t = t0;
+  while (k < 4 || (t - t0 < c->secs && k < 100000)) {
+    /* Every pass over the positions starts with a cold cache, as a pass
+     * over a work item with new weights would. */
+    if (k > 0 && k % c->n == 0) pb_neteval_bind(ne, c->v, c->q);
+    const pb_state_t *s = &c->pos[k % c->n];
+    float *o = k < c->n ? &c->out[(size_t)k * A] : tmp;
+    int rc = ref ? pb_beam_search_ref(c->g, s, c->E, c->M, &fn, o, &err)
+                 : pb_beam_run(b, s, 1, &fn, o, &err);
+    if (rc != 0) die(ref ? "pb_beam_search_ref" : "pb_beam_run", &err);
+    k++;
+    t = clock_s();
+  }
+  free(tmp);
+  pb_beam_destroy(&b);
+  pb_neteval_destroy(&ne);
+  *done_n = k;
+  return k / (t - t0);
+}
+
+static int bench_model(ctx_t *c, const char *name) {
+  const int A = c->g->num_actions;
+  size_t nout = (size_t)c->n * A;
+  float *ref_out = malloc(nout * sizeof *ref_out);
+  c->out = malloc(nout * sizeof *c->out);
+  if (!ref_out || !c->out) return 1;
+  char fig[96], base[96];
+
+  int nref = 0;
+  double ref = run_one_by_one(c, 1, 0, &nref);
+  memcpy(ref_out, c->out, nout * sizeof *ref_out);
+  snprintf(base, sizeof base, "%s reference", name);
+  snprintf(fig, sizeof fig, "search %s: reference (1 call/node)", name);
+  row(fig, ref, "states/s", 0, "");
+
+  /* The two P256 configurations alternate, so that both see the same
+   * background load; each keeps its best pass. */
+  batched_t bc, bn;
+  batched_init(c, &bc, 256, c->cache_entries);
+  batched_init(c, &bn, 256, 0);
+  for (int r = 0; r < c->reps; r++) {
+    batched_pass(c, &bn);
+    batched_pass(c, &bc);
+  }
+  double p256 = c->n / bc.best, p256n = c->n / bn.best;
+  double rows_c = bc.rows, rows_n = bn.rows;
+  batched_free(&bc);
+  batched_free(&bn);
+  /* Agreement with the reference on the positions it searched (c->out
+   * holds the last cached pass). Batch size changes the last bits of
+   * libtorch's sums, so near-ties in priority may order differently:
+   * small differences are possible, large ones are not. */
+  int ncmp = nref < c->n ? nref : c->n;
+  double maxdiff = 0;
+  int differ = 0;
+  for (int i = 0; i < ncmp; i++) {
+    int d = 0;
+    for (int a = 0; a < A; a++) {
+      double x = fabs((double)c->out[(size_t)i * A + a] - ref_out[(size_t)i * A + a]);
+      if (x > maxdiff) maxdiff = x;
+      if (x > 1e-4) d = 1;
+    }
+    differ += d;
+  }
+  snprintf(fig, sizeof fig, "search %s: P256 + cache", name);
+  row(fig, p256, "states/s", p256 / ref, base);
+  snprintf(fig, sizeof fig, "search %s: P256, no cache", name);
+  row(fig, p256n, "states/s", p256n / ref, base);
+  int n1 = 0;
+  double p1 = run_one_by_one(c, 0, c->cache_entries, &n1);
+  snprintf(fig, sizeof fig, "search %s: P1 + cache", name);
+  row(fig, p1, "states/s", p1 / ref, base);
+  snprintf(fig, sizeof fig, "search %s: cache effect (P256)", name);
+  snprintf(base, sizeof base, "%s P256 no cache", name);
+  row(fig, p256 / p256n, "x", p256 / p256n, base);
+  snprintf(fig, sizeof fig, "search %s: batch effect (cache)", name);
+  snprintf(base, sizeof base, "%s P1 + cache", name);
+  row(fig, p256 / p1, "x", p256 / p1, base);
+  printf("# %s: network rows per state: %.1f with cache, %.1f without; "
+         "reference timed on %d positions, P1 on %d\n",
+         name, rows_c, rows_n, nref, n1);
+  printf("# %s: P256 vs reference on %d positions: %d differ by > 1e-4 "
+         "(max |diff| %.3g; near-ties in Q may order differently)\n",
+         name, ncmp, differ, maxdiff);
+  free(ref_out);
+  free(c->out);
+  c->out = NULL;
+  return 0;
+}
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: bench_search [-n positions 1..4096] [-r reps 1..100] "
+          "[-s seconds (0,600]] [-E E] [-M M] [-m small,large] "
+          "[-t threads] [-b eval-batch] [-p] [-w]\n");
+}
+
+int main(int argc, char **argv) {
+  int n = 256, reps = 3, E = 30, M = 3, threads = 1, eval_batch = 0, opt;
+  double secs = 2.0;
+  const char *models = "small,large";
+  while ((opt = getopt(argc, argv, "n:r:s:E:M:m:t:b:pw")) != -1) {
+    int bad = 0;
+    switch (opt) {
+      case 'n': bad = parse_int(optarg, 1, 4096, &n); break;
+      case 'r': bad = parse_int(optarg, 1, 100, &reps); break;
+      case 's': bad = parse_double(optarg, 1e-3, 600, &secs); break;
+      case 'E': bad = parse_int(optarg, 1, 10000, &E); break;
+      case 'M': bad = parse_int(optarg, 1, 200, &M); break;
+      case 't': bad = parse_int(optarg, 1, 64, &threads); break;
+      case 'b': bad = parse_int(optarg, 1, 1 << 16, &eval_batch); break;
+      case 'm': models = optarg; break;
+      case 'p': parseable = 1; break;
+      case 'w': use_wall = 1; break;
+      default: bad = 1;
+    }
+    if (bad) {
+      usage();
+      return 2;
+    }
+  }
+  if (optind != argc) {
+    usage();
+    return 2;
+  }
+  pb_nn_tune_malloc(NULL);
+  pb_nn_set_threads(threads);
+
+  const pb_game_t *g = &pb_game_connect4;
+  pb_state_t *pos = malloc((size_t)n * sizeof *pos);
+  if (pos == NULL) return 1;
+  random_positions(g, pos, n, 2024);
+
+  static const struct {
+    const char *name;
+    int conv, ch, dense, units;
+  } sizes[] = {{"small", 2, 16, 1, 12}, {"large", 3, 32, 1, 64}};
+  printf("# bench_search: connect4, %d positions, E=%d M=%d, %d libtorch "
+         "thread(s), best of %d, slow rows ~%.1fs, %s time\n",
+         n, E, M, threads, reps, secs, use_wall ? "wall-clock" : "CPU");
+  for (size_t m = 0; m < sizeof sizes / sizeof sizes[0]; m++) {
+    if (strstr(models, sizes[m].name) == NULL) continue;
+    pb_config_t cfg;
+    pb_err_t err;
+    pb_config_defaults(&cfg);
+    cfg.search.expansions = E;
+    cfg.search.max_depth = M;
+    cfg.model.v = cfg.model.q = (pb_config_net_t){sizes[m].conv, sizes[m].ch,
+                                                  sizes[m].dense, sizes[m].units};
+    pb_nn_spec_t vs, qs;
+    pb_config_nn_spec(&cfg, g, 0, &vs);
+    pb_config_nn_spec(&cfg, g, 1, &qs);
+    ctx_t c = {.g = g, .pos = pos, .n = n, .E = E, .M = M, .reps = reps,
+               .secs = secs,
+               .eval_batch = eval_batch ? eval_batch : pb_learn_eval_batch(&cfg, g),
+               .cache_entries = (uint32_t)cfg.search.cache_entries};
+    c.v = pb_nn_new(&vs, NULL, "cpu", 11, &err);
+    if (c.v == NULL) die("V network", &err);
+    c.q = pb_nn_new(&qs, NULL, "cpu", 12, &err);
+    if (c.q == NULL) die("Q network", &err);
+    printf("# %s: V %ld params, Q %ld params, cache %u entries, eval batch "
+           "%d\n",
+           sizes[m].name, pb_nn_param_count(c.v), pb_nn_param_count(c.q),
+           c.cache_entries, c.eval_batch);
+    int rc = bench_model(&c, sizes[m].name);
+    pb_nn_destroy(&c.v);
+    pb_nn_destroy(&c.q);
+    if (rc) return 1;
+  }
+  free(pos);
+  return 0;
+}

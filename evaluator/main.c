@@ -1,0 +1,213 @@
+/* probs-evaluator - rates a run's checkpoints against the baselines.
+ *
+ *   probs-evaluator [CONFIG] --run-dir DIR [--set KEY=VALUE]... [--all]
+ *                   [--once] [--until V] [--anchor SPEC=RATING]...
+ *                   [--no-png] [--nice N] [--no-stderr]
+ *
+ * Without CONFIG the run's own DIR/config.yaml is used. See
+ * evaluator/evaluator.h and docs/evaluator.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "evaluator.h"
+#include "log.h"
+#include "nn.h"
+#include "util.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig) {
+  (void)sig;
+  stop_flag = 1;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: probs-evaluator [CONFIG] --run-dir DIR [options]\n"
+          "Rates the checkpoints of a run against the baselines (Elo) and "
+          "writes\nDIR/elo.csv, DIR/elo.svg, lines in DIR/learner.log and "
+          "DIR/metrics.jsonl.\n"
+          "  CONFIG               the run's config (default DIR/config.yaml)\n"
+          "  --run-dir DIR        the run directory (overrides run.dir)\n"
+          "  --all                rate every version elo.csv lacks, then exit\n"
+          "  --once               rate the newest unrated version, then exit\n"
+          "  --until V            follow until version V is rated\n"
+          "  --set KEY=VALUE      override a config key, e.g. "
+          "eval.games_per_opponent=200\n"
+          "  --anchor SPEC=R      rate opponent SPEC at R Elo (or SPEC=none); "
+          "repeatable\n"
+          "                       defaults: random=1000 lookahead:1=1183 "
+          "lookahead:2=1501\n"
+          "                       lookahead:3=1603 (the paper's)\n"
+          "  --no-png             do not try to write elo.png\n"
+          "  --nice N             scheduling niceness while following "
+          "(default 10; 0 = leave)\n"
+          "  --no-stderr          log to DIR/learner.log only\n"
+          "Without --all it follows the run: it rates new checkpoints as "
+          "they appear\n(skipping to the newest when behind) and exits when "
+          "the learner announces\nthat it stops, or on SIGINT/SIGTERM.\n");
+}
+
+static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  static const struct option opts[] = {{"run-dir", required_argument, 0, 'd'},
+                                       {"set", required_argument, 0, 's'},
+                                       {"all", no_argument, 0, 'a'},
+                                       {"once", no_argument, 0, 'o'},
+                                       {"until", required_argument, 0, 'u'},
+                                       {"anchor", required_argument, 0, 'A'},
+                                       {"no-png", no_argument, 0, 'P'},
+                                       {"nice", required_argument, 0, 'n'},
+                                       {"no-stderr", no_argument, 0, 'q'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  static pb_evaluator_opts_t eo;
+  pb_evaluator_opts_default(&eo);
+  const char *run_dir = NULL, *sets[256];
+  int nsets = 0, quiet = 0, c;
+  int64_t nice_v = 10;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+      case 'd':
+        run_dir = optarg;
+        break;
+      case 's':
+        if (nsets == 256) {
+          fprintf(stderr, "probs-evaluator: too many --set\n");
+          return 2;
+        }
+        sets[nsets++] = optarg;
+        break;
+      case 'a':
+        eo.all = 1;
+        break;
+      case 'o':
+        eo.once = 1;
+        break;
+      case 'u':
+        if (parse_i64(optarg, 0, INT64_MAX, &eo.until) != 0) {
+          fprintf(stderr,
+                  "probs-evaluator: bad --until '%s' (a version >= 0)\n",
+                  optarg);
+          return 2;
+        }
+        break;
+      case 'A':
+        if (eo.n_anchors == PB_EVALUATOR_MAX_ANCHORS) {
+          fprintf(stderr, "probs-evaluator: more than %d --anchor\n",
+                  PB_EVALUATOR_MAX_ANCHORS);
+          return 2;
+        }
+        eo.anchors[eo.n_anchors++] = optarg;
+        break;
+      case 'P':
+        eo.png = 0;
+        break;
+      case 'n':
+        if (parse_i64(optarg, 0, 19, &nice_v) != 0) {
+          fprintf(stderr, "probs-evaluator: bad --nice '%s' (0..19)\n", optarg);
+          return 2;
+        }
+        break;
+      case 'q':
+        quiet = 1;
+        break;
+      case 'h':
+        usage(stdout);
+        return 0;
+      default:
+        usage(stderr);
+        return 2;
+    }
+  }
+  if (argc - optind > 1 || (run_dir == NULL && optind == argc)) {
+    usage(stderr);
+    return 2;
+  }
+  if (eo.all && (eo.once || eo.until >= 0)) {
+    fprintf(stderr,
+            "probs-evaluator: --all does not go with --once or "
+            "--until\n");
+    return 2;
+  }
+  pb_err_t err;
+  pb_err_clear(&err);
+  char path[4200];
+  const char *cfg_path = optind < argc ? argv[optind] : NULL;
+  if (cfg_path == NULL) {
+    snprintf(path, sizeof path, "%s/config.yaml", run_dir);
+    cfg_path = path;
+  }
+  if (pb_config_load_file(&eo.cfg, cfg_path, &err) != 0) {
+    fprintf(stderr, "probs-evaluator: %s%s\n", err.msg,
+            optind < argc ? "" : " (give the config as the first argument)");
+    return 2;
+  }
+  for (int i = 0; i < nsets; i++)
+    if (pb_config_apply_override(&eo.cfg, sets[i], &err) != 0) {
+      fprintf(stderr, "probs-evaluator: --set %s: %s\n", sets[i], err.msg);
+      return 2;
+    }
+  if (run_dir != NULL &&
+      pb_config_set(&eo.cfg, "run.dir", run_dir, &err) != 0) {
+    fprintf(stderr, "probs-evaluator: --run-dir: %s\n", err.msg);
+    return 2;
+  }
+  if (pb_config_check(&eo.cfg, &err) != 0) {
+    fprintf(stderr, "probs-evaluator: %s\n", err.msg);
+    return 2;
+  }
+  struct stat st;
+  if (eo.all && (stat(eo.cfg.run.dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+    fprintf(stderr, "probs-evaluator: run directory '%s' does not exist\n",
+            eo.cfg.run.dir);
+    return 2;
+  }
+  if (pb_mkdir_p(eo.cfg.run.dir, &err) != 0) {
+    fprintf(stderr, "probs-evaluator: %s\n", err.msg);
+    return 1;
+  }
+  snprintf(path, sizeof path, "%s/learner.log", eo.cfg.run.dir);
+  pb_log_t *log =
+      pb_log_new("evaluator", path, pb_log_level_parse(eo.cfg.log.level), &err);
+  if (log == NULL) {
+    fprintf(stderr, "probs-evaluator: %s\n", err.msg);
+    return 1;
+  }
+  if (quiet) pb_log_set_stderr(log, 0);
+  /* Following runs beside training: yield the CPU to the learner. Set
+   * before any thread exists, so every thread inherits it. */
+  if (!eo.all && nice_v > 0 && setpriority(PRIO_PROCESS, 0, (int)nice_v) != 0)
+    pb_log_warn(log, "could not lower the priority (nice %d)", (int)nice_v);
+  pb_nn_tune_malloc(NULL);
+  pb_nn_set_threads(1);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  eo.stop = &stop_flag;
+  eo.log = log;
+  int rc = pb_evaluator_run(&eo, &err);
+  if (rc != 0)
+    pb_log_error(log, "evaluator failed: %s", err.msg);
+  else if (stop_flag)
+    pb_log_info(log, "evaluator stopped by a signal");
+  pb_log_destroy(&log);
+  return rc == 0 ? 0 : (rc == PB_ECONFIG || rc == PB_EINVAL) ? 2 : 1;
+}

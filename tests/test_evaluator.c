@@ -1,0 +1,941 @@
+/* test_evaluator.c - the evaluator: the SVG chart, the elo.csv table, rating
+ * a fixture run directory (a real 2-iteration training run), resuming, and
+ * the probs-evaluator process in both modes (--all, and following a
+ * learner's announcements until it stops). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <ctype.h>
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "config.h"
+#include "elo.h"
+#include "evalrun.h"
+#include "inproc.h"
+#include "json.h"
+#include "log.h"
+#include "msg.h"
+#include "svgplot.h"
+#include "util.h"
+
+extern char **environ;
+
+/* ------------------------------------------------------------ helpers */
+
+/* A minimal well-formedness check of an XML document: a prolog, comments,
+ * elements with quoted attributes, escaped text, tags that nest and
+ * close, one root element named `root`. Returns NULL or what is wrong. */
+static const char *xml_check(const char *s, const char *root) {
+  static char why[160];
+  const char *stack[256];
+  size_t slen[256];
+  int depth = 0, roots = 0;
+  const char *p = s;
+  if (!strncmp(p, "<?xml", 5)) {
+    p = strstr(p, "?>");
+    if (p == NULL) return "unterminated prolog";
+    p += 2;
+  }
+  while (*p) {
+    if (*p != '<') {
+      if (*p == '>') return "raw '>' in text";
+      if (*p == '&') {
+        static const char *ents[] = {"&amp;", "&lt;", "&gt;", "&quot;",
+                                     "&apos;"};
+        int ok = 0;
+        for (int i = 0; i < 5; i++) ok |= !strncmp(p, ents[i], strlen(ents[i]));
+        if (!ok) return "bad entity";
+      }
+      if (depth == 0 && !isspace((unsigned char)*p)) return "text outside root";
+      p++;
+      continue;
+    }
+    if (!strncmp(p, "<!--", 4)) {
+      p = strstr(p, "-->");
+      if (p == NULL) return "unterminated comment";
+      p += 3;
+      continue;
+    }
+    int closing = p[1] == '/';
+    const char *name = p + 1 + closing;
+    size_t n = 0;
+    while (isalnum((unsigned char)name[n]) || name[n] == '-' ||
+           name[n] == '_' || name[n] == ':')
+      n++;
+    if (n == 0 || !isalpha((unsigned char)name[0])) return "bad tag name";
+    p = name + n;
+    if (closing) {
+      if (*p != '>') return "bad closing tag";
+      if (depth == 0 || slen[depth - 1] != n ||
+          strncmp(stack[depth - 1], name, n)) {
+        snprintf(why, sizeof why, "closing </%.*s> does not match", (int)n,
+                 name);
+        return why;
+      }
+      depth--;
+      p++;
+      continue;
+    }
+    /* attributes */
+    for (;;) {
+      while (isspace((unsigned char)*p)) p++;
+      if (*p == '>' || (*p == '/' && p[1] == '>')) break;
+      size_t an = 0;
+      while (isalnum((unsigned char)p[an]) || p[an] == '-' || p[an] == ':' ||
+             p[an] == '_')
+        an++;
+      if (an == 0) return "bad attribute name";
+      p += an;
+      if (*p++ != '=') return "attribute without '='";
+      if (*p != '"') return "unquoted attribute";
+      const char *end = strchr(p + 1, '"');
+      if (end == NULL) return "unterminated attribute";
+      for (const char *q = p + 1; q < end; q++)
+        if (*q == '<') return "'<' in an attribute";
+      p = end + 1;
+    }
+    if (depth == 0) {
+      roots++;
+      if (strlen(root) != n || strncmp(name, root, n)) return "wrong root";
+    }
+    if (*p == '/') {
+      p += 2;
+      continue;
+    }
+    if (depth == 256) return "too deep";
+    stack[depth] = name;
+    slen[depth++] = n;
+    p++;
+  }
+  if (depth != 0) return "unclosed element";
+  if (roots != 1) return "not exactly one root";
+  return NULL;
+}
+
+/* python3's XML parser, where there is one: 0 parsed, 1 failed, -1 no
+ * python3 with xml.etree. */
+static int python_xml_ok(const char *path) {
+  if (system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") != 0)
+    return -1;
+  char cmd[4400];
+  snprintf(cmd, sizeof cmd,
+           "python3 -c 'import sys, xml.etree.ElementTree as E; "
+           "r = E.parse(sys.argv[1]).getroot(); "
+           "sys.exit(0 if r.tag.endswith(\"svg\") else 1)' '%s'",
+           path);
+  return system(cmd) == 0 ? 0 : 1;
+}
+
+static int count_str(const char *s, const char *needle) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++) n++;
+  return n;
+}
+
+static char *slurp(const char *path) {
+  char *text = NULL;
+  size_t len;
+  if (pb_read_file(path, 1 << 26, &text, &len, NULL) != 0) return NULL;
+  return text;
+}
+
+static void spit(const char *path, const char *text) {
+  assert_int_equal(pb_write_file(path, text, strlen(text), NULL), 0);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag,
+                    struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+/* ------------------------------------------------------------ fixture */
+
+typedef struct {
+  char dir[64];
+  char cfg_path[128]; /* the run's config.yaml */
+  pb_config_t cfg;
+} fixture_t;
+
+static fixture_t *FX;
+
+static int group_setup(void **state) {
+  (void)state;
+  FX = calloc(1, sizeof *FX);
+  if (FX == NULL) return -1;
+  snprintf(FX->dir, sizeof FX->dir, "/tmp/pb_test_eval_XXXXXX");
+  if (mkdtemp(FX->dir) == NULL) return -1;
+  pb_err_t err;
+  pb_config_defaults(&FX->cfg);
+  char ep[128];
+  snprintf(ep, sizeof ep, "ipc://%s/pub", FX->dir);
+  if (pb_config_load_file(
+          &FX->cfg, PB_SOURCE_DIR "/configs/connect4-smoke.yaml", &err) != 0 ||
+      pb_config_set(&FX->cfg, "run.dir", FX->dir, &err) != 0 ||
+      pb_config_set(&FX->cfg, "net.pub_endpoint", ep, &err) != 0 ||
+      pb_config_set(&FX->cfg, "eval.games_per_opponent", "6", &err) != 0 ||
+      pb_config_set(&FX->cfg, "eval.threads", "2", &err) != 0) {
+    fprintf(stderr, "fixture: %s\n", err.msg);
+    return -1;
+  }
+  pb_inproc_opts_t o = {0, NULL, 0};
+  if (pb_inproc_run(&FX->cfg, NULL, &o, &err) != 0) {
+    fprintf(stderr, "fixture: %s\n", err.msg);
+    return -1;
+  }
+  snprintf(FX->cfg_path, sizeof FX->cfg_path, "%s/config.yaml", FX->dir);
+  return 0;
+}
+
+static int group_teardown(void **state) {
+  (void)state;
+  if (FX != NULL) nftw(FX->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  free(FX);
+  FX = NULL;
+  return 0;
+}
+
+/* Removes the evaluator's outputs, so each test starts from none. */
+static void clean_outputs(void) {
+  const char *names[] = {"elo.csv", "elo.svg", "elo.png", "metrics.jsonl",
+                         "learner.log"};
+  char path[256];
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", FX->dir, names[i]);
+    unlink(path);
+  }
+}
+
+static void fx_path(char *buf, size_t n, const char *name) {
+  snprintf(buf, n, "%s/%s", FX->dir, name);
+}
+
+/* ------------------------------------------------------------ svgplot */
+
+static void test_ticks(void **state) {
+  (void)state;
+  double first, step;
+  assert_int_equal(pb_svgplot_ticks(0, 10, 6, &first, &step), 6);
+  assert_true(first == 0 && step == 2);
+  assert_int_equal(pb_svgplot_ticks(993, 1612, 7, &first, &step), 4);
+  assert_true(first == 1000 && step == 200);
+  assert_int_equal(pb_svgplot_ticks(950, 1612, 8, &first, &step), 7);
+  assert_true(first == 1000 && step == 100);
+  assert_int_equal(pb_svgplot_ticks(-0.3, 0.3, 5, &first, &step), 3);
+  assert_true(fabs(first + 0.2) < 1e-12 && fabs(step - 0.2) < 1e-12);
+  assert_int_equal(pb_svgplot_ticks(1, 1, 5, &first, &step), 0);
+  assert_int_equal(pb_svgplot_ticks(2, 1, 5, &first, &step), 0);
+  assert_int_equal(pb_svgplot_ticks(0, NAN, 5, &first, &step), 0);
+  assert_int_equal(pb_svgplot_ticks(0, 1, 1, &first, &step), 0);
+  /* Every tick lies in the range and the steps are 1, 2 or 5 x 10^k. */
+  for (double hi = 0.7; hi < 5e4; hi *= 3.1) {
+    int n = pb_svgplot_ticks(-hi / 3, hi, 7, &first, &step);
+    assert_true(n >= 3 && n <= 13);
+    assert_true(first >= -hi / 3 - 1e-9 && first + (n - 1) * step <= hi + 1e-9);
+    double m = step / pow(10, floor(log10(step)));
+    assert_true(fabs(m - 1) < 1e-9 || fabs(m - 2) < 1e-9 || fabs(m - 5) < 1e-9);
+  }
+}
+
+static void test_svg_wellformed(void **state) {
+  (void)state;
+  pb_svgplot_point_t pts[5] = {{0, 1000, 900, 1100, 0},
+                               {1, 1200, 1100, 1300, 0},
+                               {2, NAN, NAN, NAN, 0},
+                               {3, 1400, NAN, NAN, 0},
+                               {4, 1700, 1500, 1900, 1}};
+  pb_svgplot_hline_t lines[2] = {{1000, "random (1000)"},
+                                 {1183, "a<b & \"c\""}};
+  pb_svgplot_t p = {0};
+  p.title = "Elo of <run> & co";
+  p.xlabel = "iteration";
+  p.ylabel = "Elo";
+  p.series = "Elo";
+  p.pts = pts;
+  p.n = 5;
+  p.lines = lines;
+  p.nlines = 2;
+  char *svg = NULL;
+  size_t len = 0;
+  pb_err_t err;
+  assert_int_equal(pb_svgplot_render(&p, &svg, &len, &err), 0);
+  assert_int_equal(strlen(svg), len);
+  const char *why = xml_check(svg, "svg");
+  if (why != NULL) fail_msg("svg: %s\n%s", why, svg);
+  assert_non_null(strstr(svg, "Elo of &lt;run&gt; &amp; co"));
+  assert_non_null(strstr(svg, "a&lt;b &amp; &quot;c&quot;"));
+  assert_non_null(strstr(svg, "<polyline"));
+  assert_non_null(strstr(svg, "<polygon")); /* the band over points 0-1 */
+  assert_int_equal(count_str(svg, "stroke-dasharray"), 3); /* 2 + legend */
+  /* 4 finite points + 1 legend marker + 1 legend "won or lost all". */
+  assert_int_equal(count_str(svg, "<circle"), 6);
+  assert_non_null(strstr(svg, ">iteration</text>"));
+  assert_null(strstr(svg, "nan"));
+  assert_null(strstr(svg, "inf"));
+  free(svg);
+
+  /* Nothing to draw yet: still a valid chart that says so. */
+  p.n = 0;
+  p.nlines = 0;
+  assert_int_equal(pb_svgplot_render(&p, &svg, NULL, &err), 0);
+  assert_null(xml_check(svg, "svg"));
+  assert_non_null(strstr(svg, "no data yet"));
+  free(svg);
+  /* One point. */
+  p.pts = &pts[4];
+  p.n = 1;
+  assert_int_equal(pb_svgplot_render(&p, &svg, NULL, &err), 0);
+  assert_null(xml_check(svg, "svg"));
+  assert_null(strstr(svg, "nan"));
+  free(svg);
+  /* Bad arguments. */
+  p.width = 50;
+  assert_int_equal(pb_svgplot_render(&p, &svg, NULL, &err), PB_EINVAL);
+  assert_null(svg);
+  p.width = 0;
+  p.n = -1;
+  assert_int_equal(pb_svgplot_render(&p, &svg, NULL, &err), PB_EINVAL);
+  assert_int_equal(pb_svgplot_render(NULL, &svg, NULL, &err), PB_EINVAL);
+  /* The checker itself catches broken documents. */
+  assert_non_null(xml_check("<svg><g></svg></g>", "svg"));
+  assert_non_null(xml_check("<svg a=b></svg>", "svg"));
+  assert_non_null(xml_check("<svg>&</svg>", "svg"));
+  assert_non_null(xml_check("<svg></svg><svg></svg>", "svg"));
+  assert_null(
+      xml_check("<?xml version=\"1.0\"?><svg><g a=\"1\"/></svg>", "svg"));
+}
+
+/* ------------------------------------------------------------- table */
+
+static const char OPP2[2][PB_EVALRUN_SPEC_MAX] = {"random", "lookahead:1"};
+
+static pb_evalrun_row_t mkrow(uint64_t v, double elo, int w, int d, int l) {
+  pb_evalrun_row_t r;
+  memset(&r, 0, sizeof r);
+  r.version = r.iteration = v;
+  r.elo = elo;
+  r.lo = elo - 50;
+  r.hi = elo + 60;
+  r.n_opponents = 2;
+  r.wdl[0][0] = w;
+  r.wdl[0][1] = d;
+  r.wdl[0][2] = l;
+  r.wdl[1][0] = 1;
+  r.games = w + d + l + 1;
+  r.seconds = 1.25;
+  return r;
+}
+
+static void test_table_roundtrip(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_evalrun_table_t *t = pb_evalrun_table_new(OPP2, 2, &err);
+  assert_non_null(t);
+  pb_evalrun_row_t r5 = mkrow(5, 1234.56, 3, 1, 0),
+                   r2 = mkrow(2, 1100, 1, 1, 1);
+  pb_evalrun_row_t r9 = mkrow(9, NAN, 0, 0, 4);
+  r9.lo = r9.hi = NAN;
+  r9.flags = PB_EVALRUN_NO_ANCHOR;
+  pb_evalrun_row_t r7 = mkrow(7, 1900, 4, 0, 0);
+  r7.flags = PB_ELO_ALL_WINS | PB_ELO_ADJUSTED;
+  assert_int_equal(pb_evalrun_table_put(t, &r5, &err), 0);
+  assert_int_equal(pb_evalrun_table_put(t, &r9, &err), 0);
+  assert_int_equal(pb_evalrun_table_put(t, &r2, &err), 0);
+  assert_int_equal(pb_evalrun_table_put(t, &r7, &err), 0);
+  r5.elo = 1235.0; /* same version: replaced */
+  assert_int_equal(pb_evalrun_table_put(t, &r5, &err), 0);
+  assert_int_equal(pb_evalrun_table_count(t), 4);
+  assert_int_equal(pb_evalrun_table_row(t, 0)->version, 2);
+  assert_int_equal(pb_evalrun_table_row(t, 3)->version, 9);
+  assert_null(pb_evalrun_table_row(t, 4));
+  assert_non_null(pb_evalrun_table_find(t, 7));
+  assert_null(pb_evalrun_table_find(t, 6));
+  pb_evalrun_row_t bad = r5;
+  bad.n_opponents = 3;
+  assert_int_equal(pb_evalrun_table_put(t, &bad, &err), PB_EINVAL);
+
+  char *csv = NULL;
+  assert_int_equal(pb_evalrun_table_csv(t, &csv, NULL, &err), 0);
+  const char *want =
+      "iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
+      "random_d,random_l,lookahead:1_w,lookahead:1_d,lookahead:1_l\n"
+      "2,2,1100.0,1050.0,1160.0,,4,1.25,1,1,1,1,0,0\n"
+      "5,5,1235.0,1184.6,1294.6,,5,1.25,3,1,0,1,0,0\n"
+      "7,7,1900.0,1850.0,1960.0,all_wins,5,1.25,4,0,0,1,0,0\n"
+      "9,9,,,,no_anchor,5,1.25,0,0,4,1,0,0\n";
+  assert_string_equal(csv, want);
+  char path[256];
+  fx_path(path, sizeof path, "table-test.csv");
+  assert_int_equal(pb_evalrun_table_save(t, path, &err), 0);
+  pb_evalrun_table_t *u = pb_evalrun_table_load(path, OPP2, 2, &err);
+  if (u == NULL) fail_msg("%s", err.msg);
+  char *csv2 = NULL;
+  assert_int_equal(pb_evalrun_table_csv(u, &csv2, NULL, &err), 0);
+  assert_string_equal(csv2, want);
+  assert_int_equal(pb_evalrun_table_row(u, 2)->flags,
+                   PB_ELO_ALL_WINS | PB_ELO_ADJUSTED);
+  assert_true(isnan(pb_evalrun_table_row(u, 3)->elo));
+  free(csv);
+  free(csv2);
+  pb_evalrun_table_destroy(&t);
+  pb_evalrun_table_destroy(&u);
+  assert_null(u);
+  /* A missing file is an empty table. */
+  fx_path(path, sizeof path, "no-such.csv");
+  u = pb_evalrun_table_load(path, OPP2, 2, &err);
+  assert_non_null(u);
+  assert_int_equal(pb_evalrun_table_count(u), 0);
+  pb_evalrun_table_destroy(&u);
+  /* Bad opponent lists. */
+  const char commas[1][PB_EVALRUN_SPEC_MAX] = {"a,b"};
+  assert_null(pb_evalrun_table_new(commas, 1, &err));
+  assert_null(pb_evalrun_table_new(OPP2, 0, &err));
+}
+
+/* Files that are not ours, or not for these opponents, are refused (and
+ * left as they are). */
+static void test_table_refuses(void **state) {
+  (void)state;
+  static const char *hdr =
+      "iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
+      "random_d,random_l,lookahead:1_w,lookahead:1_d,lookahead:1_l\n";
+  struct {
+    const char *body; /* after the header, or the whole file if no_hdr */
+    int no_hdr;
+    int code;
+    const char *says;
+  } cases[] = {
+      {"name,score\nalice,3\n", 1, PB_ECORRUPT, "not the header"},
+      {"", 1, PB_ECORRUPT, "empty"},
+      {"iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
+       "random_d,random_l\n",
+       1, PB_EMISMATCH, "opponents random, but"},
+      {"1,1,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n", 0, 0, NULL},
+      {"1,1,1000.0,900.0,1100.0,,3,0.5,1,0,0,1,0,0\n", 0, PB_ECORRUPT,
+       "add up"},
+      {"1,1,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0\n", 0, PB_ECORRUPT, ":2:"},
+      {"1,1,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0,7\n", 0, PB_ECORRUPT,
+       "fields"},
+      {"1,1,abc,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n", 0, PB_ECORRUPT, "elo"},
+      {"1,1,1000.0,900.0,1100.0,,2,0.5,-1,0,0,1,0,2\n", 0, PB_ECORRUPT,
+       "count"},
+      {"1,1,1000.0,900.0,1100.0,weird,2,0.5,1,0,0,1,0,0\n", 0, PB_ECORRUPT,
+       "note"},
+      {"1,1,1000.0,1100.0,1200.0,,2,0.5,1,0,0,1,0,0\n", 0, PB_ECORRUPT,
+       "agree"},
+      {"2,2,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n"
+       "1,1,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n",
+       0, PB_ECORRUPT, "not after"},
+      {"1,1,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n\n"
+       "2,2,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n",
+       0, PB_ECORRUPT, "empty line"},
+  };
+  char path[256], text[1024];
+  fx_path(path, sizeof path, "refuse-test.csv");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(text, sizeof text, "%s%s", cases[i].no_hdr ? "" : hdr,
+             cases[i].body);
+    spit(path, text);
+    pb_err_t err;
+    pb_err_clear(&err);
+    pb_evalrun_table_t *t = pb_evalrun_table_load(path, OPP2, 2, &err);
+    if (cases[i].code == 0) {
+      if (t == NULL) fail_msg("case %zu: %s", i, err.msg);
+      pb_evalrun_table_destroy(&t);
+      continue;
+    }
+    if (t != NULL) fail_msg("case %zu was accepted", i);
+    if (err.code != cases[i].code || strstr(err.msg, cases[i].says) == NULL)
+      fail_msg("case %zu: %s (%s)", i, err.msg, pb_err_name(err.code));
+    char *back = slurp(path);
+    assert_string_equal(back, text);
+    free(back);
+  }
+  unlink(path);
+}
+
+/* --------------------------------------------------- rating a run dir */
+
+static pb_evalrun_t *open_run(int every, pb_log_t *log, pb_evalrun_opts_t *o) {
+  pb_err_t err;
+  assert_int_equal(pb_evalrun_opts_from_config(o, &FX->cfg, &err), 0);
+  pb_evalrun_dir_opts_t d = {every, 0, log, NULL};
+  pb_evalrun_t *r = pb_evalrun_new(FX->dir, o, &d, &err);
+  if (r == NULL) fail_msg("%s", err.msg);
+  return r;
+}
+
+static void test_opts(void **state) {
+  (void)state;
+  pb_evalrun_opts_t o;
+  pb_err_t err;
+  pb_config_t c = FX->cfg;
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
+  assert_int_equal(o.n_opponents, 2);
+  assert_string_equal(o.opponents[1], "lookahead:1");
+  assert_true(o.anchor[0] == 1000 && o.anchor[1] == 1183);
+  assert_int_equal(o.games, 6);
+  snprintf(c.eval.opponents, sizeof c.eval.opponents,
+           "lookahead:3,alphabeta:2,random,lookahead:2");
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
+  assert_true(o.anchor[0] == 1603 && isnan(o.anchor[1]) &&
+              o.anchor[2] == 1000 && o.anchor[3] == 1501);
+  assert_int_equal(pb_evalrun_set_anchor(&o, "alphabeta:2=1800", &err), 0);
+  assert_true(o.anchor[1] == 1800);
+  assert_int_equal(pb_evalrun_set_anchor(&o, "random=none", &err), 0);
+  assert_true(isnan(o.anchor[2]));
+  assert_int_equal(pb_evalrun_set_anchor(&o, "lookahead:1=1200", &err),
+                   PB_ENOTFOUND);
+  assert_int_equal(pb_evalrun_set_anchor(&o, "random=12x", &err), PB_EINVAL);
+  assert_int_equal(pb_evalrun_set_anchor(&o, "random", &err), PB_EINVAL);
+  assert_int_equal(pb_evalrun_set_anchor(&o, "=5", &err), PB_EINVAL);
+  snprintf(c.eval.opponents, sizeof c.eval.opponents, "random,random");
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "twice"));
+  double r;
+  assert_int_equal(pb_evalrun_default_anchor("lookahead:2", &r), 0);
+  assert_true(r == 1501);
+  assert_int_equal(pb_evalrun_default_anchor("lookahead:4", &r), PB_ENOTFOUND);
+  /* A bad opponent spec is refused when the run is opened. */
+  snprintf(c.eval.opponents, sizeof c.eval.opponents, "random,minimax:3");
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
+  pb_evalrun_dir_opts_t d = {1, 0, NULL, NULL};
+  assert_null(pb_evalrun_new(FX->dir, &o, &d, &err));
+  assert_non_null(strstr(err.msg, "minimax"));
+}
+
+/* Every version rated, a correct csv (counts, the fit, sorted), a
+ * well-formed svg, a metrics line and a log line per result. */
+static void test_all_writes_csv_and_svg(void **state) {
+  (void)state;
+  clean_outputs();
+  pb_err_t err;
+  char path[256];
+  fx_path(path, sizeof path, "learner.log");
+  pb_log_t *log = pb_log_new("evaluator", path, PB_LOG_INFO, &err);
+  assert_non_null(log);
+  pb_log_set_stderr(log, 0);
+  pb_evalrun_opts_t o;
+  pb_evalrun_t *r = open_run(1, log, &o);
+  int rated = -1;
+  assert_int_equal(pb_evalrun_all(r, &rated, &err), 0);
+  assert_int_equal(rated, 3);
+  const pb_evalrun_table_t *t = pb_evalrun_table(r);
+  assert_int_equal(pb_evalrun_table_count(t), 3);
+
+  /* The csv, read back by hand. */
+  fx_path(path, sizeof path, "elo.csv");
+  char *csv = slurp(path);
+  assert_non_null(csv);
+  assert_true(!strncmp(csv, "iteration,version,elo,elo_lo,elo_hi,", 36));
+  assert_int_equal(count_str(csv, "\n"), 4);
+  char *line = strchr(csv, '\n') + 1;
+  for (int v = 0; v < 3; v++) {
+    unsigned long long it, ver;
+    double elo, lo, hi, secs;
+    int games, w1, d1, l1, w2, d2, l2, n = 0;
+    assert_int_equal(
+        sscanf(line, "%llu,%llu,%lf,%lf,%lf,,%d,%lf,%d,%d,%d,%d,%d,%d%n", &it,
+               &ver, &elo, &lo, &hi, &games, &secs, &w1, &d1, &l1, &w2, &d2,
+               &l2, &n),
+        13);
+    assert_true(it == (unsigned long long)v && ver == it);
+    assert_int_equal(w1 + d1 + l1, 6);
+    assert_int_equal(w2 + d2 + l2, 6);
+    assert_int_equal(games, 12);
+    assert_true(lo <= elo && elo <= hi);
+    /* The Elo is the maximum-likelihood fit of these counts. */
+    pb_elo_record_t recs[2] = {{1000, w1, d1, l1}, {1183, w2, d2, l2}};
+    pb_elo_fit_t f;
+    assert_int_equal(pb_elo_fit_one(recs, 2, &f, NULL), 0);
+    assert_true(fabs(f.rating - elo) < 0.051 && fabs(f.lo - lo) < 0.051 &&
+                fabs(f.hi - hi) < 0.051);
+    /* The same counts come from a fresh single-threaded rating. */
+    pb_evalrun_opts_t o1 = o;
+    o1.threads = 1;
+    char ck[4200];
+    pb_inproc_ckpt_path(FX->dir, (unsigned long long)v, ck, sizeof ck);
+    pb_evalrun_row_t row;
+    assert_int_equal(pb_evalrun_play(&o1, ck, (uint64_t)v, &row, &err), 0);
+    assert_true(row.wdl[0][0] == w1 && row.wdl[0][1] == d1 &&
+                row.wdl[1][0] == w2 && row.wdl[1][2] == l2);
+    line = strchr(line, '\n') + 1;
+  }
+  free(csv);
+
+  /* The svg. */
+  fx_path(path, sizeof path, "elo.svg");
+  char *svg = slurp(path);
+  assert_non_null(svg);
+  const char *why = xml_check(svg, "svg");
+  if (why != NULL) fail_msg("elo.svg: %s", why);
+  assert_int_equal(python_xml_ok(path) == 1, 0);
+  assert_non_null(strstr(svg, "random (1000)"));
+  assert_non_null(strstr(svg, "lookahead:1 (1183)"));
+  assert_non_null(strstr(svg, "<polygon"));
+  assert_true(count_str(svg, "<circle") >= 3);
+  free(svg);
+
+  /* metrics.jsonl: one valid JSON line per result. */
+  fx_path(path, sizeof path, "metrics.jsonl");
+  char *m = slurp(path);
+  assert_non_null(m);
+  int elo_lines = 0;
+  for (char *p = m; *p;) {
+    char *nl = strchr(p, '\n');
+    assert_non_null(nl);
+    *nl = '\0';
+    if (strstr(p, "\"event\":\"elo\"") != NULL) {
+      elo_lines++;
+      assert_int_equal(pb_json_validate(p), 0);
+      assert_non_null(strstr(p, "\"elo_lo\":"));
+      assert_non_null(strstr(p, "\"lookahead:1\":{\"w\":"));
+    }
+    p = nl + 1;
+  }
+  assert_int_equal(elo_lines, 3);
+  free(m);
+  fx_path(path, sizeof path, "learner.log");
+  char *lg = slurp(path);
+  assert_int_equal(count_str(lg, "evaluator INFO  version "), 3);
+  free(lg);
+  pb_evalrun_destroy(&r);
+  pb_log_destroy(&log);
+}
+
+/* A second pass rates nothing; a version removed from elo.csv is rated
+ * again, to exactly the same row, and the others are kept as they were. */
+static void test_resume(void **state) {
+  (void)state;
+  clean_outputs();
+  pb_err_t err;
+  pb_evalrun_opts_t o;
+  pb_evalrun_t *r = open_run(1, NULL, &o);
+  int rated = 0;
+  assert_int_equal(pb_evalrun_all(r, &rated, &err), 0);
+  assert_int_equal(rated, 3);
+  pb_evalrun_destroy(&r);
+  char path[256];
+  fx_path(path, sizeof path, "elo.csv");
+  char *full = slurp(path);
+
+  r = open_run(1, NULL, &o);
+  assert_int_equal(pb_evalrun_table_count(pb_evalrun_table(r)), 3);
+  assert_int_equal(pb_evalrun_all(r, &rated, &err), 0);
+  assert_int_equal(rated, 0);
+  pb_evalrun_destroy(&r);
+  char *again = slurp(path);
+  assert_string_equal(again, full);
+  free(again);
+
+  /* Drop version 1's row (the third line). */
+  char *cut = strdup(full);
+  char *l2 = strchr(strchr(cut, '\n') + 1, '\n') + 1;
+  char *l3 = strchr(l2, '\n') + 1;
+  memmove(l2, l3, strlen(l3) + 1);
+  spit(path, cut);
+  r = open_run(1, NULL, &o);
+  assert_int_equal(pb_evalrun_table_count(pb_evalrun_table(r)), 2);
+  assert_int_equal(pb_evalrun_all(r, &rated, &err), 0);
+  assert_int_equal(rated, 1);
+  pb_evalrun_destroy(&r);
+  again = slurp(path);
+  /* Same text except the seconds column of the re-rated row. */
+  char *a = full, *b = again;
+  int lines = 0;
+  while (*a && *b) {
+    char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+    assert_non_null(ea);
+    assert_non_null(eb);
+    /* Fields 0-6 and 8-: everything but the time. */
+    char la[512], lb[512];
+    snprintf(la, sizeof la, "%.*s", (int)(ea - a), a);
+    snprintf(lb, sizeof lb, "%.*s", (int)(eb - b), b);
+    char *fa[20], *fb[20];
+    int na = 0, nb = 0;
+    for (char *p = strtok(la, ","); p; p = strtok(NULL, ",")) fa[na++] = p;
+    for (char *p = strtok(lb, ","); p; p = strtok(NULL, ",")) fb[nb++] = p;
+    assert_int_equal(na, nb);
+    for (int k = 0; k < na; k++)
+      if (lines == 0 || k != 6) assert_string_equal(fa[k], fb[k]);
+    a = ea + 1;
+    b = eb + 1;
+    lines++;
+  }
+  assert_int_equal(lines, 4);
+  free(again);
+  free(cut);
+  free(full);
+}
+
+/* Following: the first step jumps to the newest version, later steps
+ * find nothing new; every = 3 picks version 0 and the final step still
+ * rates the newest. */
+static void test_follow_steps(void **state) {
+  (void)state;
+  clean_outputs();
+  pb_err_t err;
+  char path[256];
+  fx_path(path, sizeof path, "learner.log");
+  pb_log_t *log = pb_log_new("evaluator", path, PB_LOG_INFO, &err);
+  pb_log_set_stderr(log, 0);
+  pb_evalrun_opts_t o;
+  pb_evalrun_t *r = open_run(1, log, &o);
+  uint64_t v = 99;
+  assert_int_equal(pb_evalrun_follow_step(r, 0, &v, &err), 1);
+  assert_int_equal(v, 2);
+  assert_int_equal(pb_evalrun_follow_step(r, 0, &v, &err), 0);
+  assert_int_equal(pb_evalrun_follow_step(r, 1, &v, &err), 0);
+  assert_int_equal(pb_evalrun_table_count(pb_evalrun_table(r)), 1);
+  char *lg = slurp(path);
+  assert_non_null(strstr(lg, "skipping 2 versions (0..1)"));
+  free(lg);
+  pb_evalrun_destroy(&r);
+  /* A restart does not go back to the skipped versions. */
+  r = open_run(1, log, &o);
+  assert_int_equal(pb_evalrun_follow_step(r, 0, &v, &err), 0);
+  pb_evalrun_destroy(&r);
+
+  clean_outputs();
+  r = open_run(3, log, &o);
+  assert_int_equal(pb_evalrun_follow_step(r, 0, &v, &err), 1);
+  assert_int_equal(v, 0);
+  assert_int_equal(pb_evalrun_follow_step(r, 0, &v, &err), 0);
+  assert_int_equal(pb_evalrun_follow_step(r, 1, &v, &err), 1);
+  assert_int_equal(v, 2);
+  assert_int_equal(pb_evalrun_table_count(pb_evalrun_table(r)), 2);
+  pb_evalrun_destroy(&r);
+
+  /* A stop request abandons a rating and writes nothing. */
+  clean_outputs();
+  volatile sig_atomic_t stop = 1;
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &FX->cfg, &err), 0);
+  o.stop = &stop;
+  pb_evalrun_dir_opts_t d = {1, 0, log, NULL};
+  r = pb_evalrun_new(FX->dir, &o, &d, &err);
+  assert_non_null(r);
+  assert_int_equal(pb_evalrun_follow_step(r, 0, &v, &err), PB_EINTR);
+  assert_int_equal(pb_evalrun_table_count(pb_evalrun_table(r)), 0);
+  fx_path(path, sizeof path, "elo.csv");
+  assert_int_equal(access(path, F_OK), -1);
+  pb_evalrun_destroy(&r);
+  pb_log_destroy(&log);
+}
+
+/* A checkpoint that cannot be read is skipped with a note; the others are
+ * rated. */
+static void test_bad_checkpoint_skipped(void **state) {
+  (void)state;
+  clean_outputs();
+  char path[256];
+  fx_path(path, sizeof path, "checkpoints/ckpt-000003.pbck");
+  spit(path, "not a checkpoint");
+  pb_err_t err;
+  pb_evalrun_opts_t o;
+  pb_evalrun_t *r = open_run(1, NULL, &o);
+  int rated = 0;
+  assert_int_equal(pb_evalrun_all(r, &rated, &err), 0);
+  assert_int_equal(rated, 3);
+  assert_null(pb_evalrun_table_find(pb_evalrun_table(r), 3));
+  pb_evalrun_destroy(&r);
+  unlink(path);
+}
+
+/* ------------------------------------------------------ the process */
+
+static pid_t spawn(char *const *argv) {
+  pid_t pid;
+  if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0) return -1;
+  return pid;
+}
+
+/* Waits up to timeout_s for pid; returns its exit status, or -1 (killed
+ * after the timeout, or died by a signal). */
+static int wait_exit(pid_t pid, double timeout_s) {
+  double t0 = pb_now();
+  for (;;) {
+    int st = 0;
+    pid_t w = waitpid(pid, &st, WNOHANG);
+    if (w == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (pb_now() - t0 > timeout_s) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      return -1;
+    }
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+static const char *EVAL_BIN = PB_BIN_DIR "/probs-evaluator";
+
+static void test_process_all(void **state) {
+  (void)state;
+  clean_outputs();
+  char *argv[] = {(char *)EVAL_BIN, "--run-dir",   FX->dir, "--all",
+                  "--no-png",       "--no-stderr", NULL};
+  assert_int_equal(wait_exit(spawn(argv), 300), 0);
+  char path[256];
+  fx_path(path, sizeof path, "elo.csv");
+  char *csv = slurp(path);
+  assert_non_null(csv);
+  assert_int_equal(count_str(csv, "\n"), 4);
+  fx_path(path, sizeof path, "elo.svg");
+  char *svg = slurp(path);
+  assert_null(xml_check(svg, "svg"));
+  free(svg);
+  /* Restarted: nothing is played again. */
+  assert_int_equal(wait_exit(spawn(argv), 300), 0);
+  fx_path(path, sizeof path, "learner.log");
+  char *lg = slurp(path);
+  assert_non_null(strstr(lg, "rated 3 version(s)"));
+  assert_non_null(strstr(lg, "rated 0 version(s)"));
+  assert_non_null(strstr(lg, "3 version(s) already in elo.csv"));
+  free(lg);
+  fx_path(path, sizeof path, "elo.csv");
+  char *again = slurp(path);
+  assert_string_equal(again, csv);
+  free(again);
+  /* A foreign elo.csv stops it, untouched. */
+  spit(path, "my,own,table\n1,2,3\n");
+  assert_int_equal(wait_exit(spawn(argv), 300), 1);
+  again = slurp(path);
+  assert_string_equal(again, "my,own,table\n1,2,3\n");
+  free(again);
+  free(csv);
+  /* Usage errors. */
+  char *bad1[] = {(char *)EVAL_BIN, "--run-dir", FX->dir,
+                  "--all",          "--once",    NULL};
+  assert_int_equal(wait_exit(spawn(bad1), 60), 2);
+  char nodir[256];
+  fx_path(nodir, sizeof nodir, "nowhere");
+  char *bad2[] = {(char *)EVAL_BIN, FX->cfg_path, "--run-dir", nodir,
+                  "--all",          NULL};
+  assert_int_equal(wait_exit(spawn(bad2), 60), 2);
+  char *bad3[] = {(char *)EVAL_BIN, "--run-dir",     FX->dir, "--all",
+                  "--anchor",       "lookahead:7=5", NULL};
+  assert_int_equal(wait_exit(spawn(bad3), 60), 2);
+  unlink(path);
+}
+
+/* Publishes a STOPPING announce on pub (a PUB socket). */
+static void announce_stop(void *pub) {
+  pb_msg_t m;
+  pb_msg_init(&m, PB_MSG_ANNOUNCE, "c4-smoke", PB_GAME_CONNECT4, "learner");
+  m.announce.version = 2;
+  m.announce.iteration = 2;
+  m.announce.phase = PB_PHASE_STOPPING;
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  assert_int_equal(pb_msg_encode(&m, &buf, &len, NULL), 0);
+  zmq_send(pub, buf, len, ZMQ_DONTWAIT);
+  free(buf);
+}
+
+/* Following a "learner" (a PUB socket here): it rates the newest version,
+ * skipping the others, and exits 0 once STOPPING is announced; a second
+ * run with nothing to do exits 0 on SIGTERM. */
+static void test_process_follow(void **state) {
+  (void)state;
+  clean_outputs();
+  void *ctx = zmq_ctx_new();
+  void *pub = zmq_socket(ctx, ZMQ_PUB);
+  int linger = 0;
+  zmq_setsockopt(pub, ZMQ_LINGER, &linger, sizeof linger);
+  assert_int_equal(zmq_bind(pub, FX->cfg.net.pub_endpoint), 0);
+  char *argv[] = {(char *)EVAL_BIN, "--run-dir", FX->dir, "--no-png",
+                  "--no-stderr",    "--nice",    "0",     NULL};
+  pid_t pid = spawn(argv);
+  assert_true(pid > 0);
+  char path[256];
+  fx_path(path, sizeof path, "elo.csv");
+  /* Wait for the first rating, then announce the end (again and again:
+   * a PUB message sent before the subscription is in place is lost). */
+  double t0 = pb_now();
+  int status = -2;
+  while (status == -2 && pb_now() - t0 < 300) {
+    if (access(path, F_OK) == 0) announce_stop(pub);
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  if (status == -2) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    fail_msg("the evaluator did not exit after STOPPING");
+  }
+  assert_int_equal(status, 0);
+  char *csv = slurp(path);
+  assert_int_equal(count_str(csv, "\n"), 2);
+  assert_non_null(strstr(csv, "\n2,2,"));
+  free(csv);
+  fx_path(path, sizeof path, "learner.log");
+  char *lg = slurp(path);
+  assert_non_null(strstr(lg, "skipping 2 versions"));
+  assert_non_null(strstr(lg, "the learner is stopping"));
+  free(lg);
+
+  /* Nothing to do: it waits until SIGTERM, then exits 0. The signal is
+   * sent once it has started following (its handlers are in place). */
+  unlink(path);
+  pid = spawn(argv);
+  t0 = pb_now();
+  for (;;) {
+    char *text = slurp(path);
+    int ready = text != NULL && strstr(text, "following ") != NULL;
+    free(text);
+    if (ready || pb_now() - t0 > 120) break;
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  struct timespec ts = {0, 300 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  assert_int_equal(waitpid(pid, NULL, WNOHANG), 0); /* still following */
+  kill(pid, SIGTERM);
+  assert_int_equal(wait_exit(pid, 60), 0);
+
+  /* --until: returns once that version is rated. */
+  clean_outputs();
+  char *until[] = {(char *)EVAL_BIN, "--run-dir", FX->dir, "--no-png",
+                   "--no-stderr",    "--until",   "2",     NULL};
+  assert_int_equal(wait_exit(spawn(until), 300), 0);
+  fx_path(path, sizeof path, "elo.csv");
+  csv = slurp(path);
+  assert_int_equal(count_str(csv, "\n"), 2);
+  free(csv);
+  zmq_close(pub);
+  zmq_ctx_term(ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ticks),
+      cmocka_unit_test(test_svg_wellformed),
+      cmocka_unit_test(test_table_roundtrip),
+      cmocka_unit_test(test_table_refuses),
+      cmocka_unit_test(test_opts),
+      cmocka_unit_test(test_all_writes_csv_and_svg),
+      cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_follow_steps),
+      cmocka_unit_test(test_bad_checkpoint_skipped),
+      cmocka_unit_test(test_process_all),
+      cmocka_unit_test(test_process_follow),
+  };
+  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
