@@ -44,11 +44,13 @@ static void usage(FILE *f) {
 #define MAX_SETS 256
 
 int main(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"role", required_argument, 0, 'r'}, {"set", required_argument, 0, 's'},
-      {"id", required_argument, 0, 'i'},   {"log", required_argument, 0, 'l'},
-      {"keys", no_argument, 0, 'k'},       {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
+  static const struct option opts[] = {{"role", required_argument, 0, 'r'},
+                                       {"set", required_argument, 0, 's'},
+                                       {"id", required_argument, 0, 'i'},
+                                       {"log", required_argument, 0, 'l'},
+                                       {"keys", no_argument, 0, 'k'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   const char *role_arg = NULL, *id = NULL, *log_path = NULL;
   const char *sets[MAX_SETS];
   int nsets = 0, c;
@@ -56,24 +58,37 @@ int main(int argc, char **argv) {
   pb_err_clear(&err);
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
-    case 'r': role_arg = optarg; break;
-    case 'i': id = optarg; break;
-    case 'l': log_path = optarg; break;
-    case 's':
-      if (nsets == MAX_SETS) {
-        fprintf(stderr, "probs-actor: more than %d --set options\n", MAX_SETS);
+      case 'r':
+        role_arg = optarg;
+        break;
+      case 'i':
+        id = optarg;
+        break;
+      case 'l':
+        log_path = optarg;
+        break;
+      case 's':
+        if (nsets == MAX_SETS) {
+          fprintf(stderr, "probs-actor: more than %d --set options\n",
+                  MAX_SETS);
+          return 2;
+        }
+        if (strchr(optarg, '=') == NULL || optarg[0] == '=') {
+          fprintf(stderr, "probs-actor: --set '%s': expected KEY=VALUE\n",
+                  optarg);
+          return 2;
+        }
+        sets[nsets++] = optarg;
+        break;
+      case 'k':
+        pb_config_print_keys(stdout);
+        return 0;
+      case 'h':
+        usage(stdout);
+        return 0;
+      default:
+        usage(stderr);
         return 2;
-      }
-      if (strchr(optarg, '=') == NULL || optarg[0] == '=') {
-        fprintf(stderr, "probs-actor: --set '%s': expected KEY=VALUE\n",
-                optarg);
-        return 2;
-      }
-      sets[nsets++] = optarg;
-      break;
-    case 'k': pb_config_print_keys(stdout); return 0;
-    case 'h': usage(stdout); return 0;
-    default: usage(stderr); return 2;
     }
   }
   if (optind != argc - 1) {

@@ -68,7 +68,7 @@ struct pb_worker {
   char device[16]; /* what model.device resolved to: "cpu" or "cuda" */
   void *zctx, *dealer, *sub;
   volatile sig_atomic_t *stop;
-  int stopping;   /* the learner announced STOPPING */
+  int stopping; /* the learner announced STOPPING */
   int said_bye;
 
   /* The run joined (valid while joined). */
@@ -143,8 +143,8 @@ void pb_worker_default_id(int role, char *buf, size_t n) {
   /* Keep the pid whole when a long hostname must be cut. */
   char pid[24];
   snprintf(pid, sizeof pid, "-%ld", (long)getpid());
-  int room = PB_MSG_ID_MAX - (int)strlen(role_word(role)) - 1 -
-             (int)strlen(pid);
+  int room =
+      PB_MSG_ID_MAX - (int)strlen(role_word(role)) - 1 - (int)strlen(pid);
   snprintf(id, sizeof id, "%s-%.*s%s", role_word(role), room, host, pid);
   snprintf(buf, n, "%s", id);
 }
@@ -220,10 +220,12 @@ static int setup_sockets(pb_worker_t *w, pb_err_t *err) {
   if (rc != 0) return rc;
 
   if (zmq_connect(w->dealer, c->net.work_endpoint) != 0)
-    return pb_err_set(err, PB_EIO, "cannot connect to net.work_endpoint '%s': %s",
+    return pb_err_set(err, PB_EIO,
+                      "cannot connect to net.work_endpoint '%s': %s",
                       c->net.work_endpoint, zmq_strerror(zmq_errno()));
   if (zmq_connect(w->sub, c->net.pub_endpoint) != 0)
-    return pb_err_set(err, PB_EIO, "cannot connect to net.pub_endpoint '%s': %s",
+    return pb_err_set(err, PB_EIO,
+                      "cannot connect to net.pub_endpoint '%s': %s",
                       c->net.pub_endpoint, zmq_strerror(zmq_errno()));
   return 0;
 }
@@ -239,8 +241,8 @@ static int probe_device(pb_worker_t *w, pb_err_t *err) {
   pb_err_clear(&e);
   pb_nn_t *nn = pb_nn_new(&spec, NULL, w->cfg.model.device, 0, &e);
   if (nn == NULL)
-    return pb_err_set(err, e.code, "model.device '%s': %s",
-                      w->cfg.model.device, e.msg);
+    return pb_err_set(err, e.code, "model.device '%s': %s", w->cfg.model.device,
+                      e.msg);
   snprintf(w->device, sizeof w->device, "%s", pb_nn_device(nn));
   pb_nn_destroy(&nn);
   return 0;
@@ -307,7 +309,9 @@ void pb_worker_destroy(pb_worker_t **wp) {
   *wp = NULL;
 }
 
-const char *pb_worker_id(const pb_worker_t *w) { return w->id; }
+const char *pb_worker_id(const pb_worker_t *w) {
+  return w->id;
+}
 
 void pb_worker_stats(const pb_worker_t *w, pb_worker_stats_t *st) {
   *st = w->st;
@@ -346,8 +350,10 @@ static int send_bytes(pb_worker_t *w, const pb_msg_buf_t *b, const char *what,
       return 0;
     }
     if (stop_requested(w) || pb_now() >= give_up) {
-      pb_log_warn(w->log, "could not send %s (%zu bytes): the learner is not "
-                  "taking messages; dropped it", what, b->len);
+      pb_log_warn(w->log,
+                  "could not send %s (%zu bytes): the learner is not "
+                  "taking messages; dropped it",
+                  what, b->len);
       return 0;
     }
     zmq_pollitem_t it = {w->dealer, 0, ZMQ_POLLOUT, 0};
@@ -366,8 +372,8 @@ static int encode_send(pb_worker_t *w, const pb_msg_t *m, pb_msg_buf_t *b,
   if (pb_msg_encode_buf(m, b, &e) != 0) {
     pb_log_error(w->log, "cannot encode %s: %s", pb_msg_type_name(m->type),
                  e.msg);
-    return pb_err_set(err, e.code, "encoding %s: %s",
-                      pb_msg_type_name(m->type), e.msg);
+    return pb_err_set(err, e.code, "encoding %s: %s", pb_msg_type_name(m->type),
+                      e.msg);
   }
   return send_bytes(w, b, pb_msg_type_name(m->type),
                     m->type != PB_MSG_HEARTBEAT, err);
@@ -427,8 +433,10 @@ static int recv_msg(pb_worker_t *w, void *sock, pb_msg_t *m, pb_err_t *err) {
     } while (zmq_msg_more(&z));
     zmq_msg_close(&z);
     w->st.bad_msgs++;
-    pb_log_warn(w->log, "dropped a %zu-part message on the %s socket "
-                "(expected one frame)", parts, where);
+    pb_log_warn(w->log,
+                "dropped a %zu-part message on the %s socket "
+                "(expected one frame)",
+                parts, where);
     return 0;
   }
   const uint8_t *data = zmq_msg_data(&z);
@@ -450,9 +458,10 @@ static int recv_msg(pb_worker_t *w, void *sock, pb_msg_t *m, pb_err_t *err) {
   zmq_msg_close(&z);
   if (rc != 0) {
     w->st.bad_msgs++;
-    pb_log_warn(w->log, "dropped a %zu-byte message on the %s socket from "
-                "'%s': %s: %s", len, where,
-                m->header.sender_id[0] ? m->header.sender_id : "?",
+    pb_log_warn(w->log,
+                "dropped a %zu-byte message on the %s socket from "
+                "'%s': %s: %s",
+                len, where, m->header.sender_id[0] ? m->header.sender_id : "?",
                 pb_err_name(rc), e.msg);
     pb_msg_free(m);
     return 0;
@@ -468,12 +477,15 @@ static int drain_announcements(pb_worker_t *w, int *woke, pb_err_t *err) {
     int rc = recv_msg(w, w->sub, &m, err);
     if (rc <= 0) return rc;
     if (m.type == PB_MSG_ANNOUNCE) {
-      pb_log_debug(w->log, "announce: version %" PRIu64 ", iteration %u, "
-                   "phase %d", m.announce.version, m.announce.iteration,
-                   m.announce.phase);
+      pb_log_debug(w->log,
+                   "announce: version %" PRIu64
+                   ", iteration %u, "
+                   "phase %d",
+                   m.announce.version, m.announce.iteration, m.announce.phase);
       if (m.announce.phase == PB_PHASE_STOPPING && !w->stopping) {
-        pb_log_info(w->log, "the learner announces STOPPING (version %" PRIu64
-                    ")", m.announce.version);
+        pb_log_info(w->log,
+                    "the learner announces STOPPING (version %" PRIu64 ")",
+                    m.announce.version);
         w->stopping = 1;
       }
       if (woke) *woke = 1;
@@ -502,9 +514,10 @@ static int wait_for(pb_worker_t *w, unsigned want, double deadline, int flags,
     if (deadline > 0 && now >= deadline) return W_TIMEOUT;
     if ((flags & WAIT_RESEND) && now - sent_at >= lease) {
       w->st.resends++;
-      pb_log_warn(w->log, "no reply to %s within %d ms: sending it again "
-                  "(the learner may have restarted)", w->req_name,
-                  w->cfg.net.lease_ms);
+      pb_log_warn(w->log,
+                  "no reply to %s within %d ms: sending it again "
+                  "(the learner may have restarted)",
+                  w->req_name, w->cfg.net.lease_ms);
       int rc = send_bytes(w, &w->req, w->req_name, 1, err);
       if (rc != 0) return rc;
       sent_at = now;
@@ -577,10 +590,9 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
   int same_run = w->g == g && strcmp(w->run_id, h->run_id) == 0;
   if (!same_run) {
     w->v.have = w->q.have = 0;
-    if (w->ne != NULL) pb_neteval_bind(w->ne, NULL, NULL);
+    pb_neteval_destroy(&w->ne); /* its batch bound follows the run's E */
   }
   if (w->g != g) {
-    pb_neteval_destroy(&w->ne);
     pb_beam_destroy(&w->beam);
     pb_nn_destroy(&w->v.nn);
     pb_nn_destroy(&w->q.nn);
@@ -589,8 +601,10 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
       r->eps != w->hello.eps || r->alpha != w->hello.alpha)
     pb_selfplay_destroy(&w->sp);
   if (strcmp(w->cfg.game, g->name) != 0)
-    pb_log_warn(w->log, "the learner plays %s, our config says %s: following "
-                "the learner", g->name, w->cfg.game);
+    pb_log_warn(w->log,
+                "the learner plays %s, our config says %s: following "
+                "the learner",
+                g->name, w->cfg.game);
   w->g = g;
   snprintf(w->run_id, sizeof w->run_id, "%s", h->run_id);
   w->hello = *r;
@@ -606,10 +620,12 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
   }
   w->joined = 1;
   w->st.joins++;
-  pb_log_info(w->log, "hello accepted: run '%s', game %s, model version %" PRIu64
-              ", E=%u M=%u max_turns=%u eps=%g alpha=%g%s%s", w->run_id,
-              g->name, r->version, r->expansions, r->max_depth, r->max_turns,
-              r->eps, r->alpha, r->message[0] ? ": " : "", r->message);
+  pb_log_info(w->log,
+              "hello accepted: run '%s', game %s, model version %" PRIu64
+              ", E=%u M=%u max_turns=%u eps=%g alpha=%g%s%s",
+              w->run_id, g->name, r->version, r->expansions, r->max_depth,
+              r->max_turns, r->eps, r->alpha, r->message[0] ? ": " : "",
+              r->message);
   return 0;
 }
 
@@ -629,9 +645,10 @@ static int join(pb_worker_t *w, pb_err_t *err) {
       pb_msg_free(&r);
       return rc;
     }
-    pb_log_warn(w->log, "the learner (run '%s') refused us: %s; trying again "
-                "in %.0f s", r.header.run_id, r.hello_reply.message,
-                PB_WORKER_RETRY_S);
+    pb_log_warn(w->log,
+                "the learner (run '%s') refused us: %s; trying again "
+                "in %.0f s",
+                r.header.run_id, r.hello_reply.message, PB_WORKER_RETRY_S);
     pb_msg_free(&r);
     if ((rc = pause_for(w, PB_WORKER_RETRY_S, err)) != 0) return rc;
   }
@@ -642,8 +659,8 @@ static int join(pb_worker_t *w, pb_err_t *err) {
 /* Gets the next work item into *item (the caller frees it). Returns 0,
  * W_REJOIN, W_STOP or an error. */
 static int ask(pb_worker_t *w, pb_msg_t *item, pb_err_t *err) {
-  const unsigned want = BIT(PB_MSG_WORK_ITEM) | BIT(PB_MSG_NO_WORK) |
-                        BIT(PB_MSG_REJECT);
+  const unsigned want =
+      BIT(PB_MSG_WORK_ITEM) | BIT(PB_MSG_NO_WORK) | BIT(PB_MSG_REJECT);
   for (;;) {
     pb_msg_t m;
     msg_init(w, &m, PB_MSG_WORK_REQUEST);
@@ -655,8 +672,10 @@ static int ask(pb_worker_t *w, pb_msg_t *item, pb_err_t *err) {
       /* Floor the wait so that a learner saying 0 is not hammered. */
       uint32_t ms = item->no_work.retry_ms > 10 ? item->no_work.retry_ms : 10;
       pb_msg_free(item);
-      pb_log_debug(w->log, "no work: asking again in %u ms or at the next "
-                   "announcement", ms);
+      pb_log_debug(w->log,
+                   "no work: asking again in %u ms or at the next "
+                   "announcement",
+                   ms);
       /* A late WorkItem (the answer to a resent request) is as good. */
       rc = wait_for(w, BIT(PB_MSG_WORK_ITEM) | BIT(PB_MSG_REJECT),
                     pb_now() + ms / 1000.0, WAIT_WAKE, item, err);
@@ -671,9 +690,10 @@ static int ask(pb_worker_t *w, pb_msg_t *item, pb_err_t *err) {
         pb_msg_free(item);
         return W_REJOIN;
       }
-      pb_log_warn(w->log, "the learner rejected a request: %s: %s; asking "
-                  "again in %.0f s", pb_err_name(code), item->reject.message,
-                  PB_WORKER_RETRY_S);
+      pb_log_warn(w->log,
+                  "the learner rejected a request: %s: %s; asking "
+                  "again in %.0f s",
+                  pb_err_name(code), item->reject.message, PB_WORKER_RETRY_S);
       pb_msg_free(item);
       if ((rc = pause_for(w, PB_WORKER_RETRY_S, err)) != 0) return rc;
       continue;
@@ -706,8 +726,8 @@ static int load_net(pb_worker_t *w, net_t *n, int q, uint64_t version,
     return W_DROP;
   }
   if (pb_nn_weights_peek(buf, len, &spec, NULL, &e) != 0) {
-    pb_log_warn(w->log, "%s weights version %" PRIu64 " are unusable: %s",
-                name, version, e.msg);
+    pb_log_warn(w->log, "%s weights version %" PRIu64 " are unusable: %s", name,
+                version, e.msg);
     return W_DROP;
   }
   /* The evaluator trusts the shapes: a peer's spec must fit the game. */
@@ -715,9 +735,11 @@ static int load_net(pb_worker_t *w, net_t *n, int q, uint64_t version,
   int head = q ? PB_NN_HEAD_LINEAR : PB_NN_HEAD_TANH;
   if (spec.planes != g->planes || spec.height != g->height ||
       spec.width != g->width || spec.outputs != outputs || spec.head != head) {
-    pb_log_warn(w->log, "%s weights version %" PRIu64 " do not fit %s: input "
-                "%dx%dx%d, %d outputs, head %d (want %dx%dx%d, %d, %d)", name,
-                version, g->name, spec.planes, spec.height, spec.width,
+    pb_log_warn(w->log,
+                "%s weights version %" PRIu64
+                " do not fit %s: input "
+                "%dx%dx%d, %d outputs, head %d (want %dx%dx%d, %d, %d)",
+                name, version, g->name, spec.planes, spec.height, spec.width,
                 spec.outputs, spec.head, g->planes, g->height, g->width,
                 outputs, head);
     return W_DROP;
@@ -730,8 +752,8 @@ static int load_net(pb_worker_t *w, net_t *n, int q, uint64_t version,
     n->nn = pb_nn_new(&spec, NULL, w->cfg.model.device, 0, &e);
     if (n->nn == NULL) {
       if (e.code == PB_EINVAL) {
-        pb_log_warn(w->log, "%s weights version %" PRIu64 ": %s", name,
-                    version, e.msg);
+        pb_log_warn(w->log, "%s weights version %" PRIu64 ": %s", name, version,
+                    e.msg);
         return W_DROP;
       }
       return pb_err_set(err, e.code, "cannot create the %s network on '%s': %s",
@@ -747,14 +769,16 @@ static int load_net(pb_worker_t *w, net_t *n, int q, uint64_t version,
   }
   n->version = version;
   n->have = 1;
-  pb_log_info(w->log, "weights loaded: %s version %" PRIu64 ", %ld parameters, "
-              "%zu bytes, device %s, %.3f s", name, version,
-              pb_nn_param_count(n->nn), len, pb_nn_device(n->nn),
+  pb_log_info(w->log,
+              "weights loaded: %s version %" PRIu64
+              ", %ld parameters, "
+              "%zu bytes, device %s, %.3f s",
+              name, version, pb_nn_param_count(n->nn), len, pb_nn_device(n->nn),
               pb_now() - t0);
   return 0;
 }
 
-/* Fetches `which` (PB_WHICH_V / _Q / _BOTH) of `version` and loads it. */
+/* Fetches `which` (PB_WHICH_V or PB_WHICH_Q) of `version` and loads it. */
 static int fetch(pb_worker_t *w, int which, uint64_t version, pb_err_t *err) {
   pb_msg_t m, r;
   msg_init(w, &m, PB_MSG_WEIGHTS_REQUEST);
@@ -763,8 +787,9 @@ static int fetch(pb_worker_t *w, int which, uint64_t version, pb_err_t *err) {
   int rc = request(w, &m, BIT(PB_MSG_WEIGHTS) | BIT(PB_MSG_REJECT), &r, err);
   /* A Weights reply to an earlier request of ours may come first. */
   while (rc == 0 && r.type == PB_MSG_WEIGHTS && r.weights.version != version) {
-    pb_log_debug(w->log, "ignored weights version %" PRIu64 " (want %" PRIu64
-                 ")", r.weights.version, version);
+    pb_log_debug(w->log,
+                 "ignored weights version %" PRIu64 " (want %" PRIu64 ")",
+                 r.weights.version, version);
     pb_msg_free(&r);
     rc = wait_for(w, BIT(PB_MSG_WEIGHTS) | BIT(PB_MSG_REJECT), 0, WAIT_RESEND,
                   &r, err);
@@ -772,9 +797,11 @@ static int fetch(pb_worker_t *w, int which, uint64_t version, pb_err_t *err) {
   if (rc != 0) return rc;
   if (r.type == PB_MSG_REJECT) {
     rc = r.reject.code == PB_EMISMATCH ? W_REJOIN : W_DROP;
-    pb_log_warn(w->log, "the learner refused weights version %" PRIu64 ": "
-                "%s: %s; %s", version, pb_err_name(r.reject.code),
-                r.reject.message,
+    pb_log_warn(w->log,
+                "the learner refused weights version %" PRIu64
+                ": "
+                "%s: %s; %s",
+                version, pb_err_name(r.reject.code), r.reject.message,
                 rc == W_REJOIN ? "joining again" : "dropping the item");
     pb_msg_free(&r);
     return rc;
@@ -795,13 +822,11 @@ static int ensure_weights(pb_worker_t *w, int need_v, uint64_t v_version,
                           uint64_t q_version, pb_err_t *err) {
   int miss_v = need_v && !have(&w->v, v_version);
   int miss_q = !have(&w->q, q_version);
+  /* One request per network, as the protocol has it: V and Q of one item
+   * are of different versions anyway (V_k searches with Q_{k-1}). */
   int rc = 0;
-  if (miss_v && miss_q && v_version == q_version) {
-    rc = fetch(w, PB_WHICH_BOTH, q_version, err);
-  } else {
-    if (miss_v) rc = fetch(w, PB_WHICH_V, v_version, err);
-    if (rc == 0 && miss_q) rc = fetch(w, PB_WHICH_Q, q_version, err);
-  }
+  if (miss_v) rc = fetch(w, PB_WHICH_V, v_version, err);
+  if (rc == 0 && miss_q) rc = fetch(w, PB_WHICH_Q, q_version, err);
   /* Rebind whenever anything was loaded or dropped: it clears the caches
    * and never leaves the evaluator pointing at a network it should not use. */
   if (miss_v || miss_q)
@@ -818,8 +843,7 @@ static int tick(pb_worker_t *w, pb_err_t *err) {
   if (heartbeat_due(w, pb_now()) <= 0) {
     pb_err_t e;
     pb_err_clear(&e);
-    if (drain_announcements(w, NULL, &e) < 0)
-      pb_log_warn(w->log, "%s", e.msg);
+    if (drain_announcements(w, NULL, &e) < 0) pb_log_warn(w->log, "%s", e.msg);
     if (stop_requested(w)) return pb_err_set(err, PB_EINTR, "stop requested");
     heartbeat(w);
   }
@@ -887,7 +911,8 @@ static int do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
     pb_err_clear(&e);
     w->sp = pb_selfplay_new(g, &o, &e);
     if (w->sp == NULL)
-      return pb_err_set(err, e.code, "the learner's self-play settings "
+      return pb_err_set(err, e.code,
+                        "the learner's self-play settings "
                         "(max_turns %u, eps %g, alpha %g) are refused: %s",
                         w->hello.max_turns, w->hello.eps, w->hello.alpha,
                         e.msg);
@@ -929,7 +954,9 @@ static int do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
   w->st.items++;
   w->st.episodes += n;
   w->st.positions += pos;
-  pb_log_info(w->log, "selfplay item %" PRIu64 ": %zu episodes, %zu positions"
+  pb_log_info(w->log,
+              "selfplay item %" PRIu64
+              ": %zu episodes, %zu positions"
               " in %.2f s (%.0f positions/s), Q version %" PRIu64,
               it->item_id, n, pos, dt, pos / (dt > 0 ? dt : 1e-9),
               it->q_version);
@@ -947,8 +974,11 @@ static int do_search(pb_worker_t *w, const pb_msg_work_item_t *it,
     w->beam = pb_beam_new(g, E, M, w->cfg.search.parallel, &e);
     if (w->beam == NULL) {
       if (e.code == PB_ENOMEM) return pb_err_set(err, e.code, "%s", e.msg);
-      pb_log_warn(w->log, "search item %" PRIu64 " (E=%d, M=%d) refused: %s; "
-                  "dropping it", it->item_id, E, M, e.msg);
+      pb_log_warn(w->log,
+                  "search item %" PRIu64
+                  " (E=%d, M=%d) refused: %s; "
+                  "dropping it",
+                  it->item_id, E, M, e.msg);
       return W_DROP;
     }
     w->beam_E = E;
@@ -980,11 +1010,13 @@ static int do_search(pb_worker_t *w, const pb_msg_work_item_t *it,
     return rc == PB_EIO ? rc : W_DROP;
   w->st.items++;
   w->st.states += it->n_states;
-  pb_log_info(w->log, "search item %" PRIu64 ": %u states, E=%d M=%d, in "
-              "%.2f s (%.0f states/s), V version %" PRIu64 ", Q version %"
-              PRIu64, it->item_id, it->n_states, E, M, dt,
-              it->n_states / (dt > 0 ? dt : 1e-9), it->v_version,
-              it->q_version);
+  pb_log_info(
+      w->log,
+      "search item %" PRIu64
+      ": %u states, E=%d M=%d, in "
+      "%.2f s (%.0f states/s), V version %" PRIu64 ", Q version %" PRIu64,
+      it->item_id, it->n_states, E, M, dt, it->n_states / (dt > 0 ? dt : 1e-9),
+      it->v_version, it->q_version);
   return 0;
 }
 
@@ -1006,7 +1038,8 @@ static void say_bye(pb_worker_t *w, const char *reason) {
 int pb_worker_run(pb_worker_t *w, volatile sig_atomic_t *stop, pb_err_t *err) {
   const pb_config_t *c = &w->cfg;
   w->stop = stop;
-  pb_log_info(w->log, "starting: role %s, id %s, work %s, announcements %s, "
+  pb_log_info(w->log,
+              "starting: role %s, id %s, work %s, announcements %s, "
               "device %s, threads %d, %s %d, heartbeat %d ms, lease %d ms",
               pb_worker_component(w->role), w->id, c->net.work_endpoint,
               c->net.pub_endpoint, w->device, c->model.threads,
@@ -1048,11 +1081,13 @@ int pb_worker_run(pb_worker_t *w, volatile sig_atomic_t *stop, pb_err_t *err) {
   if (rc == W_STOP) {
     const char *why = w->stopping ? "the learner is stopping" : "signal";
     say_bye(w, why);
-    pb_log_info(w->log, "shutting down (%s): %" PRIu64 " items done, %" PRIu64
-                " dropped, %" PRIu64 " episodes, %" PRIu64 " positions, %"
-                PRIu64 " states, %" PRIu64 " resends, %" PRIu64
-                " bad messages", why, s->items, s->dropped, s->episodes,
-                s->positions, s->states, s->resends, s->bad_msgs);
+    pb_log_info(w->log,
+                "shutting down (%s): %" PRIu64 " items done, %" PRIu64
+                " dropped, %" PRIu64 " episodes, %" PRIu64
+                " positions, %" PRIu64 " states, %" PRIu64 " resends, %" PRIu64
+                " bad messages",
+                why, s->items, s->dropped, s->episodes, s->positions, s->states,
+                s->resends, s->bad_msgs);
     return 0;
   }
   char reason[PB_MSG_TEXT_MAX + 1];

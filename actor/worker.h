@@ -107,14 +107,14 @@ int pb_worker_run(pb_worker_t *w, volatile sig_atomic_t *stop, pb_err_t *err);
 
 /* Counters since creation, for logs and tests. */
 typedef struct pb_worker_stats {
-  uint64_t items;      /* items finished and sent */
-  uint64_t dropped;    /* items given up (weights refused, bad item, stop) */
-  uint64_t episodes;   /* self-play episodes sent */
-  uint64_t positions;  /* self-play positions sent */
-  uint64_t states;     /* searched states sent */
-  uint64_t resends;    /* requests sent again after lease_ms of silence */
-  uint64_t bad_msgs;   /* messages dropped because they did not decode */
-  uint64_t joins;      /* accepted HelloReplies */
+  uint64_t items;     /* items finished and sent */
+  uint64_t dropped;   /* items given up (weights refused, bad item, stop) */
+  uint64_t episodes;  /* self-play episodes sent */
+  uint64_t positions; /* self-play positions sent */
+  uint64_t states;    /* searched states sent */
+  uint64_t resends;   /* requests sent again after lease_ms of silence */
+  uint64_t bad_msgs;  /* messages dropped because they did not decode */
+  uint64_t joins;     /* accepted HelloReplies */
 } pb_worker_stats_t;
 
 void pb_worker_stats(const pb_worker_t *w, pb_worker_stats_t *st);

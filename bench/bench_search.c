@@ -14,6 +14,8 @@
  *               common/neteval.h with its default cache (what a searcher
  *               runs);
  *   P256 nocache  the same with cache_entries 0 (what the cache is worth);
+ *   P256+cache, batch<=512  as P256+cache with network calls of at most
+ *               512 rows instead of 4096 (what the largest batch costs);
  *   P1+cache    pb_beam_run with parallel 1 (what the batch is worth).
  *
  * The batched figures are the best of REPS passes over all positions, each
@@ -119,6 +121,10 @@ static void random_positions(const pb_game_t *g, pb_state_t *pos, int n,
   }
 }
 
+/* The network batch bound of the extra row that shows how the largest
+ * batch matters (the searcher's default is 4096 rows). */
+enum { SMALL_BATCH = 512 };
+
 typedef struct {
   const pb_game_t *g;
   pb_nn_t *v, *q;
@@ -144,11 +150,11 @@ typedef struct {
 } batched_t;
 
 static void batched_init(ctx_t *c, batched_t *bt, int parallel,
-                         uint32_t cache) {
+                         uint32_t cache, int eval_batch) {
   pb_err_t err;
   memset(bt, 0, sizeof *bt);
   bt->best = 1e300;
-  if ((bt->ne = pb_neteval_new(c->g, c->eval_batch, cache, &err)) == NULL)
+  if ((bt->ne = pb_neteval_new(c->g, eval_batch, cache, &err)) == NULL)
     die("neteval", &err);
   if ((bt->b = pb_beam_new(c->g, c->E, c->M, parallel, &err)) == NULL)
     die("beam", &err);
@@ -231,17 +237,21 @@ static int bench_model(ctx_t *c, const char *name) {
 
   /* The two P256 configurations alternate, so that both see the same
    * background load; each keeps its best pass. */
-  batched_t bc, bn;
-  batched_init(c, &bc, 256, c->cache_entries);
-  batched_init(c, &bn, 256, 0);
+  batched_t bc, bn, bs;
+  batched_init(c, &bc, 256, c->cache_entries, c->eval_batch);
+  batched_init(c, &bn, 256, 0, c->eval_batch);
+  batched_init(c, &bs, 256, c->cache_entries, SMALL_BATCH);
   for (int r = 0; r < c->reps; r++) {
     batched_pass(c, &bn);
+    batched_pass(c, &bs);
     batched_pass(c, &bc);
   }
   double p256 = c->n / bc.best, p256n = c->n / bn.best;
+  double p256s = c->n / bs.best;
   double rows_c = bc.rows, rows_n = bn.rows;
   batched_free(&bc);
   batched_free(&bn);
+  batched_free(&bs);
   /* Agreement with the reference on the positions it searched (c->out
    * holds the last cached pass). Batch size changes the last bits of
    * libtorch's sums, so near-ties in priority may order differently:
@@ -262,6 +272,9 @@ static int bench_model(ctx_t *c, const char *name) {
   row(fig, p256, "states/s", p256 / ref, base);
   snprintf(fig, sizeof fig, "search %s: P256, no cache", name);
   row(fig, p256n, "states/s", p256n / ref, base);
+  snprintf(fig, sizeof fig, "search %s: P256 + cache, batch<=%d", name,
+           SMALL_BATCH);
+  row(fig, p256s, "states/s", p256s / ref, base);
   int n1 = 0;
   double p1 = run_one_by_one(c, 0, c->cache_entries, &n1);
   snprintf(fig, sizeof fig, "search %s: P1 + cache", name);

@@ -187,6 +187,7 @@ int pb_cmd_elo_calibrate(int argc, char **argv) {
              (r.wins + 0.5 * r.draws) / r.games, d, lo, hi);
       fflush(stdout);
     }
+  double seconds = pb_now() - t0;
   pb_elo_fit_t fits[PB__CAL_MAX];
   int rc = pb_elo_fit_joint(np, pairs, npairs, 0, 1000.0, fits, &err);
   free(pairs);
@@ -194,8 +195,10 @@ int pb_cmd_elo_calibrate(int argc, char **argv) {
     fprintf(stderr, "probs elo-calibrate: %s\n", err.msg);
     return 1;
   }
-  printf("\nJoint maximum-likelihood fit, %s fixed at 1000 (%.1f s):\n\n",
-         pl[0], pb_now() - t0);
+  printf(
+      "\nGames took %.2f s. Joint maximum-likelihood fit, %s fixed at "
+      "1000:\n\n",
+      seconds, pl[0]);
   printf(
       "| player | games | score | Elo (ours) | 95%% interval | paper | "
       "ours - paper | gap to previous: ours / paper |\n");

@@ -57,8 +57,8 @@ static void on_signal(int sig) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: probs train CONFIG [options]\n"
-          "  --actors N         self-play actors to start (default: online "
-          "CPUs / 2, >= 1)\n"
+          "  --actors N         self-play actors to start (default: the "
+          "number of online CPUs)\n"
           "  --searchers M      beam-search workers to start (same "
           "default)\n"
           "  --no-eval          do not start the evaluator\n"
@@ -575,8 +575,10 @@ int pb_cmd_train(int argc, char **argv) {
       }
       sets[nsets++] = iter_set;
     }
+    /* Paper-exact iterations run one role at a time (self-play, then
+     * search), so each role gets one worker per core. */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int dflt = cpus / 2 >= 1 ? (int)(cpus / 2) : 1;
+    int dflt = cpus >= 1 ? (int)cpus : 1;
     if (dflt > MAX_WORKERS) dflt = MAX_WORKERS;
     dist_opts_t d = {argv[optind],
                      sets,

@@ -912,8 +912,8 @@ static int find_in_path(const char *name, char *buf, size_t n) {
     const char *c = strchr(path, ':');
     size_t len = c ? (size_t)(c - path) : strlen(path);
     if (len > 0 && len + strlen(name) + 2 <= n) {
-      snprintf(buf, n, "%.*s/%s", (int)len, path, name);
-      if (access(buf, X_OK) == 0) return 0;
+      int w = snprintf(buf, n, "%.*s/%s", (int)len, path, name);
+      if (w > 0 && (size_t)w < n && access(buf, X_OK) == 0) return 0;
     }
     if (c == NULL) break;
     path = c + 1;

@@ -1,0 +1,212 @@
+/* bench_selfplay - self-play throughput (positions/s) on Connect Four with
+ * a real, randomly initialised Q network, through common/selfplay.h and
+ * common/neteval.h as an actor runs them.
+ *
+ *   bench_selfplay [-e EPISODES] [-r REPS] [-m small,large] [-t THREADS]
+ *                  [-p] [-w]
+ *
+ * One pass plays EPISODES (default 512) episodes with eps 0.25, alpha 0.5
+ * and a cold evaluation cache (an actor clears it when a new Q arrives,
+ * i.e. every iteration). Figures, per model size:
+ *
+ *   P1          pb_selfplay_run with parallel 1: one game at a time, one
+ *               network call per move (the baseline of every ratio);
+ *   P256+cache  all episodes in one call with parallel 256, default cache;
+ *   P256 nocache  the same with cache_entries 0;
+ *   items of 16 parallel 256, but called once per 16 episodes, as the
+ *               actor and `probs train --inproc` do with net.item_episodes
+ *               = 16: at most 16 games share a batch.
+ *
+ * All configurations play the same episodes (same seeds; episode i uses
+ * its own RNG stream whatever `parallel` is). Each figure is the best of
+ * REPS passes (P1: one pass). Rates are per second of CPU time of this
+ * process, as in bench_search (-w: wall-clock time); the networks run on
+ * one libtorch thread. Rows: figure, value, unit, ratio, baseline; detail
+ * lines start with '#'; -p prints rows tab-separated for bench/run. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "episodes.h"
+#include "game.h"
+#include "learn.h"
+#include "neteval.h"
+#include "nn.h"
+#include "selfplay.h"
+
+static int parseable, use_wall;
+
+/* CPU time of this process by default: the machine is shared, and wall
+ * time then measures the other load as much as this code. */
+static double clock_s(void) {
+  struct timespec ts;
+  clock_gettime(use_wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void row(const char *figure, double value, const char *unit,
+                double ratio, const char *baseline) {
+  char r[32];
+  if (ratio > 0) snprintf(r, sizeof r, "%.2fx", ratio);
+  else snprintf(r, sizeof r, "-");
+  if (parseable)
+    printf("%s\t%.6g\t%s\t%s\t%s\n", figure, value, unit, r, baseline);
+  else
+    printf("%-40s %12.1f %-12s %9s  %s\n", figure, value, unit, r, baseline);
+  fflush(stdout);
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static void die(const char *what, const pb_err_t *err) {
+  fprintf(stderr, "bench_selfplay: %s: %s\n", what, err->msg);
+  exit(1);
+}
+
+typedef struct {
+  const pb_game_t *g;
+  pb_nn_t *q;
+  int episodes, eval_batch, max_turns;
+  uint32_t cache_entries;
+  double eps, alpha;
+  pb_episodes_t out;
+} ctx_t;
+
+/* Positions per second of one configuration, best of reps passes. Each
+ * pass plays c->episodes episodes in calls of `per_call` episodes.
+ * *positions gets the number of positions of one pass. */
+static double measure(ctx_t *c, int parallel, uint32_t cache, int per_call,
+                      int reps, size_t *positions) {
+  pb_err_t err;
+  pb_selfplay_opts_t o = {parallel, c->max_turns, c->eps, c->alpha};
+  pb_selfplay_t *sp = pb_selfplay_new(c->g, &o, &err);
+  if (sp == NULL) die("selfplay", &err);
+  pb_neteval_t *ne = pb_neteval_new(c->g, c->eval_batch, cache, &err);
+  if (ne == NULL) die("neteval", &err);
+  pb_evalfn_t fn = pb_neteval_fn(ne);
+  double best = 1e300;
+  for (int r = 0; r < reps; r++) {
+    pb_neteval_bind(ne, NULL, c->q);
+    pb_episodes_clear(&c->out);
+    double t0 = clock_s();
+    for (int first = 0; first < c->episodes; first += per_call) {
+      int cnt = c->episodes - first < per_call ? c->episodes - first : per_call;
+      if (pb_selfplay_run(sp, cnt, 77, (uint64_t)first, &fn, 0, &c->out,
+                          &err) != 0)
+        die("pb_selfplay_run", &err);
+    }
+    double dt = clock_s() - t0;
+    if (dt < best) best = dt;
+  }
+  *positions = c->out.n_states;
+  pb_neteval_destroy(&ne);
+  pb_selfplay_destroy(&sp);
+  return (double)c->out.n_states / best;
+}
+
+static void bench_model(ctx_t *c, const char *name, int reps) {
+  char fig[96], base[64];
+  size_t n1, n256, n256n, n16;
+  snprintf(base, sizeof base, "%s P1", name);
+  double p1 = measure(c, 1, c->cache_entries, c->episodes, 1, &n1);
+  snprintf(fig, sizeof fig, "selfplay %s: P1 + cache", name);
+  row(fig, p1, "positions/s", 0, "");
+  /* Alternate the fast configurations so that they meet the same load. */
+  double p256 = 0, p256n = 0, p16 = 0;
+  for (int r = 0; r < reps; r++) {
+    double x = measure(c, 256, c->cache_entries, c->episodes, 1, &n256);
+    double y = measure(c, 256, 0, c->episodes, 1, &n256n);
+    double z = measure(c, 256, c->cache_entries, 16, 1, &n16);
+    if (x > p256) p256 = x;
+    if (y > p256n) p256n = y;
+    if (z > p16) p16 = z;
+  }
+  snprintf(fig, sizeof fig, "selfplay %s: P256 + cache", name);
+  row(fig, p256, "positions/s", p256 / p1, base);
+  snprintf(fig, sizeof fig, "selfplay %s: P256, no cache", name);
+  row(fig, p256n, "positions/s", p256n / p1, base);
+  snprintf(fig, sizeof fig, "selfplay %s: items of 16 episodes", name);
+  row(fig, p16, "positions/s", p16 / p1, base);
+  printf("# %s: %d episodes per pass, positions per pass: P1 %zu, P256 %zu, "
+         "P256 no cache %zu, items of 16 %zu (equal: same games)\n",
+         name, c->episodes, n1, n256, n256n, n16);
+}
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: bench_selfplay [-e episodes 1..100000] [-r reps 1..100] "
+          "[-m small,large] [-t threads] [-p] [-w]\n");
+}
+
+int main(int argc, char **argv) {
+  int episodes = 512, reps = 5, threads = 1, opt;
+  const char *models = "small,large";
+  while ((opt = getopt(argc, argv, "e:r:m:t:pw")) != -1) {
+    int bad = 0;
+    switch (opt) {
+      case 'e': bad = parse_int(optarg, 1, 100000, &episodes); break;
+      case 'r': bad = parse_int(optarg, 1, 100, &reps); break;
+      case 't': bad = parse_int(optarg, 1, 64, &threads); break;
+      case 'm': models = optarg; break;
+      case 'p': parseable = 1; break;
+      case 'w': use_wall = 1; break;
+      default: bad = 1;
+    }
+    if (bad) {
+      usage();
+      return 2;
+    }
+  }
+  if (optind != argc) {
+    usage();
+    return 2;
+  }
+  pb_nn_tune_malloc(NULL);
+  pb_nn_set_threads(threads);
+  const pb_game_t *g = &pb_game_connect4;
+  static const struct {
+    const char *name;
+    int conv, ch, dense, units;
+  } sizes[] = {{"small", 2, 16, 1, 12}, {"large", 3, 32, 1, 64}};
+  printf("# bench_selfplay: connect4, %d episodes per pass, best of %d, %d "
+         "libtorch thread(s), %s time\n",
+         episodes, reps, threads, use_wall ? "wall-clock" : "CPU");
+  for (size_t m = 0; m < sizeof sizes / sizeof sizes[0]; m++) {
+    if (strstr(models, sizes[m].name) == NULL) continue;
+    pb_config_t cfg;
+    pb_err_t err;
+    pb_config_defaults(&cfg);
+    cfg.model.q = (pb_config_net_t){sizes[m].conv, sizes[m].ch, sizes[m].dense,
+                                    sizes[m].units};
+    pb_nn_spec_t qs;
+    pb_config_nn_spec(&cfg, g, 1, &qs);
+    ctx_t c = {.g = g,
+               .episodes = episodes,
+               .eval_batch = pb_learn_eval_batch(&cfg, g),
+               .max_turns = cfg.train.max_turns,
+               .cache_entries = (uint32_t)cfg.search.cache_entries,
+               .eps = cfg.train.eps,
+               .alpha = cfg.train.alpha};
+    pb_episodes_init(&c.out);
+    if ((c.q = pb_nn_new(&qs, NULL, "cpu", 12, &err)) == NULL)
+      die("Q network", &err);
+    printf("# %s: Q %ld params, cache %u entries, eps %g, alpha %g\n",
+           sizes[m].name, pb_nn_param_count(c.q), c.cache_entries, c.eps,
+           c.alpha);
+    bench_model(&c, sizes[m].name, reps);
+    pb_nn_destroy(&c.q);
+    pb_episodes_free(&c.out);
+  }
+  return 0;
+}
