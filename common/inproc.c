@@ -33,6 +33,7 @@ typedef struct {
   pb_episodes_t eps;
   float *qt;
   size_t qt_cap;
+  pb_neteval_stats_t ns_last;
 } run_t;
 
 static void run_free(run_t *r) {
@@ -113,6 +114,8 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
     if (rc != 0) return rc;
   }
   double t_bs = pb_now() - t1;
+  pb_neteval_stats_t ns;
+  pb_neteval_stats(r->ne, &ns);
 
   /* 4. train Q_k */
   if (stopping(opts)) return PB_EINTR;
@@ -154,6 +157,11 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   pb_json_kint(&j, "draws", draws);
   pb_json_kuint(&j, "targets_crc",
                pb_learn_targets_crc(r->learn, &r->eps, r->qt, nu));
+  pb_json_kuint(&j, "v_evals_asked", ns.v_asked - r->ns_last.v_asked);
+  pb_json_kuint(&j, "v_evals_computed", ns.v_computed - r->ns_last.v_computed);
+  pb_json_kuint(&j, "q_evals_asked", ns.q_asked - r->ns_last.q_asked);
+  pb_json_kuint(&j, "q_evals_computed", ns.q_computed - r->ns_last.q_computed);
+  r->ns_last = ns;
   pb_json_kdouble(&j, "selfplay_s", t_sp);
   pb_json_kdouble(&j, "train_v_s", vst.seconds);
   pb_json_kdouble(&j, "search_s", t_bs);
