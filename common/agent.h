@@ -1,4 +1,4 @@
-/* agent.h - players for any game: baselines now, networks later.
+/* agent.h - players for any game: baselines and trained networks.
  *
  * An agent is made from a spec string, "kind" or "kind:arg":
  *   random        a uniformly random legal move;

@@ -170,10 +170,13 @@ typedef struct pb_evalrun_dir_opts {
   const char *title; /* chart title (NULL: "Elo of RUN (GAME)") */
 } pb_evalrun_dir_opts_t;
 
-/* Opens the run directory `run_dir` for rating with *o (copied; o->stop is
- * kept as a pointer): reads run_dir/elo.csv (refusing a foreign one, see
- * pb_evalrun_table_load) and opens run_dir/metrics.jsonl for appending.
- * Returns NULL and fills err on failure. */
+/* Opens the run directory `run_dir` for rating with *o and *d (copied;
+ * o->stop and d->log are kept as pointers): makes one agent of each
+ * opponent to check its spec (PB_EINVAL naming it, so that a typo fails
+ * at once rather than at every checkpoint), reads run_dir/elo.csv (refusing
+ * a foreign one, see pb_evalrun_table_load), creates run_dir if needed and
+ * opens run_dir/metrics.jsonl for appending. Returns NULL and fills err on
+ * failure. */
 pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
                              const pb_evalrun_dir_opts_t *d, pb_err_t *err);
 

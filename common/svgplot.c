@@ -124,8 +124,10 @@ static void data_range(const pb_svgplot_t *p, frame_t *fr) {
     x0 = 0;
     x1 = 1;
   } else if (x1 - x0 < 1e-9) {
-    x0 -= 1;
-    x1 += 1;
+    /* One x value (one version rated so far): a range of 2 around it that
+     * does not go below 0 for data that do not. */
+    x0 = x0 >= 1 || x0 < 0 ? x0 - 1 : 0;
+    x1 = x0 + 2;
   }
   if (!any_y) {
     y0 = 0;

@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
                                        {"no-stderr", no_argument, 0, 'q'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-  static pb_evaluator_opts_t eo;
+  pb_evaluator_opts_t eo;
   pb_evaluator_opts_default(&eo);
   const char *run_dir = NULL, *sets[256];
   int nsets = 0, quiet = 0, c;

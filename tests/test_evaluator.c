@@ -923,6 +923,58 @@ static void test_process_follow(void **state) {
   zmq_ctx_term(ctx);
 }
 
+/* `probs train` (distributed: learner, one actor, one searcher, and the
+ * evaluator it starts by default) leaves elo.csv and elo.svg in the run
+ * directory; `--all` afterwards completes the table to every version. */
+static void test_train_starts_evaluator(void **state) {
+  (void)state;
+  const char *need[] = {PB_BIN_DIR "/probs", PB_BIN_DIR "/probs-learner",
+                        PB_BIN_DIR "/probs-actor"};
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+    if (access(need[i], X_OK) != 0) {
+      fprintf(stderr, "%s not built: skipped\n", need[i]);
+      skip();
+    }
+  char dir[256], work[300], pub[300], path[320];
+  fx_path(dir, sizeof dir, "train");
+  snprintf(work, sizeof work, "net.work_endpoint=ipc://%s/w", FX->dir);
+  snprintf(pub, sizeof pub, "net.pub_endpoint=ipc://%s/p", FX->dir);
+  char *argv[] = {(char *)PB_BIN_DIR "/probs",
+                  "train",
+                  (char *)PB_SOURCE_DIR "/configs/connect4-smoke.yaml",
+                  "--run-dir",
+                  dir,
+                  "--actors",
+                  "1",
+                  "--searchers",
+                  "1",
+                  "--set",
+                  work,
+                  "--set",
+                  pub,
+                  NULL};
+  assert_int_equal(wait_exit(spawn(argv), 600), 0);
+  snprintf(path, sizeof path, "%s/elo.csv", dir);
+  char *csv = slurp(path);
+  if (csv == NULL) fail_msg("no %s", path);
+  assert_true(count_str(csv, "\n") >= 2);
+  assert_true(!strncmp(csv, "iteration,version,elo,", 22));
+  free(csv);
+  snprintf(path, sizeof path, "%s/elo.svg", dir);
+  char *svg = slurp(path);
+  assert_non_null(svg);
+  assert_null(xml_check(svg, "svg"));
+  free(svg);
+  char *all[] = {(char *)EVAL_BIN, "--run-dir",   dir, "--all",
+                 "--no-png",       "--no-stderr", NULL};
+  assert_int_equal(wait_exit(spawn(all), 300), 0);
+  snprintf(path, sizeof path, "%s/elo.csv", dir);
+  csv = slurp(path);
+  assert_int_equal(count_str(csv, "\n"), 4); /* versions 0, 1, 2 */
+  assert_non_null(strstr(csv, "\n2,2,"));
+  free(csv);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ticks),
@@ -936,6 +988,7 @@ int main(void) {
       cmocka_unit_test(test_bad_checkpoint_skipped),
       cmocka_unit_test(test_process_all),
       cmocka_unit_test(test_process_follow),
+      cmocka_unit_test(test_train_starts_evaluator),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

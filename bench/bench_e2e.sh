@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# bench_e2e.sh - end-to-end training speed: the same small Connect Four run
+# (a) in one process (`probs train --inproc`), (b) distributed with one
+# actor and one searcher, (c) distributed with two of each, all on this
+# machine over loopback TCP. Per-phase figures come from each run's
+# metrics.jsonl, summed over the iterations, and are printed as ratios
+# against --inproc (and (c) against (b), to show how each phase scales).
+#
+#   bench/bench_e2e.sh [-p] [BIN_DIR]      (BIN_DIR default: build-rel/bin)
+#
+# The run: configs/connect4.yaml (the paper's settings) with
+#   train.iterations      PB_E2E_ITERS     (3)
+#   train.episodes_per_iter PB_E2E_EPISODES (200)
+#   search.expansions     PB_E2E_E         (10)
+#   search.max_depth      PB_E2E_M         (2)
+#   the small model (2 conv x 16, 1 dense x 12), cpu, one libtorch thread
+# and the config's item sizes (16 episodes per self-play item, 256 states
+# per search item). The processes are started here, not by `probs train`,
+# so that no evaluator runs beside them.
+#
+# Figures (positions/s unless said otherwise):
+#   selfplay  positions / selfplay_s      train V  positions / train_v_s
+#   search    distinct positions / search_s (states/s)
+#   train Q   positions / train_q_s       overall  positions / iteration_s
+# -p prints rows tab-separated (figure, value, unit, ratio, baseline) for
+# bench/run; detail lines start with '#'. Exit status 1 if a run failed
+# (its log is kept and named).
+set -euo pipefail
+
+parseable=0
+if [[ ${1:-} == -p ]]; then
+  parseable=1
+  shift
+fi
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${1:-$ROOT/build-rel/bin}
+CONFIG=$ROOT/configs/connect4.yaml
+ITERS=${PB_E2E_ITERS:-3}
+EPISODES=${PB_E2E_EPISODES:-200}
+E=${PB_E2E_E:-10}
+M=${PB_E2E_M:-2}
+TIMEOUT=${PB_E2E_TIMEOUT:-600}
+
+for b in probs probs-learner probs-actor; do
+  if [[ ! -x $BIN/$b ]]; then
+    echo "bench_e2e: $BIN/$b not found (build first, or pass BIN_DIR)" >&2
+    exit 2
+  fi
+done
+
+export OMP_NUM_THREADS=1
+TMP=$(mktemp -d /tmp/probs-bench-e2e-XXXXXX)
+PIDS=()
+keep=${PB_E2E_KEEP:-0}
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  if [[ $keep == 0 ]]; then rm -rf "$TMP"; else echo "# logs kept in $TMP"; fi
+}
+trap cleanup EXIT
+
+SETS=(--set "train.iterations=$ITERS" --set "train.episodes_per_iter=$EPISODES"
+      --set "search.expansions=$E" --set "search.max_depth=$M"
+      --set model.device=cpu --set model.threads=1 --set net.http_port=0
+      --set model.v.conv_layers=2 --set model.v.conv_channels=16
+      --set model.v.dense_layers=1 --set model.v.dense_units=12
+      --set model.q.conv_layers=2 --set model.q.conv_channels=16
+      --set model.q.dense_layers=1 --set model.q.dense_units=12)
+
+# A TCP port nobody listens on now (a small race with other programs is
+# accepted: a failed bind makes the run fail loudly).
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 40000))
+    if ! ss -Htln "sport = :$p" 2>/dev/null | grep -q .; then
+      echo "$p"
+      return
+    fi
+  done
+}
+
+# Waits for pid up to $2 seconds; returns its exit status (124: timeout,
+# then it is killed).
+wait_for() {
+  local pid=$1 limit=$2 t=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((t >= limit * 10)); then
+      kill -9 "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+      return 124
+    fi
+    sleep 0.1
+    t=$((t + 1))
+  done
+  local rc=0
+  wait "$pid" || rc=$?
+  return $rc
+}
+
+now() { date +%s.%N; }
+
+run_inproc() {
+  local dir=$TMP/inproc t0 rc=0
+  t0=$(now)
+  timeout "$TIMEOUT" "$BIN/probs" train "$CONFIG" --inproc --run-dir "$dir" \
+    "${SETS[@]}" >"$TMP/inproc.out" 2>&1 || rc=$?
+  WALL=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
+  if [[ $rc != 0 ]]; then
+    keep=1
+    echo "bench_e2e: probs train --inproc failed ($rc): $TMP/inproc.out" >&2
+    return 1
+  fi
+}
+
+# run_dist NAME ACTORS SEARCHERS
+run_dist() {
+  local name=$1 na=$2 ns=$3 dir=$TMP/$1 pw pp i rc=0 t0
+  pw=$(free_port)
+  pp=$(free_port)
+  while [[ $pp == "$pw" ]]; do pp=$(free_port); done
+  local net=(--set "net.work_endpoint=tcp://127.0.0.1:$pw"
+             --set "net.pub_endpoint=tcp://127.0.0.1:$pp")
+  mkdir -p "$dir"
+  local workers=()
+  t0=$(now)
+  for ((i = 1; i <= na; i++)); do
+    "$BIN/probs-actor" "$CONFIG" --role selfplay --id "actor-$i" "${SETS[@]}" \
+      "${net[@]}" >"$dir/actor-$i.out" 2>&1 &
+    workers+=($!)
+    PIDS+=($!)
+  done
+  for ((i = 1; i <= ns; i++)); do
+    "$BIN/probs-actor" "$CONFIG" --role search --id "searcher-$i" "${SETS[@]}" \
+      "${net[@]}" >"$dir/searcher-$i.out" 2>&1 &
+    workers+=($!)
+    PIDS+=($!)
+  done
+  "$BIN/probs-learner" "$CONFIG" --run-dir "$dir" "${SETS[@]}" "${net[@]}" \
+    >"$dir/learner.out" 2>&1 &
+  local lp=$!
+  PIDS+=("$lp")
+  wait_for "$lp" "$TIMEOUT" || rc=$?
+  WALL=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
+  # The workers leave by themselves on the learner's STOPPING announcement.
+  for i in "${workers[@]}"; do
+    wait_for "$i" 30 || true
+  done
+  if [[ $rc != 0 ]]; then
+    keep=1
+    echo "bench_e2e: distributed run $name failed ($rc): $dir/learner.out" >&2
+    return 1
+  fi
+}
+
+# Sums of the iteration lines of a metrics.jsonl, one "key value" a line.
+sums() {
+  awk '
+    /"event":"iteration"/ {
+      n++
+      for (i = 1; i <= nk; i++) {
+        if (match($0, "\"" k[i] "\":[-+0-9.eE]+")) {
+          v = substr($0, RSTART + length(k[i]) + 3, RLENGTH - length(k[i]) - 3)
+          s[k[i]] += v
+        }
+      }
+    }
+    BEGIN {
+      nk = split("positions distinct_positions selfplay_s train_v_s search_s train_q_s checkpoint_s iteration_s", k, " ")
+    }
+    END {
+      print "iterations", n + 0
+      for (i = 1; i <= nk; i++) print k[i], s[k[i]] + 0
+    }' "$1"
+}
+
+# get FILE KEY
+get() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+
+row() {
+  if [[ $parseable == 1 ]]; then
+    printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"
+  else
+    printf '%-40s %12.1f %-12s %9s  %s\n' "$1" "$2" "$3" "$4" "$5"
+  fi
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print 0 }'; }
+
+echo "# bench_e2e: connect4, $ITERS iterations x $EPISODES episodes, E=$E M=$M, small model, cpu, $(getconf _NPROCESSORS_ONLN) cores"
+declare -A RATE WALLS
+names=(inproc dist-1+1 dist-2+2)
+for name in "${names[@]}"; do
+  case $name in
+    inproc) run_inproc || exit 1 ;;
+    dist-1+1) run_dist "$name" 1 1 || exit 1 ;;
+    dist-2+2) run_dist "$name" 2 2 || exit 1 ;;
+  esac
+  WALLS[$name]=$WALL
+  sums "$TMP/$name/metrics.jsonl" >"$TMP/$name.sums"
+  f=$TMP/$name.sums
+  if [[ $(get "$f" iterations) != "$ITERS" ]]; then
+    keep=1
+    echo "bench_e2e: $name wrote $(get "$f" iterations) of $ITERS iterations" >&2
+    exit 1
+  fi
+  pos=$(get "$f" positions)
+  RATE[$name,selfplay]=$(div "$pos" "$(get "$f" selfplay_s)")
+  RATE[$name,train_v]=$(div "$pos" "$(get "$f" train_v_s)")
+  RATE[$name,search]=$(div "$(get "$f" distinct_positions)" "$(get "$f" search_s)")
+  RATE[$name,train_q]=$(div "$pos" "$(get "$f" train_q_s)")
+  RATE[$name,overall]=$(div "$pos" "$(get "$f" iteration_s)")
+  printf '# %s: %s positions (%s distinct); seconds: selfplay %s, train V %s, search %s, train Q %s, checkpoint %s, iterations %s, process wall %s\n' \
+    "$name" "$pos" "$(get "$f" distinct_positions)" "$(get "$f" selfplay_s)" \
+    "$(get "$f" train_v_s)" "$(get "$f" search_s)" "$(get "$f" train_q_s)" \
+    "$(get "$f" checkpoint_s)" "$(get "$f" iteration_s)" "$WALL"
+done
+
+for phase in selfplay search train_v train_q overall; do
+  unit=positions/s
+  [[ $phase == search ]] && unit=states/s
+  base=${RATE[inproc,$phase]}
+  row "e2e $phase: inproc" "$base" "$unit" "1.00x" "inproc"
+  for name in dist-1+1 dist-2+2; do
+    v=${RATE[$name,$phase]}
+    row "e2e $phase: $name" "$v" "$unit" "$(ratio "$v" "$base")" "inproc"
+  done
+  v=${RATE[dist-2+2,$phase]}
+  row "e2e $phase: 2+2 vs 1+1" "$(div "$v" "${RATE[dist-1+1,$phase]}")" "x" \
+    "$(ratio "$v" "${RATE[dist-1+1,$phase]}")" "dist-1+1"
+done
