@@ -16,7 +16,12 @@
 #   the small model (2 conv x 16, 1 dense x 12), cpu, one libtorch thread
 # and the config's item sizes (16 episodes per self-play item, 256 states
 # per search item). The processes are started here, not by `probs train`,
-# so that no evaluator runs beside them.
+# so that no evaluator runs beside them. Each configuration runs
+# PB_E2E_REPEAT times (2) and every figure is the best of those runs: the
+# machine is shared, and wall time measures the other load too.
+# PB_E2E_TUNE=1 starts the workers with GLIBC_TUNABLES set as
+# pb_nn_tune_malloc() would set the allocator (probs-actor does not call
+# it), to show what that call is worth. PB_E2E_KEEP=1 keeps the logs.
 #
 # Figures (positions/s unless said otherwise):
 #   selfplay  positions / selfplay_s      train V  positions / train_v_s
@@ -40,6 +45,13 @@ EPISODES=${PB_E2E_EPISODES:-200}
 E=${PB_E2E_E:-10}
 M=${PB_E2E_M:-2}
 TIMEOUT=${PB_E2E_TIMEOUT:-600}
+REPEAT=${PB_E2E_REPEAT:-2}
+TUNE=
+if [[ ${PB_E2E_TUNE:-0} == 1 ]]; then
+  # What pb_nn_tune_malloc() does, applied from outside to the worker
+  # processes (probs-actor does not call it): shows what that call is worth.
+  TUNE=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864
+fi
 
 for b in probs probs-learner probs-actor; do
   if [[ ! -x $BIN/$b ]]; then
@@ -49,6 +61,7 @@ for b in probs probs-learner probs-actor; do
 done
 
 export OMP_NUM_THREADS=1
+CLK_TCK=$(getconf CLK_TCK)
 TMP=$(mktemp -d /tmp/probs-bench-e2e-XXXXXX)
 PIDS=()
 keep=${PB_E2E_KEEP:-0}
@@ -81,72 +94,109 @@ free_port() {
   done
 }
 
-# Waits for pid up to $2 seconds; returns its exit status (124: timeout,
-# then it is killed).
-wait_for() {
-  local pid=$1 limit=$2 t=0
-  while kill -0 "$pid" 2>/dev/null; do
+declare -A CPU # pid -> CPU seconds (user + system) last seen in /proc
+
+# Remembers the CPU time of each live pid given (read with builtins only:
+# this runs ten times a second).
+sample_cpu() {
+  local p f tck
+  tck=$CLK_TCK
+  for p in "$@"; do
+    if [[ -r /proc/$p/stat ]] && read -r -a f </proc/"$p"/stat 2>/dev/null; then
+      # Fields 14 and 15 (utime, stime); the name field has no spaces here.
+      CPU[$p]=$(((f[13] + f[14]) * 100 / tck))
+    fi
+  done
+}
+
+# watch MAIN LIMIT [OTHER...]: waits up to LIMIT seconds for MAIN, then up
+# to 30 s for the others (they leave by themselves when the learner says
+# STOPPING), sampling the CPU time of all of them. Returns MAIN's exit
+# status (124 after a timeout; whatever is still running is then killed).
+watch() {
+  local main=$1 limit=$2 t=0 rc=0 p alive
+  shift 2
+  while kill -0 "$main" 2>/dev/null; do
+    sample_cpu "$main" "$@"
     if ((t >= limit * 10)); then
-      kill -9 "$pid" 2>/dev/null || true
-      wait "$pid" 2>/dev/null || true
-      return 124
+      kill -9 "$main" 2>/dev/null || true
+      rc=124
+      break
     fi
     sleep 0.1
     t=$((t + 1))
   done
-  local rc=0
-  wait "$pid" || rc=$?
+  if [[ $rc == 0 ]]; then wait "$main" || rc=$?; else wait "$main" 2>/dev/null || true; fi
+  WALL_END=$(now)
+  for ((t = 0; t < 300; t++)); do
+    alive=()
+    for p in "$@"; do kill -0 "$p" 2>/dev/null && alive+=("$p"); done
+    ((${#alive[@]} == 0)) && break
+    sample_cpu "${alive[@]}"
+    sleep 0.1
+  done
+  for p in "$@"; do
+    kill -9 "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
   return $rc
 }
 
 now() { date +%s.%N; }
+cpu_s() { awk -v c="${CPU[$1]:-0}" 'BEGIN { printf "%.2f", c / 100 }'; }
 
 run_inproc() {
-  local dir=$TMP/inproc t0 rc=0
+  local dir=$TMP/inproc.$rep t0 rc=0 p
   t0=$(now)
-  timeout "$TIMEOUT" "$BIN/probs" train "$CONFIG" --inproc --run-dir "$dir" \
-    "${SETS[@]}" >"$TMP/inproc.out" 2>&1 || rc=$?
-  WALL=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
+  "$BIN/probs" train "$CONFIG" --inproc --run-dir "$dir" "${SETS[@]}" \
+    >"$dir.out" 2>&1 &
+  p=$!
+  PIDS+=("$p")
+  watch "$p" "$TIMEOUT" || rc=$?
+  WALL=$(awk -v a="$t0" -v b="$WALL_END" 'BEGIN { printf "%.2f", b - a }')
+  CPUS="process $(cpu_s "$p")"
   if [[ $rc != 0 ]]; then
     keep=1
-    echo "bench_e2e: probs train --inproc failed ($rc): $TMP/inproc.out" >&2
+    echo "bench_e2e: probs train --inproc failed ($rc): $dir.out" >&2
     return 1
   fi
 }
 
 # run_dist NAME ACTORS SEARCHERS
 run_dist() {
-  local name=$1 na=$2 ns=$3 dir=$TMP/$1 pw pp i rc=0 t0
+  local name=$1 na=$2 ns=$3 dir=$TMP/$1.$rep pw pp i rc=0 t0
   pw=$(free_port)
   pp=$(free_port)
   while [[ $pp == "$pw" ]]; do pp=$(free_port); done
   local net=(--set "net.work_endpoint=tcp://127.0.0.1:$pw"
              --set "net.pub_endpoint=tcp://127.0.0.1:$pp")
   mkdir -p "$dir"
-  local workers=()
+  local actors=() searchers=()
   t0=$(now)
   for ((i = 1; i <= na; i++)); do
-    "$BIN/probs-actor" "$CONFIG" --role selfplay --id "actor-$i" "${SETS[@]}" \
+    env ${TUNE:+GLIBC_TUNABLES=$TUNE} \
+      "$BIN/probs-actor" "$CONFIG" --role selfplay --id "actor-$i" "${SETS[@]}" \
       "${net[@]}" >"$dir/actor-$i.out" 2>&1 &
-    workers+=($!)
+    actors+=($!)
     PIDS+=($!)
   done
   for ((i = 1; i <= ns; i++)); do
-    "$BIN/probs-actor" "$CONFIG" --role search --id "searcher-$i" "${SETS[@]}" \
+    env ${TUNE:+GLIBC_TUNABLES=$TUNE} \
+      "$BIN/probs-actor" "$CONFIG" --role search --id "searcher-$i" "${SETS[@]}" \
       "${net[@]}" >"$dir/searcher-$i.out" 2>&1 &
-    workers+=($!)
+    searchers+=($!)
     PIDS+=($!)
   done
   "$BIN/probs-learner" "$CONFIG" --run-dir "$dir" "${SETS[@]}" "${net[@]}" \
     >"$dir/learner.out" 2>&1 &
   local lp=$!
   PIDS+=("$lp")
-  wait_for "$lp" "$TIMEOUT" || rc=$?
-  WALL=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
-  # The workers leave by themselves on the learner's STOPPING announcement.
-  for i in "${workers[@]}"; do
-    wait_for "$i" 30 || true
-  done
+  watch "$lp" "$TIMEOUT" "${actors[@]}" "${searchers[@]}" || rc=$?
+  WALL=$(awk -v a="$t0" -v b="$WALL_END" 'BEGIN { printf "%.2f", b - a }')
+  CPUS="learner $(cpu_s "$lp"), actors"
+  for i in "${actors[@]}"; do CPUS+=" $(cpu_s "$i")"; done
+  CPUS+=", searchers"
+  for i in "${searchers[@]}"; do CPUS+=" $(cpu_s "$i")"; done
   if [[ $rc != 0 ]]; then
     keep=1
     echo "bench_e2e: distributed run $name failed ($rc): $dir/learner.out" >&2
@@ -189,33 +239,37 @@ row() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print 0 }'; }
 
-echo "# bench_e2e: connect4, $ITERS iterations x $EPISODES episodes, E=$E M=$M, small model, cpu, $(getconf _NPROCESSORS_ONLN) cores"
-declare -A RATE WALLS
+echo "# bench_e2e: connect4, $ITERS iterations x $EPISODES episodes, E=$E M=$M, small model, cpu, $(getconf _NPROCESSORS_ONLN) cores, best of $REPEAT${TUNE:+, workers with GLIBC_TUNABLES=$TUNE}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+declare -A RATE
 names=(inproc dist-1+1 dist-2+2)
-for name in "${names[@]}"; do
-  case $name in
-    inproc) run_inproc || exit 1 ;;
-    dist-1+1) run_dist "$name" 1 1 || exit 1 ;;
-    dist-2+2) run_dist "$name" 2 2 || exit 1 ;;
-  esac
-  WALLS[$name]=$WALL
-  sums "$TMP/$name/metrics.jsonl" >"$TMP/$name.sums"
-  f=$TMP/$name.sums
-  if [[ $(get "$f" iterations) != "$ITERS" ]]; then
-    keep=1
-    echo "bench_e2e: $name wrote $(get "$f" iterations) of $ITERS iterations" >&2
-    exit 1
-  fi
-  pos=$(get "$f" positions)
-  RATE[$name,selfplay]=$(div "$pos" "$(get "$f" selfplay_s)")
-  RATE[$name,train_v]=$(div "$pos" "$(get "$f" train_v_s)")
-  RATE[$name,search]=$(div "$(get "$f" distinct_positions)" "$(get "$f" search_s)")
-  RATE[$name,train_q]=$(div "$pos" "$(get "$f" train_q_s)")
-  RATE[$name,overall]=$(div "$pos" "$(get "$f" iteration_s)")
-  printf '# %s: %s positions (%s distinct); seconds: selfplay %s, train V %s, search %s, train Q %s, checkpoint %s, iterations %s, process wall %s\n' \
-    "$name" "$pos" "$(get "$f" distinct_positions)" "$(get "$f" selfplay_s)" \
-    "$(get "$f" train_v_s)" "$(get "$f" search_s)" "$(get "$f" train_q_s)" \
-    "$(get "$f" checkpoint_s)" "$(get "$f" iteration_s)" "$WALL"
+# max A B
+max() { awk -v a="${1:-0}" -v b="$2" 'BEGIN { print (b > a ? b : a) }'; }
+for ((rep = 1; rep <= REPEAT; rep++)); do
+  for name in "${names[@]}"; do
+    case $name in
+      inproc) run_inproc || exit 1 ;;
+      dist-1+1) run_dist "$name" 1 1 || exit 1 ;;
+      dist-2+2) run_dist "$name" 2 2 || exit 1 ;;
+    esac
+    f=$TMP/$name.$rep.sums
+    sums "$TMP/$name.$rep/metrics.jsonl" >"$f"
+    if [[ $(get "$f" iterations) != "$ITERS" ]]; then
+      keep=1
+      echo "bench_e2e: $name wrote $(get "$f" iterations) of $ITERS iterations" >&2
+      exit 1
+    fi
+    pos=$(get "$f" positions)
+    RATE[$name,selfplay]=$(max "${RATE[$name,selfplay]:-}" "$(div "$pos" "$(get "$f" selfplay_s)")")
+    RATE[$name,train_v]=$(max "${RATE[$name,train_v]:-}" "$(div "$pos" "$(get "$f" train_v_s)")")
+    RATE[$name,search]=$(max "${RATE[$name,search]:-}" "$(div "$(get "$f" distinct_positions)" "$(get "$f" search_s)")")
+    RATE[$name,train_q]=$(max "${RATE[$name,train_q]:-}" "$(div "$pos" "$(get "$f" train_q_s)")")
+    RATE[$name,overall]=$(max "${RATE[$name,overall]:-}" "$(div "$pos" "$(get "$f" iteration_s)")")
+    printf '# run %d %s: %s positions (%s distinct); seconds: selfplay %.2f, train V %.2f, search %.2f, train Q %.2f, checkpoint %.2f, iterations %.2f, processes %s wall; CPU seconds: %s\n' \
+      "$rep" "$name" "$pos" "$(get "$f" distinct_positions)" "$(get "$f" selfplay_s)" \
+      "$(get "$f" train_v_s)" "$(get "$f" search_s)" "$(get "$f" train_q_s)" \
+      "$(get "$f" checkpoint_s)" "$(get "$f" iteration_s)" "$WALL" "$CPUS"
+    if [[ $keep == 0 ]]; then rm -rf "${TMP:?}/$name.$rep"; fi
+  done
 done
 
 for phase in selfplay search train_v train_q overall; do

@@ -366,6 +366,9 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
   pb_supervise_opts_default(&so);
   so.follow_path = metrics;
   so.on_line = on_metrics_line;
+  /* After the last iteration the evaluator rates the final version
+   * before it exits (PB_SUPERVISE_LINGER below). */
+  so.linger_s = 300.0;
   so.ctx = &prog;
   pb_supervise_t *sup = pb_supervise_new(&so, log, &err);
   int rc = sup ? 0 : err.code;
@@ -415,7 +418,7 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
     snprintf(path, sizeof path, "%s/evaluator.log", logs);
     /* the run goes on without it if it keeps failing */
     rc = pb_supervise_add(sup, "evaluator", a.v, NULL, path,
-                          PB_SUPERVISE_OPTIONAL, &err);
+                          PB_SUPERVISE_OPTIONAL | PB_SUPERVISE_LINGER, &err);
   }
   if (rc != 0) {
     pb_log_error(log, "%s", err.msg);

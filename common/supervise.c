@@ -59,6 +59,7 @@ struct pb_supervise {
   uv_timer_t grace_timer, follow_timer;
   int ran;
   int stopping;
+  int main_done; /* the main child finished; others may linger */
   int handles_closed;
   int stop_signal;
   int result;
@@ -79,6 +80,7 @@ void pb_supervise_opts_default(pb_supervise_opts_t *o) {
   o->max_restarts = 5;
   o->window_s = 60.0;
   o->grace_s = 5.0;
+  o->linger_s = 60.0;
   o->follow_interval_s = 0.5;
 }
 
@@ -210,7 +212,7 @@ int pb_supervise_add(pb_supervise_t *s, const char *name,
        (restart_argv[0] == NULL || restart_argv[0][0] == '\0')))
     return pb_err_set(err, PB_EINVAL, "supervise: '%s' has an empty argv",
                       name);
-  if (flags & ~(PB_SUPERVISE_MAIN | PB_SUPERVISE_OPTIONAL))
+  if (flags & ~(PB_SUPERVISE_MAIN | PB_SUPERVISE_OPTIONAL | PB_SUPERVISE_LINGER))
     return pb_err_set(err, PB_EINVAL, "supervise: bad flags %#x for '%s'",
                       (unsigned)flags, name);
   if (flags & PB_SUPERVISE_MAIN)
@@ -270,6 +272,7 @@ static void on_closed_nothing(uv_handle_t *h) {
   (void)h;
 }
 static void on_grace(uv_timer_t *t);
+static void on_linger(uv_timer_t *t);
 static void on_restart(uv_timer_t *t);
 
 /* Closes every handle of ours once stopping and no child is left, which
@@ -453,14 +456,44 @@ static void on_child_exit(uv_process_t *p, int64_t status, int sig) {
     if (c->flags & PB_SUPERVISE_MAIN) {
       pb_log_info(s->log, "%s finished after %.1fs: the run is done", c->name,
                   up);
-      begin_stop(s);
+      /* The others (workers told to stop, an evaluator rating the last
+       * version) may finish by themselves first. */
+      int linger = 0;
+      for (int i = 0; i < s->n; i++) {
+        child_t *k = s->kids[i];
+        uv_timer_stop(&k->restart_timer);
+        if (!k->running) k->done = 1;
+        else if (k->flags & PB_SUPERVISE_LINGER) linger = 1;
+        else uv_process_kill(&k->proc, SIGTERM);
+      }
+      if (linger && s->o.linger_s > 0) {
+        s->main_done = 1;
+        pb_log_info(s->log, "waiting up to %gs for the others to finish",
+                    s->o.linger_s);
+        uv_timer_start(&s->grace_timer, on_linger, to_ms(s->o.linger_s), 0);
+      } else {
+        begin_stop(s);
+      }
     } else {
       pb_log_info(s->log, "%s exited normally after %.1fs", c->name, up);
       if (all_done(s)) begin_stop(s);
     }
     return;
   }
+  if (s->main_done) { /* no restarts once the run is over */
+    pb_log_warn(s->log, "%s: %s after the run ended", c->name, how);
+    c->done = 1;
+    if (all_done(s)) begin_stop(s);
+    return;
+  }
   schedule_restart(c, up);
+}
+
+static void on_linger(uv_timer_t *t) {
+  pb_supervise_t *s = t->data;
+  pb_log_info(s->log, "children still running %gs after the run ended",
+              s->o.linger_s);
+  begin_stop(s);
 }
 
 static void on_grace(uv_timer_t *t) {

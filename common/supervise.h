@@ -54,6 +54,9 @@
 enum {
   PB_SUPERVISE_MAIN = 1 << 0,     /* its exit with status 0 ends the run */
   PB_SUPERVISE_OPTIONAL = 1 << 1, /* giving up on it does not end the run */
+  PB_SUPERVISE_LINGER = 1 << 2,   /* when the main child finishes, it may
+                                     take up to linger_s to exit by itself
+                                     (the others get SIGTERM at once) */
 };
 
 typedef struct pb_supervise pb_supervise_t;
@@ -69,6 +72,7 @@ typedef struct pb_supervise_opts {
   int max_restarts;              /* restarts allowed within window_s (5) */
   double window_s;               /* the give-up window (60) */
   double grace_s;                /* SIGTERM to SIGKILL (5) */
+  double linger_s;               /* for PB_SUPERVISE_LINGER children (60) */
   const char *follow_path;       /* file to follow, copied; NULL: none */
   double follow_interval_s;      /* how often it is read (0.5) */
   pb_supervise_line_fn *on_line; /* required with follow_path */

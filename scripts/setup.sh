@@ -31,6 +31,7 @@ PACKAGES=(
   libtorch-dev libopenblas0-pthread
   python3 python3-torch
   iproute2 procps curl
+  docker-compose python3-yaml
 )
 
 missing=()

@@ -263,7 +263,7 @@ echo "== 2. images and binaries"
 BUILT=()
 for f in "$BIN"/*; do
   n=$(basename "$f")
-  [ -f "$f" ] && [ -x "$f" ] || continue
+  if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
   case "$n" in test_* | bench_*) continue ;; esac
   BUILT+=("$n")
 done
@@ -281,9 +281,9 @@ copied() {
 for df in Dockerfile Dockerfile.cuda; do
   C=$(copied "$D/$df")
   if [ "$C" = "$BUILT_S" ]; then
-    ok "$df copies exactly the built programs: $(echo $C)"
+    ok "$df copies exactly the built programs: $(tr '\n' ' ' <<<"$C")"
   else
-    bad "$df copies [$(echo $C)] but the build produces [$(echo $BUILT_S)]"
+    bad "$df copies [$(tr '\n' ' ' <<<"$C")] but the build produces [$(tr '\n' ' ' <<<"$BUILT_S")]"
   fi
   # The ldd check in the runtime stage names every program too.
   miss=""
@@ -292,7 +292,7 @@ for df in Dockerfile Dockerfile.cuda; do
   # Every folder the build reads (CMakeLists.txt globs) is copied in.
   miss=""
   for dir in $(grep -oE 'CMAKE_SOURCE_DIR\}/[A-Za-z0-9_]+/' "$SRC/CMakeLists.txt" | sed 's#.*}/##; s#/$##' | sort -u); do
-    grep -qE "^COPY[[:space:]]+$dir[[:space:]]+$dir\$" "$D/$df" || miss="$miss $dir"
+    grep -qE "^COPY[[:space:]]+${dir}[[:space:]]+${dir}\$" "$D/$df" || miss="$miss $dir"
   done
   check "$df copies every source folder CMakeLists.txt reads${miss:+ (missing:$miss)}" test -z "$miss"
 done
@@ -389,22 +389,27 @@ wait_for() { # wait_for SECONDS COMMAND...: polls every 0.2 s
   return 1
 }
 exited() { ! kill -0 "$1" 2>/dev/null; }
-status_of() { # status_of PID SECONDS: waits for PID, prints its exit status
-  if wait_for "$2" exited "$1"; then wait "$1"; echo $?; else echo timeout; fi
+status_of() { # status_of PID SECONDS: waits for PID; its exit status in rc
+  if wait_for "$2" exited "$1"; then
+    wait "$1"
+    rc=$?
+  else
+    rc=timeout
+  fi
 }
 
 bash "$EP" learner "${ENDPOINTS[@]}" >"$TMP/learner1.log" 2>&1 &
 L=$!
-PIDS+=($L)
+PIDS+=("$L")
 bash "$EP" actor "${ENDPOINTS[@]}" >"$TMP/actor.log" 2>&1 &
 A=$!
-PIDS+=($A)
+PIDS+=("$A")
 PROBS_WORKERS=2 bash "$EP" searcher "${ENDPOINTS[@]}" >"$TMP/searcher.log" 2>&1 &
 S=$!
-PIDS+=($S)
+PIDS+=("$S")
 bash "$EP" evaluator "${ENDPOINTS[@]}" >"$TMP/evaluator.log" 2>&1 &
 E=$!
-PIDS+=($E)
+PIDS+=("$E")
 
 health() { bash "$EP" health >/dev/null 2>&1; }
 check "the learner becomes healthy (GET /status)" wait_for 120 health
@@ -415,12 +420,12 @@ check "the searcher container runs two processes" \
 if wait_for 180 test -e "$RUN/checkpoints/ckpt-000001.pbck"; then
   ok "the first checkpoint is written"
   kill -TERM "$L"
-  rc=$(status_of "$L" 120)
+  status_of "$L" 120
   check "the learner stops on SIGTERM with status 0 (was: $rc)" test "$rc" = 0
   check "a stopped learner is not marked finished" test ! -e "$TMP/probs-learner-finished"
   bash "$EP" learner "${ENDPOINTS[@]}" >"$TMP/learner2.log" 2>&1 &
   L=$!
-  PIDS+=($L)
+  PIDS+=("$L")
   check "the restarted learner resumes from its last checkpoint" \
     wait_for 120 grep -qE 'resumed from .*ckpt-0000(0[1-9]|[1-9][0-9])\.pbck' "$TMP/learner2.log"
 else
@@ -430,26 +435,26 @@ check "the run finishes and the learner idles" wait_for 300 test -e "$TMP/probs-
 check "the finished learner is still up (restart policies need not restart it)" kill -0 "$L"
 check "the finished learner counts as healthy" health
 check "the last checkpoint is version 5" test -e "$RUN/checkpoints/ckpt-000005.pbck"
-rc=$(status_of "$A" 60)
+status_of "$A" 60
 check "the actor stops with status 0 when the run ends (was: $rc)" test "$rc" = 0
-rc=$(status_of "$S" 60)
+status_of "$S" 60
 check "the two searchers stop with status 0 when the run ends (was: $rc)" test "$rc" = 0
-rc=$(status_of "$E" 180)
+status_of "$E" 180
 check "the evaluator stops with status 0 when the run ends (was: $rc)" test "$rc" = 0
 check "the evaluator wrote elo.csv into the shared run directory" test -s "$RUN/elo.csv"
 kill -TERM "$L"
-rc=$(status_of "$L" 20)
+status_of "$L" 20
 check "the idle learner stops on SIGTERM with status 0 (was: $rc)" test "$rc" = 0
 
 # A worker container with several processes stops them all on SIGTERM.
 PROBS_WORKERS=3 bash "$EP" actor "${ENDPOINTS[@]}" >"$TMP/actors3.log" 2>&1 &
 A=$!
-PIDS+=($A)
+PIDS+=("$A")
 wait_for 60 bash -c "[ \$(grep -c 'starting: role actor' '$TMP/actors3.log') -ge 3 ]"
 check "three actor processes start in one container" \
   test "$(grep -c 'starting: role actor' "$TMP/actors3.log")" -ge 3
 kill -TERM "$A"
-rc=$(status_of "$A" 30)
+status_of "$A" 30
 check "SIGTERM stops a three-process worker container with status 0 (was: $rc)" test "$rc" = 0
 left=$(pgrep -f -- "ipc://$TMP/work" | wc -l)
 check "no worker process is left behind (found $left)" test "$left" -eq 0
