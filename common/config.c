@@ -110,7 +110,7 @@ static const pb__row_t schema[] = {
     ROW_INT("train.selfplay_parallel", train.selfplay_parallel, 1, 1000000,
             "256", "games played at once per actor process"),
     ROW_BOOL("train.pipeline", train.pipeline, "false",
-             "pipelined mode: actors keep playing while the learner trains"),
+             "pipelined mode (reserved, not available yet: must be false)"),
     ROW_INT("train.max_staleness", train.max_staleness, 0, 1000, "1",
             "pipelined mode: versions an episode's model may lag"),
 
@@ -940,10 +940,11 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
         err, PB_ECONFIG,
         "train.batch_size (%d) is larger than train.replay_capacity (%d)",
         c->train.batch_size, c->train.replay_capacity);
-  if (c->train.pipeline && c->train.max_staleness < 1)
-    return pb_err_set(
-        err, PB_ECONFIG,
-        "train.max_staleness must be at least 1 when train.pipeline is on");
+  if (c->train.pipeline)
+    /* Reserved: refusing it beats silently running paper-exact. */
+    return pb_err_set(err, PB_ECONFIG,
+                      "train.pipeline: the pipelined mode is not available in "
+                      "this version; set it to false (paper-exact)");
   if (c->eval.opening_random_moves >= g->max_turns)
     return pb_err_set(err, PB_ECONFIG,
                       "eval.opening_random_moves (%d) must be below the length "
