@@ -114,17 +114,7 @@ int main(int argc, char **argv) {
   }
 
   pb_config_t cfg;
-  pb_config_defaults(&cfg);
-  if (pb_config_load_file(&cfg, cfg_path, &err) != 0) {
-    fprintf(stderr, "probs-actor: %s\n", err.msg);
-    return 1;
-  }
-  for (int i = 0; i < nsets; i++)
-    if (pb_config_apply_override(&cfg, sets[i], &err) != 0) {
-      fprintf(stderr, "probs-actor: --set %s: %s\n", sets[i], err.msg);
-      return 1;
-    }
-  if (pb_config_check(&cfg, &err) != 0) {
+  if (pb_config_setup(&cfg, cfg_path, sets, nsets, NULL, &err) != 0) {
     fprintf(stderr, "probs-actor: %s: %s\n", cfg_path, err.msg);
     return 1;
   }

@@ -543,21 +543,7 @@ int pb_cmd_train(int argc, char **argv) {
   pb_err_t err;
   pb_err_clear(&err);
   pb_config_t cfg;
-  pb_config_defaults(&cfg);
-  if (pb_config_load_file(&cfg, argv[optind], &err) != 0) {
-    fprintf(stderr, "probs train: %s\n", err.msg);
-    return 2;
-  }
-  for (int i = 0; i < nsets; i++)
-    if (pb_config_apply_override(&cfg, sets[i], &err) != 0) {
-      fprintf(stderr, "probs train: --set %s: %s\n", sets[i], err.msg);
-      return 2;
-    }
-  if (run_dir != NULL && pb_config_set(&cfg, "run.dir", run_dir, &err) != 0) {
-    fprintf(stderr, "probs train: --run-dir: %s\n", err.msg);
-    return 2;
-  }
-  if (pb_config_check(&cfg, &err) != 0) {
+  if (pb_config_setup(&cfg, argv[optind], sets, nsets, run_dir, &err) != 0) {
     fprintf(stderr, "probs train: %s\n", err.msg);
     return 2;
   }

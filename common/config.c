@@ -1086,3 +1086,20 @@ void pb_config_nn_opt(const pb_config_t *c, int q, pb_nn_opt_t *opt) {
   opt->lr = (float)(q ? c->train.q_lr : c->train.v_lr);
   opt->weight_decay = (float)c->train.weight_decay;
 }
+
+int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,
+                    int nsets, const char *run_dir, pb_err_t *err) {
+  pb_err_t e;
+  pb_err_clear(&e);
+  pb_config_defaults(c);
+  int rc = pb_config_load_file(c, path, &e);
+  if (rc != 0) return pb_err_set(err, rc, "%s", e.msg);
+  for (int i = 0; i < nsets; i++)
+    if ((rc = pb_config_apply_override(c, sets[i], &e)) != 0)
+      return pb_err_set(err, rc, "--set %.200s: %s", sets[i], e.msg);
+  if (run_dir != NULL && (rc = pb_config_set(c, "run.dir", run_dir, &e)) != 0)
+    return pb_err_set(err, rc, "--run-dir: %s", e.msg);
+  if ((rc = pb_config_check(c, &e)) != 0)
+    return pb_err_set(err, rc, "%s", e.msg);
+  return 0;
+}

@@ -160,6 +160,13 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err);
  * their shortest round-trip form). Returns 0 or PB_ENOMEM. */
 int pb_config_to_yaml(const pb_config_t *c, char **out, pb_err_t *err);
 
+/* The usual start of a process: defaults, the YAML file at `path`, each
+ * "KEY=VALUE" of sets[0..nsets) in order, then run.dir = run_dir when it is
+ * not NULL, then pb_config_check. Returns 0 or the first error, with the
+ * message prefixed by what failed ("--set KEY=VALUE: ...", "--run-dir: ..."). */
+int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,
+                    int nsets, const char *run_dir, pb_err_t *err);
+
 /* Lists every key with its type, default, allowed range and doc (--help). */
 void pb_config_print_keys(FILE *f);
 

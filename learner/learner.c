@@ -556,20 +556,25 @@ static void bad_result(pb_learner_t *l, peer_t *p, size_t idx, const char *why) 
                 idx, p->sender, why);
 }
 
+/* The first result for a leased item of the current phase is taken (the
+ * item is then done, *idx set); anything else is a duplicate or stale
+ * result and is dropped. */
+static int take_result(pb_learner_t *l, const peer_t *p, int phase,
+                       uint64_t item_id, size_t *idx) {
+  int st = l->phase == phase ? pb_workq_complete(l->wq, item_id, idx)
+                             : PB_WORKQ_UNKNOWN;
+  if (st == PB_WORKQ_ACCEPTED) return 1;
+  l->results_dup++;
+  pb_log_debug(l->log, "dropped %s %s result from %s",
+               st == PB_WORKQ_DUPLICATE ? "duplicate" : "stale",
+               phase_name(phase), p->sender);
+  return 0;
+}
+
 static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   const pb_msg_selfplay_result_t *r = &m->selfplay_result;
-  if (l->phase != PH_SELFPLAY) {
-    l->results_dup++;
-    return;
-  }
   size_t idx;
-  int st = pb_workq_complete(l->wq, r->item_id, &idx);
-  if (st != PB_WORKQ_ACCEPTED) {
-    l->results_dup++;
-    pb_log_debug(l->log, "dropped %s self-play result from %s",
-                 st == PB_WORKQ_DUPLICATE ? "duplicate" : "stale", p->sender);
-    return;
-  }
+  if (!take_result(l, p, PH_SELFPLAY, r->item_id, &idx)) return;
   const pb_config_t *c = &l->cfg;
   size_t first = idx * (size_t)c->net.item_episodes;
   size_t want = (size_t)c->train.episodes_per_iter - first;
@@ -609,18 +614,8 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
 
 static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   const pb_msg_search_result_t *r = &m->search_result;
-  if (l->phase != PH_SEARCH) {
-    l->results_dup++;
-    return;
-  }
   size_t idx;
-  int st = pb_workq_complete(l->wq, r->item_id, &idx);
-  if (st != PB_WORKQ_ACCEPTED) {
-    l->results_dup++;
-    pb_log_debug(l->log, "dropped %s search result from %s",
-                 st == PB_WORKQ_DUPLICATE ? "duplicate" : "stale", p->sender);
-    return;
-  }
+  if (!take_result(l, p, PH_SEARCH, r->item_id, &idx)) return;
   const int A = l->g->num_actions;
   size_t first = idx * (size_t)l->cfg.net.item_states;
   size_t want = l->n_uniq - first;

@@ -71,21 +71,7 @@ int main(int argc, char **argv) {
   pb_err_t err;
   pb_err_clear(&err);
   pb_config_t cfg;
-  pb_config_defaults(&cfg);
-  if (pb_config_load_file(&cfg, cfg_path, &err) != 0) {
-    fprintf(stderr, "probs-learner: %s\n", err.msg);
-    return 2;
-  }
-  for (int i = 0; i < nsets; i++)
-    if (pb_config_apply_override(&cfg, sets[i], &err) != 0) {
-      fprintf(stderr, "probs-learner: --set %s: %s\n", sets[i], err.msg);
-      return 2;
-    }
-  if (run_dir && pb_config_set(&cfg, "run.dir", run_dir, &err) != 0) {
-    fprintf(stderr, "probs-learner: --run-dir: %s\n", err.msg);
-    return 2;
-  }
-  if (pb_config_check(&cfg, &err) != 0) {
+  if (pb_config_setup(&cfg, cfg_path, sets, nsets, run_dir, &err) != 0) {
     fprintf(stderr, "probs-learner: %s\n", err.msg);
     return 2;
   }

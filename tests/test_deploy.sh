@@ -375,7 +375,7 @@ refused "health fails when no learner answers" \
 HTTP=$("${PY:-python3}" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null)
 [ -n "$HTTP" ] || HTTP=$((20000 + $$ % 20000))
 export PROBS_CONFIG="$CFG" PROBS_RUNS="$TMP/runs" PROBS_RUN_NAME=deploytest \
-  PROBS_STATE_DIR="$TMP" PROBS_HTTP_PORT="$HTTP" PROBS_ITERATIONS=5 \
+  PROBS_STATE_DIR="$TMP" PROBS_HTTP_PORT="$HTTP" \
   PROBS_LOG_LEVEL=info PROBS_SET="net.lease_ms=2000 net.heartbeat_ms=300 eval.games_per_opponent=2"
 # Loopback ipc endpoints, as the last --set (they win): nothing collides with
 # other tests running at the same time.
@@ -398,7 +398,9 @@ status_of() { # status_of PID SECONDS: waits for PID; its exit status in rc
   fi
 }
 
-bash "$EP" learner "${ENDPOINTS[@]}" >"$TMP/learner1.log" 2>&1 &
+# So many iterations that the SIGTERM below surely comes mid-run; the second
+# start sets the real end.
+PROBS_ITERATIONS=100000 bash "$EP" learner "${ENDPOINTS[@]}" >"$TMP/learner1.log" 2>&1 &
 L=$!
 PIDS+=("$L")
 bash "$EP" actor "${ENDPOINTS[@]}" >"$TMP/actor.log" 2>&1 &
@@ -416,25 +418,29 @@ check "the learner becomes healthy (GET /status)" wait_for 120 health
 check "the searcher container runs two processes" \
   wait_for 60 bash -c "[ \$(grep -c 'starting: role searcher' '$TMP/searcher.log') -ge 2 ]"
 # `docker compose restart learner`: SIGTERM once a checkpoint is written,
-# then the same command again.
+# then the same command again (with an end in sight this time).
+LAST=0
 if wait_for 180 test -e "$RUN/checkpoints/ckpt-000001.pbck"; then
   ok "the first checkpoint is written"
   kill -TERM "$L"
   status_of "$L" 120
   check "the learner stops on SIGTERM with status 0 (was: $rc)" test "$rc" = 0
   check "a stopped learner is not marked finished" test ! -e "$TMP/probs-learner-finished"
-  bash "$EP" learner "${ENDPOINTS[@]}" >"$TMP/learner2.log" 2>&1 &
+  N=$(find "$RUN/checkpoints" -name 'ckpt-*.pbck' | sed 's/.*ckpt-0*\([0-9][0-9]*\)\.pbck/\1/' | sort -n | tail -1)
+  LAST=$((N + 2))
+  PROBS_ITERATIONS=$LAST bash "$EP" learner "${ENDPOINTS[@]}" >"$TMP/learner2.log" 2>&1 &
   L=$!
   PIDS+=("$L")
-  check "the restarted learner resumes from its last checkpoint" \
-    wait_for 120 grep -qE 'resumed from .*ckpt-0000(0[1-9]|[1-9][0-9])\.pbck' "$TMP/learner2.log"
+  check "the restarted learner resumes from its last checkpoint (version $N)" \
+    wait_for 120 grep -q "resumed from .*$(printf 'ckpt-%06d' "$N")\.pbck" "$TMP/learner2.log"
 else
   bad "no checkpoint within 180 s"
 fi
 check "the run finishes and the learner idles" wait_for 300 test -e "$TMP/probs-learner-finished"
 check "the finished learner is still up (restart policies need not restart it)" kill -0 "$L"
 check "the finished learner counts as healthy" health
-check "the last checkpoint is version 5" test -e "$RUN/checkpoints/ckpt-000005.pbck"
+check "the last checkpoint is version $LAST" \
+  test -e "$RUN/checkpoints/$(printf 'ckpt-%06d' "$LAST").pbck"
 status_of "$A" 60
 check "the actor stops with status 0 when the run ends (was: $rc)" test "$rc" = 0
 status_of "$S" 60

@@ -187,7 +187,7 @@ check "run 1: the four workers stop with status 0 on the learner's STOPPING" tes
 echo "== 2. resume with more iterations; host B's link cut and restored mid-run"
 # Long enough that the cut below falls well inside the run: twice the
 # episodes per iteration, and many iterations (about 0.5 s each here).
-TOTAL=40
+TOTAL=60
 start_learner "$TOTAL" "$TMP/learner2.log" train.episodes_per_iter=40
 start_workers run2
 check "run 2: the learner resumes from version 3" \
