@@ -99,12 +99,12 @@ declare -A CPU # pid -> CPU seconds (user + system) last seen in /proc
 # Remembers the CPU time of each live pid given (read with builtins only:
 # this runs ten times a second).
 sample_cpu() {
-  local p f tck
+  local p st tck
   tck=$CLK_TCK
   for p in "$@"; do
-    if [[ -r /proc/$p/stat ]] && read -r -a f </proc/"$p"/stat 2>/dev/null; then
+    if [[ -r /proc/$p/stat ]] && read -r -a st </proc/"$p"/stat 2>/dev/null; then
       # Fields 14 and 15 (utime, stime); the name field has no spaces here.
-      CPU[$p]=$(((f[13] + f[14]) * 100 / tck))
+      CPU[$p]=$(((st[13] + st[14]) * 100 / tck))
     fi
   done
 }

@@ -696,18 +696,28 @@ int main(int argc, char **argv) {
     if (atomic_load(&cnt.no_work) > 0) rc = 1;
   }
 done:
+  /* SIGTERM abandons the self-play phase; the learner must then exit 0
+   * (under AddressSanitizer that includes the leak check). */
   kill(pid, SIGTERM);
   for (int i = 0; i < 200; i++) {
     int st;
     if (waitpid(pid, &st, WNOHANG) == pid) {
       pid = 0;
+      if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        printf("# the learner did not exit cleanly (wait status %d); see %s\n",
+               st, out);
+        keep = 1;
+        rc = 1;
+      }
       break;
     }
     sleep_s(0.05);
   }
   if (pid > 0) {
+    printf("# the learner did not stop within 10 s of SIGTERM; killed\n");
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+    rc = 1;
   }
 done_nolearner:
   free(pool.states);

@@ -124,11 +124,12 @@ common_sets() {
     SETS+=(--set "train.iterations=$((10#$PROBS_ITERATIONS))")
   fi
   [ -n "$PROBS_LOG_LEVEL" ] && SETS+=(--set "log.level=$PROBS_LOG_LEVEL")
-  # Word splitting is the point: PROBS_SET is a list of key=value words.
+  # PROBS_SET is a list of key=value words (split on blanks, never globbed).
   # They go after everything this script sets, so they win.
   USER_SETS=()
-  local kv
-  for kv in $PROBS_SET; do
+  local kv words=()
+  read -r -a words <<<"$PROBS_SET"
+  for kv in "${words[@]}"; do
     [[ "$kv" == *=* ]] || die "PROBS_SET: '$kv' is not key=value"
     USER_SETS+=(--set "$kv")
   done

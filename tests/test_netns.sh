@@ -221,6 +221,8 @@ echo "run 2: $expired lease(s) expired and were handed out again"
 if [ -n "${b_before:-}" ]; then
   b_after=$(cat "$TMP"/run2-*-2.log | grep -c ' item ')
   echo "run 2: host B's workers finished $((b_after - b_before)) item(s) after the link came back"
+  check "run 2: host B's workers got work again after the link came back" \
+    test "$b_after" -gt "$b_before"
 fi
 # Host A's workers were never cut off: they get the STOPPING and exit 0.
 all0=1
