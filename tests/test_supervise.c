@@ -92,7 +92,9 @@ static void test_crash_restarted(void **state) {
            counter, counter);
   snprintf(mscript, sizeof mscript,
            "i=0; while [ \"$(cat %s 2>/dev/null)\" != 3 ]; do "
-           "sleep 0.02; i=$((i+1)); [ $i -gt 400 ] && exit 7; done; exit 0",
+           "sleep 0.02; i=$((i+1)); [ $i -gt 400 ] && exit 7; done; "
+           /* the crasher writes 3 just before it exits: let it exit first */
+           "sleep 1; exit 0",
            counter);
   pb_supervise_opts_t o = fast_opts();
   pb_err_t err;
