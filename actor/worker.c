@@ -61,6 +61,8 @@ typedef struct {
 
 struct pb_worker {
   pb_config_t cfg;
+  double warn_t; /* start of the current one-second warning window */
+  int warn_left; /* warnings about peers' bytes left in it */
   int role;
   char id[PB_MSG_ID_MAX + 1];
   char host[PB_MSG_HOST_MAX + 1];
@@ -411,6 +413,17 @@ static double heartbeat_due(const pb_worker_t *w, double now) {
  * or the message was dropped (logged), or PB_EIO. A Reject PB_EMISMATCH
  * from another run is returned too: it is how a restarted learner says
  * that we must Hello again. */
+/* Warnings caused by a peer's bytes are limited to 20 a second, so that a
+ * flood cannot fill the disk. */
+static int may_warn(pb_worker_t *w) {
+  double t = pb_now();
+  if (t - w->warn_t >= 1.0) {
+    w->warn_t = t;
+    w->warn_left = 20;
+  }
+  return w->warn_left-- > 0;
+}
+
 static int recv_msg(pb_worker_t *w, void *sock, pb_msg_t *m, pb_err_t *err) {
   const char *where = sock == w->sub ? "announcement" : "work";
   zmq_msg_t z;
@@ -433,10 +446,11 @@ static int recv_msg(pb_worker_t *w, void *sock, pb_msg_t *m, pb_err_t *err) {
     } while (zmq_msg_more(&z));
     zmq_msg_close(&z);
     w->st.bad_msgs++;
-    pb_log_warn(w->log,
-                "dropped a %zu-part message on the %s socket "
-                "(expected one frame)",
-                parts, where);
+    if (may_warn(w))
+      pb_log_warn(w->log,
+                  "dropped a %zu-part message on the %s socket "
+                  "(expected one frame)",
+                  parts, where);
     return 0;
   }
   const uint8_t *data = zmq_msg_data(&z);
@@ -458,11 +472,13 @@ static int recv_msg(pb_worker_t *w, void *sock, pb_msg_t *m, pb_err_t *err) {
   zmq_msg_close(&z);
   if (rc != 0) {
     w->st.bad_msgs++;
-    pb_log_warn(w->log,
-                "dropped a %zu-byte message on the %s socket from "
-                "'%s': %s: %s",
-                len, where, m->header.sender_id[0] ? m->header.sender_id : "?",
-                pb_err_name(rc), e.msg);
+    if (may_warn(w))
+      pb_log_warn(w->log,
+                  "dropped a %zu-byte message on the %s socket from "
+                  "'%s': %s: %s",
+                  len, where,
+                  m->header.sender_id[0] ? m->header.sender_id : "?",
+                  pb_err_name(rc), e.msg);
     pb_msg_free(m);
     return 0;
   }

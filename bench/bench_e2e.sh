@@ -27,6 +27,9 @@
 #   selfplay  positions / selfplay_s      train V  positions / train_v_s
 #   search    distinct positions / search_s (states/s)
 #   train Q   positions / train_q_s       overall  positions / iteration_s
+# and, from the CPU time of the searcher processes, "2+2 vs 1+1 if
+# CPU-bound": the search speed-up two searchers give when each has a core
+# to itself (wall time shows it only on an otherwise idle machine).
 # -p prints rows tab-separated (figure, value, unit, ratio, baseline) for
 # bench/run; detail lines start with '#'. Exit status 1 if a run failed
 # (its log is kept and named).
@@ -196,7 +199,13 @@ run_dist() {
   CPUS="learner $(cpu_s "$lp"), actors"
   for i in "${actors[@]}"; do CPUS+=" $(cpu_s "$i")"; done
   CPUS+=", searchers"
-  for i in "${searchers[@]}"; do CPUS+=" $(cpu_s "$i")"; done
+  SRCH_SUM=0
+  SRCH_MAX=0
+  for i in "${searchers[@]}"; do
+    CPUS+=" $(cpu_s "$i")"
+    SRCH_SUM=$((SRCH_SUM + ${CPU[$i]:-0}))
+    ((${CPU[$i]:-0} > SRCH_MAX)) && SRCH_MAX=${CPU[$i]:-0}
+  done
   if [[ $rc != 0 ]]; then
     keep=1
     echo "bench_e2e: distributed run $name failed ($rc): $dir/learner.out" >&2
@@ -240,7 +249,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; els
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print 0 }'; }
 
 echo "# bench_e2e: connect4, $ITERS iterations x $EPISODES episodes, E=$E M=$M, small model, cpu, $(getconf _NPROCESSORS_ONLN) cores, best of $REPEAT${TUNE:+, workers with GLIBC_TUNABLES=$TUNE}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-declare -A RATE
+declare -A RATE SCPU SMAX
 names=(inproc dist-1+1 dist-2+2)
 # max A B
 max() { awk -v a="${1:-0}" -v b="$2" 'BEGIN { print (b > a ? b : a) }'; }
@@ -268,6 +277,14 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
       "$rep" "$name" "$pos" "$(get "$f" distinct_positions)" "$(get "$f" selfplay_s)" \
       "$(get "$f" train_v_s)" "$(get "$f" search_s)" "$(get "$f" train_q_s)" \
       "$(get "$f" checkpoint_s)" "$(get "$f" iteration_s)" "$WALL" "$CPUS"
+    if [[ $name == dist-* ]]; then
+      # Lowest searcher CPU over the repeats: the figure least touched by
+      # other load (in hundredths of a second).
+      if [[ -z ${SCPU[$name]:-} ]] || ((SRCH_MAX < ${SMAX[$name]})); then
+        SCPU[$name]=$SRCH_SUM
+        SMAX[$name]=$SRCH_MAX
+      fi
+    fi
     if [[ $keep == 0 ]]; then rm -rf "${TMP:?}/$name.$rep"; fi
   done
 done
@@ -285,3 +302,13 @@ for phase in selfplay search train_v train_q overall; do
   row "e2e $phase: 2+2 vs 1+1" "$(div "$v" "${RATE[dist-1+1,$phase]}")" "x" \
     "$(ratio "$v" "${RATE[dist-1+1,$phase]}")" "dist-1+1"
 done
+# What two searchers would give with a core each: the CPU time one searcher
+# needed for all the search, over the CPU time of the busier of two. Wall
+# time cannot show it while other programs hold the cores.
+one=${SCPU[dist-1+1]} two=${SMAX[dist-2+2]}
+row "e2e search: 2+2 vs 1+1 if CPU-bound" "$(div "$one" "$two")" "x" \
+  "$(ratio "$one" "$two")" "dist-1+1 searcher CPU"
+printf '# searcher CPU seconds: 1+1 %s; 2+2 %s in all, %s the busier\n' \
+  "$(awk -v c="$one" 'BEGIN { printf "%.2f", c / 100 }')" \
+  "$(awk -v c="${SCPU[dist-2+2]}" 'BEGIN { printf "%.2f", c / 100 }')" \
+  "$(awk -v c="$two" 'BEGIN { printf "%.2f", c / 100 }')"

@@ -55,9 +55,9 @@
 
 static int parseable, use_wall;
 
-/* The clock rates are measured with: CPU time of this process by default,
- * because the machine is shared and wall time then measures the other
- * load as much as this code; -w switches to wall-clock time. */
+/* The clock of every rate: CPU time of this process by default, because
+ * on a shared machine wall time measures the other load as much as this
+ * code; -w switches to wall-clock time. */
 static double clock_s(void) {
   struct timespec ts;
   clock_gettime(use_wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -225,7 +225,11 @@ static int bench_model(ctx_t *c, const char *name) {
   size_t nout = (size_t)c->n * A;
   float *ref_out = malloc(nout * sizeof *ref_out);
   c->out = malloc(nout * sizeof *c->out);
-  if (!ref_out || !c->out) return 1;
+  if (!ref_out || !c->out) {
+    free(ref_out);
+    free(c->out);
+    return 1;
+  }
   char fig[96], base[96];
 
   int nref = 0;
@@ -235,7 +239,7 @@ static int bench_model(ctx_t *c, const char *name) {
   snprintf(fig, sizeof fig, "search %s: reference (1 call/node)", name);
   row(fig, ref, "states/s", 0, "");
 
-  /* The two P256 configurations alternate, so that both see the same
+  /* The three P256 configurations take turns, so that all meet the same
    * background load; each keeps its best pass. */
   batched_t bc, bn, bs;
   batched_init(c, &bc, 256, c->cache_entries, c->eval_batch);
