@@ -17,6 +17,7 @@
 #include "config.h"
 #include "log.h"
 #include "msg.h"
+#include "nn.h"
 #include "worker.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -133,6 +134,10 @@ int main(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
 
+  /* Process-wide libtorch settings, before any network exists: keeping
+   * freed activation buffers makes large batches 2-4x faster. */
+  pb_nn_tune_malloc(NULL);
+  pb_nn_set_threads(cfg.model.threads);
   pb_worker_t *w = pb_worker_new(&cfg, role, id, log, &err);
   if (w == NULL) {
     pb_log_error(log, "cannot start: %s", err.msg);

@@ -246,7 +246,7 @@ row() {
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
-div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print 0 }'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print 0 }'; }
 
 echo "# bench_e2e: connect4, $ITERS iterations x $EPISODES episodes, E=$E M=$M, small model, cpu, $(getconf _NPROCESSORS_ONLN) cores, best of $REPEAT${TUNE:+, workers with GLIBC_TUNABLES=$TUNE}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A RATE SCPU SMAX

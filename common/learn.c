@@ -413,7 +413,10 @@ uint64_t pb_learn_item_seed(const pb_config_t *cfg, uint64_t version,
 int pb_learn_eval_batch(const pb_config_t *cfg, const pb_game_t *g) {
   long b = (long)cfg->search.parallel * cfg->search.expansions * g->num_actions;
   if (b < cfg->train.selfplay_parallel) b = cfg->train.selfplay_parallel;
-  if (b > 4096) b = 4096; /* one forward; larger gains nothing on a CPU */
+  /* Per position, CPU forwards stop getting cheaper past a few hundred
+   * rows, and bigger calls fault in fresh activation memory each time:
+   * measured 1.1-2x faster search with the large model at 512 than 4096. */
+  if (b > 512) b = 512;
   return (int)b;
 }
 
