@@ -355,6 +355,10 @@ static void write_iteration_metrics(pb_learner_t *l) {
 static void job_work(uv_work_t *req) {
   pb_learner_t *l = req->data;
   pb_err_clear(&l->job_err);
+  /* OpenMP's thread count is per calling thread: a pool thread starts with
+   * the machine's, which would both oversubscribe the cores and change the
+   * order of float sums against the in-process trainer. */
+  pb_nn_set_threads(l->cfg.model.threads);
   if (l->job_kind == PH_TRAIN_V) {
     double t = pb_now();
     l->job_rc = pb_learn_train_v(l->learn, &l->eps, &l->vst, &l->job_err);

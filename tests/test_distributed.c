@@ -11,6 +11,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "json.h"
 #include "proc.h"
 
 #define BIN PB_BIN_DIR
@@ -210,6 +215,72 @@ static void test_learner_killed_and_resumed(void **state) {
   for (int i = 0; i < 2; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
 }
 
+/* GET path from 127.0.0.1:port; returns the malloc'd response or NULL. */
+static char *http_get(int port, const char *path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    close(fd);
+    return NULL;
+  }
+  char req[256];
+  int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+  if (write(fd, req, (size_t)n) != n) {
+    close(fd);
+    return NULL;
+  }
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  ssize_t r;
+  while ((r = read(fd, buf + len, cap - 1 - len)) > 0) len += (size_t)r;
+  close(fd);
+  buf[len] = '\0';
+  return buf;
+}
+
+/* The learner's /status (JSON) and /metrics (Prometheus text) while it
+ * waits for workers, and a clean exit 0 on SIGTERM. */
+static void test_http_status_and_metrics(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "http", 5);
+  int port = tp_port_base(5) + 2;
+  char http[64];
+  snprintf(http, sizeof http, "net.http_port=%d", port);
+  r.extra[0] = http;
+  pid_t l = start_learner(&r, 0);
+  char *st = NULL;
+  for (int i = 0; i < 600 && st == NULL; i++) {
+    st = http_get(port, "/status");
+    if (st == NULL) tp_sleep(0.1);
+  }
+  assert_non_null(st);
+  assert_non_null(strstr(st, "HTTP/1.1 200"));
+  char *body = strstr(st, "\r\n\r\n");
+  assert_non_null(body);
+  assert_int_equal(pb_json_validate(body + 4), 0);
+  assert_non_null(strstr(body, "\"phase\":\"selfplay\""));
+  assert_non_null(strstr(body, "\"version\":0"));
+  assert_non_null(strstr(body, "\"queue\":{"));
+  free(st);
+  char *m = http_get(port, "/metrics");
+  assert_non_null(m);
+  assert_non_null(strstr(m, "# TYPE probs_version gauge"));
+  assert_non_null(strstr(m, "\nprobs_version 0\n"));
+  assert_non_null(strstr(m, "probs_workers{role=\"actor\"} 0"));
+  assert_non_null(strstr(m, "probs_queue_items{state=\"pending\"}"));
+  free(m);
+  char *nf = http_get(port, "/nope");
+  assert_non_null(nf);
+  assert_non_null(strstr(nf, "HTTP/1.1 404"));
+  free(nf);
+  kill(l, SIGTERM);
+  assert_true(exited_ok(tp_wait(l, 60)));
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
@@ -217,6 +288,7 @@ int main(void) {
       cmocka_unit_test(test_matches_inproc),
       cmocka_unit_test(test_searcher_killed),
       cmocka_unit_test(test_learner_killed_and_resumed),
+      cmocka_unit_test(test_http_status_and_metrics),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
