@@ -20,8 +20,8 @@
 # PB_E2E_REPEAT times (2) and every figure is the best of those runs: the
 # machine is shared, and wall time measures the other load too.
 # PB_E2E_TUNE=1 starts the workers with GLIBC_TUNABLES set as
-# pb_nn_tune_malloc() would set the allocator (probs-actor does not call
-# it), to show what that call is worth. PB_E2E_KEEP=1 keeps the logs.
+# pb_nn_tune_malloc() sets the allocator (probs-actor calls it itself now;
+# kept to compare with figures taken before). PB_E2E_KEEP=1 keeps the logs.
 #
 # Figures (positions/s unless said otherwise):
 #   selfplay  positions / selfplay_s      train V  positions / train_v_s
@@ -52,7 +52,7 @@ REPEAT=${PB_E2E_REPEAT:-2}
 TUNE=
 if [[ ${PB_E2E_TUNE:-0} == 1 ]]; then
   # What pb_nn_tune_malloc() does, applied from outside to the worker
-  # processes (probs-actor does not call it): shows what that call is worth.
+  # processes (redundant since probs-actor calls it itself).
   TUNE=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864
 fi
 
