@@ -59,13 +59,13 @@
 #include "msg.h"
 #include "rng.h"
 
+#include "bench_util.h"
+
 extern char **environ;
 
 enum { POOL = 4096, MAX_CLIENTS = 1024, MAX_SAMPLES = 700 };
 
 #define TARGET_POS_S 100000.0 /* the target, 64 clients, loopback */
-
-static int parseable;
 
 static double now_s(void) {
   struct timespec ts;
@@ -77,36 +77,6 @@ static void sleep_s(double s) {
   struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
-}
-
-static void row(const char *figure, double value, const char *unit,
-                double ratio, const char *baseline) {
-  char r[32];
-  if (ratio > 0) snprintf(r, sizeof r, "%.2fx", ratio);
-  else snprintf(r, sizeof r, "-");
-  if (parseable)
-    printf("%s\t%.6g\t%s\t%s\t%s\n", figure, value, unit, r, baseline);
-  else
-    printf("%-40s %12.1f %-12s %9s  %s\n", figure, value, unit, r, baseline);
-  fflush(stdout);
-}
-
-static int parse_int(const char *s, int lo, int hi, int *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) return -1;
-  *out = (int)v;
-  return 0;
-}
-
-static int parse_double(const char *s, double lo, double hi, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
-  *out = v;
-  return 0;
 }
 
 /* ---- the pool of games ------------------------------------------------ */

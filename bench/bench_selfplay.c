@@ -38,36 +38,7 @@
 #include "nn.h"
 #include "selfplay.h"
 
-static int parseable, use_wall;
-
-/* CPU time of this process by default: the machine is shared, and wall
- * time then measures the other load as much as this code. */
-static double clock_s(void) {
-  struct timespec ts;
-  clock_gettime(use_wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void row(const char *figure, double value, const char *unit,
-                double ratio, const char *baseline) {
-  char r[32];
-  if (ratio > 0) snprintf(r, sizeof r, "%.2fx", ratio);
-  else snprintf(r, sizeof r, "-");
-  if (parseable)
-    printf("%s\t%.6g\t%s\t%s\t%s\n", figure, value, unit, r, baseline);
-  else
-    printf("%-40s %12.1f %-12s %9s  %s\n", figure, value, unit, r, baseline);
-  fflush(stdout);
-}
-
-static int parse_int(const char *s, int lo, int hi, int *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) return -1;
-  *out = (int)v;
-  return 0;
-}
+#include "bench_util.h"
 
 static void die(const char *what, const pb_err_t *err) {
   fprintf(stderr, "bench_selfplay: %s: %s\n", what, err->msg);

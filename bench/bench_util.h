@@ -1,0 +1,56 @@
+/* bench_util.h - what every benchmark program prints and parses the same
+ * way: the clock of its rates, one table row, numeric options. Header-only:
+ * each bench program is one file and includes it once. */
+#ifndef PB_BENCH_UTIL_H
+#define PB_BENCH_UTIL_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* -p: tab-separated rows for bench/run; -w: wall time instead of CPU time
+ * (programs without -w leave it 0). */
+static int parseable, use_wall;
+
+/* The clock of every rate: CPU time of this process by default, because
+ * on a shared machine wall time measures the other load as much as this
+ * code; -w switches to wall-clock time. */
+static inline double clock_s(void) {
+  struct timespec ts;
+  clock_gettime(use_wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One table row; ratio <= 0 prints "-". */
+static inline void row(const char *figure, double value, const char *unit,
+                double ratio, const char *baseline) {
+  char r[32];
+  if (ratio > 0) snprintf(r, sizeof r, "%.2fx", ratio);
+  else snprintf(r, sizeof r, "-");
+  if (parseable)
+    printf("%s\t%.6g\t%s\t%s\t%s\n", figure, value, unit, r, baseline);
+  else
+    printf("%-40s %12.1f %-12s %9s  %s\n", figure, value, unit, r, baseline);
+  fflush(stdout);
+}
+
+static inline int parse_int(const char *s, int lo, int hi, int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static inline int parse_double(const char *s, double lo, double hi, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
+  *out = v;
+  return 0;
+}
+
+#endif
