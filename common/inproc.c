@@ -145,35 +145,19 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
               qst.seconds, t_ck, t_all);
   pb_json_t j;
   pb_json_init(&j);
-  pb_json_obj_begin(&j);
-  pb_json_kstr(&j, "event", "iteration");
-  pb_json_kstr(&j, "mode", "inproc");
-  pb_json_kuint(&j, "iteration", nv);
-  pb_json_kuint(&j, "version", nv);
-  pb_json_kuint(&j, "episodes", r->eps.n_eps);
-  pb_json_kuint(&j, "positions", npos);
-  pb_json_kuint(&j, "distinct_positions", nu);
+  pb_learn_report_t rep = {.mode = "inproc", .version = nv, .eps = &r->eps,
+                           .n_distinct = nu, .qtargets = r->qt,
+                           .selfplay_s = t_sp, .search_s = t_bs,
+                           .checkpoint_s = t_ck, .iteration_s = t_all,
+                           .v = &vst, .q = &qst};
+  pb_learn_report_json(r->learn, &rep, &j);
   pb_json_kint(&j, "first_player_wins", wins);
   pb_json_kint(&j, "draws", draws);
-  pb_json_kuint(&j, "targets_crc",
-               pb_learn_targets_crc(r->learn, &r->eps, r->qt, nu));
   pb_json_kuint(&j, "v_evals_asked", ns.v_asked - r->ns_last.v_asked);
   pb_json_kuint(&j, "v_evals_computed", ns.v_computed - r->ns_last.v_computed);
   pb_json_kuint(&j, "q_evals_asked", ns.q_asked - r->ns_last.q_asked);
   pb_json_kuint(&j, "q_evals_computed", ns.q_computed - r->ns_last.q_computed);
   r->ns_last = ns;
-  pb_json_kdouble(&j, "selfplay_s", t_sp);
-  pb_json_kdouble(&j, "train_v_s", vst.seconds);
-  pb_json_kdouble(&j, "search_s", t_bs);
-  pb_json_kdouble(&j, "train_q_s", qst.seconds);
-  pb_json_kdouble(&j, "checkpoint_s", t_ck);
-  pb_json_kdouble(&j, "iteration_s", t_all);
-  pb_json_kdouble(&j, "v_loss", vst.loss_mean);
-  pb_json_kdouble(&j, "q_loss", qst.loss_mean);
-  pb_json_kdouble(&j, "v_loss_last", vst.loss_last);
-  pb_json_kdouble(&j, "q_loss_last", qst.loss_last);
-  pb_json_kdouble(&j, "selfplay_positions_per_s", npos / (t_sp > 0 ? t_sp : 1e-9));
-  pb_json_kdouble(&j, "search_states_per_s", nu / (t_bs > 0 ? t_bs : 1e-9));
   pb_json_obj_end(&j);
   if (r->metrics) pb_metrics_write(r->metrics, pb_json_cstr(&j));
   pb_json_free(&j);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "ckpt.h"
+#include "json.h"
 
 struct pb_learn {
   pb_config_t cfg;
@@ -431,4 +432,33 @@ uint32_t pb_learn_targets_crc(const pb_learn_t *l, const pb_episodes_t *eps,
     }
   crc = pb_crc32(crc, qtargets, n * (size_t)l->g->num_actions * sizeof(float));
   return crc;
+}
+
+void pb_learn_report_json(const pb_learn_t *l, const pb_learn_report_t *r,
+                          pb_json_t *j) {
+  const size_t npos = r->eps->n_states;
+  pb_json_obj_begin(j);
+  pb_json_kstr(j, "event", "iteration");
+  pb_json_kstr(j, "mode", r->mode);
+  pb_json_kuint(j, "iteration", r->version);
+  pb_json_kuint(j, "version", r->version);
+  pb_json_kuint(j, "episodes", r->eps->n_eps);
+  pb_json_kuint(j, "positions", npos);
+  pb_json_kuint(j, "distinct_positions", r->n_distinct);
+  pb_json_kuint(j, "targets_crc",
+                pb_learn_targets_crc(l, r->eps, r->qtargets, r->n_distinct));
+  pb_json_kdouble(j, "selfplay_s", r->selfplay_s);
+  pb_json_kdouble(j, "train_v_s", r->v->seconds);
+  pb_json_kdouble(j, "search_s", r->search_s);
+  pb_json_kdouble(j, "train_q_s", r->q->seconds);
+  pb_json_kdouble(j, "checkpoint_s", r->checkpoint_s);
+  pb_json_kdouble(j, "iteration_s", r->iteration_s);
+  pb_json_kdouble(j, "v_loss", r->v->loss_mean);
+  pb_json_kdouble(j, "q_loss", r->q->loss_mean);
+  pb_json_kdouble(j, "v_loss_last", r->v->loss_last);
+  pb_json_kdouble(j, "q_loss_last", r->q->loss_last);
+  pb_json_kdouble(j, "selfplay_positions_per_s",
+                  npos / (r->selfplay_s > 0 ? r->selfplay_s : 1e-9));
+  pb_json_kdouble(j, "search_states_per_s",
+                  r->n_distinct / (r->search_s > 0 ? r->search_s : 1e-9));
 }

@@ -317,29 +317,13 @@ static void write_iteration_metrics(pb_learner_t *l) {
               l->qst.loss_mean, l->job_ckpt_s, total, workers_alive(l, 0));
   pb_json_t j;
   pb_json_init(&j);
-  pb_json_obj_begin(&j);
-  pb_json_kstr(&j, "event", "iteration");
-  pb_json_kstr(&j, "mode", "distributed");
-  pb_json_kuint(&j, "iteration", v);
-  pb_json_kuint(&j, "version", v);
-  pb_json_kuint(&j, "episodes", l->eps.n_eps);
-  pb_json_kuint(&j, "positions", l->eps.n_states);
-  pb_json_kuint(&j, "distinct_positions", l->n_uniq);
-  pb_json_kuint(&j, "targets_crc",
-               pb_learn_targets_crc(l->learn, &l->eps, l->qt, l->n_uniq));
-  pb_json_kdouble(&j, "selfplay_s", l->t_selfplay);
-  pb_json_kdouble(&j, "train_v_s", l->vst.seconds);
-  pb_json_kdouble(&j, "search_s", l->t_search);
-  pb_json_kdouble(&j, "train_q_s", l->qst.seconds);
-  pb_json_kdouble(&j, "checkpoint_s", l->job_ckpt_s);
-  pb_json_kdouble(&j, "iteration_s", total);
-  pb_json_kdouble(&j, "v_loss", l->vst.loss_mean);
-  pb_json_kdouble(&j, "q_loss", l->qst.loss_mean);
-  pb_json_kdouble(&j, "v_loss_last", l->vst.loss_last);
-  pb_json_kdouble(&j, "q_loss_last", l->qst.loss_last);
-  pb_json_kdouble(&j, "selfplay_positions_per_s",
-                  l->eps.n_states / (l->t_selfplay + 1e-9));
-  pb_json_kdouble(&j, "search_states_per_s", l->n_uniq / (l->t_search + 1e-9));
+  pb_learn_report_t rep = {.mode = "distributed", .version = v,
+                           .eps = &l->eps, .n_distinct = l->n_uniq,
+                           .qtargets = l->qt, .selfplay_s = l->t_selfplay,
+                           .search_s = l->t_search,
+                           .checkpoint_s = l->job_ckpt_s,
+                           .iteration_s = total, .v = &l->vst, .q = &l->qst};
+  pb_learn_report_json(l->learn, &rep, &j);
   pb_json_kint(&j, "actors", workers_alive(l, PB_ROLE_ACTOR));
   pb_json_kint(&j, "searchers", workers_alive(l, PB_ROLE_SEARCHER));
   pb_json_kuint(&j, "leases_expired", l->leases_expired);
