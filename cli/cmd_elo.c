@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "args.h"
 #include "cmds.h"
 #include "elo.h"
 #include "evalrun.h"
@@ -77,33 +78,8 @@ int pb_cmd_elo_calibrate(int argc, char **argv) {
   const char *val[O_N] = {
       "connect4", "400", "1",
       "0",        "0",   "random,lookahead:1,lookahead:2,lookahead:3"};
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *v = NULL;
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-      cal_usage(stdout);
-      return 0;
-    }
-    const char *eq = strchr(arg, '=');
-    size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
-    int k = -1;
-    for (int j = 0; j < O_N && k < 0; j++)
-      if (strlen(names[j]) == klen && !strncmp(arg, names[j], klen)) k = j;
-    if (k < 0) {
-      fprintf(stderr, "probs elo-calibrate: unknown option '%s'\n", arg);
-      cal_usage(stderr);
-      return 2;
-    }
-    if (eq)
-      v = eq + 1;
-    else if (i + 1 < argc)
-      v = argv[++i];
-    if (v == NULL) {
-      fprintf(stderr, "probs elo-calibrate: option '%s' needs a value\n",
-              names[k]);
-      return 2;
-    }
-    val[k] = v;
-  }
+  int parsed = pb_cli_options(argc, argv, "elo-calibrate", names, O_N, val, cal_usage);
+  if (parsed != 0) return parsed == 1 ? 0 : parsed;
   const pb_game_t *g = pb_game_by_name(val[O_GAME]);
   if (g == NULL) {
     fprintf(stderr, "probs elo-calibrate: unknown game '%s' (known: %s)\n",

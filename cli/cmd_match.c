@@ -4,13 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "agent.h"
+#include "args.h"
 #include "cmds.h"
 #include "elo.h"
 #include "game.h"
 #include "match.h"
+#include "util.h"
 
 static void match_usage(FILE *f) {
   char kinds[256];
@@ -44,45 +45,14 @@ static int parse_long(const char *s, long lo, long hi, long *out) {
   return 0;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int pb_cmd_match(int argc, char **argv) {
   enum { O_GAME, O_A, O_B, O_GAMES, O_SEED, O_THREADS, O_OPEN, O_MAXT, O_N };
   static const char *const names[O_N] = {
       "--game",           "--a",        "--b", "--games", "--seed", "--threads",
       "--opening-random", "--max-turns"};
   const char *val[O_N] = {"connect4", NULL, NULL, "100", "1", "0", "0", "0"};
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *v = NULL;
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-      match_usage(stdout);
-      return 0;
-    }
-    const char *eq = strchr(arg, '=');
-    size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
-    int k = -1;
-    for (int j = 0; j < O_N && k < 0; j++)
-      if (strlen(names[j]) == klen && !strncmp(arg, names[j], klen)) k = j;
-    if (k < 0) {
-      fprintf(stderr, "probs match: unknown option '%s'\n", arg);
-      match_usage(stderr);
-      return 2;
-    }
-    if (eq)
-      v = eq + 1;
-    else if (i + 1 < argc)
-      v = argv[++i];
-    if (v == NULL) {
-      fprintf(stderr, "probs match: option '%s' needs a value\n", names[k]);
-      match_usage(stderr);
-      return 2;
-    }
-    val[k] = v;
-  }
+  int parsed = pb_cli_options(argc, argv, "match", names, O_N, val, match_usage);
+  if (parsed != 0) return parsed == 1 ? 0 : parsed;
 
   const pb_game_t *g = pb_game_by_name(val[O_GAME]);
   if (g == NULL) {
@@ -142,9 +112,9 @@ int pb_cmd_match(int argc, char **argv) {
          g->name, o.a_spec, o.b_spec, o.games, seed, o.opening_random_moves);
   fflush(stdout);
   pb_match_result_t r;
-  double t0 = now_s();
+  double t0 = pb_now();
   int rc = pb_match_play(g, &o, &r, &err);
-  double dt = now_s() - t0;
+  double dt = pb_now() - t0;
   if (rc < 0) {
     fprintf(stderr, "probs match: %s (%s)\n", err.msg, pb_err_name(rc));
     return 1;

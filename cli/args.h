@@ -1,0 +1,18 @@
+/* args.h - the "--name value" / "--name=value" options of the probs
+ * subcommands that take no flags, parsed one way for all of them. */
+#ifndef PB_CLI_ARGS_H
+#define PB_CLI_ARGS_H
+
+#include <stdio.h>
+
+/* Reads argv[1..argc) as options named names[0..n): each takes a value,
+ * given as the next argument or after '='. val[k] receives the value of
+ * names[k] (the caller fills in defaults first). "--help"/"-h" prints the
+ * usage to stdout. Returns 0 when parsed, 1 after --help (exit 0), 2 on an
+ * unknown option or a missing value, after a message naming it on stderr
+ * ("probs CMD: ...") and the usage. */
+int pb_cli_options(int argc, char **argv, const char *cmd,
+                   const char *const *names, int n, const char **val,
+                   void (*usage)(FILE *f));
+
+#endif
