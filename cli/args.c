@@ -1,5 +1,7 @@
 #include "args.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int pb_cli_options(int argc, char **argv, const char *cmd,
@@ -32,5 +34,14 @@ int pb_cli_options(int argc, char **argv, const char *cmd,
     }
     val[k] = v;
   }
+  return 0;
+}
+
+int pb_cli_long(const char *s, long lo, long hi, long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return -1;
+  *out = v;
   return 0;
 }

@@ -15,4 +15,8 @@ int pb_cli_options(int argc, char **argv, const char *cmd,
                    const char *const *names, int n, const char **val,
                    void (*usage)(FILE *f));
 
+/* Strict decimal integer in [lo, hi] (no sign games, no trailing text):
+ * 0 and *out set, or -1. */
+int pb_cli_long(const char *s, long lo, long hi, long *out);
+
 #endif

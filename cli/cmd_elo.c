@@ -43,15 +43,6 @@ static void cal_usage(FILE *f) {
           pb_game_names());
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
 /* Splits a comma-separated list into names[]; returns the count or -1. */
 static int split_players(const char *list, char names[][PB_EVALRUN_SPEC_MAX]) {
   int n = 0;
@@ -87,9 +78,9 @@ int pb_cmd_elo_calibrate(int argc, char **argv) {
     return 2;
   }
   long games, threads, open;
-  if (parse_long(val[O_GAMES], 2, 10000000, &games) < 0 ||
-      parse_long(val[O_THREADS], 0, 256, &threads) < 0 ||
-      parse_long(val[O_OPEN], 0, 1000, &open) < 0) {
+  if (pb_cli_long(val[O_GAMES], 2, 10000000, &games) < 0 ||
+      pb_cli_long(val[O_THREADS], 0, 256, &threads) < 0 ||
+      pb_cli_long(val[O_OPEN], 0, 1000, &open) < 0) {
     fprintf(stderr,
             "probs elo-calibrate: bad number in --games (2..1e7), "
             "--threads (0..256) or --opening-random (0..1000)\n");

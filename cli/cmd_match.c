@@ -35,16 +35,6 @@ static void match_usage(FILE *f) {
           pb_game_names(), kinds);
 }
 
-/* Strict decimal in [lo, hi]. */
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
 int pb_cmd_match(int argc, char **argv) {
   enum { O_GAME, O_A, O_B, O_GAMES, O_SEED, O_THREADS, O_OPEN, O_MAXT, O_N };
   static const char *const names[O_N] = {
@@ -70,10 +60,10 @@ int pb_cmd_match(int argc, char **argv) {
   o.a_spec = val[O_A];
   o.b_spec = val[O_B];
   long games, threads, open, maxt;
-  if (parse_long(val[O_GAMES], 1, 100000000, &games) < 0 ||
-      parse_long(val[O_THREADS], 0, 256, &threads) < 0 ||
-      parse_long(val[O_OPEN], 0, 1000, &open) < 0 ||
-      parse_long(val[O_MAXT], 0, 100000, &maxt) < 0) {
+  if (pb_cli_long(val[O_GAMES], 1, 100000000, &games) < 0 ||
+      pb_cli_long(val[O_THREADS], 0, 256, &threads) < 0 ||
+      pb_cli_long(val[O_OPEN], 0, 1000, &open) < 0 ||
+      pb_cli_long(val[O_MAXT], 0, 100000, &maxt) < 0) {
     fprintf(stderr,
             "probs match: bad number in --games (1..1e8), --threads "
             "(0..256), --opening-random (0..1000) or --max-turns "

@@ -9,5 +9,8 @@ int pb_cmd_match(int argc, char **argv);
 int pb_cmd_search(int argc, char **argv);
 int pb_cmd_train(int argc, char **argv);
 int pb_cmd_elo_calibrate(int argc, char **argv);
+int pb_cmd_solve(int argc, char **argv);
+int pb_cmd_accuracy(int argc, char **argv);
+int pb_cmd_testset(int argc, char **argv);
 
 #endif

@@ -16,6 +16,9 @@ static const pb_cmd_t commands[] = {
     {"search", pb_cmd_search, "beam-search Q-values of a position"},
     {"train", pb_cmd_train, "train with PROBS (local processes or --inproc)"},
     {"elo-calibrate", pb_cmd_elo_calibrate, "Elo of the baselines (anchors)"},
+    {"solve", pb_cmd_solve, "exact value of a position and its moves"},
+    {"accuracy", pb_cmd_accuracy, "share of optimal moves on a solved test set"},
+    {"testset", pb_cmd_testset, "make a solved test set"},
 };
 
 static void usage(FILE *f) {

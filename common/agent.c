@@ -15,9 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "beam_search.h"
 #include "ckpt.h"
 #include "inproc.h"
 #include "learn.h"
+#include "neteval.h"
 #include "nn.h"
 #include "rng.h"
 
@@ -38,6 +40,10 @@ static pb_agent_t *checkpoint_new(const pb_game_t *g, const char *arg,
                                   uint64_t seed, pb_err_t *err);
 static pb_agent_t *run_new(const pb_game_t *g, const char *arg, uint64_t seed,
                            pb_err_t *err);
+static pb_agent_t *value_new(const pb_game_t *g, const char *arg, uint64_t seed,
+                             pb_err_t *err);
+static pb_agent_t *beam_new(const pb_game_t *g, const char *arg, uint64_t seed,
+                            pb_err_t *err);
 
 /* The kinds. `usage` is how the kind is listed in messages. */
 typedef struct {
@@ -52,6 +58,8 @@ static const pb_agent_kind_t kinds[] = {
     {"alphabeta", "alphabeta:D (D = 1..12)", alphabeta_new},
     {"checkpoint", "checkpoint:PATH", checkpoint_new},
     {"run", "run:DIR@ITER (or run:DIR: its newest)", run_new},
+    {"value", "value:PATH", value_new},
+    {"beam", "beam:PATH[,E=N][,M=N]", beam_new},
 };
 #define PB__NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -129,6 +137,43 @@ int pb_agent_act(pb_agent_t *a, const pb_state_t *s, pb_err_t *err) {
                     a->name, act);
 }
 
+int pb_agent_act_many(pb_agent_t *a, const pb_state_t *s, int n,
+                      uint64_t seed, int *out, pb_err_t *err) {
+  if (a == NULL || (n > 0 && (s == NULL || out == NULL)))
+    return pb_err_set(err, PB_EINVAL, "agent: NULL agent, states or out");
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    if (a->g->legal(&s[i], legal) == 0)
+      return pb_err_set(err, PB_EINVAL,
+                        "agent %s: position %d is terminal", a->name, i);
+  }
+  if (a->vt->act_batch == NULL) {
+    for (int i = 0; i < n; i++) {
+      pb_agent_reseed(a, pb_mix64(seed + (uint64_t)i));
+      int act = pb_agent_act(a, &s[i], err);
+      if (act < 0) return act;
+      out[i] = act;
+    }
+    return 0;
+  }
+  if (n == 0) return 0;
+  int rc = a->vt->act_batch(a->impl, s, n, out, err);
+  if (rc < 0) return rc;
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = a->g->legal(&s[i], legal), ok = 0;
+    for (int k = 0; k < nl && !ok; k++) ok = legal[k] == out[i];
+    if (!ok)
+      return pb_err_set(err, PB_EILLEGAL, "agent %s chose illegal action %d",
+                        a->name, out[i]);
+  }
+  return 0;
+}
+
+int pb_agent_batched(const pb_agent_t *a) {
+  return a != NULL && a->vt->act_batch != NULL;
+}
+
 void pb_agent_reseed(pb_agent_t *a, uint64_t seed) {
   if (a != NULL && a->vt->reseed != NULL) a->vt->reseed(a->impl, seed);
 }
@@ -200,7 +245,7 @@ static int random_act(void *impl, const pb_state_t *s, const uint8_t *legal,
 }
 
 static const pb_agent_vtable_t random_vt = {random_act, base_reseed,
-                                            base_destroy};
+                                            base_destroy, NULL};
 
 static pb_agent_t *random_new(const pb_game_t *g, const char *arg,
                               uint64_t seed, pb_err_t *err) {
@@ -274,7 +319,7 @@ static int lookahead_act(void *impl, const pb_state_t *s, const uint8_t *legal,
 }
 
 static const pb_agent_vtable_t lookahead_vt = {lookahead_act, base_reseed,
-                                               base_destroy};
+                                               base_destroy, NULL};
 
 static pb_agent_t *lookahead_new(const pb_game_t *g, const char *arg,
                                  uint64_t seed, pb_err_t *err) {
@@ -380,7 +425,7 @@ static int alphabeta_act(void *impl, const pb_state_t *s, const uint8_t *legal,
 }
 
 static const pb_agent_vtable_t alphabeta_vt = {alphabeta_act, base_reseed,
-                                               base_destroy};
+                                               base_destroy, NULL};
 
 /* Adds every window of `len` cells in a width x height grid; cell (c, r)
  * is bit c * stride + r (stride 7: Connect Four's columns) or, with stride
@@ -460,12 +505,20 @@ static pb_agent_t *alphabeta_new(const pb_game_t *g, const char *arg,
 
 /* ------------------------------------------------------------- network */
 
-/* A trained Q network playing greedily: argmax Q over the legal moves. */
+/* A trained checkpoint playing greedily on Q (checkpoint:, run:), on V one
+ * ply deep (value:), or through beam search with V and Q (beam:). */
+enum { NET_Q = 0, NET_V1 = 1, NET_BEAM = 2 };
+enum { NET_CHUNK = 256 }; /* positions per batched call */
+
 typedef struct {
   const pb_game_t *g;
-  pb_learn_t *learn; /* owns the networks (we only run Q) */
-  pb_nn_t *q;
-  float *in, *out; /* one position's planes, one row of Q */
+  int mode;          /* NET_* */
+  int E, M;          /* beam search settings (NET_BEAM) */
+  pb_learn_t *learn; /* owns the networks */
+  float *in, *out;   /* planes and outputs of up to NET_CHUNK * A rows */
+  pb_state_t *kids;  /* NET_V1: children of a chunk */
+  pb_beam_t *beam;   /* NET_BEAM: searches of a chunk */
+  pb_neteval_t *ne;  /* NET_BEAM: batched, cached V and Q */
   /* The thread that last set libtorch's thread count for this agent: with
    * OpenMP the setting belongs to a thread, and agents are often made in
    * one thread and used in another (pb_match_play). */
@@ -476,45 +529,140 @@ typedef struct {
 static void net_destroy(void *impl) {
   net_agent_t *na = impl;
   if (na == NULL) return;
+  pb_beam_destroy(&na->beam);
+  pb_neteval_destroy(&na->ne);
   pb_learn_destroy(&na->learn);
   free(na->in);
   free(na->out);
+  free(na->kids);
   free(na);
 }
 
-static int net_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
-                   pb_err_t *err) {
+/* The legal action of highest value in row v (ties to the lowest action;
+ * NaN counts as -inf). */
+static int argmax_legal(const float *v, const uint8_t *legal, int n) {
+  int best = legal[0];
+  float bv = isnan(v[best]) ? -INFINITY : v[best];
+  for (int i = 1; i < n; i++)
+    if (v[legal[i]] > bv) {
+      bv = v[legal[i]];
+      best = legal[i];
+    }
+  return best;
+}
+
+/* Greedy Q for n <= NET_CHUNK positions. */
+static int net_q_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
+                       pb_err_t *err) {
+  const pb_game_t *g = na->g;
+  const size_t in_size = (size_t)g->planes * g->height * g->width;
+  for (int i = 0; i < n; i++) g->encode(&s[i], &na->in[i * in_size]);
+  int rc = pb_nn_forward(pb_learn_q(na->learn), na->in, n, na->out, err);
+  if (rc < 0) return rc;
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&s[i], legal);
+    out[i] = argmax_legal(&na->out[(size_t)i * g->num_actions], legal, nl);
+  }
+  return 0;
+}
+
+/* V one ply deep for n <= NET_CHUNK positions: one V call for every
+ * child that does not end the game. */
+static int net_v1_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
+                        pb_err_t *err) {
+  const pb_game_t *g = na->g;
+  const int A = g->num_actions;
+  const size_t in_size = (size_t)g->planes * g->height * g->width;
+  float val[NET_CHUNK * PB_MAX_ACTIONS];
+  int idx[NET_CHUNK * PB_MAX_ACTIONS]; /* child slot -> row to evaluate */
+  int nk = 0;
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&s[i], legal);
+    for (int a = 0; a < A; a++) val[i * A + a] = -INFINITY;
+    for (int k = 0; k < nl; k++) {
+      pb_state_t c = s[i];
+      int done = 0;
+      float r = g->step(&c, legal[k], &done);
+      int slot = i * A + legal[k];
+      idx[slot] = -1;
+      if (done) {
+        val[slot] = r;
+      } else {
+        na->kids[nk] = c;
+        idx[slot] = nk++;
+      }
+    }
+  }
+  for (int k = 0; k < nk; k++) g->encode(&na->kids[k], &na->in[k * in_size]);
+  int rc = pb_nn_forward(pb_learn_v(na->learn), na->in, nk, na->out, err);
+  if (rc < 0) return rc;
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&s[i], legal);
+    for (int k = 0; k < nl; k++) {
+      int slot = i * A + legal[k];
+      if (idx[slot] >= 0) val[slot] = -na->out[idx[slot]];
+    }
+    out[i] = argmax_legal(&val[i * A], legal, nl);
+  }
+  return 0;
+}
+
+/* Beam search for n <= NET_CHUNK positions. */
+static int net_beam_chunk(net_agent_t *na, const pb_state_t *s, int n,
+                          int *out, pb_err_t *err) {
+  const pb_game_t *g = na->g;
+  pb_evalfn_t fn = pb_neteval_fn(na->ne);
+  int rc = pb_beam_run(na->beam, s, n, &fn, na->out, err);
+  if (rc < 0) return rc;
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&s[i], legal);
+    out[i] = argmax_legal(&na->out[(size_t)i * g->num_actions], legal, nl);
+  }
+  return 0;
+}
+
+static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
+                         pb_err_t *err) {
   net_agent_t *na = impl;
   if (!na->owner_set || !pthread_equal(na->owner, pthread_self())) {
-    /* One intra-op thread: batch-1 forwards gain nothing from more, and
-     * matches already run one agent per core. */
+    /* One intra-op thread: these forwards are small, and matches already
+     * run one agent per core. */
     pb_nn_set_threads(1);
     na->owner = pthread_self();
     na->owner_set = 1;
   }
-  na->g->encode(s, na->in);
-  int rc = pb_nn_forward(na->q, na->in, 1, na->out, err);
-  if (rc < 0) return rc;
-  /* Ties go to the lowest action (legal[] is increasing and only a strictly
-   * greater value replaces the best); NaN counts as -inf. */
-  int best = legal[0];
-  float bv = isnan(na->out[best]) ? -INFINITY : na->out[best];
-  for (int i = 1; i < n; i++) {
-    float v = na->out[legal[i]];
-    if (v > bv) {
-      bv = v;
-      best = legal[i];
-    }
+  for (int i = 0; i < n; i += NET_CHUNK) {
+    int m = n - i < NET_CHUNK ? n - i : NET_CHUNK;
+    int rc = na->mode == NET_Q    ? net_q_chunk(na, s + i, m, out + i, err)
+             : na->mode == NET_V1 ? net_v1_chunk(na, s + i, m, out + i, err)
+                                  : net_beam_chunk(na, s + i, m, out + i, err);
+    if (rc < 0) return rc;
   }
-  return best;
+  return 0;
+}
+
+static int net_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
+                   pb_err_t *err) {
+  (void)legal;
+  (void)n;
+  int a = 0;
+  int rc = net_act_batch(impl, s, 1, &a, err);
+  return rc < 0 ? rc : a;
 }
 
 /* Deterministic: reseeding changes nothing. */
-static const pb_agent_vtable_t net_vt = {net_act, NULL, net_destroy};
+static const pb_agent_vtable_t net_vt = {net_act, NULL, net_destroy,
+                                         net_act_batch};
 
-/* Opens the checkpoint at `path` as an agent named `name`. */
+/* Opens the checkpoint at `path` as an agent named `name` playing in
+ * `mode` (E, M: beam settings). */
 static pb_agent_t *net_open(const pb_game_t *g, const char *path,
-                            const char *name, pb_err_t *err) {
+                            const char *name, int mode, int E, int M,
+                            pb_err_t *err) {
   pb_err_t e;
   pb_err_clear(&e);
   pb_learn_t *l = pb_learn_open(path, "cpu", NULL, &e);
@@ -531,22 +679,42 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
     return NULL;
   }
   net_agent_t *na = calloc(1, sizeof *na);
-  size_t in_size = (size_t)g->planes * g->height * g->width;
-  float *in = malloc(in_size * sizeof *in);
-  float *out = malloc((size_t)g->num_actions * sizeof *out);
-  if (na == NULL || in == NULL || out == NULL) {
-    free(na);
-    free(in);
-    free(out);
+  if (na == NULL) {
     pb_learn_destroy(&l);
     pb_err_set(err, PB_ENOMEM, "agent %s: out of memory", name);
     return NULL;
   }
   na->g = g;
+  na->mode = mode;
+  na->E = E;
+  na->M = M;
   na->learn = l;
-  na->q = pb_learn_q(l);
-  na->in = in;
-  na->out = out;
+  const size_t A = (size_t)g->num_actions;
+  const size_t rows = NET_CHUNK * (mode == NET_V1 ? A : 1);
+  const size_t in_size = (size_t)g->planes * g->height * g->width;
+  na->in = malloc(rows * in_size * sizeof *na->in);
+  na->out = malloc(NET_CHUNK * A * sizeof *na->out);
+  if (mode == NET_V1) na->kids = malloc(rows * sizeof *na->kids);
+  int ok = na->in != NULL && na->out != NULL &&
+           (mode != NET_V1 || na->kids != NULL);
+  if (ok && mode == NET_BEAM) {
+    /* Trees for up to NET_CHUNK searches at once (pb_beam_new lowers the
+     * count if they would not fit its memory bound). */
+    na->beam = pb_beam_new(g, E, M, NET_CHUNK, &e);
+    na->ne = na->beam ? pb_neteval_new(g, 512, 1u << 18, &e) : NULL;
+    if (na->ne == NULL) {
+      net_destroy(na);
+      pb_err_set(err, e.code < 0 ? e.code : PB_ENOMEM, "agent %s: %s", name,
+                 e.msg);
+      return NULL;
+    }
+    pb_neteval_bind(na->ne, pb_learn_v(l), pb_learn_q(l));
+  }
+  if (!ok) {
+    net_destroy(na);
+    pb_err_set(err, PB_ENOMEM, "agent %s: out of memory", name);
+    return NULL;
+  }
   return pb_agent_wrap(g, &net_vt, na, name, err);
 }
 
@@ -567,7 +735,7 @@ static pb_agent_t *checkpoint_new(const pb_game_t *g, const char *arg,
   }
   char name[4200];
   net_name(name, sizeof name, "checkpoint", arg);
-  return net_open(g, arg, name, err);
+  return net_open(g, arg, name, NET_Q, 0, 0, err);
 }
 
 static pb_agent_t *run_new(const pb_game_t *g, const char *arg, uint64_t seed,
@@ -617,5 +785,73 @@ static pb_agent_t *run_new(const pb_game_t *g, const char *arg, uint64_t seed,
       return NULL;
     }
   }
-  return net_open(g, path, name, err);
+  return net_open(g, path, name, NET_Q, 0, 0, err);
+}
+
+static pb_agent_t *value_new(const pb_game_t *g, const char *arg, uint64_t seed,
+                             pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: value needs a checkpoint file, value:PATH");
+    return NULL;
+  }
+  char name[4200];
+  net_name(name, sizeof name, "value", arg);
+  return net_open(g, arg, name, NET_V1, 0, 0, err);
+}
+
+/* beam:PATH[,E=N][,M=N]: the settings are taken from the end, so a path
+ * may itself hold commas. */
+static pb_agent_t *beam_new(const pb_game_t *g, const char *arg, uint64_t seed,
+                            pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: beam needs a checkpoint file, beam:PATH[,E=N][,M=N] "
+               "(e.g. beam:runs/x/checkpoints/ckpt-000100.pbck,E=200,M=8)");
+    return NULL;
+  }
+  char path[4096], name[4200];
+  net_name(name, sizeof name, "beam", arg);
+  if (strlen(arg) >= sizeof path) {
+    pb_err_set(err, PB_EINVAL, "agent %s: path too long", name);
+    return NULL;
+  }
+  strcpy(path, arg);
+  int E = 30, M = 3, seenE = 0, seenM = 0;
+  for (;;) {
+    char *comma = strrchr(path, ',');
+    if (comma == NULL) break;
+    char *opt = comma + 1;
+    int *dst = NULL, lo = 1, hi = 0;
+    if (opt[0] == 'E' && opt[1] == '=' && !seenE) {
+      dst = &E;
+      hi = 100000;
+      seenE = 1;
+    } else if (opt[0] == 'M' && opt[1] == '=' && !seenM) {
+      dst = &M;
+      hi = 99;
+      seenM = 1;
+    } else {
+      break;
+    }
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(opt + 2, &end, 10);
+    if (errno != 0 || end == opt + 2 || *end != '\0' || v < lo || v > hi) {
+      pb_err_set(err, PB_EINVAL,
+                 "agent %s: bad %c=\"%s\" (expected an integer in %d..%d)",
+                 name, opt[0], opt + 2, lo, hi);
+      return NULL;
+    }
+    *dst = (int)v;
+    *comma = '\0';
+  }
+  if (path[0] == '\0') {
+    pb_err_set(err, PB_EINVAL, "agent %s: no checkpoint path before the "
+               "settings", name);
+    return NULL;
+  }
+  return net_open(g, path, name, NET_BEAM, E, M, err);
 }

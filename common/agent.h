@@ -32,6 +32,17 @@
  *   run:DIR@ITER  the same for DIR/checkpoints/ckpt-ITER (zero-padded to 6
  *                 digits: the networks after ITER iterations, 0 = the
  *                 untrained start); run:DIR takes the newest intact one.
+ *   value:PATH    the checkpoint's V one ply deep: every legal move is
+ *                 played and valued -V(child) (a move that ends the game:
+ *                 its result); the best is played, ties to the lowest.
+ *   beam:PATH[,E=N][,M=N]  the checkpoint's V and Q in the paper's beam
+ *                 search (Algorithm 1, beam_search.h) with E expansions
+ *                 (1..100000, default 30) and depth limit M (1..99,
+ *                 default 3); plays the legal move of highest search
+ *                 value, ties to the lowest. Network calls are batched
+ *                 and cached within a move (and across the positions of
+ *                 pb_agent_act_many).
+ * Network agents (checkpoint, run, value, beam) are deterministic.
  * Every kind is deterministic for a given seed. Choosing a move allocates
  * nothing in our code (libtorch allocates inside a network's forward).
  *
@@ -62,6 +73,12 @@ typedef struct pb_agent_vtable {
   void (*reseed)(void *impl, uint64_t seed);
   /* Frees impl (NULL: nothing to free). */
   void (*destroy)(void *impl);
+  /* Optional (NULL: act is called per position): chooses moves for n >= 1
+   * non-terminal positions at once, out[i] for s[i], the same moves act
+   * would choose. Kinds with a network batch their forward passes here.
+   * May allocate. */
+  int (*act_batch)(void *impl, const pb_state_t *s, int n, int *out,
+                   pb_err_t *err);
 } pb_agent_vtable_t;
 
 /* A factory for one kind: `arg` is the text after "kind:" (NULL when the
@@ -87,6 +104,19 @@ pb_agent_t *pb_agent_wrap(const pb_game_t *g, const pb_agent_vtable_t *vt,
  * PB_EILLEGAL if the kind returned an action that is not legal (a bug in
  * the kind, reported rather than played); or the kind's own error. */
 int pb_agent_act(pb_agent_t *a, const pb_state_t *s, pb_err_t *err);
+
+/* Chooses a move in each of the n non-terminal positions s[0..n): out[i]
+ * is what a fresh agent reseeded with pb_mix64(seed + i) would play in
+ * s[i] (network agents ignore the seed). Kinds with act_batch answer in
+ * batches. Returns 0, PB_EINVAL for a terminal position (naming its
+ * index), PB_EILLEGAL for an illegal choice, or the kind's error. Leaves
+ * the agent's random stream reseeded. */
+int pb_agent_act_many(pb_agent_t *a, const pb_state_t *s, int n,
+                      uint64_t seed, int *out, pb_err_t *err);
+
+/* 1 if the agent's kind answers many positions in batches (act_batch),
+ * else 0. */
+int pb_agent_batched(const pb_agent_t *a);
 
 /* Restarts the agent's random stream: after pb_agent_reseed(a, x) the agent
  * plays exactly as a fresh pb_agent_new(g, spec, x). */

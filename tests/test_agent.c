@@ -130,7 +130,7 @@ static void zero_destroy(void *impl) {
   freed++;
   free(impl);
 }
-static const pb_agent_vtable_t zero_vt = {zero_act, NULL, zero_destroy};
+static const pb_agent_vtable_t zero_vt = {zero_act, NULL, zero_destroy, NULL};
 
 static void test_wrap(void **state) {
   (void)state;

@@ -1,0 +1,147 @@
+/* probs accuracy - the share of optimal moves of agents on a solved test
+ * set (common/accuracy.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "agent.h"
+#include "args.h"
+#include "cmds.h"
+#include "game.h"
+#include "learn.h"
+#include "testset.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: probs accuracy [--model CKPT] [--agent SPEC]... [--game G]\n"
+          "                      [--testset PATH] [--seed S] [--threads T]\n"
+          "  Plays each agent once in every position of a solved test set\n"
+          "  and prints the share of its moves that keep the position's best\n"
+          "  outcome (win/draw/loss with perfect play).\n"
+          "  --model CKPT     a checkpoint: its greedy Q (checkpoint:CKPT) is\n"
+          "                   measured when no --agent is given, and the\n"
+          "                   agent kinds checkpoint, value and beam may then\n"
+          "                   leave out the path: --agent value,\n"
+          "                   --agent beam,E=200,M=8\n"
+          "  --agent SPEC     any agent (repeatable): random, lookahead:3,\n"
+          "                   alphabeta:4, beam:CKPT,E=200,M=8, ...\n"
+          "  --game G         the game when no checkpoint tells (default\n"
+          "                   connect4)\n"
+          "  --testset PATH   a test set file (default: the shipped one)\n"
+          "  --seed S         seed of the random choices (default 1)\n"
+          "  --threads T      threads for agents without batches (0 = all)\n");
+}
+
+/* The agent spec for `spec` given the model path: "value" -> "value:CKPT",
+ * "beam,E=.." -> "beam:CKPT,E=..", "checkpoint" -> "checkpoint:CKPT". */
+static void expand_spec(const char *spec, const char *model, char *buf,
+                        size_t n) {
+  static const char *const kinds[] = {"checkpoint", "value", "beam"};
+  for (size_t k = 0; model != NULL && k < 3; k++) {
+    size_t kl = strlen(kinds[k]);
+    if (strncmp(spec, kinds[k], kl) == 0 &&
+        (spec[kl] == '\0' || spec[kl] == ',')) {
+      snprintf(buf, n, "%s:%s%s", kinds[k], model, spec + kl);
+      return;
+    }
+  }
+  snprintf(buf, n, "%s", spec);
+}
+
+int pb_cmd_accuracy(int argc, char **argv) {
+  const char *model = NULL, *game = NULL, *tspath = NULL;
+  const char *agents[32];
+  int nagents = 0;
+  long seed = 1, threads = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "probs accuracy: %s\n",
+              a[0] == '-' ? "option needs a value" : "unexpected argument");
+      usage(stderr);
+      return 2;
+    }
+    const char *v = argv[++i];
+    if (!strcmp(a, "--model")) {
+      model = v;
+    } else if (!strcmp(a, "--agent") && nagents < 32) {
+      agents[nagents++] = v;
+    } else if (!strcmp(a, "--game")) {
+      game = v;
+    } else if (!strcmp(a, "--testset")) {
+      tspath = v;
+    } else if (!strcmp(a, "--seed") &&
+               pb_cli_long(v, 0, 0x7fffffffL, &seed) == 0) {
+    } else if (!strcmp(a, "--threads") &&
+               pb_cli_long(v, 0, 256, &threads) == 0) {
+    } else {
+      fprintf(stderr, "probs accuracy: bad option '%s %s'\n", a, v);
+      usage(stderr);
+      return 2;
+    }
+  }
+  pb_err_t err;
+  pb_err_clear(&err);
+  const pb_game_t *g = NULL;
+  if (model != NULL) {
+    /* The checkpoint tells the game. */
+    pb_config_t cfg;
+    pb_learn_t *l = pb_learn_open(model, "cpu", &cfg, &err);
+    if (l == NULL) {
+      fprintf(stderr, "probs accuracy: --model: %s\n", err.msg);
+      return 2;
+    }
+    g = pb_learn_game(l);
+    pb_learn_destroy(&l);
+    if (game != NULL && strcmp(game, g->name) != 0) {
+      fprintf(stderr, "probs accuracy: --game %s, but %s is a %s checkpoint\n",
+              game, model, g->name);
+      return 2;
+    }
+  } else {
+    g = pb_game_by_name(game ? game : "connect4");
+    if (g == NULL) {
+      fprintf(stderr, "probs accuracy: unknown game '%s' (known: %s)\n", game,
+              pb_game_names());
+      return 2;
+    }
+  }
+  if (nagents == 0) {
+    if (model == NULL) {
+      fprintf(stderr, "probs accuracy: give --model CKPT or --agent SPEC\n");
+      usage(stderr);
+      return 2;
+    }
+    agents[nagents++] = "checkpoint";
+  }
+  pb_testset_t *ts = pb_testset_open(tspath, g, &err);
+  if (ts == NULL) {
+    fprintf(stderr, "probs accuracy: %s\n", err.msg);
+    return 2;
+  }
+  printf("test set %s: %zu positions of %s\n", pb_testset_name(ts),
+         pb_testset_count(ts), g->name);
+  printf("%-50s %11s %6s %7s\n", "agent", "optimal", "share", "time");
+  int rc = 0;
+  for (int k = 0; k < nagents && rc == 0; k++) {
+    char spec[4400];
+    expand_spec(agents[k], model, spec, sizeof spec);
+    pb_accuracy_t acc;
+    rc = pb_accuracy_of_agent(ts, spec, (uint64_t)seed, (int)threads, &acc,
+                              &err);
+    if (rc != 0) {
+      fprintf(stderr, "probs accuracy: %s\n", err.msg);
+      break;
+    }
+    printf("%-50s %5zu/%-5zu %6.3f %6.1fs\n", spec, acc.optimal, acc.positions,
+           acc.share, acc.seconds);
+    fflush(stdout);
+  }
+  pb_testset_destroy(&ts);
+  return rc == 0 ? 0 : rc == PB_EINVAL || rc == PB_EMISMATCH ? 2 : 1;
+}
