@@ -614,7 +614,8 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
     pb_nn_destroy(&w->q.nn);
   }
   if (w->g != g || r->max_turns != w->hello.max_turns ||
-      r->eps != w->hello.eps || r->alpha != w->hello.alpha)
+      r->eps != w->hello.eps || r->alpha != w->hello.alpha ||
+      r->temperature != w->hello.temperature)
     pb_selfplay_destroy(&w->sp);
   if (strcmp(w->cfg.game, g->name) != 0)
     pb_log_warn(w->log,
@@ -921,8 +922,9 @@ static int do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
     if (mt > (uint32_t)g->max_turns) mt = (uint32_t)g->max_turns;
     double alpha = w->hello.alpha;
     if (w->hello.eps == 0.0 && !(alpha > 0.0)) alpha = 1.0; /* unused */
+    double temp = w->hello.temperature > 0.0 ? w->hello.temperature : 1.0;
     pb_selfplay_opts_t o = {w->cfg.train.selfplay_parallel, (int)mt,
-                            w->hello.eps, alpha};
+                            w->hello.eps, alpha, temp};
     pb_err_t e;
     pb_err_clear(&e);
     w->sp = pb_selfplay_new(g, &o, &e);

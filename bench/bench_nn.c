@@ -115,8 +115,8 @@ int main(int argc, char **argv) {
     tune = 0;
   }
   const bench_model_t models[] = {
-      {"small", {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 2, 16, 1, 12}},
-      {"large", {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 3, 32, 1, 64}},
+      {"small", {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 2, 16, 1, 12, 0, 0}},
+      {"large", {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 3, 32, 1, 64, 0, 0}},
   };
   const int batches[] = {1, 64, 256, 1024};
 
@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
          "fwd b1", "fwd b64", "fwd b256", "fwd b1024", "train b128");
   for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
     pb_err_t err;
-    pb_nn_opt_t opt = {3e-3f, 0.0f};
+    pb_nn_opt_t opt = {3e-3f, 0.0f, 0.0f};
     pb_nn_t *nn = pb_nn_new(&models[m].spec, &opt, device, 1, &err);
     if (nn == NULL) {
       fprintf(stderr, "bench_nn: %s\n", err.msg);

@@ -318,8 +318,8 @@ int main(int argc, char **argv) {
     pb_config_defaults(&cfg);
     cfg.search.expansions = E;
     cfg.search.max_depth = M;
-    cfg.model.v = cfg.model.q = (pb_config_net_t){sizes[m].conv, sizes[m].ch,
-                                                  sizes[m].dense, sizes[m].units};
+    cfg.model.v = cfg.model.q = (pb_config_net_t){
+        sizes[m].conv, sizes[m].ch, sizes[m].dense, sizes[m].units, 0, "none"};
     pb_nn_spec_t vs, qs;
     pb_config_nn_spec(&cfg, g, 0, &vs);
     pb_config_nn_spec(&cfg, g, 1, &qs);

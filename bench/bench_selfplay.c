@@ -60,7 +60,7 @@ typedef struct {
 static double measure(ctx_t *c, int parallel, uint32_t cache, int per_call,
                       int reps, size_t *positions) {
   pb_err_t err;
-  pb_selfplay_opts_t o = {parallel, c->max_turns, c->eps, c->alpha};
+  pb_selfplay_opts_t o = {parallel, c->max_turns, c->eps, c->alpha, 1.0};
   pb_selfplay_t *sp = pb_selfplay_new(c->g, &o, &err);
   if (sp == NULL) die("selfplay", &err);
   pb_neteval_t *ne = pb_neteval_new(c->g, c->eval_batch, cache, &err);
@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
     pb_err_t err;
     pb_config_defaults(&cfg);
     cfg.model.q = (pb_config_net_t){sizes[m].conv, sizes[m].ch, sizes[m].dense,
-                                    sizes[m].units};
+                                    sizes[m].units, 0, "none"};
     pb_nn_spec_t qs;
     pb_config_nn_spec(&cfg, g, 1, &qs);
     ctx_t c = {.g = g,

@@ -68,7 +68,12 @@ typedef struct {
       ROW_INT("model." #w ".dense_layers", model.w.dense_layers, 0, 16, "1",   \
               W ": hidden dense layers before the head"),                      \
       ROW_INT("model." #w ".dense_units", model.w.dense_units, 1, 65536, "12", \
-              W ": units of each hidden dense layer")
+              W ": units of each hidden dense layer"),                         \
+      ROW_INT("model." #w ".res_blocks", model.w.res_blocks, 0, 64, "0",       \
+              W ": residual blocks (2 convolutions each) after the "           \
+              "convolutions"),                                                 \
+      ROW_ENUM("model." #w ".norm", model.w.norm, "none|layer", "none",        \
+               W ": normalisation after each convolution: none or layer")
 
 /* Rows sharing a section are kept together: to_yaml opens one mapping per
  * run of rows with the same prefix (a test reloads its output, so a split
@@ -113,6 +118,30 @@ static const pb__row_t schema[] = {
              "pipelined mode (reserved, not available yet: must be false)"),
     ROW_INT("train.max_staleness", train.max_staleness, 0, 1000, "1",
             "pipelined mode: versions an episode's model may lag"),
+    ROW_DBL("train.grad_clip", train.grad_clip, 0.0, 1e9, "0",
+            "cap on the gradient's L2 norm before Adam; 0 = off (paper)"),
+    ROW_INT("train.lr_warmup_steps", train.lr_warmup_steps, 0, 100000000, "0",
+            "learning rates rise linearly over this many Adam steps; 0 = off"),
+    ROW_INT("train.lr_decay_iterations", train.lr_decay_iterations, 0,
+            1000000, "0",
+            "cosine decay of the learning rates over this many iterations, "
+            "to lr * lr_min_factor; 0 = constant (paper)"),
+    ROW_DBL("train.lr_min_factor", train.lr_min_factor, 0.0, 1.0, "0.1",
+            "floor of the decayed learning rates, as a share of v_lr / q_lr"),
+    ROW_ENUM("train.augment", train.augment, "none|mirror", "none",
+             "training data augmentation: none (paper) or mirror (each sample "
+             "mirrored left-right with probability 1/2)"),
+    ROW_INT("train.replay_iterations", train.replay_iterations, 1, 1000, "1",
+            "V and Q train on the data of the last k iterations; 1 = only "
+            "the current one (paper)"),
+    ROW_DBL("train.v_search_mix", train.v_search_mix, 0.0, 1.0, "0",
+            "V target = (1 - m) * outcome + m * beam-search value; m > 0 "
+            "trains V after the search (which then uses the previous V); 0 = "
+            "outcome only, before the search (paper)"),
+    ROW_DBL("train.selfplay_temperature", train.selfplay_temperature, 0.01,
+            100.0, "1",
+            "self-play policy softmax(Q / T) before the Dirichlet noise; 1 = "
+            "paper"),
 
     ROW_INT("search.expansions", search.expansions, 1, 10000, "30",
             "E: nodes expanded per beam search"),
@@ -161,6 +190,15 @@ static const pb__row_t schema[] = {
             "evaluator threads; 0 = all cores"),
     ROW_INT("eval.every", eval.every, 1, 1000000, "1",
             "evaluate every Nth version"),
+    ROW_BOOL("eval.accuracy", eval.accuracy, "true",
+             "also measure the share of optimal moves on a solved test set "
+             "(games with a solver)"),
+    ROW_STR("eval.testset", eval.testset, 0, "",
+            "solved test set file; empty = the one shipped for the game"),
+    ROW_INT("eval.search_expansions", eval.search_expansions, 1, 100000, "100",
+            "E of the beam-search agent whose accuracy is measured"),
+    ROW_INT("eval.search_depth", eval.search_depth, 1, 99, "10",
+            "M of the beam-search agent whose accuracy is measured"),
 
     ROW_ENUM("log.level", log.level, "debug|info|warn|error", "info",
              "least severe level logged: debug, info, warn or error"),
@@ -951,6 +989,14 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
                       "of the longest "
                       "%s game (%d moves)",
                       c->eval.opening_random_moves, g->name, g->max_turns);
+  if (c->model.v.res_blocks > 0 && c->model.v.conv_layers == 0)
+    return pb_err_set(err, PB_ECONFIG,
+                      "model.v.res_blocks (%d) needs model.v.conv_layers >= 1",
+                      c->model.v.res_blocks);
+  if (c->model.q.res_blocks > 0 && c->model.q.conv_layers == 0)
+    return pb_err_set(err, PB_ECONFIG,
+                      "model.q.res_blocks (%d) needs model.q.conv_layers >= 1",
+                      c->model.q.res_blocks);
   char bad[72];
   if (!opponents_ok(c->eval.opponents, bad, sizeof bad))
     return pb_err_set(
@@ -1079,12 +1125,15 @@ void pb_config_nn_spec(const pb_config_t *c, const pb_game_t *g, int q,
   spec->conv_channels = n->conv_channels;
   spec->dense_layers = n->dense_layers;
   spec->dense_units = n->dense_units;
+  spec->res_blocks = n->res_blocks;
+  spec->norm = !strcmp(n->norm, "layer") ? PB_NN_NORM_LAYER : PB_NN_NORM_NONE;
 }
 
 void pb_config_nn_opt(const pb_config_t *c, int q, pb_nn_opt_t *opt) {
   memset(opt, 0, sizeof *opt);
   opt->lr = (float)(q ? c->train.q_lr : c->train.v_lr);
   opt->weight_decay = (float)c->train.weight_decay;
+  opt->grad_clip = (float)c->train.grad_clip;
 }
 
 int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,

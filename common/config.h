@@ -46,6 +46,8 @@ typedef struct pb_config_net {
   int conv_channels;
   int dense_layers;
   int dense_units;
+  int res_blocks;                /* residual blocks after the convolutions */
+  char norm[PB_CONFIG_NAME_MAX]; /* "none" or "layer" */
 } pb_config_net_t;
 
 typedef struct pb_config {
@@ -71,6 +73,15 @@ typedef struct pb_config {
     int selfplay_parallel; /* games played at once per process */
     int max_staleness;     /* pipelined mode: versions an episode may lag */
     bool pipeline;         /* pipelined mode (off = paper-exact) */
+    /* Beyond the paper (every default is the paper's behaviour): */
+    double grad_clip;           /* gradient L2 norm cap; 0 = off */
+    int lr_warmup_steps;        /* linear warm-up over this many Adam steps */
+    int lr_decay_iterations;    /* cosine decay over this many; 0 = none */
+    double lr_min_factor;       /* the decayed learning rate's floor */
+    char augment[PB_CONFIG_NAME_MAX]; /* "none" or "mirror" */
+    int replay_iterations;      /* train on the last k iterations' data */
+    double v_search_mix;        /* V target: (1-m) outcome + m search value */
+    double selfplay_temperature; /* softmax(Q / T) in self-play */
   } train;
 
   struct {
@@ -105,6 +116,9 @@ typedef struct pb_config {
     int threads; /* 0 = all cores */
     int every;   /* evaluate every Nth version */
     bool enabled;
+    bool accuracy;                      /* solver accuracy (solvable games) */
+    char testset[PB_CONFIG_PATH_MAX];   /* "" = the shipped set */
+    int search_expansions, search_depth; /* the beam agent's E and M */
   } eval;
 
   struct {

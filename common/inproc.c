@@ -82,13 +82,16 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
     else if ((r->eps.reward[k] > 0) == (r->eps.len[k] % 2 == 1)) wins++;
   }
 
-  /* 2. train V_k */
-  pb_learn_stats_t vst, qst;
+  /* 2. train V_k (the paper; with train.v_search_mix > 0 V trains after
+   * the search instead, on targets that need its values) */
+  pb_learn_stats_t vst = {0}, qst;
+  const int v_first = pb_learn_v_first(r->learn);
   if (stopping(opts)) return PB_EINTR;
-  rc = pb_learn_train_v(r->learn, &r->eps, &vst, err);
-  if (rc != 0) return rc;
+  if (v_first && (rc = pb_learn_train_v(r->learn, &r->eps, NULL, &vst, err)) != 0)
+    return rc;
 
-  /* 3. beam search of the distinct positions with (V_k, Q_{k-1}) */
+  /* 3. beam search of the distinct positions with (V_k, Q_{k-1}), or
+   * (V_{k-1}, Q_{k-1}) when V trains after it */
   double t1 = pb_now();
   size_t nu;
   rc = pb_learn_distinct(r->learn, &r->eps, &nu, err);
@@ -117,13 +120,16 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   pb_neteval_stats_t ns;
   pb_neteval_stats(r->ne, &ns);
 
-  /* 4. train Q_k */
+  /* 4. train Q_k (and V_k when it trains after the search) */
   if (stopping(opts)) return PB_EINTR;
   rc = pb_learn_train_q(r->learn, &r->eps, r->qt, &qst, err);
   if (rc != 0) return rc;
+  if (!v_first && (rc = pb_learn_train_v(r->learn, &r->eps, r->qt, &vst, err)) != 0)
+    return rc;
 
   /* 5. checkpoint version k */
-  pb_learn_next_version(r->learn);
+  if ((rc = pb_learn_end_iteration(r->learn, &r->eps, r->qt, err)) != 0)
+    return rc;
   const uint64_t nv = pb_learn_version(r->learn);
   char path[4200];
   pb_inproc_ckpt_path(cfg->run.dir, (unsigned long long)nv, path, sizeof path);
@@ -180,7 +186,8 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
 
   if ((r.learn = pb_learn_new(cfg, err)) == NULL) goto fail;
   pb_selfplay_opts_t so = {cfg->train.selfplay_parallel, cfg->train.max_turns,
-                           cfg->train.eps, cfg->train.alpha};
+                           cfg->train.eps, cfg->train.alpha,
+                           cfg->train.selfplay_temperature};
   if ((r.sp = pb_selfplay_new(r.g, &so, err)) == NULL) goto fail;
   if ((r.beam = pb_beam_new(r.g, cfg->search.expansions, cfg->search.max_depth,
                             cfg->search.parallel, err)) == NULL)

@@ -9,6 +9,23 @@
 #include "ckpt.h"
 #include "json.h"
 
+/* One earlier iteration's training data. */
+typedef struct {
+  size_t n;
+  pb_state_t *states;
+  float *v; /* V targets */
+  float *q; /* n * num_actions Q targets */
+} past_t;
+
+#define PB_LEARN_MAX_PAST 1000
+
+static void past_free(past_t *p) {
+  free(p->states);
+  free(p->v);
+  free(p->q);
+  memset(p, 0, sizeof *p);
+}
+
 struct pb_learn {
   pb_config_t cfg;
   const pb_game_t *g;
@@ -25,6 +42,14 @@ struct pb_learn {
   uint32_t *uniq_of; /* stored position -> distinct index */
   uint32_t *table;   /* open addressing: distinct index + 1, 0 = empty */
   size_t uniq_cap, of_cap, table_cap, n_uniq;
+  /* V targets of the current positions */
+  float *vt;
+  size_t vt_cap;
+  /* the replay window: data of up to train.replay_iterations - 1 earlier
+   * iterations, oldest first */
+  past_t past[PB_LEARN_MAX_PAST];
+  int n_past;
+  pb_nn_opt_t vopt, qopt; /* the configured optimizer settings */
 };
 
 static double now_s(void) {
@@ -53,6 +78,8 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   pb_config_nn_spec(cfg, g, 1, &qs);
   pb_config_nn_opt(cfg, 0, &vo);
   pb_config_nn_opt(cfg, 1, &qo);
+  l->vopt = vo;
+  l->qopt = qo;
   pb_nn_set_threads(cfg->model.threads);
   uint64_t seed = (uint64_t)cfg->seed;
   l->v = pb_nn_new(&vs, &vo, cfg->model.device, pb_mix64(seed ^ 0x5601), err);
@@ -88,6 +115,8 @@ void pb_learn_destroy(pb_learn_t **pl) {
   free(l->uniq);
   free(l->uniq_of);
   free(l->table);
+  free(l->vt);
+  for (int i = 0; i < l->n_past; i++) past_free(&l->past[i]);
   free(l);
   *pl = NULL;
 }
@@ -96,7 +125,6 @@ const pb_game_t *pb_learn_game(const pb_learn_t *l) { return l->g; }
 pb_nn_t *pb_learn_v(pb_learn_t *l) { return l->v; }
 pb_nn_t *pb_learn_q(pb_learn_t *l) { return l->q; }
 uint64_t pb_learn_version(const pb_learn_t *l) { return l->version; }
-void pb_learn_next_version(pb_learn_t *l) { l->version++; }
 
 size_t pb_learn_cap_replay(const pb_learn_t *l, pb_episodes_t *eps) {
   size_t cap = (size_t)l->cfg.train.replay_capacity, drop = 0, kept = 0;
@@ -131,7 +159,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
   return 0;
 }
 
-/* A fresh random order of the n stored positions. */
+/* A fresh random order of the n training samples. */
 static int shuffle(pb_learn_t *l, size_t n, pb_err_t *err) {
   if (grow((void **)&l->order, &l->order_cap, n, sizeof *l->order))
     return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
@@ -140,42 +168,155 @@ static int shuffle(pb_learn_t *l, size_t n, pb_err_t *err) {
   return 0;
 }
 
-static void stats_add(pb_learn_stats_t *st, float loss) {
+static void stats_add(pb_learn_stats_t *st, float loss, const pb_nn_t *nn,
+                      double lr) {
   if (st->steps == 0) st->loss_first = loss;
   st->loss_last = loss;
   st->loss_mean += loss;
   st->steps++;
+  double gn = pb_nn_last_grad_norm(nn);
+  if (gn > st->grad_norm_max) st->grad_norm_max = gn;
+  st->grad_norm_mean += gn;
+  st->lr = lr;
+}
+
+static void stats_end(pb_learn_stats_t *st, double t0) {
+  if (st->steps) {
+    st->loss_mean /= (double)st->steps;
+    st->grad_norm_mean /= (double)st->steps;
+  }
+  st->seconds = now_s() - t0;
+}
+
+/* Sets the learning rate of the next step from the schedule: a linear
+ * warm-up over the first lr_warmup_steps Adam steps of the network, and a
+ * cosine decay over lr_decay_iterations iterations down to lr_min_factor.
+ * Without either, the optimizer is never touched (the paper's constant
+ * rate, bit for bit). Returns the rate. */
+static double schedule(pb_learn_t *l, pb_nn_t *nn, const pb_nn_opt_t *base) {
+  const int W = l->cfg.train.lr_warmup_steps, D = l->cfg.train.lr_decay_iterations;
+  if (W <= 0 && D <= 0) return base->lr;
+  double f = 1.0;
+  int64_t step = pb_nn_train_steps(nn);
+  if (W > 0 && step < W) f *= (double)(step + 1) / W;
+  if (D > 0) {
+    double t = (double)l->version / D;
+    if (t > 1.0) t = 1.0;
+    double mn = l->cfg.train.lr_min_factor;
+    f *= mn + (1.0 - mn) * 0.5 * (1.0 + cos(M_PI * t));
+  }
+  pb_nn_opt_t o = *base;
+  o.lr = (float)(base->lr * f);
+  pb_nn_set_opt(nn, &o, NULL);
+  return o.lr;
+}
+
+/* Whether a sample is mirrored (train.augment = mirror, probability 1/2,
+ * from the training stream). */
+static int flip(pb_learn_t *l) {
+  return l->g->mirror != NULL && !strcmp(l->cfg.train.augment, "mirror") &&
+         (pb_rng_next(&l->rng) >> 63);
+}
+
+int pb_learn_v_first(const pb_learn_t *l) {
+  return !(l->cfg.train.v_search_mix > 0.0);
+}
+
+/* The search value of a position: the best Q target over its legal
+ * actions (what the beam search says the side to move gets). */
+static float search_value(const pb_game_t *g, const pb_state_t *s,
+                          const float *qrow) {
+  uint8_t acts[PB_MAX_ACTIONS];
+  int n = g->legal(s, acts);
+  float best = -INFINITY;
+  for (int k = 0; k < n; k++)
+    if (qrow[acts[k]] > best) best = qrow[acts[k]];
+  return n > 0 ? best : 0.0f;
+}
+
+/* V targets of the current positions into l->vt: the outcome, blended
+ * with the search value when qtargets is given and v_search_mix > 0 (the
+ * distinct positions of eps must be those of the last pb_learn_distinct). */
+static int current_v_targets(pb_learn_t *l, const pb_episodes_t *eps,
+                             const float *qtargets, pb_err_t *err) {
+  const size_t n = eps->n_states;
+  if (grow((void **)&l->vt, &l->vt_cap, n ? n : 1, sizeof *l->vt))
+    return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+  pb_episodes_targets(eps, l->vt);
+  const double m = l->cfg.train.v_search_mix;
+  if (qtargets != NULL && m > 0.0) {
+    const int A = l->g->num_actions;
+    for (size_t i = 0; i < n; i++) {
+      float sv = search_value(l->g, &eps->states[i],
+                              &qtargets[(size_t)l->uniq_of[i] * A]);
+      l->vt[i] = (float)((1.0 - m) * l->vt[i] + m * sv);
+    }
+  }
+  return 0;
+}
+
+/* Total samples: the current positions and the replay window's. */
+static size_t n_samples(const pb_learn_t *l, size_t n_cur) {
+  size_t n = n_cur;
+  for (int i = 0; i < l->n_past; i++) n += l->past[i].n;
+  return n;
+}
+
+/* Sample k (< n_samples): its position, V target and Q row. */
+static void sample(const pb_learn_t *l, const pb_episodes_t *eps,
+                   const float *qtargets, size_t k, const pb_state_t **s,
+                   float *v, const float **q) {
+  const size_t A = (size_t)l->g->num_actions;
+  if (k < eps->n_states) {
+    *s = &eps->states[k];
+    if (v) *v = l->vt[k];
+    if (q) *q = qtargets ? &qtargets[(size_t)l->uniq_of[k] * A] : NULL;
+    return;
+  }
+  k -= eps->n_states;
+  for (int i = 0; i < l->n_past; i++) {
+    if (k < l->past[i].n) {
+      *s = &l->past[i].states[k];
+      if (v) *v = l->past[i].v[k];
+      if (q) *q = &l->past[i].q[k * A];
+      return;
+    }
+    k -= l->past[i].n;
+  }
 }
 
 int pb_learn_train_v(pb_learn_t *l, const pb_episodes_t *eps,
-                     pb_learn_stats_t *st, pb_err_t *err) {
+                     const float *qtargets, pb_learn_stats_t *st,
+                     pb_err_t *err) {
   const pb_game_t *g = l->g;
-  const size_t n = eps->n_states, B = (size_t)l->batch_cap;
+  const size_t B = (size_t)l->batch_cap;
   const size_t in_size = (size_t)g->planes * g->height * g->width;
   pb_learn_stats_t s = {0};
   double t0 = now_s();
-  float *targets = malloc((n ? n : 1) * sizeof *targets);
-  if (targets == NULL) return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
-  pb_episodes_targets(eps, targets);
-  int rc = 0;
+  int rc = current_v_targets(l, eps, qtargets, err);
+  const size_t n = n_samples(l, eps->n_states);
   for (int ep = 0; ep < l->cfg.train.v_epochs && rc == 0; ep++) {
     if ((rc = shuffle(l, n, err)) != 0) break;
     for (size_t b = 0; b < n && rc == 0; b += B) {
       size_t m = n - b < B ? n - b : B;
       for (size_t j = 0; j < m; j++) {
-        uint32_t i = l->order[b + j];
-        g->encode(&eps->states[i], &l->in[j * in_size]);
-        l->tgt[j] = targets[i];
+        const pb_state_t *ps = NULL;
+        sample(l, eps, NULL, l->order[b + j], &ps, &l->tgt[j], NULL);
+        pb_state_t mir;
+        if (flip(l)) {
+          g->mirror(ps, &mir);
+          ps = &mir;
+        }
+        g->encode(ps, &l->in[j * in_size]);
       }
       float loss = 0;
+      double lr = schedule(l, l->v, &l->vopt);
       rc = pb_nn_train_step(l->v, l->in, l->tgt, NULL, (int)m, &loss, err);
-      if (rc == 0) stats_add(&s, loss);
+      if (rc == 0) stats_add(&s, loss, l->v, lr);
       s.samples += m;
     }
   }
-  free(targets);
-  if (s.steps) s.loss_mean /= (double)s.steps;
-  s.seconds = now_s() - t0;
+  stats_end(&s, t0);
   if (st) *st = s;
   return rc;
 }
@@ -223,37 +364,80 @@ int pb_learn_train_q(pb_learn_t *l, const pb_episodes_t *eps,
                      pb_err_t *err) {
   const pb_game_t *g = l->g;
   const int A = g->num_actions;
-  const size_t n = eps->n_states, B = (size_t)l->batch_cap;
+  const size_t B = (size_t)l->batch_cap;
   const size_t in_size = (size_t)g->planes * g->height * g->width;
   pb_learn_stats_t s = {0};
   double t0 = now_s();
   int rc = 0;
+  const size_t n = n_samples(l, eps->n_states);
   for (int ep = 0; ep < l->cfg.train.q_epochs && rc == 0; ep++) {
     if ((rc = shuffle(l, n, err)) != 0) break;
     for (size_t b = 0; b < n && rc == 0; b += B) {
       size_t m = n - b < B ? n - b : B;
       for (size_t j = 0; j < m; j++) {
-        uint32_t i = l->order[b + j];
-        const pb_state_t *ps = &eps->states[i];
-        g->encode(ps, &l->in[j * in_size]);
-        memcpy(&l->tgt[j * A], &qtargets[(size_t)l->uniq_of[i] * A],
-               (size_t)A * sizeof(float));
-        float *mk = &l->mask[j * A];
+        const pb_state_t *ps = NULL;
+        const float *qrow = NULL;
+        sample(l, eps, qtargets, l->order[b + j], &ps, NULL, &qrow);
+        float *tg = &l->tgt[j * A], *mk = &l->mask[j * A];
         memset(mk, 0, (size_t)A * sizeof *mk);
         uint8_t acts[PB_MAX_ACTIONS];
         int na = g->legal(ps, acts);
-        for (int k = 0; k < na; k++) mk[acts[k]] = 1.0f;
+        if (flip(l)) {
+          pb_state_t mir;
+          g->mirror(ps, &mir);
+          g->encode(&mir, &l->in[j * in_size]);
+          for (int a = 0; a < A; a++) tg[g->mirror_action(a)] = qrow[a];
+          for (int k = 0; k < na; k++) mk[g->mirror_action(acts[k])] = 1.0f;
+        } else {
+          g->encode(ps, &l->in[j * in_size]);
+          memcpy(tg, qrow, (size_t)A * sizeof(float));
+          for (int k = 0; k < na; k++) mk[acts[k]] = 1.0f;
+        }
       }
       float loss = 0;
+      double lr = schedule(l, l->q, &l->qopt);
       rc = pb_nn_train_step(l->q, l->in, l->tgt, l->mask, (int)m, &loss, err);
-      if (rc == 0) stats_add(&s, loss);
+      if (rc == 0) stats_add(&s, loss, l->q, lr);
       s.samples += m;
     }
   }
-  if (s.steps) s.loss_mean /= (double)s.steps;
-  s.seconds = now_s() - t0;
+  stats_end(&s, t0);
   if (st) *st = s;
   return rc;
+}
+
+int pb_learn_end_iteration(pb_learn_t *l, const pb_episodes_t *eps,
+                           const float *qtargets, pb_err_t *err) {
+  const int keep = l->cfg.train.replay_iterations - 1;
+  if (keep > 0 && eps->n_states > 0) {
+    const size_t n = eps->n_states, A = (size_t)l->g->num_actions;
+    int rc = current_v_targets(l, eps, qtargets, err);
+    if (rc != 0) return rc;
+    past_t p = {n, malloc(n * sizeof *p.states), malloc(n * sizeof *p.v),
+                malloc(n * A * sizeof *p.q)};
+    if (p.states == NULL || p.v == NULL || p.q == NULL) {
+      past_free(&p);
+      return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+    }
+    memcpy(p.states, eps->states, n * sizeof *p.states);
+    memcpy(p.v, l->vt, n * sizeof *p.v);
+    for (size_t i = 0; i < n; i++)
+      memcpy(&p.q[i * A], &qtargets[(size_t)l->uniq_of[i] * A],
+             A * sizeof *p.q);
+    while (l->n_past >= keep) {
+      past_free(&l->past[0]);
+      memmove(&l->past[0], &l->past[1], (size_t)(l->n_past - 1) * sizeof l->past[0]);
+      memset(&l->past[l->n_past - 1], 0, sizeof l->past[0]);
+      l->n_past--;
+    }
+    l->past[l->n_past++] = p;
+  }
+  l->version++;
+  return 0;
+}
+
+size_t pb_learn_replay_positions(const pb_learn_t *l) {
+  return n_samples(l, 0);
 }
 
 /* ---- checkpoints ---------------------------------------------------- */
@@ -267,6 +451,99 @@ static uint64_t get64(const uint8_t *p) {
   uint64_t x = 0;
   for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
   return x;
+}
+
+/* The replay window as a checkpoint section (little-endian):
+ *   u64 magic "PBREPLAY", u32 num_actions, u32 iterations, then per
+ *   iteration u64 n, n positions (4 u64 words each), n f32 V targets,
+ *   n * num_actions f32 Q targets. */
+#define REPLAY_MAGIC 0x59414C5045524250ull /* "PBREPLAY" */
+
+static void put32(uint8_t *p, uint32_t x) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(x >> (8 * i));
+}
+static uint32_t get32(const uint8_t *p) {
+  uint32_t x = 0;
+  for (int i = 0; i < 4; i++) x |= (uint32_t)p[i] << (8 * i);
+  return x;
+}
+static void putf(uint8_t *p, float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  put32(p, u);
+}
+static float getf(const uint8_t *p) {
+  uint32_t u = get32(p);
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static uint8_t *replay_encode(const pb_learn_t *l, size_t *len) {
+  const size_t A = (size_t)l->g->num_actions;
+  size_t n = 16;
+  for (int i = 0; i < l->n_past; i++)
+    n += 8 + l->past[i].n * (32 + 4 + 4 * A);
+  uint8_t *b = malloc(n), *p = b;
+  if (b == NULL) return NULL;
+  put64(p, REPLAY_MAGIC);
+  put32(p + 8, (uint32_t)A);
+  put32(p + 12, (uint32_t)l->n_past);
+  p += 16;
+  for (int i = 0; i < l->n_past; i++) {
+    const past_t *ps = &l->past[i];
+    put64(p, ps->n);
+    p += 8;
+    for (size_t k = 0; k < ps->n; k++)
+      for (int w = 0; w < 4; w++, p += 8) put64(p, ps->states[k].w[w]);
+    for (size_t k = 0; k < ps->n; k++, p += 4) putf(p, ps->v[k]);
+    for (size_t k = 0; k < ps->n * A; k++, p += 4) putf(p, ps->q[k]);
+  }
+  *len = n;
+  return b;
+}
+
+/* Decodes a replay section into past[] (all or nothing). */
+static int replay_decode(const pb_learn_t *l, const uint8_t *b, size_t len,
+                         past_t *past, int *n_past, const char *path,
+                         pb_err_t *err) {
+  const size_t A = (size_t)l->g->num_actions;
+  *n_past = 0;
+  if (len < 16 || get64(b) != REPLAY_MAGIC || get32(b + 8) != A ||
+      get32(b + 12) > PB_LEARN_MAX_PAST)
+    return pb_err_set(err, PB_ECORRUPT, "%s: bad replay window section", path);
+  const int np = (int)get32(b + 12);
+  size_t off = 16;
+  for (int i = 0; i < np; i++) {
+    if (len - off < 8) goto bad;
+    uint64_t n = get64(b + off);
+    off += 8;
+    if (n > (len - off) / (32 + 4 + 4 * A)) goto bad;
+    past_t *ps = &past[i];
+    ps->n = (size_t)n;
+    ps->states = malloc((n ? n : 1) * sizeof *ps->states);
+    ps->v = malloc((n ? n : 1) * sizeof *ps->v);
+    ps->q = malloc((n ? n : 1) * A * sizeof *ps->q);
+    *n_past = i + 1;
+    if (!ps->states || !ps->v || !ps->q) {
+      for (int j = 0; j < *n_past; j++) past_free(&past[j]);
+      *n_past = 0;
+      return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+    }
+    for (size_t k = 0; k < n; k++) {
+      memset(&ps->states[k], 0, sizeof ps->states[k]);
+      for (int w = 0; w < 4; w++, off += 8) ps->states[k].w[w] = get64(b + off);
+    }
+    for (size_t k = 0; k < n; k++, off += 4) ps->v[k] = getf(b + off);
+    for (size_t k = 0; k < n * A; k++, off += 4) ps->q[k] = getf(b + off);
+  }
+  if (off != len) goto bad;
+  return 0;
+bad:
+  for (int j = 0; j < *n_past; j++) past_free(&past[j]);
+  *n_past = 0;
+  return pb_err_set(err, PB_ECORRUPT, "%s: replay window section truncated",
+                    path);
 }
 
 int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
@@ -288,6 +565,13 @@ int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
   if (rc == 0) rc = pb_ckpt_add(ck, "v.state", vb, vl, err);
   if (rc == 0) rc = pb_ckpt_add(ck, "q.state", qb, ql, err);
   if (rc == 0) rc = pb_ckpt_add(ck, "config.yaml", yaml, strlen(yaml), err);
+  if (rc == 0 && l->n_past > 0) {
+    size_t rl = 0;
+    uint8_t *rb = replay_encode(l, &rl);
+    rc = rb ? pb_ckpt_add(ck, "learn.replay", rb, rl, err)
+            : pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+    free(rb);
+  }
   if (rc == 0 && extra != NULL)
     rc = pb_ckpt_add(ck, "extra", extra, extra_len, err);
   if (rc == 0) rc = pb_ckpt_write(ck, path, err);
@@ -316,9 +600,10 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
                   size_t *extra_len, pb_err_t *err) {
   pb_ckpt_t *ck = pb_ckpt_read(path, err);
   if (ck == NULL) return err ? err->code : PB_ECORRUPT;
-  const uint8_t *meta, *vb, *qb, *xb;
-  size_t ml, vl, ql, xl;
-  int rc = 0;
+  const uint8_t *meta, *vb, *qb, *xb, *rb;
+  size_t ml, vl, ql, xl, rl;
+  int rc = 0, np = 0;
+  past_t *past = NULL;
   if (pb_ckpt_get(ck, "learn.meta", (const void **)&meta, &ml) != 0 ||
       pb_ckpt_get(ck, "v.state", (const void **)&vb, &vl) != 0 ||
       pb_ckpt_get(ck, "q.state", (const void **)&qb, &ql) != 0) {
@@ -339,6 +624,14 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
   /* Check both before touching either, so a refusal changes nothing. */
   if ((rc = same_spec(l->v, vb, vl, "V", path, err)) != 0) goto done;
   if ((rc = same_spec(l->q, qb, ql, "Q", path, err)) != 0) goto done;
+  if (pb_ckpt_get(ck, "learn.replay", (const void **)&rb, &rl) == 0) {
+    past = calloc(PB_LEARN_MAX_PAST, sizeof *past);
+    if (past == NULL) {
+      rc = pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+      goto done;
+    }
+    if ((rc = replay_decode(l, rb, rl, past, &np, path, err)) != 0) goto done;
+  }
   void *xcopy = NULL;
   if (extra != NULL) {
     *extra = NULL;
@@ -364,7 +657,14 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
   }
   l->version = get64(meta + 16);
   for (int i = 0; i < 4; i++) l->rng.s[i] = get64(meta + 24 + 8 * i);
+  /* The window is the file's (none if it has none). */
+  for (int i = 0; i < l->n_past; i++) past_free(&l->past[i]);
+  for (int i = 0; i < np; i++) l->past[i] = past[i];
+  l->n_past = np;
+  np = 0;
 done:
+  for (int i = 0; i < np; i++) past_free(&past[i]);
+  free(past);
   pb_ckpt_destroy(&ck);
   return rc;
 }
@@ -457,6 +757,11 @@ void pb_learn_report_json(const pb_learn_t *l, const pb_learn_report_t *r,
   pb_json_kdouble(j, "q_loss", r->q->loss_mean);
   pb_json_kdouble(j, "v_loss_last", r->v->loss_last);
   pb_json_kdouble(j, "q_loss_last", r->q->loss_last);
+  pb_json_kdouble(j, "v_lr", r->v->lr);
+  pb_json_kdouble(j, "q_lr", r->q->lr);
+  pb_json_kdouble(j, "v_grad_norm_max", r->v->grad_norm_max);
+  pb_json_kdouble(j, "q_grad_norm_max", r->q->grad_norm_max);
+  pb_json_kuint(j, "replay_positions", pb_learn_replay_positions(l));
   pb_json_kdouble(j, "selfplay_positions_per_s",
                   npos / (r->selfplay_s > 0 ? r->selfplay_s : 1e-9));
   pb_json_kdouble(j, "search_states_per_s",

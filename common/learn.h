@@ -26,6 +26,8 @@ typedef struct pb_learn_stats {
   size_t samples;                          /* rows trained on */
   size_t steps;                            /* minibatches */
   double seconds;
+  double grad_norm_mean, grad_norm_max;    /* before clipping */
+  double lr;                               /* of the last step */
 } pb_learn_stats_t;
 
 /* Creates the networks from cfg (device, threads, specs, seeds). The config
@@ -47,10 +49,23 @@ uint64_t pb_learn_version(const pb_learn_t *l);
  * episodes from the front were dropped. */
 size_t pb_learn_cap_replay(const pb_learn_t *l, pb_episodes_t *eps);
 
-/* Trains V for train.v_epochs passes over every position of eps in random
- * minibatches, target delta_t * r_T. */
+/* Whether V is trained before the search, as in the paper (1), or after
+ * it (0: train.v_search_mix > 0, whose targets need the search values; the
+ * search then runs with the previous iteration's V). */
+int pb_learn_v_first(const pb_learn_t *l);
+
+/* Trains V for train.v_epochs passes, in random minibatches, over every
+ * position of eps and every position of the replay window (the last
+ * train.replay_iterations - 1 iterations' data, when > 1). The target of
+ * a position of eps is delta_t * r_T (its game's outcome), or, when
+ * qtargets is given and train.v_search_mix = m > 0, (1 - m) * outcome +
+ * m * (its best Q target: the value the beam search found), qtargets
+ * indexed as in pb_learn_train_q. With train.augment = mirror each sample
+ * is mirrored with probability 1/2. Learning rates follow
+ * train.lr_warmup_steps / lr_decay_iterations. */
 int pb_learn_train_v(pb_learn_t *l, const pb_episodes_t *eps,
-                     pb_learn_stats_t *st, pb_err_t *err);
+                     const float *qtargets, pb_learn_stats_t *st,
+                     pb_err_t *err);
 
 /* Finds the distinct positions of eps. Afterwards pb_learn_distinct_states
  * returns them (owned by l, valid until the next call) and train_q maps
@@ -61,17 +76,28 @@ const pb_state_t *pb_learn_distinct_states(const pb_learn_t *l);
 
 /* Trains Q for train.q_epochs passes over every position of eps (all
  * occurrences, as the paper's D_Q), target the beam-search values
- * qtargets[distinct index][action], masked to the legal actions. */
+ * qtargets[distinct index][action], masked to the legal actions, and over
+ * the replay window's positions with the targets they had (mirroring and
+ * learning rates as pb_learn_train_v). */
 int pb_learn_train_q(pb_learn_t *l, const pb_episodes_t *eps,
                      const float *qtargets, pb_learn_stats_t *st,
                      pb_err_t *err);
 
-/* Marks the iteration finished: version + 1. */
-void pb_learn_next_version(pb_learn_t *l);
+/* Marks the iteration finished: version + 1, and (train.replay_iterations
+ * > 1) keeps the iteration's positions with their V and Q targets in the
+ * replay window, dropping the oldest iteration beyond the window. eps and
+ * qtargets are those just trained on (the distinct positions of the last
+ * pb_learn_distinct). Returns 0 or PB_ENOMEM (nothing changed). */
+int pb_learn_end_iteration(pb_learn_t *l, const pb_episodes_t *eps,
+                           const float *qtargets, pb_err_t *err);
+
+/* Positions held in the replay window (0 in the paper's setting). */
+size_t pb_learn_replay_positions(const pb_learn_t *l);
 
 /* Writes the whole run state to `path` atomically (temporary file, fsync,
  * rename): both networks with optimizer moments, version, the training RNG,
- * the config as YAML, and `extra` (caller's blob, may be NULL). */
+ * the replay window, the config as YAML, and `extra` (caller's blob, may
+ * be NULL). */
 int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
                   size_t extra_len, pb_err_t *err);
 

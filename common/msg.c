@@ -231,6 +231,10 @@ static int check_body(ctx_t *c, const pb_msg_t *m, const pb_game_t *g) {
       if ((rc = check_range(c, "max_turns", b->max_turns, 0, PB_MSG_MAX_TURNS)))
         return rc;
       if ((rc = check_real(c, "eps", b->eps, 0.0, 1.0))) return rc;
+      if ((rc = check_real(c, "temperature", b->temperature, 0.0, 100.0)))
+        return rc;
+      if (b->temperature != 0.0 && b->temperature < 0.01)
+        return check_real(c, "temperature", b->temperature, 0.01, 100.0);
       return check_real(c, "alpha", b->alpha, 0.0, 1e6);
     }
     case PB_MSG_WORK_REQUEST:
@@ -469,6 +473,7 @@ static int encode_impl(const pb_msg_t *m, pb_msg_buf_t *b, int exact,
       d->eps = s->eps;
       d->alpha = s->alpha;
       d->seed = s->seed;
+      d->temperature = s->temperature;
       env.body_case = PROBS__ENVELOPE__BODY_HELLO_REPLY;
       env.hello_reply = d;
       break;
@@ -966,6 +971,7 @@ static int decode_body(ctx_t *c, Probs__Envelope *env, const pb_game_t *g,
       d->eps = w->eps;
       d->alpha = w->alpha;
       d->seed = w->seed;
+      d->temperature = w->temperature;
       return check_body(c, out, g);
     }
     case PB_MSG_WORK_REQUEST:

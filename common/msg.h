@@ -124,6 +124,7 @@ typedef struct pb_msg_hello_reply {
   double eps;          /* Dirichlet noise fraction, [0, 1] */
   double alpha;        /* Dirichlet concentration, finite, >= 0 */
   uint64_t seed;       /* run seed */
+  double temperature;  /* self-play softmax(Q / T): 0 (= 1) or [0.01, 100] */
 } pb_msg_hello_reply_t;
 
 typedef struct pb_msg_work_request {

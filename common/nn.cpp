@@ -159,7 +159,9 @@ struct pb__param {
   std::vector<int64_t> shape; /* torch shape */
   int64_t offset, numel;      /* slice of theta */
   int64_t fan_in;             /* for the default init bound */
+  int init;                   /* PB__INIT_* */
 };
+enum { PB__INIT_UNIFORM = 0, PB__INIT_ONE = 1, PB__INIT_ZERO = 2 };
 }  // namespace
 
 struct pb_nn {
@@ -171,49 +173,72 @@ struct pb_nn {
   torch::Tensor theta;              /* [nparams], requires grad */
   torch::Tensor m, v;               /* Adam moments, [nparams] */
   int64_t step = 0;                 /* Adam steps taken */
+  double grad_norm = 0;             /* of the last step, before clipping */
   std::vector<torch::Tensor> infer; /* no-grad views of theta, per param */
 };
 
 static const int64_t PB__MAX_PARAMS = (int64_t)1 << 31;
 
-/* The parameter list of a (checked) spec, in serialisation order. */
+/* The parameter list of a (checked) spec, in serialisation order:
+ * conv<i> (and conv<i>.norm), res<b>.{conv1,norm1,conv2,norm2}, dense<i>,
+ * head. A spec without residual blocks or norms has exactly the layout of
+ * format 1. */
 static std::vector<pb__param> pb__layout(const pb_nn_spec_t *s) {
   std::vector<pb__param> out;
   int64_t off = 0;
   auto add = [&](const std::string &name, std::vector<int64_t> shape,
-                 int64_t fan_in) {
+                 int64_t fan_in, int init) {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
-    out.push_back(pb__param{name, std::move(shape), off, n, fan_in});
+    out.push_back(pb__param{name, std::move(shape), off, n, fan_in, init});
     off += n;
+  };
+  const int64_t C = s->conv_channels;
+  auto conv = [&](const std::string &p, int64_t cin) {
+    add(p + ".weight", {C, cin, 3, 3}, cin * 9, PB__INIT_UNIFORM);
+    add(p + ".bias", {C}, cin * 9, PB__INIT_UNIFORM);
+  };
+  auto norm = [&](const std::string &p) {
+    if (s->norm == PB_NN_NORM_NONE) return;
+    add(p + ".weight", {C}, 1, PB__INIT_ONE);
+    add(p + ".bias", {C}, 1, PB__INIT_ZERO);
   };
   int64_t c = s->planes;
   for (int i = 0; i < s->conv_layers; i++) {
     std::string p = "conv" + std::to_string(i);
-    add(p + ".weight", {s->conv_channels, c, 3, 3}, c * 9);
-    add(p + ".bias", {s->conv_channels}, c * 9);
-    c = s->conv_channels;
+    conv(p, c);
+    norm(p + ".norm");
+    c = C;
+  }
+  for (int b = 0; b < s->res_blocks; b++) {
+    std::string p = "res" + std::to_string(b);
+    conv(p + ".conv1", C);
+    norm(p + ".norm1");
+    conv(p + ".conv2", C);
+    norm(p + ".norm2");
   }
   int64_t f = c * s->height * s->width;
   for (int i = 0; i < s->dense_layers; i++) {
     std::string p = "dense" + std::to_string(i);
-    add(p + ".weight", {s->dense_units, f}, f);
-    add(p + ".bias", {s->dense_units}, f);
+    add(p + ".weight", {s->dense_units, f}, f, PB__INIT_UNIFORM);
+    add(p + ".bias", {s->dense_units}, f, PB__INIT_UNIFORM);
     f = s->dense_units;
   }
-  add("head.weight", {s->outputs, f}, f);
-  add("head.bias", {s->outputs}, f);
+  add("head.weight", {s->outputs, f}, f, PB__INIT_UNIFORM);
+  add("head.bias", {s->outputs}, f, PB__INIT_UNIFORM);
   return out;
 }
 
 /* Parameter count computed in 64 bits without building the layout, so that
  * an absurd spec is refused before anything is allocated. */
 static int64_t pb__count(const pb_nn_spec_t *s) {
-  int64_t n = 0, c = s->planes;
+  int64_t n = 0, c = s->planes, C = s->conv_channels;
+  int64_t nrm = s->norm != PB_NN_NORM_NONE ? 2 * C : 0;
   for (int i = 0; i < s->conv_layers; i++) {
-    n += (int64_t)s->conv_channels * c * 9 + s->conv_channels;
-    c = s->conv_channels;
+    n += C * c * 9 + C + nrm;
+    c = C;
   }
+  n += (int64_t)s->res_blocks * 2 * (C * C * 9 + C + nrm);
   int64_t f = c * s->height * s->width;
   for (int i = 0; i < s->dense_layers; i++) {
     n += (int64_t)s->dense_units * f + s->dense_units;
@@ -237,6 +262,8 @@ static int pb__spec_check(const pb_nn_spec_t *s, pb_err_t *err) {
       {"conv_channels", s->conv_channels, s->conv_layers > 0 ? 1 : 0, 4096},
       {"dense_layers", s->dense_layers, 0, 64},
       {"dense_units", s->dense_units, s->dense_layers > 0 ? 1 : 0, 1 << 20},
+      {"res_blocks", s->res_blocks, 0, s->conv_layers > 0 ? 64 : 0},
+      {"norm", s->norm, PB_NN_NORM_NONE, PB_NN_NORM_LAYER},
   };
   for (const auto &x : f)
     if (x.value < x.lo || x.value > x.hi)
@@ -262,7 +289,8 @@ static int pb__spec_check(const pb_nn_spec_t *s, pb_err_t *err) {
 }
 
 /* The spec fields in serialisation order, with names for messages. */
-static void pb__spec_fields(const pb_nn_spec_t *s, int v[9]) {
+enum { PB__NSPEC = 11 };
+static void pb__spec_fields(const pb_nn_spec_t *s, int v[PB__NSPEC]) {
   v[0] = s->planes;
   v[1] = s->height;
   v[2] = s->width;
@@ -272,18 +300,21 @@ static void pb__spec_fields(const pb_nn_spec_t *s, int v[9]) {
   v[6] = s->conv_channels;
   v[7] = s->dense_layers;
   v[8] = s->dense_units;
+  v[9] = s->res_blocks;
+  v[10] = s->norm;
 }
-static const char *const pb__spec_names[9] = {
-    "planes",      "height",        "width",        "outputs",    "head",
-    "conv_layers", "conv_channels", "dense_layers", "dense_units"};
+static const char *const pb__spec_names[PB__NSPEC] = {
+    "planes",       "height",      "width",      "outputs",
+    "head",         "conv_layers", "conv_channels", "dense_layers",
+    "dense_units",  "res_blocks",  "norm"};
 
 /* 0 if equal, else PB_EMISMATCH naming the first differing field. */
 static int pb__spec_equal(const pb_nn_spec_t *have, const pb_nn_spec_t *want,
                           const char *what, pb_err_t *err) {
-  int a[9], b[9];
+  int a[PB__NSPEC], b[PB__NSPEC];
   pb__spec_fields(have, a);
   pb__spec_fields(want, b);
-  for (int i = 0; i < 9; i++)
+  for (int i = 0; i < PB__NSPEC; i++)
     if (a[i] != b[i])
       return pb__nn_err(err, PB_EMISMATCH,
                         "%s: spec mismatch: %s is %d there but %d in this "
@@ -302,21 +333,37 @@ static std::vector<torch::Tensor> pb__views(const pb_nn *nn,
   return w;
 }
 
-/* The network function. `inplace` lets inference reuse activations. */
+/* The network function. `inplace` lets inference reuse activations. The
+ * parameters come in layout order (pb__layout). */
 static torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
                              const std::vector<torch::Tensor> &w,
                              bool inplace) {
   const pb_nn_spec_t &s = nn->spec;
+  const bool norm = s.norm != PB_NN_NORM_NONE;
   size_t k = 0;
-  for (int i = 0; i < s.conv_layers; i++, k += 2) {
-    h = torch::conv2d(h, w[k], w[k + 1], /*stride=*/1, /*padding=*/1);
-    h = inplace ? torch::leaky_relu_(h, 0.01) : torch::leaky_relu(h, 0.01);
+  auto act = [&](torch::Tensor x) {
+    return inplace ? torch::leaky_relu_(x, 0.01) : torch::leaky_relu(x, 0.01);
+  };
+  /* conv (+ norm): consumes its parameters */
+  auto conv = [&](const torch::Tensor &x) {
+    torch::Tensor y = torch::conv2d(x, w[k], w[k + 1], /*stride=*/1,
+                                    /*padding=*/1);
+    k += 2;
+    if (norm) {
+      y = torch::group_norm(y, 1, w[k], w[k + 1], 1e-5, false);
+      k += 2;
+    }
+    return y;
+  };
+  for (int i = 0; i < s.conv_layers; i++) h = act(conv(h));
+  for (int b = 0; b < s.res_blocks; b++) {
+    torch::Tensor y = act(conv(h));
+    y = conv(y);
+    h = act(inplace ? y.add_(h) : y + h);
   }
   h = h.flatten(1);
-  for (int i = 0; i < s.dense_layers; i++, k += 2) {
-    h = torch::linear(h, w[k], w[k + 1]);
-    h = inplace ? torch::leaky_relu_(h, 0.01) : torch::leaky_relu(h, 0.01);
-  }
+  for (int i = 0; i < s.dense_layers; i++, k += 2)
+    h = act(torch::linear(h, w[k], w[k + 1]));
   h = torch::linear(h, w[k], w[k + 1]);
   if (s.head == PB_NN_HEAD_TANH) h = inplace ? h.tanh_() : h.tanh();
   return h;
@@ -351,6 +398,9 @@ static int pb__opt_check(const pb_nn_opt_t *o, pb_err_t *err) {
   if (!(std::isfinite(o->weight_decay) && o->weight_decay >= 0.0f))
     return pb__nn_err(err, PB_EINVAL, "nn opt: weight_decay = %g must be >= 0",
                       (double)o->weight_decay);
+  if (!(std::isfinite(o->grad_clip) && o->grad_clip >= 0.0f))
+    return pb__nn_err(err, PB_EINVAL, "nn opt: grad_clip = %g must be >= 0",
+                      (double)o->grad_clip);
   return 0;
 }
 
@@ -370,6 +420,11 @@ static void pb__init(const std::vector<pb__param> &params, uint64_t seed,
                      float *out) {
   for (size_t i = 0; i < params.size(); i++) {
     const pb__param &p = params[i];
+    if (p.init != PB__INIT_UNIFORM) {
+      float v = p.init == PB__INIT_ONE ? 1.0f : 0.0f;
+      for (int64_t j = 0; j < p.numel; j++) out[p.offset + j] = v;
+      continue;
+    }
     uint64_t st = seed ^ (0xA0761D6478BD642Full * (uint64_t)(i + 1));
     pb__splitmix(&st);
     double bound = 1.0 / std::sqrt((double)p.fan_in);
@@ -398,7 +453,7 @@ extern "C" pb_nn_t *pb_nn_new(const pb_nn_spec_t *spec, const pb_nn_opt_t *opt,
   pb__guard(err, "pb_nn_new", [&]() -> int {
     int rc = pb__spec_check(spec, err);
     if (rc) return rc;
-    pb_nn_opt_t o = {1e-3f, 0.0f};
+    pb_nn_opt_t o = {1e-3f, 0.0f, 0.0f};
     if (opt != nullptr) {
       if ((rc = pb__opt_check(opt, err))) return rc;
       o = *opt;
@@ -466,6 +521,10 @@ extern "C" long pb_nn_param_count(const pb_nn_t *nn) {
 
 extern "C" const char *pb_nn_device(const pb_nn_t *nn) {
   return nn == nullptr ? "none" : nn->device.is_cuda() ? "cuda" : "cpu";
+}
+
+extern "C" double pb_nn_last_grad_norm(const pb_nn_t *nn) {
+  return nn ? nn->grad_norm : 0.0;
 }
 
 extern "C" int64_t pb_nn_train_steps(const pb_nn_t *nn) {
@@ -579,6 +638,11 @@ extern "C" int pb_nn_train_step(pb_nn_t *nn, const float *in,
     torch::Tensor th = nn->theta.detach();
     if (nn->opt.weight_decay != 0.0f)
       g = g.add(th, (double)nn->opt.weight_decay);
+    /* Gradient-norm clipping (torch.nn.utils.clip_grad_norm_ semantics:
+     * scale by clip / (norm + 1e-6) when the norm exceeds clip). */
+    nn->grad_norm = g.norm().item<double>();
+    if (nn->opt.grad_clip > 0.0f && nn->grad_norm > (double)nn->opt.grad_clip)
+      g = g.mul((double)nn->opt.grad_clip / (nn->grad_norm + 1e-6));
     nn->step++;
     nn->m.mul_(b1).add_(g, 1.0 - b1);
     nn->v.mul_(b2).addcmul_(g, g, 1.0 - b2);
@@ -604,15 +668,17 @@ extern "C" int pb_nn_set_opt(pb_nn_t *nn, const pb_nn_opt_t *opt,
 
 /* Buffer layout (all little-endian):
  *   0  magic "PBNN" (weights) or "PBNS" (training state)
- *   4  u32 format version (1)
+ *   4  u32 format version: 1, or 2 for networks with residual blocks or
+ *      norms (format 1 readers refuse those rather than misread them)
  *   8  9 x i32 spec: planes height width outputs head conv_layers
  *      conv_channels dense_layers dense_units
- *  44  u32 reserved (0)
+ *  44  u32 spec extension: res_blocks (bits 0-15), norm (bits 16-23);
+ *      0 in format 1
  *  48  u64 tag: model version (weights) or Adam step count (state)
  *  56  u64 parameter count N
  *  64  f32 theta[N]; state only: f32 m[N], f32 v[N]
  *  end u32 CRC-32 of every byte before it */
-enum { PB__HDR = 64, PB__FMT = 1 };
+enum { PB__HDR = 64, PB__FMT = 1, PB__FMT_EXT = 2 };
 static const char PB__MAGIC_W[4] = {'P', 'B', 'N', 'N'};
 static const char PB__MAGIC_S[4] = {'P', 'B', 'N', 'S'};
 
@@ -627,11 +693,13 @@ struct pb__hdr {
 static void pb__write_hdr(uint8_t *p, const char magic[4], const pb_nn *nn,
                           uint64_t tag) {
   std::memcpy(p, magic, 4);
-  pb__put_u32(p + 4, PB__FMT);
-  int f[9];
+  uint32_t ext = (uint32_t)nn->spec.res_blocks |
+                 (uint32_t)nn->spec.norm << 16;
+  pb__put_u32(p + 4, ext ? PB__FMT_EXT : PB__FMT);
+  int f[PB__NSPEC];
   pb__spec_fields(&nn->spec, f);
   for (int i = 0; i < 9; i++) pb__put_u32(p + 8 + 4 * i, (uint32_t)f[i]);
-  pb__put_u32(p + 44, 0);
+  pb__put_u32(p + 44, ext);
   pb__put_u64(p + 48, tag);
   pb__put_u64(p + 56, (uint64_t)nn->nparams);
 }
@@ -678,12 +746,16 @@ static int pb__parse(const uint8_t *buf, size_t len, bool state, bool check_crc,
   }
   /* After the checksum, so that damage reads as corruption and only an
    * intact buffer of another format reads as unsupported. */
-  uint32_t fmt = pb__get_u32(buf + 4);
-  if (fmt != PB__FMT)
+  uint32_t fmt = pb__get_u32(buf + 4), ext = pb__get_u32(buf + 44);
+  if (fmt != PB__FMT && fmt != PB__FMT_EXT)
     return pb__nn_err(err, PB_EUNSUPP,
                       "%s: %s format version %u is not supported (this build "
-                      "reads version %d)",
-                      where, kind, fmt, PB__FMT);
+                      "reads versions %d and %d)",
+                      where, kind, fmt, PB__FMT, PB__FMT_EXT);
+  if ((fmt == PB__FMT) != (ext == 0) || (ext >> 24) != 0)
+    return pb__nn_err(err, PB_ECORRUPT,
+                      "%s: %s buffer of format %u has spec extension %08x",
+                      where, kind, fmt, ext);
   int f[9];
   for (int i = 0; i < 9; i++) f[i] = (int)(int32_t)pb__get_u32(buf + 8 + 4 * i);
   pb_nn_spec_t s;
@@ -696,6 +768,8 @@ static int pb__parse(const uint8_t *buf, size_t len, bool state, bool check_crc,
   s.conv_channels = f[6];
   s.dense_layers = f[7];
   s.dense_units = f[8];
+  s.res_blocks = (int)(ext & 0xFFFF);
+  s.norm = (int)(ext >> 16 & 0xFF);
   pb_err_t sub;
   if (pb__spec_check(&s, &sub) != 0)
     return pb__nn_err(err, PB_ECORRUPT, "%s: %s buffer holds a bad spec (%s)",

@@ -7,6 +7,13 @@
  * A network is a stack of 3x3 same-padding convolutions followed by dense
  * layers, leaky ReLU (slope 0.01) after each hidden layer, as in the paper;
  * the head is tanh (V: one output) or linear (Q: one output per action).
+ * Optionally (for larger networks) the convolutions are followed by
+ * residual blocks (two convolutions of the same width and a skip
+ * connection: h = lrelu(h + n(conv(lrelu(n(conv(h))))))), and every
+ * convolution by a normalisation n: layer norm over (channels, height,
+ * width) with a per-channel scale and shift (GroupNorm with one group; no
+ * running statistics, so training and inference compute the same
+ * function).
  *
  * A pb_nn_t is used by one thread at a time. Forward runs without autograd.
  * Different pb_nn_t may be used by different threads concurrently.
@@ -38,11 +45,19 @@ typedef struct pb_nn_spec {
   int conv_channels;         /* channels of each convolution */
   int dense_layers;          /* hidden dense layers before the head (>= 0) */
   int dense_units;           /* width of each hidden dense layer */
+  int res_blocks;            /* residual blocks after the convolutions
+                                (>= 0; needs conv_layers >= 1) */
+  int norm;                  /* PB_NN_NORM_NONE or PB_NN_NORM_LAYER */
 } pb_nn_spec_t;
+
+enum { PB_NN_NORM_NONE = 0, PB_NN_NORM_LAYER = 1 };
 
 typedef struct pb_nn_opt {
   float lr;           /* Adam learning rate */
   float weight_decay; /* L2 added to the gradient, as torch.optim.Adam */
+  float grad_clip;    /* > 0: the gradient (weight decay included) is
+                         scaled down to this L2 norm before Adam sees it,
+                         as torch.nn.utils.clip_grad_norm_; 0: off */
 } pb_nn_opt_t;
 
 typedef struct pb_nn pb_nn_t;
@@ -57,7 +72,8 @@ int pb_nn_spec_check(const pb_nn_spec_t *spec, pb_err_t *err);
 long pb_nn_spec_param_count(const pb_nn_spec_t *spec);
 
 /* Creates a network with weights initialised from `seed` (same seed, same
- * weights). opt may be NULL (lr 1e-3, no weight decay) for networks that
+ * weights; normalisation scales start at 1 and shifts at 0). opt may be
+ * NULL (lr 1e-3, no weight decay, no clipping) for networks that
  * are never trained. device is "cpu", "cuda" or "auto" (cuda when
  * available). Returns NULL and fills err on failure: PB_EINVAL for a bad
  * spec, opt or device string, PB_EUNSUPP for "cuda" without CUDA, PB_ENN /
@@ -116,6 +132,10 @@ int pb_nn_forward(pb_nn_t *nn, const float *in, int batch, float *out,
  * reports loss 0. A non-finite loss takes no step and returns PB_ERANGE. */
 int pb_nn_train_step(pb_nn_t *nn, const float *in, const float *target,
                      const float *mask, int batch, float *loss, pb_err_t *err);
+
+/* The L2 norm of the gradient of the last training step, before any
+ * clipping (0 before the first step). */
+double pb_nn_last_grad_norm(const pb_nn_t *nn);
 
 /* Changes the optimizer settings (keeps Adam's moments). */
 int pb_nn_set_opt(pb_nn_t *nn, const pb_nn_opt_t *opt, pb_err_t *err);

@@ -28,10 +28,11 @@ pb_selfplay_t *pb_selfplay_new(const pb_game_t *g, const pb_selfplay_opts_t *o,
                                pb_err_t *err) {
   if (g == NULL || o == NULL || o->parallel < 1 || o->parallel > 65536 ||
       o->max_turns < 1 || o->max_turns > 100000 || !(o->eps >= 0.0) ||
-      o->eps > 1.0 || !(o->alpha > 0.0)) {
+      o->eps > 1.0 || !(o->alpha > 0.0) || !(o->temperature >= 0.01) ||
+      !(o->temperature <= 100.0)) {
     pb_err_set(err, PB_EINVAL,
                "selfplay: need parallel 1..65536, max_turns 1..100000, "
-               "eps in [0,1], alpha > 0");
+               "eps in [0,1], alpha > 0, temperature in [0.01, 100]");
     return NULL;
   }
   pb_selfplay_t *sp = calloc(1, sizeof *sp);
@@ -67,7 +68,7 @@ void pb_selfplay_destroy(pb_selfplay_t **psp) {
 }
 
 int pb_selfplay_pick(const float *q, const uint8_t *acts, int na, double eps,
-                     double alpha, pb_rng_t *rng) {
+                     double alpha, double temperature, pb_rng_t *rng) {
   double p[PB_MAX_ACTIONS], eta[PB_MAX_ACTIONS];
   if (na == 1) {
     /* Keep the RNG stream's use independent of the number of moves. */
@@ -82,7 +83,9 @@ int pb_selfplay_pick(const float *q, const uint8_t *acts, int na, double eps,
   double sum = 0.0;
   for (int j = 0; j < na; j++) {
     double x = q[acts[j]];
-    p[j] = isfinite(x) ? exp(x - mx) : 0.0;
+    /* T = 1 computes exp(x - mx) exactly as before temperatures existed. */
+    p[j] = isfinite(x) ? exp(temperature == 1.0 ? x - mx : (x - mx) / temperature)
+                       : 0.0;
     sum += p[j];
   }
   if (!(sum > 0.0))
@@ -136,7 +139,7 @@ int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
       s->hist[s->n++] = s->cur;
       sp->positions++;
       int a = pb_selfplay_pick(&sp->qout[(size_t)r * A], acts, na, sp->o.eps,
-                               sp->o.alpha, &s->rng);
+                               sp->o.alpha, sp->o.temperature, &s->rng);
       int done = 0;
       float rew = g->step(&s->cur, a, &done);
       if (!done && s->n < T) continue;

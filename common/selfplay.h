@@ -27,6 +27,7 @@ typedef struct pb_selfplay_opts {
   int max_turns;  /* a game reaching this many moves ends as a draw */
   double eps;     /* noise weight, 0..1 */
   double alpha;   /* Dirichlet parameter, > 0 */
+  double temperature; /* policy softmax(Q / T), > 0 (1 = the paper) */
 } pb_selfplay_opts_t;
 
 /* A self-play engine for game g; NULL with err filled on bad options. */
@@ -45,9 +46,10 @@ int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
                     uint64_t version, pb_episodes_t *out, pb_err_t *err);
 
 /* Draws an action from Q over the legal actions acts[0..na) with the
- * noise above; exposed for tests. q is indexed by action. */
+ * noise above: P(a) = (1 - eps) softmax(Q / temperature)[a] + eps eta[a],
+ * eta ~ Dir(alpha); exposed for tests. q is indexed by action. */
 int pb_selfplay_pick(const float *q, const uint8_t *acts, int na, double eps,
-                     double alpha, pb_rng_t *rng);
+                     double alpha, double temperature, pb_rng_t *rng);
 
 /* Positions played (moves chosen) since creation. */
 uint64_t pb_selfplay_positions(const pb_selfplay_t *sp);

@@ -232,6 +232,25 @@ static int c4_action_name(int action, char *buf, size_t n) {
   return 1;
 }
 
+static uint64_t c4_mirror_bits(uint64_t b) {
+  uint64_t r = 0;
+  for (int c = 0; c < C4_W; c++)
+    r |= ((b >> (7 * c)) & 0x7F) << (7 * (C4_W - 1 - c));
+  return r;
+}
+
+static void c4_mirror(const pb_state_t *s, pb_state_t *out) {
+  pb_state_t m;
+  memset(&m, 0, sizeof m);
+  m.w[0] = c4_mirror_bits(s->w[0]);
+  m.w[1] = c4_mirror_bits(s->w[1]);
+  *out = m;
+}
+
+static int c4_mirror_action(int action) {
+  return C4_W - 1 - action;
+}
+
 const pb_game_t pb_game_connect4 = {
     .name = "connect4",
     .id = PB_GAME_CONNECT4,
@@ -253,4 +272,6 @@ const pb_game_t pb_game_connect4 = {
     .render = c4_render,
     .parse = c4_parse,
     .action_name = c4_action_name,
+    .mirror = c4_mirror,
+    .mirror_action = c4_mirror_action,
 };

@@ -86,6 +86,12 @@ struct pb_game {
   /* Name of an action as users type it ("4" for Connect Four column 4,
    * i.e. action 3) into buf; returns its length or PB_EINVAL. */
   int (*action_name)(int action, char *buf, size_t n);
+  /* The left-right mirror image of s into *out (a position of the same
+   * value, since the rules are symmetric), and the image of an action:
+   * playing mirror_action(a) in the image of s gives the image of playing
+   * a in s. Both are involutions. NULL in games without the symmetry. */
+  void (*mirror)(const pb_state_t *s, pb_state_t *out);
+  int (*mirror_action)(int action);
 };
 
 /* The game named `name` ("connect4"), or NULL. */

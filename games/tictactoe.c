@@ -189,6 +189,26 @@ static int t3_action_name(int action, char *buf, size_t n) {
   return 1;
 }
 
+/* Cell r * 3 + c <-> r * 3 + (2 - c). */
+static uint64_t t3_mirror_bits(uint64_t b) {
+  uint64_t r = 0;
+  for (int cell = 0; cell < 9; cell++)
+    if (b >> cell & 1) r |= 1ULL << (cell - cell % 3 + 2 - cell % 3);
+  return r;
+}
+
+static void t3_mirror(const pb_state_t *s, pb_state_t *out) {
+  pb_state_t m;
+  memset(&m, 0, sizeof m);
+  m.w[0] = t3_mirror_bits(s->w[0]);
+  m.w[1] = t3_mirror_bits(s->w[1]);
+  *out = m;
+}
+
+static int t3_mirror_action(int action) {
+  return action - action % 3 + 2 - action % 3;
+}
+
 const pb_game_t pb_game_tictactoe = {
     .name = "tictactoe",
     .id = PB_GAME_TICTACTOE,
@@ -210,4 +230,6 @@ const pb_game_t pb_game_tictactoe = {
     .render = t3_render,
     .parse = t3_parse,
     .action_name = t3_action_name,
+    .mirror = t3_mirror,
+    .mirror_action = t3_mirror_action,
 };

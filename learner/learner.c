@@ -345,7 +345,11 @@ static void job_work(uv_work_t *req) {
   pb_nn_set_threads(l->cfg.model.threads);
   if (l->job_kind == PH_TRAIN_V) {
     double t = pb_now();
-    l->job_rc = pb_learn_train_v(l->learn, &l->eps, &l->vst, &l->job_err);
+    memset(&l->vst, 0, sizeof l->vst);
+    /* With train.v_search_mix > 0, V trains after the search (TRAIN_Q). */
+    if (pb_learn_v_first(l->learn))
+      l->job_rc = pb_learn_train_v(l->learn, &l->eps, NULL, &l->vst,
+                                   &l->job_err);
     if (l->job_rc == 0)
       l->job_rc = pb_learn_distinct(l->learn, &l->eps, &l->n_uniq, &l->job_err);
     if (l->job_rc == 0) {
@@ -368,8 +372,12 @@ static void job_work(uv_work_t *req) {
     l->t_train_v = pb_now() - t;
   } else {
     l->job_rc = pb_learn_train_q(l->learn, &l->eps, l->qt, &l->qst, &l->job_err);
+    if (l->job_rc == 0 && !pb_learn_v_first(l->learn))
+      l->job_rc = pb_learn_train_v(l->learn, &l->eps, l->qt, &l->vst,
+                                   &l->job_err);
+    if (l->job_rc == 0)
+      l->job_rc = pb_learn_end_iteration(l->learn, &l->eps, l->qt, &l->job_err);
     if (l->job_rc == 0) {
-      pb_learn_next_version(l->learn);
       char path[4200];
       pb_inproc_ckpt_path(l->cfg.run.dir,
                           (unsigned long long)pb_learn_version(l->learn), path,
@@ -470,6 +478,7 @@ static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   r.hello_reply.max_turns = (uint32_t)l->cfg.train.max_turns;
   r.hello_reply.eps = l->cfg.train.eps;
   r.hello_reply.alpha = l->cfg.train.alpha;
+  r.hello_reply.temperature = l->cfg.train.selfplay_temperature;
   r.hello_reply.seed = (uint64_t)l->cfg.seed;
   send_msg(l, p, &r);
 }

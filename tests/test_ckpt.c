@@ -406,8 +406,8 @@ static void test_find_latest(void **state) {
 static void test_nn_state_file(void **state) {
   const char *dir = *state;
   pb_err_t err;
-  pb_nn_spec_t s = {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 2, 8, 1, 16};
-  pb_nn_opt_t o = {3e-3f, 0.0f};
+  pb_nn_spec_t s = {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 2, 8, 1, 16, 0, 0};
+  pb_nn_opt_t o = {3e-3f, 0.0f, 0.0f};
   pb_nn_t *a = pb_nn_new(&s, &o, "cpu", 1, &err);
   pb_nn_t *b = pb_nn_new(&s, &o, "cpu", 2, &err);
   assert_non_null(a);

@@ -25,7 +25,7 @@ static pb_nn_spec_t spec_of(int planes, int h, int w, int outputs, int head,
                             int dense_layers, int dense_units) {
   pb_nn_spec_t s = {
       planes,       h,          w, outputs, head, conv_layers, conv_channels,
-      dense_layers, dense_units};
+      dense_layers, dense_units, 0, PB_NN_NORM_NONE};
   return s;
 }
 
@@ -43,7 +43,7 @@ static void fill_uniform(pb_rng_t *r, float *x, size_t n, float lo, float hi) {
 }
 
 static pb_nn_t *make(const pb_nn_spec_t *s, float lr, uint64_t seed) {
-  pb_nn_opt_t o = {lr, 0.0f};
+  pb_nn_opt_t o = {lr, 0.0f, 0.0f};
   pb_err_t err = {0, ""};
   pb_nn_t *nn = pb_nn_new(s, &o, "cpu", seed, &err);
   if (nn == NULL) fail_msg("pb_nn_new: %s", err.msg);
@@ -127,8 +127,8 @@ static void test_new_bad_args(void **state) {
   assert_null(pb_nn_new(&s, NULL, NULL, 1, &err));
   assert_int_equal(err.code, PB_EINVAL);
 
-  pb_nn_opt_t bad_lr = {0.0f, 0.0f}, bad_wd = {1e-3f, -1.0f},
-              nan_lr = {NAN, 0.0f};
+  pb_nn_opt_t bad_lr = {0.0f, 0.0f, 0.0f}, bad_wd = {1e-3f, -1.0f, 0.0f},
+              nan_lr = {NAN, 0.0f, 0.0f};
   pb_err_clear(&err);
   assert_null(pb_nn_new(&s, &bad_lr, "cpu", 1, &err));
   assert_int_equal(err.code, PB_EINVAL);
@@ -154,7 +154,7 @@ static void test_new_bad_args(void **state) {
   assert_true(strcmp(pb_nn_device(nn), "cpu") == 0 ||
               strcmp(pb_nn_device(nn), "cuda") == 0);
   assert_int_equal(pb_nn_set_opt(nn, &bad_lr, &err), PB_EINVAL);
-  pb_nn_opt_t ok = {3e-3f, 1e-4f};
+  pb_nn_opt_t ok = {3e-3f, 1e-4f, 0.0f};
   assert_int_equal(pb_nn_set_opt(nn, &ok, &err), 0);
   pb_nn_destroy(&nn);
   assert_null(nn);
@@ -425,7 +425,7 @@ static void test_state_roundtrip(void **state) {
   (void)state;
   pb_err_t err;
   pb_nn_spec_t s = spec_of(2, 6, 7, 7, PB_NN_HEAD_LINEAR, 2, 8, 1, 16);
-  pb_nn_opt_t o = {3e-3f, 1e-4f};
+  pb_nn_opt_t o = {3e-3f, 1e-4f, 0.0f};
   pb_nn_t *a = pb_nn_new(&s, &o, "cpu", 7, &err);
   pb_nn_t *b = pb_nn_new(&s, &o, "cpu", 8, &err);
   assert_non_null(a);
@@ -691,7 +691,7 @@ static void test_export_torch(void **state) {
   pb_nn_spec_t sq = c4_small(7, PB_NN_HEAD_LINEAR);
   pb_nn_spec_t sv = c4_small(1, PB_NN_HEAD_TANH);
   const float LR = 0.01f, WD = 0.05f;
-  pb_nn_opt_t o = {LR, WD};
+  pb_nn_opt_t o = {LR, WD, 0.0f};
   pb_nn_t *q = pb_nn_new(&sq, &o, "cpu", 21, &err);
   pb_nn_t *v = pb_nn_new(&sv, &o, "cpu", 22, &err);
   assert_non_null(q);

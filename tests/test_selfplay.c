@@ -34,7 +34,7 @@ static void test_pick_follows_softmax(void **state) {
   const uint8_t acts[4] = {0, 1, 3, 5}; /* column 2 (q = 9) is illegal */
   int count[7] = {0};
   const int n = 40000;
-  for (int i = 0; i < n; i++) count[pb_selfplay_pick(q, acts, 4, 0.0, 0.5, &rng)]++;
+  for (int i = 0; i < n; i++) count[pb_selfplay_pick(q, acts, 4, 0.0, 0.5, 1.0, &rng)]++;
   assert_int_equal(count[2] + count[4] + count[6], 0);
   double z = exp(0.0) + exp(1.0) + exp(-1.0) + exp(2.0);
   const int idx[4] = {0, 1, 3, 5};
@@ -45,7 +45,7 @@ static void test_pick_follows_softmax(void **state) {
   }
   /* With eps = 1 the choice is pure Dirichlet noise: mean uniform. */
   memset(count, 0, sizeof count);
-  for (int i = 0; i < n; i++) count[pb_selfplay_pick(q, acts, 4, 1.0, 0.5, &rng)]++;
+  for (int i = 0; i < n; i++) count[pb_selfplay_pick(q, acts, 4, 1.0, 0.5, 1.0, &rng)]++;
   for (int j = 0; j < 4; j++) assert_true(abs(count[idx[j]] - n / 4) < n / 40);
 }
 
@@ -108,7 +108,7 @@ static void check_episodes(const pb_game_t *g, const pb_episodes_t *e,
 static void run_and_hash(const pb_game_t *g, int parallel, int n, int max_turns,
                          uint64_t seed, uint64_t *hashes, pb_episodes_t *e) {
   pb_err_t err;
-  pb_selfplay_opts_t o = {parallel, max_turns, 0.25, 0.5};
+  pb_selfplay_opts_t o = {parallel, max_turns, 0.25, 0.5, 1.0};
   pb_selfplay_t *sp = pb_selfplay_new(g, &o, &err);
   assert_non_null(sp);
   pb_evalfn_t fn = {NULL, q_hashed, (void *)g};
@@ -195,7 +195,7 @@ static void test_bad_options(void **state) {
   (void)state;
   const pb_game_t *g = pb_game_by_name("connect4");
   pb_err_t err;
-  pb_selfplay_opts_t o = {0, 100, 0.25, 0.5};
+  pb_selfplay_opts_t o = {0, 100, 0.25, 0.5, 1.0};
   assert_null(pb_selfplay_new(g, &o, &err));
   o.parallel = 4;
   o.alpha = 0.0;
