@@ -266,8 +266,9 @@ static void on_metrics_line(void *ctx, const char *line, size_t len) {
                                          "q_loss",   "time",      NULL};
     print_event(m, n, keys, labels, skip, "iteration", p->iterations);
   } else if (ev->vn == 5 && memcmp(ev->v, "\"elo\"", 5) == 0) {
-    static const char *const keys[] = {"elo", NULL};
-    static const char *const labels[] = {"elo", NULL};
+    static const char *const keys[] = {"elo", "acc_q", "acc_beam", NULL};
+    static const char *const labels[] = {"elo", "optimal moves: greedy Q",
+                                         "beam search", NULL};
     static const char *const eskip[] = {"event",  "mode",   "version",
                                         "elo_lo", "elo_hi", NULL};
     print_event(m, n, keys, labels, eskip, "eval: iteration", 0);

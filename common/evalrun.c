@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accuracy.h"
 #include "agent.h"
 #include "ckpt.h"
 #include "elo.h"
@@ -28,7 +29,9 @@
 #include "json.h"
 #include "match.h"
 #include "rng.h"
+#include "solver.h"
 #include "svgplot.h"
+#include "testset.h"
 #include "util.h"
 
 extern char **environ;
@@ -76,6 +79,10 @@ int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
   o->opening_random_moves = cfg->eval.opening_random_moves;
   o->threads = cfg->eval.threads;
   o->seed = (uint64_t)cfg->seed;
+  o->accuracy = cfg->eval.accuracy && pb_solver_supports(o->g);
+  snprintf(o->testset, sizeof o->testset, "%s", cfg->eval.testset);
+  o->search_expansions = cfg->eval.search_expansions;
+  o->search_depth = cfg->eval.search_depth;
   const char *p = cfg->eval.opponents;
   for (;;) {
     const char *comma = strchr(p, ',');
@@ -320,6 +327,7 @@ int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
     row->wdl[j][out > 0 ? 0 : out == 0 ? 1 : 2]++;
   }
   row->seconds = pb_now() - t0;
+  row->acc_q = row->acc_v = row->acc_beam = row->minutes = NAN;
   rc = fit_row(o, row, err);
 out:
   if (rc != 0) memset(row, 0, sizeof *row);
@@ -333,6 +341,7 @@ out:
 
 struct pb_evalrun_table {
   int n_opp;
+  int file_extra; /* while loading: the file has the trailing columns */
   char opp[PB_EVALRUN_MAX_OPPONENTS][PB_EVALRUN_SPEC_MAX];
   pb_evalrun_row_t *rows;
   int n, cap;
@@ -342,6 +351,11 @@ static const char *const fixed_cols[] = {"iteration", "version", "elo",
                                          "elo_lo",    "elo_hi",  "note",
                                          "games",     "seconds"};
 #define PB__NFIXED ((int)(sizeof fixed_cols / sizeof fixed_cols[0]))
+
+/* The columns after the opponents' triples (absent in older files). */
+static const char *const extra_cols[] = {"acc_q", "acc_v", "acc_beam",
+                                         "minutes"};
+#define PB__NEXTRA ((int)(sizeof extra_cols / sizeof extra_cols[0]))
 
 static const char *row_note(int flags) {
   if (flags & PB_EVALRUN_NO_ANCHOR) return "no_anchor";
@@ -454,6 +468,7 @@ int pb_evalrun_table_csv(const pb_evalrun_table_t *t, char **out, size_t *len,
     fprintf(f, "%s%s", c ? "," : "", fixed_cols[c]);
   for (int j = 0; j < t->n_opp; j++)
     fprintf(f, ",%s_w,%s_d,%s_l", t->opp[j], t->opp[j], t->opp[j]);
+  for (int c = 0; c < PB__NEXTRA; c++) fprintf(f, ",%s", extra_cols[c]);
   fputc('\n', f);
   for (int i = 0; i < t->n; i++) {
     const pb_evalrun_row_t *r = &t->rows[i];
@@ -465,6 +480,12 @@ int pb_evalrun_table_csv(const pb_evalrun_table_t *t, char **out, size_t *len,
     fprintf(f, ",%s,%d,%.2f", row_note(r->flags), r->games, r->seconds);
     for (int j = 0; j < t->n_opp; j++)
       fprintf(f, ",%d,%d,%d", r->wdl[j][0], r->wdl[j][1], r->wdl[j][2]);
+    const double ex[PB__NEXTRA] = {r->acc_q, r->acc_v, r->acc_beam, r->minutes};
+    for (int c = 0; c < PB__NEXTRA; c++)
+      if (isfinite(ex[c]))
+        fprintf(f, c < 3 ? ",%.3f" : ",%.2f", ex[c]);
+      else
+        fputc(',', f);
     fputc('\n', f);
   }
   if (fclose(f) != 0 || buf == NULL) {
@@ -547,11 +568,16 @@ static void join_opponents(char *buf, size_t n, char **fields, int nf) {
 
 /* Checks the header line; PB_ECORRUPT if it is not ours, PB_EMISMATCH if
  * it names other opponents. */
-static int check_header(const pb_evalrun_table_t *t, char *line,
+static int check_header(pb_evalrun_table_t *t, char *line,
                         const char *path, pb_err_t *err) {
-  enum { MAXF = PB__NFIXED + 3 * PB_EVALRUN_MAX_OPPONENTS };
+  enum { MAXF = PB__NFIXED + 3 * PB_EVALRUN_MAX_OPPONENTS + PB__NEXTRA };
   char *f[MAXF + 1];
   int nf = split_fields(line, f, MAXF);
+  /* The trailing columns, if this file has them. */
+  t->file_extra = nf >= PB__NFIXED + PB__NEXTRA && nf <= MAXF;
+  for (int c = 0; t->file_extra && c < PB__NEXTRA; c++)
+    t->file_extra = !strcmp(f[nf - PB__NEXTRA + c], extra_cols[c]);
+  if (t->file_extra) nf -= PB__NEXTRA;
   int ours = nf >= PB__NFIXED + 3 && nf <= MAXF && (nf - PB__NFIXED) % 3 == 0;
   for (int c = 0; ours && c < PB__NFIXED; c++)
     ours = !strcmp(f[c], fixed_cols[c]);
@@ -597,9 +623,9 @@ static int check_header(const pb_evalrun_table_t *t, char *line,
 
 static int parse_row(const pb_evalrun_table_t *t, char *line, int lineno,
                      const char *path, pb_evalrun_row_t *r, pb_err_t *err) {
-  enum { MAXF = PB__NFIXED + 3 * PB_EVALRUN_MAX_OPPONENTS };
+  enum { MAXF = PB__NFIXED + 3 * PB_EVALRUN_MAX_OPPONENTS + PB__NEXTRA };
   char *f[MAXF + 1];
-  int want = PB__NFIXED + 3 * t->n_opp;
+  int want = PB__NFIXED + 3 * t->n_opp + (t->file_extra ? PB__NEXTRA : 0);
   int nf = split_fields(line, f, MAXF);
   if (nf != want)
     return pb_err_set(err, PB_ECORRUPT,
@@ -647,6 +673,15 @@ static int parse_row(const pb_evalrun_table_t *t, char *line, int lineno,
         what = "a win/draw/loss count";
       sum += r->wdl[j][k];
     }
+  r->acc_q = r->acc_v = r->acc_beam = r->minutes = NAN;
+  double *ex[PB__NEXTRA] = {&r->acc_q, &r->acc_v, &r->acc_beam, &r->minutes};
+  for (int c = 0; what == NULL && t->file_extra && c < PB__NEXTRA; c++) {
+    const char *s = f[PB__NFIXED + 3 * t->n_opp + c];
+    if (parse_elo(s, ex[c]) != 0 ||
+        (c < 3 && isfinite(*ex[c]) && (*ex[c] < 0 || *ex[c] > 1)) ||
+        (c == 3 && isfinite(*ex[c]) && *ex[c] < 0))
+      what = extra_cols[c];
+  }
   if (what != NULL)
     return pb_err_set(err, PB_ECORRUPT, "%s:%d: bad %s", path, lineno, what);
   if (sum != r->games)
@@ -754,7 +789,46 @@ int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
   p.n = t->n;
   p.lines = lines;
   p.nlines = nl;
+  /* Accuracies on the right axis, for the agents that have any. */
+  pb_svgplot_point_t *acc = calloc(3 * ((size_t)t->n + 1), sizeof *acc);
+  if (acc == NULL) {
+    free(pts);
+    return pb_err_set(err, PB_ENOMEM, "elo chart: no memory");
+  }
+  static const char *const names[3] = {"accuracy: greedy Q",
+                                       "accuracy: V one ply",
+                                       "accuracy: beam search"};
+  char beam_name[96];
+  snprintf(beam_name, sizeof beam_name, "accuracy: beam search E=%d M=%d",
+           o->search_expansions, o->search_depth);
+  pb_svgplot_series_t right[3];
+  int nr = 0;
+  for (int k = 0; k < 3; k++) {
+    pb_svgplot_point_t *sp = acc + (size_t)k * ((size_t)t->n + 1);
+    int any = 0;
+    for (int i = 0; i < t->n; i++) {
+      const pb_evalrun_row_t *r = &t->rows[i];
+      double v = k == 0 ? r->acc_q : k == 1 ? r->acc_v : r->acc_beam;
+      sp[i].x = (double)r->iteration;
+      sp[i].y = v;
+      sp[i].lo = sp[i].hi = NAN;
+      any |= isfinite(v);
+    }
+    if (!any) continue;
+    right[nr].name = k == 2 && o->search_expansions > 0 ? beam_name : names[k];
+    right[nr].pts = sp;
+    right[nr].n = t->n;
+    nr++;
+  }
+  if (nr > 0) {
+    p.right = right;
+    p.nright = nr;
+    p.y2label = "share of optimal moves (solved test set)";
+    p.y2min = 0.0;
+    p.y2max = 1.0;
+  }
   int rc = pb_svgplot_render(&p, out, len, err);
+  free(acc);
   free(pts);
   return rc;
 }
@@ -768,6 +842,8 @@ struct pb_evalrun {
   char title[256];
   pb_evalrun_table_t *table;
   pb_metrics_t *metrics;
+  pb_testset_t *testset; /* NULL: no accuracy */
+  double acc_seconds;    /* the last accuracy measurement's time */
   int seen_any;      /* follow mode: seen_max is valid */
   uint64_t seen_max; /* follow mode: newest version already considered */
   int png_tried, png_ok;
@@ -819,6 +895,19 @@ pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
       path, (const char(*)[PB_EVALRUN_SPEC_MAX])o->opponents, o->n_opponents,
       err);
   if (r->table == NULL) goto fail;
+  if (o->accuracy) {
+    pb_err_t e;
+    pb_err_clear(&e);
+    r->testset = pb_testset_open(o->testset, o->g, &e);
+    if (r->testset == NULL && (o->testset[0] != '\0' || e.code != PB_ENOTFOUND)) {
+      /* A test set the user named must work. */
+      pb_err_set(err, e.code < 0 ? e.code : PB_ECONFIG, "eval.testset: %s",
+                 e.msg);
+      goto fail;
+    }
+    if (r->testset == NULL)
+      pb_log_warn(d->log, "no accuracy figures: %s", e.msg);
+  }
   if (pb_mkdir_p(r->dir, err) != 0) goto fail;
   snprintf(path, sizeof path, "%s/metrics.jsonl", r->dir);
   if ((r->metrics = pb_metrics_new(path, err)) == NULL) goto fail;
@@ -836,6 +925,7 @@ void pb_evalrun_destroy(pb_evalrun_t **pr) {
   if (pr == NULL || *pr == NULL) return;
   pb_evalrun_table_destroy(&(*pr)->table);
   pb_metrics_destroy(&(*pr)->metrics);
+  pb_testset_destroy(&(*pr)->testset);
   free(*pr);
   *pr = NULL;
 }
@@ -999,6 +1089,15 @@ static void report(pb_evalrun_t *r, const pb_evalrun_row_t *row) {
     k += (size_t)w;
   }
   const char *note = row_note(row->flags);
+  if (isfinite(row->acc_q) || isfinite(row->acc_beam))
+    pb_log_info(r->d.log,
+                "version %llu: share of optimal moves on %zu solved "
+                "positions: greedy Q %.3f, V one ply %.3f, beam search "
+                "(E=%d, M=%d) %.3f",
+                (unsigned long long)row->version,
+                r->testset ? pb_testset_count(r->testset) : (size_t)0,
+                row->acc_q, row->acc_v, o->search_expansions, o->search_depth,
+                row->acc_beam);
   if (isfinite(row->elo))
     pb_log_info(r->d.log,
                 "version %llu: Elo %.0f [%.0f, %.0f]%s%s from %d games "
@@ -1023,6 +1122,7 @@ static void report(pb_evalrun_t *r, const pb_evalrun_row_t *row) {
   pb_json_kstr(&j, "note", note);
   pb_json_kint(&j, "games", row->games);
   pb_json_kdouble(&j, "seconds", row->seconds);
+  pb_json_kdouble(&j, "minutes", row->minutes);
   pb_json_key(&j, "opponents");
   pb_json_obj_begin(&j);
   for (int i = 0; i < o->n_opponents; i++) {
@@ -1035,11 +1135,69 @@ static void report(pb_evalrun_t *r, const pb_evalrun_row_t *row) {
     pb_json_obj_end(&j);
   }
   pb_json_obj_end(&j);
+  if (r->testset != NULL) {
+    char agent[64];
+    snprintf(agent, sizeof agent, "E=%d,M=%d", o->search_expansions,
+             o->search_depth);
+    pb_json_kdouble(&j, "acc_q", row->acc_q);
+    pb_json_kdouble(&j, "acc_v", row->acc_v);
+    pb_json_kdouble(&j, "acc_beam", row->acc_beam);
+    pb_json_key(&j, "accuracy");
+    pb_json_obj_begin(&j);
+    pb_json_kstr(&j, "beam_agent", agent);
+    pb_json_kuint(&j, "positions", pb_testset_count(r->testset));
+    pb_json_kdouble(&j, "seconds", r->acc_seconds);
+    pb_json_obj_end(&j);
+  }
   pb_json_obj_end(&j);
   if (pb_json_cstr(&j) == NULL ||
       pb_metrics_write(r->metrics, pb_json_cstr(&j)) != 0)
     pb_log_warn(r->d.log, "could not append the result to metrics.jsonl");
   pb_json_free(&j);
+}
+
+/* The three accuracies of the checkpoint at ckpt into row. Network agents
+ * answer in batches on this thread; the test set is the same for every
+ * version, so the figures are comparable along a run. */
+static int measure_accuracy(pb_evalrun_t *r, const char *ckpt,
+                            pb_evalrun_row_t *row, pb_err_t *err) {
+  const size_t slen = strlen(ckpt) + 64;
+  char *spec = malloc(slen);
+  if (spec == NULL) return pb_err_set(err, PB_ENOMEM, "evalrun: no memory");
+  double *dst[3] = {&row->acc_q, &row->acc_v, &row->acc_beam};
+  double t0 = pb_now();
+  int rc = 0;
+  for (int k = 0; k < 3 && rc == 0; k++) {
+    if (r->o.stop != NULL && *r->o.stop) {
+      rc = pb_err_set(err, PB_EINTR, "evaluation stopped");
+      break;
+    }
+    if (k == 0)
+      snprintf(spec, slen, "checkpoint:%s", ckpt);
+    else if (k == 1)
+      snprintf(spec, slen, "value:%s", ckpt);
+    else
+      snprintf(spec, slen, "beam:%s,E=%d,M=%d", ckpt, r->o.search_expansions,
+               r->o.search_depth);
+    pb_accuracy_t a;
+    rc = pb_accuracy_of_agent(r->testset, spec, r->o.seed, 1, &a, err);
+    if (rc == 0) *dst[k] = a.share;
+  }
+  r->acc_seconds = pb_now() - t0;
+  free(spec);
+  return rc;
+}
+
+/* Minutes between the run's version-0 checkpoint and ckpt (their
+ * modification times), or NAN. */
+static double run_minutes(const pb_evalrun_t *r, const char *ckpt) {
+  char first[PB__PATH];
+  pb_inproc_ckpt_path(r->dir, 0, first, sizeof first);
+  struct stat a, b;
+  if (stat(first, &a) != 0 || stat(ckpt, &b) != 0) return NAN;
+  double d = (double)(b.st_mtim.tv_sec - a.st_mtim.tv_sec) +
+             1e-9 * (double)(b.st_mtim.tv_nsec - a.st_mtim.tv_nsec);
+  return d >= 0 ? d / 60.0 : NAN;
 }
 
 int pb_evalrun_rate(pb_evalrun_t *r, uint64_t version, pb_err_t *err) {
@@ -1049,6 +1207,9 @@ int pb_evalrun_rate(pb_evalrun_t *r, uint64_t version, pb_err_t *err) {
   pb_evalrun_row_t row;
   int rc = pb_evalrun_play(&r->o, ckpt, version, &row, err);
   if (rc != 0) return rc;
+  if (r->testset != NULL && (rc = measure_accuracy(r, ckpt, &row, err)) != 0)
+    return rc;
+  row.minutes = run_minutes(r, ckpt);
   if ((rc = pb_evalrun_table_put(r->table, &row, err)) != 0) return rc;
   snprintf(path, sizeof path, "%s/elo.csv", r->dir);
   if ((rc = pb_evalrun_table_save(r->table, path, err)) != 0) return rc;
@@ -1168,5 +1329,22 @@ int pb_evalrun_follow_step(pb_evalrun_t *r, int final, uint64_t *rated,
     return 0;
   }
   if (err != NULL) *err = e;
+  return rc;
+}
+
+int pb_evalrun_latest(const char *run_dir, const pb_config_t *cfg,
+                      pb_evalrun_row_t *row, pb_err_t *err) {
+  pb_evalrun_opts_t o;
+  int rc = pb_evalrun_opts_from_config(&o, cfg, err);
+  if (rc != 0) return rc;
+  char path[PB__PATH];
+  snprintf(path, sizeof path, "%s/elo.csv", run_dir);
+  pb_evalrun_table_t *t = pb_evalrun_table_load(
+      path, (const char(*)[PB_EVALRUN_SPEC_MAX])o.opponents, o.n_opponents,
+      err);
+  if (t == NULL) return err && err->code ? err->code : PB_EIO;
+  rc = t->n > 0 ? 0 : pb_err_set(err, PB_ENOTFOUND, "%s: no rating yet", path);
+  if (rc == 0) *row = t->rows[t->n - 1];
+  pb_evalrun_table_destroy(&t);
   return rc;
 }

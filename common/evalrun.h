@@ -14,7 +14,11 @@
  *       a run directory: which checkpoint versions exist, which are rated,
  *       rating the next ones and writing elo.csv, elo.svg (and elo.png when
  *       a converter exists), a line in learner.log and one in
- *       metrics.jsonl per result.
+ *       metrics.jsonl per result. For games with a solver each rated
+ *       checkpoint also gets its accuracy (common/accuracy.h) on the
+ *       solved test set: greedy Q (the paper's agent), V one ply deep, and
+ *       beam search with V and Q at eval.search_expansions /
+ *       eval.search_depth.
  * The process around it (evaluator/) only adds sockets and signals.
  *
  * Determinism: game i against opponent j of version v is seeded from (run
@@ -56,11 +60,16 @@ typedef struct pb_evalrun_opts {
   int threads;                 /* 0: every online CPU */
   uint64_t seed;               /* the run seed */
   volatile sig_atomic_t *stop; /* checked between games; may be NULL */
+  /* Accuracy on a solved test set (pb_evalrun_t only): */
+  int accuracy;                       /* measure it (games with a solver) */
+  char testset[PB_CONFIG_PATH_MAX];   /* "" = the shipped set */
+  int search_expansions, search_depth; /* the beam agent's E and M */
 } pb_evalrun_opts_t;
 
 /* Fills *o from the eval.* keys of cfg (opponents, games_per_opponent,
- * opening_random_moves, threads) and its game and seed, with each
- * opponent's default anchor (NAN where it has none). Returns 0, or
+ * opening_random_moves, threads, accuracy, testset, search_expansions,
+ * search_depth) and its game and seed, with each opponent's default anchor
+ * (NAN where it has none); accuracy is on only for games with a solver. Returns 0, or
  * PB_ECONFIG for an unknown game, an empty or too long opponent, more than
  * PB_EVALRUN_MAX_OPPONENTS opponents or one listed twice (the message names
  * it). Opponent specs are checked when agents are made
@@ -85,6 +94,12 @@ typedef struct pb_evalrun_row {
   double seconds;     /* time the games took */
   int n_opponents;
   int wdl[PB_EVALRUN_MAX_OPPONENTS][3]; /* the checkpoint's W, D, L */
+  /* Share of optimal moves on the test set (NAN: not measured): greedy Q,
+   * V one ply deep, beam search with V and Q. */
+  double acc_q, acc_v, acc_beam;
+  /* Wall-clock minutes from the run's start (the version-0 checkpoint's
+   * modification time) to this checkpoint's (NAN: unknown). */
+  double minutes;
 } pb_evalrun_row_t;
 
 /* Row flag: no opponent had an anchor, so there is no Elo. */
@@ -105,9 +120,12 @@ int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
 
 /* elo.csv, one header line and one row per version in increasing order:
  *   iteration,version,elo,elo_lo,elo_hi,note,games,seconds,
- *     <opp>_w,<opp>_d,<opp>_l, ... (one triple per opponent, in order)
+ *     <opp>_w,<opp>_d,<opp>_l, ... (one triple per opponent, in order),
+ *     acc_q,acc_v,acc_beam,minutes
  * Elo values have one decimal ("" when there is no anchor); note is ""
- * or one of all_wins, all_losses, no_anchor. */
+ * or one of all_wins, all_losses, no_anchor; accuracies have three
+ * decimals and minutes two ("" when not measured). Files written before
+ * the last four columns existed are read too (their rows have none). */
 typedef struct pb_evalrun_table pb_evalrun_table_t;
 
 /* An empty table for these opponents (copied). NULL + err (PB_EINVAL:
@@ -153,8 +171,9 @@ int pb_evalrun_table_save(const pb_evalrun_table_t *t, const char *path,
                           pb_err_t *err);
 
 /* The Elo chart of the table (svgplot.h): Elo against iteration with the
- * interval as a band, and a dashed line per anchored opponent. `title`
- * may be NULL. Caller frees *out. */
+ * interval as a band, a dashed line per anchored opponent, and the
+ * accuracies (right axis, 0..1) when the table has any. `title` may be
+ * NULL. Caller frees *out. */
 int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
                          const pb_evalrun_opts_t *o, const char *title,
                          char **out, size_t *len, pb_err_t *err);
@@ -193,12 +212,16 @@ const pb_evalrun_table_t *pb_evalrun_table(const pb_evalrun_t *r);
 int pb_evalrun_versions(const pb_evalrun_t *r, uint64_t **versions, size_t *n,
                         pb_err_t *err);
 
-/* Rates checkpoint `version`: plays it (pb_evalrun_play), puts the row in
- * the table, rewrites elo.csv and elo.svg (and elo.png), and writes the
- * result to the log and to metrics.jsonl as
+/* Rates checkpoint `version`: plays it (pb_evalrun_play), measures its
+ * accuracies (when on), puts the row in the table, rewrites elo.csv and
+ * elo.svg (and elo.png), and writes the result to the log and to
+ * metrics.jsonl as
  *   {"event":"elo","iteration":..,"version":..,"elo":..,"elo_lo":..,
- *    "elo_hi":..,"note":..,"games":..,"seconds":..,
- *    "opponents":{"random":{"w":..,"d":..,"l":..,"anchor":1000},..}}
+ *    "elo_hi":..,"note":..,"games":..,"seconds":..,"minutes":..,
+ *    "opponents":{"random":{"w":..,"d":..,"l":..,"anchor":1000},..},
+ *    "acc_q":..,"acc_v":..,"acc_beam":..,
+ *    "accuracy":{"beam_agent":"E=100,M=10","positions":1000,"seconds":..}}
+ * (the last four only when accuracy is on).
  * Returns 0 or the error of the step that failed (PB_EINTR when stopped:
  * nothing is written). */
 int pb_evalrun_rate(pb_evalrun_t *r, uint64_t version, pb_err_t *err);
@@ -223,5 +246,11 @@ int pb_evalrun_all(pb_evalrun_t *r, int *rated, pb_err_t *err);
  * about one checkpoint. */
 int pb_evalrun_follow_step(pb_evalrun_t *r, int final, uint64_t *rated,
                            pb_err_t *err);
+
+/* The newest row of run_dir/elo.csv for the opponents of cfg (for the
+ * learner's /metrics). Returns 0 and fills *row, PB_ENOTFOUND when there
+ * is no row yet, or the error of pb_evalrun_table_load. */
+int pb_evalrun_latest(const char *run_dir, const pb_config_t *cfg,
+                      pb_evalrun_row_t *row, pb_err_t *err);
 
 #endif

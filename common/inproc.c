@@ -122,10 +122,8 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
 
   /* 4. train Q_k (and V_k when it trains after the search) */
   if (stopping(opts)) return PB_EINTR;
-  rc = pb_learn_train_q(r->learn, &r->eps, r->qt, &qst, err);
+  rc = pb_learn_train_after_search(r->learn, &r->eps, r->qt, &vst, &qst, err);
   if (rc != 0) return rc;
-  if (!v_first && (rc = pb_learn_train_v(r->learn, &r->eps, r->qt, &vst, err)) != 0)
-    return rc;
 
   /* 5. checkpoint version k */
   if ((rc = pb_learn_end_iteration(r->learn, &r->eps, r->qt, err)) != 0)

@@ -1,6 +1,7 @@
 #include "learn.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,15 @@ typedef struct {
 
 #define PB_LEARN_MAX_PAST 1000
 
+/* One network's training scratch, grown as needed, reused across
+ * iterations, and the random stream it draws from. */
+typedef struct {
+  float *in, *tgt, *mask;
+  uint32_t *order;
+  size_t order_cap;
+  pb_rng_t *rng;
+} trainer_t;
+
 static void past_free(past_t *p) {
   free(p->states);
   free(p->v);
@@ -31,12 +41,11 @@ struct pb_learn {
   const pb_game_t *g;
   pb_nn_t *v, *q;
   uint64_t version;
-  pb_rng_t rng; /* minibatch order */
-  /* scratch, grown as needed, reused across iterations */
-  float *in, *tgt, *mask;
+  pb_rng_t rng;  /* minibatch order and mirroring */
+  pb_rng_t vrng; /* the same for V when it trains beside Q (after the
+                    search), so that the two threads never share a stream */
+  trainer_t tr[2]; /* scratch of V (0) and Q (1) */
   int batch_cap;
-  uint32_t *order;
-  size_t order_cap;
   /* distinct positions of the current iteration */
   pb_state_t *uniq;
   uint32_t *uniq_of; /* stored position -> distinct index */
@@ -87,14 +96,18 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   l->q = pb_nn_new(&qs, &qo, cfg->model.device, pb_mix64(seed ^ 0x5602), err);
   if (l->q == NULL) goto fail;
   pb_rng_seed(&l->rng, seed, 0x7EA1);
+  pb_rng_seed(&l->vrng, seed, 0x7EA2);
   int B = cfg->train.batch_size;
   size_t in_size = (size_t)g->planes * g->height * g->width;
-  l->in = malloc((size_t)B * in_size * sizeof *l->in);
-  l->tgt = malloc((size_t)B * g->num_actions * sizeof *l->tgt);
-  l->mask = malloc((size_t)B * g->num_actions * sizeof *l->mask);
-  if (!l->in || !l->tgt || !l->mask) {
-    pb_err_set(err, PB_ENOMEM, "learn: out of memory");
-    goto fail;
+  for (int k = 0; k < 2; k++) {
+    trainer_t *t = &l->tr[k];
+    t->in = malloc((size_t)B * in_size * sizeof *t->in);
+    t->tgt = malloc((size_t)B * g->num_actions * sizeof *t->tgt);
+    t->mask = malloc((size_t)B * g->num_actions * sizeof *t->mask);
+    if (!t->in || !t->tgt || !t->mask) {
+      pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+      goto fail;
+    }
   }
   l->batch_cap = B;
   return l;
@@ -108,10 +121,12 @@ void pb_learn_destroy(pb_learn_t **pl) {
   pb_learn_t *l = *pl;
   pb_nn_destroy(&l->v);
   pb_nn_destroy(&l->q);
-  free(l->in);
-  free(l->tgt);
-  free(l->mask);
-  free(l->order);
+  for (int k = 0; k < 2; k++) {
+    free(l->tr[k].in);
+    free(l->tr[k].tgt);
+    free(l->tr[k].mask);
+    free(l->tr[k].order);
+  }
   free(l->uniq);
   free(l->uniq_of);
   free(l->table);
@@ -160,11 +175,11 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
 }
 
 /* A fresh random order of the n training samples. */
-static int shuffle(pb_learn_t *l, size_t n, pb_err_t *err) {
-  if (grow((void **)&l->order, &l->order_cap, n, sizeof *l->order))
+static int shuffle(trainer_t *t, size_t n, pb_err_t *err) {
+  if (grow((void **)&t->order, &t->order_cap, n, sizeof *t->order))
     return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
-  for (size_t i = 0; i < n; i++) l->order[i] = (uint32_t)i;
-  pb_rng_shuffle_u32(&l->rng, l->order, n);
+  for (size_t i = 0; i < n; i++) t->order[i] = (uint32_t)i;
+  pb_rng_shuffle_u32(t->rng, t->order, n);
   return 0;
 }
 
@@ -213,9 +228,9 @@ static double schedule(pb_learn_t *l, pb_nn_t *nn, const pb_nn_opt_t *base) {
 
 /* Whether a sample is mirrored (train.augment = mirror, probability 1/2,
  * from the training stream). */
-static int flip(pb_learn_t *l) {
+static int flip(const pb_learn_t *l, trainer_t *t) {
   return l->g->mirror != NULL && !strcmp(l->cfg.train.augment, "mirror") &&
-         (pb_rng_next(&l->rng) >> 63);
+         (pb_rng_next(t->rng) >> 63);
 }
 
 int pb_learn_v_first(const pb_learn_t *l) {
@@ -285,9 +300,9 @@ static void sample(const pb_learn_t *l, const pb_episodes_t *eps,
   }
 }
 
-int pb_learn_train_v(pb_learn_t *l, const pb_episodes_t *eps,
-                     const float *qtargets, pb_learn_stats_t *st,
-                     pb_err_t *err) {
+static int train_v(pb_learn_t *l, trainer_t *t, const pb_episodes_t *eps,
+                   const float *qtargets, pb_learn_stats_t *st,
+                   pb_err_t *err) {
   const pb_game_t *g = l->g;
   const size_t B = (size_t)l->batch_cap;
   const size_t in_size = (size_t)g->planes * g->height * g->width;
@@ -296,22 +311,22 @@ int pb_learn_train_v(pb_learn_t *l, const pb_episodes_t *eps,
   int rc = current_v_targets(l, eps, qtargets, err);
   const size_t n = n_samples(l, eps->n_states);
   for (int ep = 0; ep < l->cfg.train.v_epochs && rc == 0; ep++) {
-    if ((rc = shuffle(l, n, err)) != 0) break;
+    if ((rc = shuffle(t, n, err)) != 0) break;
     for (size_t b = 0; b < n && rc == 0; b += B) {
       size_t m = n - b < B ? n - b : B;
       for (size_t j = 0; j < m; j++) {
         const pb_state_t *ps = NULL;
-        sample(l, eps, NULL, l->order[b + j], &ps, &l->tgt[j], NULL);
+        sample(l, eps, NULL, t->order[b + j], &ps, &t->tgt[j], NULL);
         pb_state_t mir;
-        if (flip(l)) {
+        if (flip(l, t)) {
           g->mirror(ps, &mir);
           ps = &mir;
         }
-        g->encode(ps, &l->in[j * in_size]);
+        g->encode(ps, &t->in[j * in_size]);
       }
       float loss = 0;
       double lr = schedule(l, l->v, &l->vopt);
-      rc = pb_nn_train_step(l->v, l->in, l->tgt, NULL, (int)m, &loss, err);
+      rc = pb_nn_train_step(l->v, t->in, t->tgt, NULL, (int)m, &loss, err);
       if (rc == 0) stats_add(&s, loss, l->v, lr);
       s.samples += m;
     }
@@ -319,6 +334,13 @@ int pb_learn_train_v(pb_learn_t *l, const pb_episodes_t *eps,
   stats_end(&s, t0);
   if (st) *st = s;
   return rc;
+}
+
+int pb_learn_train_v(pb_learn_t *l, const pb_episodes_t *eps,
+                     const float *qtargets, pb_learn_stats_t *st,
+                     pb_err_t *err) {
+  l->tr[0].rng = pb_learn_v_first(l) ? &l->rng : &l->vrng;
+  return train_v(l, &l->tr[0], eps, qtargets, st, err);
 }
 
 int pb_learn_distinct(pb_learn_t *l, const pb_episodes_t *eps, size_t *n_out,
@@ -366,43 +388,85 @@ int pb_learn_train_q(pb_learn_t *l, const pb_episodes_t *eps,
   const int A = g->num_actions;
   const size_t B = (size_t)l->batch_cap;
   const size_t in_size = (size_t)g->planes * g->height * g->width;
+  trainer_t *t = &l->tr[1];
+  t->rng = &l->rng;
   pb_learn_stats_t s = {0};
   double t0 = now_s();
   int rc = 0;
   const size_t n = n_samples(l, eps->n_states);
   for (int ep = 0; ep < l->cfg.train.q_epochs && rc == 0; ep++) {
-    if ((rc = shuffle(l, n, err)) != 0) break;
+    if ((rc = shuffle(t, n, err)) != 0) break;
     for (size_t b = 0; b < n && rc == 0; b += B) {
       size_t m = n - b < B ? n - b : B;
       for (size_t j = 0; j < m; j++) {
         const pb_state_t *ps = NULL;
         const float *qrow = NULL;
-        sample(l, eps, qtargets, l->order[b + j], &ps, NULL, &qrow);
-        float *tg = &l->tgt[j * A], *mk = &l->mask[j * A];
+        sample(l, eps, qtargets, t->order[b + j], &ps, NULL, &qrow);
+        float *tg = &t->tgt[j * A], *mk = &t->mask[j * A];
         memset(mk, 0, (size_t)A * sizeof *mk);
         uint8_t acts[PB_MAX_ACTIONS];
         int na = g->legal(ps, acts);
-        if (flip(l)) {
+        if (flip(l, t)) {
           pb_state_t mir;
           g->mirror(ps, &mir);
-          g->encode(&mir, &l->in[j * in_size]);
+          g->encode(&mir, &t->in[j * in_size]);
           for (int a = 0; a < A; a++) tg[g->mirror_action(a)] = qrow[a];
           for (int k = 0; k < na; k++) mk[g->mirror_action(acts[k])] = 1.0f;
         } else {
-          g->encode(ps, &l->in[j * in_size]);
+          g->encode(ps, &t->in[j * in_size]);
           memcpy(tg, qrow, (size_t)A * sizeof(float));
           for (int k = 0; k < na; k++) mk[acts[k]] = 1.0f;
         }
       }
       float loss = 0;
       double lr = schedule(l, l->q, &l->qopt);
-      rc = pb_nn_train_step(l->q, l->in, l->tgt, l->mask, (int)m, &loss, err);
+      rc = pb_nn_train_step(l->q, t->in, t->tgt, t->mask, (int)m, &loss, err);
       if (rc == 0) stats_add(&s, loss, l->q, lr);
       s.samples += m;
     }
   }
   stats_end(&s, t0);
   if (st) *st = s;
+  return rc;
+}
+
+/* V's half of pb_learn_train_after_search, on its own thread. */
+typedef struct {
+  pb_learn_t *l;
+  const pb_episodes_t *eps;
+  const float *qtargets;
+  pb_learn_stats_t st;
+  int rc;
+  pb_err_t err;
+} vjob_t;
+
+static void *vjob_run(void *p) {
+  vjob_t *j = p;
+  pb_nn_set_threads(j->l->cfg.model.threads);
+  j->l->tr[0].rng = &j->l->vrng;
+  j->rc = train_v(j->l, &j->l->tr[0], j->eps, j->qtargets, &j->st, &j->err);
+  return NULL;
+}
+
+int pb_learn_train_after_search(pb_learn_t *l, const pb_episodes_t *eps,
+                                const float *qtargets, pb_learn_stats_t *vst,
+                                pb_learn_stats_t *qst, pb_err_t *err) {
+  if (pb_learn_v_first(l)) return pb_learn_train_q(l, eps, qtargets, qst, err);
+  vjob_t j;
+  memset(&j, 0, sizeof j);
+  j.l = l;
+  j.eps = eps;
+  j.qtargets = qtargets;
+  pthread_t tid;
+  int threaded = pthread_create(&tid, NULL, vjob_run, &j) == 0;
+  if (!threaded) vjob_run(&j); /* no thread to be had: one after the other */
+  int rc = pb_learn_train_q(l, eps, qtargets, qst, err);
+  if (threaded) pthread_join(tid, NULL);
+  if (rc == 0 && j.rc != 0) {
+    rc = j.rc;
+    if (err) *err = j.err;
+  }
+  if (vst) *vst = j.st;
   return rc;
 }
 
@@ -565,6 +629,9 @@ int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
   if (rc == 0) rc = pb_ckpt_add(ck, "v.state", vb, vl, err);
   if (rc == 0) rc = pb_ckpt_add(ck, "q.state", qb, ql, err);
   if (rc == 0) rc = pb_ckpt_add(ck, "config.yaml", yaml, strlen(yaml), err);
+  uint8_t rng2[32];
+  for (int i = 0; i < 4; i++) put64(rng2 + 8 * i, l->vrng.s[i]);
+  if (rc == 0) rc = pb_ckpt_add(ck, "learn.rng2", rng2, sizeof rng2, err);
   if (rc == 0 && l->n_past > 0) {
     size_t rl = 0;
     uint8_t *rb = replay_encode(l, &rl);
@@ -657,6 +724,10 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
   }
   l->version = get64(meta + 16);
   for (int i = 0; i < 4; i++) l->rng.s[i] = get64(meta + 24 + 8 * i);
+  const uint8_t *r2;
+  size_t r2l;
+  if (pb_ckpt_get(ck, "learn.rng2", (const void **)&r2, &r2l) == 0 && r2l == 32)
+    for (int i = 0; i < 4; i++) l->vrng.s[i] = get64(r2 + 8 * i);
   /* The window is the file's (none if it has none). */
   for (int i = 0; i < l->n_past; i++) past_free(&l->past[i]);
   for (int i = 0; i < np; i++) l->past[i] = past[i];

@@ -83,6 +83,15 @@ int pb_learn_train_q(pb_learn_t *l, const pb_episodes_t *eps,
                      const float *qtargets, pb_learn_stats_t *st,
                      pb_err_t *err);
 
+/* After the search: trains Q (pb_learn_train_q) and, when V trains after
+ * the search (pb_learn_v_first is 0), V with the search values
+ * (pb_learn_train_v with qtargets) at the same time on a second thread,
+ * each network with its own random stream, so the result does not depend
+ * on the timing. vst is left alone when V trained before the search. */
+int pb_learn_train_after_search(pb_learn_t *l, const pb_episodes_t *eps,
+                                const float *qtargets, pb_learn_stats_t *vst,
+                                pb_learn_stats_t *qst, pb_err_t *err);
+
 /* Marks the iteration finished: version + 1, and (train.replay_iterations
  * > 1) keeps the iteration's positions with their V and Q targets in the
  * replay window, dropping the oldest iteration beyond the window. eps and

@@ -74,6 +74,7 @@ static void tick_label(char *buf, size_t n, double v, double step) {
 typedef struct {
   double x0, x1, y0, y1; /* data range */
   double L, T, W, H;     /* plot area in pixels */
+  double z0, z1;         /* right axis range, padded (nright > 0) */
 } frame_t;
 
 static double px(const frame_t *fr, double x) {
@@ -82,6 +83,11 @@ static double px(const frame_t *fr, double x) {
 
 static double py(const frame_t *fr, double y) {
   return fr->T + fr->H - (y - fr->y0) / (fr->y1 - fr->y0) * fr->H;
+}
+
+/* y against the right axis. */
+static double pz(const frame_t *fr, double y) {
+  return fr->T + fr->H - (y - fr->z0) / (fr->z1 - fr->z0) * fr->H;
 }
 
 static int finite_pt(const pb_svgplot_point_t *p) {
@@ -119,6 +125,11 @@ static void data_range(const pb_svgplot_t *p, frame_t *fr) {
   }
   for (int i = 0; i < p->nlines; i++)
     if (isfinite(p->lines[i].y)) PB__EXT(p->lines[i].y, y0, y1, any_y);
+  /* The right series widen x only: their y has an axis of its own. */
+  for (int s = 0; s < p->nright; s++)
+    for (int i = 0; i < p->right[s].n; i++)
+      if (finite_pt(&p->right[s].pts[i]))
+        PB__EXT(p->right[s].pts[i].x, x0, x1, any_x);
 #undef PB__EXT
   if (!any_x) {
     x0 = 0;
@@ -141,11 +152,26 @@ static void data_range(const pb_svgplot_t *p, frame_t *fr) {
   fr->x1 = x1 + dx;
   fr->y0 = y0 - dy;
   fr->y1 = y1 + dy;
+  fr->z0 = 0;
+  fr->z1 = 1;
+  if (p->nright > 0) {
+    double dz = 0.06 * (p->y2max - p->y2min);
+    fr->z0 = p->y2min - dz;
+    fr->z1 = p->y2max + dz;
+  }
 }
 
 static const char *const LINE_COLOUR = "#1f5fa8";
 static const char *const BAND_COLOUR = "#9cc3ea";
 static const char *const REF_COLOUR = "#b0413e";
+/* The right series: colours apart from the three above, and marker
+ * shapes apart from the main series' circles (centred on 0,0). */
+static const char *const RIGHT_COLOUR[PB_SVGPLOT_MAX_RIGHT] = {
+    "#2e8b3a", "#7b3fa6", "#e07b12", "#6e6e6e"};
+static const char *const RIGHT_MARKER[PB_SVGPLOT_MAX_RIGHT] = {
+    "m-3 -3h6v6h-6z", "m0 -4l4 4l-4 4l-4 -4z", "m0 -4l3.6 6.4h-7.2z",
+    "m0 4l3.6 -6.4h-7.2z"};
+#define PB__RIGHT_ROOM 64 /* pixels for the right axis' ticks and label */
 
 static void draw_axes(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
   double first, step;
@@ -207,6 +233,37 @@ static void draw_axes(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
             "transform=\"rotate(-90 %.2f %.2f)\">",
             x, y, x, y);
     xml_text(f, p->ylabel);
+    fprintf(f, "</text>\n");
+  }
+  fprintf(f, "</g>\n");
+}
+
+/* The right axis: ticks inside [y2min, y2max] and the rotated label. */
+static void draw_right_axis(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
+  double first, step, x = fr->L + fr->W;
+  char lab[64];
+  fprintf(f,
+          "<g class=\"axis2\" font-family=\"sans-serif\" font-size=\"12\" "
+          "fill=\"#333\">\n");
+  int n = pb_svgplot_ticks(p->y2min, p->y2max, 6, &first, &step);
+  for (int i = 0; i < n; i++) {
+    double v = first + i * step, y = pz(fr, v);
+    tick_label(lab, sizeof lab, v, step);
+    fprintf(f,
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+            "stroke=\"#555\"/>\n",
+            x, y, x + 5, y);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"start\">%s</text>\n",
+            x + 8, y + 4, lab);
+  }
+  if (p->y2label != NULL) {
+    double lx = x + 54, ly = fr->T + fr->H / 2;
+    fprintf(f,
+            "<text class=\"y2label\" x=\"%.2f\" y=\"%.2f\" "
+            "text-anchor=\"middle\" font-size=\"13\" "
+            "transform=\"rotate(-90 %.2f %.2f)\">",
+            lx, ly, lx, ly);
+    xml_text(f, p->y2label);
     fprintf(f, "</text>\n");
   }
   fprintf(f, "</g>\n");
@@ -301,8 +358,48 @@ static void draw_series(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
   fprintf(f, "</g>\n");
 }
 
+/* Each right series as a path through its finite points, a new subpath
+ * after each gap, with a marker on every point; clipped to the plot
+ * area (#pb-plot) so that values outside y2min..y2max stay inside it. */
+static void draw_right(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
+  fprintf(f, "<g class=\"right-series\" clip-path=\"url(#pb-plot)\">\n");
+  for (int s = 0; s < p->nright; s++) {
+    const pb_svgplot_series_t *r = &p->right[s];
+    const char *c = RIGHT_COLOUR[s];
+    int segs = 0; /* drawn segments: a lone point has only its marker */
+    for (int i = 1; i < r->n; i++)
+      segs += finite_pt(&r->pts[i - 1]) && finite_pt(&r->pts[i]);
+    if (segs > 0) {
+      fprintf(f,
+              "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+              "stroke-linejoin=\"round\" d=\"",
+              c);
+      int sep = 0;
+      for (int i = 0; i < r->n; i++) {
+        const pb_svgplot_point_t *q = &r->pts[i];
+        if (!finite_pt(q)) continue;
+        int joined = i > 0 && finite_pt(&r->pts[i - 1]);
+        int alone = !joined && !(i + 1 < r->n && finite_pt(&r->pts[i + 1]));
+        if (alone) continue;
+        fprintf(f, "%s%c%.2f %.2f", sep ? " " : "", joined ? 'L' : 'M',
+                px(fr, q->x), pz(fr, q->y));
+        sep = 1;
+      }
+      fprintf(f, "\"/>\n");
+    }
+    for (int i = 0; i < r->n; i++) {
+      const pb_svgplot_point_t *q = &r->pts[i];
+      if (!finite_pt(q)) continue;
+      fprintf(f, "<path d=\"M%.2f %.2f%s\" fill=\"%s\"/>\n", px(fr, q->x),
+              pz(fr, q->y), RIGHT_MARKER[s], c);
+    }
+  }
+  fprintf(f, "</g>\n");
+}
+
 static void draw_legend(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
-  double x = fr->L + fr->W + 16, y = fr->T + 10;
+  double x = fr->L + fr->W + (p->nright > 0 ? PB__RIGHT_ROOM : 0) + 16,
+         y = fr->T + 10;
   fprintf(f,
           "<g class=\"legend\" font-family=\"sans-serif\" "
           "font-size=\"12\" fill=\"#333\">\n");
@@ -343,7 +440,54 @@ static void draw_legend(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
     fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">won or lost all</text>\n", x + 32,
             y + 4);
   }
+  if (p->nright > 0) {
+    y += 22;
+    fprintf(f,
+            "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"#777\">"
+            "right axis</text>\n",
+            x, y + 4);
+  }
+  for (int s = 0; s < p->nright; s++) {
+    y += 22;
+    fprintf(f,
+            "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+            "stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+            x, y, x + 24, y, RIGHT_COLOUR[s]);
+    fprintf(f, "<path d=\"M%.2f %.2f%s\" fill=\"%s\"/>\n", x + 12, y,
+            RIGHT_MARKER[s], RIGHT_COLOUR[s]);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">", x + 32, y + 4);
+    if (p->right[s].name != NULL)
+      xml_text(f, p->right[s].name);
+    else
+      fprintf(f, "series %d", s + 1);
+    fprintf(f, "</text>\n");
+  }
   fprintf(f, "</g>\n");
+}
+
+/* Checks the right-axis fields (only looked at when nright is not 0). */
+static int check_right(const pb_svgplot_t *p, pb_err_t *err) {
+  if (p->nright == 0) return 0;
+  if (p->nright < 0 || p->nright > PB_SVGPLOT_MAX_RIGHT)
+    return pb_err_set(err, PB_EINVAL, "svgplot: nright %d outside 0..%d",
+                      p->nright, PB_SVGPLOT_MAX_RIGHT);
+  if (p->right == NULL)
+    return pb_err_set(err, PB_EINVAL, "svgplot: right is NULL, nright %d",
+                      p->nright);
+  for (int s = 0; s < p->nright; s++) {
+    if (p->right[s].n < 0)
+      return pb_err_set(err, PB_EINVAL, "svgplot: right[%d].n %d negative", s,
+                        p->right[s].n);
+    if (p->right[s].n > 0 && p->right[s].pts == NULL)
+      return pb_err_set(err, PB_EINVAL, "svgplot: right[%d].pts is NULL, n %d",
+                        s, p->right[s].n);
+  }
+  if (!isfinite(p->y2min) || !isfinite(p->y2max) || !(p->y2min < p->y2max))
+    return pb_err_set(err, PB_EINVAL,
+                      "svgplot: y2min %g, y2max %g: not a finite range with "
+                      "y2min < y2max",
+                      p->y2min, p->y2max);
+  return 0;
 }
 
 int pb_svgplot_render(const pb_svgplot_t *p, char **out, size_t *len,
@@ -357,11 +501,13 @@ int pb_svgplot_render(const pb_svgplot_t *p, char **out, size_t *len,
   if (w < 200 || w > 10000 || h < 200 || h > 10000)
     return pb_err_set(err, PB_EINVAL, "svgplot: size %dx%d outside 200..10000",
                       w, h);
+  int rc = check_right(p, err);
+  if (rc != 0) return rc;
   frame_t fr;
   data_range(p, &fr);
   fr.L = 72;
   fr.T = 44;
-  fr.W = w - fr.L - 170;
+  fr.W = w - fr.L - 170 - (p->nright > 0 ? PB__RIGHT_ROOM : 0);
   fr.H = h - fr.T - 56;
 
   char *buf = NULL;
@@ -386,13 +532,23 @@ int pb_svgplot_render(const pb_svgplot_t *p, char **out, size_t *len,
     xml_text(f, p->title);
     fprintf(f, "</text>\n");
   }
+  if (p->nright > 0)
+    fprintf(f,
+            "<defs><clipPath id=\"pb-plot\"><rect x=\"%.2f\" y=\"%.2f\" "
+            "width=\"%.2f\" height=\"%.2f\"/></clipPath></defs>\n",
+            fr.L, fr.T, fr.W, fr.H);
   draw_axes(f, p, &fr);
+  if (p->nright > 0) draw_right_axis(f, p, &fr);
   draw_band(f, p, &fr);
   draw_refs(f, p, &fr);
+  if (p->nright > 0) draw_right(f, p, &fr);
   draw_series(f, p, &fr);
   draw_legend(f, p, &fr);
   int any = 0;
   for (int i = 0; i < p->n; i++) any |= finite_pt(&p->pts[i]);
+  for (int s = 0; s < p->nright; s++)
+    for (int i = 0; i < p->right[s].n; i++)
+      any |= finite_pt(&p->right[s].pts[i]);
   if (!any)
     fprintf(f,
             "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" "

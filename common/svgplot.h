@@ -7,6 +7,12 @@
  * title and a legend. The output is one standalone SVG 1.1 document
  * (well-formed XML, no scripts, no external resources), readable in any
  * browser. Text is XML-escaped. Nothing here touches files.
+ *
+ * Optionally up to PB_SVGPLOT_MAX_RIGHT secondary series (e.g. the
+ * accuracies of a few agents, shares in [0, 1]) are drawn against a
+ * second y axis on the right, each as a thin line with small markers of
+ * its own colour and shape, listed in the legend under "right axis". A
+ * chart without them is exactly the chart drawn before they existed.
  */
 #ifndef PB_SVGPLOT_H
 #define PB_SVGPLOT_H
@@ -16,6 +22,7 @@
 #include "err.h"
 
 #define PB_SVGPLOT_LABEL_MAX 96 /* reference-line labels, incl. NUL */
+#define PB_SVGPLOT_MAX_RIGHT 4  /* series on the right axis, at most */
 
 typedef struct pb_svgplot_point {
   double x, y;   /* the point; skipped if either is not finite */
@@ -28,6 +35,18 @@ typedef struct pb_svgplot_hline {
   char label[PB_SVGPLOT_LABEL_MAX];
 } pb_svgplot_hline_t;
 
+/* A series drawn against the right axis: a line through its finite points
+ * with a marker on each; a non-finite point breaks the line there. */
+typedef struct pb_svgplot_series {
+  const char *name;              /* legend name (NULL: "series N", N = 1 for
+                                    right[0]) */
+  const pb_svgplot_point_t *pts; /* n points in increasing x; y against the
+                                    right axis; lo/hi and marked ignored;
+                                    non-finite points skipped (the line
+                                    breaks there) */
+  int n;
+} pb_svgplot_series_t;
+
 typedef struct pb_svgplot {
   const char *title;  /* may be NULL */
   const char *xlabel; /* may be NULL */
@@ -39,13 +58,29 @@ typedef struct pb_svgplot {
   const pb_svgplot_hline_t *lines; /* nlines reference lines */
   int nlines;
   int width, height; /* pixels; 0 gives 800 x 480 */
+  /* The right axis; all ignored when nright is 0, so that a zero or
+   * designated initialiser of the fields above keeps working. */
+  const pb_svgplot_series_t *right; /* nright (0..PB_SVGPLOT_MAX_RIGHT)
+                                       series on a right axis */
+  int nright;
+  const char *y2label; /* right axis label (may be NULL) */
+  double y2min, y2max; /* right axis range, y2min < y2max, both finite
+                          (required when nright > 0) */
 } pb_svgplot_t;
 
 /* Renders the chart into a malloc'd NUL-terminated string (*out, the
  * caller frees it) of *len bytes (len may be NULL). With no drawable point
  * the chart still has its axes (x 0..1) and reference lines, and says "no
- * data yet". Returns 0, PB_EINVAL (NULL arguments, n or nlines negative,
- * a size outside 200..10000), or PB_ENOMEM. */
+ * data yet". The x axis covers the points of the main series and of every
+ * right series. When nright > 0 the plot area narrows to make room for the
+ * right axis, which runs from y2min to y2max (with the same small margin
+ * as the left axis; ticks only inside the range, no grid lines of its
+ * own); what a right series has outside the plot area is clipped.
+ * Returns 0, PB_EINVAL (NULL arguments, n or nlines negative, a size
+ * outside 200..10000; when nright is not 0: nright outside
+ * 0..PB_SVGPLOT_MAX_RIGHT, right NULL, a series with n negative or pts
+ * NULL and n > 0, y2min/y2max not finite with y2min < y2max; the message
+ * names the field), or PB_ENOMEM. On failure *out is NULL. */
 int pb_svgplot_render(const pb_svgplot_t *p, char **out, size_t *len,
                       pb_err_t *err);
 

@@ -181,7 +181,27 @@ int pb_evaluator_run(const pb_evaluator_opts_t *o, pb_err_t *err) {
               "already in elo.csv",
               o->cfg.game, eo.games, eo.opening_random_moves, o->cfg.eval.every,
               anchors, pb_evalrun_table_count(t));
-  if (o->all) {
+  if (o->n_versions > 0) {
+    int rated = 0;
+    for (int i = 0; i < o->n_versions && rc == 0 && !stopping(o); i++) {
+      if (pb_evalrun_table_find(t, o->versions[i]) != NULL) continue;
+      pb_err_t e;
+      pb_err_clear(&e);
+      rc = pb_evalrun_rate(r, o->versions[i], &e);
+      if (rc == 0) {
+        rated++;
+      } else if (rc == PB_EIO || rc == PB_ECORRUPT || rc == PB_ENOTFOUND) {
+        pb_log_warn(o->log, "version %llu skipped: %s",
+                    (unsigned long long)o->versions[i], e.msg);
+        rc = 0;
+      } else if (err != NULL) {
+        *err = e;
+      }
+    }
+    pb_log_info(o->log, "rated %d of the %d version(s) asked for", rated,
+                o->n_versions);
+    if (rc == PB_EINTR) rc = 0;
+  } else if (o->all) {
     int rated = 0;
     rc = pb_evalrun_all(r, &rated, err);
     if (rc == 0 || rc == PB_EINTR)

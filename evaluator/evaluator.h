@@ -1,7 +1,7 @@
 /* evaluator.h - the evaluator process: rates checkpoints as a run makes
  * them, beside the learner, and never in its way.
  *
- * Two modes:
+ * Three modes (the third, "versions", rates a given list and returns):
  *   follow (default)  watches RUN_DIR/checkpoints (polled every poll_ms)
  *                     and the learner's Announce messages (ZeroMQ SUB on
  *                     net.pub_endpoint; any announce wakes it at once).
@@ -28,6 +28,7 @@
 #include "log.h"
 
 #define PB_EVALUATOR_MAX_ANCHORS 16
+#define PB_EVALUATOR_MAX_VERSIONS 1024
 
 typedef struct pb_evaluator_opts {
   pb_config_t cfg; /* the run's config, run.dir = the run directory */
@@ -36,6 +37,10 @@ typedef struct pb_evaluator_opts {
   int64_t until;   /* >= 0: return once this version is rated */
   int png;         /* also write elo.png when possible */
   int poll_ms;     /* directory polling period (1000) */
+  int n_versions;  /* > 0: mode "versions": rate exactly these, then
+                      return (those already rated are kept, missing
+                      ones logged and skipped) */
+  uint64_t versions[PB_EVALUATOR_MAX_VERSIONS];
   int n_anchors;   /* anchor overrides, "SPEC=RATING" or "SPEC=none" */
   const char *anchors[PB_EVALUATOR_MAX_ANCHORS];
   volatile sig_atomic_t *stop; /* set by a signal handler; may be NULL */

@@ -37,6 +37,8 @@ static void usage(FILE *f) {
           "  CONFIG               the run's config (default DIR/config.yaml)\n"
           "  --run-dir DIR        the run directory (overrides run.dir)\n"
           "  --all                rate every version elo.csv lacks, then exit\n"
+          "  --versions V,V,...   rate these versions (if not rated yet), "
+          "then exit\n"
           "  --once               rate the newest unrated version, then exit\n"
           "  --until V            follow until version V is rated\n"
           "  --set KEY=VALUE      override a config key, e.g. "
@@ -68,6 +70,7 @@ int main(int argc, char **argv) {
   static const struct option opts[] = {{"run-dir", required_argument, 0, 'd'},
                                        {"set", required_argument, 0, 's'},
                                        {"all", no_argument, 0, 'a'},
+                                       {"versions", required_argument, 0, 'V'},
                                        {"once", no_argument, 0, 'o'},
                                        {"until", required_argument, 0, 'u'},
                                        {"anchor", required_argument, 0, 'A'},
@@ -96,6 +99,24 @@ int main(int argc, char **argv) {
       case 'a':
         eo.all = 1;
         break;
+      case 'V': {
+        /* a comma-separated list of versions */
+        char *list = optarg, *tok, *save = NULL;
+        for (tok = strtok_r(list, ",", &save); tok != NULL;
+             tok = strtok_r(NULL, ",", &save)) {
+          int64_t v;
+          if (eo.n_versions == PB_EVALUATOR_MAX_VERSIONS ||
+              parse_i64(tok, 0, INT64_MAX, &v) != 0) {
+            fprintf(stderr,
+                    "probs-evaluator: bad --versions item '%s' (versions >= "
+                    "0, at most %d)\n",
+                    tok, PB_EVALUATOR_MAX_VERSIONS);
+            return 2;
+          }
+          eo.versions[eo.n_versions++] = (uint64_t)v;
+        }
+        break;
+      }
       case 'o':
         eo.once = 1;
         break;
@@ -139,10 +160,11 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  if (eo.all && (eo.once || eo.until >= 0)) {
+  if ((eo.all || eo.n_versions > 0) &&
+      (eo.once || eo.until >= 0 || (eo.all && eo.n_versions > 0))) {
     fprintf(stderr,
-            "probs-evaluator: --all does not go with --once or "
-            "--until\n");
+            "probs-evaluator: --all and --versions do not go with each "
+            "other, --once or --until\n");
     return 2;
   }
   pb_err_t err;
@@ -173,7 +195,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   struct stat st;
-  if (eo.all && (stat(eo.cfg.run.dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+  if ((eo.all || eo.n_versions > 0) &&
+      (stat(eo.cfg.run.dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
     fprintf(stderr, "probs-evaluator: run directory '%s' does not exist\n",
             eo.cfg.run.dir);
     return 2;
@@ -192,7 +215,7 @@ int main(int argc, char **argv) {
   if (quiet) pb_log_set_stderr(log, 0);
   /* Following runs beside training: yield the CPU to the learner. Set
    * before any thread exists, so every thread inherits it. */
-  if (!eo.all && nice_v > 0 && setpriority(PRIO_PROCESS, 0, (int)nice_v) != 0)
+  if (!eo.all && eo.n_versions == 0 && nice_v > 0 && setpriority(PRIO_PROCESS, 0, (int)nice_v) != 0)
     pb_log_warn(log, "could not lower the priority (nice %d)", (int)nice_v);
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(1);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 
 #include "ckpt.h"
 #include "episodes.h"
+#include "evalrun.h"
 #include "http.h"
 #include "inproc.h"
 #include "json.h"
@@ -371,10 +373,8 @@ static void job_work(uv_work_t *req) {
     l->vw_new.version = pb_learn_version(l->learn) + 1;
     l->t_train_v = pb_now() - t;
   } else {
-    l->job_rc = pb_learn_train_q(l->learn, &l->eps, l->qt, &l->qst, &l->job_err);
-    if (l->job_rc == 0 && !pb_learn_v_first(l->learn))
-      l->job_rc = pb_learn_train_v(l->learn, &l->eps, l->qt, &l->vst,
-                                   &l->job_err);
+    l->job_rc = pb_learn_train_after_search(l->learn, &l->eps, l->qt,
+                                            &l->vst, &l->qst, &l->job_err);
     if (l->job_rc == 0)
       l->job_rc = pb_learn_end_iteration(l->learn, &l->eps, l->qt, &l->job_err);
     if (l->job_rc == 0) {
@@ -415,11 +415,12 @@ static void job_done(uv_work_t *req, int status) {
   if (kind == PH_TRAIN_V) {
     swap_weights(&l->vw, &l->vw_new);
     l->uniq = pb_learn_distinct_states(l->learn);
-    pb_log_info(l->log,
-                "iteration %" PRIu64 ": V trained in %.2fs on %zu samples "
-                "(loss %.4f -> %.4f)",
-                pb_learn_version(l->learn) + 1, l->vst.seconds, l->vst.samples,
-                l->vst.loss_first, l->vst.loss_last);
+    if (pb_learn_v_first(l->learn))
+      pb_log_info(l->log,
+                  "iteration %" PRIu64 ": V trained in %.2fs on %zu samples "
+                  "(loss %.4f -> %.4f)",
+                  pb_learn_version(l->learn) + 1, l->vst.seconds,
+                  l->vst.samples, l->vst.loss_first, l->vst.loss_last);
     if (l->stopping) {
       shutdown_loop(l);
       return;
@@ -952,6 +953,25 @@ static char *metrics_text(pb_learner_t *l) {
   G("iteration_seconds", "Wall time of the last iteration.", "%.3f",
     l->last_iter_s);
   G("rss_bytes", "Resident memory.", "%ld", rss_kb() * 1024);
+  /* The evaluator's newest rating, read from its elo.csv in the run dir. */
+  pb_evalrun_row_t er;
+  if (pb_evalrun_latest(l->cfg.run.dir, &l->cfg, &er, NULL) == 0) {
+    G("eval_version", "Newest version the evaluator rated.", "%" PRIu64,
+      er.version);
+    if (isfinite(er.elo))
+      G("eval_elo", "Elo of the newest rated version.", "%.1f", er.elo);
+    const double acc[3] = {er.acc_q, er.acc_v, er.acc_beam};
+    static const char *const agent[3] = {"greedy_q", "v_one_ply", "beam"};
+    int any = 0;
+    for (int k = 0; k < 3; k++) {
+      if (!isfinite(acc[k])) continue;
+      if (!any++)
+        fprintf(f, "# HELP probs_eval_accuracy Share of optimal moves of the "
+                   "newest rated version on the solved test set.\n"
+                   "# TYPE probs_eval_accuracy gauge\n");
+      fprintf(f, "probs_eval_accuracy{agent=\"%s\"} %.4f\n", agent[k], acc[k]);
+    }
+  }
 #undef G
 #undef C
   fclose(f);

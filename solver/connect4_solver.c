@@ -211,7 +211,7 @@ int pb_c4solver_solve(pb_c4solver_t *s, uint64_t mover, uint64_t mask,
     else
       lo = r;
   }
-  return lo;
+  return weak ? (lo > 0) - (lo < 0) : lo;
 }
 
 void pb_c4solver_moves(pb_c4solver_t *s, uint64_t mover, uint64_t mask,

@@ -137,8 +137,16 @@ int pb_solver_moves(pb_solver_t *s, const pb_state_t *st, int weak,
     int sc[7];
     pb_c4solver_moves(s->c4, st->w[0], st->w[1], weak, sc);
     int n = g->ply(st);
-    for (int a = 0; a < 7; a++)
-      if (sc[a] != PB_C4SOLVER_FULL) out[a] = c4_value(sc[a], n, weak);
+    for (int a = 0; a < 7; a++) {
+      if (sc[a] == PB_C4SOLVER_FULL) continue;
+      out[a] = c4_value(sc[a], n, weak);
+      if (weak && out[a].result > 0) {
+        /* A move that wins at once is known to win in 1 ply. */
+        pb_state_t c = *st;
+        int done = 0;
+        if (g->step(&c, a, &done) > 0 && done) out[a].plies = 1;
+      }
+    }
     return 0;
   }
   uint8_t acts[PB_MAX_ACTIONS];

@@ -337,6 +337,7 @@ static pb_evalrun_row_t mkrow(uint64_t v, double elo, int w, int d, int l) {
   r.wdl[1][0] = 1;
   r.games = w + d + l + 1;
   r.seconds = 1.25;
+  r.acc_q = r.acc_v = r.acc_beam = r.minutes = NAN;
   return r;
 }
 
@@ -352,6 +353,10 @@ static void test_table_roundtrip(void **state) {
   r9.flags = PB_EVALRUN_NO_ANCHOR;
   pb_evalrun_row_t r7 = mkrow(7, 1900, 4, 0, 0);
   r7.flags = PB_ELO_ALL_WINS | PB_ELO_ADJUSTED;
+  r7.acc_q = 0.8125;
+  r7.acc_v = 0.5;
+  r7.acc_beam = 0.9375;
+  r7.minutes = 12.345;
   assert_int_equal(pb_evalrun_table_put(t, &r5, &err), 0);
   assert_int_equal(pb_evalrun_table_put(t, &r9, &err), 0);
   assert_int_equal(pb_evalrun_table_put(t, &r2, &err), 0);
@@ -372,11 +377,13 @@ static void test_table_roundtrip(void **state) {
   assert_int_equal(pb_evalrun_table_csv(t, &csv, NULL, &err), 0);
   const char *want =
       "iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
-      "random_d,random_l,lookahead:1_w,lookahead:1_d,lookahead:1_l\n"
-      "2,2,1100.0,1050.0,1160.0,,4,1.25,1,1,1,1,0,0\n"
-      "5,5,1235.0,1184.6,1294.6,,5,1.25,3,1,0,1,0,0\n"
-      "7,7,1900.0,1850.0,1960.0,all_wins,5,1.25,4,0,0,1,0,0\n"
-      "9,9,,,,no_anchor,5,1.25,0,0,4,1,0,0\n";
+      "random_d,random_l,lookahead:1_w,lookahead:1_d,lookahead:1_l,acc_q,"
+      "acc_v,acc_beam,minutes\n"
+      "2,2,1100.0,1050.0,1160.0,,4,1.25,1,1,1,1,0,0,,,,\n"
+      "5,5,1235.0,1184.6,1294.6,,5,1.25,3,1,0,1,0,0,,,,\n"
+      "7,7,1900.0,1850.0,1960.0,all_wins,5,1.25,4,0,0,1,0,0,0.812,0.500,"
+      "0.938,12.35\n"
+      "9,9,,,,no_anchor,5,1.25,0,0,4,1,0,0,,,,\n";
   assert_string_equal(csv, want);
   char path[256];
   fx_path(path, sizeof path, "table-test.csv");
@@ -389,8 +396,39 @@ static void test_table_roundtrip(void **state) {
   assert_int_equal(pb_evalrun_table_row(u, 2)->flags,
                    PB_ELO_ALL_WINS | PB_ELO_ADJUSTED);
   assert_true(isnan(pb_evalrun_table_row(u, 3)->elo));
+  assert_true(fabs(pb_evalrun_table_row(u, 2)->acc_q - 0.812) < 1e-9);
+  assert_true(fabs(pb_evalrun_table_row(u, 2)->minutes - 12.35) < 1e-9);
+  assert_true(isnan(pb_evalrun_table_row(u, 0)->acc_beam));
   free(csv);
   free(csv2);
+
+  /* A table written before the accuracy columns existed still loads (its
+   * rows have none), and is written back with them. */
+  const char *old =
+      "iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
+      "random_d,random_l,lookahead:1_w,lookahead:1_d,lookahead:1_l\n"
+      "2,2,1100.0,1050.0,1160.0,,4,1.25,1,1,1,1,0,0\n";
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(old, f);
+  fclose(f);
+  pb_evalrun_table_t *o = pb_evalrun_table_load(path, OPP2, 2, &err);
+  if (o == NULL) fail_msg("%s", err.msg);
+  assert_int_equal(pb_evalrun_table_count(o), 1);
+  assert_true(isnan(pb_evalrun_table_row(o, 0)->acc_q));
+  pb_evalrun_table_destroy(&o);
+  /* A bad accuracy is refused, naming the column. */
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
+        "random_d,random_l,lookahead:1_w,lookahead:1_d,lookahead:1_l,acc_q,"
+        "acc_v,acc_beam,minutes\n"
+        "2,2,1100.0,1050.0,1160.0,,4,1.25,1,1,1,1,0,0,1.5,,,\n",
+        f);
+  fclose(f);
+  assert_null(pb_evalrun_table_load(path, OPP2, 2, &err));
+  assert_int_equal(err.code, PB_ECORRUPT);
+  assert_non_null(strstr(err.msg, "acc_q"));
   pb_evalrun_table_destroy(&t);
   pb_evalrun_table_destroy(&u);
   assert_null(u);
@@ -611,8 +649,28 @@ static void test_all_writes_csv_and_svg(void **state) {
   free(m);
   fx_path(path, sizeof path, "learner.log");
   char *lg = slurp(path);
-  assert_int_equal(count_str(lg, "evaluator INFO  version "), 3);
+  assert_int_equal(count_str(lg, "evaluator INFO  version "), 6);
+  assert_int_equal(count_str(lg, ": Elo "), 3);
+  /* Connect Four has a solver: every version also got its accuracies. */
+  assert_int_equal(count_str(lg, "share of optimal moves on 1000 solved"), 3);
   free(lg);
+  for (int i = 0; i < pb_evalrun_table_count(t); i++) {
+    const pb_evalrun_row_t *row = pb_evalrun_table_row(t, i);
+    assert_true(row->acc_q >= 0 && row->acc_q <= 1);
+    assert_true(row->acc_v >= 0 && row->acc_v <= 1);
+    assert_true(row->acc_beam >= 0 && row->acc_beam <= 1);
+    assert_true(row->minutes >= 0);
+  }
+  fx_path(path, sizeof path, "elo.svg");
+  svg = slurp(path);
+  assert_non_null(strstr(svg, "accuracy: greedy Q"));
+  assert_non_null(strstr(svg, "accuracy: beam search E=10 M=3"));
+  free(svg);
+  fx_path(path, sizeof path, "metrics.jsonl");
+  m = slurp(path);
+  assert_int_equal(count_str(m, "\"acc_q\":0."), 3);
+  assert_int_equal(count_str(m, "\"beam_agent\":\"E=10,M=3\""), 3);
+  free(m);
   pb_evalrun_destroy(&r);
   pb_log_destroy(&log);
 }

@@ -531,14 +531,24 @@ static void test_corrupt_refused(void **state) {
      * corrupt (the buffer CRC is zlib's, as pb_crc32) */
     uint8_t *v2 = malloc(len);
     memcpy(v2, buf, len);
-    v2[4] = 2;
+    v2[4] = 3;
     uint32_t crc = pb_crc32(0, v2, len - 4);
     for (int k = 0; k < 4; k++) v2[len - 4 + k] = (uint8_t)(crc >> (8 * k));
     pb_err_clear(&err);
     int rc2 = kind == 0 ? pb_nn_weights_load(dst, v2, len, NULL, &err)
                         : pb_nn_state_load(dst, v2, len, &err);
     assert_int_equal(rc2, PB_EUNSUPP);
-    assert_non_null(strstr(err.msg, "format version 2"));
+    assert_non_null(strstr(err.msg, "format version 3"));
+    /* format 2 (residual blocks / norms) with a plain spec is corrupt */
+    memcpy(v2, buf, len);
+    v2[4] = 2;
+    crc = pb_crc32(0, v2, len - 4);
+    for (int k = 0; k < 4; k++) v2[len - 4 + k] = (uint8_t)(crc >> (8 * k));
+    pb_err_clear(&err);
+    rc2 = kind == 0 ? pb_nn_weights_load(dst, v2, len, NULL, &err)
+                    : pb_nn_state_load(dst, v2, len, &err);
+    assert_int_equal(rc2, PB_ECORRUPT);
+    assert_non_null(strstr(err.msg, "extension"));
     free(v2);
     /* a longer buffer is refused too */
     uint8_t *longer = malloc(len + 1);
