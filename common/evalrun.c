@@ -901,8 +901,7 @@ pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
     r->testset = pb_testset_open(o->testset, o->g, &e);
     if (r->testset == NULL && (o->testset[0] != '\0' || e.code != PB_ENOTFOUND)) {
       /* A test set the user named must work. */
-      pb_err_set(err, e.code < 0 ? e.code : PB_ECONFIG, "eval.testset: %s",
-                 e.msg);
+      pb_err_set(err, PB_ECONFIG, "eval.testset: %s", e.msg);
       goto fail;
     }
     if (r->testset == NULL)

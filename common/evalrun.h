@@ -193,8 +193,11 @@ typedef struct pb_evalrun_dir_opts {
  * o->stop and d->log are kept as pointers): makes one agent of each
  * opponent to check its spec (PB_EINVAL naming it, so that a typo fails
  * at once rather than at every checkpoint), reads run_dir/elo.csv (refusing
- * a foreign one, see pb_evalrun_table_load), creates run_dir if needed and
- * opens run_dir/metrics.jsonl for appending. Returns NULL and fills err on
+ * a foreign one, see pb_evalrun_table_load), opens the solved test set when
+ * o->accuracy is on (PB_ECONFIG naming eval.testset when a named file
+ * cannot be used; without a shipped set for the game, accuracy is only
+ * logged as unavailable), creates run_dir if needed and opens
+ * run_dir/metrics.jsonl for appending. Returns NULL and fills err on
  * failure. */
 pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
                              const pb_evalrun_dir_opts_t *d, pb_err_t *err);

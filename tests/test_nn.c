@@ -778,6 +778,732 @@ static void test_export_torch(void **state) {
   pb_nn_destroy(&v);
 }
 
+/* ------------------------------------ residual blocks, norms, clipping */
+
+/* The small spec of the brief: 2x6x7 input, one 8-channel convolution,
+ * two residual blocks, layer norm, one dense layer of 16, 7 outputs. */
+static pb_nn_spec_t res_spec(int res_blocks, int norm) {
+  pb_nn_spec_t s = spec_of(2, 6, 7, 7, PB_NN_HEAD_LINEAR, 1, 8, 1, 16);
+  s.res_blocks = res_blocks;
+  s.norm = norm;
+  return s;
+}
+
+static void test_res_norm_spec(void **state) {
+  (void)state;
+  pb_err_t err;
+  /* By hand: conv0 2->8: 9*2*8+8 = 152, its norm 8+8 = 16; one residual
+   * block: two convs 8->8 (9*8*8+8 = 584 each) and two norms (16 each) =
+   * 1200; dense 8*42 = 336 -> 16: 336*16+16 = 5392; head 16*7+7 = 119. */
+  pb_nn_spec_t full = res_spec(2, PB_NN_NORM_LAYER);
+  assert_int_equal(pb_nn_spec_check(&full, &err), 0);
+  assert_int_equal(pb_nn_spec_param_count(&full),
+                   152 + 16 + 2 * 1200 + 5392 + 119);
+  assert_int_equal(pb_nn_spec_param_count(&full), 8079);
+  pb_nn_spec_t res_only = res_spec(2, PB_NN_NORM_NONE);
+  assert_int_equal(pb_nn_spec_param_count(&res_only),
+                   152 + 2 * 2 * 584 + 5392 + 119);
+  pb_nn_spec_t norm_only = res_spec(0, PB_NN_NORM_LAYER);
+  assert_int_equal(pb_nn_spec_param_count(&norm_only), 152 + 16 + 5392 + 119);
+  pb_nn_spec_t plain = res_spec(0, PB_NN_NORM_NONE);
+  assert_int_equal(pb_nn_spec_param_count(&plain), 152 + 5392 + 119);
+  /* two convolutions with norms: each conv gets its own (conv1 8->8 too) */
+  pb_nn_spec_t two = full;
+  two.conv_layers = 2;
+  assert_int_equal(pb_nn_spec_param_count(&two), 8079 + 584 + 16);
+
+  const pb_nn_spec_t *specs[] = {&full, &res_only, &norm_only, &plain, &two};
+  for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+    pb_nn_t *nn = make(specs[i], 1e-3f, 1);
+    assert_int_equal(pb_nn_param_count(nn), pb_nn_spec_param_count(specs[i]));
+    assert_memory_equal(pb_nn_spec(nn), specs[i], sizeof *specs[i]);
+    size_t len;
+    uint8_t *w = weights_of(nn, &len);
+    assert_int_equal(len, 64 + 4 * (size_t)pb_nn_param_count(nn) + 4);
+    free(w);
+    pb_nn_destroy(&nn);
+  }
+
+  /* the new fields' checks */
+  struct {
+    pb_nn_spec_t s;
+    const char *field;
+  } bad[] = {
+      {res_spec(1, PB_NN_NORM_NONE), "res_blocks"},
+      {res_spec(-1, PB_NN_NORM_NONE), "res_blocks"},
+      {res_spec(65, PB_NN_NORM_NONE), "res_blocks"},
+      {res_spec(0, 2), "norm"},
+      {res_spec(0, -1), "norm"},
+  };
+  bad[0].s.conv_layers = 0; /* residual blocks need a convolution */
+  bad[0].s.conv_channels = 0;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pb_err_clear(&err);
+    assert_int_equal(pb_nn_spec_check(&bad[i].s, &err), PB_EINVAL);
+    if (strstr(err.msg, bad[i].field) == NULL)
+      fail_msg("case %zu: message \"%s\" does not name %s", i, err.msg,
+               bad[i].field);
+    assert_int_equal(pb_nn_spec_param_count(&bad[i].s), -1);
+    pb_err_clear(&err);
+    assert_null(pb_nn_new(&bad[i].s, NULL, "cpu", 1, &err));
+    assert_int_equal(err.code, PB_EINVAL);
+  }
+  /* conv_layers 0 with channels set is still refused with residual blocks */
+  pb_nn_spec_t nc = res_spec(1, PB_NN_NORM_LAYER);
+  nc.conv_layers = 0;
+  assert_int_equal(pb_nn_spec_check(&nc, &err), PB_EINVAL);
+  assert_non_null(strstr(err.msg, "res_blocks"));
+  /* a norm without convolutions is allowed (it has nothing to normalise) */
+  pb_nn_spec_t dense_norm = spec_of(2, 6, 7, 7, PB_NN_HEAD_LINEAR, 0, 0, 1, 16);
+  dense_norm.norm = PB_NN_NORM_LAYER;
+  assert_int_equal(pb_nn_spec_check(&dense_norm, &err), 0);
+  dense_norm.norm = PB_NN_NORM_NONE;
+  long plain_dense = pb_nn_spec_param_count(&dense_norm);
+  dense_norm.norm = PB_NN_NORM_LAYER;
+  assert_int_equal(pb_nn_spec_param_count(&dense_norm), plain_dense);
+}
+
+/* Overwrites every parameter of nn with vals (through a weights buffer
+ * with a fresh checksum). */
+static void set_params(pb_nn_t *nn, const float *vals) {
+  size_t len;
+  uint8_t *w = weights_of(nn, &len);
+  size_t n = (size_t)pb_nn_param_count(nn);
+  memcpy(w + 64, vals, 4 * n); /* little-endian host, as the buffer */
+  uint32_t crc = pb_crc32(0, w, len - 4);
+  for (int k = 0; k < 4; k++) w[len - 4 + k] = (uint8_t)(crc >> (8 * k));
+  pb_err_t err;
+  if (pb_nn_weights_load(nn, w, len, NULL, &err) != 0)
+    fail_msg("set_params: %s", err.msg);
+  free(w);
+}
+
+/* The parameters as floats (malloc'd). */
+static float *params_of(const pb_nn_t *nn) {
+  size_t len;
+  uint8_t *w = weights_of(nn, &len);
+  size_t n = (size_t)pb_nn_param_count(nn);
+  float *p = malloc(4 * n);
+  memcpy(p, w + 64, 4 * n);
+  free(w);
+  return p;
+}
+
+/* ---- a plain reference forward pass, in double, one position at a time */
+
+static double ref_act(double x) { return x >= 0 ? x : 0.01 * x; }
+
+/* 3x3 same convolution of x [cin][H][W] into y [cout][H][W]; consumes the
+ * weight and bias from *p. */
+static void ref_conv(const float **p, const double *x, int cin, int cout,
+                     int H, int W, double *y) {
+  const float *w = *p, *b = w + (size_t)cout * cin * 9;
+  for (int co = 0; co < cout; co++)
+    for (int i = 0; i < H; i++)
+      for (int j = 0; j < W; j++) {
+        double acc = b[co];
+        for (int ci = 0; ci < cin; ci++)
+          for (int di = 0; di < 3; di++)
+            for (int dj = 0; dj < 3; dj++) {
+              int r = i + di - 1, c = j + dj - 1;
+              if (r < 0 || r >= H || c < 0 || c >= W) continue;
+              acc += (double)w[((co * cin + ci) * 3 + di) * 3 + dj] *
+                     x[(ci * H + r) * W + c];
+            }
+        y[(co * H + i) * W + j] = acc;
+      }
+  *p = b + cout;
+}
+
+/* Layer norm over the whole [C][H][W] (GroupNorm, one group, eps 1e-5),
+ * then per-channel scale and shift from *p. */
+static void ref_norm(const float **p, double *y, int C, int H, int W) {
+  const float *g = *p, *b = g + C;
+  size_t n = (size_t)C * H * W;
+  double mean = 0, var = 0;
+  for (size_t k = 0; k < n; k++) mean += y[k];
+  mean /= (double)n;
+  for (size_t k = 0; k < n; k++) var += (y[k] - mean) * (y[k] - mean);
+  var /= (double)n;
+  double inv = 1.0 / sqrt(var + 1e-5);
+  for (int c = 0; c < C; c++)
+    for (int k = 0; k < H * W; k++) {
+      double *v = &y[(size_t)c * H * W + k];
+      *v = (*v - mean) * inv * g[c] + b[c];
+    }
+  *p = b + C;
+}
+
+static void ref_forward(const pb_nn_spec_t *s, const float *params,
+                        const float *in, double *out) {
+  const int H = s->height, W = s->width, C = s->conv_channels;
+  const int cells = H * W;
+  int maxc = s->planes > C ? s->planes : C;
+  size_t big = (size_t)maxc * cells;
+  if ((size_t)s->dense_units > big) big = (size_t)s->dense_units;
+  double *h = calloc(big, sizeof *h), *y = calloc(big, sizeof *y),
+         *z = calloc(big, sizeof *z);
+  const float *p = params;
+  int c = s->planes;
+  for (int k = 0; k < c * cells; k++) h[k] = in[k];
+  for (int i = 0; i < s->conv_layers; i++) {
+    ref_conv(&p, h, c, C, H, W, y);
+    if (s->norm) ref_norm(&p, y, C, H, W);
+    for (int k = 0; k < C * cells; k++) h[k] = ref_act(y[k]);
+    c = C;
+  }
+  for (int b = 0; b < s->res_blocks; b++) {
+    ref_conv(&p, h, C, C, H, W, y);
+    if (s->norm) ref_norm(&p, y, C, H, W);
+    for (int k = 0; k < C * cells; k++) y[k] = ref_act(y[k]);
+    ref_conv(&p, y, C, C, H, W, z);
+    if (s->norm) ref_norm(&p, z, C, H, W);
+    for (int k = 0; k < C * cells; k++) h[k] = ref_act(z[k] + h[k]);
+  }
+  int f = c * cells;
+  for (int i = 0; i < s->dense_layers; i++) {
+    const float *w = p, *bias = p + (size_t)s->dense_units * f;
+    for (int u = 0; u < s->dense_units; u++) {
+      double acc = bias[u];
+      for (int k = 0; k < f; k++) acc += (double)w[(size_t)u * f + k] * h[k];
+      y[u] = ref_act(acc);
+    }
+    p = bias + s->dense_units;
+    f = s->dense_units;
+    for (int u = 0; u < f; u++) h[u] = y[u];
+  }
+  const float *w = p, *bias = p + (size_t)s->outputs * f;
+  for (int o = 0; o < s->outputs; o++) {
+    double acc = bias[o];
+    for (int k = 0; k < f; k++) acc += (double)w[(size_t)o * f + k] * h[k];
+    out[o] = s->head == PB_NN_HEAD_TANH ? tanh(acc) : acc;
+  }
+  free(h);
+  free(y);
+  free(z);
+}
+
+/* Our forward pass with residual blocks and layer norms equals the plain
+ * reference above (random parameters everywhere, norm scales and shifts
+ * included); same seed, same outputs; a batch gives the rows' outputs one
+ * at a time, and a row's output does not depend on the other rows (no batch
+ * statistics). */
+static void test_res_norm_forward(void **state) {
+  (void)state;
+  pb_err_t err;
+  enum { B = 6, NIN = 84 };
+  float x[B * NIN], y[B * 7], y2[B * 7], one[7];
+  pb_rng_t r;
+  pb_rng_seed(&r, 77, 0);
+  fill_uniform(&r, x, B * NIN, -1.0f, 1.0f);
+
+  const pb_nn_spec_t specs[] = {res_spec(2, PB_NN_NORM_LAYER),
+                                res_spec(2, PB_NN_NORM_NONE),
+                                res_spec(0, PB_NN_NORM_LAYER)};
+  for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
+    const pb_nn_spec_t *s = &specs[si];
+    pb_nn_t *a = make(s, 1e-3f, 31), *b = make(s, 1e-3f, 31),
+            *c = make(s, 1e-3f, 32);
+    assert_true(same_weights(a, b));
+    assert_false(same_weights(a, c));
+    /* fresh norms: scale 1, shift 0 */
+    if (s->norm) {
+      float *p = params_of(a);
+      /* conv0.norm follows conv0's 144 weights and 8 biases */
+      for (int k = 0; k < 8; k++) {
+        assert_true(p[152 + k] == 1.0f);
+        assert_true(p[160 + k] == 0.0f);
+      }
+      free(p);
+    }
+    assert_int_equal(pb_nn_forward(a, x, B, y, &err), 0);
+    assert_int_equal(pb_nn_forward(b, x, B, y2, &err), 0);
+    assert_memory_equal(y, y2, sizeof y);
+    assert_int_equal(pb_nn_forward(c, x, B, y2, &err), 0);
+    assert_memory_not_equal(y, y2, sizeof y);
+
+    /* random parameters, norm scales around 1 and shifts around 0 */
+    size_t n = (size_t)pb_nn_param_count(a);
+    float *p = params_of(a);
+    for (size_t k = 0; k < n; k++)
+      p[k] = p[k] == 1.0f   ? 0.5f + (float)pb_rng_uniform(&r)
+             : p[k] == 0.0f ? (float)pb_rng_uniform(&r) - 0.5f
+                            : p[k] * 1.5f;
+    set_params(a, p);
+    assert_int_equal(pb_nn_forward(a, x, B, y, &err), 0);
+    double want[7], maxdiff = 0;
+    int spread = 0;
+    for (int i = 0; i < B; i++) {
+      ref_forward(s, p, &x[i * NIN], want);
+      for (int o = 0; o < 7; o++) {
+        double d = fabs(want[o] - y[i * 7 + o]);
+        if (d > maxdiff) maxdiff = d;
+        spread += fabs(want[o]) > 0.05;
+      }
+      /* one row at a time */
+      assert_int_equal(pb_nn_forward(a, &x[i * NIN], 1, one, &err), 0);
+      for (int o = 0; o < 7; o++)
+        assert_float_equal(one[o], y[i * 7 + o], 1e-5);
+    }
+    print_message("res %d norm %d: max |ours - reference| = %.2g\n",
+                  s->res_blocks, s->norm, maxdiff);
+    assert_true(maxdiff < 1e-4);
+    assert_true(spread > 0); /* not a trivially-zero comparison */
+
+    /* row 0 does not see the others: rescale and shift rows 1.. */
+    float xs[B * NIN];
+    memcpy(xs, x, sizeof xs);
+    for (int k = NIN; k < B * NIN; k++) xs[k] = xs[k] * 7.0f + 3.0f;
+    assert_int_equal(pb_nn_forward(a, xs, B, y2, &err), 0);
+    for (int o = 0; o < 7; o++) assert_float_equal(y2[o], y[o], 1e-5);
+    assert_true(memcmp(&y2[7], &y[7], sizeof y - 7 * sizeof y[0]) != 0);
+
+    /* a training step with norms moves the norm parameters too */
+    float t[B * 7];
+    fill_uniform(&r, t, B * 7, -1, 1);
+    assert_int_equal(pb_nn_train_step(a, x, t, NULL, B, NULL, &err), 0);
+    float *after = params_of(a);
+    if (s->norm) {
+      int moved = 0;
+      for (int k = 152; k < 168; k++) moved += after[k] != p[k];
+      assert_int_equal(moved, 16);
+    }
+    free(after);
+    free(p);
+    pb_nn_destroy(&a);
+    pb_nn_destroy(&b);
+    pb_nn_destroy(&c);
+  }
+}
+
+static uint32_t le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+/* Buffers of networks with residual blocks or norms: format 2, the
+ * extension word at byte 44, round trips; refused by plain networks with
+ * the field named. */
+static void test_res_norm_buffers(void **state) {
+  (void)state;
+  pb_err_t err;
+  enum { B = 5 };
+  float x[B * 84], ya[B * 7], yb[B * 7];
+  pb_rng_t r;
+  pb_rng_seed(&r, 9, 0);
+  fill_uniform(&r, x, B * 84, 0, 1);
+
+  struct {
+    pb_nn_spec_t s;
+    uint32_t fmt, ext;
+  } cases[] = {
+      {res_spec(0, PB_NN_NORM_NONE), 1, 0},
+      {res_spec(2, PB_NN_NORM_LAYER), 2, 2 | 1u << 16},
+      {res_spec(3, PB_NN_NORM_NONE), 2, 3},
+      {res_spec(0, PB_NN_NORM_LAYER), 2, 1u << 16},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const pb_nn_spec_t *s = &cases[i].s;
+    pb_nn_opt_t o = {1e-2f, 0.0f, 0.0f};
+    pb_nn_t *a = pb_nn_new(s, &o, "cpu", 40 + i, &err);
+    assert_non_null(a);
+    /* train a little so that the norms are not at their initial values */
+    float t[B * 7];
+    fill_uniform(&r, t, B * 7, -1, 1);
+    for (int k = 0; k < 3; k++)
+      assert_int_equal(pb_nn_train_step(a, x, t, NULL, B, NULL, &err), 0);
+
+    for (int kind = 0; kind < 2; kind++) {
+      uint8_t *buf;
+      size_t len;
+      if (kind == 0)
+        assert_int_equal(pb_nn_weights_save(a, 99, &buf, &len, &err), 0);
+      else
+        assert_int_equal(pb_nn_state_save(a, &buf, &len, &err), 0);
+      assert_int_equal(len, 64 + (kind ? 12 : 4) *
+                                     (size_t)pb_nn_param_count(a) + 4);
+      assert_int_equal(le32(buf + 4), cases[i].fmt);
+      assert_int_equal(le32(buf + 44), cases[i].ext);
+      /* the nine base fields stay where they were */
+      assert_int_equal((int)le32(buf + 8 + 4 * 5), s->conv_layers);
+      assert_int_equal((int)le32(buf + 8 + 4 * 8), s->dense_units);
+      pb_nn_spec_t got;
+      memset(&got, 0xEE, sizeof got);
+      if (kind == 0)
+        assert_int_equal(pb_nn_weights_peek(buf, len, &got, NULL, &err), 0);
+      else
+        assert_int_equal(pb_nn_state_peek(buf, len, &got, &err), 0);
+      assert_memory_equal(&got, s, sizeof got);
+
+      /* into a fresh network (another seed): same outputs */
+      pb_nn_t *b = pb_nn_new(s, &o, "cpu", 1000 + i, &err);
+      assert_int_equal(pb_nn_forward(a, x, B, ya, &err), 0);
+      assert_int_equal(pb_nn_forward(b, x, B, yb, &err), 0);
+      assert_memory_not_equal(ya, yb, sizeof ya);
+      if (kind == 0) {
+        uint64_t ver = 0;
+        assert_int_equal(pb_nn_weights_load(b, buf, len, &ver, &err), 0);
+        assert_int_equal(ver, 99);
+      } else {
+        assert_int_equal(pb_nn_state_load(b, buf, len, &err), 0);
+        assert_int_equal(pb_nn_train_steps(b), 3);
+      }
+      assert_int_equal(pb_nn_forward(b, x, B, yb, &err), 0);
+      assert_memory_equal(ya, yb, sizeof ya);
+      assert_true(same_weights(a, b));
+      if (kind == 1) { /* the moments came along: the next steps agree */
+        assert_int_equal(pb_nn_train_step(a, x, t, NULL, B, NULL, &err), 0);
+        assert_int_equal(pb_nn_train_step(b, x, t, NULL, B, NULL, &err), 0);
+        assert_true(same_weights(a, b));
+      }
+      pb_nn_destroy(&b);
+
+      /* a network that differs only in res_blocks / norm refuses it */
+      if (cases[i].fmt == 2) {
+        pb_nn_spec_t other = *s;
+        const char *field;
+        if (s->res_blocks) {
+          other.res_blocks = 0;
+          field = "res_blocks";
+        } else {
+          other.norm = PB_NN_NORM_NONE;
+          field = "norm";
+        }
+        pb_nn_t *p = make(&other, 1e-3f, 5), *ref = make(&other, 1e-3f, 5);
+        pb_err_clear(&err);
+        int rc = kind == 0 ? pb_nn_weights_load(p, buf, len, NULL, &err)
+                           : pb_nn_state_load(p, buf, len, &err);
+        assert_int_equal(rc, PB_EMISMATCH);
+        if (strstr(err.msg, field) == NULL)
+          fail_msg("mismatch message \"%s\" does not name %s", err.msg, field);
+        assert_true(same_weights(p, ref));
+        assert_int_equal(pb_nn_train_steps(p), 0);
+        /* and copy_weights says the same */
+        pb_err_clear(&err);
+        assert_int_equal(pb_nn_copy_weights(p, a, &err), PB_EMISMATCH);
+        assert_non_null(strstr(err.msg, field));
+        /* the other way round: a plain buffer into the res/norm network */
+        uint8_t *pw;
+        size_t pl;
+        assert_int_equal(pb_nn_weights_save(p, 0, &pw, &pl, &err), 0);
+        assert_int_equal(le32(pw + 4),
+                         other.res_blocks || other.norm ? 2 : 1);
+        pb_err_clear(&err);
+        assert_int_equal(pb_nn_weights_load(a, pw, pl, NULL, &err),
+                         PB_EMISMATCH);
+        assert_non_null(strstr(err.msg, field));
+        free(pw);
+        pb_nn_destroy(&p);
+        pb_nn_destroy(&ref);
+      }
+      free(buf);
+    }
+    pb_nn_destroy(&a);
+  }
+
+  /* format 1 with a non-zero extension word is corrupt, not a spec */
+  pb_nn_spec_t s = res_spec(2, PB_NN_NORM_LAYER);
+  pb_nn_t *a = make(&s, 1e-3f, 1);
+  size_t len;
+  uint8_t *buf = weights_of(a, &len);
+  buf[4] = 1;
+  uint32_t crc = pb_crc32(0, buf, len - 4);
+  for (int k = 0; k < 4; k++) buf[len - 4 + k] = (uint8_t)(crc >> (8 * k));
+  pb_err_clear(&err);
+  assert_int_equal(pb_nn_weights_load(a, buf, len, NULL, &err), PB_ECORRUPT);
+  assert_non_null(strstr(err.msg, "extension"));
+  free(buf);
+  pb_nn_destroy(&a);
+}
+
+/* One Adam step of torch.optim.Adam in double, on the flat parameters. */
+typedef struct {
+  double m[8], v[8];
+  int t;
+} ref_adam_t;
+
+/* The linear network 1x1x3 -> 2 (head only: W [2][3] then b [2]): MSE
+ * gradient in double, weight decay added, clipped to norm `clip` as
+ * clip_grad_norm_ (scale clip / (norm + 1e-6) when norm > clip), then Adam.
+ * Returns the norm before clipping. */
+static double ref_linear_step(double *theta, ref_adam_t *a, const float *x,
+                              const float *t, int B, double lr, double wd,
+                              double clip) {
+  double g[8] = {0};
+  for (int b = 0; b < B; b++)
+    for (int o = 0; o < 2; o++) {
+      double y = theta[6 + o];
+      for (int i = 0; i < 3; i++) y += theta[o * 3 + i] * x[b * 3 + i];
+      double d = 2.0 * (y - t[b * 2 + o]) / (B * 2);
+      for (int i = 0; i < 3; i++) g[o * 3 + i] += d * x[b * 3 + i];
+      g[6 + o] += d;
+    }
+  double norm = 0;
+  for (int k = 0; k < 8; k++) {
+    g[k] += wd * theta[k];
+    norm += g[k] * g[k];
+  }
+  norm = sqrt(norm);
+  if (clip > 0 && norm > clip)
+    for (int k = 0; k < 8; k++) g[k] *= clip / (norm + 1e-6);
+  a->t++;
+  double bc1 = 1 - pow(0.9, a->t), bc2 = 1 - pow(0.999, a->t);
+  for (int k = 0; k < 8; k++) {
+    a->m[k] = 0.9 * a->m[k] + 0.1 * g[k];
+    a->v[k] = 0.999 * a->v[k] + 0.001 * g[k] * g[k];
+    theta[k] -= lr / bc1 * a->m[k] / (sqrt(a->v[k]) / sqrt(bc2) + 1e-8);
+  }
+  return norm;
+}
+
+/* Gradient clipping against the reference above, over steps whose
+ * gradients differ in size by orders of magnitude: the norm is reported
+ * before clipping, and Adam sees the clipped gradient. */
+static void test_grad_clip_reference(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_nn_spec_t s = spec_of(1, 1, 3, 2, PB_NN_HEAD_LINEAR, 0, 0, 0, 0);
+  enum { B = 4, STEPS = 4 };
+  const double LR = 0.05, WD = 0.01;
+  const float clips[] = {0.0f, 0.5f, 30.0f};
+  /* targets of very different sizes: the clipped run sees gradients of
+   * one size, the unclipped one of wildly different sizes */
+  const float scale[STEPS] = {1000.0f, 1.0f, 300.0f, 0.01f};
+  pb_rng_t r;
+  float final[3][8];
+  for (int ci = 0; ci < 3; ci++) {
+    pb_nn_opt_t o = {(float)LR, (float)WD, clips[ci]};
+    pb_nn_t *nn = pb_nn_new(&s, &o, "cpu", 3, &err);
+    assert_non_null(nn);
+    assert_true(pb_nn_last_grad_norm(nn) == 0.0);
+    float *p0 = params_of(nn);
+    double theta[8];
+    for (int k = 0; k < 8; k++) theta[k] = p0[k];
+    free(p0);
+    ref_adam_t adam;
+    memset(&adam, 0, sizeof adam);
+    pb_rng_seed(&r, 123, 0); /* the same data for every clip */
+    int clipped = 0;
+    for (int step = 0; step < STEPS; step++) {
+      float x[B * 3], t[B * 2];
+      fill_uniform(&r, x, B * 3, -1, 1);
+      fill_uniform(&r, t, B * 2, -scale[step], scale[step]);
+      double want_norm =
+          ref_linear_step(theta, &adam, x, t, B, LR, WD, clips[ci]);
+      assert_int_equal(pb_nn_train_step(nn, x, t, NULL, B, NULL, &err), 0);
+      double got_norm = pb_nn_last_grad_norm(nn);
+      if (fabs(got_norm - want_norm) > 1e-5 * want_norm + 1e-7)
+        fail_msg("clip %g step %d: grad norm %.9g, reference %.9g",
+                 (double)clips[ci], step, got_norm, want_norm);
+      clipped += clips[ci] > 0 && want_norm > clips[ci];
+      if (ci == 0) print_message("step %d: grad norm %.4g\n", step, got_norm);
+      float *p = params_of(nn);
+      for (int k = 0; k < 8; k++)
+        if (fabs(p[k] - theta[k]) > 1e-5 * (1 + fabs(theta[k])))
+          fail_msg("clip %g step %d param %d: %.9g, reference %.9g",
+                   (double)clips[ci], step, k, (double)p[k], theta[k]);
+      free(p);
+    }
+    /* the cases do what they are meant to: 0.5 clips every step, 30 the
+     * two large ones only */
+    if (clips[ci] == 0.5f) assert_int_equal(clipped, STEPS);
+    if (clips[ci] == 30.0f) assert_int_equal(clipped, 2);
+    float *p = params_of(nn);
+    memcpy(final[ci], p, sizeof final[ci]);
+    free(p);
+    pb_nn_destroy(&nn);
+  }
+  /* and clipping changed where training went */
+  assert_memory_not_equal(final[0], final[1], sizeof final[0]);
+  assert_memory_not_equal(final[0], final[2], sizeof final[0]);
+  assert_memory_not_equal(final[1], final[2], sizeof final[0]);
+}
+
+/* On a convolutional network: a clip above every gradient's norm is
+ * bit-identical to no clip; a clip below them is not; set_opt turns it on
+ * and off; bad values are refused. */
+static void test_grad_clip(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_nn_spec_t s = res_spec(1, PB_NN_NORM_LAYER);
+  enum { B = 8, STEPS = 4 };
+  float x[B * 84], t[B * 7];
+  pb_rng_t r;
+  pb_rng_seed(&r, 17, 0);
+  fill_uniform(&r, x, B * 84, -1, 1);
+  fill_uniform(&r, t, B * 7, -50, 50); /* large errors: large gradients */
+  pb_nn_opt_t off = {1e-2f, 1e-4f, 0.0f}, high = {1e-2f, 1e-4f, 1e9f},
+              low = {1e-2f, 1e-4f, 0.1f};
+  pb_nn_t *a = pb_nn_new(&s, &off, "cpu", 8, &err),
+          *b = pb_nn_new(&s, &high, "cpu", 8, &err),
+          *c = pb_nn_new(&s, &low, "cpu", 8, &err);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_non_null(c);
+  double norms[STEPS];
+  for (int step = 0; step < STEPS; step++) {
+    float la, lb, lc;
+    assert_int_equal(pb_nn_train_step(a, x, t, NULL, B, &la, &err), 0);
+    assert_int_equal(pb_nn_train_step(b, x, t, NULL, B, &lb, &err), 0);
+    assert_int_equal(pb_nn_train_step(c, x, t, NULL, B, &lc, &err), 0);
+    norms[step] = pb_nn_last_grad_norm(a);
+    assert_true(la == lb);
+    /* the norms are those before clipping: far above 0.1 */
+    assert_true(norms[step] > 1.0);
+    assert_true(pb_nn_last_grad_norm(b) == norms[step]);
+    if (step == 0) {
+      assert_true(la == lc); /* same start, same loss and gradient */
+      assert_true(pb_nn_last_grad_norm(c) == norms[0]);
+    }
+    assert_true(pb_nn_last_grad_norm(c) > 1.0);
+  }
+  assert_true(same_weights(a, b));
+  assert_false(same_weights(a, c));
+
+  /* set_opt: clipping on for one network only from here */
+  pb_nn_t *d = pb_nn_new(&s, &off, "cpu", 8, &err);
+  pb_nn_t *e = pb_nn_new(&s, &off, "cpu", 8, &err);
+  assert_int_equal(pb_nn_train_step(d, x, t, NULL, B, NULL, &err), 0);
+  assert_int_equal(pb_nn_train_step(e, x, t, NULL, B, NULL, &err), 0);
+  assert_int_equal(pb_nn_set_opt(e, &low, &err), 0);
+  fill_uniform(&r, t, B * 7, -1, 1); /* a smaller error */
+  assert_int_equal(pb_nn_train_step(d, x, t, NULL, B, NULL, &err), 0);
+  assert_int_equal(pb_nn_train_step(e, x, t, NULL, B, NULL, &err), 0);
+  assert_true(pb_nn_last_grad_norm(d) > 0.1); /* so e was clipped */
+  assert_true(pb_nn_last_grad_norm(e) == pb_nn_last_grad_norm(d));
+  assert_false(same_weights(d, e));
+
+  /* bad values */
+  const float bad[] = {-1.0f, -1e-9f, NAN, INFINITY};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pb_nn_opt_t o = {1e-3f, 0.0f, bad[i]};
+    pb_err_clear(&err);
+    assert_null(pb_nn_new(&s, &o, "cpu", 1, &err));
+    assert_int_equal(err.code, PB_EINVAL);
+    assert_non_null(strstr(err.msg, "grad_clip"));
+    pb_err_clear(&err);
+    assert_int_equal(pb_nn_set_opt(a, &o, &err), PB_EINVAL);
+    assert_non_null(strstr(err.msg, "grad_clip"));
+  }
+  /* a refused set_opt kept the old settings: a and b still agree */
+  assert_int_equal(pb_nn_train_step(a, x, t, NULL, B, NULL, &err), 0);
+  assert_int_equal(pb_nn_train_step(b, x, t, NULL, B, NULL, &err), 0);
+  assert_true(same_weights(a, b));
+  pb_nn_destroy(&a);
+  pb_nn_destroy(&b);
+  pb_nn_destroy(&c);
+  pb_nn_destroy(&d);
+  pb_nn_destroy(&e);
+}
+
+/* Checks a torch.save file of res/norm networks against our forward pass
+ * with torch's functional ops (group_norm, residual sums). */
+static const char *PY_RES_CHECK =
+    "import sys, torch, torch.nn.functional as F\n"
+    "d, B = sys.argv[1], int(sys.argv[2])\n"
+    "def arr(name, shape):\n"
+    "    b = open(d + '/' + name, 'rb').read()\n"
+    "    return torch.frombuffer(bytearray(b), dtype=torch.float32)"
+    ".reshape(shape)\n"
+    "try:\n"
+    "    w = torch.load(d + '/res.pt', weights_only=True)\n"
+    "except TypeError:\n"
+    "    w = torch.load(d + '/res.pt')\n"
+    "assert w['q.conv0.norm.weight'].shape == (8,)\n"
+    "assert w['q.res1.conv2.weight'].shape == (8, 8, 3, 3)\n"
+    "def conv(h, p):\n"
+    "    h = F.conv2d(h, w[p + '.weight'], w[p + '.bias'], padding=1)\n"
+    "    return h\n"
+    "def norm(h, p):\n"
+    "    return F.group_norm(h, 1, w[p + '.weight'], w[p + '.bias'], 1e-5)\n"
+    "a = lambda h: F.leaky_relu(h, 0.01)\n"
+    "h = a(norm(conv(arr('x.bin', (B, 2, 6, 7)), 'q.conv0'), 'q.conv0.norm'))\n"
+    "for b in range(2):\n"
+    "    p = 'q.res%d' % b\n"
+    "    y = a(norm(conv(h, p + '.conv1'), p + '.norm1'))\n"
+    "    h = a(norm(conv(y, p + '.conv2'), p + '.norm2') + h)\n"
+    "h = a(F.linear(h.flatten(1), w['q.dense0.weight'], w['q.dense0.bias']))\n"
+    "q = F.linear(h, w['q.head.weight'], w['q.head.bias'])\n"
+    "err = (q - arr('q_out.bin', (B, 7))).abs().max().item()\n"
+    "assert err < 1e-5, ('res/norm forward differs by', err)\n"
+    "print('python check ok: res/norm forward agrees with torch, max diff',"
+    " err)\n";
+
+/* Exporting a network with residual blocks and norms: every parameter is
+ * in the file under its name (the names are stored in the zip). */
+static void test_export_res_norm(void **state) {
+  (void)state;
+  pb_err_t err;
+  char dir[] = "/tmp/pb_test_nn_res_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[512], script[512];
+  snprintf(path, sizeof path, "%s/res.pt", dir);
+  snprintf(script, sizeof script, "%s/check.py", dir);
+  pb_nn_spec_t s = res_spec(2, PB_NN_NORM_LAYER);
+  pb_nn_t *q = make(&s, 1e-2f, 4);
+  enum { B = 5 };
+  float x[B * 84], t[B * 7], y[B * 7];
+  pb_rng_t r;
+  pb_rng_seed(&r, 8, 0);
+  fill_uniform(&r, x, B * 84, -1, 1);
+  fill_uniform(&r, t, B * 7, -1, 1);
+  /* a few steps so that norm scales and shifts are not 1 and 0 */
+  for (int k = 0; k < 3; k++)
+    assert_int_equal(pb_nn_train_step(q, x, t, NULL, B, NULL, &err), 0);
+  assert_int_equal(pb_nn_forward(q, x, B, y, &err), 0);
+  pb_nn_t *nets[1] = {q};
+  const char *prefix[1] = {"q"};
+  assert_int_equal(pb_nn_export_torch(nets, prefix, 1, path, &err), 0);
+
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  static uint8_t file[1 << 20];
+  size_t n = fread(file, 1, sizeof file, f);
+  fclose(f);
+  assert_true(n > 4 * 8079 && n < sizeof file);
+  assert_memory_equal(file, "PK", 2);
+  const char *names[] = {
+      "q.conv0.weight",      "q.conv0.bias",       "q.conv0.norm.weight",
+      "q.conv0.norm.bias",   "q.res0.conv1.weight", "q.res0.conv1.bias",
+      "q.res0.norm1.weight", "q.res0.norm1.bias",  "q.res0.conv2.weight",
+      "q.res0.norm2.bias",   "q.res1.conv1.weight", "q.res1.norm2.weight",
+      "q.dense0.weight",     "q.head.bias"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (memmem(file, n, names[i], strlen(names[i])) == NULL)
+      fail_msg("\"%s\" is not in the export", names[i]);
+  /* 4 + 4 * 2 + 2 = 14 tensors of conv0 + blocks, then dense and head */
+  assert_null(memmem(file, n, "q.res2.", 7));
+  assert_null(memmem(file, n, "q.conv1.", 8));
+  /* the stored values: conv0.norm.weight, 8 floats, follow 152 others */
+  float *p = params_of(q);
+  assert_non_null(memmem(file, n, &p[152], 8 * sizeof(float)));
+  assert_non_null(memmem(file, n, &p[160], 8 * sizeof(float)));
+  free(p);
+
+  const char *py = find_python();
+  if (py == NULL) {
+    print_message("SKIP python check: no python with torch (set PB_PYTHON)\n");
+  } else {
+    write_floats(dir, "x.bin", x, B * 84);
+    write_floats(dir, "q_out.bin", y, B * 7);
+    f = fopen(script, "w");
+    assert_non_null(f);
+    fputs(PY_RES_CHECK, f);
+    assert_int_equal(fclose(f), 0);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s %s %d", py, script, dir, B);
+    assert_int_equal(system(cmd), 0);
+  }
+  const char *files[] = {"res.pt", "check.py", "x.bin", "q_out.bin"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char fp[600];
+    snprintf(fp, sizeof fp, "%s/%s", dir, files[i]);
+    unlink(fp);
+  }
+  assert_int_equal(rmdir(dir), 0);
+  pb_nn_destroy(&q);
+}
+
 static void test_threads(void **state) {
   (void)state;
   pb_err_t err;
@@ -809,6 +1535,12 @@ int main(void) {
       cmocka_unit_test(test_corrupt_refused),
       cmocka_unit_test(test_spec_mismatch),
       cmocka_unit_test(test_export_torch),
+      cmocka_unit_test(test_res_norm_spec),
+      cmocka_unit_test(test_res_norm_forward),
+      cmocka_unit_test(test_res_norm_buffers),
+      cmocka_unit_test(test_grad_clip_reference),
+      cmocka_unit_test(test_grad_clip),
+      cmocka_unit_test(test_export_res_norm),
       cmocka_unit_test(test_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
