@@ -470,6 +470,19 @@ int pb_learn_train_after_search(pb_learn_t *l, const pb_episodes_t *eps,
   return rc;
 }
 
+/* Drops the oldest iterations of the window until at most `keep` are
+ * left. */
+static void trim_window(pb_learn_t *l, int keep) {
+  if (keep < 0) keep = 0;
+  while (l->n_past > keep) {
+    past_free(&l->past[0]);
+    memmove(&l->past[0], &l->past[1],
+            (size_t)(l->n_past - 1) * sizeof l->past[0]);
+    memset(&l->past[l->n_past - 1], 0, sizeof l->past[0]);
+    l->n_past--;
+  }
+}
+
 int pb_learn_end_iteration(pb_learn_t *l, const pb_episodes_t *eps,
                            const float *qtargets, pb_err_t *err) {
   const int keep = l->cfg.train.replay_iterations - 1;
@@ -488,13 +501,10 @@ int pb_learn_end_iteration(pb_learn_t *l, const pb_episodes_t *eps,
     for (size_t i = 0; i < n; i++)
       memcpy(&p.q[i * A], &qtargets[(size_t)l->uniq_of[i] * A],
              A * sizeof *p.q);
-    while (l->n_past >= keep) {
-      past_free(&l->past[0]);
-      memmove(&l->past[0], &l->past[1], (size_t)(l->n_past - 1) * sizeof l->past[0]);
-      memset(&l->past[l->n_past - 1], 0, sizeof l->past[0]);
-      l->n_past--;
-    }
+    trim_window(l, keep - 1);
     l->past[l->n_past++] = p;
+  } else {
+    trim_window(l, keep > 0 ? keep : 0);
   }
   l->version++;
   return 0;
@@ -714,8 +724,16 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
       if (extra_len) *extra_len = xl;
     }
   }
-  if ((rc = pb_nn_state_load(l->v, vb, vl, err)) != 0 ||
-      (rc = pb_nn_state_load(l->q, qb, ql, err)) != 0) {
+  /* V is loaded first; if Q's buffer then fails its checks, V gets its
+   * old state back, so a refusal changes nothing. */
+  uint8_t *vold = NULL;
+  size_t voldl = 0;
+  if ((rc = pb_nn_state_save(l->v, &vold, &voldl, err)) == 0 &&
+      (rc = pb_nn_state_load(l->v, vb, vl, err)) == 0 &&
+      (rc = pb_nn_state_load(l->q, qb, ql, err)) != 0)
+    pb_nn_state_load(l->v, vold, voldl, NULL);
+  free(vold);
+  if (rc != 0) {
     if (extra != NULL) {
       free(*extra);
       *extra = NULL;
@@ -733,6 +751,9 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
   for (int i = 0; i < np; i++) l->past[i] = past[i];
   l->n_past = np;
   np = 0;
+  /* A run resumed with a smaller train.replay_iterations keeps only the
+   * newest iterations the new window holds. */
+  trim_window(l, l->cfg.train.replay_iterations - 1);
 done:
   for (int i = 0; i < np; i++) past_free(&past[i]);
   free(past);

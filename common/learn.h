@@ -110,7 +110,8 @@ size_t pb_learn_replay_positions(const pb_learn_t *l);
 int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
                   size_t extra_len, pb_err_t *err);
 
-/* Restores the state saved by pb_learn_save. A corrupt file, or one from
+/* Restores the state saved by pb_learn_save (the replay window cut to
+ * this config's train.replay_iterations). A corrupt file, or one from
  * another game or network shape, is refused and l is unchanged. If extra
  * is not NULL, *extra receives a malloc'd copy of the caller's blob. */
 int pb_learn_load(pb_learn_t *l, const char *path, void **extra,

@@ -1,5 +1,5 @@
 /* test_connect4.c - the Connect Four bitboards against a plain-array
- * reference, and the wire form's validation. */
+ * reference, the wire form's validation, and the left-right mirror. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -374,6 +374,97 @@ static void test_render_small_buffer(void **state) {
   assert_int_equal(G->render(&s, buf, 0), 0);
 }
 
+/* The left-right mirror: an involution on positions and on actions that
+ * commutes with play. Random games are played twice, once as drawn and
+ * once with every action mirrored; at every ply the second game's position
+ * is the mirror of the first's, and both agree on everything the rules
+ * say (legal moves through mirror_action, rewards, the end, the planes
+ * with their columns reversed). */
+static void test_mirror(void **state) {
+  (void)state;
+  assert_non_null(G->mirror);
+  assert_non_null(G->mirror_action);
+  for (int a = 0; a < 7; a++) {
+    assert_int_equal(G->mirror_action(a), 6 - a);
+    assert_int_equal(G->mirror_action(G->mirror_action(a)), a);
+  }
+  pb_state_t s, m, mm;
+  G->reset(&s);
+  memset(&m, 0xAB, sizeof m);
+  G->mirror(&s, &m);
+  assert_memory_equal(&m, &s, sizeof s);
+
+  /* by hand: X in column 1 (bit 0) is X in column 7 (bit 42) */
+  pb_err_t err;
+  assert_int_equal(G->parse(&s, "1", &err), 0);
+  G->mirror(&s, &m);
+  assert_true(m.w[0] == 0 && m.w[1] == 1ULL << 42);
+  assert_int_equal(G->parse(&mm, "7", &err), 0);
+  assert_memory_equal(&m, &mm, sizeof m);
+  /* a move string and its mirror ("4453" <-> "4435") */
+  assert_int_equal(G->parse(&s, "44531122", &err), 0);
+  assert_int_equal(G->parse(&mm, "44357766", &err), 0);
+  G->mirror(&s, &m);
+  assert_memory_equal(&m, &mm, sizeof m);
+  assert_memory_not_equal(&m, &s, sizeof m);
+
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 77, 0);
+  int wins = 0, asymmetric = 0;
+  for (int game = 0; game < 1000; game++) {
+    pb_state_t a, b; /* b is played with the mirrored actions */
+    G->reset(&a);
+    G->reset(&b);
+    for (;;) {
+      G->mirror(&a, &m);
+      assert_memory_equal(&m, &b, sizeof m);
+      G->mirror(&m, &mm);
+      assert_memory_equal(&mm, &a, sizeof mm);
+      asymmetric += memcmp(&a, &b, sizeof a) != 0;
+      assert_int_equal(G->ply(&b), G->ply(&a));
+
+      uint8_t la[PB_MAX_ACTIONS], lb[PB_MAX_ACTIONS];
+      int na = G->legal(&a, la), nb = G->legal(&b, lb);
+      assert_int_equal(na, nb);
+      /* la mapped and reversed is lb (both in increasing order) */
+      for (int k = 0; k < na; k++)
+        assert_int_equal(lb[k], G->mirror_action(la[na - 1 - k]));
+      float ra = 5, rb = 6;
+      assert_int_equal(G->terminal(&a, &ra), G->terminal(&b, &rb));
+      if (na == 0) assert_true(ra == rb);
+
+      float pa[84], pbm[84];
+      G->encode(&a, pa);
+      G->encode(&b, pbm);
+      for (int p = 0; p < 2; p++)
+        for (int r = 0; r < 6; r++)
+          for (int c = 0; c < 7; c++)
+            assert_true(pbm[p * 42 + r * 7 + c] == pa[p * 42 + r * 7 + 6 - c]);
+
+      /* the image is a legal position: the wire form takes it */
+      uint8_t wire[16];
+      pb_state_t back;
+      G->pack(&b, wire);
+      assert_int_equal(G->unpack(&back, wire, sizeof wire, &err), 0);
+      assert_memory_equal(&back, &b, sizeof b);
+
+      if (na == 0) {
+        wins += ra != 0;
+        break;
+      }
+      int act = la[pb_rng_below(&rng, (uint32_t)na)];
+      int da = 0, db = 0;
+      float wa = G->step(&a, act, &da);
+      float wb = G->step(&b, G->mirror_action(act), &db);
+      assert_int_equal(da, db);
+      assert_true(wa == wb);
+      assert_int_equal(b.w[2] | b.w[3], 0);
+    }
+  }
+  assert_true(wins > 500);
+  assert_true(asymmetric > 10000);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shape),
@@ -385,6 +476,7 @@ int main(void) {
       cmocka_unit_test(test_pack_layout),
       cmocka_unit_test(test_hash_spreads),
       cmocka_unit_test(test_render_small_buffer),
+      cmocka_unit_test(test_mirror),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -272,6 +272,28 @@ static void test_http_status_and_metrics(void **state) {
   assert_non_null(strstr(m, "\nprobs_version 0\n"));
   assert_non_null(strstr(m, "probs_workers{role=\"actor\"} 0"));
   assert_non_null(strstr(m, "probs_queue_items{state=\"pending\"}"));
+  assert_null(strstr(m, "probs_eval_"));
+  free(m);
+  /* Once the evaluator has written elo.csv, /metrics carries its newest
+   * Elo and accuracies. */
+  char csv[512];
+  path_of(&r, "elo.csv", csv, sizeof csv);
+  FILE *f = fopen(csv, "w");
+  assert_non_null(f);
+  fputs("iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
+        "random_d,random_l,lookahead:1_w,lookahead:1_d,lookahead:1_l,acc_q,"
+        "acc_v,acc_beam,minutes\n"
+        "0,0,1100.0,1050.0,1160.0,,4,1.25,1,1,1,1,0,0,0.500,0.400,0.700,0.00\n"
+        "3,3,1300.0,1250.0,1360.0,,4,1.25,3,0,0,1,0,0,0.734,0.612,0.881,1.50\n",
+        f);
+  fclose(f);
+  m = http_get(port, "/metrics");
+  assert_non_null(m);
+  assert_non_null(strstr(m, "\nprobs_eval_version 3\n"));
+  assert_non_null(strstr(m, "\nprobs_eval_elo 1300.0\n"));
+  assert_non_null(strstr(m, "# TYPE probs_eval_accuracy gauge"));
+  assert_non_null(strstr(m, "probs_eval_accuracy{agent=\"greedy_q\"} 0.7340"));
+  assert_non_null(strstr(m, "probs_eval_accuracy{agent=\"beam\"} 0.8810"));
   free(m);
   char *nf = http_get(port, "/nope");
   assert_non_null(nf);

@@ -855,6 +855,66 @@ static void test_encode_refuses(void **state) {
   encode_refused(&m, PB_EINVAL, "eps");
 }
 
+/* HelloReply.temperature: round trips, 0 (the default, meaning 1) is
+ * accepted, values outside [0.01, 100] are refused by the encoder and, when
+ * a peer sends them anyway, by the decoder, naming the field. */
+static void w_double(wbuf_t *w, int field, double v) {
+  uint64_t u;
+  memcpy(&u, &v, sizeof u);
+  w_varint(w, (uint64_t)field << 3 | 1);
+  for (int i = 0; i < 8; i++) {
+    assert_true(w->n < sizeof w->b);
+    w->b[w->n++] = (uint8_t)(u >> (8 * i));
+  }
+}
+
+static void test_hello_reply_temperature(void **state) {
+  (void)state;
+  pb_msg_t m, d;
+  pb_err_t e;
+  const double good[] = {0.0, 0.01, 0.3, 1.0, 2.5, 100.0};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
+    m.hello_reply.accepted = 1;
+    m.hello_reply.eps = 0.25;
+    m.hello_reply.alpha = 0.3;
+    m.hello_reply.max_turns = 42;
+    m.hello_reply.temperature = good[i];
+    assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+    assert_int_equal(d.type, PB_MSG_HELLO_REPLY);
+    assert_true(d.hello_reply.temperature == good[i]);
+    assert_true(d.hello_reply.eps == 0.25 && d.hello_reply.alpha == 0.3);
+    assert_int_equal(d.hello_reply.max_turns, 42);
+    pb_msg_free(&d);
+  }
+  const double bad[] = {0.005, 0.00999, 101.0, 100.0001, -1.0, NAN, INFINITY};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
+    m.hello_reply.accepted = 1;
+    m.hello_reply.temperature = bad[i];
+    encode_refused(&m, PB_EINVAL, "temperature");
+  }
+  /* a peer's bytes: the same rule on decoding */
+  wbuf_t body, env;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    body.n = 0;
+    w_uint(&body, 1, 1);
+    w_double(&body, 10, bad[i]);
+    w_envelope(&env, 1, RUN, 1, "learner", 11, &body);
+    expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "temperature", NULL);
+  }
+  /* positive control: the same bytes with a good value decode */
+  body.n = 0;
+  w_uint(&body, 1, 1);
+  w_double(&body, 10, 0.5);
+  w_envelope(&env, 1, RUN, 1, "learner", 11, &body);
+  assert_int_equal(pb_msg_decode(env.b, env.n, &EXPECT_C4, &d, &e), 0);
+  assert_int_equal(d.type, PB_MSG_HELLO_REPLY);
+  assert_int_equal(d.hello_reply.accepted, 1);
+  assert_true(d.hello_reply.temperature == 0.5);
+  pb_msg_free(&d);
+}
+
 /* ---- garbage never crashes
  * --------------------------------------------------- */
 
@@ -1126,6 +1186,7 @@ int main(void) {
       cmocka_unit_test(test_bad_fields),
       cmocka_unit_test(test_writer_matches_encoder),
       cmocka_unit_test(test_encode_refuses),
+      cmocka_unit_test(test_hello_reply_temperature),
       cmocka_unit_test(test_garbage),
       cmocka_unit_test(test_truncated_and_flipped),
       cmocka_unit_test(test_mutations),

@@ -1,5 +1,8 @@
 /* test_nn.c - the libtorch shim: specs, forward, training (plain and
- * masked), weights/state buffers and their validation, export for Python.
+ * masked), weights/state buffers and their validation, export for Python;
+ * residual blocks and layer norms (against a plain reference forward pass
+ * in double), format 2 buffers, and gradient clipping (against a reference
+ * Adam step in double).
  *
  * When a Python with torch is found (PB_PYTHON, python3, /usr/bin/python3),
  * the export test also checks our forward pass and our Adam against
@@ -1265,7 +1268,7 @@ static void test_grad_clip_reference(void **state) {
   pb_nn_spec_t s = spec_of(1, 1, 3, 2, PB_NN_HEAD_LINEAR, 0, 0, 0, 0);
   enum { B = 4, STEPS = 4 };
   const double LR = 0.05, WD = 0.01;
-  const float clips[] = {0.0f, 0.5f, 30.0f};
+  const float clips[] = {0.0f, 0.2f, 30.0f};
   /* targets of very different sizes: the clipped run sees gradients of
    * one size, the unclipped one of wildly different sizes */
   const float scale[STEPS] = {1000.0f, 1.0f, 300.0f, 0.01f};
@@ -1304,9 +1307,9 @@ static void test_grad_clip_reference(void **state) {
                    (double)clips[ci], step, k, (double)p[k], theta[k]);
       free(p);
     }
-    /* the cases do what they are meant to: 0.5 clips every step, 30 the
+    /* the cases do what they are meant to: 0.2 clips every step, 30 the
      * two large ones only */
-    if (clips[ci] == 0.5f) assert_int_equal(clipped, STEPS);
+    if (clips[ci] == 0.2f) assert_int_equal(clipped, STEPS);
     if (clips[ci] == 30.0f) assert_int_equal(clipped, 2);
     float *p = params_of(nn);
     memcpy(final[ci], p, sizeof final[ci]);

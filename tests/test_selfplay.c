@@ -1,5 +1,6 @@
-/* test_selfplay.c - move selection and episode generation (common/selfplay)
- * and the episode store with its V targets (common/episodes). */
+/* test_selfplay.c - move selection (with its temperature) and episode
+ * generation (common/selfplay) and the episode store with its V targets
+ * (common/episodes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -206,6 +207,140 @@ static void test_bad_options(void **state) {
   assert_int_equal(err.code, PB_EINVAL);
 }
 
+/* The draw as the header defines it, written plainly: the same random
+ * numbers (a Dirichlet draw, then one uniform) and the same sums. */
+static int ref_pick(const float *q, const uint8_t *acts, int na, double eps,
+                    double alpha, double temperature, pb_rng_t *rng) {
+  double p[PB_MAX_ACTIONS], eta[PB_MAX_ACTIONS], mx = -INFINITY, sum = 0;
+  for (int j = 0; j < na; j++)
+    if (q[acts[j]] > mx) mx = q[acts[j]];
+  for (int j = 0; j < na; j++) sum += p[j] = exp((q[acts[j]] - mx) / temperature);
+  pb_rng_dirichlet(rng, alpha, na, eta);
+  double u = pb_rng_uniform(rng), acc = 0;
+  for (int j = 0; j < na; j++) {
+    acc += (1 - eps) * p[j] / sum + eps * eta[j];
+    if (u < acc) return acts[j];
+  }
+  return acts[na - 1];
+}
+
+/* softmax(Q / T): T = 1 is the old distribution draw for draw; a low T
+ * is nearly greedy, a high T nearly uniform; bad temperatures are
+ * refused. */
+static void test_pick_temperature(void **state) {
+  (void)state;
+  const float q7[7] = {0.0f, 1.0f, 9.0f, -1.0f, 0.5f, 2.0f, 0.0f};
+  const uint8_t acts7[4] = {0, 1, 3, 5};
+  /* draw for draw equal to the plain softmax(Q / T) with the same stream,
+   * with and without noise */
+  const double temps[] = {1.0, 0.5, 3.0, 0.01, 100.0};
+  for (size_t ti = 0; ti < sizeof temps / sizeof temps[0]; ti++)
+    for (int noisy = 0; noisy < 2; noisy++) {
+      pb_rng_t r1, r2;
+      pb_rng_seed(&r1, 11 + ti, noisy);
+      pb_rng_seed(&r2, 11 + ti, noisy);
+      double eps = noisy ? 0.25 : 0.0;
+      for (int i = 0; i < 2000; i++) {
+        int a = pb_selfplay_pick(q7, acts7, 4, eps, 0.5, temps[ti], &r1);
+        int b = ref_pick(q7, acts7, 4, eps, 0.5, temps[ti], &r2);
+        if (a != b)
+          fail_msg("T %g eps %g draw %d: %d, reference %d", temps[ti], eps, i,
+                   a, b);
+      }
+    }
+
+  const float q[4] = {1.0f, 0.0f, 0.0f, 0.0f};
+  const uint8_t acts[4] = {0, 1, 2, 3};
+  enum { N = 10000 };
+  int count[4] = {0};
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 5, 0);
+  /* T = 1: softmax(Q) itself, p(0) = e / (e + 3) = 0.475 */
+  for (int i = 0; i < N; i++)
+    count[pb_selfplay_pick(q, acts, 4, 0.0, 0.5, 1.0, &rng)]++;
+  double p0 = exp(1.0) / (exp(1.0) + 3.0);
+  assert_true(fabs(count[0] - N * p0) < 5 * sqrt(N * p0 * (1 - p0)));
+  /* T = 0.1: p(0) = 1 / (1 + 3 e^-10) = 0.99986 */
+  memset(count, 0, sizeof count);
+  for (int i = 0; i < N; i++)
+    count[pb_selfplay_pick(q, acts, 4, 0.0, 0.5, 0.1, &rng)]++;
+  print_message("T 0.1: best action %d of %d draws\n", count[0], N);
+  assert_true(count[0] > N * 99 / 100);
+  /* T = 10: p(0) = e^0.1 / (e^0.1 + 3) = 0.269, the others 0.244 each */
+  memset(count, 0, sizeof count);
+  for (int i = 0; i < N; i++)
+    count[pb_selfplay_pick(q, acts, 4, 0.0, 0.5, 10.0, &rng)]++;
+  double z = exp(0.1) + 3.0;
+  for (int j = 0; j < 4; j++) {
+    double p = (j == 0 ? exp(0.1) : 1.0) / z;
+    assert_true(fabs(count[j] - N * p) < 5 * sqrt(N * p * (1 - p)));
+    assert_true(abs(count[j] - N / 4) < N / 20); /* close to uniform */
+  }
+  /* and T = 1 was not already that flat */
+  assert_true(count[0] < N * p0 - 1000);
+
+  /* the engine refuses temperatures outside [0.01, 100] */
+  const pb_game_t *g = pb_game_by_name("connect4");
+  const double bad[] = {0.0, 1000.0, 0.009, 100.5, -1.0, NAN, INFINITY};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pb_selfplay_opts_t o = {4, 100, 0.25, 0.5, bad[i]};
+    pb_err_t err;
+    pb_err_clear(&err);
+    assert_null(pb_selfplay_new(g, &o, &err));
+    assert_int_equal(err.code, PB_EINVAL);
+    assert_non_null(strstr(err.msg, "temperature"));
+  }
+  const double good[] = {0.01, 1.0, 100.0};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    pb_selfplay_opts_t o = {4, 100, 0.25, 0.5, good[i]};
+    pb_err_t err;
+    pb_selfplay_t *sp = pb_selfplay_new(g, &o, &err);
+    assert_non_null(sp);
+    pb_selfplay_destroy(&sp);
+  }
+}
+
+/* The temperature reaches the games: with T = 0.01 and eps 0, play is
+ * (nearly) greedy in Q, so most episodes are the same game; with T = 100
+ * they all differ. */
+static void test_selfplay_temperature(void **state) {
+  (void)state;
+  const pb_game_t *g = pb_game_by_name("connect4");
+  pb_evalfn_t fn = {NULL, q_hashed, (void *)g};
+  pb_err_t err;
+  const double temps[] = {0.01, 100.0};
+  int distinct[2], most[2];
+  for (int ti = 0; ti < 2; ti++) {
+    pb_selfplay_opts_t o = {4, 100, 0.0, 0.5, temps[ti]};
+    pb_selfplay_t *sp = pb_selfplay_new(g, &o, &err);
+    assert_non_null(sp);
+    pb_episodes_t e;
+    pb_episodes_init(&e);
+    assert_int_equal(pb_selfplay_run(sp, 20, 9, 0, &fn, 1, &e, &err), 0);
+    check_episodes(g, &e, 100);
+    uint64_t h[20];
+    for (int k = 0; k < 20; k++) h[k] = episode_hash(g, &e, k);
+    qsort(h, 20, sizeof *h, cmp_u64);
+    distinct[ti] = 1;
+    most[ti] = 1;
+    for (int k = 1, run = 1; k < 20; k++) {
+      run = h[k] == h[k - 1] ? run + 1 : 1;
+      distinct[ti] += h[k] != h[k - 1];
+      if (run > most[ti]) most[ti] = run;
+    }
+    pb_episodes_free(&e);
+    pb_selfplay_destroy(&sp);
+  }
+  /* q_hashed's values are random in [-2, 2]: a near tie (within a few
+   * hundredths) lets T = 0.01 stray now and then, but not often */
+  print_message("T 0.01: %d distinct games, the commonest %d times; "
+                "T 100: %d distinct\n",
+                distinct[0], most[0], distinct[1]);
+  assert_true(most[0] >= 10);
+  assert_int_equal(most[1], 1);
+  assert_int_equal(distinct[1], 20);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pick_follows_softmax),
@@ -213,6 +348,8 @@ int main(void) {
       cmocka_unit_test(test_turn_limit),
       cmocka_unit_test(test_episode_store),
       cmocka_unit_test(test_bad_options),
+      cmocka_unit_test(test_pick_temperature),
+      cmocka_unit_test(test_selfplay_temperature),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

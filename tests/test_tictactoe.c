@@ -1,6 +1,7 @@
 /* test_tictactoe.c - Tic-Tac-Toe checked exhaustively: every reachable
  * position against a plain-array reference, the wire form against the exact
- * set of reachable positions, and the minimax value of the game. */
+ * set of reachable positions, the minimax value of the game, and the
+ * left-right mirror over the whole game tree. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -248,6 +249,107 @@ static void test_hash_distinct(void **state) {
   free(h);
 }
 
+/* Walks the whole game tree with a twin played with mirrored actions: at
+ * every node the twin is the mirror of the position, and the two agree on
+ * legal moves (through mirror_action), rewards, the end and the planes
+ * (columns reversed). */
+static uint64_t mirror_nodes, mirror_fixed;
+
+static void mirror_walk(const pb_state_t *s, const pb_state_t *t) {
+  mirror_nodes++;
+  pb_state_t m, mm;
+  G->mirror(s, &m);
+  assert_memory_equal(&m, t, sizeof m);
+  G->mirror(&m, &mm);
+  assert_memory_equal(&mm, s, sizeof mm);
+  mirror_fixed += memcmp(s, t, sizeof *s) == 0;
+  /* the image of a reachable position is reachable */
+  assert_true(reachable[t->w[1] * 512 + t->w[0]]);
+
+  uint8_t as[PB_MAX_ACTIONS], at[PB_MAX_ACTIONS];
+  int ns = G->legal(s, as), nt = G->legal(t, at);
+  assert_int_equal(ns, nt);
+  int seen[9] = {0};
+  for (int k = 0; k < nt; k++) seen[at[k]] = 1;
+  for (int k = 0; k < ns; k++) assert_true(seen[G->mirror_action(as[k])]);
+  float rs = 5, rt = 6;
+  assert_int_equal(G->terminal(s, &rs), G->terminal(t, &rt));
+  assert_true(rs == rt);
+  float ps[18], pt[18];
+  G->encode(s, ps);
+  G->encode(t, pt);
+  for (int p = 0; p < 2; p++)
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++)
+        assert_true(pt[p * 9 + r * 3 + c] == ps[p * 9 + r * 3 + 2 - c]);
+
+  for (int k = 0; k < ns; k++) {
+    pb_state_t cs = *s, ct = *t;
+    int ds = 0, dt = 0;
+    float ws = G->step(&cs, as[k], &ds);
+    float wt = G->step(&ct, G->mirror_action(as[k]), &dt);
+    assert_int_equal(ds, dt);
+    assert_true(ws == wt);
+    mirror_walk(&cs, &ct);
+  }
+}
+
+static void test_mirror(void **state) {
+  (void)state;
+  assert_non_null(G->mirror);
+  assert_non_null(G->mirror_action);
+  /* cells 0 1 2 / 3 4 5 / 6 7 8: columns swap, the middle one stays */
+  static const int want[9] = {2, 1, 0, 5, 4, 3, 8, 7, 6};
+  for (int a = 0; a < 9; a++) {
+    assert_int_equal(G->mirror_action(a), want[a]);
+    assert_int_equal(G->mirror_action(G->mirror_action(a)), a);
+  }
+  pb_state_t s, m, t;
+  pb_err_t err;
+  G->reset(&s);
+  memset(&m, 0xAB, sizeof m);
+  G->mirror(&s, &m);
+  assert_memory_equal(&m, &s, sizeof s);
+  /* "159" (X top left, O centre, X bottom right) <-> "357" */
+  assert_int_equal(G->parse(&s, "159", &err), 0);
+  assert_int_equal(G->parse(&t, "357", &err), 0);
+  G->mirror(&s, &m);
+  assert_memory_equal(&m, &t, sizeof m);
+  char buf[32];
+  G->render(&m, buf, sizeof buf);
+  assert_string_equal(buf, ". . X\n. O .\nX . .\n");
+  /* the mirror keeps the value */
+  assert_int_equal(G->parse(&s, "12", &err), 0); /* X 1, O 2 */
+  G->mirror(&s, &m);
+  assert_int_equal(minimax(&m), minimax(&s));
+
+  G->reset(&s);
+  mirror_nodes = mirror_fixed = 0;
+  mirror_walk(&s, &s);
+  assert_int_equal(mirror_nodes, 549946);
+  /* Some nodes are their own mirror (the start, "5", ...), most are not. */
+  assert_true(mirror_fixed > 1 && mirror_fixed < mirror_nodes / 4);
+  print_message("%llu of %llu tree nodes are their own mirror\n",
+                (unsigned long long)mirror_fixed,
+                (unsigned long long)mirror_nodes);
+}
+
+/* Every reachable position and its mirror have the same minimax value. */
+static void test_mirror_keeps_values(void **state) {
+  (void)state;
+  int n = 0;
+  for (uint32_t mask = 0; mask < 512; mask++)
+    for (uint32_t me = 0; me < 512; me++)
+      if (reachable[mask * 512 + me]) {
+        pb_state_t s = {{me, mask, 0, 0}}, m;
+        G->mirror(&s, &m);
+        assert_int_equal(m.w[2] | m.w[3], 0);
+        assert_int_equal(minimax(&m), minimax(&s));
+        n++;
+      }
+  assert_int_equal(n, 5478);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tree_agrees_with_reference),
@@ -255,6 +357,8 @@ int main(void) {
       cmocka_unit_test(test_minimax_values),
       cmocka_unit_test(test_parse_and_names),
       cmocka_unit_test(test_hash_distinct),
+      cmocka_unit_test(test_mirror),
+      cmocka_unit_test(test_mirror_keeps_values),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

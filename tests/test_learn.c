@@ -1,0 +1,981 @@
+/* test_learn.c - the learner's training state (common/learn): the paper's
+ * defaults, the replay window (sizes, checkpoints, exact resume, damaged
+ * sections), V targets mixed with search values (and the two training
+ * threads' determinism), mirror augmentation, and the learning-rate
+ * schedule.
+ *
+ * Networks are tiny (one 4-channel convolution, 8 dense units: the smoke
+ * config) and episodes are random Connect Four games, made here, so every
+ * test runs in a second or two under AddressSanitizer. Q targets are made
+ * up from a hash of the position, so that two learners given the same data
+ * get the same targets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ckpt.h"
+#include "config.h"
+#include "episodes.h"
+#include "game.h"
+#include "learn.h"
+#include "nn.h"
+#include "proc.h"
+#include "rng.h"
+
+#define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
+
+static const pb_game_t *G = &pb_game_connect4;
+
+/* ---------------------------------------------------------------- helpers */
+
+/* The smoke config with one epoch per network, then the overrides
+ * (NULL-terminated, may be NULL). */
+static void config(pb_config_t *c, const char *const *sets) {
+  pb_err_t err;
+  pb_config_defaults(c);
+  if (pb_config_load_file(c, CONFIG, &err) != 0) fail_msg("%s", err.msg);
+  const char *base[] = {"train.v_epochs=1", "train.q_epochs=1",
+                        "train.batch_size=32"};
+  for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+    assert_int_equal(pb_config_apply_override(c, base[i], &err), 0);
+  for (int i = 0; sets && sets[i]; i++)
+    if (pb_config_apply_override(c, sets[i], &err) != 0)
+      fail_msg("%s: %s", sets[i], err.msg);
+  if (pb_config_check(c, &err) != 0) fail_msg("config: %s", err.msg);
+}
+
+static pb_learn_t *learner(const char *const *sets) {
+  pb_config_t c;
+  config(&c, sets);
+  pb_err_t err;
+  pb_learn_t *l = pb_learn_new(&c, &err);
+  if (l == NULL) fail_msg("pb_learn_new: %s", err.msg);
+  return l;
+}
+
+/* n random games of Connect Four from stream `seed`, as episodes (the
+ * positions where a move was chosen, the last mover's reward). With
+ * force_draw, every episode is stored with reward 0 (as if cut at the turn
+ * limit), so every outcome target is 0. Returns the positions added. */
+static size_t random_episodes(uint64_t seed, int n, int force_draw,
+                              pb_episodes_t *e) {
+  pb_rng_t r;
+  pb_rng_seed(&r, seed, 0);
+  size_t total = 0;
+  pb_err_t err;
+  for (int k = 0; k < n; k++) {
+    pb_state_t s, hist[64];
+    uint32_t len = 0;
+    int done = 0;
+    float rew = 0;
+    G->reset(&s);
+    while (!done) {
+      uint8_t acts[PB_MAX_ACTIONS];
+      int na = G->legal(&s, acts);
+      assert_true(na > 0);
+      hist[len++] = s;
+      rew = G->step(&s, acts[pb_rng_below(&r, (uint32_t)na)], &done);
+    }
+    assert_int_equal(
+        pb_episodes_add(e, hist, len, force_draw ? 0 : (int)rew, 0, &err), 0);
+    total += len;
+  }
+  return total;
+}
+
+/* Made-up Q targets for the n distinct positions of the last
+ * pb_learn_distinct: a hash of (position, action, salt) in [-1, 1].
+ * Caller frees. */
+static void made_up_row(const pb_state_t *s, uint64_t salt, float *row) {
+  for (int a = 0; a < G->num_actions; a++) {
+    uint64_t h = pb_mix64(G->hash(s) ^ pb_mix64(salt * 131 + (uint64_t)a));
+    row[a] = (float)((h >> 40) / (double)(1 << 24)) * 2.0f - 1.0f;
+  }
+}
+
+static float *made_up_q(pb_learn_t *l, size_t n, uint64_t salt) {
+  const int A = G->num_actions;
+  const pb_state_t *u = pb_learn_distinct_states(l);
+  float *q = malloc((n ? n : 1) * A * sizeof *q);
+  assert_non_null(q);
+  for (size_t i = 0; i < n; i++) made_up_row(&u[i], salt, &q[i * A]);
+  return q;
+}
+
+/* Q targets whose best legal value is exactly `best` in every position
+ * (the first legal action; the other legal ones lower), with a higher
+ * value on the illegal actions, which must be ignored. Caller frees. */
+static float *q_best_is(pb_learn_t *l, size_t n, float best, int *n_illegal) {
+  const int A = G->num_actions;
+  const pb_state_t *u = pb_learn_distinct_states(l);
+  float *q = malloc((n ? n : 1) * A * sizeof *q);
+  assert_non_null(q);
+  *n_illegal = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t acts[PB_MAX_ACTIONS];
+    int na = G->legal(&u[i], acts);
+    assert_true(na > 0);
+    for (int a = 0; a < A; a++) q[i * A + a] = 0.9f; /* illegal */
+    for (int k = 0; k < na; k++) q[i * A + acts[k]] = k == 0 ? best : -0.3f;
+    *n_illegal += na < A;
+  }
+  return q;
+}
+
+typedef struct {
+  pb_learn_stats_t v, q;
+  size_t positions, distinct;
+} iter_t;
+
+/* One iteration of Algorithm 2 on given episodes, the search replaced by
+ * made_up_q(salt): V (before the search in the paper's order), distinct
+ * positions, Q (and V after the search when v_search_mix > 0), end. */
+static void iterate(pb_learn_t *l, const pb_episodes_t *eps, uint64_t salt,
+                    iter_t *it) {
+  pb_err_t err;
+  memset(it, 0, sizeof *it);
+  it->positions = eps->n_states;
+  if (pb_learn_v_first(l))
+    assert_int_equal(pb_learn_train_v(l, eps, NULL, &it->v, &err), 0);
+  size_t n = 0;
+  assert_int_equal(pb_learn_distinct(l, eps, &n, &err), 0);
+  assert_true(n > 0 && n <= eps->n_states);
+  it->distinct = n;
+  float *qt = made_up_q(l, n, salt);
+  int rc = pb_learn_train_after_search(l, eps, qt, &it->v, &it->q, &err);
+  if (rc != 0) fail_msg("train_after_search: %s", err.msg);
+  uint64_t before = pb_learn_version(l);
+  assert_int_equal(pb_learn_end_iteration(l, eps, qt, &err), 0);
+  assert_int_equal(pb_learn_version(l), before + 1);
+  free(qt);
+}
+
+/* The full training state of a network (weights, moments, step count). */
+static uint8_t *state_of(pb_nn_t *nn, size_t *len) {
+  uint8_t *b = NULL;
+  pb_err_t err;
+  assert_int_equal(pb_nn_state_save(nn, &b, len, &err), 0);
+  return b;
+}
+
+static int same_nets(pb_learn_t *a, pb_learn_t *b) {
+  int same = 1;
+  for (int k = 0; k < 2; k++) {
+    pb_nn_t *x = k ? pb_learn_q(a) : pb_learn_v(a);
+    pb_nn_t *y = k ? pb_learn_q(b) : pb_learn_v(b);
+    size_t lx, ly;
+    uint8_t *bx = state_of(x, &lx), *by = state_of(y, &ly);
+    same = same && lx == ly && memcmp(bx, by, lx) == 0;
+    free(bx);
+    free(by);
+    /* the weights buffers say the same */
+    pb_err_t err;
+    uint8_t *wx, *wy;
+    assert_int_equal(pb_nn_weights_save(x, 0, &wx, &lx, &err), 0);
+    assert_int_equal(pb_nn_weights_save(y, 0, &wy, &ly, &err), 0);
+    int wsame = lx == ly && memcmp(wx, wy, lx) == 0;
+    free(wx);
+    free(wy);
+    if (same) assert_true(wsame);
+  }
+  return same;
+}
+
+static int same_stats(const pb_learn_stats_t *a, const pb_learn_stats_t *b) {
+  return a->loss_first == b->loss_first && a->loss_last == b->loss_last &&
+         a->loss_mean == b->loss_mean && a->samples == b->samples &&
+         a->steps == b->steps && a->grad_norm_max == b->grad_norm_max &&
+         a->lr == b->lr;
+}
+
+static char *slurp_len(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  *len = (size_t)n;
+  return b;
+}
+
+/* V's outputs on the stored positions of eps (malloc'd). */
+static float *v_of(pb_learn_t *l, const pb_episodes_t *eps) {
+  const size_t n = eps->n_states, in = (size_t)G->planes * G->height * G->width;
+  float *x = malloc(n * in * sizeof *x), *y = malloc(n * sizeof *y);
+  for (size_t i = 0; i < n; i++) G->encode(&eps->states[i], &x[i * in]);
+  pb_err_t err;
+  assert_int_equal(pb_nn_forward(pb_learn_v(l), x, (int)n, y, &err), 0);
+  free(x);
+  return y;
+}
+
+/* ------------------------------------------------------ the paper's way */
+
+static void test_paper_defaults(void **state) {
+  (void)state;
+  pb_learn_t *l = learner(NULL);
+  pb_config_t c;
+  config(&c, NULL);
+  assert_int_equal(c.train.replay_iterations, 1);
+  assert_true(c.train.v_search_mix == 0.0);
+  assert_int_equal(pb_learn_v_first(l), 1);
+  assert_int_equal(pb_learn_version(l), 0);
+  assert_int_equal(pb_learn_replay_positions(l), 0);
+
+  pb_err_t err;
+  for (int k = 0; k < 3; k++) {
+    pb_episodes_t e;
+    pb_episodes_init(&e);
+    size_t n = random_episodes(10 + k, 3, 0, &e);
+    iter_t it;
+    iterate(l, &e, k, &it);
+    assert_int_equal(pb_learn_version(l), (uint64_t)k + 1);
+    assert_int_equal(pb_learn_replay_positions(l), 0);
+    /* one epoch over the current positions, nothing else */
+    assert_int_equal(it.v.samples, n);
+    assert_int_equal(it.q.samples, n);
+    assert_int_equal(it.v.steps, (n + 31) / 32);
+    assert_int_equal(it.q.steps, (n + 31) / 32);
+    /* the configured rates, untouched by any schedule */
+    assert_true(it.v.lr == (double)(float)c.train.v_lr);
+    assert_true(it.q.lr == (double)(float)c.train.q_lr);
+    assert_true(it.v.grad_norm_mean > 0 && it.q.grad_norm_max > 0);
+    assert_true(it.q.grad_norm_max >= it.q.grad_norm_mean);
+    assert_true(isfinite(it.v.loss_mean) && isfinite(it.q.loss_mean));
+    pb_episodes_free(&e);
+  }
+  /* In the paper's order train_after_search trains Q only: vst untouched */
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  random_episodes(20, 2, 0, &e);
+  size_t n;
+  assert_int_equal(pb_learn_distinct(l, &e, &n, &err), 0);
+  float *qt = made_up_q(l, n, 1);
+  pb_learn_stats_t vst, qst;
+  memset(&vst, 0, sizeof vst);
+  vst.steps = 12345;
+  int64_t vsteps = pb_nn_train_steps(pb_learn_v(l));
+  assert_int_equal(pb_learn_train_after_search(l, &e, qt, &vst, &qst, &err), 0);
+  assert_int_equal(vst.steps, 12345);
+  assert_int_equal(pb_nn_train_steps(pb_learn_v(l)), vsteps);
+  assert_true(qst.steps > 0);
+  free(qt);
+  pb_episodes_free(&e);
+  pb_learn_destroy(&l);
+  assert_null(l);
+}
+
+/* train.grad_clip reaches the networks: the reported norms are those
+ * before clipping, and the training goes elsewhere. */
+static void test_grad_clip_config(void **state) {
+  (void)state;
+  static const char *const clip[] = {"train.grad_clip=0.001", NULL};
+  pb_learn_t *a = learner(NULL), *b = learner(clip);
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  random_episodes(3, 4, 0, &e);
+  iter_t ia, ib;
+  iterate(a, &e, 1, &ia);
+  iterate(b, &e, 1, &ib);
+  assert_true(ia.q.loss_first == ib.q.loss_first); /* same start */
+  assert_true(ib.q.grad_norm_max > 0.01);
+  assert_true(ib.v.grad_norm_mean > 0.001);
+  assert_false(same_nets(a, b));
+  pb_episodes_free(&e);
+  pb_learn_destroy(&a);
+  pb_learn_destroy(&b);
+}
+
+/* ---------------------------------------------------- the replay window */
+
+/* Writes a copy of checkpoint `from` to `to` with section `name` replaced
+ * by data (or dropped when data is NULL). */
+static void copy_ckpt(const char *from, const char *to, const char *name,
+                      const void *data, size_t len) {
+  pb_err_t err;
+  pb_ckpt_t *in = pb_ckpt_read(from, &err);
+  if (in == NULL) fail_msg("%s", err.msg);
+  pb_ckpt_t *out = pb_ckpt_new(&err);
+  int found = 0;
+  for (int i = 0; i < pb_ckpt_count(in); i++) {
+    const char *nm = pb_ckpt_name(in, i);
+    const void *d;
+    size_t l;
+    assert_int_equal(pb_ckpt_get(in, nm, &d, &l), 0);
+    if (strcmp(nm, name) == 0) {
+      found = 1;
+      if (data == NULL) continue;
+      d = data;
+      l = len;
+    }
+    assert_int_equal(pb_ckpt_add(out, nm, d, l, &err), 0);
+  }
+  assert_true(found);
+  assert_int_equal(pb_ckpt_write(out, to, &err), 0);
+  pb_ckpt_destroy(&out);
+  pb_ckpt_destroy(&in);
+}
+
+/* Everything a refused load must leave alone. */
+typedef struct {
+  uint64_t version;
+  size_t replay;
+  uint8_t *v, *q;
+  size_t vl, ql;
+} snap_t;
+
+static void snap(pb_learn_t *l, snap_t *s) {
+  s->version = pb_learn_version(l);
+  s->replay = pb_learn_replay_positions(l);
+  s->v = state_of(pb_learn_v(l), &s->vl);
+  s->q = state_of(pb_learn_q(l), &s->ql);
+}
+
+static void assert_unchanged(pb_learn_t *l, const snap_t *s, const char *what) {
+  snap_t now;
+  snap(l, &now);
+  if (now.version != s->version || now.replay != s->replay ||
+      now.vl != s->vl || memcmp(now.v, s->v, s->vl) != 0 || now.ql != s->ql ||
+      memcmp(now.q, s->q, s->ql) != 0)
+    fail_msg("%s: the refused load changed the learner (version %llu -> "
+             "%llu, replay %zu -> %zu, V %s, Q %s)",
+             what, (unsigned long long)s->version,
+             (unsigned long long)now.version, s->replay, now.replay,
+             memcmp(now.v, s->v, s->vl) ? "changed" : "same",
+             memcmp(now.q, s->q, s->ql) ? "changed" : "same");
+  free(now.v);
+  free(now.q);
+}
+
+static void snap_free(snap_t *s) {
+  free(s->v);
+  free(s->q);
+}
+
+/* train.replay_iterations = 3: the window holds the last two iterations'
+ * positions, every training pass covers the current positions and the
+ * window, and a checkpoint carries the window: a learner loaded from it
+ * continues bit for bit like the one that wrote it. */
+static void test_replay_window(void **state) {
+  (void)state;
+  static const char *const sets[] = {"train.replay_iterations=3", NULL};
+  pb_learn_t *l = learner(sets);
+  assert_int_equal(pb_learn_v_first(l), 1);
+  char dir[256], ck[600], noreplay[600];
+  tp_tmpdir(dir, sizeof dir, "learn-replay");
+  assert_true(dir[0] != '\0');
+  snprintf(ck, sizeof ck, "%s/ckpt-3.pbck", dir);
+  snprintf(noreplay, sizeof noreplay, "%s/noreplay.pbck", dir);
+
+  enum { ITERS = 4 };
+  pb_episodes_t e[ITERS + 1];
+  size_t n[ITERS + 1];
+  for (int k = 1; k <= ITERS; k++) {
+    pb_episodes_init(&e[k]);
+    n[k] = random_episodes(100 + k, 2 + k, 0, &e[k]); /* sizes differ */
+  }
+  pb_err_t err;
+  iter_t it;
+  for (int k = 1; k < ITERS; k++) {
+    iterate(l, &e[k], k, &it);
+    /* trained on this iteration and the window before it */
+    size_t window = (k >= 2 ? n[k - 1] : 0) + (k >= 3 ? n[k - 2] : 0);
+    assert_int_equal(it.q.samples, n[k] + window);
+    assert_int_equal(it.v.samples, n[k] + window);
+    size_t want = n[k] + (k >= 2 ? n[k - 1] : 0);
+    assert_int_equal(pb_learn_replay_positions(l), want);
+  }
+  assert_int_equal(pb_learn_version(l), 3);
+  assert_int_equal(pb_learn_replay_positions(l), n[2] + n[3]);
+
+  /* checkpoint at version 3, restored into a fresh learner */
+  assert_int_equal(pb_learn_save(l, ck, "xyz", 3, &err), 0);
+  pb_learn_t *r = learner(sets);
+  void *extra = NULL;
+  size_t extra_len = 0;
+  assert_int_equal(pb_learn_load(r, ck, &extra, &extra_len, &err), 0);
+  assert_int_equal(extra_len, 3);
+  assert_memory_equal(extra, "xyz", 3);
+  free(extra);
+  assert_int_equal(pb_learn_version(r), 3);
+  assert_int_equal(pb_learn_replay_positions(r), n[2] + n[3]);
+  assert_true(same_nets(l, r));
+
+  /* the same checkpoint without its window: loads, with an empty window */
+  copy_ckpt(ck, noreplay, "learn.replay", NULL, 0);
+  pb_learn_t *w = learner(sets);
+  assert_int_equal(pb_learn_load(w, noreplay, NULL, NULL, &err), 0);
+  assert_int_equal(pb_learn_version(w), 3);
+  assert_int_equal(pb_learn_replay_positions(w), 0);
+
+  /* iteration 4 on all three */
+  iter_t il, ir, iw;
+  iterate(l, &e[4], 4, &il);
+  iterate(r, &e[4], 4, &ir);
+  iterate(w, &e[4], 4, &iw);
+  assert_int_equal(il.q.samples, n[4] + n[2] + n[3]);
+  assert_int_equal(il.v.samples, n[4] + n[2] + n[3]);
+  assert_true(same_stats(&il.v, &ir.v));
+  assert_true(same_stats(&il.q, &ir.q));
+  assert_true(same_nets(l, r));
+  /* the window now: iterations 3 and 4 */
+  assert_int_equal(pb_learn_replay_positions(l), n[3] + n[4]);
+  assert_int_equal(pb_learn_replay_positions(r), n[3] + n[4]);
+  /* and the whole state is the same: byte-identical checkpoints */
+  char c1[600], c2[600];
+  snprintf(c1, sizeof c1, "%s/l.pbck", dir);
+  snprintf(c2, sizeof c2, "%s/r.pbck", dir);
+  assert_int_equal(pb_learn_save(l, c1, NULL, 0, &err), 0);
+  assert_int_equal(pb_learn_save(r, c2, NULL, 0, &err), 0);
+  size_t l1, l2;
+  char *b1 = slurp_len(c1, &l1), *b2 = slurp_len(c2, &l2);
+  assert_int_equal(l1, l2);
+  assert_memory_equal(b1, b2, l1);
+  free(b1);
+  free(b2);
+  /* without the window, the same iteration trains on less and elsewhere */
+  assert_int_equal(iw.q.samples, n[4]);
+  assert_int_equal(pb_learn_replay_positions(w), n[4]);
+  assert_false(same_nets(l, w));
+
+  unlink(ck);
+  unlink(noreplay);
+  unlink(c1);
+  unlink(c2);
+  assert_int_equal(rmdir(dir), 0);
+  for (int k = 1; k <= ITERS; k++) pb_episodes_free(&e[k]);
+  pb_learn_destroy(&l);
+  pb_learn_destroy(&r);
+  pb_learn_destroy(&w);
+}
+
+static void put_u32(uint8_t *p, uint32_t x) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(x >> (8 * i));
+}
+static void put_u64(uint8_t *p, uint64_t x) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
+}
+
+/* A checkpoint whose learn.replay section is damaged (the file itself
+ * intact: the damage is inside a section) is refused, and the learner it
+ * was loaded into keeps its networks, version and window. */
+static void test_replay_damaged(void **state) {
+  (void)state;
+  static const char *const sets[] = {"train.replay_iterations=3", NULL};
+  char dir[256], ck[600], bad[600];
+  tp_tmpdir(dir, sizeof dir, "learn-damaged");
+  snprintf(ck, sizeof ck, "%s/good.pbck", dir);
+  snprintf(bad, sizeof bad, "%s/bad.pbck", dir);
+  pb_err_t err;
+
+  pb_learn_t *src = learner(sets);
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  iter_t it;
+  random_episodes(1, 3, 0, &e);
+  iterate(src, &e, 1, &it);
+  pb_episodes_clear(&e);
+  random_episodes(2, 3, 0, &e);
+  iterate(src, &e, 2, &it);
+  assert_int_equal(pb_learn_save(src, ck, NULL, 0, &err), 0);
+  const size_t window = pb_learn_replay_positions(src);
+  assert_true(window > 0);
+
+  pb_ckpt_t *c = pb_ckpt_read(ck, &err);
+  assert_non_null(c);
+  const uint8_t *rb;
+  size_t rl;
+  assert_int_equal(pb_ckpt_get(c, "learn.replay", (const void **)&rb, &rl), 0);
+  /* u64 magic, u32 actions, u32 iterations, per iteration u64 n, then n x
+   * (32 + 4 + 4 * 7) bytes */
+  assert_int_equal(rl, 16 + 8 * 2 + window * (32 + 4 + 28));
+  uint8_t *d = malloc(rl + 1);
+
+  /* the target: a learner with its own, different state and window */
+  pb_learn_t *dst = learner(sets);
+  pb_episodes_clear(&e);
+  random_episodes(50, 2, 0, &e);
+  iterate(dst, &e, 9, &it);
+  assert_true(pb_learn_replay_positions(dst) > 0);
+  assert_true(pb_learn_replay_positions(dst) != window);
+  snap_t before;
+  snap(dst, &before);
+
+  for (int k = 0; k < 7; k++) {
+    memcpy(d, rb, rl);
+    size_t len = rl;
+    const char *what = "";
+    switch (k) {
+      case 0: len = rl - 1; what = "one byte short"; break;
+      case 1: d[rl] = 0; len = rl + 1; what = "one byte long"; break;
+      case 2: d[0] ^= 1; what = "bad magic"; break;
+      case 3: put_u32(d + 8, 9); what = "9 actions"; break;
+      case 4: put_u32(d + 12, 3); what = "3 iterations"; break;
+      case 5: put_u32(d + 12, 100000); what = "100000 iterations"; break;
+      case 6: put_u64(d + 16, (uint64_t)1 << 60); what = "huge count"; break;
+    }
+    copy_ckpt(ck, bad, "learn.replay", d, len);
+    pb_err_clear(&err);
+    int rc = pb_learn_load(dst, bad, NULL, NULL, &err);
+    if (rc != PB_ECORRUPT) fail_msg("%s: rc %d (%s)", what, rc, err.msg);
+    if (strstr(err.msg, "replay") == NULL)
+      fail_msg("%s: message \"%s\" does not name the replay window", what,
+               err.msg);
+    assert_unchanged(dst, &before, what);
+  }
+  /* positive control: the intact section through the same copy loads */
+  copy_ckpt(ck, bad, "learn.replay", rb, rl);
+  assert_int_equal(pb_learn_load(dst, bad, NULL, NULL, &err), 0);
+  assert_int_equal(pb_learn_replay_positions(dst), window);
+  assert_int_equal(pb_learn_version(dst), 2);
+  assert_true(same_nets(dst, src));
+
+  snap_free(&before);
+  free(d);
+  pb_ckpt_destroy(&c);
+  unlink(ck);
+  unlink(bad);
+  assert_int_equal(rmdir(dir), 0);
+  pb_episodes_free(&e);
+  pb_learn_destroy(&src);
+  pb_learn_destroy(&dst);
+}
+
+/* The same for damage inside a network's state section: the file is
+ * intact, q.state's own checksum is not. The load must be refused and
+ * change nothing (pb_learn_load: "l is unchanged"). */
+static void test_state_damaged(void **state) {
+  (void)state;
+  char dir[256], ck[600], bad[600];
+  tp_tmpdir(dir, sizeof dir, "learn-qdamaged");
+  snprintf(ck, sizeof ck, "%s/good.pbck", dir);
+  snprintf(bad, sizeof bad, "%s/bad.pbck", dir);
+  pb_err_t err;
+  pb_learn_t *src = learner(NULL), *dst = learner(NULL);
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  random_episodes(4, 3, 0, &e);
+  iter_t it;
+  iterate(src, &e, 1, &it);
+  assert_int_equal(pb_learn_save(src, ck, NULL, 0, &err), 0);
+  snap_t before;
+  snap(dst, &before);
+  assert_false(same_nets(src, dst));
+
+  pb_ckpt_t *c = pb_ckpt_read(ck, &err);
+  const char *names[] = {"q.state", "v.state"};
+  for (int k = 0; k < 2; k++) {
+    const uint8_t *sb;
+    size_t sl;
+    assert_int_equal(pb_ckpt_get(c, names[k], (const void **)&sb, &sl), 0);
+    uint8_t *d = malloc(sl);
+    memcpy(d, sb, sl);
+    d[100] ^= 0x40; /* a weight: the buffer's checksum no longer matches */
+    copy_ckpt(ck, bad, names[k], d, sl);
+    free(d);
+    pb_err_clear(&err);
+    int rc = pb_learn_load(dst, bad, NULL, NULL, &err);
+    if (rc != PB_ECORRUPT)
+      fail_msg("damaged %s: rc %d (%s)", names[k], rc, err.msg);
+    assert_unchanged(dst, &before, names[k]);
+  }
+  snap_free(&before);
+  pb_ckpt_destroy(&c);
+  unlink(ck);
+  unlink(bad);
+  assert_int_equal(rmdir(dir), 0);
+  pb_episodes_free(&e);
+  pb_learn_destroy(&src);
+  pb_learn_destroy(&dst);
+}
+
+/* ------------------------------------- V targets mixed with search values */
+
+/* Every outcome is 0 (drawn episodes) and every position's best legal Q
+ * target is 0.5 (illegal actions 0.9): V learns (1 - m) * 0 + m * 0.5. */
+static void test_v_search_mix_targets(void **state) {
+  (void)state;
+  const char *mixes[] = {"0", "0.5", "1"};
+  const double want[] = {0.0, 0.25, 0.5};
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  size_t npos = random_episodes(7, 4, 1, &e);
+  for (int i = 0; i < 3; i++) {
+    char mix[64];
+    snprintf(mix, sizeof mix, "train.v_search_mix=%s", mixes[i]);
+    const char *sets[] = {mix, "train.v_epochs=120", "train.v_lr=0.01", NULL};
+    pb_learn_t *l = learner(sets);
+    pb_err_t err;
+    assert_int_equal(pb_learn_v_first(l), i == 0);
+    pb_learn_stats_t vst, qst;
+    memset(&vst, 0, sizeof vst);
+    if (i == 0) /* the paper's order: V first, on outcomes */
+      assert_int_equal(pb_learn_train_v(l, &e, NULL, &vst, &err), 0);
+    size_t n;
+    assert_int_equal(pb_learn_distinct(l, &e, &n, &err), 0);
+    int n_illegal = 0;
+    float *qt = q_best_is(l, n, 0.5f, &n_illegal);
+    if (i == 0) {
+      /* qtargets given, but with m = 0 the targets stay the outcomes */
+      pb_learn_stats_t v2;
+      assert_int_equal(pb_learn_train_v(l, &e, qt, &v2, &err), 0);
+      assert_true(v2.loss_last < 0.01);
+    }
+    int rc = pb_learn_train_after_search(l, &e, qt, &vst, &qst, &err);
+    if (rc != 0) fail_msg("%s", err.msg);
+    /* both networks trained */
+    assert_true(vst.steps > 0);
+    assert_true(qst.steps > 0);
+    assert_int_equal(vst.samples, 120 * npos);
+    assert_int_equal(qst.samples, npos);
+    float *v = v_of(l, &e);
+    double mean = 0, maxdev = 0;
+    for (size_t k = 0; k < npos; k++) {
+      mean += v[k] / npos;
+      double dv = fabs(v[k] - want[i]);
+      if (dv > maxdev) maxdev = dv;
+    }
+    print_message("v_search_mix %s: V mean %.4f (want %.2f), max deviation "
+                  "%.4f, last loss %.5f; %d positions with illegal actions\n",
+                  mixes[i], mean, want[i], maxdev, vst.loss_last, n_illegal);
+    assert_true(fabs(mean - want[i]) < 0.05);
+    assert_true(maxdev < 0.2);
+    assert_true(vst.loss_last < 0.01);
+    free(v);
+    free(qt);
+    pb_learn_destroy(&l);
+  }
+  pb_episodes_free(&e);
+}
+
+/* The window keeps each position with the targets it was trained on; read
+ * back from a checkpoint's learn.replay section they are exactly: the
+ * position, V target (1 - m) * outcome + m * (best legal Q target), and
+ * the Q row of its distinct position. */
+static float get_f32(const uint8_t *p) {
+  uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+               (uint32_t)p[3] << 24;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+static uint64_t get_u64(const uint8_t *p) {
+  uint64_t x = 0;
+  for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
+  return x;
+}
+
+static void test_window_targets_exact(void **state) {
+  (void)state;
+  const char *mixes[] = {"0", "0.5", "1"};
+  const double m[] = {0.0, 0.5, 1.0};
+  char dir[256], ck[600];
+  tp_tmpdir(dir, sizeof dir, "learn-targets");
+  snprintf(ck, sizeof ck, "%s/c.pbck", dir);
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  const size_t n = random_episodes(90, 4, 0, &e);
+  int decided = 0;
+  for (size_t k = 0; k < e.n_eps; k++) decided += e.reward[k] != 0;
+  assert_true(decided > 0); /* outcomes that are not all 0 */
+  const int A = G->num_actions;
+  for (int i = 0; i < 3; i++) {
+    char mix[64];
+    snprintf(mix, sizeof mix, "train.v_search_mix=%s", mixes[i]);
+    const char *sets[] = {mix, "train.replay_iterations=2", NULL};
+    pb_learn_t *l = learner(sets);
+    pb_err_t err;
+    iter_t it;
+    iterate(l, &e, 77, &it);
+    assert_int_equal(pb_learn_replay_positions(l), n);
+    assert_int_equal(pb_learn_save(l, ck, NULL, 0, &err), 0);
+    pb_ckpt_t *c = pb_ckpt_read(ck, &err);
+    assert_non_null(c);
+    const uint8_t *b;
+    size_t len;
+    assert_int_equal(pb_ckpt_get(c, "learn.replay", (const void **)&b, &len),
+                     0);
+    assert_int_equal(len, 16 + 8 + n * (32 + 4 + 4 * (size_t)A));
+    assert_memory_equal(b, "PBREPLAY", 8);
+    assert_int_equal(get_u64(b + 16), n);
+    const uint8_t *st = b + 24, *vt = st + 32 * n, *qt = vt + 4 * n;
+    size_t pos = 0, blended = 0;
+    for (size_t k = 0; k < e.n_eps; k++)
+      for (uint32_t t = 0; t < e.len[k]; t++, pos++) {
+        const pb_state_t *s = &e.states[e.start[k] + t];
+        for (int w = 0; w < 4; w++)
+          assert_true(get_u64(st + 32 * pos + 8 * w) == s->w[w]);
+        float row[PB_MAX_ACTIONS];
+        made_up_row(s, 77, row);
+        for (int a = 0; a < A; a++)
+          assert_true(get_f32(qt + 4 * (pos * A + a)) == row[a]);
+        uint8_t acts[PB_MAX_ACTIONS];
+        int na = G->legal(s, acts);
+        float best = -INFINITY;
+        for (int j = 0; j < na; j++)
+          if (row[acts[j]] > best) best = row[acts[j]];
+        float outcome = pb_episodes_target(&e, k, t);
+        float want = (float)((1.0 - m[i]) * outcome + m[i] * best);
+        float got = get_f32(vt + 4 * pos);
+        if (got != want)
+          fail_msg("mix %s position %zu: V target %.9g, want %.9g (outcome "
+                   "%g, search %.9g)",
+                   mixes[i], pos, (double)got, (double)want, (double)outcome,
+                   (double)best);
+        blended += got != outcome;
+      }
+    assert_int_equal(pos, n);
+    if (i == 0) assert_int_equal(blended, 0);
+    if (i > 0) assert_true(blended > n / 2);
+    pb_ckpt_destroy(&c);
+    pb_learn_destroy(&l);
+  }
+  unlink(ck);
+  assert_int_equal(rmdir(dir), 0);
+  pb_episodes_free(&e);
+}
+
+/* With V trained after the search, V and Q train on two threads; the
+ * result does not depend on their timing: the same iteration run from the
+ * same checkpoint gives the same bits, and the same as the learner that
+ * wrote the checkpoint. */
+static void test_v_search_mix_deterministic(void **state) {
+  (void)state;
+  static const char *const sets[] = {"train.v_search_mix=1",
+                                     "train.v_epochs=3", "train.q_epochs=2",
+                                     NULL};
+  char dir[256], ck[600];
+  tp_tmpdir(dir, sizeof dir, "learn-mix");
+  snprintf(ck, sizeof ck, "%s/ckpt.pbck", dir);
+  pb_err_t err;
+  pb_learn_t *l = learner(sets);
+  assert_int_equal(pb_learn_v_first(l), 0);
+  pb_episodes_t e1, e2;
+  pb_episodes_init(&e1);
+  pb_episodes_init(&e2);
+  random_episodes(31, 4, 0, &e1);
+  random_episodes(32, 4, 0, &e2);
+  iter_t it;
+  iterate(l, &e1, 1, &it);
+  assert_true(it.v.steps > 0 && it.q.steps > 0);
+  assert_int_equal(it.v.steps, 3 * ((it.positions + 31) / 32));
+  assert_int_equal(it.q.steps, 2 * ((it.positions + 31) / 32));
+  assert_int_equal(pb_learn_save(l, ck, NULL, 0, &err), 0);
+
+  pb_learn_t *a = learner(sets), *b = learner(sets);
+  assert_int_equal(pb_learn_load(a, ck, NULL, NULL, &err), 0);
+  assert_int_equal(pb_learn_load(b, ck, NULL, NULL, &err), 0);
+  iter_t il, ia, ib;
+  iterate(l, &e2, 2, &il);
+  iterate(a, &e2, 2, &ia);
+  iterate(b, &e2, 2, &ib);
+  assert_true(same_stats(&ia.v, &ib.v));
+  assert_true(same_stats(&ia.q, &ib.q));
+  assert_true(same_stats(&il.v, &ia.v));
+  assert_true(same_stats(&il.q, &ia.q));
+  assert_true(same_nets(a, b));
+  assert_true(same_nets(l, a));
+  /* negative control: other search values, other V */
+  pb_learn_t *c = learner(sets);
+  assert_int_equal(pb_learn_load(c, ck, NULL, NULL, &err), 0);
+  iter_t ic;
+  iterate(c, &e2, 3, &ic);
+  assert_false(same_nets(a, c));
+  assert_true(ic.v.loss_first != ia.v.loss_first);
+
+  unlink(ck);
+  assert_int_equal(rmdir(dir), 0);
+  pb_episodes_free(&e1);
+  pb_episodes_free(&e2);
+  pb_learn_destroy(&l);
+  pb_learn_destroy(&a);
+  pb_learn_destroy(&b);
+  pb_learn_destroy(&c);
+}
+
+/* --------------------------------------------------- mirror augmentation */
+
+static void test_augment_deterministic(void **state) {
+  (void)state;
+  static const char *const mirror[] = {"train.augment=mirror", NULL};
+  pb_learn_t *a = learner(mirror), *b = learner(mirror), *c = learner(NULL);
+  for (int k = 0; k < 2; k++) {
+    pb_episodes_t e;
+    pb_episodes_init(&e);
+    random_episodes(60 + k, 4, 0, &e);
+    iter_t ia, ib, ic;
+    iterate(a, &e, k, &ia);
+    iterate(b, &e, k, &ib);
+    iterate(c, &e, k, &ic);
+    assert_true(same_stats(&ia.v, &ib.v));
+    assert_true(same_stats(&ia.q, &ib.q));
+    assert_true(isfinite(ia.q.loss_mean) && isfinite(ia.v.loss_mean));
+    pb_episodes_free(&e);
+  }
+  assert_true(same_nets(a, b));
+  assert_false(same_nets(a, c)); /* mirroring changed the training */
+  pb_learn_destroy(&a);
+  pb_learn_destroy(&b);
+  pb_learn_destroy(&c);
+}
+
+/* Q trained on one lopsided position with augment = mirror also learns the
+ * position's mirror image, with the targets mirrored: Q(mirror(s))[a] =
+ * target[mirror_action(a)]. The illegal action's target is NaN, so a mask
+ * that was not mirrored along would make the loss NaN. */
+static void test_augment_mirrors_targets(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_state_t s, m, hist[16];
+  /* column 1 full (action 0 illegal), one stone in column 3 */
+  assert_int_equal(G->parse(&s, "1111113", &err), 0);
+  G->mirror(&s, &m);
+  for (int i = 0; i < 16; i++) hist[i] = s;
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  assert_int_equal(pb_episodes_add(&e, hist, 16, 0, 0, &err), 0);
+  const float tgt[7] = {NAN, -1.0f, -0.5f, 0.0f, 0.25f, 0.5f, 1.0f};
+
+  double err_s[2], err_m[2];
+  for (int aug = 0; aug < 2; aug++) {
+    const char *sets[] = {aug ? "train.augment=mirror" : "train.augment=none",
+                          "train.q_epochs=300", "train.q_lr=0.01", NULL};
+    pb_learn_t *l = learner(sets);
+    size_t n;
+    assert_int_equal(pb_learn_distinct(l, &e, &n, &err), 0);
+    assert_int_equal(n, 1);
+    float qt[7];
+    memcpy(qt, tgt, sizeof qt);
+    pb_learn_stats_t st;
+    int rc = pb_learn_train_q(l, &e, qt, &st, &err);
+    if (rc != 0) fail_msg("augment %d: %s", aug, err.msg);
+    assert_int_equal(st.steps, 300);
+    assert_true(isfinite(st.loss_last));
+    float in[2][84], q[2][7];
+    G->encode(&s, in[0]);
+    G->encode(&m, in[1]);
+    assert_int_equal(pb_nn_forward(pb_learn_q(l), &in[0][0], 2, &q[0][0], &err),
+                     0);
+    err_s[aug] = err_m[aug] = 0;
+    for (int a = 1; a < 7; a++) { /* the legal actions of s */
+      double d = fabs(q[0][a] - tgt[a]);
+      if (d > err_s[aug]) err_s[aug] = d;
+      int ma = G->mirror_action(a); /* legal in m */
+      d = fabs(q[1][ma] - tgt[a]);
+      if (d > err_m[aug]) err_m[aug] = d;
+    }
+    print_message("augment %s: max error on s %.3f, on mirror(s) %.3f\n",
+                  aug ? "mirror" : "none", err_s[aug], err_m[aug]);
+    pb_learn_destroy(&l);
+  }
+  assert_true(err_s[0] < 0.1);
+  assert_true(err_s[1] < 0.1);
+  assert_true(err_m[1] < 0.1);  /* learned the image too */
+  assert_true(err_m[0] > 0.3);  /* which it does not without mirroring */
+  pb_episodes_free(&e);
+}
+
+/* ------------------------------------------------------ learning rates */
+
+/* train.lr_warmup_steps = 10: the rate rises linearly over the first ten
+ * Adam steps of each network and then stays at the configured one. */
+static void test_lr_warmup(void **state) {
+  (void)state;
+  static const char *const sets[] = {"train.lr_warmup_steps=10",
+                                     "train.v_lr=0.002", "train.q_lr=0.004",
+                                     NULL};
+  pb_learn_t *l = learner(sets), *plain = learner(NULL);
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  size_t n = random_episodes(70, 3, 0, &e);
+  const size_t per = (n + 31) / 32;
+  assert_true(per >= 2 && per < 5); /* the first call ends inside warm-up */
+  pb_err_t err;
+  size_t qn;
+  assert_int_equal(pb_learn_distinct(l, &e, &qn, &err), 0);
+  float *qt = made_up_q(l, qn, 5);
+  int saw_below = 0, saw_full = 0;
+  for (int call = 0; call < 5; call++) {
+    pb_learn_stats_t vs, qs;
+    assert_int_equal(pb_learn_train_v(l, &e, NULL, &vs, &err), 0);
+    assert_int_equal(pb_learn_train_q(l, &e, qt, &qs, &err), 0);
+    for (int k = 0; k < 2; k++) {
+      const pb_learn_stats_t *st = k ? &qs : &vs;
+      double base = k ? 0.004 : 0.002;
+      int64_t steps = pb_nn_train_steps(k ? pb_learn_q(l) : pb_learn_v(l));
+      assert_int_equal(steps, (int64_t)(per * (call + 1)));
+      /* the last step of the call was step number `steps` (1-based) */
+      double f = steps < 10 ? (double)steps / 10 : 1.0;
+      float want = (float)((double)(float)base * f); /* as the shim's float */
+      if (st->lr != (double)want)
+        fail_msg("call %d net %d: lr %.9g after %lld steps, want %.9g", call,
+                 k, st->lr, (long long)steps, (double)want);
+      if (call == 0) assert_true(st->lr < base);
+      saw_below += st->lr < (double)(float)base;
+      saw_full += st->lr == (double)(float)base;
+    }
+  }
+  assert_true(saw_below >= 2 && saw_full >= 2);
+  /* without a schedule, the configured rate from the first step */
+  pb_learn_stats_t vs;
+  assert_int_equal(pb_learn_train_v(plain, &e, NULL, &vs, &err), 0);
+  assert_true(vs.lr == (double)(float)0.003);
+  free(qt);
+  pb_episodes_free(&e);
+  pb_learn_destroy(&l);
+  pb_learn_destroy(&plain);
+}
+
+/* lr_decay_iterations = 2, lr_min_factor = 0.1: a cosine from the
+ * configured rate at version 0 to a tenth of it at version 2, then flat. */
+static void test_lr_decay(void **state) {
+  (void)state;
+  static const char *const sets[] = {"train.lr_decay_iterations=2",
+                                     "train.lr_min_factor=0.1",
+                                     "train.v_lr=0.002", "train.q_lr=0.004",
+                                     NULL};
+  pb_learn_t *l = learner(sets);
+  const double f[] = {1.0, 0.55, 0.1, 0.1, 0.1};
+  for (int ver = 0; ver < 5; ver++) {
+    assert_int_equal(pb_learn_version(l), (uint64_t)ver);
+    pb_episodes_t e;
+    pb_episodes_init(&e);
+    random_episodes(80 + ver, 2, 0, &e);
+    iter_t it;
+    iterate(l, &e, ver, &it);
+    double wv = 0.002 * f[ver], wq = 0.004 * f[ver];
+    if (fabs(it.v.lr - wv) > 1e-6 * wv || fabs(it.q.lr - wq) > 1e-6 * wq)
+      fail_msg("version %d: lr V %.9g Q %.9g, want %.9g %.9g", ver, it.v.lr,
+               it.q.lr, wv, wq);
+    pb_episodes_free(&e);
+  }
+  pb_learn_destroy(&l);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_paper_defaults),
+      cmocka_unit_test(test_grad_clip_config),
+      cmocka_unit_test(test_replay_window),
+      cmocka_unit_test(test_replay_damaged),
+      cmocka_unit_test(test_state_damaged),
+      cmocka_unit_test(test_v_search_mix_targets),
+      cmocka_unit_test(test_window_targets_exact),
+      cmocka_unit_test(test_v_search_mix_deterministic),
+      cmocka_unit_test(test_augment_deterministic),
+      cmocka_unit_test(test_augment_mirrors_targets),
+      cmocka_unit_test(test_lr_warmup),
+      cmocka_unit_test(test_lr_decay),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
