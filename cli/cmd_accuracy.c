@@ -30,7 +30,8 @@ static void usage(FILE *f) {
           "                   connect4)\n"
           "  --testset PATH   a test set file (default: the shipped one)\n"
           "  --seed S         seed of the random choices (default 1)\n"
-          "  --threads T      threads for agents without batches (0 = all)\n");
+          "  --threads T      threads for agents without batches (0 = all)\n"
+          "  --by-ply N       also the share per ply range of N plies\n");
 }
 
 /* The agent spec for `spec` given the model path: "value" -> "value:CKPT",
@@ -53,7 +54,7 @@ int pb_cmd_accuracy(int argc, char **argv) {
   const char *model = NULL, *game = NULL, *tspath = NULL;
   const char *agents[32];
   int nagents = 0;
-  long seed = 1, threads = 0;
+  long seed = 1, threads = 0, by_ply = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -79,6 +80,7 @@ int pb_cmd_accuracy(int argc, char **argv) {
                pb_cli_long(v, 0, 0x7fffffffL, &seed) == 0) {
     } else if (!strcmp(a, "--threads") &&
                pb_cli_long(v, 0, 256, &threads) == 0) {
+    } else if (!strcmp(a, "--by-ply") && pb_cli_long(v, 1, 100, &by_ply) == 0) {
     } else {
       fprintf(stderr, "probs accuracy: bad option '%s %s'\n", a, v);
       usage(stderr);
@@ -132,14 +134,43 @@ int pb_cmd_accuracy(int argc, char **argv) {
     char spec[4400];
     expand_spec(agents[k], model, spec, sizeof spec);
     pb_accuracy_t acc;
-    rc = pb_accuracy_of_agent(ts, spec, (uint64_t)seed, (int)threads, &acc,
-                              &err);
+    size_t n = pb_testset_count(ts);
+    int *moves = malloc(n * sizeof *moves);
+    if (moves == NULL) {
+      fprintf(stderr, "probs accuracy: out of memory\n");
+      rc = PB_ENOMEM;
+      break;
+    }
+    rc = pb_accuracy_moves(ts, spec, (uint64_t)seed, (int)threads, &acc, moves,
+                           &err);
     if (rc != 0) {
       fprintf(stderr, "probs accuracy: %s\n", err.msg);
       break;
     }
     printf("%-50s %5zu/%-5zu %6.3f %6.1fs\n", spec, acc.optimal, acc.positions,
            acc.share, acc.seconds);
+    if (by_ply > 0) {
+      /* positions are grouped by ply range */
+      int lo = 1 << 30, hi = -1;
+      for (size_t i = 0; i < n; i++) {
+        int p = g->ply(pb_testset_state(ts, i));
+        if (p < lo) lo = p;
+        if (p > hi) hi = p;
+      }
+      for (int b = lo; b <= hi; b += (int)by_ply) {
+        size_t cnt = 0, okc = 0;
+        for (size_t i = 0; i < n; i++) {
+          int p = g->ply(pb_testset_state(ts, i));
+          if (p < b || p >= b + by_ply) continue;
+          cnt++;
+          okc += (size_t)pb_testset_optimal(ts, i, moves[i]);
+        }
+        if (cnt > 0)
+          printf("    plies %2d-%-2d %5zu/%-5zu %6.3f\n", b, b + (int)by_ply - 1,
+                 okc, cnt, (double)okc / (double)cnt);
+      }
+    }
+    free(moves);
     fflush(stdout);
   }
   pb_testset_destroy(&ts);

@@ -56,6 +56,12 @@ static void *acc_thread(void *p) {
 int pb_accuracy_of_agent(const pb_testset_t *ts, const char *spec,
                          uint64_t seed, int threads, pb_accuracy_t *out,
                          pb_err_t *err) {
+  return pb_accuracy_moves(ts, spec, seed, threads, out, NULL, err);
+}
+
+int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
+                      int threads, pb_accuracy_t *out, int *moves_out,
+                      pb_err_t *err) {
   const pb_game_t *g = pb_testset_game(ts);
   const size_t n = pb_testset_count(ts);
   double t0 = pb_now();
@@ -106,6 +112,7 @@ int pb_accuracy_of_agent(const pb_testset_t *ts, const char *spec,
     out->positions = n;
     out->share = n ? (double)ok / (double)n : 0.0;
     out->seconds = pb_now() - t0;
+    if (moves_out != NULL) memcpy(moves_out, moves, n * sizeof *moves);
   }
   free(moves);
   return rc;

@@ -44,6 +44,13 @@ int pb_accuracy_of_agent(const pb_testset_t *ts, const char *spec,
                          uint64_t seed, int threads, pb_accuracy_t *out,
                          pb_err_t *err);
 
+/* The same, also writing the move chosen in every position to moves
+ * (pb_testset_count(ts) entries; may be NULL), for breakdowns such as
+ * accuracy by ply. */
+int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
+                      int threads, pb_accuracy_t *out, int *moves,
+                      pb_err_t *err);
+
 typedef struct pb_testgen_opts {
   const pb_game_t *g;
   int count;             /* positions wanted (>= 1) */
