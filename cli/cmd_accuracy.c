@@ -145,6 +145,7 @@ int pb_cmd_accuracy(int argc, char **argv) {
                            &err);
     if (rc != 0) {
       fprintf(stderr, "probs accuracy: %s\n", err.msg);
+      free(moves);
       break;
     }
     printf("%-50s %5zu/%-5zu %6.3f %6.1fs\n", spec, acc.optimal, acc.positions,
