@@ -8,13 +8,16 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zmq.h>
 
 #include "evalrun.h"
 #include "msg.h"
+#include "util.h"
 
 void pb_evaluator_opts_default(pb_evaluator_opts_t *o) {
   memset(o, 0, sizeof *o);
@@ -28,21 +31,98 @@ static int stopping(const pb_evaluator_opts_t *o) {
   return o->stop != NULL && *o->stop;
 }
 
+/* The announce subscription. A listener thread owns the SUB socket and
+ * drains it all the time, also while the main thread spends seconds on a
+ * rating: a SUB socket drops what it had queued from a publisher that
+ * disconnects (libzmq replaces the pipe on reconnection), and a learner
+ * that finishes announces STOPPING for about a second and leaves. */
 typedef struct {
   void *ctx, *sub;
   int game_id;
+  pb_log_t *log;
+  pthread_t th;
+  int th_started;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  unsigned long announces; /* guarded by mu: Announces received so far */
+  int stop_seen;           /* guarded by mu: one had phase STOPPING */
+  int quit;                /* guarded by mu: the thread should return */
 } sub_t;
 
+/* Drains what is queued on the socket; returns how many Announces came
+ * and sets *stop on one with phase STOPPING. Listener thread only. */
+static unsigned long sub_drain(sub_t *s, int *stop) {
+  unsigned long announced = 0;
+  for (;;) {
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    int len = zmq_msg_recv(&m, s->sub, ZMQ_DONTWAIT);
+    if (len < 0) {
+      zmq_msg_close(&m);
+      break;
+    }
+    pb_msg_t msg;
+    pb_err_t e;
+    pb_err_clear(&e);
+    pb_msg_expect_t ex = {NULL, s->game_id};
+    if (pb_msg_decode(zmq_msg_data(&m), zmq_msg_size(&m), &ex, &msg, &e) != 0) {
+      pb_log_debug(s->log, "dropped a message on the announce socket: %s",
+                   e.msg);
+    } else if (msg.type == PB_MSG_ANNOUNCE) {
+      announced++;
+      pb_log_debug(s->log,
+                   "announce: version %" PRIu64 ", iteration %u, phase %d",
+                   msg.announce.version, msg.announce.iteration,
+                   msg.announce.phase);
+      if (msg.announce.phase == PB_PHASE_STOPPING) *stop = 1;
+    }
+    pb_msg_free(&msg);
+    zmq_msg_close(&m);
+  }
+  return announced;
+}
+
+static void *sub_listen(void *arg) {
+  sub_t *s = arg;
+  for (;;) {
+    pthread_mutex_lock(&s->mu);
+    int quit = s->quit;
+    pthread_mutex_unlock(&s->mu);
+    if (quit) break;
+    zmq_pollitem_t it = {s->sub, 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&it, 1, 100) <= 0) continue; /* timeout or EINTR */
+    int stop = 0;
+    unsigned long n = sub_drain(s, &stop);
+    if (n == 0) continue;
+    pthread_mutex_lock(&s->mu);
+    s->announces += n;
+    if (stop) s->stop_seen = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+  }
+  return NULL;
+}
+
 static void sub_close(sub_t *s) {
+  if (s->th_started) {
+    pthread_mutex_lock(&s->mu);
+    s->quit = 1;
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->th, NULL);
+    s->th_started = 0;
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+  }
   if (s->sub != NULL) zmq_close(s->sub);
   if (s->ctx != NULL) zmq_ctx_term(s->ctx);
   s->sub = s->ctx = NULL;
 }
 
 static int sub_open(sub_t *s, const pb_config_t *cfg, int game_id,
-                    pb_err_t *err) {
+                    pb_log_t *log, pb_err_t *err) {
   memset(s, 0, sizeof *s);
   s->game_id = game_id;
+  s->log = log;
   int linger = 0, hwm = cfg->net.hwm;
   int64_t maxsz = 65536; /* an Announce is tiny: refuse anything big */
   if ((s->ctx = zmq_ctx_new()) == NULL ||
@@ -57,44 +137,53 @@ static int sub_open(sub_t *s, const pb_config_t *cfg, int game_id,
     return pb_err_set(err, PB_EIO, "evaluator: cannot subscribe to %s: %s",
                       cfg->net.pub_endpoint, zmq_strerror(e));
   }
+  if (pthread_mutex_init(&s->mu, NULL) != 0) {
+    sub_close(s);
+    return pb_err_set(err, PB_ENOMEM, "evaluator: cannot create a mutex");
+  }
+  if (pthread_cond_init(&s->cv, NULL) != 0) {
+    pthread_mutex_destroy(&s->mu);
+    sub_close(s);
+    return pb_err_set(err, PB_ENOMEM, "evaluator: cannot create a condition");
+  }
+  if (pthread_create(&s->th, NULL, sub_listen, s) != 0) {
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    sub_close(s);
+    return pb_err_set(err, PB_ENOMEM,
+                      "evaluator: cannot start the announce listener");
+  }
+  s->th_started = 1;
   return 0;
 }
 
-/* Waits up to ms for messages and drains them; sets *stop_seen on an
- * Announce with phase STOPPING. Returns 1 if an Announce came, else 0. */
-static int sub_wait(sub_t *s, int ms, int *stop_seen, pb_log_t *log) {
-  zmq_pollitem_t it = {s->sub, 0, ZMQ_POLLIN, 0};
-  int n = zmq_poll(&it, 1, ms);
-  if (n <= 0) return 0; /* timeout, or a signal (EINTR): the loop checks */
-  int announced = 0;
-  for (;;) {
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    int len = zmq_msg_recv(&m, s->sub, ZMQ_DONTWAIT);
-    if (len < 0) {
-      zmq_msg_close(&m);
-      break;
-    }
-    pb_msg_t msg;
-    pb_err_t e;
-    pb_err_clear(&e);
-    pb_msg_expect_t ex = {NULL, s->game_id};
-    if (pb_msg_decode(zmq_msg_data(&m), zmq_msg_size(&m), &ex, &msg, &e) != 0) {
-      pb_log_debug(log, "dropped a message on the announce socket: %s", e.msg);
-    } else if (msg.type == PB_MSG_ANNOUNCE) {
-      announced = 1;
-      pb_log_debug(log,
-                   "announce: version %" PRIu64
-                   ", iteration %u, "
-                   "phase %d",
-                   msg.announce.version, msg.announce.iteration,
-                   msg.announce.phase);
-      if (msg.announce.phase == PB_PHASE_STOPPING) *stop_seen = 1;
-    }
-    pb_msg_free(&msg);
-    zmq_msg_close(&m);
+/* Whether an Announce with phase STOPPING has come. */
+static int sub_stop_seen(sub_t *s) {
+  pthread_mutex_lock(&s->mu);
+  int v = s->stop_seen;
+  pthread_mutex_unlock(&s->mu);
+  return v;
+}
+
+/* Waits up to ms, in slices of 100 ms so that a signal is seen soon,
+ * until an Announce newer than *seen comes (then updates *seen). */
+static void sub_wait(sub_t *s, int ms, unsigned long *seen,
+                     const pb_evaluator_opts_t *o) {
+  double end = pb_now() + ms / 1000.0;
+  pthread_mutex_lock(&s->mu);
+  while (s->announces == *seen && !stopping(o)) {
+    double left = end - pb_now();
+    if (left <= 0) break;
+    if (left > 0.1) left = 0.1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long ns = ts.tv_nsec + (long)(left * 1e9);
+    ts.tv_sec += ns / 1000000000L;
+    ts.tv_nsec = ns % 1000000000L;
+    pthread_cond_timedwait(&s->cv, &s->mu, &ts);
   }
-  return announced;
+  *seen = s->announces;
+  pthread_mutex_unlock(&s->mu);
 }
 
 /* Whether the table holds a version >= v. */
@@ -118,15 +207,16 @@ static int on_disk(const pb_evalrun_t *r, int64_t v) {
 static int follow(const pb_evaluator_opts_t *o, pb_evalrun_t *r, int game_id,
                   pb_err_t *err) {
   sub_t s;
-  int rc = sub_open(&s, &o->cfg, game_id, err);
+  int rc = sub_open(&s, &o->cfg, game_id, o->log, err);
   if (rc != 0) return rc;
   pb_log_info(o->log,
               "following %s (checkpoints polled every %d ms, announces on "
               "%s)",
               o->cfg.run.dir, o->poll_ms, o->cfg.net.pub_endpoint);
-  int stop_seen = 0;
+  unsigned long seen = 0;
   while (!stopping(o)) {
     /* The learner is done (or `until` is on disk): one final step. */
+    int stop_seen = sub_stop_seen(&s);
     int final = stop_seen || (o->until >= 0 && on_disk(r, o->until));
     uint64_t v = 0;
     rc = pb_evalrun_follow_step(r, final, &v, err);
@@ -140,7 +230,7 @@ static int follow(const pb_evaluator_opts_t *o, pb_evalrun_t *r, int game_id,
     }
     if (o->once || reached(r, o->until)) break;
     if (stopping(o)) break;
-    sub_wait(&s, o->poll_ms, &stop_seen, o->log);
+    sub_wait(&s, o->poll_ms, &seen, o);
   }
   sub_close(&s);
   return rc == PB_EINTR ? 0 : rc;

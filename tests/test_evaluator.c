@@ -981,6 +981,67 @@ static void test_process_follow(void **state) {
   zmq_ctx_term(ctx);
 }
 
+/* A learner restarts and then finishes while the evaluator is busy rating:
+ * the new one announces STOPPING for about a second and goes away. The
+ * evaluator still sees the announcement and exits 0. (A SUB socket sends
+ * its subscription to a reconnected publisher only when its owner thread
+ * touches it: an evaluator that left the socket alone during a long rating
+ * was not subscribed to the restarted learner and missed the end.) */
+static void test_process_stop_while_busy(void **state) {
+  (void)state;
+  clean_outputs();
+  void *ctx = zmq_ctx_new();
+  void *pub = zmq_socket(ctx, ZMQ_PUB);
+  int linger = 0;
+  zmq_setsockopt(pub, ZMQ_LINGER, &linger, sizeof linger);
+  assert_int_equal(zmq_bind(pub, FX->cfg.net.pub_endpoint), 0);
+  /* A deep beam search for the accuracy: the first rating takes seconds. */
+  char *argv[] = {(char *)EVAL_BIN, "--run-dir", FX->dir, "--no-png",
+                  "--no-stderr", "--nice", "0", "--set",
+                  "eval.search_expansions=500", "--set",
+                  "eval.search_depth=10", NULL};
+  pid_t pid = spawn(argv);
+  assert_true(pid > 0);
+  char path[256];
+  fx_path(path, sizeof path, "learner.log");
+  double t0 = pb_now();
+  for (;;) {
+    char *text = slurp(path);
+    int ready = text != NULL && strstr(text, "following ") != NULL;
+    free(text);
+    if (ready || pb_now() - t0 > 120) break;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  /* Connected (ipc, at once) and rating: the learner restarts, announces
+   * for a second and leaves. */
+  struct timespec ts = {0, 200 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  zmq_close(pub);
+  nanosleep(&ts, NULL);
+  pub = zmq_socket(ctx, ZMQ_PUB);
+  zmq_setsockopt(pub, ZMQ_LINGER, &linger, sizeof linger);
+  assert_int_equal(zmq_bind(pub, FX->cfg.net.pub_endpoint), 0);
+  ts.tv_nsec = 500 * 1000 * 1000; /* time to reconnect (every 100 ms) */
+  nanosleep(&ts, NULL);
+  fx_path(path, sizeof path, "elo.csv");
+  for (int i = 0; i < 20; i++) {
+    announce_stop(pub);
+    ts.tv_nsec = 50 * 1000 * 1000;
+    nanosleep(&ts, NULL);
+  }
+  int busy = access(path, F_OK) != 0; /* the rating was not done yet */
+  zmq_close(pub);
+  zmq_ctx_term(ctx);
+  int status = wait_exit(pid, 120);
+  if (status != 0) fail_msg("the evaluator did not exit 0 (%d)", status);
+  assert_true(busy);
+  fx_path(path, sizeof path, "learner.log");
+  char *lg = slurp(path);
+  assert_non_null(strstr(lg, "the learner is stopping"));
+  free(lg);
+}
+
 /* `probs train` (distributed: learner, one actor, one searcher, and the
  * evaluator it starts by default) leaves elo.csv and elo.svg in the run
  * directory; `--all` afterwards completes the table to every version. */
@@ -1046,6 +1107,7 @@ int main(void) {
       cmocka_unit_test(test_bad_checkpoint_skipped),
       cmocka_unit_test(test_process_all),
       cmocka_unit_test(test_process_follow),
+      cmocka_unit_test(test_process_stop_while_busy),
       cmocka_unit_test(test_train_starts_evaluator),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
