@@ -6,8 +6,9 @@
 #
 # Trains `probs train CONFIG` into runs/exp-NAME for MINUTES minutes with
 # the evaluator off (so nothing else competes for the cores), then rates
-# the checkpoints closest to every MINUTES/12 minutes of wall time (and the
-# last one) with probs-evaluator --versions: Elo against the baselines
+# the checkpoints closest to every MINUTES/MARKS minutes of wall time
+# (MARKS defaults to 12; and the last one) with probs-evaluator --versions:
+# Elo against the baselines
 # (GAMES games each, default 200) and the share of optimal moves on the
 # shipped solved test set (greedy Q, V one ply deep, beam search). The
 # table is runs/exp-NAME/elo.csv (minutes = wall time of the checkpoint
@@ -19,6 +20,7 @@ NAME=$1 MINUTES=$2 CONFIG=$3
 shift 3
 BIN=${BIN:-build/bin}
 GAMES=${GAMES:-200}
+MARKS=${MARKS:-12}
 DIR=runs/exp-$NAME
 mkdir -p runs
 if [ -e "$DIR" ]; then echo "experiment.sh: $DIR exists" >&2; exit 2; fi
@@ -39,7 +41,7 @@ mv "$DIR.train.log" "$DIR/train.log"
 t0=$(stat -c %Y "$DIR/checkpoints/ckpt-000000.pbck")
 VERS=$(for f in "$DIR"/checkpoints/ckpt-*.pbck; do
          v=${f##*ckpt-}; v=${v%.pbck}; echo "$((10#$v)) $(( $(stat -c %Y "$f") - t0 ))"
-       done | sort -n | awk -v step="$((MINUTES * 5))" '
+       done | sort -n | awk -v step="$((MINUTES * 60 / MARKS))" '
          { v[NR] = $1; t[NR] = $2 }
          END {
            for (m = 0; m <= t[NR]; m += step) {
