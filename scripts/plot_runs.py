@@ -5,7 +5,8 @@ time (the `minutes` column the evaluator writes), for docs/results.md.
     scripts/plot_runs.py OUT.svg COLUMN LABEL=RUN_DIR/elo.csv [...] \
         [--title T] [--ylabel Y] [--ymin A --ymax B] [--hline V=LABEL]...
 
-COLUMN is an elo.csv column (acc_q, acc_beam, acc_v, elo). Uses only the
+LABEL ends at the last "=". COLUMN is an elo.csv column (acc_q, acc_beam, acc_v, elo); a series given
+as LABEL=RUN_DIR/elo.csv:COLUMN plots that column instead. Uses only the
 standard library; rsvg-convert makes a PNG of it if wanted.
 """
 import csv
@@ -47,11 +48,12 @@ def main(argv):
     out, col = args[0], args[1]
     series = []
     for spec in args[2:]:
-        label, _, path = spec.partition("=")
+        label, _, path = spec.rpartition("=")
+        path, _, own = path.partition(":")
         pts = []
         with open(path, newline="") as f:
             for row in csv.DictReader(f):
-                x, y = row.get("minutes", ""), row.get(col, "")
+                x, y = row.get("minutes", ""), row.get(own or col, "")
                 if x and y:
                     pts.append((float(x), float(y)))
         pts.sort()
