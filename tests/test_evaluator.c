@@ -890,6 +890,20 @@ static void test_process_all(void **state) {
   unlink(path);
 }
 
+/* Waits (up to 120 s) until the log at path says the evaluator follows
+ * the run: its signal handlers and subscription are in place. */
+static void wait_following(const char *path) {
+  double t0 = pb_now();
+  for (;;) {
+    char *text = slurp(path);
+    int ready = text != NULL && strstr(text, "following ") != NULL;
+    free(text);
+    if (ready || pb_now() - t0 > 120) break;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 /* Publishes a STOPPING announce on pub (a PUB socket). */
 static void announce_stop(void *pub) {
   pb_msg_t m;
@@ -953,15 +967,7 @@ static void test_process_follow(void **state) {
    * sent once it has started following (its handlers are in place). */
   unlink(path);
   pid = spawn(argv);
-  t0 = pb_now();
-  for (;;) {
-    char *text = slurp(path);
-    int ready = text != NULL && strstr(text, "following ") != NULL;
-    free(text);
-    if (ready || pb_now() - t0 > 120) break;
-    struct timespec ts = {0, 50 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
+  wait_following(path);
   struct timespec ts = {0, 300 * 1000 * 1000};
   nanosleep(&ts, NULL);
   assert_int_equal(waitpid(pid, NULL, WNOHANG), 0); /* still following */
@@ -1004,15 +1010,7 @@ static void test_process_stop_while_busy(void **state) {
   assert_true(pid > 0);
   char path[256];
   fx_path(path, sizeof path, "learner.log");
-  double t0 = pb_now();
-  for (;;) {
-    char *text = slurp(path);
-    int ready = text != NULL && strstr(text, "following ") != NULL;
-    free(text);
-    if (ready || pb_now() - t0 > 120) break;
-    struct timespec ts = {0, 20 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
+  wait_following(path);
   /* Connected (ipc, at once) and rating: the learner restarts, announces
    * for a second and leaves. */
   struct timespec ts = {0, 200 * 1000 * 1000};
