@@ -904,6 +904,15 @@ static void wait_following(const char *path) {
   }
 }
 
+/* A "learner": a PUB socket bound to the fixture's announce endpoint. */
+static void *bind_pub(void *ctx) {
+  void *pub = zmq_socket(ctx, ZMQ_PUB);
+  int linger = 0;
+  zmq_setsockopt(pub, ZMQ_LINGER, &linger, sizeof linger);
+  assert_int_equal(zmq_bind(pub, FX->cfg.net.pub_endpoint), 0);
+  return pub;
+}
+
 /* Publishes a STOPPING announce on pub (a PUB socket). */
 static void announce_stop(void *pub) {
   pb_msg_t m;
@@ -925,10 +934,7 @@ static void test_process_follow(void **state) {
   (void)state;
   clean_outputs();
   void *ctx = zmq_ctx_new();
-  void *pub = zmq_socket(ctx, ZMQ_PUB);
-  int linger = 0;
-  zmq_setsockopt(pub, ZMQ_LINGER, &linger, sizeof linger);
-  assert_int_equal(zmq_bind(pub, FX->cfg.net.pub_endpoint), 0);
+  void *pub = bind_pub(ctx);
   char *argv[] = {(char *)EVAL_BIN, "--run-dir", FX->dir, "--no-png",
                   "--no-stderr",    "--nice",    "0",     NULL};
   pid_t pid = spawn(argv);
@@ -997,10 +1003,7 @@ static void test_process_stop_while_busy(void **state) {
   (void)state;
   clean_outputs();
   void *ctx = zmq_ctx_new();
-  void *pub = zmq_socket(ctx, ZMQ_PUB);
-  int linger = 0;
-  zmq_setsockopt(pub, ZMQ_LINGER, &linger, sizeof linger);
-  assert_int_equal(zmq_bind(pub, FX->cfg.net.pub_endpoint), 0);
+  void *pub = bind_pub(ctx);
   /* A deep beam search for the accuracy: the first rating takes seconds. */
   char *argv[] = {(char *)EVAL_BIN, "--run-dir", FX->dir, "--no-png",
                   "--no-stderr", "--nice", "0", "--set",
@@ -1017,9 +1020,7 @@ static void test_process_stop_while_busy(void **state) {
   nanosleep(&ts, NULL);
   zmq_close(pub);
   nanosleep(&ts, NULL);
-  pub = zmq_socket(ctx, ZMQ_PUB);
-  zmq_setsockopt(pub, ZMQ_LINGER, &linger, sizeof linger);
-  assert_int_equal(zmq_bind(pub, FX->cfg.net.pub_endpoint), 0);
+  pub = bind_pub(ctx);
   ts.tv_nsec = 500 * 1000 * 1000; /* time to reconnect (every 100 ms) */
   nanosleep(&ts, NULL);
   fx_path(path, sizeof path, "elo.csv");
