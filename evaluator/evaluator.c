@@ -32,10 +32,11 @@ static int stopping(const pb_evaluator_opts_t *o) {
 }
 
 /* The announce subscription. A listener thread owns the SUB socket and
- * drains it all the time, also while the main thread spends seconds on a
- * rating: a SUB socket drops what it had queued from a publisher that
- * disconnects (libzmq replaces the pipe on reconnection), and a learner
- * that finishes announces STOPPING for about a second and leaves. */
+ * polls it all the time, also while the main thread spends seconds on a
+ * rating: after a reconnection (a restarted learner) libzmq sends the
+ * subscription to the new publisher only when the socket's own thread
+ * calls into it, and a learner that finishes announces STOPPING for about
+ * a second and leaves. */
 typedef struct {
   void *ctx, *sub;
   int game_id;
