@@ -7,10 +7,10 @@
 # Trains `probs train CONFIG` into runs/exp-NAME for MINUTES minutes with
 # the evaluator off (so nothing else competes for the cores), then rates
 # the checkpoints closest to every MINUTES/MARKS minutes of wall time
-# (MARKS defaults to 12; and the last one) with probs-evaluator --versions:
-# Elo against the baselines
-# (GAMES games each, default 200) and the share of optimal moves on the
-# shipped solved test set (greedy Q, V one ply deep, beam search). The
+# (MARKS defaults to 12; and the last one) with probs-evaluator
+# --versions: Elo against the baselines (GAMES games each, default 200)
+# and the share of optimal moves on the shipped solved test set (greedy
+# Q, V one ply deep, beam search). The
 # table is runs/exp-NAME/elo.csv (minutes = wall time of the checkpoint
 # since the run started); a summary is printed at the end.
 set -euo pipefail

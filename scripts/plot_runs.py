@@ -5,9 +5,10 @@ time (the `minutes` column the evaluator writes), for docs/results.md.
     scripts/plot_runs.py OUT.svg COLUMN LABEL=RUN_DIR/elo.csv [...] \
         [--title T] [--ylabel Y] [--ymin A --ymax B] [--hline V=LABEL]...
 
-LABEL ends at the last "=". COLUMN is an elo.csv column (acc_q, acc_beam, acc_v, elo); a series given
-as LABEL=RUN_DIR/elo.csv:COLUMN plots that column instead. Uses only the
-standard library; rsvg-convert makes a PNG of it if wanted.
+COLUMN is an elo.csv column (acc_q, acc_beam, acc_v, elo); a series given
+as LABEL=RUN_DIR/elo.csv:COLUMN plots that column instead. A LABEL ends at
+the last "=". Uses only the standard library; rsvg-convert makes a PNG of
+it if wanted.
 """
 import csv
 import html
