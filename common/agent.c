@@ -1,4 +1,5 @@
-/* agent.c - agents from spec strings: random, lookahead:K, alphabeta:D,
+/* agent.c - agents from spec strings: random, lookahead:K, greedy,
+ * alphabeta:D,
  * and trained networks (checkpoint:PATH, run:DIR@ITER).
  *
  * Workload: baseline opponents in matches and evaluation, thousands of moves
@@ -17,6 +18,7 @@
 
 #include "beam_search.h"
 #include "ckpt.h"
+#include "gtp.h"
 #include "inproc.h"
 #include "learn.h"
 #include "neteval.h"
@@ -34,6 +36,8 @@ static pb_agent_t *random_new(const pb_game_t *g, const char *arg,
                               uint64_t seed, pb_err_t *err);
 static pb_agent_t *lookahead_new(const pb_game_t *g, const char *arg,
                                  uint64_t seed, pb_err_t *err);
+static pb_agent_t *greedy_new(const pb_game_t *g, const char *arg,
+                              uint64_t seed, pb_err_t *err);
 static pb_agent_t *alphabeta_new(const pb_game_t *g, const char *arg,
                                  uint64_t seed, pb_err_t *err);
 static pb_agent_t *checkpoint_new(const pb_game_t *g, const char *arg,
@@ -44,6 +48,8 @@ static pb_agent_t *value_new(const pb_game_t *g, const char *arg, uint64_t seed,
                              pb_err_t *err);
 static pb_agent_t *beam_new(const pb_game_t *g, const char *arg, uint64_t seed,
                             pb_err_t *err);
+static pb_agent_t *gtp_new(const pb_game_t *g, const char *arg, uint64_t seed,
+                           pb_err_t *err);
 
 /* The kinds. `usage` is how the kind is listed in messages. */
 typedef struct {
@@ -55,11 +61,13 @@ typedef struct {
 static const pb_agent_kind_t kinds[] = {
     {"random", "random", random_new},
     {"lookahead", "lookahead:K (K = 1..4)", lookahead_new},
+    {"greedy", "greedy", greedy_new},
     {"alphabeta", "alphabeta:D (D = 1..12)", alphabeta_new},
     {"checkpoint", "checkpoint:PATH", checkpoint_new},
     {"run", "run:DIR@ITER (or run:DIR: its newest)", run_new},
     {"value", "value:PATH", value_new},
     {"beam", "beam:PATH[,E=N][,M=N]", beam_new},
+    {"gtp", "gtp:COMMAND (othello)", gtp_new},
 };
 #define PB__NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -338,23 +346,111 @@ static pb_agent_t *lookahead_new(const pb_game_t *g, const char *arg,
   return pb_agent_wrap(g, &lookahead_vt, b, name, err);
 }
 
+/* -------------------------------------------------------------- greedy */
+
+/* Value of having played into c (done, reward r): a win or loss that the
+ * move brings about first, then the mover's material. */
+static int greedy_value(const pb_game_t *g, const pb_state_t *c, int done,
+                        float r) {
+  if (done && r != 0.0f) return r > 0.0f ? 1000000 : -1000000;
+  return -g->material(c);
+}
+
+static int greedy_act(void *impl, const pb_state_t *s, const uint8_t *legal,
+                      int n, pb_err_t *err) {
+  (void)err;
+  base_t *b = impl;
+  uint8_t cand[PB_MAX_ACTIONS];
+  int ncand = 0, best = INT32_MIN;
+  for (int i = 0; i < n; i++) {
+    pb_state_t c = *s;
+    int done = 0;
+    float r = b->g->step(&c, legal[i], &done);
+    int v = greedy_value(b->g, &c, done, r);
+    if (v > best) {
+      best = v;
+      ncand = 0;
+    }
+    if (v == best) cand[ncand++] = legal[i];
+  }
+  return cand[pb_rng_below(&b->rng, (uint32_t)ncand)];
+}
+
+static const pb_agent_vtable_t greedy_vt = {greedy_act, base_reseed,
+                                            base_destroy, NULL};
+
+static pb_agent_t *greedy_new(const pb_game_t *g, const char *arg,
+                              uint64_t seed, pb_err_t *err) {
+  if (arg != NULL) {
+    pb_err_set(err, PB_EINVAL,
+               "agent: \"greedy\" takes no argument (got \"greedy:%s\")", arg);
+    return NULL;
+  }
+  if (g->material == NULL) {
+    pb_err_set(err, PB_EUNSUPP,
+               "agent: greedy needs material to count, and %s has none "
+               "(games with it: othello)",
+               g->name);
+    return NULL;
+  }
+  base_t *b = calloc(1, sizeof *b);
+  if (b == NULL) {
+    pb_err_set(err, PB_ENOMEM, "agent: out of memory");
+    return NULL;
+  }
+  b->g = g;
+  base_reseed(b, seed);
+  return pb_agent_wrap(g, &greedy_vt, b, "greedy", err);
+}
+
 /* ----------------------------------------------------------- alphabeta */
 
 enum { AB_MAX_WINDOWS = 80, AB_WIN = 1000000, AB_INF = 2000000 };
 
+/* The horizon heuristic, by game. */
+enum { AB_HEUR_WINDOWS = 0, AB_HEUR_WPC = 1 };
+
 typedef struct {
   base_t base;
+  int heur;                     /* AB_HEUR_* */
   int nwin;                     /* number of windows */
   int wlen;                     /* stones in a window (4 or 3) */
   int weight[5];                /* score of a window by its stone count */
   uint64_t win[AB_MAX_WINDOWS]; /* the windows, as bit masks */
+  const int *wpc;               /* AB_HEUR_WPC: weight of each square */
   int norder;
-  uint8_t order[PB_MAX_ACTIONS]; /* actions, center first */
+  uint8_t order[PB_MAX_ACTIONS]; /* actions, most promising first */
 } ab_t;
 
-/* Heuristic from the side to move: windows that only one side occupies
- * score for that side, more for fuller ones. */
+/* Othello's weighted piece counter: the heuristic player of Lucas and
+ * Runarsson's TD-learning study (../shared/papers/004, Fig. 3), weights
+ * times 100; corners 1.00, the squares next to them -0.25. Symmetric, so
+ * the square order (a1 first, row by row) does not matter. */
+static const int ab_othello_wpc[64] = {
+    100, -25, 10, 5, 5, 10, -25, 100, /* row 1 */
+    -25, -25, 1,  1, 1, 1,  -25, -25, /* row 2 */
+    10,  1,   5,  2, 2, 5,  1,   10,  /* row 3 */
+    5,   1,   2,  1, 1, 2,  1,   5,   /* row 4 */
+    5,   1,   2,  1, 1, 2,  1,   5,   /* row 5 */
+    10,  1,   5,  2, 2, 5,  1,   10,  /* row 6 */
+    -25, -25, 1,  1, 1, 1,  -25, -25, /* row 7 */
+    100, -25, 10, 5, 5, 10, -25, 100, /* row 8 */
+};
+
+/* Heuristic from the side to move. Windows (Connect Four, Tic-Tac-Toe):
+ * windows that only one side occupies score for that side, more for
+ * fuller ones. WPC (Othello: w[0] the mover's discs, w[1] the
+ * opponent's): the sum of the weights of the mover's squares minus the
+ * opponent's. */
 static int ab_eval(const ab_t *ab, const pb_state_t *s) {
+  if (ab->heur == AB_HEUR_WPC) {
+    int score = 0;
+    for (uint64_t m = s->w[0]; m; m &= m - 1)
+      score += ab->wpc[__builtin_ctzll(m)];
+    for (uint64_t m = s->w[1]; m; m &= m - 1)
+      score -= ab->wpc[__builtin_ctzll(m)];
+    return score;
+  }
   uint64_t me = s->w[0], opp = s->w[0] ^ s->w[1];
   int score = 0;
   for (int i = 0; i < ab->nwin; i++) {
@@ -368,24 +464,36 @@ static int ab_eval(const ab_t *ab, const pb_state_t *s) {
   return score;
 }
 
+/* The value of a move that ended the game with the mover's reward r,
+ * `depth` plies before the horizon: a win sooner (more depth left) is
+ * worth more, a loss later less bad. */
+static int ab_end_value(float r, int depth) {
+  return r > 0.0f ? AB_WIN + depth : r < 0.0f ? -AB_WIN - depth : 0;
+}
+
+/* Marks the legal actions in ok[0..num_actions). */
+static void ab_mark(const ab_t *ab, const uint8_t *legal, int n,
+                    uint8_t *ok) {
+  memset(ok, 0, (size_t)ab->base.g->num_actions);
+  for (int i = 0; i < n; i++) ok[legal[i]] = 1;
+}
+
 /* Fail-soft alpha-beta from the non-terminal position s. */
 static int ab_negamax(const ab_t *ab, const pb_state_t *s, int depth, int alpha,
                       int beta) {
   const pb_game_t *g = ab->base.g;
   if (depth == 0) return ab_eval(ab, s);
-  uint8_t legal[PB_MAX_ACTIONS];
+  uint8_t legal[PB_MAX_ACTIONS], ok[PB_MAX_ACTIONS];
   int n = g->legal(s, legal);
-  uint64_t ok = 0; /* the legal actions as a bit set (num_actions <= 64) */
-  for (int i = 0; i < n; i++) ok |= 1ULL << legal[i];
+  ab_mark(ab, legal, n, ok);
   int best = -AB_INF;
   for (int i = 0; i < ab->norder; i++) {
     int a = ab->order[i];
-    if (!(ok >> a & 1)) continue;
+    if (!ok[a]) continue;
     pb_state_t c = *s;
     int done = 0;
     float r = g->step(&c, a, &done);
-    /* A win sooner (more depth left) is worth more. */
-    int v = done ? (r > 0.0f ? AB_WIN + depth : 0)
+    int v = done ? ab_end_value(r, depth)
                  : -ab_negamax(ab, &c, depth - 1, -beta,
                                -(alpha > best ? alpha : best));
     if (v > best) {
@@ -402,18 +510,18 @@ static int alphabeta_act(void *impl, const pb_state_t *s, const uint8_t *legal,
   ab_t *ab = impl;
   const pb_game_t *g = ab->base.g;
   int depth = ab->base.depth;
-  uint64_t ok = 0;
-  for (int i = 0; i < n; i++) ok |= 1ULL << legal[i];
+  uint8_t ok[PB_MAX_ACTIONS];
+  ab_mark(ab, legal, n, ok);
   uint8_t cand[PB_MAX_ACTIONS];
   int ncand = 0, best = -AB_INF;
   for (int i = 0; i < ab->norder; i++) {
     int a = ab->order[i];
-    if (!(ok >> a & 1)) continue;
+    if (!ok[a]) continue;
     pb_state_t c = *s;
     int done = 0;
     float r = g->step(&c, a, &done);
     /* Window (best - 1, inf): exact values for moves that tie the best. */
-    int v = done ? (r > 0.0f ? AB_WIN + depth : 0)
+    int v = done ? ab_end_value(r, depth)
                  : -ab_negamax(ab, &c, depth - 1, -AB_INF, -(best - 1));
     if (v > best) {
       best = v;
@@ -472,10 +580,11 @@ static pb_agent_t *alphabeta_new(const pb_game_t *g, const char *arg,
                                  uint64_t seed, pb_err_t *err) {
   int depth = 0;
   if (parse_int_arg("alphabeta", arg, 1, 12, &depth, err) < 0) return NULL;
-  if (g->id != PB_GAME_CONNECT4 && g->id != PB_GAME_TICTACTOE) {
+  if (g->id != PB_GAME_CONNECT4 && g->id != PB_GAME_TICTACTOE &&
+      g->id != PB_GAME_OTHELLO) {
     pb_err_set(err, PB_EUNSUPP,
                "agent: alphabeta has no heuristic for %s "
-               "(only connect4 and tictactoe)",
+               "(only connect4, tictactoe and othello)",
                g->name);
     return NULL;
   }
@@ -492,15 +601,207 @@ static pb_agent_t *alphabeta_new(const pb_game_t *g, const char *arg,
     ab_order(ab, 7, 6, 1);
     static const int w4[5] = {0, 1, 5, 50, 0};
     memcpy(ab->weight, w4, sizeof w4);
-  } else {
+  } else if (g->id == PB_GAME_TICTACTOE) {
     ab_windows(ab, 3, 3, 3, 0);
     ab_order(ab, 3, 3, 0);
     static const int w3[5] = {0, 1, 8, 0, 0};
     memcpy(ab->weight, w3, sizeof w3);
+  } else {
+    /* Othello: squares by falling weight (corners first), the pass last. */
+    ab->heur = AB_HEUR_WPC;
+    ab->wpc = ab_othello_wpc;
+    ab->norder = g->num_actions;
+    for (int a = 0; a < g->num_actions; a++) ab->order[a] = (uint8_t)a;
+    for (int i = 1; i < 64; i++) /* insertion sort, stable */
+      for (int j = i; j > 0 && ab_othello_wpc[ab->order[j]] >
+                                   ab_othello_wpc[ab->order[j - 1]];
+           j--) {
+        uint8_t t = ab->order[j];
+        ab->order[j] = ab->order[j - 1];
+        ab->order[j - 1] = t;
+      }
   }
   char name[32];
   spec_name(name, sizeof name, "alphabeta", depth);
   return pb_agent_wrap(g, &alphabeta_vt, ab, name, err);
+}
+
+/* ----------------------------------------------------------------- gtp */
+
+/* An external engine over the Go Text Protocol (gtp.h), for Othello. The
+ * agent is only shown positions, so it keeps the position the engine has
+ * (`cur`) and brings the engine to each new one: by the one move that
+ * leads there from cur (the usual case in a game: the opponent's reply),
+ * or else from a cleared board by a sequence of moves it finds (discs are
+ * never removed in Othello, so only squares occupied in the target need
+ * trying). */
+enum { GTP_TIMEOUT_MS = 60000, GTP_FIND_BUDGET = 2000000 };
+
+typedef struct {
+  const pb_game_t *g;
+  pb_gtp_t *gtp;
+  pb_state_t cur; /* the engine's position, when synced */
+  int synced;
+} gtp_agent_t;
+
+static void gtp_agent_destroy(void *impl) {
+  gtp_agent_t *ga = impl;
+  if (ga == NULL) return;
+  pb_gtp_destroy(&ga->gtp);
+  free(ga);
+}
+
+static const char *gtp_color(const pb_game_t *g, const pb_state_t *s) {
+  return (g->ply(s) & 1) == 0 ? "black" : "white";
+}
+
+/* Sends "play COLOR MOVE" for action a in cur, and steps cur. Passes are
+ * not sent: Othello engines (gtp-rhino) pass for a side without a move by
+ * themselves and refuse "play COLOR pass". */
+static int gtp_play(gtp_agent_t *ga, int a, pb_err_t *err) {
+  char name[8], cmd[64];
+  ga->g->action_name(a, name, sizeof name);
+  if (strcmp(name, "pass") != 0) {
+    snprintf(cmd, sizeof cmd, "play %s %s", gtp_color(ga->g, &ga->cur),
+             name);
+    int rc = pb_gtp_cmd(ga->gtp, cmd, NULL, 0, err);
+    if (rc < 0) {
+      ga->synced = 0;
+      return rc;
+    }
+  }
+  int done = 0;
+  ga->g->step(&ga->cur, a, &done);
+  return 0;
+}
+
+/* Depth-first search for `plies` moves from *s to target; path gets them. */
+static int gtp_find(const pb_game_t *g, const pb_state_t *s,
+                    const pb_state_t *target, int plies, uint8_t *path,
+                    long *budget) {
+  if (plies == 0) return memcmp(s, target, sizeof *s) == 0;
+  if (--*budget < 0) return 0;
+  uint64_t occ = target->w[0] | target->w[1], have = s->w[0] | s->w[1];
+  if (__builtin_popcountll(occ) - __builtin_popcountll(have) > plies) return 0;
+  uint8_t acts[PB_MAX_ACTIONS];
+  int n = g->legal(s, acts);
+  for (int i = 0; i < n; i++) {
+    if (acts[i] < 64 && !((occ >> acts[i]) & 1)) continue;
+    pb_state_t c = *s;
+    int done = 0;
+    g->step(&c, acts[i], &done);
+    if (done && plies > 1) continue;
+    path[0] = acts[i];
+    if (gtp_find(g, &c, target, plies - 1, path + 1, budget)) return 1;
+  }
+  return 0;
+}
+
+/* Brings the engine to position s. */
+static int gtp_sync(gtp_agent_t *ga, const pb_state_t *s, pb_err_t *err) {
+  const pb_game_t *g = ga->g;
+  if (ga->synced) {
+    if (memcmp(&ga->cur, s, sizeof *s) == 0) return 0;
+    uint8_t acts[PB_MAX_ACTIONS];
+    int n = g->legal(&ga->cur, acts);
+    for (int i = 0; i < n; i++) {
+      pb_state_t c = ga->cur;
+      int done = 0;
+      g->step(&c, acts[i], &done);
+      if (memcmp(&c, s, sizeof c) == 0) return gtp_play(ga, acts[i], err);
+    }
+  }
+  pb_state_t start;
+  g->reset(&start);
+  int plies = g->ply(s);
+  uint8_t path[256];
+  long budget = GTP_FIND_BUDGET;
+  if (plies > (int)sizeof path ||
+      !gtp_find(g, &start, s, plies, path, &budget))
+    return pb_err_set(err, PB_EUNSUPP,
+                      "agent: gtp cannot find the moves that lead to this "
+                      "position (ply %d) to show them to the engine",
+                      plies);
+  int rc = pb_gtp_cmd(ga->gtp, "clear_board", NULL, 0, err);
+  if (rc < 0) return rc;
+  ga->cur = start;
+  ga->synced = 1;
+  for (int i = 0; i < plies; i++)
+    if ((rc = gtp_play(ga, path[i], err)) < 0) return rc;
+  return 0;
+}
+
+static int gtp_act(void *impl, const pb_state_t *s, const uint8_t *legal,
+                   int n, pb_err_t *err) {
+  gtp_agent_t *ga = impl;
+  const pb_game_t *g = ga->g;
+  int rc = gtp_sync(ga, s, err);
+  if (rc < 0) return rc;
+  if (n == 1) /* a forced move (often the pass): nothing to ask */
+    return (rc = gtp_play(ga, legal[0], err)) < 0 ? rc : legal[0];
+  char cmd[32], reply[64];
+  snprintf(cmd, sizeof cmd, "genmove %s", gtp_color(g, s));
+  if ((rc = pb_gtp_cmd(ga->gtp, cmd, reply, sizeof reply, err)) < 0) {
+    ga->synced = 0;
+    return rc;
+  }
+  /* A square ("D6", "d6") or "pass"; anything else, or a move that is not
+   * legal here, is the engine's fault. */
+  for (char *p = reply; *p; p++)
+    if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+  int a = -1;
+  for (int i = 0; i < n && a < 0; i++) {
+    char name[8];
+    g->action_name(legal[i], name, sizeof name);
+    if (strcmp(name, reply) == 0) a = legal[i];
+  }
+  if (a < 0) {
+    ga->synced = 0;
+    return pb_err_set(err, PB_EPROTO,
+                      "agent: gtp engine '%s' answered \"%s\" to \"%s\", "
+                      "which is not a legal move here",
+                      pb_gtp_command(ga->gtp), reply, cmd);
+  }
+  int done = 0;
+  g->step(&ga->cur, a, &done);
+  return a;
+}
+
+static const pb_agent_vtable_t gtp_vt = {gtp_act, NULL, gtp_agent_destroy,
+                                         NULL};
+
+static pb_agent_t *gtp_new(const pb_game_t *g, const char *arg, uint64_t seed,
+                           pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: gtp needs the engine's command, gtp:COMMAND "
+               "(e.g. gtp:gtp-rhino)");
+    return NULL;
+  }
+  if (g->id != PB_GAME_OTHELLO) {
+    pb_err_set(err, PB_EUNSUPP, "agent: gtp plays othello only, not %s",
+               g->name);
+    return NULL;
+  }
+  gtp_agent_t *ga = calloc(1, sizeof *ga);
+  if (ga == NULL) {
+    pb_err_set(err, PB_ENOMEM, "agent: out of memory");
+    return NULL;
+  }
+  ga->g = g;
+  ga->gtp = pb_gtp_new(arg, GTP_TIMEOUT_MS, err);
+  if (ga->gtp == NULL ||
+      pb_gtp_cmd(ga->gtp, "boardsize 8", NULL, 0, err) < 0 ||
+      pb_gtp_cmd(ga->gtp, "clear_board", NULL, 0, err) < 0) {
+    gtp_agent_destroy(ga);
+    return NULL;
+  }
+  g->reset(&ga->cur);
+  ga->synced = 1;
+  char name[256];
+  snprintf(name, sizeof name, "gtp:%s", arg);
+  return pb_agent_wrap(g, &gtp_vt, ga, name, err);
 }
 
 /* ------------------------------------------------------------- network */

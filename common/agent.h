@@ -14,12 +14,19 @@
  *                 games each, seed 1) the gaps are +189 (lookahead:1 over
  *                 random), +402 (2 over 1) and +140 (3 over 2), against the
  *                 paper's +183, +318 and +102.
- *   alphabeta:D   D = 1..12: alpha-beta negamax to depth D with a window
- *                 heuristic at the horizon (counts of lines still open for
- *                 one side, weighted by how full they are), quicker wins
- *                 preferred, center-first move order and a uniformly random
- *                 choice among equally good moves. Connect Four and
- *                 Tic-Tac-Toe only (Tic-Tac-Toe at D >= 9 plays perfectly).
+ *   greedy        the move after which its material (game.h: Othello's
+ *                 discs) leads by the most, a move that wins at once first
+ *                 and one that loses at once last; a uniformly random
+ *                 choice among equals. Games with material only.
+ *   alphabeta:D   D = 1..12: alpha-beta negamax to depth D with a
+ *                 heuristic at the horizon, quicker wins preferred and a
+ *                 uniformly random choice among equally good moves.
+ *                 Connect Four and Tic-Tac-Toe: windows (counts of lines
+ *                 still open for one side, weighted by how full they are),
+ *                 center-first move order (Tic-Tac-Toe at D >= 9 plays
+ *                 perfectly). Othello: the weighted piece counter of the
+ *                 TD-learning study in ../shared/papers/004 (Fig. 3),
+ *                 corners first.
  *   checkpoint:PATH  a trained network from a probs checkpoint file: greedy,
  *                 the legal move of highest Q (no noise, no search); ties
  *                 go to the lowest action, so it ignores its seed. The

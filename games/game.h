@@ -93,6 +93,10 @@ struct pb_game {
    * a in s. Both are involutions. NULL in games without the symmetry. */
   void (*mirror)(const pb_state_t *s, pb_state_t *out);
   int (*mirror_action)(int action);
+  /* Material balance from the side to move: its count minus the
+   * opponent's (Othello: discs). What the greedy baseline maximises.
+   * NULL in games without material (Connect Four, Tic-Tac-Toe). */
+  int (*material)(const pb_state_t *s);
 };
 
 /* The game named `name` ("connect4"), or NULL. */

@@ -314,6 +314,10 @@ static int ot_mirror_action(int action) {
   return (action & ~7) | (7 - (action & 7));
 }
 
+static int ot_material(const pb_state_t *s) {
+  return __builtin_popcountll(s->w[0]) - __builtin_popcountll(s->w[1]);
+}
+
 const pb_game_t pb_game_othello = {
     .name = "othello",
     .id = PB_GAME_OTHELLO,
@@ -337,4 +341,5 @@ const pb_game_t pb_game_othello = {
     .action_name = ot_action_name,
     .mirror = ot_mirror,
     .mirror_action = ot_mirror_action,
+    .material = ot_material,
 };

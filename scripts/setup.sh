@@ -32,6 +32,7 @@ PACKAGES=(
   python3 python3-torch
   iproute2 procps curl
   docker-compose python3-yaml
+  grhino grhino-data
 )
 
 missing=()

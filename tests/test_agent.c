@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -903,6 +904,152 @@ static void test_beam_tictactoe(void **state) {
   rmdir(dir);
 }
 
+/* ------------------------------------------------------------- Othello */
+
+static const pb_game_t *OT = &pb_game_othello;
+
+/* Othello position from two disc sets, `me` to move at ply `ply`. */
+static pb_state_t ot_pos(uint64_t me, uint64_t opp, int ply) {
+  pb_state_t s;
+  memset(&s, 0, sizeof s);
+  s.w[0] = me;
+  s.w[1] = opp;
+  s.w[2] = (uint64_t)ply;
+  return s;
+}
+
+#define OSQ(name) (1ULL << (((name)[1] - '1') * 8 + ((name)[0] - 'a')))
+
+static void test_greedy_othello(void **state) {
+  (void)state;
+  /* Black to move: a4 turns over b4 c4 d4 (closed by e4); c5 and the
+   * others turn one. Greedy takes a4, whatever its seed. */
+  uint64_t black = OSQ("e4") | OSQ("d5") | OSQ("e5");
+  uint64_t white = OSQ("b4") | OSQ("c4") | OSQ("d4");
+  pb_state_t s = ot_pos(black, white, 4);
+  pb_err_t err;
+  pb_agent_t *g = pb_agent_new(OT, "greedy", 0, &err);
+  assert_non_null(g);
+  assert_string_equal(pb_agent_name(g), "greedy");
+  for (int i = 0; i < 10; i++) {
+    pb_agent_reseed(g, (uint64_t)i);
+    assert_int_equal(pb_agent_act(g, &s, &err), 3 * 8 + 0); /* a4 */
+  }
+  pb_agent_destroy(&g);
+  /* Greedy needs material; Connect Four has none. */
+  assert_null(pb_agent_new(C4, "greedy", 0, &err));
+  assert_int_equal(err.code, PB_EUNSUPP);
+  assert_non_null(strstr(err.msg, "connect4"));
+  assert_null(pb_agent_new(OT, "greedy:2", 0, &err));
+  assert_int_equal(err.code, PB_EINVAL);
+}
+
+static void test_alphabeta_othello(void **state) {
+  (void)state;
+  pb_err_t err;
+  /* A corner is worth 1.00 on the WPC: at depth 1 Black takes a1 (over
+   * b2, closed by c3) rather than a move that turns more over. */
+  uint64_t black = OSQ("c3") | OSQ("e4") | OSQ("d5") | OSQ("e5") | OSQ("h4");
+  uint64_t white = OSQ("b2") | OSQ("d4") | OSQ("e6") | OSQ("f4") | OSQ("g4");
+  pb_state_t s = ot_pos(black, white, 6);
+  pb_agent_t *a = pb_agent_new(OT, "alphabeta:1", 0, &err);
+  assert_non_null(a);
+  assert_int_equal(pb_agent_act(a, &s, &err), 0); /* a1 */
+  pb_agent_destroy(&a);
+  /* It plays whole games, through passes, and beats random and greedy. */
+  pb_match_opts_t o;
+  pb_match_opts_default(&o);
+  o.a_spec = "alphabeta:2";
+  o.b_spec = "random";
+  o.games = 20;
+  o.threads = 1;
+  pb_match_result_t r;
+  assert_int_equal(pb_match_play(OT, &o, &r, &err), 0);
+  assert_true(r.wins >= 15);
+  o.b_spec = "greedy";
+  assert_int_equal(pb_match_play(OT, &o, &r, &err), 0);
+  assert_true(r.wins > r.losses);
+}
+
+static void test_gtp_agent(void **state) {
+  (void)state;
+  pb_err_t err;
+  /* The real engine: legal games to the end, through random openings
+   * (positions the agent must reconstruct) and passes. */
+  pb_match_opts_t o;
+  pb_match_opts_default(&o);
+  o.a_spec = "gtp:gtp-rhino";
+  o.b_spec = "random";
+  o.games = 6;
+  o.threads = 2;
+  o.opening_random_moves = 5;
+  pb_match_result_t r;
+  if (pb_match_play(OT, &o, &r, &err) != 0)
+    fail_msg("%s (scripts/setup.sh installs grhino)", err.msg);
+  assert_int_equal(r.games, 6);
+  assert_true(r.wins >= 5);
+  /* Positions out of order: each is reconstructed from the start. */
+  pb_agent_t *a = pb_agent_new(OT, "gtp:gtp-rhino", 0, &err);
+  assert_non_null(a);
+  assert_string_equal(pb_agent_name(a), "gtp:gtp-rhino");
+  const char *lines[] = {"f5d6c3d3c4", "f5", "f5d6c3d3c4f4f6f3e6e7"};
+  for (int i = 0; i < 3; i++) {
+    pb_state_t s = pos(OT, lines[i]);
+    uint8_t legal[PB_MAX_ACTIONS];
+    int n = OT->legal(&s, legal), act = pb_agent_act(a, &s, &err);
+    assert_true(act >= 0);
+    int ok = 0;
+    for (int k = 0; k < n; k++) ok |= legal[k] == act;
+    assert_true(ok);
+  }
+  pb_agent_destroy(&a);
+
+  /* Other games, no command, a missing engine. */
+  assert_null(pb_agent_new(C4, "gtp:gtp-rhino", 0, &err));
+  assert_int_equal(err.code, PB_EUNSUPP);
+  assert_null(pb_agent_new(OT, "gtp", 0, &err));
+  assert_int_equal(err.code, PB_EINVAL);
+  assert_null(pb_agent_new(OT, "gtp:/nonexistent/gtp-rhino", 0, &err));
+  assert_int_equal(err.code, PB_ENOTFOUND);
+  assert_non_null(strstr(err.msg, "apt-get install grhino grhino-data"));
+
+  /* An engine that answers an illegal move, and one that dies at its
+   * first genmove: clear errors from the agent and from a match. */
+  char dir[] = "/tmp/probs-test-agent-gtp-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char bad[300], dies[300], spec[320];
+  snprintf(bad, sizeof bad, "%s/bad", dir);
+  snprintf(dies, sizeof dies, "%s/dies", dir);
+  FILE *f = fopen(bad, "w");
+  fprintf(f, "#!/bin/sh\nwhile read c r; do case $c in genmove) printf "
+             "'= a1\\n\\n';; *) printf '=\\n\\n';; esac; done\n");
+  fclose(f);
+  f = fopen(dies, "w");
+  fprintf(f, "#!/bin/sh\nwhile read c r; do case $c in genmove) exit 1;; *) "
+             "printf '=\\n\\n';; esac; done\n");
+  fclose(f);
+  chmod(bad, 0755);
+  chmod(dies, 0755);
+  pb_state_t start;
+  OT->reset(&start);
+  snprintf(spec, sizeof spec, "gtp:%s", bad);
+  a = pb_agent_new(OT, spec, 0, &err);
+  assert_non_null(a);
+  assert_int_equal(pb_agent_act(a, &start, &err), PB_EPROTO);
+  assert_non_null(strstr(err.msg, "\"a1\""));
+  assert_non_null(strstr(err.msg, "not a legal move"));
+  pb_agent_destroy(&a);
+  snprintf(spec, sizeof spec, "gtp:%s", dies);
+  o.a_spec = spec;
+  o.games = 2;
+  o.opening_random_moves = 0;
+  assert_int_equal(pb_match_play(OT, &o, &r, &err), PB_EPROTO);
+  assert_non_null(strstr(err.msg, "exited"));
+  remove(bad);
+  remove(dies);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_specs),
@@ -927,6 +1074,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_value_beam_specs, run_setup,
                                       run_teardown),
       cmocka_unit_test(test_beam_tictactoe),
+      cmocka_unit_test(test_greedy_othello),
+      cmocka_unit_test(test_alphabeta_othello),
+      cmocka_unit_test(test_gtp_agent),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
