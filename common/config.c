@@ -186,6 +186,10 @@ static const pb__row_t schema[] = {
     ROW_STR("eval.opponents", eval.opponents, 1,
             "random,lookahead:1,lookahead:2,lookahead:3",
             "comma-separated baselines: name or name:parameter"),
+    ROW_STR("eval.anchors", eval.anchors, 0, "",
+            "fixed Elo of opponents, SPEC=R,...; empty = the defaults "
+            "(random 1000, and in connect4 and tictactoe the paper's "
+            "lookahead:1..3 at 1183, 1501, 1603)"),
     ROW_INT("eval.threads", eval.threads, 0, 1024, "0",
             "evaluator threads; 0 = all cores"),
     ROW_INT("eval.every", eval.every, 1, 1000000, "1",

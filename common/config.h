@@ -111,6 +111,7 @@ typedef struct pb_config {
 
   struct {
     char opponents[PB_CONFIG_PATH_MAX]; /* "random,lookahead:1,..." */
+    char anchors[PB_CONFIG_PATH_MAX];   /* "SPEC=R,..."; "" = the defaults */
     int games_per_opponent;
     int opening_random_moves;
     int threads; /* 0 = all cores */

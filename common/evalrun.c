@@ -103,11 +103,32 @@ int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
       if (!strcmp(o->opponents[j], dst))
         return pb_err_set(err, PB_ECONFIG,
                           "eval.opponents: '%s' is listed twice", dst);
+    /* The paper's lookahead ladder was measured in Connect Four; in the
+     * other games only random keeps its 1000 unless eval.anchors says. */
     double r = NAN;
-    pb_evalrun_default_anchor(dst, &r);
+    if (o->g->id == PB_GAME_CONNECT4 || o->g->id == PB_GAME_TICTACTOE ||
+        !strcmp(dst, "random"))
+      pb_evalrun_default_anchor(dst, &r);
     o->anchor[o->n_opponents++] = r;
     if (comma == NULL) break;
     p = comma + 1;
+  }
+  /* eval.anchors: "SPEC=R,SPEC=R" over the defaults. */
+  char item[PB_EVALRUN_SPEC_MAX + 32];
+  for (const char *a = cfg->eval.anchors; *a != '\0';) {
+    const char *comma = strchr(a, ',');
+    size_t len = comma ? (size_t)(comma - a) : strlen(a);
+    if (len == 0 || len >= sizeof item)
+      return pb_err_set(err, PB_ECONFIG,
+                        "eval.anchors: empty or too long item in '%s'",
+                        cfg->eval.anchors);
+    memcpy(item, a, len);
+    item[len] = '\0';
+    pb_err_t e;
+    pb_err_clear(&e);
+    if (pb_evalrun_set_anchor(o, item, &e) != 0)
+      return pb_err_set(err, PB_ECONFIG, "eval.anchors: %s", e.msg);
+    a = comma ? comma + 1 : a + len;
   }
   return 0;
 }

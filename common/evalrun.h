@@ -68,12 +68,15 @@ typedef struct pb_evalrun_opts {
 
 /* Fills *o from the eval.* keys of cfg (opponents, games_per_opponent,
  * opening_random_moves, threads, accuracy, testset, search_expansions,
- * search_depth) and its game and seed, with each opponent's default anchor
- * (NAN where it has none); accuracy is on only for games with a solver. Returns 0, or
- * PB_ECONFIG for an unknown game, an empty or too long opponent, more than
- * PB_EVALRUN_MAX_OPPONENTS opponents or one listed twice (the message names
- * it). Opponent specs are checked when agents are made
- * (pb_evalrun_play). */
+ * search_depth, anchors) and its game and seed. Each opponent's anchor is
+ * its default (random 1000 in every game; the lookahead ladder in Connect
+ * Four and Tic-Tac-Toe only; NAN otherwise), then eval.anchors
+ * ("SPEC=R,SPEC=none,...") overrides; accuracy is on only for games with a
+ * solver. Returns 0, or PB_ECONFIG for an unknown game, an empty or too
+ * long opponent, more than PB_EVALRUN_MAX_OPPONENTS opponents, one listed
+ * twice, or an eval.anchors item that is malformed or names no opponent
+ * (the message names it). Opponent specs are checked when agents are
+ * made (pb_evalrun_play). */
 int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
                                 pb_err_t *err);
 

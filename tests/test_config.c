@@ -537,7 +537,13 @@ static void test_to_yaml_round_trip(void **state) {
   const char *shipped[] = {CONFIGS "connect4.yaml",
                            CONFIGS "connect4-smoke.yaml",
                            CONFIGS "tictactoe-smoke.yaml",
-                           CONFIGS "connect4-quick.yaml"};
+                           CONFIGS "connect4-quick.yaml",
+                           CONFIGS "connect4-fast.yaml",
+                           CONFIGS "connect4-strong.yaml",
+                           CONFIGS "connect4-large.yaml",
+                           CONFIGS "othello-smoke.yaml",
+                           CONFIGS "othello-small.yaml",
+                           CONFIGS "othello-paper.yaml"};
   for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
     load_shipped(shipped[i], &c);
     round_trip(&c);

@@ -554,6 +554,32 @@ static void test_opts(void **state) {
   pb_evalrun_dir_opts_t d = {1, 0, NULL, NULL};
   assert_null(pb_evalrun_new(FX->dir, &o, &d, &err));
   assert_non_null(strstr(err.msg, "minimax"));
+
+  /* eval.anchors over the defaults; the lookahead ladder is Connect
+   * Four's: in Othello only random keeps a default. */
+  snprintf(c.eval.opponents, sizeof c.eval.opponents,
+           "random,greedy,lookahead:1,alphabeta:2");
+  snprintf(c.game, sizeof c.game, "othello");
+  snprintf(c.eval.anchors, sizeof c.eval.anchors,
+           "greedy=1032,alphabeta:2=1335");
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
+  assert_true(o.anchor[0] == 1000);
+  assert_true(o.anchor[1] == 1032);
+  assert_true(isnan(o.anchor[2]));
+  assert_true(o.anchor[3] == 1335);
+  snprintf(c.eval.anchors, sizeof c.eval.anchors, "random=none,greedy=1e9");
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "eval.anchors"));
+  assert_non_null(strstr(err.msg, "1e9"));
+  snprintf(c.eval.anchors, sizeof c.eval.anchors, "alphabeta:3=1400");
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "alphabeta:3"));
+  snprintf(c.eval.anchors, sizeof c.eval.anchors, "greedy=1032,,");
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), PB_ECONFIG);
+  snprintf(c.game, sizeof c.game, "connect4");
+  c.eval.anchors[0] = '\0';
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
+  assert_true(o.anchor[2] == 1183);
 }
 
 /* Every version rated, a correct csv (counts, the fit, sorted), a
