@@ -29,7 +29,7 @@ static void match_usage(FILE *f) {
           "depend on T\n"
           "  --opening-random K   first K plies uniformly random (default 0)\n"
           "  --max-turns M        stop unfinished games at M plies as draws "
-          "(default 0 = no cap)\n"
+          "(default 0 = the game's longest, 1000 in toguz)\n"
           "The last line reads: result: W=.. D=.. L=.. score=.. elo=+.. "
           "[lo, hi]\n",
           pb_game_names(), kinds);

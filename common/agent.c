@@ -389,7 +389,7 @@ static pb_agent_t *greedy_new(const pb_game_t *g, const char *arg,
   if (g->material == NULL) {
     pb_err_set(err, PB_EUNSUPP,
                "agent: greedy needs material to count, and %s has none "
-               "(games with it: othello)",
+               "(games with it: othello, toguz)",
                g->name);
     return NULL;
   }
@@ -408,7 +408,7 @@ static pb_agent_t *greedy_new(const pb_game_t *g, const char *arg,
 enum { AB_MAX_WINDOWS = 80, AB_WIN = 1000000, AB_INF = 2000000 };
 
 /* The horizon heuristic, by game. */
-enum { AB_HEUR_WINDOWS = 0, AB_HEUR_WPC = 1 };
+enum { AB_HEUR_WINDOWS = 0, AB_HEUR_WPC = 1, AB_HEUR_MATERIAL = 2 };
 
 typedef struct {
   base_t base;
@@ -441,8 +441,9 @@ static const int ab_othello_wpc[64] = {
  * windows that only one side occupies score for that side, more for
  * fuller ones. WPC (Othello: w[0] the mover's discs, w[1] the
  * opponent's): the sum of the weights of the mover's squares minus the
- * opponent's. */
+ * opponent's. Material (Toguz Kumalak): the kazna difference. */
 static int ab_eval(const ab_t *ab, const pb_state_t *s) {
+  if (ab->heur == AB_HEUR_MATERIAL) return ab->base.g->material(s);
   if (ab->heur == AB_HEUR_WPC) {
     int score = 0;
     for (uint64_t m = s->w[0]; m; m &= m - 1)
@@ -581,10 +582,10 @@ static pb_agent_t *alphabeta_new(const pb_game_t *g, const char *arg,
   int depth = 0;
   if (parse_int_arg("alphabeta", arg, 1, 12, &depth, err) < 0) return NULL;
   if (g->id != PB_GAME_CONNECT4 && g->id != PB_GAME_TICTACTOE &&
-      g->id != PB_GAME_OTHELLO) {
+      g->id != PB_GAME_OTHELLO && g->id != PB_GAME_TOGUZ) {
     pb_err_set(err, PB_EUNSUPP,
                "agent: alphabeta has no heuristic for %s "
-               "(only connect4, tictactoe and othello)",
+               "(only connect4, tictactoe, othello and toguz)",
                g->name);
     return NULL;
   }
@@ -606,6 +607,10 @@ static pb_agent_t *alphabeta_new(const pb_game_t *g, const char *arg,
     ab_order(ab, 3, 3, 0);
     static const int w3[5] = {0, 1, 8, 0, 0};
     memcpy(ab->weight, w3, sizeof w3);
+  } else if (g->id == PB_GAME_TOGUZ) {
+    ab->heur = AB_HEUR_MATERIAL;
+    ab->norder = g->num_actions;
+    for (int a = 0; a < g->num_actions; a++) ab->order[a] = (uint8_t)a;
   } else {
     /* Othello: squares by falling weight (corners first), the pass last. */
     ab->heur = AB_HEUR_WPC;

@@ -15,7 +15,8 @@
  *                 random), +402 (2 over 1) and +140 (3 over 2), against the
  *                 paper's +183, +318 and +102.
  *   greedy        the move after which its material (game.h: Othello's
- *                 discs) leads by the most, a move that wins at once first
+ *                 discs, Toguz Kumalak's kazna: the largest capture) leads
+ *                 by the most, a move that wins at once first
  *                 and one that loses at once last; a uniformly random
  *                 choice among equals. Games with material only.
  *   alphabeta:D   D = 1..12: alpha-beta negamax to depth D with a
@@ -26,7 +27,7 @@
  *                 center-first move order (Tic-Tac-Toe at D >= 9 plays
  *                 perfectly). Othello: the weighted piece counter of the
  *                 TD-learning study in ../shared/papers/004 (Fig. 3),
- *                 corners first.
+ *                 corners first. Toguz Kumalak: the kazna difference.
  *   checkpoint:PATH  a trained network from a probs checkpoint file: greedy,
  *                 the legal move of highest Q (no noise, no search); ties
  *                 go to the lowest action, so it ignores its seed. The

@@ -36,7 +36,7 @@ int pb_match_game(const pb_game_t *g, pb_agent_t *first, pb_agent_t *second,
   g->reset(&s);
   int ply = 0, result = 0, cap = 0;
   for (;;) {
-    if (max_turns > 0 && ply >= max_turns) {
+    if (ply >= (max_turns > 0 ? max_turns : g->max_turns)) {
       cap = 1;
       break;
     }

@@ -21,8 +21,9 @@ typedef struct pb_match_opts {
   uint64_t seed;
   int threads;              /* 0: the number of online CPUs; capped at games */
   int opening_random_moves; /* the first k plies are uniformly random */
-  int max_turns;            /* 0: no cap; a game that reaches the cap unfinished
-                               counts as a draw */
+  int max_turns;            /* 0: the game's max_turns (game.h: only Toguz
+                               Kumalak's games can reach it); a game that
+                               reaches the cap unfinished counts as a draw */
 } pb_match_opts_t;
 
 /* Results from A's point of view. */
@@ -49,7 +50,8 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
 /* Plays one game of the match: `first` moves first. The agents are used as
  * they are (reseed them before, if wanted); `rng` draws the random opening
  * plies. Sets *outcome to +1 / 0 / -1 for the first player (0 too when
- * max_turns > 0 stops the game) and *plies to the number of plies played
+ * the cap stops the game: max_turns, or the game's own when it is 0) and
+ * *plies to the number of plies played
  * (either may be NULL; *capped likewise says the cap stopped it). Returns 0
  * or the agent's error. */
 int pb_match_game(const pb_game_t *g, pb_agent_t *first, pb_agent_t *second,

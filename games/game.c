@@ -10,6 +10,7 @@ static const pb_game_t *const games[] = {
     &pb_game_connect4,
     &pb_game_tictactoe,
     &pb_game_othello,
+    &pb_game_toguz,
 };
 #define PB__NGAMES (sizeof games / sizeof games[0])
 
@@ -28,7 +29,7 @@ const pb_game_t *pb_game_by_id(int id) {
 
 const char *pb_game_names(void) {
   /* Kept by hand beside the table; test_game checks they agree. */
-  return "connect4, tictactoe, othello";
+  return "connect4, tictactoe, othello, toguz";
 }
 
 int pb_game_step_checked(const pb_game_t *g, pb_state_t *s, int action,

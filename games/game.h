@@ -50,7 +50,9 @@ struct pb_game {
   int num_actions;   /* size of the Q head */
   int planes, height, width; /* network input shape */
   int state_bytes;   /* size of the packed form */
-  int max_turns;     /* longest possible game (for buffers) */
+  int max_turns;     /* longest possible game (for buffers); Toguz
+                      * Kumalak, which could go on forever, is stopped
+                      * there (a draw) by matches and the evaluator */
 
   /* Sets *s to the initial position. */
   void (*reset)(pb_state_t *s);
@@ -79,7 +81,7 @@ struct pb_game {
   /* Plays a move string from the initial position into *s
    * (Connect Four: column digits 1-7, "4453"; Tic-Tac-Toe: cell digits 1-9
    * in reading order; Othello: squares "f5d6c3", passes "pass" or left
-   * out). Returns 0, or PB_EINVAL (a character that is not a
+   * out; Toguz Kumalak: the mover's hole numbers 1-9). Returns 0, or PB_EINVAL (a character that is not a
    * move) / PB_EILLEGAL (a full column, a taken cell, a move after the end
    * of the game) with a message naming the character index; *s is left
    * unchanged on error. */
@@ -94,7 +96,8 @@ struct pb_game {
   void (*mirror)(const pb_state_t *s, pb_state_t *out);
   int (*mirror_action)(int action);
   /* Material balance from the side to move: its count minus the
-   * opponent's (Othello: discs). What the greedy baseline maximises.
+   * opponent's (Othello: discs; Toguz Kumalak: stones in the kazna). What
+   * the greedy baseline maximises.
    * NULL in games without material (Connect Four, Tic-Tac-Toe). */
   int (*material)(const pb_state_t *s);
 };
@@ -138,5 +141,6 @@ uint64_t pb_game_count_games(const pb_game_t *g, const pb_state_t *s,
 extern const pb_game_t pb_game_connect4;
 extern const pb_game_t pb_game_tictactoe;
 extern const pb_game_t pb_game_othello;
+extern const pb_game_t pb_game_toguz;
 
 #endif

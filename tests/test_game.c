@@ -38,7 +38,7 @@ static void test_registry(void **state) {
     assert_true(g->num_actions <= PB_MAX_ACTIONS);
     count++;
   }
-  assert_int_equal(count, 3);
+  assert_int_equal(count, 4);
 }
 
 static void test_step_checked(void **state) {
