@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# test_games_cli.sh BIN_DIR SOURCE_DIR - Othello and Toguz Kumalak as a
+# user meets them: perft, matches between the baselines and against the
+# external engine gtp-rhino (Debian's grhino, installed by
+# scripts/setup.sh), bad input, and a whole distributed training run of
+# each game (learner, actors, searchers and evaluator over real sockets).
+set -uo pipefail
+
+[ $# -eq 2 ] || { echo "usage: test_games_cli.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
+BIN=$(cd "$1" && pwd) || exit 2
+SRC=$(cd "$2" && pwd) || exit 2
+P="$BIN/probs"
+T=$(mktemp -d /tmp/pb_test_games_XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+PASS=0
+FAIL=0
+ok() { PASS=$((PASS + 1)); echo "ok: $*"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL: $*"; }
+# expect DESCRIPTION STATUS PATTERN COMMAND...: exit status and a line of
+# stdout+stderr matching the extended regex PATTERN.
+expect() {
+  local what=$1 want=$2 pat=$3
+  shift 3
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    bad "$what: exit $rc, expected $want; output: $(head -c 400 <<<"$out")"
+  elif ! grep -qE -- "$pat" <<<"$out"; then
+    bad "$what: no line matches '$pat'; output: $(head -c 400 <<<"$out")"
+  else
+    ok "$what"
+  fi
+}
+
+# --- perft ------------------------------------------------------------------
+expect "othello perft 8 from the start" 0 '^390216$' \
+  "$P" perft --game othello --depth 8
+expect "othello perft after f5d6c3" 0 '^depth  2: +24 ' \
+  "$P" perft --game othello --position f5d6c3 --depth 2
+expect "othello: an illegal move in --position" 2 'f5f5.*illegal' \
+  "$P" perft --game othello --position f5f5 --depth 1
+expect "toguz perft 3" 0 '^613$' "$P" perft --game toguz --depth 3
+expect "toguz: a bad hole in --position" 2 "bad character '0'" \
+  "$P" perft --game toguz --position 120 --depth 1
+
+# --- matches ----------------------------------------------------------------
+expect "othello: alphabeta:4 against gtp-rhino, 20 legal games to the end" 0 \
+  '^result: W=[0-9]+ D=[0-9]+ L=[0-9]+ ' \
+  "$P" match --game othello --a alphabeta:4 --b gtp:gtp-rhino --games 20 --threads 2
+expect "othello: greedy and alphabeta" 0 '^result: ' \
+  "$P" match --game othello --a greedy --b alphabeta:2 --games 20 --opening-random 2
+expect "othello: a missing engine names the packages" 2 \
+  'apt-get install grhino grhino-data' \
+  "$P" match --game othello --a gtp:/nonexistent/gtp-rhino --b random --games 2
+expect "toguz: greedy and alphabeta" 0 '^result: ' \
+  "$P" match --game toguz --a greedy --b alphabeta:3 --games 20 --opening-random 2
+expect "toguz: gtp is for othello" 2 'gtp plays othello only' \
+  "$P" match --game toguz --a gtp:gtp-rhino --b random --games 2
+expect "connect4: greedy needs material" 2 'greedy needs material' \
+  "$P" match --game connect4 --a greedy --b random --games 2
+
+# --- training runs ----------------------------------------------------------
+for game in othello toguz; do
+  dir="$T/$game"
+  expect "$game: a distributed smoke run finishes" 0 'training finished' \
+    "$P" train "$SRC/configs/$game-smoke.yaml" --set run.dir="$dir" \
+    --set "net.work_endpoint=ipc://$T/$game-work" \
+    --set "net.pub_endpoint=ipc://$T/$game-pub"
+  rows=$(tail -n +2 "$dir/elo.csv" 2>/dev/null | wc -l)
+  if [ "$rows" -eq 3 ]; then ok "$game: three versions rated"
+  else bad "$game: $rows rows in elo.csv, expected 3"; fi
+  if grep -q '"game":"'"$game"'"\|game.*'"$game" "$dir/config.yaml" 2>/dev/null; then
+    ok "$game: the run's config names the game"
+  else bad "$game: run config lacks the game"; fi
+done
+
+echo "test_games_cli: $PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
