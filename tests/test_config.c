@@ -543,7 +543,10 @@ static void test_to_yaml_round_trip(void **state) {
                            CONFIGS "connect4-large.yaml",
                            CONFIGS "othello-smoke.yaml",
                            CONFIGS "othello-small.yaml",
-                           CONFIGS "othello-paper.yaml"};
+                           CONFIGS "othello-paper.yaml",
+                           CONFIGS "toguz-smoke.yaml",
+                           CONFIGS "toguz-small.yaml",
+                           CONFIGS "toguz-paper.yaml"};
   for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
     load_shipped(shipped[i], &c);
     round_trip(&c);
