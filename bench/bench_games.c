@@ -4,9 +4,10 @@
  *
  * Rows: perft (a deterministic node count, then its speed), random playouts
  * through the game vtable for each game, the Connect Four bitboards against
- * a plain-array engine running the same playouts in the same run, and the
- * moves per second of the baseline agents on a fixed set of Connect Four
- * positions. Everything is seeded, so the counts are reproducible; only the
+ * a plain-array engine running the same playouts in the same run, Othello
+ * and Toguz Kumalak against the plain engines of their tests (perft and
+ * playouts, same run, ratios), and the moves per second of the baseline
+ * agents on a fixed set of Connect Four positions. Everything is seeded, so the counts are reproducible; only the
  * times vary. */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,8 @@
 #include "agent.h"
 #include "game.h"
 #include "rng.h"
+#include "../tests/plain_othello.h"
+#include "../tests/plain_toguz.h"
 
 static double now_s(void) {
   struct timespec ts;
@@ -129,6 +132,67 @@ static double agent_speed(const pb_game_t *g, const char *spec, double seconds,
   return (double)n / (t - t0);
 }
 
+/* Random playouts of the plain Othello engine (the same games as the
+ * game's, move for move, for the same seed). */
+static double pot_playouts(double seconds, uint64_t *count) {
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 1, 0);
+  uint64_t n = 0;
+  double t0 = now_s(), t = t0;
+  while (t - t0 < seconds) {
+    for (int rep = 0; rep < 100; rep++) {
+      pot_t r;
+      pot_reset(&r);
+      uint8_t acts[65];
+      int k;
+      while ((k = pot_legal(&r, acts)) > 0) {
+        pot_play(&r, acts[pb_rng_below(&rng, (uint32_t)k)]);
+        n++;
+      }
+    }
+    t = now_s();
+  }
+  *count = n;
+  return (double)n / (t - t0);
+}
+
+static double ptk_playouts(double seconds, uint64_t *count) {
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 1, 0);
+  uint64_t n = 0;
+  double t0 = now_s(), t = t0;
+  while (t - t0 < seconds) {
+    for (int rep = 0; rep < 1000; rep++) {
+      ptk_t r;
+      ptk_reset(&r);
+      uint8_t acts[9];
+      int k, done = 0;
+      while ((k = ptk_legal(&r, acts)) > 0 && r.over == 0) {
+        ptk_play(&r, acts[pb_rng_below(&rng, (uint32_t)k)], &done);
+        n++;
+      }
+    }
+    t = now_s();
+  }
+  *count = n;
+  return (double)n / (t - t0);
+}
+
+/* One row pair: the game's perft and the plain engine's, same depth. */
+static void perft_rows(const char *name, uint64_t fast, double fast_s,
+                       uint64_t plain, double plain_s) {
+  char label[64];
+  snprintf(label, sizeof label, "perft %s (leaves)", name);
+  printf("%-36s %14llu %16.0f\n", label, (unsigned long long)fast,
+         (double)fast / fast_s);
+  snprintf(label, sizeof label, "perft %s, plain", name);
+  printf("%-36s %14llu %16.0f\n", label, (unsigned long long)plain,
+         (double)plain / plain_s);
+  snprintf(label, sizeof label, "  game / plain (ratio)%s",
+           fast == plain ? "" : " COUNTS DIFFER");
+  printf("%-36s %14s %16.2f\n", label, "", (plain_s / plain) / (fast_s / fast));
+}
+
 int main(int argc, char **argv) {
   double sec = 1.0;
   if (argc > 1) {
@@ -164,6 +228,40 @@ int main(int argc, char **argv) {
          (unsigned long long)n3, p_ref);
   printf("%-36s %14s %16.2f\n", "bitboard / plain array (ratio)", "",
          p_c4 / p_ref);
+
+  /* Othello and Toguz Kumalak against their plain engines. */
+  const pb_game_t *ot = &pb_game_othello, *tk = &pb_game_toguz;
+  ot->reset(&s);
+  t0 = now_s();
+  uint64_t fast = pb_game_perft(ot, &s, 8);
+  double fast_s = now_s() - t0;
+  pot_t por;
+  pot_reset(&por);
+  t0 = now_s();
+  uint64_t plain = pot_perft(&por, 8);
+  perft_rows("othello depth 8", fast, fast_s, plain, now_s() - t0);
+  tk->reset(&s);
+  t0 = now_s();
+  fast = pb_game_perft(tk, &s, 6);
+  fast_s = now_s() - t0;
+  ptk_t ptr;
+  ptk_reset(&ptr);
+  t0 = now_s();
+  plain = ptk_perft(&ptr, 6);
+  perft_rows("toguz depth 6", fast, fast_s, plain, now_s() - t0);
+  uint64_t m1, m2;
+  double p_ot = playouts(ot, sec, &m1), p_pot = pot_playouts(sec, &m2);
+  printf("%-36s %14llu %16.0f\n", "random playout othello (positions)",
+         (unsigned long long)m1, p_ot);
+  printf("%-36s %14llu %16.0f\n", "random playout othello, plain",
+         (unsigned long long)m2, p_pot);
+  printf("%-36s %14s %16.2f\n", "  game / plain (ratio)", "", p_ot / p_pot);
+  double p_tk = playouts(tk, sec, &m1), p_ptk = ptk_playouts(sec, &m2);
+  printf("%-36s %14llu %16.0f\n", "random playout toguz (positions)",
+         (unsigned long long)m1, p_tk);
+  printf("%-36s %14llu %16.0f\n", "random playout toguz, plain",
+         (unsigned long long)m2, p_ptk);
+  printf("%-36s %14s %16.2f\n", "  game / plain (ratio)", "", p_tk / p_ptk);
 
   /* 200 positions from random games, 0..20 plies in, none terminal. */
   enum { NPOS = 200 };

@@ -14,81 +14,10 @@
 
 static const pb_game_t *const G = &pb_game_othello;
 
-/* ---------------------------------------------------- the plain engine */
-
-/* board[r][c]: 0 empty, 1 Black, 2 White; r = 0 is row 1, c = 0 column a. */
-typedef struct {
-  int board[8][8];
-  int to_move; /* 1 or 2 */
-} ref_t;
-
-static const int ref_dirs[8][2] = {{0, 1},  {0, -1}, {1, 0},  {-1, 0},
-                                   {1, 1},  {1, -1}, {-1, 1}, {-1, -1}};
-
-static void ref_reset(ref_t *r) {
-  memset(r, 0, sizeof *r);
-  r->board[3][3] = r->board[4][4] = 2; /* d4 e5 White */
-  r->board[4][3] = r->board[3][4] = 1; /* d5 e4 Black */
-  r->to_move = 1;
-}
-
-/* Discs of `who` turned over by `who` playing (row, col); 0 if none. */
-static int ref_flips(const ref_t *r, int who, int row, int col, int apply,
-                     ref_t *out) {
-  if (r->board[row][col] != 0) return 0;
-  int total = 0;
-  for (int d = 0; d < 8; d++) {
-    int k = 1, rr = row + ref_dirs[d][0], cc = col + ref_dirs[d][1];
-    while (rr >= 0 && rr < 8 && cc >= 0 && cc < 8 &&
-           r->board[rr][cc] == 3 - who) {
-      rr += ref_dirs[d][0];
-      cc += ref_dirs[d][1];
-      k++;
-    }
-    if (k > 1 && rr >= 0 && rr < 8 && cc >= 0 && cc < 8 &&
-        r->board[rr][cc] == who) {
-      total += k - 1;
-      if (apply)
-        for (int j = 1; j < k; j++)
-          out->board[row + j * ref_dirs[d][0]][col + j * ref_dirs[d][1]] = who;
-    }
-  }
-  return total;
-}
-
-static int ref_moves(const ref_t *r, int who, uint8_t *acts) {
-  int n = 0;
-  for (int sq = 0; sq < 64; sq++)
-    if (ref_flips(r, who, sq / 8, sq % 8, 0, NULL) > 0) acts[n++] = (uint8_t)sq;
-  return n;
-}
-
-static int ref_count(const ref_t *r, int who) {
-  int n = 0;
-  for (int i = 0; i < 64; i++) n += r->board[i / 8][i % 8] == who;
-  return n;
-}
-
-/* The reference's legal actions, with the same pass and end rules. */
-static int ref_legal(const ref_t *r, uint8_t *acts) {
-  int n = ref_moves(r, r->to_move, acts);
-  if (n > 0) return n;
-  uint8_t tmp[64];
-  if (ref_moves(r, 3 - r->to_move, tmp) == 0) return 0;
-  acts[0] = 64;
-  return 1;
-}
-
-static void ref_play(ref_t *r, int a) {
-  if (a != 64) {
-    ref_flips(r, r->to_move, a / 8, a % 8, 1, r);
-    r->board[a / 8][a % 8] = r->to_move;
-  }
-  r->to_move = 3 - r->to_move;
-}
+#include "plain_othello.h"
 
 /* The game's position drawn as the reference's board. */
-static void to_ref(const pb_state_t *s, ref_t *r) {
+static void to_ref(const pb_state_t *s, pot_t *r) {
   int black = (G->ply(s) & 1) == 0;
   memset(r, 0, sizeof *r);
   for (int i = 0; i < 64; i++) {
@@ -105,21 +34,21 @@ static void test_random_games_agree_with_reference(void **state) {
   int passes = 0, ends[3] = {0, 0, 0};
   for (int game = 0; game < 2000; game++) {
     pb_state_t s;
-    ref_t r, got;
+    pot_t r, got;
     G->reset(&s);
-    ref_reset(&r);
+    pot_reset(&r);
     for (;;) {
       to_ref(&s, &got);
       assert_memory_equal(&got, &r, sizeof r);
       uint8_t a[PB_MAX_ACTIONS], b[PB_MAX_ACTIONS];
-      int n = G->legal(&s, a), m = ref_legal(&r, b);
+      int n = G->legal(&s, a), m = pot_legal(&r, b);
       assert_int_equal(n, m);
       assert_memory_equal(a, b, (size_t)n);
       float tr = 9;
       int term = G->terminal(&s, &tr);
       assert_int_equal(term, n == 0);
       if (n == 0) {
-        int mine = ref_count(&r, r.to_move), theirs = ref_count(&r, 3 - r.to_move);
+        int mine = pot_count(&r, r.to_move), theirs = pot_count(&r, 3 - r.to_move);
         assert_true(tr == (mine > theirs ? 1.0f : mine < theirs ? -1.0f : 0.0f));
         ends[mine > theirs ? 0 : mine < theirs ? 2 : 1]++;
         break;
@@ -128,12 +57,12 @@ static void test_random_games_agree_with_reference(void **state) {
       passes += act == 64;
       int mover = r.to_move, done = 0;
       float rew = G->step(&s, act, &done);
-      ref_play(&r, act);
+      pot_play(&r, act);
       uint8_t tmp[PB_MAX_ACTIONS];
-      int over = ref_legal(&r, tmp) == 0;
+      int over = pot_legal(&r, tmp) == 0;
       assert_int_equal(done, over);
       if (over) {
-        int mine = ref_count(&r, mover), theirs = ref_count(&r, 3 - mover);
+        int mine = pot_count(&r, mover), theirs = pot_count(&r, 3 - mover);
         assert_true(rew == (mine > theirs ? 1.0f : mine < theirs ? -1.0f : 0.0f));
       } else {
         assert_true(rew == 0.0f);

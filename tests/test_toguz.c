@@ -13,92 +13,10 @@
 
 static const pb_game_t *const G = &pb_game_toguz;
 
-/* ---------------------------------------------------- the plain engine */
-
-typedef struct {
-  int holes[2][9]; /* [player][hole - 1]; player 0 = South, moves first */
-  int kazna[2];
-  int tuz[2];      /* tuz[p] = the hole number on 1 - p's side that p owns */
-  int to_move;
-  int over;
-} ref_t;
-
-static void ref_reset(ref_t *r) {
-  memset(r, 0, sizeof *r);
-  for (int p = 0; p < 2; p++)
-    for (int h = 0; h < 9; h++) r->holes[p][h] = 9;
-}
-
-static int ref_sum(const ref_t *r, int p) {
-  int n = 0;
-  for (int h = 0; h < 9; h++) n += r->holes[p][h];
-  return n;
-}
-
-/* Drops one stone on (side, h): a tuzdyk sends it to its owner. */
-static void ref_drop(ref_t *r, int side, int h) {
-  for (int q = 0; q < 2; q++)
-    if (side == 1 - q && r->tuz[q] == h + 1) {
-      r->kazna[q]++;
-      return;
-    }
-  r->holes[side][h]++;
-}
-
-static int ref_is_tuz(const ref_t *r, int side, int h) {
-  return r->tuz[1 - side] == h + 1;
-}
-
-/* Plays hole `h` (0..8) for the side to move; returns that side's reward
- * if the game ended (else 0) and sets *done. */
-static int ref_play(ref_t *r, int h, int *done) {
-  int p = r->to_move, stones = r->holes[p][h];
-  r->holes[p][h] = 0;
-  int side = p, idx = h;
-  if (stones == 1) {
-    if (++idx == 9) {
-      idx = 0;
-      side = 1 - side;
-    }
-  }
-  ref_drop(r, side, idx);
-  for (int k = 1; k < stones; k++) {
-    if (++idx == 9) {
-      idx = 0;
-      side = 1 - side;
-    }
-    ref_drop(r, side, idx);
-  }
-  if (side == 1 - p && !ref_is_tuz(r, side, idx)) {
-    int c = r->holes[side][idx];
-    if (c % 2 == 0) {
-      r->kazna[p] += c;
-      r->holes[side][idx] = 0;
-    } else if (c == 3 && r->tuz[p] == 0 && idx != 8 &&
-               r->tuz[1 - p] != idx + 1) {
-      r->tuz[p] = idx + 1;
-      r->kazna[p] += 3;
-      r->holes[side][idx] = 0;
-    }
-  }
-  int reward = 0;
-  *done = 0;
-  if (r->kazna[p] >= 82 || r->kazna[1 - p] >= 82) {
-    *done = 1;
-    reward = r->kazna[p] >= 82 ? 1 : -1;
-  } else if (ref_sum(r, 1 - p) == 0) {
-    r->kazna[p] += ref_sum(r, p);
-    for (int i = 0; i < 9; i++) r->holes[p][i] = 0;
-    *done = 1;
-    reward = r->kazna[p] >= 82 ? 1 : r->kazna[p] == 81 ? 0 : -1;
-  }
-  r->over = *done;
-  r->to_move = 1 - p;
-  return reward;
-}
+#include "plain_toguz.h"
 
 /* The game's position as the reference's. */
-static void to_ref(const pb_state_t *s, ref_t *r) {
+static void to_ref(const pb_state_t *s, ptk_t *r) {
   uint8_t b[24];
   G->pack(s, b);
   memset(r, 0, sizeof *r);
@@ -121,9 +39,9 @@ static void test_random_games_agree_with_reference(void **state) {
   int tuzdyks = 0, ends[3] = {0, 0, 0}, starved = 0, collected = 0;
   for (int game = 0; game < 3000; game++) {
     pb_state_t s;
-    ref_t r, got;
+    ptk_t r, got;
     G->reset(&s);
-    ref_reset(&r);
+    ptk_reset(&r);
     for (int ply = 0;; ply++) {
       to_ref(&s, &got);
       got.over = r.over;
@@ -141,15 +59,15 @@ static void test_random_games_agree_with_reference(void **state) {
       assert_int_equal(m, n);
       int act = a[pb_rng_below(&rng, (uint32_t)n)], done = 0, rdone = 0;
       int had_tuz = r.tuz[r.to_move];
-      int sum_other = ref_sum(&r, 1 - r.to_move);
+      int sum_other = ptk_sum(&r, 1 - r.to_move);
       float rew = G->step(&s, act, &done);
-      int rrew = ref_play(&r, act, &rdone);
+      int rrew = ptk_play(&r, act, &rdone);
       assert_int_equal(done, rdone);
       assert_true(rew == (float)rrew);
       tuzdyks += !had_tuz && r.tuz[1 - r.to_move];
       if (done) {
         ends[rrew + 1]++;
-        starved += sum_other > 0 && ref_sum(&r, r.to_move) == 0 &&
+        starved += sum_other > 0 && ptk_sum(&r, r.to_move) == 0 &&
                    r.kazna[0] < 82 && r.kazna[1] < 82;
         collected += r.kazna[0] + r.kazna[1] == 162;
         /* The terminal position says the same from the other side. */
