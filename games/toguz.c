@@ -104,13 +104,16 @@ static int tk_terminal(const pb_state_t *s, float *reward) {
   return 0;
 }
 
+/* One pass: the holes with stones are the moves, unless a kazna holds 82
+ * (then the game is over; no stones on the mover's side is too). */
 static int tk_legal(const pb_state_t *s, uint8_t *actions) {
-  float r;
-  if (tk_terminal(s, &r)) return 0;
   const uint8_t *b = tk_cb(s);
+  if (b[TK_KAZ] >= TK_WIN || b[TK_KAZ + 1] >= TK_WIN) return 0;
   int n = 0;
-  for (int i = 0; i < TK_HOLES; i++)
-    if (b[i] > 0) actions[n++] = (uint8_t)i;
+  for (int i = 0; i < TK_HOLES; i++) {
+    actions[n] = (uint8_t)i;
+    n += b[i] > 0;
+  }
   return n;
 }
 
