@@ -107,16 +107,23 @@ static void test_learner_survives_garbage(void **state) {
   send_msg(d, &m);
   assert_int_equal(recv_type(d, 10000, &r), PB_MSG_REJECT);
   pb_msg_free(&r);
-  /* A worker of an Othello run: refused, naming both games. */
-  pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", PB_GAME_OTHELLO,
-              "othello-worker");
-  m.work_request.role = PB_ROLE_SEARCHER;
-  send_msg(d, &m);
-  assert_int_equal(recv_type(d, 10000, &r), PB_MSG_REJECT);
-  assert_int_equal(r.reject.code, PB_EMISMATCH);
-  assert_non_null(strstr(r.reject.message, "othello"));
-  assert_non_null(strstr(r.reject.message, "connect4"));
-  pb_msg_free(&r);
+  /* Workers of an Othello and a Toguz Kumalak run: refused, naming both
+   * games. */
+  static const struct {
+    int id;
+    const char *name;
+  } others[] = {{PB_GAME_OTHELLO, "othello"}, {PB_GAME_TOGUZ, "toguz"}};
+  for (int i = 0; i < 2; i++) {
+    pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", others[i].id,
+                "other-game-worker");
+    m.work_request.role = PB_ROLE_SEARCHER;
+    send_msg(d, &m);
+    assert_int_equal(recv_type(d, 10000, &r), PB_MSG_REJECT);
+    assert_int_equal(r.reject.code, PB_EMISMATCH);
+    assert_non_null(strstr(r.reject.message, others[i].name));
+    assert_non_null(strstr(r.reject.message, "connect4"));
+    pb_msg_free(&r);
+  }
   /* A result for an item nobody was given: dropped without a word. */
   pb_state_t s[2];
   pb_game_connect4.reset(&s[0]);
