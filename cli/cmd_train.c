@@ -1,7 +1,7 @@
 /* probs train - trains with PROBS.
  *
  *   probs train CONFIG [--actors N] [--searchers M] [--run-dir DIR]
- *               [--resume] [--no-eval] [--set KEY=VALUE]...
+ *               [--resume | --restart] [--no-eval] [--set KEY=VALUE]...
  *   probs train CONFIG --inproc [--run-dir DIR] [--resume]
  *               [--set KEY=VALUE]...
  *
@@ -65,6 +65,8 @@ static void usage(FILE *f) {
           "  --inproc           run everything in this process (no sockets)\n"
           "  --run-dir DIR      run directory (overrides run.dir)\n"
           "  --resume           continue from the newest intact checkpoint\n"
+          "  --restart          the same, but a run dir whose checkpoints are\n"
+          "                     gone starts over (its history moved aside)\n"
           "  --iterations N     stop once N iterations are done\n"
           "  --set KEY=VALUE    override any config key (repeatable)\n"
           "  --keys             list every config key with its default\n"
@@ -304,7 +306,7 @@ typedef struct {
   const char *const *sets;
   int nsets;
   int actors, searchers;
-  int resume, no_eval;
+  int resume, no_eval; /* resume: 0, 1 --resume, 2 --restart */
 } dist_opts_t;
 
 static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
@@ -384,7 +386,8 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
     arg(&a, "--run-dir");
     arg(&a, run_dir);
     ra = a;
-    if (o->resume) arg(&a, "--resume");
+    if (o->resume == 1) arg(&a, "--resume");
+    if (o->resume == 2) arg(&a, "--restart");
     arg(&ra, "--resume");
     add_sets(&a, o->sets, o->nsets);
     add_sets(&ra, o->sets, o->nsets);
@@ -464,6 +467,7 @@ int pb_cmd_train(int argc, char **argv) {
       {"inproc", no_argument, 0, 'i'},
       {"run-dir", required_argument, 0, 'd'},
       {"resume", no_argument, 0, 'r'},
+      {"restart", no_argument, 0, 'R'},
       {"set", required_argument, 0, 's'},
       {"iterations", required_argument, 0, 'n'},
       {"actors", required_argument, 0, 'a'},
@@ -487,7 +491,10 @@ int pb_cmd_train(int argc, char **argv) {
         run_dir = optarg;
         break;
       case 'r':
-        resume = 1;
+        if (resume == 0) resume = 1;
+        break;
+      case 'R':
+        resume = 2;
         break;
       case 'n':
         if ((iterations = parse_count(optarg, 0, INT_MAX)) < 0) {

@@ -524,6 +524,46 @@ int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
   return rc;
 }
 
+int pb_ckpt_clean_tmp(const char *dir, time_t before, pb_ckpt_note_fn *note,
+                      void *note_ctx, pb_err_t *err) {
+  if (dir == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_clean_tmp: NULL dir");
+  DIR *d = opendir(dir);
+  if (d == NULL) {
+    if (errno == ENOENT) return 0;
+    return pb_err_set(err, PB_EIO, "%s: cannot list: %s", dir, strerror(errno));
+  }
+  static const char tag[] = PB_CKPT_SUFFIX ".tmp.";
+  int removed = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    const char *t = strstr(de->d_name, tag);
+    if (t == NULL || t[sizeof tag - 1] == '\0' ||
+        strspn(t + sizeof tag - 1, "0123456789") != strlen(t + sizeof tag - 1))
+      continue;
+    char full[4200];
+    if ((size_t)snprintf(full, sizeof full, "%s/%s", dir, de->d_name) >=
+        sizeof full)
+      continue;
+    struct stat st;
+    if (lstat(full, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_mtime >= before)
+      continue;
+    if (unlink(full) == 0) {
+      removed++;
+      if (note != NULL) {
+        char msg[4300];
+        snprintf(msg, sizeof msg,
+                 "removed %s, left by a checkpoint write that never finished",
+                 full);
+        note(note_ctx, msg);
+      }
+    }
+  }
+  closedir(d);
+  return removed;
+}
+
 int pb_ckpt_find_latest(const char *dir, char *path, size_t size,
                         pb_err_t *err) {
   return pb_ckpt_scan(dir, "ckpt", path, size, NULL, NULL, NULL, err);

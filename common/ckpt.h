@@ -31,6 +31,7 @@
 #define PB_CKPT_H
 
 #include <stddef.h>
+#include <time.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -108,6 +109,15 @@ int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
  * intact "ckpt-NNNNNN.pbck" in dir, for --resume. */
 int pb_ckpt_find_latest(const char *dir, char *path, size_t size,
                         pb_err_t *err);
+
+/* Removes the temporary files that pb_ckpt_write leaves when its process
+ * dies mid-write ("<name>.pbck.tmp.<pid>") from dir, if they were last
+ * modified before `before` (seconds since the epoch: a process passes its
+ * start time, so that a live writer's file is never touched). Each removal
+ * is reported to note (may be NULL). Returns the number removed (>= 0);
+ * PB_EIO if dir cannot be listed (a missing dir holds none: 0). */
+int pb_ckpt_clean_tmp(const char *dir, time_t before, pb_ckpt_note_fn *note,
+                      void *note_ctx, pb_err_t *err);
 
 /* CRC-32 as zlib's crc32() and Python's zlib.crc32: start with crc = 0 and
  * feed the data in any number of pieces. */

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 #include <zmq.h>
@@ -1000,7 +1002,60 @@ static void on_http(void *ctx, const char *method, const char *path,
 
 /* ---- lifecycle -------------------------------------------------------- */
 
-pb_learner_t *pb_learner_new(const pb_config_t *cfg, int resume, pb_log_t *log,
+static void note_info(void *ctx, const char *msg) {
+  pb_log_info((pb_log_t *)ctx, "%s", msg);
+}
+
+static void note_warn(void *ctx, const char *msg) {
+  pb_log_warn((pb_log_t *)ctx, "%s", msg);
+}
+
+/* Size of run_dir/name, or -1 if it does not exist. */
+static long long file_size(const char *run_dir, const char *name) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s/%s", run_dir, name);
+  struct stat st;
+  return stat(p, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* A resume found no checkpoint. A run dir without history starts from
+ * scratch; one with history (metrics.jsonl or elo.csv) lost its
+ * checkpoints: an error, unless PB_LEARNER_RESTART says to start over, in
+ * which case the history is moved aside (NAME.before-restart-UNIXTIME), not
+ * deleted. */
+static int start_over(const char *run_dir, int flags, pb_log_t *log,
+                      pb_err_t *err) {
+  static const char *const hist[] = {"metrics.jsonl", "elo.csv"};
+  int has = 0;
+  for (int i = 0; i < 2; i++) has |= file_size(run_dir, hist[i]) > 0;
+  if (!has) {
+    pb_log_info(log, "no checkpoint in %s/checkpoints yet: starting from "
+                "scratch", run_dir);
+    return 0;
+  }
+  if (!(flags & PB_LEARNER_RESTART))
+    return pb_err_set(err, PB_ENOTFOUND,
+                      "%s has the history of a run (metrics.jsonl, elo.csv) "
+                      "but no readable checkpoint in checkpoints/: not "
+                      "starting over on top of it (--restart starts over, "
+                      "moving that history aside)",
+                      run_dir);
+  long now = (long)time(NULL);
+  for (int i = 0; i < 2; i++) {
+    if (file_size(run_dir, hist[i]) < 0) continue;
+    char from[4200], to[4300];
+    snprintf(from, sizeof from, "%s/%s", run_dir, hist[i]);
+    snprintf(to, sizeof to, "%s.before-restart-%ld", from, now);
+    if (rename(from, to) != 0)
+      return pb_err_set(err, PB_EIO, "%s: cannot move aside: %s", from,
+                        strerror(errno));
+    pb_log_warn(log, "--restart: no readable checkpoint; %s moved to %s",
+                from, to);
+  }
+  return 0;
+}
+
+pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
                              pb_err_t *err) {
   pb_learner_t *l = calloc(1, sizeof *l);
   if (l == NULL) {
@@ -1019,25 +1074,29 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int resume, pb_log_t *log,
   snprintf(l->sender, sizeof l->sender, "learner-%.40s-%ld", host,
            (long)getpid());
 
-  char path[4200];
+  char path[4200], latest[4200] = "";
   snprintf(path, sizeof path, "%s/checkpoints", cfg->run.dir);
   if (pb_mkdir_p(path, err) != 0) goto fail;
+  /* Leftovers of a checkpoint write that a crash cut short. */
+  if (pb_ckpt_clean_tmp(path, time(NULL), note_info, log, err) < 0)
+    goto fail;
+  if (flags & (PB_LEARNER_RESUME | PB_LEARNER_RESTART)) {
+    int rc = pb_ckpt_scan(path, "ckpt", latest, sizeof latest, NULL,
+                          note_warn, log, err);
+    if (rc == PB_ENOTFOUND) {
+      latest[0] = '\0';
+      if (start_over(cfg->run.dir, flags, log, err) != 0) goto fail;
+    } else if (rc != 0) {
+      goto fail;
+    }
+  }
   snprintf(path, sizeof path, "%s/metrics.jsonl", cfg->run.dir);
   if ((l->metrics = pb_metrics_new(path, err)) == NULL) goto fail;
   if ((l->learn = pb_learn_new(cfg, err)) == NULL) goto fail;
-  if (resume) {
-    char latest[4200];
-    snprintf(path, sizeof path, "%s/checkpoints", cfg->run.dir);
-    int rc = pb_ckpt_find_latest(path, latest, sizeof latest, err);
-    if (rc == 0) {
-      if (pb_learn_load(l->learn, latest, NULL, NULL, err) != 0) goto fail;
-      pb_log_info(log, "resumed from %s: version %" PRIu64, latest,
-                  pb_learn_version(l->learn));
-    } else if (rc == PB_ENOTFOUND) {
-      pb_log_info(log, "no checkpoint in %s yet: starting from scratch", path);
-    } else {
-      goto fail;
-    }
+  if (latest[0] != '\0') {
+    if (pb_learn_load(l->learn, latest, NULL, NULL, err) != 0) goto fail;
+    pb_log_info(log, "resumed from %s: version %" PRIu64, latest,
+                pb_learn_version(l->learn));
   }
   if (pb_learn_version(l->learn) == 0) {
     pb_inproc_ckpt_path(cfg->run.dir, 0, path, sizeof path);

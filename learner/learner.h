@@ -16,11 +16,24 @@
 
 typedef struct pb_learner pb_learner_t;
 
+/* How pb_learner_new starts. */
+enum {
+  PB_LEARNER_RESUME = 1 << 0,  /* from the newest intact checkpoint */
+  PB_LEARNER_RESTART = 1 << 1, /* as RESUME, but a run dir whose
+                                  checkpoints are gone starts over */
+};
+
 /* Creates the learner for cfg (copied): opens RUN_DIR (cfg->run.dir),
- * resumes from the newest intact checkpoint there if `resume` is set (or
- * starts at version 0 if there is none), binds the sockets and the HTTP
- * port. log is borrowed. NULL with err filled on failure. */
-pb_learner_t *pb_learner_new(const pb_config_t *cfg, int resume, pb_log_t *log,
+ * removes the temporary files of checkpoint writes cut short by a crash
+ * (each logged), binds the sockets and the HTTP port. With
+ * PB_LEARNER_RESUME it continues from the newest intact checkpoint; each
+ * damaged one skipped is named in a warning. When there is none, a run
+ * dir without history starts at version 0, and one with history
+ * (metrics.jsonl or elo.csv) is an error (PB_ENOTFOUND, saying so) unless
+ * PB_LEARNER_RESTART is set: then that history is moved aside and the run
+ * starts at version 0. flags 0 starts at version 0. log is borrowed. NULL
+ * with err filled on failure. */
+pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
                              pb_err_t *err);
 
 /* Runs until the configured number of iterations is done (returns 0), a

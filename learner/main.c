@@ -1,6 +1,7 @@
 /* probs-learner - the learner process.
  *
- *   probs-learner CONFIG [--run-dir DIR] [--resume] [--set KEY=VALUE]...
+ *   probs-learner CONFIG [--run-dir DIR] [--resume] [--restart]
+ *                 [--set KEY=VALUE]...
  *   probs-learner --resume RUN_DIR [--set KEY=VALUE]...
  *
  * main() reads the configuration, opens the log, and hands over to
@@ -19,11 +20,14 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: probs-learner CONFIG [--run-dir DIR] [--resume] "
-          "[--set KEY=VALUE]...\n"
+          "[--restart] [--set KEY=VALUE]...\n"
           "       probs-learner --resume RUN_DIR [--set KEY=VALUE]...\n"
           "  --resume continues from the newest intact checkpoint in the run\n"
-          "  directory (starting fresh if there is none); with a directory\n"
-          "  instead of CONFIG, the run's own config.yaml is used.\n");
+          "  directory (starting fresh if the directory has none and no\n"
+          "  history; history without a checkpoint is an error); with a\n"
+          "  directory instead of CONFIG, the run's own config.yaml is used.\n"
+          "  --restart as --resume, but history without a checkpoint is\n"
+          "  moved aside (*.before-restart-TIME) and the run starts over.\n");
 }
 
 static int is_dir(const char *p) {
@@ -35,6 +39,7 @@ int main(int argc, char **argv) {
   static const struct option opts[] = {
       {"run-dir", required_argument, 0, 'd'},
       {"resume", no_argument, 0, 'r'},
+      {"restart", no_argument, 0, 'R'},
       {"set", required_argument, 0, 's'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
@@ -43,7 +48,8 @@ int main(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
     case 'd': run_dir = optarg; break;
-    case 'r': resume = 1; break;
+    case 'r': resume |= PB_LEARNER_RESUME; break;
+    case 'R': resume |= PB_LEARNER_RESTART; break;
     case 's':
       if (nsets == 256) {
         fprintf(stderr, "probs-learner: too many --set\n");

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -403,6 +405,54 @@ static void test_find_latest(void **state) {
 
 /* A network's training state through a checkpoint file: bit-identical
  * forward outputs and bit-identical training afterwards. */
+/* Temporary files of writes that never finished are removed when older
+ * than the given time; anything else, and newer ones, stay. */
+static int count_notes;
+static void count_note(void *ctx, const char *msg) {
+  (void)ctx;
+  assert_non_null(strstr(msg, ".tmp."));
+  count_notes++;
+}
+
+static void test_clean_tmp(void **state) {
+  const char *dir = *state;
+  pb_err_t err;
+  const char *names[] = {"ckpt-000003.pbck.tmp.4242", /* stale: removed */
+                         "ckpt-000004.pbck.tmp.77",   /* fresh: kept */
+                         "ckpt-000005.pbck",          /* not a tmp */
+                         "ckpt-000006.pbck.tmp.x1",   /* not ours */
+                         "notes.txt"};
+  char path[600];
+  for (int i = 0; i < 5; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("x", f);
+    fclose(f);
+    /* All but the fresh one last modified an hour ago. */
+    if (i != 1) {
+      struct timespec t[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+      assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+    }
+  }
+  count_notes = 0;
+  assert_int_equal(
+      pb_ckpt_clean_tmp(dir, time(NULL) - 60, count_note, NULL, &err), 1);
+  assert_int_equal(count_notes, 1);
+  for (int i = 0; i < 5; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    assert_int_equal(access(path, F_OK) == 0, i != 0);
+  }
+  assert_int_equal(pb_ckpt_clean_tmp(dir, time(NULL) - 60, NULL, NULL, &err),
+                   0);
+  snprintf(path, sizeof path, "%s/missing", dir);
+  assert_int_equal(pb_ckpt_clean_tmp(path, time(NULL), NULL, NULL, &err), 0);
+  for (int i = 1; i < 5; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+}
+
 static void test_nn_state_file(void **state) {
   const char *dir = *state;
   pb_err_t err;
@@ -464,6 +514,7 @@ int main(void) {
                                       teardown_dir),
       cmocka_unit_test_setup_teardown(test_find_latest, setup_dir,
                                       teardown_dir),
+      cmocka_unit_test_setup_teardown(test_clean_tmp, setup_dir, teardown_dir),
       cmocka_unit_test_setup_teardown(test_nn_state_file, setup_dir,
                                       teardown_dir),
   };

@@ -13,7 +13,10 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "json.h"
 #include "proc.h"
@@ -205,13 +208,79 @@ static void test_learner_killed_and_resumed(void **state) {
   assert_true(tp_wait_for(met, "\"event\":\"iteration\"", 1, 240));
   kill(l, SIGKILL);
   tp_wait(l, 10);
+  /* What a crash mid-write leaves: a temporary file, and a torn newest
+   * checkpoint. The resume removes the first, names and skips the second. */
+  char tmp[600], torn[600];
+  snprintf(tmp, sizeof tmp, "%s/checkpoints/ckpt-000001.pbck.tmp.999999",
+           r.dir);
+  snprintf(torn, sizeof torn, "%s/checkpoints/ckpt-000099.pbck", r.dir);
+  FILE *f = fopen(tmp, "w");
+  fputs("half a checkpoint", f);
+  fclose(f);
+  f = fopen(torn, "w");
+  fputs("PBCK torn", f);
+  fclose(f);
+  struct timespec old[2] = {{time(NULL) - 600, 0}, {time(NULL) - 600, 0}};
+  assert_int_equal(utimensat(AT_FDCWD, tmp, old, 0), 0);
   l = start_learner(&r, 1);
   assert_true(exited_ok(tp_wait(l, 300)));
   assert_true(tp_count(log, "resumed from") >= 1);
+  assert_true(access(tmp, F_OK) != 0);
+  assert_true(tp_count(log, "removed ") >= 1);
+  assert_true(tp_count(log, "WARN") >= 1);
+  assert_true(tp_count(log, "skipping checkpoint") >= 1);
+  assert_true(tp_count(log, "ckpt-000099.pbck") >= 1);
   double it[8];
   int n = metric_values(met, "iteration", it, 8);
   assert_true(n >= 3);
   assert_true(it[n - 1] == 3.0);
+  for (int i = 0; i < 2; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
+}
+
+/* The checkpoints of a run deleted while it ran: resuming is a clear
+ * error that leaves the history alone, instead of a silent start from
+ * scratch; --restart starts over and moves the history aside. */
+static void test_lost_checkpoints(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "lost", 6);
+  r.extra[0] = (char *)"train.iterations=2";
+  r.extra[1] = (char *)"net.lease_ms=3000";
+  pid_t w[2];
+  w[0] = start_worker(&r, "selfplay", "actor-1");
+  w[1] = start_worker(&r, "search", "searcher-1");
+  pid_t l = start_learner(&r, 0);
+  char log[512], met[512], cmd[600];
+  path_of(&r, "learner.log", log, sizeof log);
+  path_of(&r, "metrics.jsonl", met, sizeof met);
+  assert_true(tp_wait_for(met, "\"event\":\"iteration\"", 1, 240));
+  kill(l, SIGKILL);
+  tp_wait(l, 10);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s/checkpoints'", r.dir);
+  assert_int_equal(system(cmd), 0);
+  char *before = tp_slurp(met);
+  assert_non_null(before);
+  l = start_learner(&r, 1);
+  int st = tp_wait(l, 60);
+  assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0);
+  assert_true(tp_count(log, "no readable checkpoint") >= 1);
+  char *after = tp_slurp(met);
+  assert_non_null(after);
+  assert_string_equal(after, before); /* nothing appended, nothing lost */
+  free(after);
+  /* --restart: the history moves aside, the run starts over and ends. */
+  l = start(&r, "probs-learner", "--run-dir", r.dir, "--restart", NULL,
+            "learner");
+  assert_true(exited_ok(tp_wait(l, 300)));
+  assert_true(tp_count(log, "moved to") >= 1);
+  snprintf(cmd, sizeof cmd, "ls '%s' | grep -q '^metrics.jsonl.before-restart-'",
+           r.dir);
+  assert_int_equal(system(cmd), 0);
+  double it[8];
+  int n = metric_values(met, "iteration", it, 8);
+  assert_int_equal(n, 2);
+  assert_true(it[0] == 1.0 && it[1] == 2.0);
+  free(before);
   for (int i = 0; i < 2; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
 }
 
@@ -310,6 +379,7 @@ int main(void) {
       cmocka_unit_test(test_matches_inproc),
       cmocka_unit_test(test_searcher_killed),
       cmocka_unit_test(test_learner_killed_and_resumed),
+      cmocka_unit_test(test_lost_checkpoints),
       cmocka_unit_test(test_http_status_and_metrics),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
