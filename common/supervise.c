@@ -31,6 +31,7 @@ typedef struct child {
   char **argv;  /* owned, NULL-terminated */
   char **rargv; /* owned, or NULL: argv */
   int log_fd;   /* -1: the supervisor's stdout/stderr */
+  char *log_path; /* owned, or NULL */
   int flags;
   uv_process_t proc;
   uv_timer_t restart_timer;
@@ -145,6 +146,7 @@ static void child_free(child_t *c) {
   free_argv(c->argv);
   free_argv(c->rargv);
   if (c->log_fd >= 0) close(c->log_fd);
+  free(c->log_path);
   free(c->recent);
   free(c);
 }
@@ -246,6 +248,10 @@ int pb_supervise_add(pb_supervise_t *s, const char *name,
     return pb_err_set(err, PB_ENOMEM, "supervise: no memory");
   }
   if (log_path != NULL) {
+    if ((c->log_path = strdup(log_path)) == NULL) {
+      child_free(c);
+      return pb_err_set(err, PB_ENOMEM, "supervise: no memory");
+    }
     c->log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (c->log_fd < 0) {
       int e = errno;
@@ -390,6 +396,53 @@ static void give_up(child_t *c, const char *why) {
   begin_stop(s);
 }
 
+/* The child's own words on why it failed: the last line of its log that
+ * says ERROR, else its last line (into buf, "" if there is no log). */
+static void last_error_line(const child_t *c, char *buf, size_t n) {
+  buf[0] = '\0';
+  if (c->log_path == NULL || n == 0) return;
+  int fd = open(c->log_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char tail[8192];
+  off_t end = lseek(fd, 0, SEEK_END);
+  off_t from = end > (off_t)sizeof tail - 1 ? end - (off_t)sizeof tail + 1 : 0;
+  ssize_t got = pread(fd, tail, sizeof tail - 1, from);
+  close(fd);
+  if (got <= 0) return;
+  tail[got] = '\0';
+  const char *best = NULL, *last = NULL;
+  for (char *line = strtok(tail, "\n"); line; line = strtok(NULL, "\n")) {
+    if (strspn(line, " \t\r") == strlen(line)) continue;
+    last = line;
+    if (strstr(line, "ERROR") != NULL) best = line;
+  }
+  const char *pick = best ? best : last;
+  if (pick != NULL) snprintf(buf, n, "%s", pick);
+}
+
+/* A child that exited with PB_SUPERVISE_EXIT_FATAL: restarting cannot
+ * help. Stops the run (an optional child is only left down) with its own
+ * message. */
+static void fatal_exit(child_t *c) {
+  pb_supervise_t *s = c->s;
+  char line[600];
+  last_error_line(c, line, sizeof line);
+  c->gave_up = 1;
+  c->done = 1;
+  if (c->flags & PB_SUPERVISE_OPTIONAL) {
+    pb_log_error(s->log, "%s failed at start-up, not restarting it: %s",
+                 c->name, line);
+    if (all_done(s)) begin_stop(s);
+    return;
+  }
+  pb_log_error(s->log, "%s failed at start-up; stopping the run: %s", c->name,
+               line);
+  if (s->result == 0)
+    s->result = pb_err_set(&s->result_err, PB_ECONFIG,
+                           "%s failed at start-up: %s", c->name, line);
+  begin_stop(s);
+}
+
 /* After a crash (or a failed restart): a restart timer, or giving up. */
 static void schedule_restart(child_t *c, double uptime) {
   pb_supervise_t *s = c->s;
@@ -449,6 +502,10 @@ static void on_child_exit(uv_process_t *p, int64_t status, int sig) {
   if (s->stopping) {
     pb_log_info(s->log, "%s stopped (%s)", c->name, how);
     maybe_finish(s);
+    return;
+  }
+  if (sig == 0 && status == PB_SUPERVISE_EXIT_FATAL) {
+    fatal_exit(c);
     return;
   }
   if (sig == 0 && status == 0) {

@@ -18,6 +18,11 @@
  *     and pb_supervise_run returns PB_EIO naming the child and how it last
  *     died. A child that cannot be started (pb_supervise_run's first
  *     spawn) stops the run the same way.
+ *   - A child that exits with status PB_SUPERVISE_EXIT_FATAL failed in a
+ *     way that restarting cannot fix (a configuration or start-up error):
+ *     it is not restarted, and the run stops (an optional child is only
+ *     left down) with PB_ECONFIG and the child's own message: the last line
+ *     of its log that says ERROR, or else its last line.
  *   - When every child is done the run ends with 0 as well.
  * A stop sends SIGTERM to every running child, waits up to grace_s, then
  * sends SIGKILL to those still running, and returns once all have exited.
@@ -49,6 +54,8 @@
 #include "log.h"
 
 #define PB_SUPERVISE_NAME_MAX 64    /* child names, incl. NUL */
+#define PB_SUPERVISE_EXIT_FATAL 78  /* a child's "do not restart me" (as
+                                       sysexits.h's EX_CONFIG) */
 #define PB_SUPERVISE_LINE_MAX 65536 /* longest followed line, bytes */
 
 enum {

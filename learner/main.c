@@ -5,7 +5,10 @@
  *   probs-learner --resume RUN_DIR [--set KEY=VALUE]...
  *
  * main() reads the configuration, opens the log, and hands over to
- * pb_learner_run (learner/learner.c), the event loop. */
+ * pb_learner_run (learner/learner.c), the event loop. Exit status: 0 done,
+ * 2 bad arguments or config, PB_SUPERVISE_EXIT_FATAL (78) when the learner
+ * cannot start (probs train then stops instead of restarting it), 1 any
+ * other failure. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +18,7 @@
 #include "learner.h"
 #include "log.h"
 #include "nn.h"
+#include "supervise.h"
 #include "util.h"
 
 static void usage(FILE *f) {
@@ -97,7 +101,14 @@ int main(int argc, char **argv) {
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(cfg.model.threads);
   pb_learner_t *l = pb_learner_new(&cfg, resume, log, &err);
-  int rc = l ? pb_learner_run(l, &err) : (err.code ? err.code : -1);
+  if (l == NULL) {
+    /* A start-up error (a config that does not fit the run dir, lost
+     * checkpoints, a port in use): restarting would only repeat it. */
+    pb_log_error(log, "learner cannot start: %s", err.msg);
+    pb_log_destroy(&log);
+    return PB_SUPERVISE_EXIT_FATAL;
+  }
+  int rc = pb_learner_run(l, &err);
   if (rc != 0) pb_log_error(log, "learner failed: %s", err.msg);
   pb_learner_destroy(&l);
   pb_log_destroy(&log);

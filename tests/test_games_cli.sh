@@ -3,7 +3,8 @@
 # user meets them: perft, matches between the baselines and against the
 # external engine gtp-rhino (Debian's grhino, installed by
 # scripts/setup.sh), bad input, and a whole distributed training run of
-# each game (learner, actors, searchers and evaluator over real sockets).
+# each game (learner, actors, searchers and evaluator over real sockets),
+# and a run dir of one game resumed with the config of the other.
 set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: test_games_cli.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
@@ -75,6 +76,17 @@ for game in othello toguz; do
     ok "$game: the run's config names the game"
   else bad "$game: run config lacks the game"; fi
 done
+
+# A run dir of one game resumed with the config of another: the learner's
+# reason on the terminal, at once, without restarts.
+start=$(date +%s)
+expect "resuming a toguz run with the othello config says why" 1 \
+  "learner failed at start-up: .*game 'toguz', not 'othello'" \
+  "$P" train "$SRC/configs/othello-smoke.yaml" --run-dir "$T/toguz" --resume \
+  --set "net.work_endpoint=ipc://$T/mix-work" --set "net.pub_endpoint=ipc://$T/mix-pub"
+if [ $(( $(date +%s) - start )) -lt 20 ] && ! grep -q "restarting" "$T/toguz/logs/train.log"; then
+  ok "no restarts of the learner"
+else bad "the learner was restarted (or it took 20 s or more)"; fi
 
 echo "test_games_cli: $PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -265,6 +265,50 @@ static void test_give_up(void **state) {
   pb_supervise_destroy(&s);
 }
 
+/* A child that exits with PB_SUPERVISE_EXIT_FATAL is not restarted: the
+ * run stops at once with the child's own ERROR line; an optional one is
+ * only left down. */
+static void test_fatal_start_up_error(void **state) {
+  fixture_t *f = *state;
+  pb_supervise_opts_t o = fast_opts();
+  pb_err_t err;
+  pb_err_clear(&err);
+  pb_supervise_t *s = pb_supervise_new(&o, NULL, &err);
+  assert_non_null(s);
+  char log[128], script[256];
+  snprintf(log, sizeof log, "%s/learner.log", f->dir);
+  snprintf(script, sizeof script,
+           "echo 'INFO starting'; echo 'ERROR checkpoint is for game "
+           "connect4, not tictactoe' >&2; echo 'INFO bye'; exit %d",
+           PB_SUPERVISE_EXIT_FATAL);
+  add_sh(s, "learner", script, log, PB_SUPERVISE_MAIN);
+  add_sh(s, "worker", "exec sleep 30", NULL, 0);
+  double t0 = now_s();
+  assert_int_equal(pb_supervise_run(s, &err), PB_ECONFIG);
+  assert_true(now_s() - t0 < 5.0);
+  assert_non_null(strstr(err.msg, "learner failed at start-up"));
+  assert_non_null(strstr(err.msg, "not tictactoe"));
+  pb_supervise_child_t ci;
+  assert_int_equal(pb_supervise_child_info(s, "learner", &ci), 0);
+  assert_int_equal(ci.restarts, 0);
+  assert_int_equal(ci.last_status, PB_SUPERVISE_EXIT_FATAL);
+  assert_int_equal(pb_supervise_child_info(s, "worker", &ci), 0);
+  assert_int_equal(ci.last_signal, SIGTERM);
+  pb_supervise_destroy(&s);
+
+  /* Optional: left down, the run goes on to its end. */
+  s = pb_supervise_new(&o, NULL, &err);
+  assert_non_null(s);
+  add_sh(s, "main", "sleep 0.5; exit 0", NULL, PB_SUPERVISE_MAIN);
+  snprintf(script, sizeof script, "exit %d", PB_SUPERVISE_EXIT_FATAL);
+  add_sh(s, "evaluator", script, NULL, PB_SUPERVISE_OPTIONAL);
+  assert_int_equal(pb_supervise_run(s, &err), 0);
+  assert_int_equal(pb_supervise_child_info(s, "evaluator", &ci), 0);
+  assert_int_equal(ci.restarts, 0);
+  assert_int_equal(ci.gave_up, 1);
+  pb_supervise_destroy(&s);
+}
+
 /* A program that cannot be started fails the run at once and stops the
  * children already started; restart_argv is used after a crash. */
 static void test_spawn_failure_and_restart_argv(void **state) {
@@ -524,6 +568,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stubborn_child_killed, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_give_up, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fatal_start_up_error, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_spawn_failure_and_restart_argv,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_follow_lines, setup, teardown),
