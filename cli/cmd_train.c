@@ -312,6 +312,11 @@ typedef struct {
 static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
   pb_err_t err;
   pb_err_clear(&err);
+  /* The children learn our pid from the environment and ask the kernel to
+   * end them when we die, even by SIGKILL (pb_die_with_parent). */
+  char ppid[32];
+  snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
+  setenv(PB_PARENT_PID_ENV, ppid, 1);
   /* the programs next to this one */
   char self[PATH_MAX], dir[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

@@ -2,9 +2,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,4 +109,48 @@ int pb_read_file(const char *path, size_t max_len, char **out, size_t *len,
   *out = buf;
   if (len) *len = n;
   return 0;
+}
+
+int pb_die_with_parent(pb_err_t *err) {
+  const char *v = getenv(PB_PARENT_PID_ENV);
+  if (v == NULL || *v == '\0') return 0;
+  char *end = NULL;
+  long want = strtol(v, &end, 10);
+  if (end == v || *end != '\0' || want <= 1) return 0;
+  if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+    return pb_err_set(err, PB_EIO, "prctl(PR_SET_PDEATHSIG): %s",
+                      strerror(errno));
+  /* The parent may have died before the prctl: then we were adopted. */
+  if ((long)getppid() != want)
+    return pb_err_set(err, PB_EINTR,
+                      "the process that started this one (pid %ld) is gone",
+                      want);
+  return 0;
+}
+
+int pb_lock_file(const char *path, pb_err_t *err) {
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
+                      strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    char buf[32] = "";
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    close(fd);
+    if (e == EWOULDBLOCK)
+      return pb_err_set(err, PB_EAGAIN, "%s is held by another process%s%s%s",
+                        path, buf[0] ? " (pid " : "", buf, buf[0] ? ")" : "");
+    return pb_err_set(err, PB_EIO, "%s: cannot lock: %s", path, strerror(e));
+  }
+  char pid[32];
+  int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
+    int e = errno;
+    close(fd);
+    return pb_err_set(err, PB_EIO, "%s: cannot write: %s", path, strerror(e));
+  }
+  return fd;
 }

@@ -22,4 +22,21 @@ int pb_write_file(const char *path, const void *data, size_t len,
 int pb_read_file(const char *path, size_t max_len, char **out, size_t *len,
                  pb_err_t *err);
 
+/* The environment variable through which `probs train` tells the
+ * processes it starts its pid. */
+#define PB_PARENT_PID_ENV "PROBS_PARENT_PID"
+
+/* For a process started by `probs train`: makes the kernel send it
+ * SIGTERM when that parent dies (even by SIGKILL), so that no learner,
+ * worker or evaluator outlives it. Does nothing (returns 0) when
+ * PROBS_PARENT_PID is not set. Returns PB_EINTR when the parent is already
+ * gone (the caller should exit), PB_EIO if the kernel refuses. */
+int pb_die_with_parent(pb_err_t *err);
+
+/* Takes an exclusive lock on `path` (created if needed) for as long as the
+ * process lives, and writes its pid into the file. Returns the open
+ * descriptor (>= 0, to be kept open), PB_EAGAIN naming the pid that holds
+ * it when another process does, or PB_EIO. */
+int pb_lock_file(const char *path, pb_err_t *err);
+
 #endif

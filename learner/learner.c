@@ -82,6 +82,7 @@ struct pb_learner {
   pb_config_t cfg;
   const pb_game_t *g;
   pb_log_t *log;
+  int lock_fd; /* RUN_DIR/learner.lock, held while the learner lives */
   pb_metrics_t *metrics;
   char run_id[PB_MSG_ID_MAX + 1];
   char sender[PB_MSG_ID_MAX + 1];
@@ -1064,6 +1065,7 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
   }
   l->cfg = *cfg;
   l->log = log;
+  l->lock_fd = -1;
   l->t_start = pb_now();
   pb_episodes_init(&l->eps);
   if (pb_config_check(cfg, err) != 0) goto fail;
@@ -1077,6 +1079,19 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
   char path[4200], latest[4200] = "";
   snprintf(path, sizeof path, "%s/checkpoints", cfg->run.dir);
   if (pb_mkdir_p(path, err) != 0) goto fail;
+  /* One learner per run dir. */
+  snprintf(path, sizeof path, "%s/learner.lock", cfg->run.dir);
+  pb_err_t lock_err;
+  pb_err_clear(&lock_err);
+  if ((l->lock_fd = pb_lock_file(path, &lock_err)) < 0) {
+    pb_err_set(err, lock_err.code, "%s%s",
+               lock_err.code == PB_EAGAIN
+                   ? "this run dir is in use by another learner: "
+                   : "",
+               lock_err.msg);
+    goto fail;
+  }
+  snprintf(path, sizeof path, "%s/checkpoints", cfg->run.dir);
   /* Leftovers of a checkpoint write that a crash cut short. */
   if (pb_ckpt_clean_tmp(path, time(NULL), note_info, log, err) < 0)
     goto fail;
@@ -1236,6 +1251,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
     uv_run(&l->loop, UV_RUN_DEFAULT);
   }
   if (l->loop_inited) uv_loop_close(&l->loop);
+  if (l->lock_fd >= 0) close(l->lock_fd);
   if (l->router) zmq_close(l->router);
   if (l->pub) zmq_close(l->pub);
   if (l->zctx) zmq_ctx_term(l->zctx);
