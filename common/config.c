@@ -7,6 +7,8 @@
  * in error messages. */
 #include "config.h"
 
+#include <arpa/inet.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -165,6 +167,9 @@ static const pb__row_t schema[] = {
             "version announcements (learner PUB binds)"),
     ROW_INT("net.http_port", net.http_port, 0, 65535, "8080",
             "HTTP /metrics and /status; 0 = off"),
+    ROW_STR("net.http_bind", net.http_bind, 1, "127.0.0.1",
+            "IPv4 address the HTTP server listens on (0.0.0.0: every "
+            "interface, as in a container)"),
     ROW_INT("net.lease_ms", net.lease_ms, 10, 86400000, "30000",
             "a work item not returned within this time is handed out again"),
     ROW_INT("net.heartbeat_ms", net.heartbeat_ms, 1, 3600000, "1000",
@@ -967,6 +972,12 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
                       "net.pub_endpoint: '%.*s' is not a ZeroMQ endpoint "
                       "(tcp://host:port, ipc://path or inproc://name)",
                       PB__SHOW, c->net.pub_endpoint);
+  struct in_addr bind_addr;
+  if (inet_pton(AF_INET, c->net.http_bind, &bind_addr) != 1)
+    return pb_err_set(err, PB_ECONFIG,
+                      "net.http_bind: '%.*s' is not an IPv4 address (e.g. "
+                      "127.0.0.1, or 0.0.0.0 for every interface)",
+                      PB__SHOW, c->net.http_bind);
   if (!strcmp(c->net.work_endpoint, c->net.pub_endpoint))
     return pb_err_set(err, PB_ECONFIG,
                       "net.work_endpoint and net.pub_endpoint are both '%.*s'",

@@ -101,6 +101,7 @@ typedef struct pb_config {
     char work_endpoint[PB_CONFIG_PATH_MAX]; /* ROUTER, learner binds */
     char pub_endpoint[PB_CONFIG_PATH_MAX];  /* PUB, learner binds */
     int http_port;                          /* /metrics and /status; 0 = off */
+    char http_bind[PB_CONFIG_NAME_MAX];     /* IPv4 address it listens on */
     int lease_ms;                           /* work-item lease */
     int heartbeat_ms;
     int hwm;           /* ZeroMQ high-water mark (messages) */

@@ -73,7 +73,7 @@ struct pb_http {
   int closing;
   void (*done)(void *);
   void *done_arg;
-  unsigned long requests, refused;
+  unsigned long requests, refused, evicted;
 };
 
 const char *pb_http_reason(int status) {
@@ -389,6 +389,19 @@ static void on_refused_closed(uv_handle_t *handle) {
 static void on_connection(uv_stream_t *server, int status) {
   pb_http_t *h = server->data;
   if (status < 0 || h->closing) return;
+  if (h->n_conns >= h->max_conns) {
+    /* Idle peers must not lock others out: make room by closing the
+     * oldest connection that has not yet sent a whole request head (the
+     * list is newest first). A client that sends its request at once is
+     * served in a few milliseconds, so only idlers lose their slot. */
+    conn_t *oldest = NULL;
+    for (conn_t *c = h->conns; c != NULL; c = c->next)
+      if (c->state == C_HEAD && !c->closing) oldest = c;
+    if (oldest != NULL) {
+      h->evicted++;
+      conn_close(oldest);
+    }
+  }
   if (h->n_conns >= h->max_conns) {
     refused_t *r = malloc(sizeof *r);
     if (r == NULL) return; /* libuv calls again while the queue is full */

@@ -14,8 +14,11 @@
  *   408  a client that has not sent a whole request head within the timeout
  *        (slow or idle clients, "slowloris"); the connection is then closed;
  *   431  a request head larger than PB_HTTP_HEAD_MAX bytes;
- * and accepts-then-closes connections beyond the connection limit, so a
- * flood of clients costs a bounded amount of memory. Only well-formed GET
+ * At the connection limit a new client takes the slot of the oldest
+ * connection that has not yet sent a whole request head (idle or slow
+ * peers cannot lock others out); only when every slot is busy answering is
+ * the new one accepted and closed at once, so a flood of clients costs a
+ * bounded amount of memory. Only well-formed GET
  * and HEAD requests reach the handler, which decides everything else
  * (usually 200 or 404).
  *

@@ -33,7 +33,8 @@ environment (default):
   PROBS_RUN_NAME      run id, run.name; the run directory is RUNS/NAME (c4)
   PROBS_RUNS          directory holding run directories, the volume (/runs)
   PROBS_LEARNER       host name or address of the learner, for workers (learner)
-  PROBS_BIND          address the learner binds (0.0.0.0)
+  PROBS_BIND          address the learner binds (0.0.0.0); HTTP listens on
+                      every interface of the container
   PROBS_WORK_PORT     work socket, ROUTER (5555)
   PROBS_PUB_PORT      announcements, PUB (5556)
   PROBS_HTTP_PORT     learner's /status and /metrics; 0 = off (8080)
@@ -178,7 +179,8 @@ run_learner() {
   probs-learner "$PROBS_CONFIG" --run-dir "$RUN_DIR" --resume "${SETS[@]}" \
     --set "net.work_endpoint=tcp://$PROBS_BIND:$PROBS_WORK_PORT" \
     --set "net.pub_endpoint=tcp://$PROBS_BIND:$PROBS_PUB_PORT" \
-    --set "net.http_port=$PROBS_HTTP_PORT" "${USER_SETS[@]}" "$@" &
+    --set "net.http_port=$PROBS_HTTP_PORT" --set "net.http_bind=0.0.0.0" \
+    "${USER_SETS[@]}" "$@" &
   CHILDREN=($!)
   wait_child "${CHILDREN[0]}"
   CHILDREN=()

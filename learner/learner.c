@@ -1195,8 +1195,8 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
   l->sigint.data = l->sigterm.data = l;
   l->handles_open = 1;
   if (cfg->net.http_port > 0) {
-    l->http = pb_http_new(&l->loop, "0.0.0.0", cfg->net.http_port, on_http, l,
-                          err);
+    l->http = pb_http_new(&l->loop, cfg->net.http_bind, cfg->net.http_port,
+                          on_http, l, err);
     if (l->http == NULL) goto fail;
   }
   return l;
