@@ -172,6 +172,9 @@ static const pb__row_t schema[] = {
             "interface, as in a container)"),
     ROW_INT("net.lease_ms", net.lease_ms, 10, 86400000, "30000",
             "a work item not returned within this time is handed out again"),
+    ROW_INT("net.lease_max_ms", net.lease_max_ms, 10, 86400000, "600000",
+            "a work item is handed out again this long after it was leased, "
+            "whatever the worker's heartbeats say"),
     ROW_INT("net.heartbeat_ms", net.heartbeat_ms, 1, 3600000, "1000",
             "worker heartbeat period"),
     ROW_INT("net.hwm", net.hwm, 1, 10000000, "1000",
@@ -982,6 +985,11 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
     return pb_err_set(err, PB_ECONFIG,
                       "net.work_endpoint and net.pub_endpoint are both '%.*s'",
                       PB__SHOW, c->net.work_endpoint);
+  if (c->net.lease_max_ms < c->net.lease_ms)
+    return pb_err_set(err, PB_ECONFIG,
+                      "net.lease_max_ms (%d) must be at least net.lease_ms "
+                      "(%d)",
+                      c->net.lease_max_ms, c->net.lease_ms);
   if (c->net.heartbeat_ms >= c->net.lease_ms)
     return pb_err_set(
         err, PB_ECONFIG,

@@ -103,6 +103,7 @@ typedef struct pb_config {
     int http_port;                          /* /metrics and /status; 0 = off */
     char http_bind[PB_CONFIG_NAME_MAX];     /* IPv4 address it listens on */
     int lease_ms;                           /* work-item lease */
+    int lease_max_ms; /* longest a lease lasts, heartbeats or not */
     int heartbeat_ms;
     int hwm;           /* ZeroMQ high-water mark (messages) */
     int item_episodes; /* episodes per self-play work item */

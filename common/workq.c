@@ -6,6 +6,7 @@ typedef struct {
   uint8_t state;
   uint32_t worker;
   double deadline;
+  double leased_at;
 } item_t;
 
 struct pb_workq {
@@ -17,6 +18,7 @@ struct pb_workq {
   uint64_t phase;
   uint64_t nonce;
   uint64_t expired, duplicates, unknown;
+  double max_lease_s; /* 0: heartbeats renew without limit */
 };
 
 #define INDEX_BITS 24
@@ -52,7 +54,8 @@ int pb_workq_reset(pb_workq_t *q, size_t n, pb_err_t *err) {
   q->phase++;
   q->base = (q->nonce << 48) | ((q->phase & 0xFFFFFF) << INDEX_BITS);
   q->n = n;
-  for (size_t i = 0; i < n; i++) q->it[i] = (item_t){PB_WORKQ_PENDING, 0, 0};
+  for (size_t i = 0; i < n; i++)
+    q->it[i] = (item_t){PB_WORKQ_PENDING, 0, 0, 0};
   q->pending = n;
   q->leased = q->done = 0;
   q->lowest_pending = 0;
@@ -74,6 +77,9 @@ int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
   q->it[i].state = PB_WORKQ_LEASED;
   q->it[i].worker = worker;
   q->it[i].deadline = now + lease_s;
+  q->it[i].leased_at = now;
+  if (q->max_lease_s > 0 && q->it[i].deadline > now + q->max_lease_s)
+    q->it[i].deadline = now + q->max_lease_s;
   q->pending--;
   q->leased++;
   *index = i;
@@ -84,8 +90,15 @@ int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
 int pb_workq_renew(pb_workq_t *q, uint64_t id, double now, double lease_s) {
   long i = pb_workq_index(q, id);
   if (i < 0 || q->it[i].state != PB_WORKQ_LEASED) return PB_ENOTFOUND;
-  q->it[i].deadline = now + lease_s;
+  double d = now + lease_s;
+  if (q->max_lease_s > 0 && d > q->it[i].leased_at + q->max_lease_s)
+    d = q->it[i].leased_at + q->max_lease_s;
+  if (d > q->it[i].deadline) q->it[i].deadline = d;
   return 0;
+}
+
+void pb_workq_set_max_lease(pb_workq_t *q, double max_s) {
+  q->max_lease_s = max_s > 0 ? max_s : 0;
 }
 
 int pb_workq_complete(pb_workq_t *q, uint64_t id, size_t *index) {

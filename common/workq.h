@@ -43,9 +43,17 @@ int pb_workq_reset(pb_workq_t *q, size_t n, pb_err_t *err);
 int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
                    size_t *index, uint64_t *id);
 
-/* Extends the lease of item `id` to now + lease_s if it is leased.
+/* Extends the lease of item `id` to now + lease_s if it is leased, but
+ * never past the cap (pb_workq_set_max_lease) after it was leased.
  * Returns 0, or PB_ENOTFOUND if it is not leased in this phase. */
 int pb_workq_renew(pb_workq_t *q, uint64_t id, double now, double lease_s);
+
+/* Caps every lease at max_s seconds from when it was handed out, whatever
+ * the heartbeats say: a peer that holds an item longer (stuck, or stalling
+ * the run on purpose) loses it to the next worker. 0 (the default): no
+ * cap. A late result of a capped lease still counts if the item is not
+ * done by then (the first result wins). */
+void pb_workq_set_max_lease(pb_workq_t *q, double max_s);
 
 /* Records a result for item `id`: PB_WORKQ_ACCEPTED (first result; *index
  * set, the item is done), PB_WORKQ_DUPLICATE (already done) or

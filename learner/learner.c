@@ -1137,6 +1137,7 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
                               : cfg->train.episodes_per_iter) + 1;
   if ((l->wq = pb_workq_new(l->max_items, pb_now() * 1e6, err)) == NULL)
     goto fail;
+  pb_workq_set_max_lease(l->wq, cfg->net.lease_max_ms / 1000.0);
   size_t nsp = (size_t)(cfg->train.episodes_per_iter + cfg->net.item_episodes - 1) /
                (size_t)cfg->net.item_episodes;
   l->item_eps = calloc(nsp, sizeof *l->item_eps);

@@ -233,11 +233,94 @@ static void test_worker_survives_garbage(void **state) {
   zmq_ctx_term(ctx);
 }
 
+/* A peer that takes a self-play item and heartbeats for it forever does
+ * not stall the run: the lease ends at net.lease_max_ms, the item goes to
+ * a real actor, and the run finishes. */
+static void test_lease_hog_is_cut(void **state) {
+  (void)state;
+  char dir[256], log[512], work[80], pub[80], path[512], out[512];
+  tp_tmpdir(dir, sizeof dir, "hog");
+  int port = tp_port_base(9);
+  snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
+  snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
+  char *sets[] = {(char *)"--set", work, (char *)"--set", pub,
+                  (char *)"--set", (char *)"train.iterations=1",
+                  (char *)"--set", (char *)"net.lease_ms=1000",
+                  (char *)"--set", (char *)"net.heartbeat_ms=200",
+                  (char *)"--set", (char *)"net.lease_max_ms=3000"};
+  snprintf(path, sizeof path, "%s/probs-learner", BIN);
+  snprintf(out, sizeof out, "%s/learner.out", dir);
+  char *argv[32] = {path, (char *)CONFIG, (char *)"--run-dir", dir};
+  int n = 4;
+  for (int i = 0; i < 12; i++) argv[n++] = sets[i];
+  argv[n] = NULL;
+  pid_t l = tp_spawn(argv, out);
+  assert_true(l > 0);
+  snprintf(log, sizeof log, "%s/learner.log", dir);
+
+  void *ctx = zmq_ctx_new();
+  void *d = zmq_socket(ctx, ZMQ_DEALER);
+  int linger = 0;
+  zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof linger);
+  char ep[64];
+  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
+  assert_int_equal(zmq_connect(d, ep), 0);
+  pb_msg_t m, r;
+  uint64_t item = 0;
+  for (int tries = 0; tries < 100 && item == 0; tries++) {
+    pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", PB_GAME_CONNECT4, "hog");
+    m.work_request.role = PB_ROLE_ACTOR;
+    send_msg(d, &m);
+    int t = recv_type(d, 1000, &r);
+    if (t == PB_MSG_WORK_ITEM) item = r.work_item.item_id;
+    if (t >= 0) pb_msg_free(&r);
+  }
+  assert_true(item != 0);
+  double t0 = tp_now();
+
+  /* Real workers, after the hog holds its item. */
+  pid_t w[2];
+  const char *roles[2] = {"selfplay", "search"};
+  for (int i = 0; i < 2; i++) {
+    char wp[512], wo[512];
+    snprintf(wp, sizeof wp, "%s/probs-actor", BIN);
+    snprintf(wo, sizeof wo, "%s/worker-%d.out", dir, i);
+    char *wa[] = {wp, (char *)CONFIG, (char *)"--role", (char *)roles[i],
+                  (char *)"--set", work, (char *)"--set", pub, NULL};
+    w[i] = tp_spawn(wa, wo);
+    assert_true(w[i] > 0);
+  }
+  /* Heartbeat for the item until the run ends (or 120 s). */
+  int st = -1;
+  while (tp_now() - t0 < 120) {
+    pb_msg_init(&m, PB_MSG_HEARTBEAT, "c4-smoke", PB_GAME_CONNECT4, "hog");
+    m.heartbeat.item_ids = &item;
+    m.heartbeat.n_item_ids = 1;
+    send_msg(d, &m);
+    int ls;
+    if (waitpid(l, &ls, WNOHANG) == l) {
+      st = ls;
+      break;
+    }
+    tp_sleep(0.2);
+  }
+  assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_true(tp_now() - t0 >= 2.5); /* not before the cap */
+  assert_true(tp_count(log, "expired; re-queued") >= 1);
+  for (int i = 0; i < 2; i++) {
+    int ws = tp_wait(w[i], 30);
+    assert_true(ws >= 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+  }
+  zmq_close(d);
+  zmq_ctx_term(ctx);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_learner_survives_garbage),
       cmocka_unit_test(test_worker_survives_garbage),
+      cmocka_unit_test(test_lease_hog_is_cut),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,6 +86,40 @@ static void test_lease_expiry_and_renew(void **state) {
   pb_workq_destroy(&q);
 }
 
+/* Heartbeats renew a lease only up to the cap from when it was handed
+ * out; then the item expires and goes to the next worker. */
+static void test_lease_cap(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_workq_t *q = pb_workq_new(4, 1, &err);
+  assert_non_null(q);
+  pb_workq_set_max_lease(q, 3.0);
+  assert_int_equal(pb_workq_reset(q, 1, &err), 0);
+  size_t idx;
+  uint64_t id;
+  assert_int_equal(pb_workq_lease(q, 0.0, 1.0, 7, &idx, &id), 0);
+  /* A heartbeat every half second, for ten seconds. */
+  size_t expired_at = 0;
+  for (int k = 1; k <= 20 && expired_at == 0; k++) {
+    double t = 0.5 * k;
+    if (pb_workq_expire(q, t, NULL, NULL) > 0) expired_at = (size_t)k;
+    else assert_int_equal(pb_workq_renew(q, id, t, 1.0), 0);
+  }
+  /* Renewed to 3.0 at most: expired at the first check after it. */
+  assert_int_equal(expired_at, 7);
+  uint64_t id2;
+  assert_int_equal(pb_workq_lease(q, 3.5, 1.0, 8, &idx, &id2), 0);
+  assert_int_equal(id2, id);
+  /* A lease shorter than the cap is untouched by it; no cap: no limit. */
+  pb_workq_set_max_lease(q, 0);
+  for (int k = 1; k <= 40; k++) {
+    double t = 3.5 + 0.5 * k;
+    assert_int_equal(pb_workq_expire(q, t, NULL, NULL), 0);
+    assert_int_equal(pb_workq_renew(q, id, t, 1.0), 0);
+  }
+  pb_workq_destroy(&q);
+}
+
 static void test_ids_differ_between_queues(void **state) {
   (void)state;
   pb_err_t err;
@@ -121,6 +155,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_in_order_and_done),
       cmocka_unit_test(test_lease_expiry_and_renew),
+      cmocka_unit_test(test_lease_cap),
       cmocka_unit_test(test_ids_differ_between_queues),
       cmocka_unit_test(test_empty_phase),
   };
