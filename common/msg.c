@@ -1116,3 +1116,16 @@ void pb_msg_free(pb_msg_t *m) {
     probs__envelope__free_unpacked(m->pb__unpacked, NULL);
   memset(m, 0, sizeof *m);
 }
+
+size_t pb_msg_max_worker_bytes(const pb_game_t *g, int item_episodes,
+                               int max_turns, int item_states) {
+  size_t turns = (size_t)(max_turns < g->max_turns ? max_turns : g->max_turns);
+  size_t sp = (size_t)item_episodes *
+                  ((turns + 1) * (size_t)g->state_bytes + 64) +
+              1024;
+  size_t sr = (size_t)item_states *
+                  ((size_t)g->num_actions * 4 + (size_t)g->state_bytes + 16) +
+              1024;
+  size_t most = 2 * (sp > sr ? sp : sr) + 65536;
+  return most < PB_MSG_MAX_BYTES ? most : PB_MSG_MAX_BYTES;
+}

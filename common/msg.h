@@ -297,4 +297,12 @@ const char *pb_msg_type_name(int type);
 /* Name of a role ("actor", "searcher", "evaluator"); "unknown" otherwise. */
 const char *pb_msg_role_name(int role);
 
+/* The largest message a worker of a run can send in good faith: a
+ * self-play result of item_episodes episodes of at most max_turns moves,
+ * or a search result of item_states positions, with a factor 2 and 64 KiB
+ * of headroom. The learner refuses anything larger at the socket
+ * (ZMQ_MAXMSGSIZE: the peer is disconnected before a byte is buffered). */
+size_t pb_msg_max_worker_bytes(const pb_game_t *g, int item_episodes,
+                               int max_turns, int item_states);
+
 #endif

@@ -1159,7 +1159,9 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
     goto fail;
   }
   int hwm = cfg->net.hwm, linger = 0, mandatory = 1;
-  int64_t maxsize = PB_MSG_MAX_BYTES;
+  /* Nothing larger than a worker's biggest honest message gets buffered. */
+  int64_t maxsize = (int64_t)pb_msg_max_worker_bytes(
+      l->g, cfg->net.item_episodes, cfg->train.max_turns, cfg->net.item_states);
   zmq_setsockopt(l->router, ZMQ_SNDHWM, &hwm, sizeof hwm);
   zmq_setsockopt(l->router, ZMQ_RCVHWM, &hwm, sizeof hwm);
   zmq_setsockopt(l->router, ZMQ_LINGER, &linger, sizeof linger);

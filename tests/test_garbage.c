@@ -47,6 +47,21 @@ static int recv_type(void *sock, int timeout_ms, pb_msg_t *out) {
   return -1;
 }
 
+/* Peak resident memory of a process (VmHWM, kB), or -1. */
+static long vm_hwm_kb(pid_t pid) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return -1;
+  long kb = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmHWM: %ld", &kb) == 1) break;
+  fclose(f);
+  return kb;
+}
+
+/* Random frames of up to 4 KiB, an empty one and multi-part ones (large
+ * frames get a peer disconnected: test_learner_survives_garbage). */
 static void spray_garbage(void *sock, pb_rng_t *rng) {
   uint8_t buf[4096];
   for (int k = 0; k < 300; k++) {
@@ -58,11 +73,6 @@ static void spray_garbage(void *sock, pb_rng_t *rng) {
   zmq_send(sock, "a", 1, ZMQ_SNDMORE);      /* multi-part junk */
   zmq_send(sock, "bc", 2, ZMQ_SNDMORE);
   zmq_send(sock, "d", 1, 0);
-  size_t big = 1 << 20;                     /* 1 MiB of noise */
-  uint8_t *b = malloc(big);
-  for (size_t i = 0; i < big; i++) b[i] = (uint8_t)(i * 131 + 7);
-  zmq_send(sock, b, big, 0);
-  free(b);
 }
 
 static void test_learner_survives_garbage(void **state) {
@@ -89,6 +99,22 @@ static void test_learner_survives_garbage(void **state) {
   assert_int_equal(zmq_connect(d, ep), 0);
   pb_rng_t rng;
   pb_rng_seed(&rng, 99, 0);
+  /* Peak memory before and after a 64 MiB message: the learner refuses
+   * it at the socket (net.* of the config bound a worker's messages)
+   * instead of buffering it. */
+  long hwm0 = vm_hwm_kb(l);
+  {
+    void *big = zmq_socket(ctx, ZMQ_DEALER);
+    zmq_setsockopt(big, ZMQ_LINGER, &linger, sizeof linger);
+    assert_int_equal(zmq_connect(big, ep), 0);
+    size_t huge = 64u << 20;
+    uint8_t *hb = calloc(1, huge);
+    assert_non_null(hb);
+    zmq_send(big, hb, huge, 0);
+    free(hb);
+    tp_sleep(1.0);
+    zmq_close(big);
+  }
   spray_garbage(d, &rng);
 
   /* Valid messages from another run, and for another game. */
@@ -145,6 +171,8 @@ static void test_learner_survives_garbage(void **state) {
   assert_string_equal(r.header.run_id, "c4-smoke");
   pb_msg_free(&r);
   assert_true(tp_alive(l));
+  long hwm1 = vm_hwm_kb(l);
+  if (hwm0 > 0 && hwm1 > 0) assert_true(hwm1 - hwm0 < 32 * 1024);
   assert_true(tp_count(log, "dropped a message") >= 1);
   zmq_close(d);
   zmq_ctx_term(ctx);

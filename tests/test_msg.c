@@ -1171,6 +1171,65 @@ static void test_free_and_buffers(void **state) {
   assert_null(buf.data);
 }
 
+/* The largest honest messages of a worker fit under the learner's socket
+ * limit, for every game: a full self-play item of the longest episodes,
+ * and a full search item. */
+static void test_worker_size_limit(void **state) {
+  (void)state;
+  const int games[] = {PB_GAME_CONNECT4, PB_GAME_TICTACTOE, PB_GAME_OTHELLO,
+                       PB_GAME_TOGUZ};
+  for (int gi = 0; gi < 4; gi++) {
+    const pb_game_t *g = pb_game_by_id(games[gi]);
+    const int item_episodes = 16, max_turns = 100, item_states = 256;
+    int T = max_turns < g->max_turns ? max_turns : g->max_turns;
+    size_t limit =
+        pb_msg_max_worker_bytes(g, item_episodes, max_turns, item_states);
+    /* Self-play: 16 episodes of T states (random play, so each is legal). */
+    pb_state_t *st = calloc((size_t)item_episodes * (size_t)T, sizeof *st);
+    pb_msg_episode_t ep[16];
+    assert_non_null(st);
+    pb_rng_t rng;
+    pb_rng_seed(&rng, 3, 0);
+    for (int e = 0; e < item_episodes; e++) {
+      pb_state_t *h = st + (size_t)e * (size_t)T;
+      g->reset(&h[0]);
+      for (int t = 1; t < T; t++) {
+        uint8_t a[PB_MAX_ACTIONS];
+        h[t] = h[t - 1];
+        int n = g->legal(&h[t], a), done = 0;
+        if (n == 0) break;
+        g->step(&h[t], a[pb_rng_below(&rng, (uint32_t)n)], &done);
+      }
+      ep[e] = (pb_msg_episode_t){h, (uint32_t)T, 0, 0};
+    }
+    pb_msg_t m;
+    pb_msg_init(&m, PB_MSG_SELFPLAY_RESULT, "run", g->id, "actor");
+    m.selfplay_result.item_id = 1;
+    m.selfplay_result.episodes = ep;
+    m.selfplay_result.n_episodes = (uint32_t)item_episodes;
+    uint8_t *buf;
+    size_t len;
+    pb_err_t err;
+    assert_int_equal(pb_msg_encode(&m, &buf, &len, &err), 0);
+    assert_true(len <= limit);
+    free(buf);
+    free(st);
+    /* Search: 256 positions of num_actions values each. */
+    float *q = calloc((size_t)item_states * (size_t)g->num_actions, sizeof *q);
+    assert_non_null(q);
+    for (size_t i = 0; i < (size_t)item_states * (size_t)g->num_actions; i++)
+      q[i] = 0.123456f;
+    pb_msg_init(&m, PB_MSG_SEARCH_RESULT, "run", g->id, "searcher");
+    m.search_result = (pb_msg_search_result_t){2, (uint32_t)item_states,
+                                               (uint32_t)g->num_actions, q};
+    assert_int_equal(pb_msg_encode(&m, &buf, &len, &err), 0);
+    assert_true(len <= limit);
+    assert_true(limit < (8u << 20)); /* and far below the codec's cap */
+    free(buf);
+    free(q);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_type_names),
@@ -1191,6 +1250,7 @@ int main(void) {
       cmocka_unit_test(test_truncated_and_flipped),
       cmocka_unit_test(test_mutations),
       cmocka_unit_test(test_free_and_buffers),
+      cmocka_unit_test(test_worker_size_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
