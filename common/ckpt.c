@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 enum { PB__CK_HDR = 24, PB__CK_FMT = 1 };
 static const char PB__CK_MAGIC[4] = {'P', 'B', 'C', 'K'};
@@ -32,18 +33,7 @@ struct pb_ckpt {
 /* ------------------------------------------------------------- helpers */
 
 uint32_t pb_crc32(uint32_t crc, const void *data, size_t len) {
-  /* The table is rebuilt per call (2K operations) rather than kept in a
-   * global: calls are few and large, and there is no init-order question. */
-  uint32_t t[256];
-  for (uint32_t i = 0; i < 256; i++) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    t[i] = c;
-  }
-  const uint8_t *p = data;
-  uint32_t c = ~crc;
-  for (size_t i = 0; i < len; i++) c = t[(c ^ p[i]) & 0xFF] ^ (c >> 8);
-  return ~c;
+  return (uint32_t)crc32_z(crc, data, len); /* zlib's */
 }
 
 static void pb__put32(uint8_t *p, uint32_t x) {

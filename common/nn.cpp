@@ -43,6 +43,7 @@ extern "C" {
 #include <torch/autograd.h>
 #include <torch/cuda.h>
 #include <torch/types.h>
+#include <zlib.h>
 #include <torch/utils.h>
 
 #include <cerrno>
@@ -128,27 +129,10 @@ static void pb__get_floats(float *f, const uint8_t *p, int64_t n) {
   }
 }
 
-/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32 and Python's zlib.crc32),
- * so that a buffer can be checked from a script. The table is a compile-time
- * constant. */
-namespace {
-struct pb__crc_table {
-  uint32_t t[256];
-  constexpr pb__crc_table() : t() {
-    for (uint32_t i = 0; i < 256; i++) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-  }
-};
-constexpr pb__crc_table pb__crc{};
-}  // namespace
-
+/* CRC-32 as zlib's crc32 (and Python's zlib.crc32, so that a buffer can
+ * be checked from a script): zlib's own. */
 static uint32_t pb__crc32(const uint8_t *p, size_t n) {
-  uint32_t c = 0xFFFFFFFFu;
-  for (size_t i = 0; i < n; i++) c = pb__crc.t[(c ^ p[i]) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
+  return (uint32_t)crc32_z(0, p, n);
 }
 
 /* ------------------------------------------------------------ the model */
