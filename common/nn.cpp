@@ -43,8 +43,8 @@ extern "C" {
 #include <torch/autograd.h>
 #include <torch/cuda.h>
 #include <torch/types.h>
-#include <zlib.h>
 #include <torch/utils.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <cmath>
