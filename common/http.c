@@ -278,39 +278,67 @@ static char *next_line(char *buf, size_t *pos, size_t end) {
   return line;
 }
 
-/* Parses the complete head in c->buf[0..end) and answers it. */
-static void handle_head(conn_t *c, size_t end) {
-  pb_http_t *h = c->h;
-  if (memchr(c->buf, '\0', end) != NULL) goto bad;
+/* Parses the complete head buf[0..end) in place: 0 with *method and
+ * *target pointing into buf (the target without query or fragment), or
+ * PB_EINVAL for anything malformed. */
+static int parse_head(char *buf, size_t end, const char **method_out,
+                      char **target_out) {
+  if (memchr(buf, '\0', end) != NULL) return PB_EINVAL;
   size_t pos = 0;
-  char *line = next_line(c->buf, &pos, end);
-  if (line == NULL) goto bad;
+  char *line = next_line(buf, &pos, end);
+  if (line == NULL) return PB_EINVAL;
   /* request-line = method SP request-target SP HTTP-version */
   char *sp1 = strchr(line, ' ');
-  if (sp1 == NULL) goto bad;
+  if (sp1 == NULL) return PB_EINVAL;
   char *sp2 = strchr(sp1 + 1, ' ');
-  if (sp2 == NULL || strchr(sp2 + 1, ' ') != NULL) goto bad;
+  if (sp2 == NULL || strchr(sp2 + 1, ' ') != NULL) return PB_EINVAL;
   *sp1 = '\0';
   *sp2 = '\0';
   char *method = line, *target = sp1 + 1, *version = sp2 + 1;
   size_t mlen = strlen(method);
-  if (mlen == 0 || mlen > 32) goto bad;
+  if (mlen == 0 || mlen > 32) return PB_EINVAL;
   for (size_t i = 0; i < mlen; i++)
-    if (!is_tchar((unsigned char)method[i])) goto bad;
-  if (target[0] != '/') goto bad;
+    if (!is_tchar((unsigned char)method[i])) return PB_EINVAL;
+  if (target[0] != '/') return PB_EINVAL;
   for (const char *p = target; *p; p++)
-    if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f) goto bad;
+    if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+      return PB_EINVAL;
   if (strcmp(version, "HTTP/1.1") != 0 && strcmp(version, "HTTP/1.0") != 0)
-    goto bad;
+    return PB_EINVAL;
   /* header-field = field-name ":" OWS field-value OWS; no line folding */
   for (;;) {
-    char *hl = next_line(c->buf, &pos, end);
-    if (hl == NULL) goto bad;
+    char *hl = next_line(buf, &pos, end);
+    if (hl == NULL) return PB_EINVAL;
     if (hl[0] == '\0') break; /* the blank line */
     char *colon = strchr(hl, ':');
-    if (colon == NULL || colon == hl) goto bad;
+    if (colon == NULL || colon == hl) return PB_EINVAL;
     for (char *p = hl; p < colon; p++)
-      if (!is_tchar((unsigned char)*p)) goto bad;
+      if (!is_tchar((unsigned char)*p)) return PB_EINVAL;
+  }
+  target[strcspn(target, "?#")] = '\0';
+  *method_out = method;
+  *target_out = target;
+  return 0;
+}
+
+long pb_http_parse_head(char *buf, size_t len, const char **method,
+                        char **target) {
+  if (buf == NULL || method == NULL || target == NULL) return PB_EINVAL;
+  size_t end = head_end(buf, 0, len);
+  if (end == 0) return 0;
+  int rc = parse_head(buf, end, method, target);
+  return rc < 0 ? rc : (long)end;
+}
+
+/* Parses the complete head in c->buf[0..end) and answers it. */
+static void handle_head(conn_t *c, size_t end) {
+  pb_http_t *h = c->h;
+  const char *method;
+  char *target;
+  if (parse_head(c->buf, end, &method, &target) != 0) {
+    h->refused++;
+    respond(c, 400, NULL, NULL, 0, 0);
+    return;
   }
   int is_get = strcmp(method, "GET") == 0;
   int is_head = strcmp(method, "HEAD") == 0;
@@ -319,16 +347,11 @@ static void handle_head(conn_t *c, size_t end) {
     respond(c, 405, NULL, NULL, 0, 0);
     return;
   }
-  target[strcspn(target, "?#")] = '\0';
   pb_http_response_t res = {404, NULL, NULL, 0};
   h->requests++;
   h->fn(h->ctx, method, target, &res);
   if (res.body == NULL) res.body_len = 0;
   respond(c, res.status, res.content_type, res.body, res.body_len, is_head);
-  return;
-bad:
-  h->refused++;
-  respond(c, 400, NULL, NULL, 0, 0);
 }
 
 /* ---- libuv callbacks ------------------------------------------------ */

@@ -114,4 +114,14 @@ void pb_http_destroy(pb_http_t **h);
  * it does not know. Never NULL. */
 const char *pb_http_reason(int status);
 
+/* The request-head parser the server uses, for tests and fuzzing:
+ * buf[0..len) holds the bytes received so far and is modified in place.
+ * Returns 0 while the head is incomplete (no blank line yet); the length
+ * of the head (> 0) when it is complete and well-formed, with *method and
+ * *target pointing into buf (the target without its query or fragment);
+ * PB_EINVAL when it is malformed (a NUL byte, a stray CR, a bad request
+ * line, version or header line). */
+long pb_http_parse_head(char *buf, size_t len, const char **method,
+                        char **target);
+
 #endif

@@ -564,8 +564,37 @@ static void test_new_errors(void **state) {
   assert_string_equal(pb_http_reason(299), "Unknown");
 }
 
+/* The head parser on its own (what fuzz/fuzz_http.c drives). */
+static void test_parse_head(void **state) {
+  (void)state;
+  const char *method;
+  char *target;
+  char a[] = "GET /metrics?x=1 HTTP/1.1\r\nHost: x\r\n\r\nrest";
+  long n = pb_http_parse_head(a, strlen(a), &method, &target);
+  assert_int_equal(n, (long)strlen(a) - 4);
+  assert_string_equal(method, "GET");
+  assert_string_equal(target, "/metrics");
+  char b[] = "GET / HTTP/1.1\r\nHost: x\r\n";
+  assert_int_equal(pb_http_parse_head(b, strlen(b), &method, &target), 0);
+  char c[] = "GET / HTTP/2\n\n";
+  assert_int_equal(pb_http_parse_head(c, strlen(c), &method, &target),
+                   PB_EINVAL);
+  char d[] = "GET / HTTP/1.0\nBad Header\n\n";
+  assert_int_equal(pb_http_parse_head(d, strlen(d), &method, &target),
+                   PB_EINVAL);
+  char e[] = "GET\r / HTTP/1.0\n\n";
+  assert_int_equal(pb_http_parse_head(e, strlen(e), &method, &target),
+                   PB_EINVAL);
+  char f[] = "HEAD /status HTTP/1.0\n\n";
+  assert_int_equal(pb_http_parse_head(f, strlen(f), &method, &target),
+                   (long)strlen(f));
+  assert_string_equal(method, "HEAD");
+  assert_int_equal(pb_http_parse_head(NULL, 0, &method, &target), PB_EINVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_parse_head),
       cmocka_unit_test(test_get_metrics),
       cmocka_unit_test(test_status_query_stripped),
       cmocka_unit_test(test_head),
