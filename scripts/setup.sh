@@ -27,7 +27,7 @@ done
 PACKAGES=(
   cmake make g++ gcc pkg-config ca-certificates
   libzmq3-dev libprotobuf-c-dev protobuf-c-compiler libuv1-dev libyaml-dev
-  libcmocka-dev zlib1g-dev
+  libcmocka-dev zlib1g-dev clang libclang-rt-dev
   libtorch-dev libopenblas0-pthread
   python3 python3-torch
   iproute2 procps curl
