@@ -46,14 +46,7 @@ static void usage(FILE *f) {
 #define MAX_SETS 256
 
 int main(int argc, char **argv) {
-  { /* Started by probs train: never outlive it. */
-    pb_err_t perr;
-    pb_err_clear(&perr);
-    if (pb_die_with_parent(&perr) != 0) {
-      fprintf(stderr, "probs-actor: %s\n", perr.msg);
-      return 1;
-    }
-  }
+  if (pb_die_with_parent_or_say("probs-actor") != 0) return 1;
   static const struct option opts[] = {{"role", required_argument, 0, 'r'},
                                        {"set", required_argument, 0, 's'},
                                        {"id", required_argument, 0, 'i'},

@@ -128,6 +128,14 @@ int pb_die_with_parent(pb_err_t *err) {
   return 0;
 }
 
+int pb_die_with_parent_or_say(const char *prog) {
+  pb_err_t err;
+  pb_err_clear(&err);
+  if (pb_die_with_parent(&err) == 0) return 0;
+  fprintf(stderr, "%s: %s\n", prog, err.msg);
+  return 1;
+}
+
 int pb_lock_file(const char *path, pb_err_t *err) {
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)

@@ -33,6 +33,10 @@ int pb_read_file(const char *path, size_t max_len, char **out, size_t *len,
  * gone (the caller should exit), PB_EIO if the kernel refuses. */
 int pb_die_with_parent(pb_err_t *err);
 
+/* pb_die_with_parent for a main(): on failure prints "PROG: why" on
+ * stderr and returns 1 (the process should exit), else 0. */
+int pb_die_with_parent_or_say(const char *prog);
+
 /* Takes an exclusive lock on `path` (created if needed) for as long as the
  * process lives, and writes its pid into the file. Returns the open
  * descriptor (>= 0, to be kept open), PB_EAGAIN naming the pid that holds

@@ -67,14 +67,7 @@ static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
 }
 
 int main(int argc, char **argv) {
-  { /* Started by probs train: never outlive it. */
-    pb_err_t perr;
-    pb_err_clear(&perr);
-    if (pb_die_with_parent(&perr) != 0) {
-      fprintf(stderr, "probs-evaluator: %s\n", perr.msg);
-      return 1;
-    }
-  }
+  if (pb_die_with_parent_or_say("probs-evaluator") != 0) return 1;
   static const struct option opts[] = {{"run-dir", required_argument, 0, 'd'},
                                        {"set", required_argument, 0, 's'},
                                        {"all", no_argument, 0, 'a'},

@@ -92,19 +92,9 @@ static void c4_encode(const pb_state_t *s, float *out) {
     }
 }
 
-static void put_le64(uint8_t *p, uint64_t x) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p) {
-  uint64_t x = 0;
-  for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
-  return x;
-}
-
 static void c4_pack(const pb_state_t *s, uint8_t *out) {
-  put_le64(out, s->w[0]);
-  put_le64(out + 8, s->w[1]);
+  pb_put_le64(out, s->w[0]);
+  pb_put_le64(out + 8, s->w[1]);
 }
 
 /* Could `p` (the previous mover's stones) have just completed its first
@@ -126,7 +116,7 @@ static int c4_unpack(pb_state_t *s, const uint8_t *in, size_t len,
     return pb_err_set(err, PB_ECORRUPT,
                       "connect4: packed state is %zu bytes, expected 16",
                       in == NULL ? (size_t)0 : len);
-  uint64_t me = get_le64(in), mask = get_le64(in + 8);
+  uint64_t me = pb_get_le64(in), mask = pb_get_le64(in + 8);
   if ((mask & ~C4_BOARD) || (me & ~C4_BOARD))
     return pb_err_set(err, PB_ECORRUPT,
                       "connect4: bits set outside the 6x7 board");
@@ -190,10 +180,7 @@ static int c4_render(const pb_state_t *s, char *buf, size_t n) {
     tmp[k++] = (char)('1' + c);
     tmp[k++] = c == C4_W - 1 ? '\n' : ' ';
   }
-  if (k >= n) k = n - 1;
-  memcpy(buf, tmp, k);
-  buf[k] = '\0';
-  return (int)k;
+  return pb_game_text_out(buf, n, tmp, k);
 }
 
 static int c4_parse(pb_state_t *s, const char *moves, pb_err_t *err) {

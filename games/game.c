@@ -98,3 +98,20 @@ uint64_t pb_game_count_games(const pb_game_t *g, const pb_state_t *s,
   if (depth <= 0) return 0;
   return games_rec(g, s, depth);
 }
+
+int pb_game_text_out(char *buf, size_t n, const char *text, size_t len) {
+  if (len >= n) len = n - 1;
+  memcpy(buf, text, len);
+  buf[len] = '\0';
+  return (int)len;
+}
+
+void pb_put_le64(uint8_t *p, uint64_t x) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
+}
+
+uint64_t pb_get_le64(const uint8_t *p) {
+  uint64_t x = 0;
+  for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
+  return x;
+}

@@ -136,20 +136,10 @@ static void ot_encode(const pb_state_t *s, float *out) {
   }
 }
 
-static void put_le64(uint8_t *p, uint64_t x) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p) {
-  uint64_t x = 0;
-  for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
-  return x;
-}
-
 /* 17 bytes: the mover's discs, the opponent's (little-endian), the ply. */
 static void ot_pack(const pb_state_t *s, uint8_t *out) {
-  put_le64(out, s->w[0]);
-  put_le64(out + 8, s->w[1]);
+  pb_put_le64(out, s->w[0]);
+  pb_put_le64(out + 8, s->w[1]);
   out[16] = (uint8_t)s->w[2];
 }
 
@@ -159,7 +149,7 @@ static int ot_unpack(pb_state_t *s, const uint8_t *in, size_t len,
     return pb_err_set(err, PB_ECORRUPT,
                       "othello: packed state is %zu bytes, expected 17",
                       in == NULL ? (size_t)0 : len);
-  uint64_t me = get_le64(in), opp = get_le64(in + 8);
+  uint64_t me = pb_get_le64(in), opp = pb_get_le64(in + 8);
   int ply = in[16];
   if (me & opp)
     return pb_err_set(err, PB_ECORRUPT,
@@ -214,10 +204,7 @@ static int ot_render(const pb_state_t *s, char *buf, size_t n) {
     }
     tmp[k++] = '\n';
   }
-  if (k >= n) k = n - 1;
-  memcpy(buf, tmp, k);
-  buf[k] = '\0';
-  return (int)k;
+  return pb_game_text_out(buf, n, tmp, k);
 }
 
 /* Move lists: squares as a letter a-h (either case) and a digit 1-8,

@@ -147,10 +147,7 @@ static int t3_render(const pb_state_t *s, char *buf, size_t n) {
     tmp[k++] = !(s->w[1] >> i & 1) ? '.' : (xs >> i & 1) ? 'X' : 'O';
     tmp[k++] = i % 3 == 2 ? '\n' : ' ';
   }
-  if (k >= n) k = n - 1;
-  memcpy(buf, tmp, k);
-  buf[k] = '\0';
-  return (int)k;
+  return pb_game_text_out(buf, n, tmp, k);
 }
 
 static int t3_parse(pb_state_t *s, const char *moves, pb_err_t *err) {

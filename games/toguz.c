@@ -293,10 +293,7 @@ static int tk_render(const pb_state_t *s, char *buf, size_t n) {
   tmp[k++] = ' ';
   for (int h = 1; h <= TK_HOLES; h++) k += (size_t)tk_put_num(tmp + k, h);
   tmp[k++] = '\n';
-  if (k >= n) k = n - 1;
-  memcpy(buf, tmp, k);
-  buf[k] = '\0';
-  return (int)k;
+  return pb_game_text_out(buf, n, tmp, k);
 }
 
 /* Move lists: the mover's hole numbers, digits 1-9 ("7315"). */

@@ -40,14 +40,7 @@ static int is_dir(const char *p) {
 }
 
 int main(int argc, char **argv) {
-  { /* Started by probs train: never outlive it. */
-    pb_err_t perr;
-    pb_err_clear(&perr);
-    if (pb_die_with_parent(&perr) != 0) {
-      fprintf(stderr, "probs-learner: %s\n", perr.msg);
-      return 1;
-    }
-  }
+  if (pb_die_with_parent_or_say("probs-learner") != 0) return 1;
   static const struct option opts[] = {
       {"run-dir", required_argument, 0, 'd'},
       {"resume", no_argument, 0, 'r'},
