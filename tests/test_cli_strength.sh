@@ -12,26 +12,7 @@ P="$BIN/probs"
 T=$(mktemp -d /tmp/pb_test_cli_XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok: $*"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL: $*"; }
-# expect DESCRIPTION STATUS PATTERN COMMAND...: exit status and a line of
-# stdout+stderr matching the extended regex PATTERN.
-expect() {
-  local what=$1 want=$2 pat=$3
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    bad "$what: exit $rc, expected $want; output: $(head -c 400 <<<"$out")"
-  elif ! grep -qE -- "$pat" <<<"$out"; then
-    bad "$what: no line matches '$pat'; output: $(head -c 400 <<<"$out")"
-  else
-    ok "$what"
-  fi
-}
+. "$SRC/tests/cli_lib.sh"
 
 # --- probs solve ------------------------------------------------------------
 expect "solve: immediate win and double threat values" 0 \
@@ -112,5 +93,4 @@ expect "evaluator --versions with --all is refused" 2 'do not go with each other
 expect "evaluator: a test set that cannot be read" 2 'eval.testset' \
   "$BIN/probs-evaluator" --run-dir "$R" --versions 1 --set eval.testset="$T/bad.txt"
 
-echo "test_cli_strength: $PASS passed, $FAIL failed"
-[ "$FAIL" -eq 0 ]
+finish test_cli_strength

@@ -14,26 +14,7 @@ P="$BIN/probs"
 T=$(mktemp -d /tmp/pb_test_games_XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok: $*"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL: $*"; }
-# expect DESCRIPTION STATUS PATTERN COMMAND...: exit status and a line of
-# stdout+stderr matching the extended regex PATTERN.
-expect() {
-  local what=$1 want=$2 pat=$3
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    bad "$what: exit $rc, expected $want; output: $(head -c 400 <<<"$out")"
-  elif ! grep -qE -- "$pat" <<<"$out"; then
-    bad "$what: no line matches '$pat'; output: $(head -c 400 <<<"$out")"
-  else
-    ok "$what"
-  fi
-}
+. "$SRC/tests/cli_lib.sh"
 
 # --- perft ------------------------------------------------------------------
 expect "othello perft 8 from the start" 0 '^390216$' \
@@ -88,5 +69,4 @@ if [ $(( $(date +%s) - start )) -lt 20 ] && ! grep -q "restarting" "$T/toguz/log
   ok "no restarts of the learner"
 else bad "the learner was restarted (or it took 20 s or more)"; fi
 
-echo "test_games_cli: $PASS passed, $FAIL failed"
-[ "$FAIL" -eq 0 ]
+finish test_games_cli

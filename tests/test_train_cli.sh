@@ -13,10 +13,7 @@ P="$BIN/probs"
 T=$(mktemp -d /tmp/pb_test_train_XXXXXX)
 trap 'kill -9 $(cat "$T"/pids 2>/dev/null) 2>/dev/null; rm -rf "$T"' EXIT
 
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok: $*"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL: $*"; }
+. "$SRC/tests/cli_lib.sh"
 
 # alive PID: running and not a zombie
 alive() { [ -r "/proc/$1/stat" ] && ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$1/stat"; }
@@ -66,5 +63,4 @@ if [ "$rc" -eq 0 ] && grep -q "resumed from" "$RUN/learner.log"; then
   ok "the run resumes after the kill"
 else bad "resume: exit $rc: $(tail -c 400 "$T/train2.out")"; fi
 
-echo "test_train_cli: $PASS passed, $FAIL failed"
-[ "$FAIL" -eq 0 ]
+finish test_train_cli
