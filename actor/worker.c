@@ -23,6 +23,7 @@
 #include <zmq.h>
 
 #include "beam_search.h"
+#include "curve.h"
 #include "episodes.h"
 #include "learn.h"
 #include "msg.h"
@@ -219,6 +220,10 @@ static int setup_sockets(pb_worker_t *w, pb_err_t *err) {
   if (rc == 0) rc = sockopt_int(w->sub, ZMQ_LINGER, 0, s, err);
   if (rc == 0) rc = sockopt_int(w->sub, ZMQ_RECONNECT_IVL, 100, s, err);
   if (rc == 0) rc = sockopt_int(w->sub, ZMQ_RECONNECT_IVL_MAX, 2000, s, err);
+  if (rc == 0) { /* CURVE (net.curve_dir): talk only to the pinned learner */
+    void *const socks[2] = {w->dealer, w->sub};
+    rc = pb_curve_client_dir(c->net.curve_dir, socks, 2, err);
+  }
   if (rc != 0) return rc;
 
   if (zmq_connect(w->dealer, c->net.work_endpoint) != 0)

@@ -12,5 +12,6 @@ int pb_cmd_elo_calibrate(int argc, char **argv);
 int pb_cmd_solve(int argc, char **argv);
 int pb_cmd_accuracy(int argc, char **argv);
 int pb_cmd_testset(int argc, char **argv);
+int pb_cmd_keys(int argc, char **argv);
 
 #endif

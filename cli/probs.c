@@ -19,6 +19,7 @@ static const pb_cmd_t commands[] = {
     {"solve", pb_cmd_solve, "exact value of a position and its moves"},
     {"accuracy", pb_cmd_accuracy, "share of optimal moves on a solved test set"},
     {"testset", pb_cmd_testset, "make a solved test set"},
+    {"keys", pb_cmd_keys, "make the CURVE keys of a run (net.curve_dir)"},
 };
 
 static void usage(FILE *f) {

@@ -167,6 +167,10 @@ static const pb__row_t schema[] = {
             "version announcements (learner PUB binds)"),
     ROW_INT("net.http_port", net.http_port, 0, 65535, "8080",
             "HTTP /metrics and /status; 0 = off"),
+    ROW_STR("net.curve_dir", net.curve_dir, 0, "",
+            "directory of the run's CURVE keys (probs keys DIR): encrypted "
+            "links, and only workers listed in its authorized_keys may "
+            "join; empty = off (loopback runs)"),
     ROW_STR("net.http_bind", net.http_bind, 1, "127.0.0.1",
             "IPv4 address the HTTP server listens on (0.0.0.0: every "
             "interface, as in a container)"),

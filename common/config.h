@@ -102,6 +102,7 @@ typedef struct pb_config {
     char pub_endpoint[PB_CONFIG_PATH_MAX];  /* PUB, learner binds */
     int http_port;                          /* /metrics and /status; 0 = off */
     char http_bind[PB_CONFIG_NAME_MAX];     /* IPv4 address it listens on */
+    char curve_dir[PB_CONFIG_PATH_MAX];     /* CURVE keys; "" = off */
     int lease_ms;                           /* work-item lease */
     int lease_max_ms; /* longest a lease lasts, heartbeats or not */
     int heartbeat_ms;

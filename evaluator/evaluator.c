@@ -15,6 +15,7 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "curve.h"
 #include "evalrun.h"
 #include "msg.h"
 #include "util.h"
@@ -131,10 +132,18 @@ static int sub_open(sub_t *s, const pb_config_t *cfg, int game_id,
       zmq_setsockopt(s->sub, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
       zmq_setsockopt(s->sub, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
       zmq_setsockopt(s->sub, ZMQ_MAXMSGSIZE, &maxsz, sizeof maxsz) != 0 ||
-      zmq_setsockopt(s->sub, ZMQ_SUBSCRIBE, "", 0) != 0 ||
-      zmq_connect(s->sub, cfg->net.pub_endpoint) != 0) {
+      zmq_setsockopt(s->sub, ZMQ_SUBSCRIBE, "", 0) != 0) {
     int e = zmq_errno();
     sub_close(s);
+    return pb_err_set(err, PB_EIO, "evaluator: cannot subscribe to %s: %s",
+                      cfg->net.pub_endpoint, zmq_strerror(e));
+  }
+  void *const socks[1] = {s->sub};
+  int rc = pb_curve_client_dir(cfg->net.curve_dir, socks, 1, err);
+  if (rc != 0 || zmq_connect(s->sub, cfg->net.pub_endpoint) != 0) {
+    int e = zmq_errno();
+    sub_close(s);
+    if (rc != 0) return rc;
     return pb_err_set(err, PB_EIO, "evaluator: cannot subscribe to %s: %s",
                       cfg->net.pub_endpoint, zmq_strerror(e));
   }

@@ -24,6 +24,7 @@
 #include <zmq.h>
 
 #include "ckpt.h"
+#include "curve.h"
 #include "episodes.h"
 #include "evalrun.h"
 #include "http.h"
@@ -83,6 +84,7 @@ struct pb_learner {
   const pb_game_t *g;
   pb_log_t *log;
   int lock_fd; /* RUN_DIR/learner.lock, held while the learner lives */
+  pb_zap_t *zap; /* CURVE's ZAP handler, or NULL */
   pb_metrics_t *metrics;
   char run_id[PB_MSG_ID_MAX + 1];
   char sender[PB_MSG_ID_MAX + 1];
@@ -1003,6 +1005,19 @@ static void on_http(void *ctx, const char *method, const char *path,
 
 /* ---- lifecycle -------------------------------------------------------- */
 
+/* From the ZAP thread: a refused peer is worth a warning. */
+static void zap_note(void *ctx, int accepted, const char *address,
+                     const char *key) {
+  pb_learner_t *l = ctx;
+  if (accepted)
+    pb_log_info(l->log, "CURVE: worker key %s from %s accepted", key, address);
+  else
+    pb_log_warn(l->log,
+                "CURVE: refused a peer from %s with key %s (not in "
+                "authorized_keys)",
+                address, key);
+}
+
 static void note_info(void *ctx, const char *msg) {
   pb_log_info((pb_log_t *)ctx, "%s", msg);
 }
@@ -1169,6 +1184,20 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
   zmq_setsockopt(l->router, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory);
   zmq_setsockopt(l->pub, ZMQ_SNDHWM, &hwm, sizeof hwm);
   zmq_setsockopt(l->pub, ZMQ_LINGER, &linger, sizeof linger);
+  if (cfg->net.curve_dir[0] != '\0') {
+    /* CURVE: only the workers of authorized_keys get in. */
+    pb_curve_keys_t keys;
+    snprintf(path, sizeof path, "%s/learner.key", cfg->net.curve_dir);
+    if (pb_curve_load(path, 1, &keys, err) != 0) goto fail;
+    snprintf(path, sizeof path, "%s/authorized_keys", cfg->net.curve_dir);
+    if ((l->zap = pb_zap_start(l->zctx, path, zap_note, l, err)) == NULL ||
+        pb_curve_server(l->router, &keys, err) != 0 ||
+        pb_curve_server(l->pub, &keys, err) != 0)
+      goto fail;
+    pb_log_info(log, "CURVE on: learner key %s, %d authorized worker key(s)",
+                keys.pub, pb_zap_count(l->zap));
+    memset(&keys, 0, sizeof keys);
+  }
   if (zmq_bind(l->router, cfg->net.work_endpoint) != 0) {
     pb_err_set(err, PB_EIO, "cannot bind net.work_endpoint %s: %s",
                cfg->net.work_endpoint, zmq_strerror(errno));
@@ -1256,6 +1285,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
   if (l->loop_inited) uv_loop_close(&l->loop);
   if (l->lock_fd >= 0) close(l->lock_fd);
   if (l->router) zmq_close(l->router);
+  pb_zap_stop(&l->zap);
   if (l->pub) zmq_close(l->pub);
   if (l->zctx) zmq_ctx_term(l->zctx);
   pb_msg_buf_free(&l->obuf);

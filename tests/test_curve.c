@@ -1,0 +1,174 @@
+/* test_curve.c - ZeroMQ CURVE on a run: key files, and a real learner that
+ * lets in only the workers of its authorized_keys. A peer without CURVE,
+ * with an unlisted key, or pinned to another learner's key gets no answer;
+ * the authorized actor and searcher finish the run. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <zmq.h>
+
+#include "curve.h"
+#include "msg.h"
+#include "proc.h"
+
+#define BIN PB_BIN_DIR
+#define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void test_key_files(void **state) {
+  (void)state;
+  char dir[256], path[512];
+  tp_tmpdir(dir, sizeof dir, "keys");
+  pb_err_t err;
+  assert_int_equal(pb_curve_make_dir(dir, &err), 0);
+  pb_curve_keys_t k, p;
+  snprintf(path, sizeof path, "%s/learner.key", dir);
+  assert_int_equal(pb_curve_load(path, 1, &k, &err), 0);
+  snprintf(path, sizeof path, "%s/learner.pub", dir);
+  assert_int_equal(pb_curve_load(path, 0, &p, &err), 0);
+  assert_string_equal(k.pub, p.pub);
+  assert_string_equal(p.sec, "");
+  assert_int_equal(pb_curve_load(path, 1, &p, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "secret-key"));
+  /* Never overwritten. */
+  assert_int_equal(pb_curve_make_dir(dir, &err), PB_EINVAL);
+  assert_non_null(strstr(err.msg, "exists"));
+  /* Not key files. */
+  snprintf(path, sizeof path, "%s/bad", dir);
+  write_file(path, "public-key tooshort\n");
+  assert_int_equal(pb_curve_load(path, 0, &p, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "line 1"));
+  write_file(path, "# nothing\n");
+  assert_int_equal(pb_curve_load(path, 0, &p, &err), PB_ECONFIG);
+  snprintf(path, sizeof path, "%s/missing", dir);
+  assert_int_equal(pb_curve_load(path, 0, &p, &err), PB_EIO);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* Sends a WorkRequest from sock; 1 if any answer arrives within ms. */
+static int answered(void *sock, int ms) {
+  pb_msg_t m;
+  pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", PB_GAME_CONNECT4, "peer");
+  m.work_request.role = PB_ROLE_SEARCHER;
+  uint8_t *buf;
+  size_t len;
+  pb_err_t err;
+  assert_int_equal(pb_msg_encode(&m, &buf, &len, &err), 0);
+  zmq_send(sock, buf, len, ZMQ_DONTWAIT);
+  free(buf);
+  zmq_pollitem_t it = {sock, 0, ZMQ_POLLIN, 0};
+  return zmq_poll(&it, 1, ms) > 0;
+}
+
+static void *dealer(void *ctx, const char *ep, const pb_curve_keys_t *mine,
+                    const char *server_pub) {
+  void *d = zmq_socket(ctx, ZMQ_DEALER);
+  int linger = 0;
+  zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof linger);
+  pb_err_t err;
+  if (mine != NULL)
+    assert_int_equal(pb_curve_client(d, mine, server_pub, &err), 0);
+  assert_int_equal(zmq_connect(d, ep), 0);
+  return d;
+}
+
+static void test_only_authorized_workers(void **state) {
+  (void)state;
+  char dir[256], keys[300], log[512], out[512], path[512];
+  tp_tmpdir(dir, sizeof dir, "curve");
+  snprintf(keys, sizeof keys, "%s/keys", dir);
+  pb_err_t err;
+  assert_int_equal(pb_curve_make_dir(keys, &err), 0);
+  int port = tp_port_base(11);
+  char work[80], pub[80], ep[64], curve[400];
+  snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
+  snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
+  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
+  snprintf(curve, sizeof curve, "net.curve_dir=%s", keys);
+  snprintf(path, sizeof path, "%s/probs-learner", BIN);
+  snprintf(out, sizeof out, "%s/learner.out", dir);
+  char *argv[] = {path, (char *)CONFIG, (char *)"--run-dir", dir,
+                  (char *)"--set", work, (char *)"--set", pub,
+                  (char *)"--set", curve, (char *)"--set",
+                  (char *)"train.iterations=1", NULL};
+  pid_t l = tp_spawn(argv, out);
+  assert_true(l > 0);
+  snprintf(log, sizeof log, "%s/learner.log", dir);
+  assert_true(tp_wait_for(log, "CURVE on", 1, 60));
+
+  void *ctx = zmq_ctx_new();
+  pb_curve_keys_t learner, stranger, other;
+  snprintf(path, sizeof path, "%s/learner.pub", keys);
+  assert_int_equal(pb_curve_load(path, 0, &learner, &err), 0);
+  assert_int_equal(zmq_curve_keypair(stranger.pub, stranger.sec), 0);
+  assert_int_equal(zmq_curve_keypair(other.pub, other.sec), 0);
+  /* No CURVE at all. */
+  void *d = dealer(ctx, ep, NULL, NULL);
+  assert_false(answered(d, 1500));
+  zmq_close(d);
+  /* A key the learner does not list: refused, and logged with the key. */
+  d = dealer(ctx, ep, &stranger, learner.pub);
+  assert_false(answered(d, 1500));
+  zmq_close(d);
+  assert_true(tp_wait_for(log, "refused a peer", 1, 10));
+  assert_true(tp_count(log, stranger.pub) >= 1);
+  /* The worker's own key, but pinned to another learner. */
+  pb_curve_keys_t worker;
+  snprintf(path, sizeof path, "%s/worker.key", keys);
+  assert_int_equal(pb_curve_load(path, 1, &worker, &err), 0);
+  d = dealer(ctx, ep, &worker, other.pub);
+  assert_false(answered(d, 1500));
+  zmq_close(d);
+  /* The authorized key: answered. */
+  d = dealer(ctx, ep, &worker, learner.pub);
+  assert_true(answered(d, 5000));
+  zmq_close(d);
+  zmq_ctx_term(ctx);
+
+  /* Real workers with the run's keys finish the run. */
+  pid_t w[2];
+  const char *roles[2] = {"selfplay", "search"};
+  for (int i = 0; i < 2; i++) {
+    char wp[512], wo[512];
+    snprintf(wp, sizeof wp, "%s/probs-actor", BIN);
+    snprintf(wo, sizeof wo, "%s/worker-%d.out", dir, i);
+    char *wa[] = {wp, (char *)CONFIG, (char *)"--role", (char *)roles[i],
+                  (char *)"--set", work, (char *)"--set", pub,
+                  (char *)"--set", curve, NULL};
+    w[i] = tp_spawn(wa, wo);
+    assert_true(w[i] > 0);
+  }
+  int st = tp_wait(l, 120);
+  assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  for (int i = 0; i < 2; i++) {
+    int ws = tp_wait(w[i], 30);
+    assert_true(ws >= 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+  }
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_key_files),
+      cmocka_unit_test(test_only_authorized_workers),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
