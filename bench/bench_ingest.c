@@ -2,7 +2,7 @@
  *
  *   bench_ingest [-c CLIENTS] [-r RATE] [-w WARMUP] [-d SECONDS]
  *                [-f SECONDS] [-C CONFIG] [-L PROBS-LEARNER]
- *                [-e ITEM_EPISODES] [-E EPISODES_PER_ITER] [-k] [-v] [-p]
+ *                [-e ITEM_EPISODES] [-E EPISODES_PER_ITER] [-K] [-k] [-v] [-p]
  *
  * Starts probs-learner (default: the one next to this program) as a child
  * process on CONFIG (default configs/connect4-smoke.yaml, relative to the
@@ -32,7 +32,9 @@
  * allocator's slack and per-episode bookkeeping) and should grow by
  * nothing else: "RSS growth per stored position" checks that.
  *
- * -v prints the paced RSS samples; -k keeps the run directory. Rows:
+ * -K runs the learner and the clients with CURVE keys (net.curve_dir;
+ * bench/run compares it with a run without). -v prints the paced RSS
+ * samples; -k keeps the run directory. Rows:
  * figure, value, unit, ratio, baseline (-p: tab-separated); detail lines
  * start with '#'. Exit status 1 if the learner could not be measured or
  * the self-play phase ran out of items (NoWork) during a window. */
@@ -55,6 +57,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "curve.h"
 #include "game.h"
 #include "msg.h"
 #include "rng.h"
@@ -133,6 +136,8 @@ typedef struct {
   const pool_t *pool;
   control_t *ctl;
   counters_t *cnt;
+  const pb_curve_keys_t *keys; /* -K: the worker's CURVE keys, else NULL */
+  const char *learner_key;     /* -K: the learner's public key */
   int joined;
   char why[256]; /* the first error, for the report */
 } client_t;
@@ -166,6 +171,8 @@ static void *client_main(void *arg) {
   int linger = 0, tmo = 500;
   if (s == NULL || zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger) ||
       zmq_setsockopt(s, ZMQ_RCVTIMEO, &tmo, sizeof tmo) ||
+      (c->keys != NULL &&
+       pb_curve_client(s, c->keys, c->learner_key, &err) != 0) ||
       zmq_connect(s, c->endpoint)) {
     snprintf(c->why, sizeof c->why, "socket: %.200s", zmq_strerror(zmq_errno()));
     goto out;
@@ -459,18 +466,18 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_ingest [-c clients 1..%d] [-r paced positions/s] "
           "[-w paced warm-up s] [-d paced s] [-f flat-out s] [-C config.yaml] "
-          "[-L probs-learner] [-e item-episodes] [-E episodes-per-iter] [-k] "
-          "[-v] [-p]\n",
+          "[-L probs-learner] [-e item-episodes] [-E episodes-per-iter] [-K] "
+          "[-k] [-v] [-p]\n",
           MAX_CLIENTS);
 }
 
 int main(int argc, char **argv) {
   int clients = 64, item_eps = 16, per_iter = 4000000, keep = 0, verbose = 0,
-      opt;
+      curve = 0, opt;
   double secs = 10, paced_warmup = 2, flat_secs = 3, paced = TARGET_POS_S;
   const char *config = "configs/connect4-smoke.yaml";
   char learner[4096] = "";
-  while ((opt = getopt(argc, argv, "c:d:w:f:r:C:L:e:E:kvp")) != -1) {
+  while ((opt = getopt(argc, argv, "c:d:w:f:r:C:L:e:E:Kkvp")) != -1) {
     int bad = 0;
     switch (opt) {
       case 'c': bad = parse_int(optarg, 1, MAX_CLIENTS, &clients); break;
@@ -483,6 +490,7 @@ int main(int argc, char **argv) {
       case 'L': snprintf(learner, sizeof learner, "%s", optarg); break;
       case 'e': bad = parse_int(optarg, 1, PB_MSG_MAX_EPISODES, &item_eps); break;
       case 'k': keep = 1; break;
+      case 'K': curve = 1; break;
       case 'v': verbose = 1; break;
       case 'p': parseable = 1; break;
       default: bad = 1;
@@ -540,12 +548,29 @@ int main(int argc, char **argv) {
   snprintf(set_http, sizeof set_http, "net.http_port=%d", ph);
   snprintf(set_items, sizeof set_items, "net.item_episodes=%d", item_eps);
   snprintf(out, sizeof out, "%s/learner.out", dir);
+  /* -K: the run with CURVE keys (learner and clients). */
+  static pb_curve_keys_t wkeys, lkeys;
+  char set_curve[4300] = "net.curve_dir=", keydir[4200];
+  if (curve) {
+    pb_err_t kerr;
+    char kp[4300];
+    snprintf(keydir, sizeof keydir, "%s/keys", dir);
+    snprintf(kp, sizeof kp, "%s/worker.key", keydir);
+    if (pb_curve_make_dir(keydir, &kerr) != 0 ||
+        pb_curve_load(kp, 1, &wkeys, &kerr) != 0 ||
+        (snprintf(kp, sizeof kp, "%s/learner.pub", keydir),
+         pb_curve_load(kp, 0, &lkeys, &kerr) != 0)) {
+      fprintf(stderr, "bench_ingest: -K: %s\n", kerr.msg);
+      return 1;
+    }
+    snprintf(set_curve, sizeof set_curve, "net.curve_dir=%s", keydir);
+  }
   char *largv[] = {learner, (char *)config, "--run-dir", dir,
                    "--set", set_iter,
                    "--set", set_items, "--set", set_work,
                    "--set", set_pub, "--set", set_http,
                    "--set", "run.name=bench-ingest",
-                   "--set", "log.level=warn", NULL};
+                   "--set", "log.level=warn", "--set", set_curve, NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC,
@@ -592,7 +617,9 @@ int main(int argc, char **argv) {
   int started = 0;
   for (int i = 0; i < clients; i++) {
     cl[i] = (client_t){.id = i, .zctx = zctx, .endpoint = work_ep,
-                       .pool = &pool, .ctl = &ctl, .cnt = &cnt};
+                       .pool = &pool, .ctl = &ctl, .cnt = &cnt,
+                       .keys = curve ? &wkeys : NULL,
+                       .learner_key = lkeys.pub};
     if (pthread_create(&th[i], NULL, client_main, &cl[i]) != 0) break;
     started++;
   }
