@@ -48,6 +48,10 @@ environment (default):
   PROBS_IDLE_WHEN_DONE  1: a learner whose run is finished stays up idle
                       instead of exiting (so restart policies do not rerun it) (1)
   PROBS_STATE_DIR     where the learner's "finished" marker lives (/tmp)
+  PROBS_KEYS          directory of the run's CURVE keys (net.curve_dir): the
+                      learner makes them there if missing (probs keys), the
+                      workers and the evaluator wait for them; empty = no
+                      CURVE (none; docker-compose.yml sets /keys)
 EOF
 }
 
@@ -68,6 +72,7 @@ PROBS_WORK_PORT=${PROBS_WORK_PORT:-5555}
 PROBS_PUB_PORT=${PROBS_PUB_PORT:-5556}
 PROBS_HTTP_PORT=${PROBS_HTTP_PORT:-8080}
 PROBS_DEVICE=${PROBS_DEVICE:-}
+PROBS_KEYS=${PROBS_KEYS:-}
 PROBS_THREADS=${PROBS_THREADS:-}
 PROBS_WORKERS=${PROBS_WORKERS:-1}
 PROBS_ITERATIONS=${PROBS_ITERATIONS:-}
@@ -125,6 +130,7 @@ common_sets() {
     SETS+=(--set "train.iterations=$((10#$PROBS_ITERATIONS))")
   fi
   [ -n "$PROBS_LOG_LEVEL" ] && SETS+=(--set "log.level=$PROBS_LOG_LEVEL")
+  [ -n "$PROBS_KEYS" ] && SETS+=(--set "net.curve_dir=$PROBS_KEYS")
   # PROBS_SET is a list of key=value words (split on blanks, never globbed).
   # They go after everything this script sets, so they win.
   USER_SETS=()
@@ -134,6 +140,19 @@ common_sets() {
     [[ "$kv" == *=* ]] || die "PROBS_SET: '$kv' is not key=value"
     USER_SETS+=(--set "$kv")
   done
+}
+
+# For processes that connect to the learner: with PROBS_KEYS, wait (up to
+# PROBS_KEYS_WAIT seconds, 300) for the learner to have made the keys.
+wait_keys() {
+  [ -n "$PROBS_KEYS" ] || return 0
+  local i
+  for ((i = 0; i < ${PROBS_KEYS_WAIT:-300}; i++)); do
+    [ -r "$PROBS_KEYS/worker.key" ] && [ -r "$PROBS_KEYS/learner.pub" ] && return 0
+    ((i == 0)) && say "waiting for the run's CURVE keys in $PROBS_KEYS"
+    sleep 1
+  done
+  die "PROBS_KEYS=$PROBS_KEYS: no worker.key and learner.pub there (the learner makes them; on another machine copy them)"
 }
 
 # Endpoints for processes that connect to the learner.
@@ -173,6 +192,10 @@ run_learner() {
   mkdir -p "$PROBS_STATE_DIR" 2>/dev/null
   rm -f "$MARKER"
   check_host PROBS_BIND "$PROBS_BIND"
+  if [ -n "$PROBS_KEYS" ] && [ ! -e "$PROBS_KEYS/learner.key" ]; then
+    probs keys "$PROBS_KEYS" >/dev/null || die "PROBS_KEYS=$PROBS_KEYS: cannot make the run's CURVE keys"
+    say "made the run's CURVE keys in $PROBS_KEYS"
+  fi
   say "learner: run '$PROBS_RUN_NAME' in $RUN_DIR, config $PROBS_CONFIG, work port $PROBS_WORK_PORT, announcements $PROBS_PUB_PORT, http $PROBS_HTTP_PORT"
   # --resume always: the first start finds no checkpoint and starts fresh,
   # every later start (a restart, a crash, an upgrade) continues.
@@ -203,6 +226,7 @@ run_workers() {
   shift
   common_sets
   connect_sets
+  wait_keys
   check_int PROBS_WORKERS "$PROBS_WORKERS" 0 4096
   local n=$((10#$PROBS_WORKERS))
   [ "$n" -eq 0 ] && n=$(ncpu)
@@ -239,6 +263,7 @@ run_workers() {
 run_evaluator() {
   common_sets
   connect_sets
+  wait_keys
   mkdir -p "$RUN_DIR" 2>/dev/null || die "cannot create the run directory $RUN_DIR"
   exec probs-evaluator "$PROBS_CONFIG" --run-dir "$RUN_DIR" "${SETS[@]}" "${CONNECT[@]}" \
     "${USER_SETS[@]}" "$@"

@@ -12,7 +12,8 @@
 #     searcher (two processes) + evaluator run a short training; a SIGTERM
 #     to the learner (what `docker compose restart learner` sends) and a new
 #     start resume from the last checkpoint; a finished learner idles and
-#     stays healthy; the workers and the evaluator stop cleanly.
+#     stays healthy; the workers and the evaluator stop cleanly; all of it
+#     with the run's CURVE keys, made by the learner (PROBS_KEYS).
 set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: test_deploy.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
@@ -374,8 +375,10 @@ refused "health fails when no learner answers" \
 # A free TCP port for the learner's HTTP server.
 HTTP=$("${PY:-python3}" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null)
 [ -n "$HTTP" ] || HTTP=$((20000 + $$ % 20000))
+# PROBS_KEYS as docker-compose.yml sets it: the learner makes the run's CURVE
+# keys, the workers and the evaluator wait for them and use them.
 export PROBS_CONFIG="$CFG" PROBS_RUNS="$TMP/runs" PROBS_RUN_NAME=deploytest \
-  PROBS_STATE_DIR="$TMP" PROBS_HTTP_PORT="$HTTP" \
+  PROBS_STATE_DIR="$TMP" PROBS_HTTP_PORT="$HTTP" PROBS_KEYS="$TMP/keys" \
   PROBS_LOG_LEVEL=info PROBS_SET="net.lease_ms=2000 net.heartbeat_ms=300 eval.games_per_opponent=2"
 # Loopback ipc endpoints, as the last --set (they win): nothing collides with
 # other tests running at the same time.
@@ -415,6 +418,9 @@ PIDS+=("$E")
 
 health() { bash "$EP" health >/dev/null 2>&1; }
 check "the learner becomes healthy (GET /status)" wait_for 120 health
+check "the learner made the run's CURVE keys (PROBS_KEYS)" \
+  test -r "$TMP/keys/learner.key" -a -r "$TMP/keys/authorized_keys"
+check "the learner runs with CURVE" grep -q "CURVE on" "$RUN/learner.log"
 check "the searcher container runs two processes" \
   wait_for 60 bash -c "[ \$(grep -c 'starting: role searcher' '$TMP/searcher.log') -ge 2 ]"
 # `docker compose restart learner`: SIGTERM once a checkpoint is written,
