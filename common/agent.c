@@ -242,6 +242,26 @@ static void base_destroy(void *impl) {
   free(impl);
 }
 
+/* The moves of highest value seen so far, from which the baselines play
+ * one uniformly at random. */
+typedef struct {
+  uint8_t move[PB_MAX_ACTIONS];
+  int n;
+  int best; /* starts below every value the caller can give */
+} ties_t;
+
+static void ties_add(ties_t *t, int value, int action) {
+  if (value > t->best) {
+    t->best = value;
+    t->n = 0;
+  }
+  if (value == t->best) t->move[t->n++] = (uint8_t)action;
+}
+
+static int ties_pick(const ties_t *t, pb_rng_t *rng) {
+  return t->move[pb_rng_below(rng, (uint32_t)t->n)];
+}
+
 /* -------------------------------------------------------------- random */
 
 static int random_act(void *impl, const pb_state_t *s, const uint8_t *legal,
@@ -305,8 +325,7 @@ static int lookahead_act(void *impl, const pb_state_t *s, const uint8_t *legal,
                          int n, pb_err_t *err) {
   (void)err;
   base_t *b = impl;
-  uint8_t cand[PB_MAX_ACTIONS];
-  int ncand = 0, best = -2;
+  ties_t t = {.n = 0, .best = -2};
   for (int i = 0; i < n; i++) {
     pb_state_t c = *s;
     int done = 0;
@@ -315,15 +334,11 @@ static int lookahead_act(void *impl, const pb_state_t *s, const uint8_t *legal,
      * exact value, a worse one only needs to be shown worse. */
     int v = done ? (r > 0.0f) - (r < 0.0f)
             : b->depth > 1
-                ? -la_negamax(b->g, &c, b->depth - 1, -2, -(best - 1))
+                ? -la_negamax(b->g, &c, b->depth - 1, -2, -(t.best - 1))
                 : 0;
-    if (v > best) {
-      best = v;
-      ncand = 0;
-    }
-    if (v == best) cand[ncand++] = legal[i];
+    ties_add(&t, v, legal[i]);
   }
-  return cand[pb_rng_below(&b->rng, (uint32_t)ncand)];
+  return ties_pick(&t, &b->rng);
 }
 
 static const pb_agent_vtable_t lookahead_vt = {lookahead_act, base_reseed,
@@ -360,20 +375,14 @@ static int greedy_act(void *impl, const pb_state_t *s, const uint8_t *legal,
                       int n, pb_err_t *err) {
   (void)err;
   base_t *b = impl;
-  uint8_t cand[PB_MAX_ACTIONS];
-  int ncand = 0, best = INT32_MIN;
+  ties_t t = {.n = 0, .best = INT32_MIN};
   for (int i = 0; i < n; i++) {
     pb_state_t c = *s;
     int done = 0;
     float r = b->g->step(&c, legal[i], &done);
-    int v = greedy_value(b->g, &c, done, r);
-    if (v > best) {
-      best = v;
-      ncand = 0;
-    }
-    if (v == best) cand[ncand++] = legal[i];
+    ties_add(&t, greedy_value(b->g, &c, done, r), legal[i]);
   }
-  return cand[pb_rng_below(&b->rng, (uint32_t)ncand)];
+  return ties_pick(&t, &b->rng);
 }
 
 static const pb_agent_vtable_t greedy_vt = {greedy_act, base_reseed,
@@ -513,8 +522,7 @@ static int alphabeta_act(void *impl, const pb_state_t *s, const uint8_t *legal,
   int depth = ab->base.depth;
   uint8_t ok[PB_MAX_ACTIONS];
   ab_mark(ab, legal, n, ok);
-  uint8_t cand[PB_MAX_ACTIONS];
-  int ncand = 0, best = -AB_INF;
+  ties_t t = {.n = 0, .best = -AB_INF};
   for (int i = 0; i < ab->norder; i++) {
     int a = ab->order[i];
     if (!ok[a]) continue;
@@ -523,14 +531,10 @@ static int alphabeta_act(void *impl, const pb_state_t *s, const uint8_t *legal,
     float r = g->step(&c, a, &done);
     /* Window (best - 1, inf): exact values for moves that tie the best. */
     int v = done ? ab_end_value(r, depth)
-                 : -ab_negamax(ab, &c, depth - 1, -AB_INF, -(best - 1));
-    if (v > best) {
-      best = v;
-      ncand = 0;
-    }
-    if (v == best) cand[ncand++] = (uint8_t)a;
+                 : -ab_negamax(ab, &c, depth - 1, -AB_INF, -(t.best - 1));
+    ties_add(&t, v, a);
   }
-  return cand[pb_rng_below(&ab->base.rng, (uint32_t)ncand)];
+  return ties_pick(&t, &ab->base.rng);
 }
 
 static const pb_agent_vtable_t alphabeta_vt = {alphabeta_act, base_reseed,
