@@ -24,7 +24,8 @@
   X(AGAIN, -11, "try again")                                            \
   X(NOTFOUND, -12, "not found")                                         \
   X(INTR, -13, "interrupted")                                           \
-  X(UNSUPP, -14, "not supported")
+  X(UNSUPP, -14, "not supported")                                       \
+  X(DENIED, -15, "refused: this peer is not trusted")
 
 enum {
 #define PB__ERR_ENUM(name, val, str) PB_E##name = (val),

@@ -110,6 +110,9 @@ typedef struct pb_config {
     int item_episodes; /* episodes per self-play work item */
     int item_states;   /* states per search work item */
     int max_workers;
+    double spot_check;           /* share of search results re-searched */
+    double spot_check_tolerance; /* largest honest difference of a target */
+    double spot_check_max_disagree; /* share of checked positions allowed */
   } net;
 
   struct {

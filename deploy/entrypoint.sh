@@ -51,7 +51,8 @@ environment (default):
   PROBS_KEYS          directory of the run's CURVE keys (net.curve_dir): the
                       learner makes them there if missing (probs keys), the
                       workers and the evaluator wait for them; empty = no
-                      CURVE (none; docker-compose.yml sets /keys)
+                      CURVE (none; docker-compose.yml sets /keys, stack.yml
+                      /run/secrets, where Swarm puts the key secrets)
 EOF
 }
 

@@ -4,7 +4,11 @@
  * State machine of one iteration (phase):
  *   SELFPLAY  items handed to actors; when all are in -> job TRAIN_V
  *   TRAIN_V   thread pool: train V, find distinct positions -> SEARCH
- *   SEARCH    items handed to searchers; when all are in -> job TRAIN_Q
+ *   SEARCH    items handed to searchers; a share of each result's
+ *             positions is searched again by the learner (the spot check,
+ *             a second pool job running beside the search) and a searcher
+ *             whose results disagree is quarantined, its items re-queued;
+ *             when all are in and checked -> job TRAIN_Q
  *   TRAIN_Q   thread pool: train Q, checkpoint -> next SELFPLAY or DONE
  * While a job runs, the learner object's networks belong to the job; the
  * loop thread touches only the weights buffers it serves, which the job
@@ -33,6 +37,7 @@
 #include "learn.h"
 #include "msg.h"
 #include "rng.h"
+#include "spotcheck.h"
 #include "util.h"
 #include "workq.h"
 
@@ -67,10 +72,34 @@ typedef struct {
   size_t rid_len;
   char sender[PB_MSG_ID_MAX + 1];
   char host[PB_MSG_HOST_MAX + 1];
+  char key[PB_CURVE_Z85 + 1]; /* its CURVE public key, "" without CURVE */
+  char addr[64];              /* its IP address as ZeroMQ saw it */
   int role;
   double first_seen, last_seen;
   uint64_t items, positions;
+  uint32_t serial;       /* tells a reused slot from the peer that left */
+  int quarantined;       /* its results disagreed with the spot check */
+  uint64_t spot_version; /* the iteration spot_tally counts for */
+  pb_spot_tally_t spot_tally;
 } peer_t;
+
+/* Who delivered a search item (by peer slot and serial). */
+typedef struct {
+  uint32_t slot, serial;
+} owner_t;
+
+/* Positions waiting for the spot check or being checked: the state, the
+ * targets its searcher claimed, and who claimed them. */
+typedef struct {
+  pb_state_t *states;
+  float *claimed; /* n * num_actions */
+  owner_t *who;
+  uint32_t *item;
+  size_t n, cap;
+} spotq_t;
+
+/* Senders and keys refused for the rest of the run. */
+#define BANNED_MAX 64
 
 /* A weights buffer as served to workers. */
 typedef struct {
@@ -132,6 +161,23 @@ struct pb_learner {
 
   peer_t *peers;
   int max_peers;
+  uint32_t peer_serial;
+
+  /* the spot check of search results (common/spotcheck.h) */
+  pb_spot_t *spot;
+  pb_rng_t spot_rng;
+  uint32_t *spot_idx; /* the positions drawn from one item */
+  spotq_t spot_wait, spot_run; /* arrived; in the running check job */
+  float *spot_mine;            /* the learner's targets for spot_run */
+  size_t spot_mine_cap;
+  uv_work_t spot_job;
+  int spot_running, spot_rc;
+  pb_err_t spot_err;
+  owner_t *item_owner; /* per search item of this iteration */
+  size_t item_owner_cap;
+  uint64_t spot_checked, spot_disagree, quarantined;
+  char banned[BANNED_MAX][PB_MSG_ID_MAX + 1]; /* sender ids and keys */
+  int n_banned;
 
   /* timings of the current iteration */
   double t_iter, t_phase, t_selfplay, t_search, t_train_v, t_train_q;
@@ -188,6 +234,7 @@ static peer_t *peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
   peer_t *p = &l->peers[k];
   memset(p, 0, sizeof *p);
   p->used = 1;
+  p->serial = ++l->peer_serial;
   memcpy(p->rid, rid, n);
   p->rid_len = n;
   p->first_seen = p->last_seen = now(l);
@@ -250,6 +297,7 @@ static void set_fatal(pb_learner_t *l, const pb_err_t *err) {
 /* ---- phases ----------------------------------------------------------- */
 
 static void start_job(pb_learner_t *l, int kind);
+static void spot_kick(pb_learner_t *l);
 
 static void start_selfplay(pb_learner_t *l) {
   pb_err_t err;
@@ -297,6 +345,19 @@ static void start_search(pb_learner_t *l) {
     set_fatal(l, &err);
     return;
   }
+  if (l->n_bs_items > l->item_owner_cap) {
+    owner_t *o = realloc(l->item_owner, l->n_bs_items * sizeof *o);
+    if (o == NULL) {
+      pb_err_set(&err, PB_ENOMEM, "learner: out of memory");
+      set_fatal(l, &err);
+      return;
+    }
+    l->item_owner = o;
+    l->item_owner_cap = l->n_bs_items;
+  }
+  for (size_t i = 0; i < l->n_bs_items; i++)
+    l->item_owner[i] = (owner_t){UINT32_MAX, 0};
+  l->spot_wait.n = 0;
   l->phase = PH_SEARCH;
   l->t_phase = now(l);
   pb_log_info(l->log,
@@ -336,6 +397,9 @@ static void write_iteration_metrics(pb_learner_t *l) {
   pb_json_kuint(&j, "leases_expired", l->leases_expired);
   pb_json_kuint(&j, "results_duplicate", l->results_dup);
   pb_json_kuint(&j, "messages_dropped", l->msgs_bad + l->msgs_mismatch);
+  pb_json_kuint(&j, "spot_checked", l->spot_checked);
+  pb_json_kuint(&j, "spot_disagree", l->spot_disagree);
+  pb_json_kuint(&j, "searchers_quarantined", l->quarantined);
   pb_json_obj_end(&j);
   if (pb_json_cstr(&j)) pb_metrics_write(l->metrics, pb_json_cstr(&j));
   pb_json_free(&j);
@@ -615,6 +679,223 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   if (pb_workq_finished(l->wq)) selfplay_done(l);
 }
 
+/* ---- the spot check of search results --------------------------------- */
+
+static void spotq_free(spotq_t *q) {
+  free(q->states);
+  free(q->claimed);
+  free(q->who);
+  free(q->item);
+  memset(q, 0, sizeof *q);
+}
+
+static int spotq_push(spotq_t *q, int A, const pb_state_t *st,
+                      const float *claimed, owner_t who, uint32_t item) {
+  if (q->n == q->cap) {
+    size_t cap = q->cap ? 2 * q->cap : 256;
+    pb_state_t *s = realloc(q->states, cap * sizeof *s);
+    if (s) q->states = s;
+    float *c = realloc(q->claimed, cap * (size_t)A * sizeof *c);
+    if (c) q->claimed = c;
+    owner_t *w = realloc(q->who, cap * sizeof *w);
+    if (w) q->who = w;
+    uint32_t *it = realloc(q->item, cap * sizeof *it);
+    if (it) q->item = it;
+    if (!s || !c || !w || !it) return PB_ENOMEM;
+    q->cap = cap;
+  }
+  q->states[q->n] = *st;
+  memcpy(q->claimed + q->n * (size_t)A, claimed, (size_t)A * sizeof *claimed);
+  q->who[q->n] = who;
+  q->item[q->n] = item;
+  q->n++;
+  return 0;
+}
+
+static int same_owner(owner_t a, owner_t b) {
+  return a.slot == b.slot && a.serial == b.serial;
+}
+
+/* Draws the positions of an accepted item that the learner searches
+ * again. The draw is not reproducible from the run's seed (which workers
+ * know): a searcher cannot tell which of its answers will be checked. */
+static void spot_sample(pb_learner_t *l, const peer_t *p, size_t idx,
+                        size_t first, size_t n) {
+  if (l->spot == NULL) return;
+  const int A = l->g->num_actions;
+  owner_t who = {(uint32_t)(p - l->peers), p->serial};
+  size_t m = pb_spot_sample(&l->spot_rng, n, l->cfg.net.spot_check,
+                            l->spot_idx, (size_t)l->cfg.net.item_states);
+  for (size_t i = 0; i < m; i++) {
+    size_t k = first + l->spot_idx[i];
+    if (spotq_push(&l->spot_wait, A, &l->uniq[k], l->qt + k * A, who,
+                   (uint32_t)idx) != 0) {
+      pb_err_t err;
+      pb_err_set(&err, PB_ENOMEM, "learner: out of memory (spot check)");
+      set_fatal(l, &err);
+      return;
+    }
+  }
+}
+
+static int is_banned(const pb_learner_t *l, const char *id) {
+  if (id == NULL || id[0] == '\0') return 0;
+  for (int i = 0; i < l->n_banned; i++)
+    if (!strcmp(l->banned[i], id)) return 1;
+  return 0;
+}
+
+static void ban(pb_learner_t *l, const char *id) {
+  if (id[0] == '\0' || is_banned(l, id)) return;
+  int k = l->n_banned < BANNED_MAX ? l->n_banned++ : BANNED_MAX - 1;
+  snprintf(l->banned[k], sizeof l->banned[k], "%s", id);
+}
+
+/* A searcher whose results disagree: everything it delivered in this
+ * iteration is re-queued, the checks of its results still waiting are
+ * dropped, and it (its sender id, and its CURVE key when there is one) is
+ * refused for the rest of the learner's life. */
+static void quarantine(pb_learner_t *l, peer_t *p) {
+  const uint32_t slot = (uint32_t)(p - l->peers);
+  const owner_t who = {slot, p->serial};
+  p->quarantined = 1;
+  l->quarantined++;
+  ban(l, p->sender);
+  ban(l, p->key);
+  size_t k = 0;
+  for (size_t i = 0; i < l->n_bs_items; i++)
+    if (same_owner(l->item_owner[i], who)) {
+      pb_workq_requeue(l->wq, i);
+      l->item_owner[i] = (owner_t){UINT32_MAX, 0};
+      k++;
+    }
+  if (p->used) k += pb_workq_release(l->wq, slot);
+  spotq_t *q = &l->spot_wait;
+  const int A = l->g->num_actions;
+  size_t n = 0;
+  for (size_t i = 0; i < q->n; i++) {
+    if (same_owner(q->who[i], who)) continue;
+    q->states[n] = q->states[i];
+    memmove(q->claimed + n * A, q->claimed + i * A, (size_t)A * sizeof(float));
+    q->who[n] = q->who[i];
+    q->item[n++] = q->item[i];
+  }
+  q->n = n;
+  const pb_spot_tally_t *t = &p->spot_tally;
+  char msg[PB_MSG_TEXT_MAX];
+  snprintf(msg, sizeof msg,
+           "quarantined: %" PRIu64 " of %" PRIu64 " search results the "
+           "learner searched again disagree with its own (largest "
+           "difference %.3g, tolerance %g)",
+           t->disagree, t->checked, (double)t->max_diff,
+           l->cfg.net.spot_check_tolerance);
+  pb_log_warn(l->log,
+              "searcher %s (address %s, host %s%s%s) %s; its %zu items of "
+              "this iteration are re-queued and it is refused from now on",
+              p->sender[0] ? p->sender : "?", p->addr[0] ? p->addr : "?",
+              p->host[0] ? p->host : "?", p->key[0] ? ", key " : "", p->key,
+              msg, k);
+  if (p->used) reject(l, p, PB_EDENIED, msg);
+}
+
+static void search_maybe_done(pb_learner_t *l) {
+  if (l->phase != PH_SEARCH || !pb_workq_finished(l->wq) || l->spot_running ||
+      l->spot_wait.n > 0 || l->fatal)
+    return;
+  l->t_search = now(l) - l->t_phase;
+  pb_log_info(l->log,
+              "iteration %" PRIu64 ": search done in %.2fs (%.0f states/s); "
+              "training Q",
+              pb_learn_version(l->learn) + 1, l->t_search,
+              l->n_uniq / (l->t_search + 1e-9));
+  start_job(l, PH_TRAIN_Q);
+}
+
+/* On a pool thread: the networks are not trained while the search phase
+ * lasts, so the check job may use them. */
+static void spot_work(uv_work_t *req) {
+  pb_learner_t *l = req->data;
+  pb_err_clear(&l->spot_err);
+  pb_nn_set_threads(l->cfg.model.threads);
+  l->spot_rc = pb_spot_search(l->spot, pb_learn_v(l->learn),
+                              pb_learn_q(l->learn), l->spot_run.states,
+                              (int)l->spot_run.n, l->spot_mine, &l->spot_err);
+}
+
+static void spot_done(uv_work_t *req, int status) {
+  pb_learner_t *l = req->data;
+  spotq_t *q = &l->spot_run;
+  const size_t n = q->n;
+  l->spot_running = 0;
+  q->n = 0;
+  if (status != 0 || l->spot_rc != 0) {
+    if (status != 0)
+      pb_err_set(&l->spot_err, PB_EIO, "spot check cancelled: %s",
+                 uv_strerror(status));
+    set_fatal(l, &l->spot_err);
+    return;
+  }
+  if (l->stopping || !l->handles_open || l->phase != PH_SEARCH) return;
+  const int A = l->g->num_actions;
+  const uint64_t ver = pb_learn_version(l->learn) + 1;
+  const double tol = l->cfg.net.spot_check_tolerance;
+  for (size_t i = 0; i < n; i++) {
+    float d = pb_spot_diff(l->g, &q->states[i], l->spot_mine + i * A,
+                           q->claimed + i * A);
+    owner_t w = q->who[i];
+    peer_t *p = &l->peers[w.slot];
+    l->spot_checked++;
+    if ((double)d > tol) l->spot_disagree++;
+    if (p->serial != w.serial) {
+      /* Its slot went to another peer: judge the item alone. */
+      if ((double)d > tol && same_owner(l->item_owner[q->item[i]], w)) {
+        pb_workq_requeue(l->wq, q->item[i]);
+        l->item_owner[q->item[i]] = (owner_t){UINT32_MAX, 0};
+      }
+      continue;
+    }
+    if (p->quarantined) continue;
+    if (p->spot_version != ver) {
+      p->spot_version = ver;
+      memset(&p->spot_tally, 0, sizeof p->spot_tally);
+    }
+    pb_spot_count(&p->spot_tally, d, tol);
+    if (pb_spot_failed(&p->spot_tally, l->cfg.net.spot_check_max_disagree))
+      quarantine(l, p);
+  }
+  spot_kick(l);
+  search_maybe_done(l);
+}
+
+static void spot_kick(pb_learner_t *l) {
+  if (l->spot == NULL || l->spot_running || l->spot_wait.n == 0 ||
+      l->phase != PH_SEARCH || l->stopping || !l->handles_open || l->fatal)
+    return;
+  spotq_t t = l->spot_run;
+  l->spot_run = l->spot_wait;
+  l->spot_wait = t;
+  l->spot_wait.n = 0;
+  size_t need = l->spot_run.n * (size_t)l->g->num_actions;
+  if (need > l->spot_mine_cap) {
+    free(l->spot_mine);
+    l->spot_mine = malloc(need * sizeof *l->spot_mine);
+    l->spot_mine_cap = l->spot_mine ? need : 0;
+  }
+  pb_err_t err;
+  int rc = l->spot_mine == NULL ? UV_ENOMEM : 0;
+  if (rc == 0) {
+    l->spot_running = 1;
+    l->spot_job.data = l;
+    rc = uv_queue_work(&l->loop, &l->spot_job, spot_work, spot_done);
+  }
+  if (rc != 0) {
+    l->spot_running = 0;
+    pb_err_set(&err, PB_EIO, "cannot start the spot check: %s",
+               uv_strerror(rc));
+    set_fatal(l, &err);
+  }
+}
+
 static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   const pb_msg_search_result_t *r = &m->search_result;
   size_t idx;
@@ -643,15 +924,10 @@ static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   l->positions_in += want;
   p->items++;
   p->positions += want;
-  if (pb_workq_finished(l->wq)) {
-    l->t_search = now(l) - l->t_phase;
-    pb_log_info(l->log,
-                "iteration %" PRIu64 ": search done in %.2fs (%.0f states/s); "
-                "training Q",
-                pb_learn_version(l->learn) + 1, l->t_search,
-                l->n_uniq / (l->t_search + 1e-9));
-    start_job(l, PH_TRAIN_Q);
-  }
+  l->item_owner[idx] = (owner_t){(uint32_t)(p - l->peers), p->serial};
+  spot_sample(l, p, idx, first, want);
+  spot_kick(l);
+  search_maybe_done(l);
 }
 
 static void on_weights_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
@@ -695,8 +971,35 @@ static void on_bye(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   p->used = 0;
 }
 
+/* A quarantined peer, or a new connection with the sender id or CURVE key
+ * of one, gets only refusals (rate limited: a refusal answers its requests
+ * and results, nothing else). Returns 1 when the message is dropped. */
+static int refused(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
+  if (!p->quarantined && !is_banned(l, m->header.sender_id) &&
+      !is_banned(l, p->key))
+    return 0;
+  if (!p->quarantined) {
+    p->quarantined = 1;
+    pb_log_warn(l->log, "refused %s from quarantined %s (address %s)%s%s",
+                pb_msg_type_name(m->type), m->header.sender_id,
+                p->addr[0] ? p->addr : "?", p->key[0] ? " with key " : "",
+                p->key);
+  }
+  l->msgs_bad++;
+  if (m->type == PB_MSG_HELLO || m->type == PB_MSG_WORK_REQUEST ||
+      m->type == PB_MSG_SEARCH_RESULT || m->type == PB_MSG_SELFPLAY_RESULT) {
+    if (m->type == PB_MSG_SEARCH_RESULT || m->type == PB_MSG_SELFPLAY_RESULT)
+      l->results_dup++;
+    reject(l, p, PB_EDENIED,
+           "quarantined: this worker's search results disagreed with the "
+           "learner's spot check; see the learner's log");
+  }
+  return 1;
+}
+
 static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
-                   const uint8_t *buf, size_t len) {
+                   const char *key, const char *addr, const uint8_t *buf,
+                   size_t len) {
   pb_msg_t m;
   pb_err_t err;
   pb_err_clear(&err);
@@ -721,6 +1024,14 @@ static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
   }
   peer_t *p = peer_find(l, rid, rid_len, 1);
   p->last_seen = now(l);
+  if (key != NULL && p->key[0] == '\0')
+    snprintf(p->key, sizeof p->key, "%s", key);
+  if (addr != NULL && p->addr[0] == '\0')
+    snprintf(p->addr, sizeof p->addr, "%s", addr);
+  if (refused(l, p, &m)) {
+    pb_msg_free(&m);
+    return;
+  }
   switch (m.type) {
   case PB_MSG_HELLO: on_hello(l, p, &m); break;
   case PB_MSG_WORK_REQUEST: on_work_request(l, p, &m); break;
@@ -776,8 +1087,13 @@ static void drain(pb_learner_t *l) {
       if (may_warn(l)) pb_log_warn(l->log, "dropped a multi-part message");
       continue;
     }
+    /* With CURVE, the ZAP handler made the worker's key its User-Id. */
+    const char *key =
+        nparts == 2 && l->zap ? zmq_msg_gets(&part[1], "User-Id") : NULL;
+    const char *addr =
+        nparts == 2 ? zmq_msg_gets(&part[1], "Peer-Address") : NULL;
     if (nparts == 2 && zmq_msg_size(&part[0]) <= RID_MAX)
-      handle(l, zmq_msg_data(&part[0]), zmq_msg_size(&part[0]),
+      handle(l, zmq_msg_data(&part[0]), zmq_msg_size(&part[0]), key, addr,
              zmq_msg_data(&part[1]), zmq_msg_size(&part[1]));
     else
       l->msgs_bad++;
@@ -909,6 +1225,13 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "messages", l->msgs_in);
   pb_json_kuint(&j, "messages_dropped", l->msgs_bad + l->msgs_mismatch);
   pb_json_kuint(&j, "leases_expired", l->leases_expired);
+  pb_json_key(&j, "spot_check");
+  pb_json_obj_begin(&j);
+  pb_json_kdouble(&j, "share", l->cfg.net.spot_check);
+  pb_json_kuint(&j, "checked", l->spot_checked);
+  pb_json_kuint(&j, "disagree", l->spot_disagree);
+  pb_json_kuint(&j, "quarantined", l->quarantined);
+  pb_json_obj_end(&j);
   pb_json_kdouble(&j, "uptime_s", now(l) - l->t_start);
   pb_json_kint(&j, "rss_kb", rss_kb());
   pb_json_kint(&j, "protocol_version", PB_PROTOCOL_VERSION);
@@ -953,6 +1276,12 @@ static char *metrics_text(pb_learner_t *l) {
   C("leases_expired_total", "Work leases that expired.", l->leases_expired);
   C("results_duplicate_total", "Duplicate or stale results dropped.",
     l->results_dup);
+  C("spot_checked_total", "Search results the learner searched again.",
+    l->spot_checked);
+  C("spot_disagree_total", "Of which outside net.spot_check_tolerance.",
+    l->spot_disagree);
+  C("searchers_quarantined_total", "Searchers quarantined by the spot check.",
+    l->quarantined);
   G("v_loss", "Mean V loss of the last iteration.", "%.6g", l->last_v_loss);
   G("q_loss", "Mean Q loss of the last iteration.", "%.6g", l->last_q_loss);
   G("iteration_seconds", "Wall time of the last iteration.", "%.3f",
@@ -1163,6 +1492,20 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
     goto fail;
   }
   for (size_t i = 0; i < nsp; i++) pb_episodes_init(&l->item_eps[i]);
+  if (cfg->net.spot_check > 0) {
+    l->spot = pb_spot_new(l->g, cfg->search.expansions, cfg->search.max_depth,
+                          cfg->search.parallel, pb_learn_eval_batch(cfg, l->g),
+                          (uint32_t)cfg->search.cache_entries, err);
+    if (l->spot == NULL) goto fail;
+    l->spot_idx = malloc((size_t)cfg->net.item_states * sizeof *l->spot_idx);
+    if (l->spot_idx == NULL) {
+      pb_err_set(err, PB_ENOMEM, "learner: out of memory");
+      goto fail;
+    }
+    /* Not the run's seed: workers know that one. */
+    pb_rng_seed(&l->spot_rng, pb_mix64((uint64_t)(pb_now() * 1e9)),
+                (uint64_t)getpid());
+  }
 
   /* Sockets. */
   l->zctx = zmq_ctx_new();
@@ -1305,6 +1648,12 @@ void pb_learner_destroy(pb_learner_t **pl) {
   free(l->vw_new.buf);
   free(l->qw_new.buf);
   free(l->peers);
+  pb_spot_destroy(&l->spot);
+  free(l->spot_idx);
+  spotq_free(&l->spot_wait);
+  spotq_free(&l->spot_run);
+  free(l->spot_mine);
+  free(l->item_owner);
   pb_metrics_destroy(&l->metrics);
   free(l);
   *pl = NULL;

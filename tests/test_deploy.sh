@@ -236,6 +236,28 @@ for w in ("actor", "searcher"):
          f"stack.yml: {w}: replicas cannot be combined with mode: global")
     need("global" in str(dep.get("mode")), f"stack.yml: {w}: mode should default to global")
     need("PROBS_WORKERS" in env_of(ss[w]), f"stack.yml: {w}: PROBS_WORKERS sizes a node")
+# CURVE on by default in Swarm: the keys are secrets, readable by the
+# image's user, the learner's pair for the learner, the worker's for the
+# rest.
+need(str(env_of(ss["learner"]).get("PROBS_KEYS")) == "/run/secrets",
+     "stack.yml: PROBS_KEYS should be /run/secrets (CURVE on)")
+top = s.get("secrets") or {}
+uid = re.search(r"--uid (\d+)", docker)
+want = {"learner": {"learner.key", "authorized_keys"},
+        "actor": {"worker.key", "learner.pub"},
+        "searcher": {"worker.key", "learner.pub"},
+        "evaluator": {"worker.key", "learner.pub"}}
+for svc, files in want.items():
+    got = ss[svc].get("secrets") or []
+    need({x.get("target") for x in got} == files,
+         f"stack.yml: {svc}: secrets should be {sorted(files)}")
+    for x in got:
+        need(x.get("source") in top, f"stack.yml: secret {x.get('source')} not declared")
+        need(uid and str(x.get("uid")) == uid.group(1),
+             f"stack.yml: {svc}: secret {x.get('target')} not owned by the image's user")
+        f = str((top.get(x.get("source")) or {}).get("file", ""))
+        need(f.endswith("/" + x.get("target", "?")),
+             f"stack.yml: secret {x.get('source')} reads {f}")
 for svc in ROLES:
     need(set(env_of(cs[svc])) <= set(env_of(ss[svc])),
          f"stack.yml: {svc} lacks variables docker-compose.yml sets: "

@@ -119,6 +119,15 @@ static void test_two_iterations_two_workers_each(void **state) {
   assert_int_equal(access(p, R_OK), 0);
   path_of(&r, "learner.log", p, sizeof p);
   assert_true(tp_count(p, "joined") >= 4);
+  /* Honest searchers pass the spot check (default share 0.01: at least
+   * one position of every item). */
+  double checked[4], disagree[4], quarantined[4];
+  path_of(&r, "metrics.jsonl", p, sizeof p);
+  assert_int_equal(metric_values(p, "spot_checked", checked, 4), 2);
+  assert_int_equal(metric_values(p, "spot_disagree", disagree, 4), 2);
+  assert_int_equal(metric_values(p, "searchers_quarantined", quarantined, 4), 2);
+  assert_true(checked[1] > checked[0] && checked[0] > 0);
+  assert_true(quarantined[1] == 0);
 }
 
 /* With one worker of each role and the same seed, the distributed run

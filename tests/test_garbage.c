@@ -343,12 +343,125 @@ static void test_lease_hog_is_cut(void **state) {
   zmq_ctx_term(ctx);
 }
 
+/* A searcher that returns well-formed but false Q-targets (+1 on every
+ * legal action: in range, finite, legal) is caught by the learner's spot
+ * check: it is quarantined (logged with its id, refused from then on with
+ * PB_EDENIED), its items are re-queued, a real searcher redoes them and
+ * the run finishes. */
+static void test_lying_searcher_quarantined(void **state) {
+  (void)state;
+  char dir[256], log[512], work[80], pub[80], path[512], out[512];
+  tp_tmpdir(dir, sizeof dir, "liar");
+  int port = tp_port_base(10);
+  snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
+  snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
+  char *sets[] = {(char *)"--set", work, (char *)"--set", pub,
+                  (char *)"--set", (char *)"train.iterations=1",
+                  (char *)"--set", (char *)"net.spot_check=0.05"};
+  snprintf(path, sizeof path, "%s/probs-learner", BIN);
+  snprintf(out, sizeof out, "%s/learner.out", dir);
+  char *argv[32] = {path, (char *)CONFIG, (char *)"--run-dir", dir};
+  int n = 4;
+  for (int i = 0; i < 8; i++) argv[n++] = sets[i];
+  argv[n] = NULL;
+  pid_t l = tp_spawn(argv, out);
+  assert_true(l > 0);
+  snprintf(log, sizeof log, "%s/learner.log", dir);
+
+  /* A real actor; the real searcher comes once the liar has answered. */
+  pid_t w[2];
+  const char *roles[2] = {"selfplay", "search"};
+  char wp[512], wo[2][512];
+  snprintf(wp, sizeof wp, "%s/probs-actor", BIN);
+  for (int i = 0; i < 2; i++)
+    snprintf(wo[i], sizeof wo[i], "%s/worker-%d.out", dir, i);
+  char *wa0[] = {wp, (char *)CONFIG, (char *)"--role", (char *)roles[0],
+                 (char *)"--set", work, (char *)"--set", pub, NULL};
+  w[0] = tp_spawn(wa0, wo[0]);
+  assert_true(w[0] > 0);
+
+  void *ctx = zmq_ctx_new();
+  void *d = zmq_socket(ctx, ZMQ_DEALER);
+  int linger = 0;
+  zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof linger);
+  char ep[64];
+  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
+  assert_int_equal(zmq_connect(d, ep), 0);
+  const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
+  pb_msg_t m, r;
+  int answered = 0, denied = 0;
+  double t0 = tp_now();
+  while (tp_now() - t0 < 120 && !denied) {
+    pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", PB_GAME_CONNECT4, "liar");
+    m.work_request.role = PB_ROLE_SEARCHER;
+    send_msg(d, &m);
+    int t = recv_type(d, 1000, &r);
+    if (t == PB_MSG_REJECT) {
+      denied = r.reject.code == PB_EDENIED;
+      if (denied) assert_non_null(strstr(r.reject.message, "quarantined"));
+    } else if (t == PB_MSG_WORK_ITEM && r.work_item.kind == PB_WORK_SEARCH) {
+      const uint32_t ns = r.work_item.n_states, A = (uint32_t)g->num_actions;
+      float *q = calloc((size_t)ns * A, sizeof *q);
+      assert_non_null(q);
+      for (uint32_t i = 0; i < ns; i++) {
+        uint8_t acts[PB_MAX_ACTIONS];
+        int na = g->legal(&r.work_item.states[i], acts);
+        for (int k = 0; k < na; k++) q[i * A + acts[k]] = 1.0f;
+      }
+      pb_msg_t res;
+      pb_msg_init(&res, PB_MSG_SEARCH_RESULT, "c4-smoke", PB_GAME_CONNECT4,
+                  "liar");
+      res.search_result.item_id = r.work_item.item_id;
+      res.search_result.n_states = ns;
+      res.search_result.n_actions = A;
+      res.search_result.qvalues = q;
+      send_msg(d, &res);
+      free(q);
+      answered++;
+    } else if (t < 0) {
+      tp_sleep(0.2);
+    }
+    if (t >= 0) pb_msg_free(&r);
+  }
+  assert_true(answered >= 1);
+  assert_true(denied);
+  char *wa1[] = {wp, (char *)CONFIG, (char *)"--role", (char *)roles[1],
+                 (char *)"--set", work, (char *)"--set", pub, NULL};
+  w[1] = tp_spawn(wa1, wo[1]);
+  assert_true(w[1] > 0);
+  /* Still refused under the same sender id on a new connection. */
+  void *d2 = zmq_socket(ctx, ZMQ_DEALER);
+  zmq_setsockopt(d2, ZMQ_LINGER, &linger, sizeof linger);
+  assert_int_equal(zmq_connect(d2, ep), 0);
+  pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", PB_GAME_CONNECT4, "liar");
+  m.work_request.role = PB_ROLE_SEARCHER;
+  send_msg(d2, &m);
+  assert_int_equal(recv_type(d2, 10000, &r), PB_MSG_REJECT);
+  assert_int_equal(r.reject.code, PB_EDENIED);
+  pb_msg_free(&r);
+
+  int st = tp_wait(l, 300);
+  assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_int_equal(tp_count(log, "searcher liar"), 1);
+  assert_true(tp_count(log, "quarantined") >= 1);
+  snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+  assert_int_equal(tp_count(path, "\"searchers_quarantined\":1"), 1);
+  for (int i = 0; i < 2; i++) {
+    int ws = tp_wait(w[i], 30);
+    assert_true(ws >= 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+  }
+  zmq_close(d);
+  zmq_close(d2);
+  zmq_ctx_term(ctx);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_learner_survives_garbage),
       cmocka_unit_test(test_worker_survives_garbage),
       cmocka_unit_test(test_lease_hog_is_cut),
+      cmocka_unit_test(test_lying_searcher_quarantined),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,223 @@
+/* bench_spotcheck - what the learner's spot check of search results costs,
+ * and how often an honest searcher disagrees with it (common/spotcheck.h).
+ *
+ *   bench_spotcheck (-c CKPT | -f CONFIG) [-e EPISODES] [-s SHARE]
+ *                   [-r ROUNDS] [-p]
+ *
+ * Workload: the distinct positions of EPISODES (default 200) self-play
+ * games played with the checkpoint's Q as an actor plays them (the run's
+ * eps, alpha, temperature), searched with the checkpoint's own config:
+ *
+ *   searcher    the positions in work items of net.item_states, through
+ *               one evaluator whose cache lives across items, with
+ *               search.parallel searches at once: what a searcher sends;
+ *   spot check  ROUNDS (default 20) independent draws of SHARE (default
+ *               0.01) of each item's positions (pb_spot_sample), each
+ *               draw searched again in one pb_spot_search call, as the
+ *               learner's check job does with the items it has received.
+ *
+ * Figures: the searcher's states/s; the check's CPU time as a share of
+ * the searcher's for the same items (the ratio); and, over every position
+ * checked, how many differ from the searcher's targets by more than
+ * 0 (bit-exact), 1e-4, 1e-3, 0.01, 0.05 and 0.1 on some legal action, and
+ * the largest difference. Those are the honest disagreement rates that
+ * net.spot_check_tolerance and net.spot_check_max_disagree are set from.
+ *
+ * With -f the networks are those of the config, randomly initialised. Times are CPU time of this process; one libtorch
+ * thread (model.threads of the config). -p prints tab-separated rows. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "beam_search.h"
+#include "config.h"
+#include "episodes.h"
+#include "game.h"
+#include "learn.h"
+#include "neteval.h"
+#include "nn.h"
+#include "rng.h"
+#include "selfplay.h"
+#include "spotcheck.h"
+
+#include "bench_util.h"
+
+static void die(const char *what, const pb_err_t *err) {
+  fprintf(stderr, "bench_spotcheck: %s: %s\n", what, err->msg);
+  exit(1);
+}
+
+static int cmp_state(const void *a, const void *b) {
+  return memcmp(a, b, sizeof(pb_state_t));
+}
+
+int main(int argc, char **argv) {
+  const char *ckpt = NULL, *cfg_path = NULL;
+  int episodes = 200, rounds = 20;
+  double share = 0.01;
+  int opt;
+  while ((opt = getopt(argc, argv, "c:f:e:s:r:p")) != -1) {
+    switch (opt) {
+    case 'c': ckpt = optarg; break;
+    case 'f': cfg_path = optarg; break;
+    case 'e':
+      if (parse_int(optarg, 1, 1000000, &episodes)) goto usage;
+      break;
+    case 's':
+      if (parse_double(optarg, 1e-6, 1.0, &share)) goto usage;
+      break;
+    case 'r':
+      if (parse_int(optarg, 1, 100000, &rounds)) goto usage;
+      break;
+    case 'p': parseable = 1; break;
+    default: goto usage;
+    }
+  }
+
+  pb_err_t err;
+  pb_config_t cfg;
+  pb_learn_t *learn;
+  if ((ckpt == NULL) == (cfg_path == NULL)) goto usage;
+  if (ckpt) {
+    learn = pb_learn_open(ckpt, "cpu", &cfg, &err);
+    if (learn == NULL) die(ckpt, &err);
+  } else {
+    pb_config_defaults(&cfg);
+    if (pb_config_load_file(&cfg, cfg_path, &err) != 0 ||
+        pb_config_check(&cfg, &err) != 0)
+      die(cfg_path, &err);
+    snprintf(cfg.model.device, sizeof cfg.model.device, "cpu");
+    if ((learn = pb_learn_new(&cfg, &err)) == NULL) die("networks", &err);
+  }
+  pb_nn_set_threads(cfg.model.threads);
+  const pb_game_t *g = pb_learn_game(learn);
+  const int A = g->num_actions;
+  pb_nn_t *v = pb_learn_v(learn), *q = pb_learn_q(learn);
+  const int batch = pb_learn_eval_batch(&cfg, g);
+
+  /* Self-play positions, as an actor makes them. */
+  pb_neteval_t *ne = pb_neteval_new(g, batch, (uint32_t)cfg.search.cache_entries,
+                                    &err);
+  if (ne == NULL) die("neteval", &err);
+  pb_neteval_bind(ne, v, q);
+  pb_evalfn_t fn = pb_neteval_fn(ne);
+  pb_selfplay_opts_t so = {.parallel = cfg.train.selfplay_parallel,
+                           .max_turns = cfg.train.max_turns,
+                           .eps = cfg.train.eps,
+                           .alpha = cfg.train.alpha,
+                           .temperature = cfg.train.selfplay_temperature};
+  pb_selfplay_t *sp = pb_selfplay_new(g, &so, &err);
+  if (sp == NULL) die("selfplay", &err);
+  pb_episodes_t eps;
+  pb_episodes_init(&eps);
+  if (pb_selfplay_run(sp, episodes, (uint64_t)cfg.seed + 77, 0, &fn, 0, &eps,
+                      &err) != 0)
+    die("selfplay", &err);
+  pb_state_t *pos = malloc(eps.n_states * sizeof *pos);
+  if (pos == NULL) return 1;
+  memcpy(pos, eps.states, eps.n_states * sizeof *pos);
+  qsort(pos, eps.n_states, sizeof *pos, cmp_state);
+  size_t n = 0;
+  for (size_t i = 0; i < eps.n_states; i++)
+    if (n == 0 || memcmp(&pos[n - 1], &pos[i], sizeof *pos)) pos[n++] = pos[i];
+  /* The learner hands positions out in the order it found them; a random
+   * order is closer to that than the sorted one. */
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 12345, 0);
+  for (size_t i = n; i > 1; i--) {
+    size_t j = pb_rng_below(&rng, (uint32_t)i);
+    pb_state_t t = pos[i - 1];
+    pos[i - 1] = pos[j];
+    pos[j] = t;
+  }
+
+  /* The searcher. */
+  float *theirs = malloc(n * (size_t)A * sizeof *theirs);
+  float *mine = malloc(n * (size_t)A * sizeof *mine);
+  pb_state_t *sample = malloc(n * sizeof *sample);
+  uint32_t *sidx = malloc(n * sizeof *sidx), *which = malloc(n * sizeof *which);
+  if (!theirs || !mine || !sample || !sidx || !which) return 1;
+  pb_beam_t *beam = pb_beam_new(g, cfg.search.expansions, cfg.search.max_depth,
+                                cfg.search.parallel, &err);
+  if (beam == NULL) die("beam", &err);
+  pb_neteval_bind(ne, v, q);
+  const size_t item = (size_t)cfg.net.item_states;
+  double t0 = clock_s();
+  for (size_t f = 0; f < n; f += item) {
+    int cnt = (int)(n - f < item ? n - f : item);
+    if (pb_beam_run(beam, pos + f, cnt, &fn, theirs + f * A, &err) != 0)
+      die("search", &err);
+  }
+  double t_search = clock_s() - t0;
+
+  /* The spot checks. */
+  pb_spot_t *spot = pb_spot_new(g, cfg.search.expansions, cfg.search.max_depth,
+                                cfg.search.parallel, batch,
+                                (uint32_t)cfg.search.cache_entries, &err);
+  if (spot == NULL) die("spot check", &err);
+  static const double tol[] = {0.0, 1e-4, 1e-3, 0.01, 0.05, 0.1};
+  enum { NT = sizeof tol / sizeof tol[0] };
+  pb_spot_tally_t t[NT];
+  memset(t, 0, sizeof t);
+  double t_check = 0;
+  for (int r = 0; r < rounds; r++) {
+    size_t k = 0;
+    for (size_t f = 0; f < n; f += item) {
+      size_t cnt = n - f < item ? n - f : item;
+      size_t m = pb_spot_sample(&rng, cnt, share, sidx, cnt);
+      for (size_t i = 0; i < m; i++) {
+        which[k] = (uint32_t)(f + sidx[i]);
+        sample[k++] = pos[f + sidx[i]];
+      }
+    }
+    t0 = clock_s();
+    if (pb_spot_search(spot, v, q, sample, (int)k, mine, &err) != 0)
+      die("spot check", &err);
+    t_check += clock_s() - t0;
+    for (size_t i = 0; i < k; i++) {
+      float d = pb_spot_diff(g, &sample[i], mine + i * A,
+                             theirs + (size_t)which[i] * A);
+      for (int j = 0; j < NT; j++) pb_spot_count(&t[j], d, tol[j]);
+    }
+  }
+
+  printf("# %s: %s, E=%d M=%d parallel=%d item_states=%zu; %zu distinct "
+         "positions from %d games; %d rounds of share %g: %llu checked\n",
+         ckpt ? ckpt : cfg_path, g->name,
+         cfg.search.expansions, cfg.search.max_depth, cfg.search.parallel,
+         item, n, episodes, rounds, share, (unsigned long long)t[0].checked);
+  row("searcher", n / t_search, "states/s", 0, "");
+  double per_round = t_check / rounds;
+  row("spot check CPU, share of search CPU", 100.0 * per_round / t_search,
+      "%", 0, "");
+  row("spot check per position vs searcher", t[0].checked / t_check,
+      "states/s", (t[0].checked / t_check) / (n / t_search), "searcher");
+  for (int j = 0; j < NT; j++) {
+    char fig[64];
+    snprintf(fig, sizeof fig, "honest disagreement, diff > %g", tol[j]);
+    row(fig, 100.0 * t[j].disagree / (t[j].checked ? t[j].checked : 1), "%",
+        0, "");
+  }
+  row("largest difference", 1e6 * t[0].max_diff, "x 1e-6", 0, "");
+
+  pb_spot_destroy(&spot);
+  pb_beam_destroy(&beam);
+  pb_selfplay_destroy(&sp);
+  pb_neteval_destroy(&ne);
+  pb_episodes_free(&eps);
+  pb_learn_destroy(&learn);
+  free(pos);
+  free(theirs);
+  free(mine);
+  free(sample);
+  free(sidx);
+  free(which);
+  return 0;
+
+usage:
+  fprintf(stderr, "usage: bench_spotcheck (-c CKPT | -f CONFIG) [-e EPISODES] "
+                  "[-s SHARE] [-r ROUNDS] [-p]\n");
+  return 2;
+}

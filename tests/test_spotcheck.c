@@ -1,0 +1,196 @@
+/* test_spotcheck.c - the learner's check of search results
+ * (common/spotcheck.h): the comparison of one position, the verdict on a
+ * peer, the draw of positions, and that the check searches exactly as a
+ * searcher does (same targets, bit for bit, for the same batch). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "beam_search.h"
+#include "config.h"
+#include "game.h"
+#include "learn.h"
+#include "neteval.h"
+#include "rng.h"
+#include "spotcheck.h"
+
+#define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
+
+static const pb_game_t *c4(void) { return pb_game_by_id(PB_GAME_CONNECT4); }
+
+/* The position after the moves of text (columns 1..7). */
+static pb_state_t position(const char *moves) {
+  const pb_game_t *g = c4();
+  pb_state_t s;
+  g->reset(&s);
+  for (const char *c = moves; *c; c++) {
+    int done = 0;
+    g->step(&s, (uint8_t)(*c - '1'), &done);
+  }
+  return s;
+}
+
+static void test_diff(void **state) {
+  (void)state;
+  const pb_game_t *g = c4();
+  /* Column 1 full: action 0 illegal. */
+  pb_state_t s = position("111111");
+  float mine[7] = {0, 0.5f, -0.25f, 0.1f, 0, 0, 1};
+  float theirs[7];
+  memcpy(theirs, mine, sizeof mine);
+  assert_true(pb_spot_diff(g, &s, mine, theirs) == 0.0f);
+  theirs[2] = -0.20f;
+  assert_true(fabsf(pb_spot_diff(g, &s, mine, theirs) - 0.05f) < 1e-6f);
+  memcpy(theirs, mine, sizeof mine);
+  theirs[0] = 0.001f; /* a value on an illegal action */
+  assert_true(pb_spot_diff(g, &s, mine, theirs) == 2.0f);
+  memcpy(theirs, mine, sizeof mine);
+  theirs[3] = NAN;
+  assert_true(pb_spot_diff(g, &s, mine, theirs) == 2.0f);
+  theirs[3] = INFINITY;
+  assert_true(pb_spot_diff(g, &s, mine, theirs) == 2.0f);
+}
+
+static void test_verdict(void **state) {
+  (void)state;
+  pb_spot_tally_t t;
+  memset(&t, 0, sizeof t);
+  /* Two disagreements are never enough, whatever the share. */
+  assert_int_equal(pb_spot_count(&t, 0.5f, 0.02), 1);
+  assert_int_equal(pb_spot_count(&t, 0.5f, 0.02), 1);
+  assert_false(pb_spot_failed(&t, 0.05));
+  assert_int_equal(pb_spot_count(&t, 0.02f, 0.02), 0); /* at the tolerance */
+  assert_int_equal(pb_spot_count(&t, 0.3f, 0.02), 1);
+  assert_true(pb_spot_failed(&t, 0.05)); /* 3 of 4 */
+  assert_true(t.max_diff == 0.5f);
+  /* 3 of 100 is within a 5% share, 6 of 100 is not. */
+  memset(&t, 0, sizeof t);
+  for (int i = 0; i < 97; i++) pb_spot_count(&t, 0.0f, 0.02);
+  for (int i = 0; i < 3; i++) pb_spot_count(&t, 1.0f, 0.02);
+  assert_int_equal(t.checked, 100);
+  assert_int_equal(t.disagree, 3);
+  assert_false(pb_spot_failed(&t, 0.05));
+  for (int i = 0; i < 3; i++) pb_spot_count(&t, 1.0f, 0.02);
+  assert_true(pb_spot_failed(&t, 0.05));
+  /* max_disagree 0: any 3 disagreements. */
+  memset(&t, 0, sizeof t);
+  for (int i = 0; i < 1000; i++) pb_spot_count(&t, 0.0f, 0.02);
+  for (int i = 0; i < 3; i++) pb_spot_count(&t, 1.0f, 0.02);
+  assert_true(pb_spot_failed(&t, 0.0));
+}
+
+static void test_sample(void **state) {
+  (void)state;
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 7, 0);
+  uint32_t idx[1000];
+  /* At least one, in range, increasing. */
+  size_t total = 0;
+  for (int r = 0; r < 200; r++) {
+    size_t k = pb_spot_sample(&rng, 64, 0.01, idx, 64);
+    assert_true(k >= 1 && k <= 64);
+    for (size_t i = 0; i < k; i++) {
+      assert_true(idx[i] < 64);
+      if (i) assert_true(idx[i] > idx[i - 1]);
+    }
+    total += k;
+  }
+  /* About max(1, 0.64) per draw: well under 2 on average. */
+  assert_true(total >= 200 && total < 400);
+  /* Share 1: everything; share 0 or no positions: nothing. */
+  assert_int_equal(pb_spot_sample(&rng, 1000, 1.0, idx, 1000), 1000);
+  for (uint32_t i = 0; i < 1000; i++) assert_int_equal(idx[i], i);
+  assert_int_equal(pb_spot_sample(&rng, 1000, 0.0, idx, 1000), 0);
+  assert_int_equal(pb_spot_sample(&rng, 0, 0.5, idx, 1000), 0);
+  /* The share is kept on large items: 10% of 1000 is 100 +- a few sd. */
+  size_t k = pb_spot_sample(&rng, 1000, 0.1, idx, 1000);
+  assert_true(k > 60 && k < 140);
+}
+
+/* pb_spot_search gives a searcher's targets: the same as pb_beam_run with
+ * an evaluator of the same batch and cache, bit for bit; and a tree turned
+ * by a rounding is out of the question for the same batch. */
+static void test_search_matches_searcher(void **state) {
+  (void)state;
+  pb_config_t cfg;
+  pb_err_t err;
+  pb_config_defaults(&cfg);
+  if (pb_config_load_file(&cfg, CONFIG, &err) != 0) fail_msg("%s", err.msg);
+  pb_learn_t *l = pb_learn_new(&cfg, &err);
+  if (l == NULL) fail_msg("%s", err.msg);
+  const pb_game_t *g = c4();
+  const int A = g->num_actions, n = 40;
+  pb_state_t pos[40];
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 3, 0);
+  for (int i = 0; i < n; i++) {
+    g->reset(&pos[i]);
+    int done = 0, plies = 1 + (int)pb_rng_below(&rng, 12);
+    for (int k = 0; k < plies && !done; k++) {
+      uint8_t acts[PB_MAX_ACTIONS];
+      int na = g->legal(&pos[i], acts);
+      pb_state_t t = pos[i];
+      g->step(&t, acts[pb_rng_below(&rng, (uint32_t)na)], &done);
+      if (!done) pos[i] = t;
+    }
+  }
+  const int batch = pb_learn_eval_batch(&cfg, g);
+  pb_neteval_t *ne = pb_neteval_new(g, batch, 4096, &err);
+  pb_beam_t *b = pb_beam_new(g, cfg.search.expansions, cfg.search.max_depth,
+                             cfg.search.parallel, &err);
+  pb_spot_t *s = pb_spot_new(g, cfg.search.expansions, cfg.search.max_depth,
+                             cfg.search.parallel, batch, 4096, &err);
+  assert_non_null(ne);
+  assert_non_null(b);
+  assert_non_null(s);
+  pb_neteval_bind(ne, pb_learn_v(l), pb_learn_q(l));
+  pb_evalfn_t fn = pb_neteval_fn(ne);
+  float want[40 * 7], got[40 * 7];
+  assert_int_equal(pb_beam_run(b, pos, n, &fn, want, &err), 0);
+  /* Twice: the cache from the first call must not change the second. */
+  for (int r = 0; r < 2; r++) {
+    memset(got, 0x7f, sizeof got);
+    assert_int_equal(pb_spot_search(s, pb_learn_v(l), pb_learn_q(l), pos, n,
+                                    got, &err), 0);
+    assert_memory_equal(want, got, sizeof want);
+  }
+  for (int i = 0; i < n; i++)
+    assert_true(pb_spot_diff(g, &pos[i], got + i * A, want + i * A) == 0.0f);
+  /* A terminal position is the search's error, passed on. */
+  pb_state_t won = position("1212121");
+  assert_int_equal(pb_spot_search(s, pb_learn_v(l), pb_learn_q(l), &won, 1,
+                                  got, &err),
+                   PB_EINVAL);
+  pb_spot_destroy(&s);
+  pb_spot_destroy(&s); /* NULL is fine */
+  assert_null(s);
+  pb_beam_destroy(&b);
+  pb_neteval_destroy(&ne);
+  pb_learn_destroy(&l);
+}
+
+static void test_new_bad_arguments(void **state) {
+  (void)state;
+  pb_err_t err;
+  assert_null(pb_spot_new(c4(), 0, 3, 16, 64, 0, &err));
+  assert_int_equal(err.code, PB_EINVAL);
+  assert_null(pb_spot_new(c4(), 10, 3, 16, 0, 0, &err));
+  assert_int_equal(err.code, PB_EINVAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_diff),
+      cmocka_unit_test(test_verdict),
+      cmocka_unit_test(test_sample),
+      cmocka_unit_test(test_search_matches_searcher),
+      cmocka_unit_test(test_new_bad_arguments),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
