@@ -20,9 +20,9 @@
  * Ctrl-C stops everything. Every --set goes unchanged to every child, so
  * the config file plus the overrides are the whole configuration. Each
  * child's output goes to RUN_DIR/logs/<name>.log; the supervisor's own
- * lines go to stderr and RUN_DIR/logs/train.log; stdout gets one progress
- * line per "iteration" (learner) or "elo" (evaluator) event appended to
- * RUN_DIR/metrics.jsonl.
+ * lines go to stderr and RUN_DIR/logs/train.log; stdout gets one short
+ * progress line per "iteration" (learner) or "elo" (evaluator) event
+ * appended to RUN_DIR/metrics.jsonl (common/progress.h).
  *
  * --inproc runs Algorithm 2 in this one process (common/inproc.c). */
 #include <getopt.h>
@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -41,6 +42,7 @@
 #include "json.h"
 #include "log.h"
 #include "nn.h"
+#include "progress.h"
 #include "supervise.h"
 #include "util.h"
 
@@ -85,195 +87,14 @@ static int parse_count(const char *s, int lo, int hi) {
 
 /* ---- progress lines from metrics.jsonl ----------------------------- */
 
-/* One top-level member of a JSON object: the key without its quotes (not
- * unescaped) and the value's raw text (strings with their quotes). */
-typedef struct {
-  const char *k, *v;
-  size_t kn, vn;
-} member_t;
-
-#define MAX_MEMBERS 64
-
-static const char *skip_ws(const char *p) {
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-  return p;
-}
-
-static const char *skip_string(const char *p) { /* p at the opening quote */
-  for (p++; *p && *p != '"'; p++)
-    if (*p == '\\' && p[1]) p++;
-  return *p ? p + 1 : p;
-}
-
-/* Splits an object that pb_json_validate accepted into its members (at
- * most `max`). Returns the count, or -1 if the value is not an object. */
-static int json_members(const char *s, member_t *out, int max) {
-  const char *p = skip_ws(s);
-  if (*p != '{') return -1;
-  p = skip_ws(p + 1);
-  int n = 0;
-  while (*p == '"') {
-    const char *k = p + 1, *ke = skip_string(p);
-    p = skip_ws(ke);
-    if (*p != ':') return -1;
-    p = skip_ws(p + 1);
-    const char *v = p;
-    if (*p == '"') {
-      p = skip_string(p);
-    } else if (*p == '{' || *p == '[') {
-      int depth = 0;
-      do {
-        if (*p == '"') {
-          p = skip_string(p);
-          continue;
-        }
-        if (*p == '{' || *p == '[') depth++;
-        if (*p == '}' || *p == ']') depth--;
-        p++;
-      } while (*p && depth > 0);
-    } else {
-      while (*p && *p != ',' && *p != '}' && *p != ' ' && *p != '\t' &&
-             *p != '\r' && *p != '\n')
-        p++;
-    }
-    if (n < max)
-      out[n++] = (member_t){k, v, (size_t)(ke - 1 - k), (size_t)(p - v)};
-    p = skip_ws(p);
-    if (*p == ',') p = skip_ws(p + 1);
-  }
-  return n;
-}
-
-static const member_t *member(const member_t *m, int n, const char *key) {
-  size_t kl = strlen(key);
-  for (int i = 0; i < n; i++)
-    if (m[i].kn == kl && memcmp(m[i].k, key, kl) == 0) return &m[i];
-  return NULL;
-}
-
-typedef struct {
-  char *buf;
-  size_t len, cap;
-} line_t;
-
-static void put(line_t *l, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void put(line_t *l, const char *fmt, ...) {
-  if (l->len >= l->cap) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(l->buf + l->len, l->cap - l->len, fmt, ap);
-  va_end(ap);
-  if (n > 0) l->len += (size_t)n;
-  if (l->len > l->cap) l->len = l->cap;
-}
-
-/* A value as a person reads it: strings without quotes, integers as they
- * are, other numbers with 4 significant digits (one decimal from 100 up,
- * so an Elo of 1234.57 reads 1234.6). */
-static void put_value(line_t *l, const member_t *m) {
-  if (m->vn >= 2 && m->v[0] == '"') {
-    put(l, "%.*s", (int)(m->vn - 2), m->v + 1);
-    return;
-  }
-  if (memchr(m->v, '.', m->vn) || memchr(m->v, 'e', m->vn) ||
-      memchr(m->v, 'E', m->vn)) {
-    char tmp[64];
-    if (m->vn < sizeof tmp) {
-      memcpy(tmp, m->v, m->vn);
-      tmp[m->vn] = '\0';
-      double x = strtod(tmp, NULL);
-      put(l, fabs(x) >= 100 && fabs(x) < 1e9 ? "%.1f" : "%.4g", x);
-      return;
-    }
-  }
-  put(l, "%.*s", (int)m->vn, m->v);
-}
-
-typedef struct {
-  int iterations; /* train.iterations, for "3/10" */
-  int bad_lines;
-} progress_t;
-
-/* Prints the named members first (label, value, unit; an Elo with its
- * interval), then every other non-empty scalar member as key=value,
- * skipping `skip`. */
-static void print_event(const member_t *m, int n, const char *const *main_keys,
-                        const char *const *labels, const char *const *skip,
-                        const char *prefix, int iterations) {
-  char buf[4096];
-  line_t l = {buf, 0, sizeof buf - 1};
-  put(&l, "%s", prefix);
-  const member_t *it = member(m, n, "iteration");
-  if (it != NULL) {
-    put(&l, " ");
-    put_value(&l, it);
-    if (iterations > 0) put(&l, "/%d", iterations);
-  }
-  const char *sep = ":";
-  for (int i = 0; main_keys[i] != NULL; i++) {
-    const member_t *v = member(m, n, main_keys[i]);
-    if (v == NULL) continue;
-    put(&l, "%s %s ", sep, labels[i]);
-    put_value(&l, v);
-    if (strcmp(main_keys[i], "iteration_s") == 0) put(&l, "s");
-    const member_t *lo = member(m, n, "elo_lo"), *hi = member(m, n, "elo_hi");
-    if (strcmp(main_keys[i], "elo") == 0 && lo != NULL && hi != NULL) {
-      put(&l, " [");
-      put_value(&l, lo);
-      put(&l, ", ");
-      put_value(&l, hi);
-      put(&l, "]");
-    }
-    sep = ",";
-  }
-  int bar = 0;
-  for (int i = 0; i < n; i++) {
-    int skipped = m[i].v[0] == '{' || m[i].v[0] == '[' ||
-                  (m[i].vn == 2 && m[i].v[0] == '"') || /* "" says nothing */
-                  (m[i].kn == 9 && memcmp(m[i].k, "iteration", 9) == 0);
-    for (int j = 0; !skipped && main_keys[j] != NULL; j++)
-      skipped = strlen(main_keys[j]) == m[i].kn &&
-                memcmp(main_keys[j], m[i].k, m[i].kn) == 0;
-    for (int j = 0; !skipped && skip[j] != NULL; j++)
-      skipped =
-          strlen(skip[j]) == m[i].kn && memcmp(skip[j], m[i].k, m[i].kn) == 0;
-    if (skipped) continue;
-    put(&l, "%s %.*s=", bar ? "" : " |", (int)m[i].kn, m[i].k);
-    put_value(&l, &m[i]);
-    bar = 1;
-  }
-  buf[l.len] = '\0';
-  puts(buf);
-  fflush(stdout);
-}
-
+/* One short line per iteration and per evaluation (common/progress.h). */
 static void on_metrics_line(void *ctx, const char *line, size_t len) {
-  progress_t *p = ctx;
+  pb_progress_t *p = ctx;
   (void)len;
-  member_t m[MAX_MEMBERS];
-  int n;
-  if (pb_json_validate(line) != 0 ||
-      (n = json_members(line, m, MAX_MEMBERS)) < 0) {
-    p->bad_lines++;
-    return;
-  }
-  const member_t *ev = member(m, n, "event");
-  if (ev == NULL) return;
-  static const char *const skip[] = {"event", "mode", "version", NULL};
-  if (ev->vn == 11 && memcmp(ev->v, "\"iteration\"", 11) == 0) {
-    static const char *const keys[] = {"episodes", "positions",   "v_loss",
-                                       "q_loss",   "iteration_s", NULL};
-    static const char *const labels[] = {"episodes", "positions", "v_loss",
-                                         "q_loss",   "time",      NULL};
-    print_event(m, n, keys, labels, skip, "iteration", p->iterations);
-  } else if (ev->vn == 5 && memcmp(ev->v, "\"elo\"", 5) == 0) {
-    static const char *const keys[] = {"elo", "acc_q", "acc_beam", NULL};
-    static const char *const labels[] = {"elo", "optimal moves: greedy Q",
-                                         "beam search", NULL};
-    static const char *const eskip[] = {"event",  "mode",   "version",
-                                        "elo_lo", "elo_hi", NULL};
-    print_event(m, n, keys, labels, eskip, "eval: iteration", 0);
+  char out[1024];
+  if (pb_progress_line(p, line, out, sizeof out) == 1) {
+    puts(out);
+    fflush(stdout);
   }
 }
 
@@ -367,7 +188,11 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
     return 1;
   }
 
-  progress_t prog = {cfg->train.iterations, 0};
+  pb_progress_t prog;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts); /* metrics.jsonl's clock */
+  pb_progress_init(&prog, cfg->train.iterations,
+                   (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
   char metrics[PB_CONFIG_PATH_MAX + 32];
   snprintf(metrics, sizeof metrics, "%s/metrics.jsonl", run_dir);
   pb_supervise_opts_t so;

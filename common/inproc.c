@@ -224,17 +224,19 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
   free(yaml);
   if (rc != 0) goto done;
 
+  uint64_t last = (uint64_t)cfg->train.iterations;
+  if (opts && opts->iterations_override > 0)
+    last = (uint64_t)opts->iterations_override;
   pb_log_info(log,
-              "inproc training: game %s, %d iterations x %d episodes, E=%d "
-              "M=%d, V %ld params, Q %ld params, device %s, run dir %s",
-              cfg->game, cfg->train.iterations, cfg->train.episodes_per_iter,
+              "inproc training: game %s, up to version %" PRIu64 " (now %" PRIu64
+              ") x %d episodes, E=%d M=%d, V %ld params, Q %ld params, device "
+              "%s, run dir %s",
+              cfg->game, last, pb_learn_version(r.learn),
+              cfg->train.episodes_per_iter,
               cfg->search.expansions, cfg->search.max_depth,
               pb_nn_param_count(pb_learn_v(r.learn)),
               pb_nn_param_count(pb_learn_q(r.learn)),
               pb_nn_device(pb_learn_v(r.learn)), cfg->run.dir);
-  uint64_t last = (uint64_t)cfg->train.iterations;
-  if (opts && opts->iterations_override > 0)
-    last = (uint64_t)opts->iterations_override;
   while (pb_learn_version(r.learn) < last) {
     rc = one_iteration(&r, opts, err);
     if (rc == PB_EINTR) {

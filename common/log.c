@@ -134,14 +134,19 @@ int pb_log_enabled(const pb_log_t *log, int level) {
   return level >= __atomic_load_n(&log->level, __ATOMIC_RELAXED);
 }
 
-/* "2026-11-21T20:15:03.123Z" into buf (at least 25 bytes). */
+/* "2026-11-21T20:15:03.123Z" for ts into buf (at least 25 bytes). */
+static void timestamp_of(const struct timespec *ts, char *buf, size_t n) {
+  struct tm tm;
+  gmtime_r(&ts->tv_sec, &tm);
+  size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(buf + k, n - k, ".%03ldZ", ts->tv_nsec / 1000000L);
+}
+
+/* The same for now. */
 static void timestamp(char *buf, size_t n) {
   struct timespec ts;
-  struct tm tm;
   clock_gettime(CLOCK_REALTIME, &ts);
-  gmtime_r(&ts.tv_sec, &tm);
-  size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(buf + k, n - k, ".%03ldZ", ts.tv_nsec / 1000000L);
+  timestamp_of(&ts, buf, n);
 }
 
 void pb_log_vwrite(pb_log_t *log, int level, const char *fmt, va_list ap) {
@@ -247,20 +252,42 @@ int pb_metrics_write(pb_metrics_t *m, const char *line) {
   if (*p != '{' || strchr(line, '\n') != NULL || strchr(line, '\r') != NULL ||
       pb_json_validate(line) != 0)
     return PB_EINVAL;
-  size_t n = strlen(line);
-  struct iovec iov[2] = {{(void *)line, n}, {(void *)"\n", 1}};
+  /* Every line starts with when it was written. */
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  char stamp[40], head[96];
+  timestamp_of(&ts, stamp, sizeof stamp);
+  const char *rest = p + 1;
+  const char *q = rest;
+  while (*q == ' ' || *q == '\t') q++;
+  int hn = snprintf(head, sizeof head, "{\"time\":\"%s\",\"unix_time\":%.3f%s",
+                    stamp, (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec,
+                    *q == '}' ? "" : ",");
+  if (hn < 0 || (size_t)hn >= sizeof head) return PB_EINVAL;
+  size_t n = strlen(rest);
+  struct iovec iov[3] = {
+      {head, (size_t)hn}, {(void *)rest, n}, {(void *)"\n", 1}};
+  const size_t total = (size_t)hn + n + 1;
   int rc = 0;
   pthread_mutex_lock(&m->mu);
   ssize_t w;
   do {
-    w = writev(m->fd, iov, 2);
+    w = writev(m->fd, iov, 3);
   } while (w < 0 && errno == EINTR);
   if (w < 0) {
     rc = PB_EIO;
-  } else if ((size_t)w < n + 1) { /* short write: finish the line */
+  } else if ((size_t)w < total) { /* short write: finish the line */
     size_t done = (size_t)w;
-    if (done < n && write_all(m->fd, line + done, n - done)) rc = PB_EIO;
-    if (rc == 0 && write_all(m->fd, "\n", 1)) rc = PB_EIO;
+    for (int i = 0; i < 3 && rc == 0; i++) {
+      if (done >= iov[i].iov_len) {
+        done -= iov[i].iov_len;
+        continue;
+      }
+      if (write_all(m->fd, (const char *)iov[i].iov_base + done,
+                    iov[i].iov_len - done))
+        rc = PB_EIO;
+      done = 0;
+    }
   }
   pthread_mutex_unlock(&m->mu);
   return rc;

@@ -80,10 +80,14 @@ typedef struct pb_metrics pb_metrics_t;
 pb_metrics_t *pb_metrics_new(const char *path, pb_err_t *err);
 
 /* Appends `json_object_line` plus '\n' in one write(2), so a crash never
- * leaves half a line and readers can follow the file. The text must be one
- * well-formed JSON object with no newline (build it with common/json.h);
- * anything else is refused with PB_EINVAL and nothing is written. Returns 0,
- * PB_EINVAL, or PB_EIO if the write failed. Thread-safe. */
+ * leaves half a line and readers can follow the file. The line written
+ * starts with two members added here, when it was written:
+ * "time" (UTC, "2026-11-21T20:15:03.123Z") and "unix_time" (seconds since
+ * the epoch, 3 decimals); the caller's members follow (the caller must not
+ * write those two keys itself). The text must be one well-formed JSON
+ * object with no newline (build it with common/json.h); anything else is
+ * refused with PB_EINVAL and nothing is written. Returns 0, PB_EINVAL, or
+ * PB_EIO if the write failed. Thread-safe. */
 int pb_metrics_write(pb_metrics_t *m, const char *json_object_line);
 
 /* Closes and frees; accepts NULL and sets *m to NULL. */

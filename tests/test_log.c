@@ -8,7 +8,9 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <math.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -348,18 +350,37 @@ static void test_metrics(void **state) {
   assert_int_equal(pb_metrics_write(NULL, "{}"), PB_EINVAL);
   pb_metrics_destroy(&m);
 
+  /* Each line: when it was written, then the caller's members. */
   char *text = slurp(f->path);
-  assert_string_equal(
-      text, "{\"iteration\":1,\"v_loss\":0.5}\n {\"iteration\": 2}\n");
+  assert_int_equal(count_lines(text), 2);
+  char *l1 = strtok(text, "\n"), *l2 = strtok(NULL, "\n");
+  const char *w1 = ",\"iteration\":1,\"v_loss\":0.5}";
+  const char *w2 = ",\"iteration\": 2}";
+  assert_int_equal(strncmp(l1, "{\"time\":\"20", 11), 0);
+  assert_non_null(strstr(l1, "Z\",\"unix_time\":"));
+  assert_string_equal(l1 + strlen(l1) - strlen(w1), w1);
+  assert_string_equal(l2 + strlen(l2) - strlen(w2), w2);
+  assert_int_equal(pb_json_validate(l1), 0);
+  assert_int_equal(pb_json_validate(l2), 0);
+  double t = strtod(strstr(l1, "unix_time\":") + 11, NULL);
+  assert_true(fabs(t - (double)time(NULL)) < 3600);
   free(text);
 
-  /* Reopening appends. */
+  /* Reopening appends; an empty object gets the time alone. */
   m = pb_metrics_new(f->path, &err);
   assert_non_null(m);
   assert_int_equal(pb_metrics_write(m, "{}"), 0);
+  assert_int_equal(pb_metrics_write(m, "{ }"), 0);
   pb_metrics_destroy(&m);
   text = slurp(f->path);
-  assert_int_equal(count_lines(text), 3);
+  assert_int_equal(count_lines(text), 4);
+  strtok(text, "\n");
+  strtok(NULL, "\n");
+  for (int i = 0; i < 2; i++) {
+    char *l = strtok(NULL, "\n");
+    assert_int_equal(pb_json_validate(l), 0);
+    assert_non_null(strstr(l, "\"unix_time\":"));
+  }
   free(text);
 }
 

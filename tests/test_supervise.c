@@ -536,8 +536,8 @@ static void test_probs_train_with_fake_children(void **state) {
   snprintf(path, sizeof path, "%s/out.txt", f->dir);
   char *out = slurp(path);
   assert_string_equal(out,
-                      "iteration 1/2: episodes 20, v_loss 0.5 | extra=x\n"
-                      "iteration 2/2: episodes 20, v_loss 0.5 | extra=x\n");
+                      "iteration 1/2 | loss V 0.5\n"
+                      "iteration 2/2 | loss V 0.5\n");
   free(out);
   snprintf(path, sizeof path, "%s/learner.args", f->dir);
   char *args = slurp(path);

@@ -1,0 +1,277 @@
+/* progress.c - see progress.h. */
+#include "progress.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json.h"
+
+/* ---- the members of a JSON object (validated by pb_json_validate) ---- */
+
+typedef struct {
+  const char *k, *v;
+  size_t kn, vn;
+} member_t;
+
+#define MAX_MEMBERS 64
+
+static const char *skip_ws(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  return p;
+}
+
+static const char *skip_string(const char *p) { /* p at the opening quote */
+  for (p++; *p && *p != '"'; p++)
+    if (*p == '\\' && p[1]) p++;
+  return *p ? p + 1 : p;
+}
+
+/* Splits the object at s (a valid JSON text) into its members, at most
+ * `max`. Returns the count, or -1 if the value is not an object. */
+static int json_members(const char *s, member_t *out, int max) {
+  const char *p = skip_ws(s);
+  if (*p != '{') return -1;
+  p = skip_ws(p + 1);
+  int n = 0;
+  while (*p == '"') {
+    const char *k = p + 1, *ke = skip_string(p);
+    p = skip_ws(ke);
+    if (*p != ':') return -1;
+    p = skip_ws(p + 1);
+    const char *v = p;
+    if (*p == '"') {
+      p = skip_string(p);
+    } else if (*p == '{' || *p == '[') {
+      int depth = 0;
+      do {
+        if (*p == '"') {
+          p = skip_string(p);
+          continue;
+        }
+        if (*p == '{' || *p == '[') depth++;
+        if (*p == '}' || *p == ']') depth--;
+        p++;
+      } while (*p && depth > 0);
+    } else {
+      while (*p && *p != ',' && *p != '}' && *p != ' ' && *p != '\t' &&
+             *p != '\r' && *p != '\n')
+        p++;
+    }
+    if (n < max)
+      out[n++] = (member_t){k, v, (size_t)(ke - 1 - k), (size_t)(p - v)};
+    p = skip_ws(p);
+    if (*p == ',') p = skip_ws(p + 1);
+  }
+  return n;
+}
+
+static const member_t *member(const member_t *m, int n, const char *key) {
+  size_t kl = strlen(key);
+  for (int i = 0; i < n; i++)
+    if (m[i].kn == kl && memcmp(m[i].k, key, kl) == 0) return &m[i];
+  return NULL;
+}
+
+/* The number of member `key`, or NAN when it is missing or not a number. */
+static double num(const member_t *m, int n, const char *key) {
+  const member_t *v = member(m, n, key);
+  char tmp[64];
+  if (v == NULL || v->vn == 0 || v->vn >= sizeof tmp) return NAN;
+  memcpy(tmp, v->v, v->vn);
+  tmp[v->vn] = '\0';
+  char *end;
+  double x = strtod(tmp, &end);
+  return end != tmp && *end == '\0' ? x : NAN;
+}
+
+/* ---- a line being built ------------------------------------------------ */
+
+typedef struct {
+  char *buf;
+  size_t len, cap; /* cap excludes the NUL */
+} line_t;
+
+static void put(line_t *l, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void put(line_t *l, const char *fmt, ...) {
+  if (l->len >= l->cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(l->buf + l->len, l->cap - l->len + 1, fmt, ap);
+  va_end(ap);
+  if (n > 0) l->len += (size_t)n;
+  if (l->len > l->cap) l->len = l->cap;
+}
+
+/* "45s", "3m05s", "2h07m". */
+static void put_duration(line_t *l, double s) {
+  if (!(s >= 0)) s = 0;
+  long t = lround(s);
+  if (t < 60) put(l, "%lds", t);
+  else if (t < 3600) put(l, "%ldm%02lds", t / 60, t % 60);
+  else put(l, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+}
+
+/* The line's clock: its "unix_time" as local HH:MM:SS. */
+static void put_clock(line_t *l, const member_t *m, int n) {
+  double t = num(m, n, "unix_time");
+  if (!isfinite(t)) return;
+  time_t tt = (time_t)t;
+  struct tm tm;
+  if (localtime_r(&tt, &tm) == NULL) return;
+  put(l, "%02d:%02d:%02d ", tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+static void put_string(line_t *l, const member_t *v) {
+  if (v->vn >= 2 && v->v[0] == '"')
+    put(l, "%.*s", (int)(v->vn - 2), v->v + 1);
+  else
+    put(l, "%.*s", (int)v->vn, v->v);
+}
+
+/* ---- the two events ----------------------------------------------------- */
+
+static void iteration_line(pb_progress_t *p, const member_t *m, int n,
+                           line_t *l) {
+  put_clock(l, m, n);
+  double it = num(m, n, "version");
+  if (!isfinite(it)) it = num(m, n, "iteration");
+  put(l, "iteration");
+  if (isfinite(it)) put(l, " %.0f", it);
+  if (p->iterations > 0) put(l, "/%d", p->iterations);
+  double total = num(m, n, "iteration_s");
+  if (isfinite(total)) put(l, total < 1 ? " in %.2fs" : " in %.1fs", total);
+  static const char *const phase[] = {"selfplay_s", "train_v_s", "search_s",
+                                      "train_q_s"};
+  static const char *const label[] = {"self-play", "V", "search", "Q"};
+  const char *sep = " (";
+  for (int i = 0; i < 4; i++) {
+    double x = num(m, n, phase[i]);
+    if (!isfinite(x)) continue;
+    put(l, x < 1 ? "%s%s %.2f" : "%s%s %.1f", sep, label[i], x);
+    sep = ", ";
+  }
+  if (sep[0] == ',') put(l, ")");
+  double vl = num(m, n, "v_loss"), ql = num(m, n, "q_loss");
+  if (isfinite(vl) || isfinite(ql)) {
+    put(l, " | loss");
+    if (isfinite(vl)) put(l, " V %.4g", vl);
+    if (isfinite(ql)) put(l, "%s Q %.4g", isfinite(vl) ? "," : "", ql);
+  }
+  double pps = num(m, n, "selfplay_positions_per_s");
+  double sps = num(m, n, "search_states_per_s");
+  if (isfinite(pps) || isfinite(sps)) {
+    put(l, " |");
+    if (isfinite(pps)) put(l, " %.0f positions/s", pps);
+    if (isfinite(sps)) put(l, "%s %.0f states/s", isfinite(pps) ? "," : "", sps);
+  }
+  double now = num(m, n, "unix_time");
+  if (isfinite(now) && now >= p->start) {
+    put(l, " | elapsed ");
+    put_duration(l, now - p->start);
+  }
+  if (isfinite(total) && total >= 0) {
+    p->recent[p->next] = total;
+    p->next = (p->next + 1) % PB_PROGRESS_WINDOW;
+    if (p->n_recent < PB_PROGRESS_WINDOW) p->n_recent++;
+  }
+  if (p->iterations > 0 && isfinite(it) && it < p->iterations &&
+      p->n_recent > 0) {
+    double sum = 0;
+    for (int i = 0; i < p->n_recent; i++) sum += p->recent[i];
+    put(l, ", ETA ");
+    put_duration(l, sum / p->n_recent * (p->iterations - it));
+  }
+}
+
+static void eval_line(const member_t *m, int n, line_t *l) {
+  put_clock(l, m, n);
+  double v = num(m, n, "version");
+  put(l, "eval");
+  if (isfinite(v)) put(l, " v%.0f", v);
+  double elo = num(m, n, "elo"), lo = num(m, n, "elo_lo"),
+         hi = num(m, n, "elo_hi");
+  if (isfinite(elo)) {
+    put(l, ": Elo %.0f", elo);
+    if (isfinite(lo) && isfinite(hi)) put(l, " [%.0f, %.0f]", lo, hi);
+  } else {
+    put(l, ": Elo n/a");
+  }
+  const member_t *note = member(m, n, "note");
+  if (note != NULL && note->vn > 2 && note->v[0] == '"') {
+    put(l, " (");
+    put_string(l, note);
+    put(l, ")");
+  }
+  /* The strongest anchor: the opponent rated highest. */
+  const member_t *opp = member(m, n, "opponents");
+  if (opp != NULL && opp->vn > 1 && opp->v[0] == '{') {
+    char *text = strndup(opp->v, opp->vn);
+    member_t o[MAX_MEMBERS];
+    int no = text ? json_members(text, o, MAX_MEMBERS) : -1;
+    int best = -1;
+    double best_anchor = -INFINITY, w = NAN, d = NAN, lo_ = NAN;
+    for (int i = 0; i < no; i++) {
+      if (o[i].vn < 2 || o[i].v[0] != '{') continue;
+      char *one = strndup(o[i].v, o[i].vn);
+      member_t r[8];
+      int nr = one ? json_members(one, r, 8) : -1;
+      double a = nr > 0 ? num(r, nr, "anchor") : NAN;
+      if (isfinite(a) && a > best_anchor) {
+        best_anchor = a;
+        best = i;
+        w = num(r, nr, "w");
+        d = num(r, nr, "d");
+        lo_ = num(r, nr, "l");
+      }
+      free(one);
+    }
+    if (best >= 0) {
+      put(l, " | vs %.*s (%.0f): W/D/L %.0f/%.0f/%.0f", (int)o[best].kn,
+          o[best].k, best_anchor, w, d, lo_);
+    }
+    free(text);
+  }
+  static const char *const acc[] = {"acc_q", "acc_v", "acc_beam"};
+  static const char *const label[] = {"Q", "V", "beam"};
+  const char *sep = " | optimal moves: ";
+  for (int i = 0; i < 3; i++) {
+    double a = num(m, n, acc[i]);
+    if (!isfinite(a)) continue;
+    put(l, "%s%s %.3f", sep, label[i], a);
+    sep = ", ";
+  }
+}
+
+void pb_progress_init(pb_progress_t *p, int iterations, double now) {
+  memset(p, 0, sizeof *p);
+  p->iterations = iterations;
+  p->start = now;
+}
+
+int pb_progress_line(pb_progress_t *p, const char *json, char *out,
+                     size_t cap) {
+  if (cap > 0) out[0] = '\0';
+  member_t m[MAX_MEMBERS];
+  int n;
+  if (json == NULL || pb_json_validate(json) != 0 ||
+      (n = json_members(json, m, MAX_MEMBERS)) < 0) {
+    p->bad_lines++;
+    return -1;
+  }
+  const member_t *ev = member(m, n, "event");
+  if (ev == NULL || cap == 0) return 0;
+  line_t l = {out, 0, cap - 1};
+  if (ev->vn == 11 && memcmp(ev->v, "\"iteration\"", 11) == 0)
+    iteration_line(p, m, n, &l);
+  else if (ev->vn == 5 && memcmp(ev->v, "\"elo\"", 5) == 0)
+    eval_line(m, n, &l);
+  else
+    return 0;
+  out[l.len] = '\0';
+  return 1;
+}

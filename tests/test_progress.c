@@ -1,0 +1,146 @@
+/* test_progress.c - the terminal's lines for metrics.jsonl events
+ * (common/progress.h): what an iteration and an evaluation read like, the
+ * ETA, lines of no interest, malformed lines and truncation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "progress.h"
+
+/* HH:MM:SS of UNIX time t in local time, as the lines print it. */
+static void clock_of(double t, char *buf, size_t n) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  localtime_r(&tt, &tm);
+  snprintf(buf, n, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+static void test_iteration(void **state) {
+  (void)state;
+  pb_progress_t p;
+  const double t0 = 1795000000.0;
+  pb_progress_init(&p, 100, t0);
+  char line[1024], want[1024], clk[16];
+  const char *json =
+      "{\"time\":\"x\",\"unix_time\":1795000185.25,\"event\":\"iteration\","
+      "\"mode\":\"distributed\",\"iteration\":12,\"version\":12,"
+      "\"episodes\":1000,\"positions\":20586,\"targets_crc\":3289823962,"
+      "\"selfplay_s\":0.41037,\"train_v_s\":5.236,\"search_s\":9.2788,"
+      "\"train_q_s\":4.715,\"iteration_s\":15.0,\"v_loss\":0.2073217,"
+      "\"q_loss\":0.03016006,\"v_loss_last\":0.2,"
+      "\"selfplay_positions_per_s\":50164.4,\"search_states_per_s\":1743.1,"
+      "\"actors\":2}";
+  assert_int_equal(pb_progress_line(&p, json, line, sizeof line), 1);
+  clock_of(1795000185.25, clk, sizeof clk);
+  snprintf(want, sizeof want,
+           "%s iteration 12/100 in 15.0s (self-play 0.41, V 5.2, search 9.3, "
+           "Q 4.7) | loss V 0.2073, Q 0.03016 | 50164 positions/s, 1743 "
+           "states/s | elapsed 3m05s, ETA 22m00s",
+           clk);
+  assert_string_equal(line, want);
+  /* The internal fields stay in metrics.jsonl. */
+  assert_null(strstr(line, "crc"));
+  assert_null(strstr(line, "last"));
+}
+
+/* The ETA is the mean of the last PB_PROGRESS_WINDOW iteration times per
+ * iteration left; the last iteration has none. */
+static void test_eta(void **state) {
+  (void)state;
+  pb_progress_t p;
+  pb_progress_init(&p, 30, 1000.0);
+  char json[256], line[1024];
+  for (int i = 1; i <= 30; i++) {
+    /* 100 s each for the first 10, then 10 s each */
+    double s = i <= 10 ? 100.0 : 10.0;
+    snprintf(json, sizeof json,
+             "{\"unix_time\":%d,\"event\":\"iteration\",\"version\":%d,"
+             "\"iteration_s\":%g}",
+             1000 + i * 10, i, s);
+    assert_int_equal(pb_progress_line(&p, json, line, sizeof line), 1);
+    if (i == 10) assert_non_null(strstr(line, ", ETA 33m20s")); /* 20 x 100 */
+    if (i == 20) assert_non_null(strstr(line, ", ETA 1m40s"));  /* 10 x 10 */
+    if (i == 15) assert_non_null(strstr(line, ", ETA 13m45s")); /* 15 x 55 */
+    if (i == 30) assert_null(strstr(line, "ETA"));
+  }
+  assert_non_null(strstr(line, "elapsed 5m00s"));
+  /* Without train.iterations: no "/N" and no ETA. */
+  pb_progress_init(&p, 0, 1000.0);
+  assert_int_equal(pb_progress_line(&p,
+                                    "{\"event\":\"iteration\",\"version\":3,"
+                                    "\"iteration_s\":2}",
+                                    line, sizeof line),
+                   1);
+  assert_string_equal(line, "iteration 3 in 2.0s");
+}
+
+static void test_eval(void **state) {
+  (void)state;
+  pb_progress_t p;
+  pb_progress_init(&p, 10, 0);
+  char line[1024];
+  const char *json =
+      "{\"event\":\"elo\",\"iteration\":34,\"version\":34,"
+      "\"elo\":1895.26,\"elo_lo\":1847.67,\"elo_hi\":1946.39,\"note\":\"\","
+      "\"games\":800,\"opponents\":{\"random\":{\"w\":200,\"d\":0,\"l\":0,"
+      "\"anchor\":1000},\"lookahead:3\":{\"w\":169,\"d\":6,\"l\":25,"
+      "\"anchor\":1603},\"lookahead:2\":{\"w\":171,\"d\":7,\"l\":22,"
+      "\"anchor\":1501}},\"acc_q\":0.756,\"acc_v\":0.768,\"acc_beam\":0.804,"
+      "\"accuracy\":{\"beam_agent\":\"E=100,M=10\",\"positions\":1000}}";
+  assert_int_equal(pb_progress_line(&p, json, line, sizeof line), 1);
+  assert_string_equal(line,
+                      "eval v34: Elo 1895 [1848, 1946] | vs lookahead:3 "
+                      "(1603): W/D/L 169/6/25 | optimal moves: Q 0.756, V "
+                      "0.768, beam 0.804");
+  /* A note, no rating, no accuracy. */
+  assert_int_equal(
+      pb_progress_line(&p,
+                       "{\"event\":\"elo\",\"version\":0,\"elo\":null,"
+                       "\"note\":\"no anchors\"}",
+                       line, sizeof line),
+      1);
+  assert_string_equal(line, "eval v0: Elo n/a (no anchors)");
+}
+
+static void test_other_lines(void **state) {
+  (void)state;
+  pb_progress_t p;
+  pb_progress_init(&p, 10, 0);
+  char line[64];
+  assert_int_equal(pb_progress_line(&p, "{\"event\":\"other\"}", line,
+                                    sizeof line),
+                   0);
+  assert_int_equal(pb_progress_line(&p, "{\"version\":3}", line, sizeof line),
+                   0);
+  assert_int_equal(p.bad_lines, 0);
+  assert_int_equal(pb_progress_line(&p, "{\"event\":", line, sizeof line), -1);
+  assert_int_equal(pb_progress_line(&p, "[1,2]", line, sizeof line), -1);
+  assert_int_equal(pb_progress_line(&p, "garbage", line, sizeof line), -1);
+  assert_int_equal(pb_progress_line(&p, NULL, line, sizeof line), -1);
+  assert_int_equal(p.bad_lines, 4);
+  /* Truncated to the buffer, always terminated. */
+  char tiny[12];
+  assert_int_equal(pb_progress_line(&p,
+                                    "{\"event\":\"iteration\",\"version\":7,"
+                                    "\"v_loss\":0.5,\"q_loss\":0.25}",
+                                    tiny, sizeof tiny),
+                   1);
+  assert_string_equal(tiny, "iteration 7");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_iteration),
+      cmocka_unit_test(test_eta),
+      cmocka_unit_test(test_eval),
+      cmocka_unit_test(test_other_lines),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
