@@ -25,14 +25,16 @@
  * appended to RUN_DIR/metrics.jsonl (common/progress.h).
  *
  * --inproc runs Algorithm 2 in this one process (common/inproc.c). */
+#include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
+#include <netinet/in.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,6 +98,86 @@ static void on_metrics_line(void *ctx, const char *line, size_t len) {
     puts(out);
     fflush(stdout);
   }
+}
+
+/* ---- two runs on one machine ------------------------------------------ */
+
+/* A TCP port on the loopback that something listens on already. */
+static int port_busy(const char *host, int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+  if (fd < 0) return 0;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one); /* as ZeroMQ */
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  int busy = inet_pton(AF_INET, host, &a.sin_addr) == 1 &&
+             bind(fd, (struct sockaddr *)&a, sizeof a) != 0 && errno == EADDRINUSE;
+  close(fd);
+  return busy;
+}
+
+/* A free port on host, reserved by *fd (kept open until the caller has
+ * chosen all its ports, so that two picks differ); -1 if none. */
+static int free_port(const char *host, int *fd) {
+  *fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+  socklen_t n = sizeof a;
+  if (*fd < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
+      bind(*fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+      getsockname(*fd, (struct sockaddr *)&a, &n) != 0)
+    return -1;
+  return ntohs(a.sin_port);
+}
+
+/* A local run whose ports are taken (another run on this machine, whose
+ * workers ours would otherwise join) moves to free ones: each busy
+ * loopback endpoint and the HTTP port get a free port, said on stderr,
+ * and an override for every child in sets. Endpoints of other hosts and
+ * ipc:// ones are left alone. Returns 0, or 2 when no override fits. */
+static int move_busy_ports(pb_config_t *cfg, const char **sets, int *nsets,
+                           char bufs[3][PB_CONFIG_PATH_MAX + 32]) {
+  static const char *const keys[2] = {"net.work_endpoint", "net.pub_endpoint"};
+  const char *eps[2] = {cfg->net.work_endpoint, cfg->net.pub_endpoint};
+  int fds[3] = {-1, -1, -1}, rc = 0;
+  for (int i = 0; i < 3 && rc == 0; i++) {
+    char host[64];
+    int port = 0;
+    if (i < 2) {
+      char tail;
+      if (sscanf(eps[i], "tcp://%63[^:]:%d%c", host, &port, &tail) != 2)
+        continue;
+      if (!strcmp(host, "localhost")) snprintf(host, sizeof host, "127.0.0.1");
+      if (strcmp(host, "127.0.0.1") != 0) continue;
+    } else {
+      port = cfg->net.http_port;
+      snprintf(host, sizeof host, "%s", cfg->net.http_bind);
+      if (port <= 0) continue;
+    }
+    if (!port_busy(host, port)) continue;
+    int np = free_port(host, &fds[i]);
+    if (np < 0 || *nsets >= MAX_SETS) {
+      fprintf(stderr, "probs train: port %d is in use and no free one found\n",
+              port);
+      rc = 2;
+      break;
+    }
+    if (i < 2)
+      snprintf(bufs[i], sizeof bufs[i], "%s=tcp://%s:%d", keys[i], host, np);
+    else
+      snprintf(bufs[i], sizeof bufs[i], "net.http_port=%d", np);
+    fprintf(stderr,
+            "probs train: port %d (%s) is in use, by another run? This run "
+            "uses %d instead.\n",
+            port, i < 2 ? keys[i] : "net.http_port", np);
+    pb_err_t err;
+    if (pb_config_apply_override(cfg, bufs[i], &err) != 0) {
+      fprintf(stderr, "probs train: %s\n", err.msg);
+      rc = 2;
+      break;
+    }
+    sets[(*nsets)++] = bufs[i];
+  }
+  for (int i = 0; i < 3; i++)
+    if (fds[i] >= 0) close(fds[i]);
+  return rc;
 }
 
 /* ---- the distributed mode ------------------------------------------- */
@@ -402,6 +484,13 @@ int pb_cmd_train(int argc, char **argv) {
       }
       sets[nsets++] = iter_set;
     }
+    char port_sets[3][PB_CONFIG_PATH_MAX + 32];
+    if (move_busy_ports(&cfg, sets, &nsets, port_sets) != 0) return 2;
+    if (cfg.net.http_port > 0)
+      fprintf(stderr, "probs train: the run's status: http://%s:%d/status\n",
+              strcmp(cfg.net.http_bind, "0.0.0.0") ? cfg.net.http_bind
+                                                    : "127.0.0.1",
+              cfg.net.http_port);
     /* Paper-exact iterations run one role at a time (self-play, then
      * search), so each role gets one worker per core. */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);

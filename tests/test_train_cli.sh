@@ -63,4 +63,39 @@ if [ "$rc" -eq 0 ] && grep -q "resumed from" "$RUN/learner.log"; then
   ok "the run resumes after the kill"
 else bad "resume: exit $rc: $(tail -c 400 "$T/train2.out")"; fi
 
+# Two runs side by side with the same config and ports: the second finds
+# them taken, moves to free ones (said on stderr), and each run keeps its
+# own workers.
+PA=$((20000 + RANDOM % 20000))
+TWO=(--set "net.work_endpoint=tcp://127.0.0.1:$PA" \
+     --set "net.pub_endpoint=tcp://127.0.0.1:$((PA + 1))" \
+     --actors 1 --searchers 1 --no-eval)
+# A runs long enough to be running still when B starts.
+"$P" train "$SRC/configs/connect4-smoke.yaml" --run-dir "$T/runA" "${TWO[@]}" \
+  --set train.iterations=30 \
+  >"$T/a.out" 2>"$T/a.err" &
+A=$!
+echo "$A" >>"$T/pids"
+for _ in $(seq 1 300); do
+  grep -q "joined" "$T/runA/learner.log" 2>/dev/null && break
+  sleep 0.1
+done
+"$P" train "$SRC/configs/connect4-smoke.yaml" --run-dir "$T/runB" "${TWO[@]}" \
+  --set train.iterations=3 >"$T/b.out" 2>"$T/b.err"
+rb=$?
+wait "$A"
+ra=$?
+if [ "$ra" -eq 0 ] && [ "$rb" -eq 0 ] && grep -q "iteration 30/30" "$T/a.out" \
+   && grep -q "iteration 3/3" "$T/b.out"; then
+  ok "two runs with the same ports both finish"
+else bad "two runs: exit $ra/$rb: $(tail -c 300 "$T/a.err") / $(tail -c 300 "$T/b.err")"; fi
+grep -q "port $PA (net.work_endpoint) is in use" "$T/b.err" \
+  && grep -q "port $((PA + 1)) (net.pub_endpoint) is in use" "$T/b.err" \
+  && ok "the second run says it moved to free ports" \
+  || bad "no port message: $(head -c 400 "$T/b.err")"
+na=$(grep -c "joined" "$T/runA/learner.log")
+nb=$(grep -c "joined" "$T/runB/learner.log")
+[ "$na" -eq 2 ] && [ "$nb" -eq 2 ] && ok "each learner saw only its own two workers" \
+  || bad "joined: run A $na, run B $nb (want 2 each)"
+
 finish test_train_cli
