@@ -778,14 +778,15 @@ pb_evalrun_table_t *pb_evalrun_table_load(
 
 int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
                          const pb_evalrun_opts_t *o, const char *title,
-                         char **out, size_t *len, pb_err_t *err) {
+                         int x_axis, char **out, size_t *len, pb_err_t *err) {
   if (t == NULL || o == NULL || out == NULL)
     return pb_err_set(err, PB_EINVAL, "elo chart: NULL argument");
   pb_svgplot_point_t *pts = calloc((size_t)t->n + 1, sizeof *pts);
   if (pts == NULL) return pb_err_set(err, PB_ENOMEM, "elo chart: no memory");
   for (int i = 0; i < t->n; i++) {
     const pb_evalrun_row_t *r = &t->rows[i];
-    pts[i].x = (double)r->iteration;
+    pts[i].x = x_axis == PB_EVALRUN_X_MINUTES ? r->minutes
+                                              : (double)r->iteration;
     pts[i].y = r->elo;
     pts[i].lo = r->lo;
     pts[i].hi = r->hi;
@@ -802,7 +803,9 @@ int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
   }
   pb_svgplot_t p = {0};
   p.title = title;
-  p.xlabel = "iteration";
+  p.xlabel = x_axis == PB_EVALRUN_X_MINUTES
+                 ? "minutes since the run started (wall time)"
+                 : "iteration";
   p.ylabel = "Elo";
   p.series = "Elo (max. likelihood)";
   p.band = "95% interval";
@@ -830,7 +833,7 @@ int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
     for (int i = 0; i < t->n; i++) {
       const pb_evalrun_row_t *r = &t->rows[i];
       double v = k == 0 ? r->acc_q : k == 1 ? r->acc_v : r->acc_beam;
-      sp[i].x = (double)r->iteration;
+      sp[i].x = pts[i].x;
       sp[i].y = v;
       sp[i].lo = sp[i].hi = NAN;
       any |= isfinite(v);
@@ -873,6 +876,8 @@ struct pb_evalrun {
 const pb_evalrun_table_t *pb_evalrun_table(const pb_evalrun_t *r) {
   return r != NULL ? r->table : NULL;
 }
+
+static int write_charts(pb_evalrun_t *r, pb_err_t *err);
 
 pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
                              const pb_evalrun_dir_opts_t *d, pb_err_t *err) {
@@ -934,6 +939,11 @@ pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
   if (r->table->n > 0) {
     r->seen_any = 1;
     r->seen_max = r->table->rows[r->table->n - 1].version;
+    /* Charts drawn by an older evaluator are drawn again now. */
+    pb_err_t e;
+    pb_err_clear(&e);
+    if (write_charts(r, &e) != 0)
+      pb_log_warn(d->log, "cannot redraw the charts: %s", e.msg);
   }
   return r;
 fail:
@@ -1233,16 +1243,29 @@ int pb_evalrun_rate(pb_evalrun_t *r, uint64_t version, pb_err_t *err) {
   if ((rc = pb_evalrun_table_put(r->table, &row, err)) != 0) return rc;
   snprintf(path, sizeof path, "%s/elo.csv", r->dir);
   if ((rc = pb_evalrun_table_save(r->table, path, err)) != 0) return rc;
-  char *svg = NULL;
-  size_t len = 0;
-  rc = pb_evalrun_table_svg(r->table, &r->o, r->title, &svg, &len, err);
-  snprintf(path, sizeof path, "%s/elo.svg", r->dir);
-  if (rc == 0) rc = pb_write_file(path, svg, len, err);
-  free(svg);
-  if (rc != 0) return rc;
-  if (r->d.png) write_png(r, path);
+  if ((rc = write_charts(r, err)) != 0) return rc;
   report(r, &row);
   return 0;
+}
+
+/* elo-time.svg, then elo.svg (written last: it tells readers both are up
+ * to date) and elo.png, from the table. */
+static int write_charts(pb_evalrun_t *r, pb_err_t *err) {
+  static const char *const chart[2] = {"elo-time.svg", "elo.svg"};
+  static const int axis[2] = {PB_EVALRUN_X_MINUTES, PB_EVALRUN_X_ITERATION};
+  char path[PB__PATH];
+  int rc = 0;
+  for (int k = 0; k < 2 && rc == 0; k++) {
+    char *svg = NULL;
+    size_t len = 0;
+    rc = pb_evalrun_table_svg(r->table, &r->o, r->title, axis[k], &svg, &len,
+                              err);
+    snprintf(path, sizeof path, "%s/%s", r->dir, chart[k]);
+    if (rc == 0) rc = pb_write_file(path, svg, len, err);
+    free(svg);
+  }
+  if (rc == 0 && r->d.png) write_png(r, path);
+  return rc;
 }
 
 /* Errors that concern one checkpoint file, not the whole evaluation. */

@@ -173,13 +173,20 @@ int pb_evalrun_table_csv(const pb_evalrun_table_t *t, char **out, size_t *len,
 int pb_evalrun_table_save(const pb_evalrun_table_t *t, const char *path,
                           pb_err_t *err);
 
-/* The Elo chart of the table (svgplot.h): Elo against iteration with the
- * interval as a band, a dashed line per anchored opponent, and the
- * accuracies (right axis, 0..1) when the table has any. `title` may be
- * NULL. Caller frees *out. */
+/* What the Elo chart's x axis shows. */
+enum {
+  PB_EVALRUN_X_ITERATION = 0, /* the iteration (elo.svg) */
+  PB_EVALRUN_X_MINUTES = 1    /* wall-clock minutes of the run, rows
+                                 without a time left out (elo-time.svg) */
+};
+
+/* The Elo chart of the table (svgplot.h): Elo against iteration or wall
+ * time (x_axis, PB_EVALRUN_X_*) with the interval as a band, a dashed line
+ * per anchored opponent, and the accuracies (right axis, 0..1) when the
+ * table has any. `title` may be NULL. Caller frees *out. */
 int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
                          const pb_evalrun_opts_t *o, const char *title,
-                         char **out, size_t *len, pb_err_t *err);
+                         int x_axis, char **out, size_t *len, pb_err_t *err);
 
 /* ---- a run directory --------------------------------------------------- */
 
@@ -200,8 +207,10 @@ typedef struct pb_evalrun_dir_opts {
  * o->accuracy is on (PB_ECONFIG naming eval.testset when a named file
  * cannot be used; without a shipped set for the game, accuracy is only
  * logged as unavailable), creates run_dir if needed and opens
- * run_dir/metrics.jsonl for appending. Returns NULL and fills err on
- * failure. */
+ * run_dir/metrics.jsonl for appending. When elo.csv has rows, the charts
+ * (elo.svg, elo-time.svg, elo.png) are drawn again from it, so that charts
+ * of an older evaluator follow (a failure there is only logged). Returns
+ * NULL and fills err on failure. */
 pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
                              const pb_evalrun_dir_opts_t *d, pb_err_t *err);
 

@@ -308,10 +308,9 @@ static void draw_band(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
   fprintf(f, "</g>\n");
 }
 
+/* The dashed reference lines, drawn under the data. */
 static void draw_refs(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
-  fprintf(f,
-          "<g class=\"baselines\" font-family=\"sans-serif\" "
-          "font-size=\"11\">\n");
+  fprintf(f, "<g class=\"baselines\">\n");
   for (int i = 0; i < p->nlines; i++) {
     const pb_svgplot_hline_t *h = &p->lines[i];
     if (!isfinite(h->y)) continue;
@@ -320,10 +319,47 @@ static void draw_refs(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
             "stroke=\"%s\" stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n",
             fr->L, y, fr->L + fr->W, y, REF_COLOUR);
+  }
+  fprintf(f, "</g>\n");
+}
+
+/* The smallest vertical distance in pixels between pixel row y and the
+ * main series' points whose x lies in the quarter [x0, x1] of the plot
+ * (infinite when none does). */
+static double gap_near(const pb_svgplot_t *p, const frame_t *fr, double y,
+                       double x0, double x1) {
+  double best = INFINITY;
+  for (int i = 0; i < p->n; i++) {
+    const pb_svgplot_point_t *q = &p->pts[i];
+    if (!finite_pt(q)) continue;
+    double x = px(fr, q->x);
+    if (x < x0 || x > x1) continue;
+    double d = fabs(py(fr, q->y) - y);
+    if (d < best) best = d;
+  }
+  return best;
+}
+
+/* The reference lines' labels, drawn over the data with a white halo so
+ * the line never hides them, at the end of the line (left or right) where
+ * the main series passes farthest from it. */
+static void draw_ref_labels(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
+  fprintf(f,
+          "<g class=\"baseline-labels\" font-family=\"sans-serif\" "
+          "font-size=\"11\">\n");
+  for (int i = 0; i < p->nlines; i++) {
+    const pb_svgplot_hline_t *h = &p->lines[i];
+    if (!isfinite(h->y)) continue;
+    double y = py(fr, h->y);
+    double left = gap_near(p, fr, y - 8, fr->L, fr->L + fr->W / 4);
+    double right = gap_near(p, fr, y - 8, fr->L + 3 * fr->W / 4, fr->L + fr->W);
+    int at_left = left > right;
     fprintf(f,
-            "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" "
-            "fill=\"%s\">",
-            fr->L + fr->W - 4, y - 4, REF_COLOUR);
+            "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\" fill=\"%s\" "
+            "stroke=\"#ffffff\" stroke-width=\"3\" stroke-linejoin=\"round\" "
+            "paint-order=\"stroke\">",
+            at_left ? fr->L + 4 : fr->L + fr->W - 4, y - 4,
+            at_left ? "start" : "end", REF_COLOUR);
     xml_text(f, h->label);
     fprintf(f, "</text>\n");
   }
@@ -543,6 +579,7 @@ int pb_svgplot_render(const pb_svgplot_t *p, char **out, size_t *len,
   draw_refs(f, p, &fr);
   if (p->nright > 0) draw_right(f, p, &fr);
   draw_series(f, p, &fr);
+  draw_ref_labels(f, p, &fr);
   draw_legend(f, p, &fr);
   int any = 0;
   for (int i = 0; i < p->n; i++) any |= finite_pt(&p->pts[i]);

@@ -2,7 +2,9 @@
  *
  * One series of points with an interval per point (drawn as a shaded band
  * plus error bars, so a single point still shows its interval), a line with
- * markers, dashed labelled horizontal reference lines (the baselines),
+ * markers, dashed labelled horizontal reference lines (the baselines; each
+ * label drawn over the data with a white halo, at the end of its line where
+ * the series passes farthest from it),
  * axes with "nice" ticks (1, 2 or 5 times a power of ten), axis labels, a
  * title and a legend. The output is one standalone SVG 1.1 document
  * (well-formed XML, no scripts, no external resources), readable in any

@@ -211,8 +211,8 @@ static int group_teardown(void **state) {
 
 /* Removes the evaluator's outputs, so each test starts from none. */
 static void clean_outputs(void) {
-  const char *names[] = {"elo.csv", "elo.svg", "elo.png", "metrics.jsonl",
-                         "learner.log"};
+  const char *names[] = {"elo.csv", "elo.svg", "elo-time.svg", "elo.png",
+                         "metrics.jsonl", "learner.log"};
   char path[256];
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     snprintf(path, sizeof path, "%s/%s", FX->dir, names[i]);
@@ -652,6 +652,17 @@ static void test_all_writes_csv_and_svg(void **state) {
   assert_non_null(strstr(svg, "lookahead:1 (1183)"));
   assert_non_null(strstr(svg, "<polygon"));
   assert_true(count_str(svg, "<circle") >= 3);
+  /* The labels of the anchors are drawn after (over) the data. */
+  assert_true(strstr(svg, "random (1000)") > strstr(svg, "<polyline"));
+  free(svg);
+  /* The same against wall time. */
+  fx_path(path, sizeof path, "elo-time.svg");
+  svg = slurp(path);
+  assert_non_null(svg);
+  why = xml_check(svg, "svg");
+  if (why != NULL) fail_msg("elo-time.svg: %s", why);
+  assert_non_null(strstr(svg, "minutes since the run started"));
+  assert_non_null(strstr(svg, "random (1000)"));
   free(svg);
 
   /* metrics.jsonl: one valid JSON line per result. */

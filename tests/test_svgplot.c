@@ -552,6 +552,44 @@ static void test_x_range(void **state) {
   free(svg);
 }
 
+/* A reference line's label is drawn over the data (after the series, with
+ * a white halo), at the end of the line the series keeps away from: the
+ * right end when the series rises to the line only at the left, and the
+ * left end in the usual case of a series rising to it at the right. */
+static void test_label_placement(void **state) {
+  (void)state;
+  pb_svgplot_point_t rising[5], falling[5];
+  for (int i = 0; i < 5; i++) {
+    rising[i] = (pb_svgplot_point_t){i * 10, 1000 + 150 * i, NAN, NAN, 0};
+    falling[i] = (pb_svgplot_point_t){i * 10, 1600 - 150 * i, NAN, NAN, 0};
+  }
+  pb_svgplot_hline_t line = {1600, "lookahead:3 (1600)"};
+  pb_svgplot_t p = {0};
+  p.lines = &line;
+  p.nlines = 1;
+  p.n = 5;
+  p.pts = rising;
+  char *svg = render_ok(&p);
+  assert_wellformed(svg);
+  const char *label = strstr(svg, "lookahead:3 (1600)");
+  assert_non_null(label);
+  assert_true(label > strstr(svg, "<polyline"));
+  const char *text = label;
+  while (text > svg && strncmp(text, "<text", 5) != 0) text--;
+  assert_non_null(strstr(text, "paint-order=\"stroke\""));
+  assert_true(strstr(text, "text-anchor=\"start\"") < label);
+  assert_true(strstr(text, "text-anchor=\"start\"") != NULL);
+  free(svg);
+  p.pts = falling;
+  svg = render_ok(&p);
+  label = strstr(svg, "lookahead:3 (1600)");
+  text = label;
+  while (text > svg && strncmp(text, "<text", 5) != 0) text--;
+  const char *end = strstr(text, "text-anchor=\"end\"");
+  assert_true(end != NULL && end < label);
+  free(svg);
+}
+
 static void test_bad_arguments(void **state) {
   (void)state;
   pb_svgplot_point_t acc[2] = {{0, 0.5, 0, 0, 0}, {1, 0.6, 0, 0, 0}};
@@ -624,6 +662,7 @@ int main(void) {
       cmocka_unit_test(test_right_wellformed),
       cmocka_unit_test(test_unchanged_without_right),
       cmocka_unit_test(test_x_range),
+      cmocka_unit_test(test_label_placement),
       cmocka_unit_test(test_bad_arguments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
