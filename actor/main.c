@@ -6,8 +6,11 @@
  * main() reads the arguments and the config, installs the signal handlers,
  * and hands over to the worker (actor/worker.h): pb_worker_new,
  * pb_worker_run until a signal or the learner's STOPPING, pb_worker_destroy.
- * Exit status: 0 after a clean stop, 1 for a bad config or a failure of
- * this process, 2 for a bad command line. Usage: docs/worker.md. */
+ * Exit status: 0 after a clean stop, 2 for a bad command line, 1 for a
+ * config it cannot load or a failure while it runs, and
+ * PB_SUPERVISE_EXIT_FATAL (78) when the worker cannot start (a device it
+ * cannot use, an endpoint or key it cannot use: restarting it would only
+ * repeat that, so `probs train` stops instead). Usage: docs/worker.md. */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include "log.h"
 #include "msg.h"
 #include "nn.h"
+#include "supervise.h"
 #include "worker.h"
 #include "util.h"
 
@@ -39,8 +43,9 @@ static void usage(FILE *f) {
           "  --keys             list every config key with its default\n"
           "  --help             this text\n"
           "CONFIG is the learner's YAML config; the worker uses its net.*, "
-          "model.device,\nmodel.threads, train.selfplay_parallel and search.* "
-          "settings. See docs/worker.md.\n");
+          "model.device\n(or its role's model.actor_device / "
+          "model.searcher_device), model.threads,\ntrain.selfplay_parallel and "
+          "search.* settings. See docs/worker.md.\n");
 }
 
 #define MAX_SETS 256
@@ -144,7 +149,7 @@ int main(int argc, char **argv) {
   if (w == NULL) {
     pb_log_error(log, "cannot start: %s", err.msg);
     pb_log_destroy(&log);
-    return 1;
+    return PB_SUPERVISE_EXIT_FATAL;
   }
   int rc = pb_worker_run(w, &stop_flag, &err);
   if (rc != 0) pb_log_error(log, "failed: %s", err.msg);

@@ -237,7 +237,16 @@ static int setup_sockets(pb_worker_t *w, pb_err_t *err) {
   return 0;
 }
 
-/* Creates a throwaway network on model.device, so that a device that
+/* The device of this worker's role (pb_config_device), and the key that
+ * chose it. */
+static const char *role_device(const pb_worker_t *w, const char **key) {
+  return pb_config_device(&w->cfg,
+                          w->role == PB_ROLE_ACTOR ? PB_DEVICE_ACTOR
+                                                   : PB_DEVICE_SEARCHER,
+                          key);
+}
+
+/* Creates a throwaway network on the role's device, so that a device that
  * cannot work ("cuda" without CUDA) is reported at startup rather than at
  * the first weights, and so that the log names the device "auto" chose. */
 static int probe_device(pb_worker_t *w, pb_err_t *err) {
@@ -246,10 +255,11 @@ static int probe_device(pb_worker_t *w, pb_err_t *err) {
   pb_config_nn_spec(&w->cfg, g, 0, &spec);
   pb_err_t e;
   pb_err_clear(&e);
-  pb_nn_t *nn = pb_nn_new(&spec, NULL, w->cfg.model.device, 0, &e);
+  const char *key, *dev = role_device(w, &key);
+  pb_nn_t *nn = pb_nn_new(&spec, NULL, dev, 0, &e);
   if (nn == NULL)
-    return pb_err_set(err, e.code, "model.device '%s': %s", w->cfg.model.device,
-                      e.msg);
+    return pb_err_set(err, e.code, "%s '%s' (the %s): %s", key, dev,
+                      pb_msg_role_name(w->role), e.msg);
   snprintf(w->device, sizeof w->device, "%s", pb_nn_device(nn));
   pb_nn_destroy(&nn);
   return 0;
@@ -771,7 +781,7 @@ static int load_net(pb_worker_t *w, net_t *n, int q, uint64_t version,
     pb_neteval_bind(w->ne, NULL, NULL); /* it must not hold a freed net */
     n->have = 0;
     pb_nn_destroy(&n->nn);
-    n->nn = pb_nn_new(&spec, NULL, w->cfg.model.device, 0, &e);
+    n->nn = pb_nn_new(&spec, NULL, w->device, 0, &e); /* probed at start */
     if (n->nn == NULL) {
       if (e.code == PB_EINVAL) {
         pb_log_warn(w->log, "%s weights version %" PRIu64 ": %s", name, version,
@@ -779,7 +789,7 @@ static int load_net(pb_worker_t *w, net_t *n, int q, uint64_t version,
         return W_DROP;
       }
       return pb_err_set(err, e.code, "cannot create the %s network on '%s': %s",
-                        name, w->cfg.model.device, e.msg);
+                        name, w->device, e.msg);
     }
   }
   if (pb_nn_weights_load(n->nn, buf, len, NULL, &e) != 0) {

@@ -93,6 +93,10 @@ typedef struct pb_config {
 
   struct {
     char device[PB_CONFIG_NAME_MAX]; /* "cpu", "cuda" or "auto" */
+    /* Per role (pb_config_device): "cpu", "cuda" or "auto". */
+    char learner_device[PB_CONFIG_NAME_MAX];
+    char actor_device[PB_CONFIG_NAME_MAX];
+    char searcher_device[PB_CONFIG_NAME_MAX];
     int threads;                     /* libtorch intra-op threads */
     pb_config_net_t v, q;
   } model;
@@ -190,6 +194,20 @@ int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,
 
 /* Lists every key with its type, default, allowed range and doc (--help). */
 void pb_config_print_keys(FILE *f);
+
+/* The roles of pb_config_device. */
+enum { PB_DEVICE_LEARNER = 1, PB_DEVICE_ACTOR, PB_DEVICE_SEARCHER };
+
+/* The device a role's networks are created on: the role's own key
+ * (model.learner_device, model.actor_device, model.searcher_device) when it
+ * is not "auto"; else model.device when that is not "auto"; else the
+ * role's own choice: "cpu" for actors (self-play's small batches from
+ * many processes are faster on the CPU: docs/performance.md), "auto" for
+ * the learner and searchers (pb_nn_new then takes CUDA when there is
+ * one). Returns "cpu", "cuda" or "auto"; *key (when not NULL) names the key
+ * the answer came from, for messages. */
+const char *pb_config_device(const pb_config_t *c, int role,
+                             const char **key);
 
 /* Fills a network spec for V (q == 0) or Q (q != 0) from the model.v /
  * model.q keys and the input/output shape of game g. */

@@ -91,10 +91,17 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   l->qopt = qo;
   pb_nn_set_threads(cfg->model.threads);
   uint64_t seed = (uint64_t)cfg->seed;
-  l->v = pb_nn_new(&vs, &vo, cfg->model.device, pb_mix64(seed ^ 0x5601), err);
-  if (l->v == NULL) goto fail;
-  l->q = pb_nn_new(&qs, &qo, cfg->model.device, pb_mix64(seed ^ 0x5602), err);
-  if (l->q == NULL) goto fail;
+  const char *key;
+  const char *dev = pb_config_device(cfg, PB_DEVICE_LEARNER, &key);
+  pb_err_t e;
+  pb_err_clear(&e);
+  l->v = pb_nn_new(&vs, &vo, dev, pb_mix64(seed ^ 0x5601), &e);
+  if (l->v != NULL)
+    l->q = pb_nn_new(&qs, &qo, dev, pb_mix64(seed ^ 0x5602), &e);
+  if (l->q == NULL) {
+    pb_err_set(err, e.code, "%s '%s' (the learner): %s", key, dev, e.msg);
+    goto fail;
+  }
   pb_rng_seed(&l->rng, seed, 0x7EA1);
   pb_rng_seed(&l->vrng, seed, 0x7EA2);
   int B = cfg->train.batch_size;
@@ -786,8 +793,11 @@ pb_learn_t *pb_learn_open(const char *path, const char *device,
   free(text);
   pb_ckpt_destroy(&ck);
   if (rc != 0) return NULL;
-  if (device != NULL)
+  if (device != NULL) {
     snprintf(cfg.model.device, sizeof cfg.model.device, "%s", device);
+    snprintf(cfg.model.learner_device, sizeof cfg.model.learner_device, "%s",
+             device);
+  }
   if ((l = pb_learn_new(&cfg, err)) == NULL) return NULL;
   if (pb_learn_load(l, path, NULL, NULL, err) != 0) {
     pb_learn_destroy(&l);

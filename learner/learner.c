@@ -1235,6 +1235,15 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kdouble(&j, "uptime_s", now(l) - l->t_start);
   pb_json_kint(&j, "rss_kb", rss_kb());
   pb_json_kint(&j, "protocol_version", PB_PROTOCOL_VERSION);
+  /* Where the networks run: the learner's own, and what the workers'
+   * config asks for ("auto": each decides, cuda when it has one). */
+  pb_json_key(&j, "devices");
+  pb_json_obj_begin(&j);
+  pb_json_kstr(&j, "learner", pb_nn_device(pb_learn_v(l->learn)));
+  pb_json_kstr(&j, "actor", pb_config_device(&l->cfg, PB_DEVICE_ACTOR, NULL));
+  pb_json_kstr(&j, "searcher",
+               pb_config_device(&l->cfg, PB_DEVICE_SEARCHER, NULL));
+  pb_json_obj_end(&j);
   pb_json_obj_end(&j);
   return pb_json_take(&j);
 }

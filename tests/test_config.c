@@ -89,6 +89,12 @@ static void test_defaults(void **state) {
   assert_int_equal(c.search.parallel, 256);
   assert_int_equal(c.search.cache_entries, 1 << 18);
   assert_string_equal(c.model.device, "auto");
+  assert_string_equal(c.model.learner_device, "auto");
+  assert_string_equal(c.model.actor_device, "auto");
+  assert_string_equal(c.model.searcher_device, "auto");
+  assert_true(c.net.spot_check == 0.01);
+  assert_true(c.net.spot_check_tolerance == 0.02);
+  assert_true(c.net.spot_check_max_disagree == 0.05);
   assert_int_equal(c.model.threads, 1);
   assert_int_equal(c.model.v.conv_layers, 2);
   assert_int_equal(c.model.v.conv_channels, 16);
@@ -615,6 +621,44 @@ static void test_nn_spec(void **state) {
   assert_true(o.weight_decay == 0.0001f);
 }
 
+/* Each role's device: its own key, else model.device, else its default
+ * (actors the CPU, the others auto); the key that decided is named. */
+static void test_device_per_role(void **state) {
+  (void)state;
+  pb_config_t c;
+  pb_err_t err;
+  pb_config_defaults(&c);
+  const char *key;
+  assert_string_equal(pb_config_device(&c, PB_DEVICE_LEARNER, &key), "auto");
+  assert_string_equal(key, "model.learner_device");
+  assert_string_equal(pb_config_device(&c, PB_DEVICE_ACTOR, &key), "cpu");
+  assert_string_equal(key, "model.actor_device");
+  assert_string_equal(pb_config_device(&c, PB_DEVICE_SEARCHER, NULL), "auto");
+  /* model.device decides for every role left at auto. */
+  assert_int_equal(pb_config_apply_override(&c, "model.device=cuda", &err), 0);
+  assert_string_equal(pb_config_device(&c, PB_DEVICE_ACTOR, &key), "cuda");
+  assert_string_equal(key, "model.device");
+  assert_string_equal(pb_config_device(&c, PB_DEVICE_LEARNER, NULL), "cuda");
+  /* A role's own key wins. */
+  assert_int_equal(
+      pb_config_apply_override(&c, "model.actor_device=cpu", &err), 0);
+  assert_int_equal(
+      pb_config_apply_override(&c, "model.searcher_device=cpu", &err), 0);
+  assert_string_equal(pb_config_device(&c, PB_DEVICE_ACTOR, &key), "cpu");
+  assert_string_equal(key, "model.actor_device");
+  assert_string_equal(pb_config_device(&c, PB_DEVICE_SEARCHER, &key), "cpu");
+  assert_string_equal(key, "model.searcher_device");
+  assert_string_equal(pb_config_device(&c, PB_DEVICE_LEARNER, NULL), "cuda");
+  assert_int_equal(
+      pb_config_apply_override(&c, "model.learner_device=cpu", &err), 0);
+  assert_string_equal(pb_config_device(&c, PB_DEVICE_LEARNER, NULL), "cpu");
+  /* Bad values name the key and the choices. */
+  assert_int_equal(pb_config_apply_override(&c, "model.actor_device=gpu", &err),
+                   PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "model.actor_device"));
+  assert_non_null(strstr(err.msg, "cpu|cuda|auto"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
@@ -633,6 +677,7 @@ int main(void) {
       cmocka_unit_test(test_to_yaml_round_trip),
       cmocka_unit_test(test_print_keys),
       cmocka_unit_test(test_nn_spec),
+      cmocka_unit_test(test_device_per_role),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,4 +98,33 @@ nb=$(grep -c "joined" "$T/runB/learner.log")
 [ "$na" -eq 2 ] && [ "$nb" -eq 2 ] && ok "each learner saw only its own two workers" \
   || bad "joined: run A $na, run B $nb (want 2 each)"
 
+# A device a role cannot use: one clear error at start naming the role's
+# key, exit 78, and probs train stops the run with that message instead of
+# restarting the child. (On a machine with CUDA these only skip.)
+timeout 20 "$BIN/probs-actor" "$SRC/configs/connect4-smoke.yaml" --role selfplay \
+  --set model.actor_device=cuda --set "net.work_endpoint=ipc://$T/dw" \
+  --set "net.pub_endpoint=ipc://$T/dp" >"$T/dev-actor.out" 2>&1
+arc=$?
+if grep -q "CUDA is not available" "$T/dev-actor.out"; then
+  [ "$arc" -eq 78 ] \
+    && grep -q "model.actor_device 'cuda' (the actor)" "$T/dev-actor.out" \
+    && ok "an actor on a device it cannot use: exit 78 naming model.actor_device" \
+    || bad "actor device: exit $arc: $(tail -c 300 "$T/dev-actor.out")"
+else
+  ok "skipped: this machine has CUDA (the actor started on cuda)"
+fi
+timeout 120 "$P" train "$SRC/configs/connect4-smoke.yaml" --run-dir "$T/devrun" \
+  --set model.searcher_device=cuda --actors 1 --searchers 1 --no-eval \
+  --set train.iterations=2 --set "net.work_endpoint=ipc://$T/dw2" \
+  --set "net.pub_endpoint=ipc://$T/dp2" >"$T/dev.out" 2>"$T/dev.err"
+rc=$?
+if grep -q "CUDA is not available" "$T/devrun/logs/"*.log 2>/dev/null; then
+  [ "$rc" -ne 0 ] && grep -q "model.searcher_device 'cuda' (the searcher)" "$T/dev.err" \
+    && [ "$(grep -c "started searcher" "$T/devrun/logs/train.log")" -eq 1 ] \
+    && ok "probs train with a searcher device it cannot use stops at once, saying why" \
+    || bad "searcher device: exit $rc: $(tail -c 400 "$T/dev.err")"
+else
+  ok "skipped: this machine has CUDA (the searcher started)"
+fi
+
 finish test_train_cli
