@@ -4,6 +4,16 @@
 #   bash scripts/setup.sh                 # deps + Release build in build/
 #   bash scripts/setup.sh --sanitize      # deps + ASan/UBSan build in build-test/
 #   bash scripts/setup.sh --deps-only
+#   bash scripts/setup.sh --torch-prefix DIR   # against a PyTorch libtorch
+#   bash scripts/setup.sh --no-deps --target probs ...   # build only (images)
+#   bash scripts/setup.sh --which-torch   # say which libtorch it would use
+#
+# libtorch: Debian's libtorch-dev (CPU only) unless a PyTorch 2.x
+# installation brings its own, with CMake files (that is how CUDA gets in):
+# --torch-prefix DIR (torch.utils.cmake_prefix_path of that installation),
+# or else the first of $PB_PYTHON, python3, /usr/bin/python3 whose torch has
+# DIR/Torch/TorchConfig.cmake (Debian's python3-torch has none). It says
+# which it used.
 #
 # Idempotent: packages already present are not reinstalled, and the build is
 # incremental. Runs apt-get as root, or through sudo when not root.
@@ -12,17 +22,54 @@ cd "$(dirname "$0")/.."
 
 BUILD_DIR=build
 CMAKE_ARGS=()
+TARGETS=()
 DEPS_ONLY=0
+NO_DEPS=0
+WHICH_TORCH=0
+TORCH_PREFIX=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) BUILD_DIR=build-test; CMAKE_ARGS+=(-DPB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug) ;;
     --build-dir) BUILD_DIR="$2"; shift ;;
     --deps-only) DEPS_ONLY=1 ;;
+    --no-deps) NO_DEPS=1 ;;
+    --target) TARGETS+=(--target "$2"); shift ;;
+    --torch-prefix)
+      [ $# -ge 2 ] || { echo "setup.sh: --torch-prefix needs a directory" >&2; exit 2; }
+      TORCH_PREFIX="$2"; shift ;;
+    --which-torch) WHICH_TORCH=1 ;;
     -D*) CMAKE_ARGS+=("$1") ;;
     *) echo "setup.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
 done
+
+# --- which libtorch ---------------------------------------------------------
+if [ -n "$TORCH_PREFIX" ]; then
+  if [ ! -f "$TORCH_PREFIX/Torch/TorchConfig.cmake" ]; then
+    echo "setup.sh: --torch-prefix $TORCH_PREFIX: no Torch/TorchConfig.cmake there (give torch.utils.cmake_prefix_path of a PyTorch installation)" >&2
+    exit 2
+  fi
+else
+  for py in "${PB_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$py" ] && command -v "$py" >/dev/null 2>&1 || continue
+    p=$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null) || continue
+    if [ -n "$p" ] && [ -f "$p/Torch/TorchConfig.cmake" ]; then
+      TORCH_PREFIX=$p
+      break
+    fi
+  done
+fi
+if [ -n "$TORCH_PREFIX" ]; then
+  TORCH_SAYS="the PyTorch libtorch at $TORCH_PREFIX"
+  CMAKE_ARGS+=("-DPB_TORCH_PREFIX=$TORCH_PREFIX")
+else
+  TORCH_SAYS="Debian's libtorch-dev (CPU only)"
+fi
+if [ "$WHICH_TORCH" = 1 ]; then
+  echo "setup.sh: libtorch: $TORCH_SAYS"
+  exit 0
+fi
 
 PACKAGES=(
   cmake make g++ gcc pkg-config ca-certificates
@@ -37,6 +84,11 @@ PACKAGES=(
 
 missing=()
 for p in "${PACKAGES[@]}"; do
+  # A PyTorch libtorch replaces Debian's.
+  if [ -n "$TORCH_PREFIX" ] && { [ "$p" = libtorch-dev ] || [ "$p" = python3-torch ]; }; then
+    continue
+  fi
+  [ "$NO_DEPS" = 1 ] && break
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -59,6 +111,7 @@ fi
 
 [ "$DEPS_ONLY" = 1 ] && exit 0
 
+echo "setup.sh: libtorch: $TORCH_SAYS"
 cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >/dev/null
-cmake --build "$BUILD_DIR" -j "$(nproc)"
-echo "setup.sh: built into $BUILD_DIR/bin"
+cmake --build "$BUILD_DIR" -j "$(nproc)" "${TARGETS[@]}"
+echo "setup.sh: built into $BUILD_DIR/bin with $TORCH_SAYS"

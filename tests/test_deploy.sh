@@ -322,6 +322,23 @@ done
 sed -n '/--target/,/&&/p' "$D/Dockerfile.cuda" | grep -oE 'probs[A-Za-z0-9_-]*' | sort -u >"$TMP/cuda-targets"
 check "Dockerfile.cuda builds exactly the copied programs" \
   diff <(copied "$D/Dockerfile.cuda") "$TMP/cuda-targets"
+check "Dockerfile.cuda builds through scripts/setup.sh against the image's PyTorch" \
+  grep -q "bash scripts/setup.sh --no-deps .*--torch-prefix" \
+  <(sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' "$D/Dockerfile.cuda")
+check "Dockerfile.cuda copies scripts/setup.sh" \
+  grep -qE '^COPY[[:space:]]+scripts/setup.sh[[:space:]]' "$D/Dockerfile.cuda"
+# scripts/setup.sh's choice of libtorch: Debian's unless a PyTorch with
+# CMake files is given or found; a wrong --torch-prefix is refused.
+mkdir -p "$TMP/torchpfx/Torch" && : >"$TMP/torchpfx/Torch/TorchConfig.cmake"
+printf '#!/bin/sh\necho %s\n' "$TMP/torchpfx" >"$TMP/fakepy" && chmod +x "$TMP/fakepy"
+check "setup.sh --torch-prefix DIR uses that libtorch" \
+  grep -q "the PyTorch libtorch at $TMP/torchpfx" \
+  <(bash "$SRC/scripts/setup.sh" --which-torch --torch-prefix "$TMP/torchpfx")
+check "setup.sh finds a PyTorch libtorch through \$PB_PYTHON" \
+  grep -q "the PyTorch libtorch at $TMP/torchpfx" \
+  <(PB_PYTHON="$TMP/fakepy" bash "$SRC/scripts/setup.sh" --which-torch)
+refused "setup.sh refuses a --torch-prefix without TorchConfig.cmake" \
+  bash "$SRC/scripts/setup.sh" --which-torch --torch-prefix "$TMP"
 # The entrypoint runs programs the image has.
 miss=""
 for n in $(grep -oE '\bprobs-(learner|actor|evaluator)\b' "$EP" | sort -u); do
