@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -27,6 +28,7 @@
 #include "episodes.h"
 #include "learn.h"
 #include "msg.h"
+#include "batcher.h"
 #include "neteval.h"
 #include "nn.h"
 #include "selfplay.h"
@@ -80,11 +82,15 @@ struct pb_worker {
   const pb_game_t *g;
   pb_msg_hello_reply_t hello;
 
-  /* Networks and engines, built lazily and reused from item to item. */
+  /* Networks and engines, built lazily and reused from item to item; one
+   * engine per thread of game or tree work (common/batcher.h). */
   net_t v, q;
   pb_neteval_t *ne;
-  pb_selfplay_t *sp;
-  pb_beam_t *beam;
+  int threads; /* search.threads / train.selfplay_threads, resolved */
+  pb_batcher_t *batcher; /* NULL with one thread */
+  pb_selfplay_t *sp[PB_BATCHER_MAX_THREADS];
+  pb_episodes_t sp_eps[PB_BATCHER_MAX_THREADS]; /* members 1.. */
+  pb_beam_t *beam[PB_BATCHER_MAX_THREADS];
   int beam_E, beam_M;
 
   /* The item in hand, for heartbeats from inside the evaluator. */
@@ -297,6 +303,21 @@ pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
     pb_worker_destroy(&w);
     return NULL;
   }
+  /* Threads of game or tree work: one on the CPU (a process per core does
+   * better there), as many as the process may use on a GPU, which one
+   * thread cannot keep busy. */
+  int want = role == PB_ROLE_ACTOR ? cfg->train.selfplay_threads
+                                   : cfg->search.threads;
+  if (want == 0) {
+    cpu_set_t set;
+    want = 1;
+    if (strcmp(w->device, "cuda") == 0 &&
+        sched_getaffinity(0, sizeof set, &set) == 0)
+      want = CPU_COUNT(&set);
+  }
+  w->threads = want < 1 ? 1
+               : want > PB_BATCHER_MAX_THREADS ? PB_BATCHER_MAX_THREADS
+                                               : want;
   return w;
 }
 
@@ -313,8 +334,12 @@ void pb_worker_destroy(pb_worker_t **wp) {
   if (w->sub) zmq_close(w->sub);
   if (w->zctx) zmq_ctx_term(w->zctx);
   pb_neteval_destroy(&w->ne);
-  pb_selfplay_destroy(&w->sp);
-  pb_beam_destroy(&w->beam);
+  for (int t = 0; t < PB_BATCHER_MAX_THREADS; t++) {
+    pb_selfplay_destroy(&w->sp[t]);
+    pb_beam_destroy(&w->beam[t]);
+    pb_episodes_free(&w->sp_eps[t]);
+  }
+  pb_batcher_destroy(&w->batcher);
   pb_nn_destroy(&w->v.nn);
   pb_nn_destroy(&w->q.nn);
   pb_episodes_free(&w->eps);
@@ -624,14 +649,15 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
     pb_neteval_destroy(&w->ne); /* its batch bound follows the run's E */
   }
   if (w->g != g) {
-    pb_beam_destroy(&w->beam);
+    for (int t = 0; t < w->threads; t++) pb_beam_destroy(&w->beam[t]);
+    pb_batcher_destroy(&w->batcher);
     pb_nn_destroy(&w->v.nn);
     pb_nn_destroy(&w->q.nn);
   }
   if (w->g != g || r->max_turns != w->hello.max_turns ||
       r->eps != w->hello.eps || r->alpha != w->hello.alpha ||
       r->temperature != w->hello.temperature)
-    pb_selfplay_destroy(&w->sp);
+    for (int t = 0; t < w->threads; t++) pb_selfplay_destroy(&w->sp[t]);
   if (strcmp(w->cfg.game, g->name) != 0)
     pb_log_warn(w->log,
                 "the learner plays %s, our config says %s: following "
@@ -927,10 +953,46 @@ static void begin_item(pb_worker_t *w, const pb_msg_work_item_t *it) {
   w->last_item_hb = pb_now();
 }
 
+/* The batcher of a worker with several threads, made for the run's game. */
+static int ensure_batcher(pb_worker_t *w, pb_err_t *err) {
+  if (w->threads <= 1 || w->batcher != NULL) return 0;
+  w->batcher = pb_batcher_new(w->g, w->threads, err);
+  return w->batcher ? 0 : PB_ENOMEM;
+}
+
+/* Member m's share [lo, hi) of n things split over `members`. */
+static void share_of(size_t n, int members, int m, size_t *lo, size_t *hi) {
+  *lo = n * (size_t)m / (size_t)members;
+  *hi = n * (size_t)(m + 1) / (size_t)members;
+}
+
+typedef struct {
+  pb_worker_t *w;
+  const pb_msg_work_item_t *it;
+  int members;
+} job_t;
+
+/* One thread's episodes: numbered from its first one, so that the item
+ * plays the same episodes whatever the thread count. */
+static int selfplay_member(void *ctx, int m, const pb_evalfn_t *ev,
+                           pb_err_t *err) {
+  job_t *j = ctx;
+  size_t lo, hi;
+  share_of(j->it->episodes, j->members, m, &lo, &hi);
+  pb_episodes_t *out = m == 0 ? &j->w->eps : &j->w->sp_eps[m];
+  pb_episodes_clear(out);
+  if (hi == lo) return 0;
+  return pb_selfplay_run(j->w->sp[m], (int)(hi - lo), j->it->seed, lo, ev,
+                         j->it->q_version, out, err);
+}
+
 static int do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
                        pb_err_t *err) {
   const pb_game_t *g = w->g;
-  if (w->sp == NULL) {
+  int members = w->threads < (int)it->episodes ? w->threads : (int)it->episodes;
+  if (members < 1) members = 1;
+  for (int t = 0; t < members; t++) {
+    if (w->sp[t] != NULL) continue;
     /* No game outlasts g->max_turns moves, so a larger limit changes
      * nothing but the memory the engine reserves. */
     uint32_t mt = w->hello.max_turns;
@@ -942,8 +1004,8 @@ static int do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
                             w->hello.eps, alpha, temp};
     pb_err_t e;
     pb_err_clear(&e);
-    w->sp = pb_selfplay_new(g, &o, &e);
-    if (w->sp == NULL)
+    w->sp[t] = pb_selfplay_new(g, &o, &e);
+    if (w->sp[t] == NULL)
       return pb_err_set(err, e.code,
                         "the learner's self-play settings "
                         "(max_turns %u, eps %g, alpha %g) are refused: %s",
@@ -958,8 +1020,16 @@ static int do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
   pb_err_t e;
   pb_err_clear(&e);
   double t0 = pb_now();
-  rc = pb_selfplay_run(w->sp, (int)it->episodes, it->seed, 0, &fn,
-                       it->q_version, &w->eps, &e);
+  job_t job = {w, it, members};
+  if (members == 1)
+    rc = selfplay_member(&job, 0, &fn, &e);
+  else if ((rc = ensure_batcher(w, err)) != 0)
+    return rc;
+  else
+    rc = pb_batcher_run(w->batcher, members, &fn, selfplay_member, &job, &e);
+  /* The threads' episodes after the first one's, in thread order. */
+  for (int t = 1; rc == 0 && t < members; t++)
+    rc = pb_episodes_append(&w->eps, &w->sp_eps[t], &e);
   if (rc != 0) return engine_failed(w, rc, it->item_id, &e, err);
   double dt = pb_now() - t0;
 
@@ -996,16 +1066,31 @@ static int do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
   return 0;
 }
 
+/* One thread's share of the item's positions. */
+static int search_member(void *ctx, int m, const pb_evalfn_t *ev,
+                         pb_err_t *err) {
+  job_t *j = ctx;
+  size_t lo, hi;
+  share_of(j->it->n_states, j->members, m, &lo, &hi);
+  if (hi == lo) return 0;
+  return pb_beam_run(j->w->beam[m], j->it->states + lo, (int)(hi - lo), ev,
+                     j->w->qout + lo * (size_t)j->w->g->num_actions, err);
+}
+
 static int do_search(pb_worker_t *w, const pb_msg_work_item_t *it,
                      pb_err_t *err) {
   const pb_game_t *g = w->g;
   pb_err_t e;
   pb_err_clear(&e);
   int E = (int)it->expansions, M = (int)it->max_depth;
-  if (w->beam == NULL || w->beam_E != E || w->beam_M != M) {
-    pb_beam_destroy(&w->beam);
-    w->beam = pb_beam_new(g, E, M, w->cfg.search.parallel, &e);
-    if (w->beam == NULL) {
+  int members = w->threads < (int)it->n_states ? w->threads : (int)it->n_states;
+  if (members < 1) members = 1;
+  if (w->beam_E != E || w->beam_M != M)
+    for (int t = 0; t < w->threads; t++) pb_beam_destroy(&w->beam[t]);
+  for (int t = 0; t < members; t++) {
+    if (w->beam[t] != NULL) continue;
+    w->beam[t] = pb_beam_new(g, E, M, w->cfg.search.parallel, &e);
+    if (w->beam[t] == NULL) {
       if (e.code == PB_ENOMEM) return pb_err_set(err, e.code, "%s", e.msg);
       pb_log_warn(w->log,
                   "search item %" PRIu64
@@ -1029,7 +1114,13 @@ static int do_search(pb_worker_t *w, const pb_msg_work_item_t *it,
   }
   pb_evalfn_t fn = {ev_value, ev_qvalues, w};
   double t0 = pb_now();
-  rc = pb_beam_run(w->beam, it->states, (int)it->n_states, &fn, w->qout, &e);
+  job_t job = {w, it, members};
+  if (members == 1)
+    rc = search_member(&job, 0, &fn, &e);
+  else if ((rc = ensure_batcher(w, err)) != 0)
+    return rc;
+  else
+    rc = pb_batcher_run(w->batcher, members, &fn, search_member, &job, &e);
   if (rc != 0) return engine_failed(w, rc, it->item_id, &e, err);
   double dt = pb_now() - t0;
 
@@ -1073,10 +1164,12 @@ int pb_worker_run(pb_worker_t *w, volatile sig_atomic_t *stop, pb_err_t *err) {
   w->stop = stop;
   pb_log_info(w->log,
               "starting: role %s, id %s, work %s, announcements %s, "
-              "device %s, threads %d, %s %d, heartbeat %d ms, lease %d ms",
+              "device %s, threads %d, libtorch threads %d, %s %d, heartbeat "
+              "%d ms, lease %d ms",
               pb_worker_component(w->role), w->id, c->net.work_endpoint,
-              c->net.pub_endpoint, w->device, c->model.threads,
-              w->role == PB_ROLE_ACTOR ? "games at once" : "searches at once",
+              c->net.pub_endpoint, w->device, w->threads, c->model.threads,
+              w->role == PB_ROLE_ACTOR ? "games at once per thread"
+                                       : "searches at once per thread",
               w->role == PB_ROLE_ACTOR ? c->train.selfplay_parallel
                                        : c->search.parallel,
               c->net.heartbeat_ms, c->net.lease_ms);

@@ -150,7 +150,13 @@ static const pb__row_t schema[] = {
     ROW_INT("search.max_depth", search.max_depth, 1, 200, "3",
             "M: depth limit of beam search"),
     ROW_INT("search.parallel", search.parallel, 1, 1000000, "256",
-            "searches advanced together per process"),
+            "searches advanced together per thread of a searcher"),
+    ROW_INT("search.threads", search.threads, 0, 256, "0",
+            "threads of tree work per searcher, feeding one network queue; 0 "
+            "= 1 on the CPU, the CPUs the process may use on CUDA"),
+    ROW_INT("train.selfplay_threads", train.selfplay_threads, 0, 256, "0",
+            "threads of game work per actor, feeding one network queue; 0 = "
+            "1 on the CPU, the CPUs the process may use on CUDA"),
     ROW_INT("search.cache_entries", search.cache_entries, 0, 1 << 30, "262144",
             "network evaluation cache entries; 0 disables the cache"),
 

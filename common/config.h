@@ -70,7 +70,8 @@ typedef struct pb_config {
     int replay_capacity;   /* C (states) */
     int batch_size;
     int v_epochs, q_epochs;
-    int selfplay_parallel; /* games played at once per process */
+    int selfplay_parallel; /* games played at once per thread */
+    int selfplay_threads;  /* threads of game work per actor; 0 = auto */
     int max_staleness;     /* pipelined mode: versions an episode may lag */
     bool pipeline;         /* pipelined mode (off = paper-exact) */
     /* Beyond the paper (every default is the paper's behaviour): */
@@ -87,7 +88,8 @@ typedef struct pb_config {
   struct {
     int expansions;    /* E */
     int max_depth;     /* M */
-    int parallel;      /* searches advanced together per process */
+    int parallel;      /* searches advanced together per thread */
+    int threads;       /* threads of tree work per searcher; 0 = auto */
     int cache_entries; /* evaluation cache size; 0 disables it */
   } search;
 

@@ -6,9 +6,10 @@
  * slot starts the next episode at once, so the batch stays full.
  *
  * Determinism: episode number i of a run uses its own RNG stream
- * (seed, first_index + i), so the same seed and the same network outputs
- * give the same episodes whatever `parallel` is (only their order in the
- * output depends on it). */
+ * (seed, first_index + i), and the episodes are output in number order, so
+ * the same seed and the same network outputs give the same output whatever
+ * `parallel` is, and an item split over threads (first_index) gives the
+ * same episodes in the same order as on one thread. */
 #ifndef PB_SELFPLAY_H
 #define PB_SELFPLAY_H
 
@@ -38,7 +39,7 @@ pb_selfplay_t *pb_selfplay_new(const pb_game_t *g, const pb_selfplay_opts_t *o,
 void pb_selfplay_destroy(pb_selfplay_t **sp);
 
 /* Plays n episodes numbered first_index .. first_index + n - 1 and appends
- * them to out in the order they finish (fixed by seed, network, parallel). ev supplies Q; version is recorded with each
+ * them to out in that order. ev supplies Q; version is recorded with each
  * episode. Returns 0 or the callback's error (out then holds the episodes
  * appended so far). */
 int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,

@@ -169,6 +169,50 @@ static void test_matches_inproc(void **state) {
   }
 }
 
+/* Workers with several threads of game and tree work feeding one network
+ * (search.threads, train.selfplay_threads; common/batcher.h) play the same
+ * games as the in-process reference: the same positions; and on the first
+ * iteration the same Q-targets (later ones may differ in the last bits of
+ * the floats, since the network's batches are made differently). */
+static void test_threaded_workers(void **state) {
+  (void)state;
+  run_t r, ref;
+  run_init(&r, "threads", 8);
+  run_init(&ref, "threads-ref", 9);
+  r.extra[0] = (char *)"search.threads=3";
+  r.extra[1] = (char *)"train.selfplay_threads=2";
+  char path[512], log[512];
+  snprintf(path, sizeof path, "%s/probs", BIN);
+  snprintf(log, sizeof log, "%s/inproc.out", ref.dir);
+  char *argv[] = {path, (char *)"train", (char *)CONFIG, (char *)"--inproc",
+                  (char *)"--run-dir", ref.dir, NULL};
+  pid_t ip = tp_spawn(argv, log);
+  pid_t w[2];
+  w[0] = start_worker(&r, "selfplay", "actor-1");
+  w[1] = start_worker(&r, "search", "searcher-1");
+  pid_t l = start_learner(&r, 0);
+  assert_true(exited_ok(tp_wait(ip, 300)));
+  assert_true(exited_ok(tp_wait(l, 300)));
+  for (int i = 0; i < 2; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
+  char a[512], b[512];
+  path_of(&r, "searcher-1.out", a, sizeof a);
+  assert_true(tp_count(a, "threads 3,") == 1);
+  path_of(&r, "actor-1.out", a, sizeof a);
+  assert_true(tp_count(a, "threads 2,") == 1);
+  path_of(&r, "metrics.jsonl", a, sizeof a);
+  path_of(&ref, "metrics.jsonl", b, sizeof b);
+  double x[8], y[8];
+  assert_int_equal(metric_values(a, "positions", x, 8), 2);
+  assert_int_equal(metric_values(b, "positions", y, 8), 2);
+  assert_true(x[0] == y[0]);
+  assert_int_equal(metric_values(a, "targets_crc", x, 8), 2);
+  assert_int_equal(metric_values(b, "targets_crc", y, 8), 2);
+  if (x[0] != y[0])
+    print_error("targets_crc of iteration 1: threaded %.17g, inproc %.17g\n",
+                x[0], y[0]);
+  assert_true(x[0] == y[0]);
+}
+
 /* A search worker killed with SIGKILL mid-iteration: its lease expires and
  * the other searcher finishes the iteration. */
 static void test_searcher_killed(void **state) {
@@ -386,6 +430,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_two_iterations_two_workers_each),
       cmocka_unit_test(test_matches_inproc),
+      cmocka_unit_test(test_threaded_workers),
       cmocka_unit_test(test_searcher_killed),
       cmocka_unit_test(test_learner_killed_and_resumed),
       cmocka_unit_test(test_lost_checkpoints),
