@@ -33,6 +33,7 @@ PACKAGES=(
   iproute2 procps curl
   docker-compose python3-yaml
   grhino grhino-data
+  chromium fonts-dejavu-core   # tests/test_web_browser.sh: the learner's page
 )
 
 missing=()
