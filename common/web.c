@@ -326,14 +326,11 @@ int pb_web_history(pb_web_t *w, char **out, size_t *len, pb_err_t *err) {
 
 int pb_web_status(pb_web_t *w, pb_json_t *j) {
   if (w == NULL || j == NULL) return PB_EINVAL;
-  if (load_metrics(w, NULL) != 0) return pb_json_error(j);
+  if (load_metrics(w, NULL) != 0) return PB_ENOMEM;
   summary(w, j);
-  pb_json_key(j, "last_iteration");
-  if (w->last != NULL)
-    pb_json_raw(j, w->last);
-  else
-    pb_json_null(j);
-  return pb_json_error(j) == PB_ENOMEM ? PB_ENOMEM : 0;
+  int rc = pb_json_key(j, "last_iteration");
+  if (rc == 0) rc = w->last != NULL ? pb_json_raw(j, w->last) : pb_json_null(j);
+  return rc;
 }
 
 /* Sets a JSON error answer {"error": msg}. */

@@ -67,7 +67,7 @@ int pb_web_handle(pb_web_t *w, const char *path, const char *query,
 /* Adds the history's summary to an open JSON object (for /status):
  * "elapsed_s", "eta_s", "mean_iteration_s" and "last_iteration" (the
  * newest record as written, or null), re-reading metrics.jsonl if it
- * changed. Returns 0 or the writer's sticky error. */
+ * changed. Returns 0, PB_ENOMEM, or the writer's sticky error. */
 int pb_web_status(pb_web_t *w, pb_json_t *j);
 
 /* The /api/history body (malloc'd JSON, caller frees) into *out, for

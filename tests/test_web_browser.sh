@@ -9,7 +9,8 @@
 #   - a screenshot is a real PNG of the window's size;
 #   - a move clicked in the page is answered by the model: tests/web_cdp.py
 #     clicks a column with real mouse events through the DevTools protocol
-#     and reads the board back;
+#     and reads the board back, then clicks the charts' x-axis toggle and
+#     sees the wall-time axis;
 #   - the learner stops cleanly on SIGTERM (no sanitizer report).
 # chromium is installed by scripts/setup.sh; without it the test fails,
 # unless PB_SKIP_BROWSER=1 says to skip it.
@@ -122,7 +123,7 @@ else bad "screenshot: $(ls -l "$T/page.png" 2>&1)"; fi
 # A real click on the board, through the DevTools protocol.
 if timeout 120 python3 "$SRC/tests/web_cdp.py" "$CHROMIUM" \
      "http://127.0.0.1:$PORT/play" "$T/profile" >"$T/cdp.out" 2>&1; then
-  ok "a click in column 4 is answered by the model: $(grep '^moves' "$T/cdp.out")"
+  ok "a click in column 4 is answered by the model ($(grep '^moves' "$T/cdp.out")); the x axis toggles to wall time"
 else bad "click: $(cat "$T/cdp.out")"; fi
 
 kill -TERM "$LEARNER"

@@ -7,7 +7,8 @@ Starts CHROMIUM headless with a DevTools port, opens URL (the learner's
 /play), waits for "Your move", clicks the top cell of column 4 with real
 mouse events (Input.dispatchMouseEvent), then waits until the page shows
 the model's reply: two discs on the board, a two-move list, "played" in the
-status line. Prints what it saw; exit status 0 when the reply came.
+status line; then clicks the charts' x-axis toggle and waits for the
+"wall time" axis. Prints what it saw; exit status 0 when both worked.
 
 Python standard library only: the WebSocket handshake and framing
 (RFC 6455, client side: masked text frames) are written out here."""
@@ -121,6 +122,22 @@ def wait_for(what, fn, timeout=60):
     raise TimeoutError(f"timed out waiting for {what}")
 
 
+def click(page, elem_id):
+    """A left click with real mouse events at the middle of the element."""
+    page.eval(f"document.getElementById('{elem_id}').scrollIntoView("
+              "{block: 'center'})")
+    rect = json.loads(page.eval(f"JSON.stringify(document.getElementById("
+                                f"'{elem_id}').getBoundingClientRect())"))
+    x = rect["x"] + rect["width"] / 2
+    y = rect["y"] + rect["height"] / 2
+    print(f"clicking #{elem_id} at ({x:.0f}, {y:.0f})")
+    page.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+    page.call("Input.dispatchMouseEvent", type="mousePressed", x=x, y=y,
+              button="left", clickCount=1)
+    page.call("Input.dispatchMouseEvent", type="mouseReleased", x=x, y=y,
+              button="left", clickCount=1)
+
+
 def main():
     chromium, url, profile = sys.argv[1:4]
     proc = subprocess.Popen(
@@ -145,17 +162,7 @@ def main():
         status = lambda: page.eval(
             "document.getElementById('play-status').textContent") or ""
         wait_for("'Your move' on the page", lambda: "Your move" in status())
-        rect = page.eval("JSON.stringify(document.getElementById('cell-0-3')"
-                         ".getBoundingClientRect())")
-        rect = json.loads(rect)
-        x = rect["x"] + rect["width"] / 2
-        y = rect["y"] + rect["height"] / 2
-        print(f"clicking column 4 at ({x:.0f}, {y:.0f})")
-        page.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
-        page.call("Input.dispatchMouseEvent", type="mousePressed", x=x, y=y,
-                  button="left", clickCount=1)
-        page.call("Input.dispatchMouseEvent", type="mouseReleased", x=x, y=y,
-                  button="left", clickCount=1)
+        click(page, "cell-0-3")
         wait_for("the model's reply",
                  lambda: status().startswith("Model (version"))
         seen = json.loads(page.eval(
@@ -172,6 +179,16 @@ def main():
         ok = (len(moves) == 2 and moves[0] == "4" and moves[1] in "1234567"
               and discs == "1,1" and "X" in bottom.split())
         print("reply ok" if ok else "reply NOT as expected")
+        # The charts' x axis toggle: iteration -> wall time.
+        click(page, "xaxis")
+        label = lambda: page.eval(
+            "document.getElementById('chart-loss').textContent") or ""
+        try:
+            wait_for("the wall-time axis", lambda: "wall time" in label(), 10)
+            print("x axis toggled to wall time")
+        except TimeoutError:
+            print("x axis toggle NOT seen")
+            ok = False
         return 0 if ok else 1
     finally:
         proc.terminate()
