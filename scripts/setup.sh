@@ -2,7 +2,7 @@
 # setup.sh - the one place that installs what probs needs and builds it.
 #
 #   bash scripts/setup.sh                 # deps + Release build in build/
-#   bash scripts/setup.sh --sanitize      # deps + ASan/UBSan build in build-test/
+#   bash scripts/setup.sh --sanitize      # deps + test deps + ASan/UBSan build in build-test/
 #   bash scripts/setup.sh --deps-only
 #
 # Idempotent: packages already present are not reinstalled, and the build is
@@ -13,9 +13,10 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=build
 CMAKE_ARGS=()
 DEPS_ONLY=0
+TEST_DEPS=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --sanitize) BUILD_DIR=build-test; CMAKE_ARGS+=(-DPB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug) ;;
+    --sanitize) BUILD_DIR=build-test; TEST_DEPS=1; CMAKE_ARGS+=(-DPB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug) ;;
     --build-dir) BUILD_DIR="$2"; shift ;;
     --deps-only) DEPS_ONLY=1 ;;
     -D*) CMAKE_ARGS+=("$1") ;;
@@ -33,8 +34,11 @@ PACKAGES=(
   iproute2 procps curl
   docker-compose python3-yaml
   grhino grhino-data
-  chromium fonts-dejavu-core   # tests/test_web_browser.sh: the learner's page
 )
+# Only for the test build (--sanitize, what scripts/test.sh and CI run): a
+# headless browser for tests/test_web_browser.sh (the learner's web page).
+TEST_PACKAGES=(chromium fonts-dejavu-core)
+if [ "$TEST_DEPS" = 1 ]; then PACKAGES+=("${TEST_PACKAGES[@]}"); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
