@@ -649,7 +649,9 @@ long pb_http_query_get(const char *query, const char *name, char *out,
     long kl = decode_part(p, klen, key, sizeof key);
     if (kl >= 0 && strcmp(key, name) == 0) {
       if (klen == plen) return 0; /* "name" alone: an empty value */
-      return decode_part(p + klen + 1, plen - klen - 1, out, size);
+      long r = decode_part(p + klen + 1, plen - klen - 1, out, size);
+      if (r < 0) out[0] = '\0';
+      return r;
     }
     p += plen;
     if (*p != '\0') p++;

@@ -119,11 +119,12 @@ const char *pb_http_query(const pb_http_t *h);
  * at '&' or ';', '+' and %XX decoded in names and values; the first pair
  * of that name wins; "name" without '=' has the empty value). Copies the
  * decoded value into out (size bytes, NUL-terminated) and returns its
- * length (>= 0); PB_ENOTFOUND when there is no such parameter (out is
- * ""); PB_EINVAL for a malformed escape (%G1, a '%' at the end) or an
- * escaped NUL (%00) in the value, or a NULL argument; PB_ERANGE when the
- * decoded value needs size bytes or more. Untrusted input is fine: nothing
- * is read past the query's NUL and nothing written past out[size-1]. */
+ * length (>= 0); PB_ENOTFOUND when there is no such parameter; PB_EINVAL
+ * for a malformed escape (%G1, a '%' at the end) or an escaped NUL (%00)
+ * in the value, or a NULL argument; PB_ERANGE when the decoded value needs
+ * size bytes or more. On every error out is "" (when size > 0). Untrusted
+ * input is fine: nothing is read past the query's NUL and nothing written
+ * past out[size-1]. */
 long pb_http_query_get(const char *query, const char *name, char *out,
                        size_t size);
 

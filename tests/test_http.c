@@ -292,6 +292,7 @@ static void test_query_get(void **state) {
   assert_int_equal(pb_http_query_get("b=123456789012345", "b", v, sizeof v), 15);
   assert_int_equal(pb_http_query_get("b=1234567890123456", "b", v, sizeof v),
                    PB_ERANGE);
+  assert_string_equal(v, "");
   assert_int_equal(pb_http_query_get("b=%41%41%41%41%41%41%41%41%41%41%41%41"
                                      "%41%41%41%41", "b", v, sizeof v),
                    PB_ERANGE);
