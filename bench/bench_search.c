@@ -29,6 +29,12 @@
  * -b sets the largest network batch of the evaluator (default: what the
  * searcher uses, pb_learn_eval_batch: 4096 for these settings).
  *
+ * -T THREADS adds the threaded searcher (search.threads, common/batcher.h):
+ * the positions split over THREADS threads of tree work, each advancing
+ * 256 searches, all feeding one evaluator; against the same on one thread,
+ * both in wall-clock time (CPU time would count every thread), best of
+ * REPS each, taking turns.
+ *
  * Rates are per second of CPU time of this process (-w: of wall-clock
  * time). On a shared machine wall time measures the other load as much as
  * this code; CPU time is what an otherwise idle core would deliver.
@@ -45,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batcher.h"
 #include "beam_search.h"
 #include "config.h"
 #include "game.h"
@@ -93,6 +100,7 @@ typedef struct {
   double secs;
   int eval_batch;
   uint32_t cache_entries;
+  int search_threads; /* -T: the threaded searcher's threads; 0 = not run */
   float *out;
 } ctx_t;
 
@@ -180,6 +188,71 @@ static double run_one_by_one(ctx_t *c, int ref, uint32_t cache, int *done_n) {
   return k / (t - t0);
 }
 
+/* ---- the threaded searcher (-T) ---------------------------------------- */
+
+typedef struct {
+  ctx_t *c;
+  pb_beam_t *beam[PB_BATCHER_MAX_THREADS];
+  int members;
+} tjob_t;
+
+static int tmember(void *ctx, int m, const pb_evalfn_t *ev, pb_err_t *err) {
+  tjob_t *j = ctx;
+  int lo = j->c->n * m / j->members, hi = j->c->n * (m + 1) / j->members;
+  if (hi == lo) return 0;
+  return pb_beam_run(j->beam[m], j->c->pos + lo, hi - lo, ev,
+                     j->c->out + (size_t)lo * j->c->g->num_actions, err);
+}
+
+/* Shortest wall time of one pass over all positions with `members`
+ * threads (1: pb_beam_run on this thread alone), cold cache each pass. */
+static double threaded_best(ctx_t *c, int members, pb_batcher_t *b,
+                            pb_neteval_t *ne, tjob_t *j, double best) {
+  pb_err_t err;
+  struct timespec t0, t1;
+  pb_neteval_bind(ne, c->v, c->q);
+  pb_evalfn_t fn = pb_neteval_fn(ne);
+  j->members = members;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int rc = members == 1
+               ? pb_beam_run(j->beam[0], c->pos, c->n, &fn, c->out, &err)
+               : pb_batcher_run(b, members, &fn, tmember, j, &err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (rc != 0) die("threaded search", &err);
+  double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
+  return dt < best ? dt : best;
+}
+
+static void bench_threads(ctx_t *c, const char *name, int T) {
+  pb_err_t err;
+  tjob_t j = {.c = c};
+  for (int m = 0; m < T; m++)
+    if ((j.beam[m] = pb_beam_new(c->g, c->E, c->M, 256, &err)) == NULL)
+      die("beam", &err);
+  pb_neteval_t *ne = pb_neteval_new(c->g, c->eval_batch, c->cache_entries, &err);
+  pb_batcher_t *b = pb_batcher_new(c->g, T, &err);
+  if (ne == NULL || b == NULL) die("threaded setup", &err);
+  double one = 1e300, many = 1e300;
+  for (int r = 0; r < c->reps; r++) {
+    one = threaded_best(c, 1, b, ne, &j, one);
+    many = threaded_best(c, T, b, ne, &j, many);
+  }
+  char fig[96], base[96];
+  snprintf(base, sizeof base, "%s P256 + cache, 1 thread (wall)", name);
+  snprintf(fig, sizeof fig, "search %s: P256 + cache, 1 thread (wall)", name);
+  row(fig, c->n / one, "states/s", 0, "");
+  snprintf(fig, sizeof fig, "search %s: %d threads, one network (wall)", name,
+           T);
+  row(fig, c->n / many, "states/s", one / many, base);
+  pb_batcher_stats_t st;
+  pb_batcher_stats(b, &st);
+  printf("# %s: %d threads: %.1f member calls per network call\n", name, T,
+         (double)st.requests / (double)(st.v_calls + st.q_calls + 1e-9));
+  pb_batcher_destroy(&b);
+  pb_neteval_destroy(&ne);
+  for (int m = 0; m < T; m++) pb_beam_destroy(&j.beam[m]);
+}
+
 static int bench_model(ctx_t *c, const char *name) {
   const int A = c->g->num_actions;
   size_t nout = (size_t)c->n * A;
@@ -255,6 +328,7 @@ static int bench_model(ctx_t *c, const char *name) {
   printf("# %s: P256 vs reference on %d positions: %d differ by > 1e-4 "
          "(max |diff| %.3g; near-ties in Q may order differently)\n",
          name, ncmp, differ, maxdiff);
+  if (c->search_threads > 1) bench_threads(c, name, c->search_threads);
   free(ref_out);
   free(c->out);
   c->out = NULL;
@@ -265,14 +339,15 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_search [-n positions 1..4096] [-r reps 1..100] "
           "[-s seconds (0,600]] [-E E] [-M M] [-m small,large] "
-          "[-t threads] [-b eval-batch] [-p] [-w]\n");
+          "[-t threads] [-b eval-batch] [-T search-threads] [-p] [-w]\n");
 }
 
 int main(int argc, char **argv) {
   int n = 256, reps = 3, E = 30, M = 3, threads = 1, eval_batch = 0, opt;
+  int search_threads = 0;
   double secs = 2.0;
   const char *models = "small,large";
-  while ((opt = getopt(argc, argv, "n:r:s:E:M:m:t:b:pw")) != -1) {
+  while ((opt = getopt(argc, argv, "n:r:s:E:M:m:t:b:T:pw")) != -1) {
     int bad = 0;
     switch (opt) {
       case 'n': bad = parse_int(optarg, 1, 4096, &n); break;
@@ -282,6 +357,9 @@ int main(int argc, char **argv) {
       case 'M': bad = parse_int(optarg, 1, 200, &M); break;
       case 't': bad = parse_int(optarg, 1, 64, &threads); break;
       case 'b': bad = parse_int(optarg, 1, 1 << 16, &eval_batch); break;
+      case 'T':
+        bad = parse_int(optarg, 2, PB_BATCHER_MAX_THREADS, &search_threads);
+        break;
       case 'm': models = optarg; break;
       case 'p': parseable = 1; break;
       case 'w': use_wall = 1; break;
@@ -326,7 +404,8 @@ int main(int argc, char **argv) {
     ctx_t c = {.g = g, .pos = pos, .n = n, .E = E, .M = M, .reps = reps,
                .secs = secs,
                .eval_batch = eval_batch ? eval_batch : pb_learn_eval_batch(&cfg, g),
-               .cache_entries = (uint32_t)cfg.search.cache_entries};
+               .cache_entries = (uint32_t)cfg.search.cache_entries,
+               .search_threads = search_threads};
     c.v = pb_nn_new(&vs, NULL, "cpu", 11, &err);
     if (c.v == NULL) die("V network", &err);
     c.q = pb_nn_new(&qs, NULL, "cpu", 12, &err);

@@ -437,6 +437,41 @@ static int pb__match(const char *name, const char *prefix, uint64_t *number) {
   return 1;
 }
 
+int pb_ckpt_newest(const char *dir, const char *prefix, char *path,
+                   size_t size, uint64_t *number, pb_err_t *err) {
+  if (dir == NULL || prefix == NULL || path == NULL || size == 0)
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_newest: NULL argument");
+  DIR *d = opendir(dir);
+  if (d == NULL) {
+    if (errno == ENOENT)
+      return pb_err_set(err, PB_ENOTFOUND, "%s: no such directory", dir);
+    return pb_err_set(err, PB_EIO, "%s: cannot list: %s", dir, strerror(errno));
+  }
+  char best[256] = "";
+  uint64_t best_num = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    uint64_t num;
+    if (!pb__match(de->d_name, prefix, &num) || strlen(de->d_name) >= sizeof best)
+      continue;
+    if (best[0] == '\0' || num > best_num ||
+        (num == best_num && strcmp(de->d_name, best) > 0)) {
+      best_num = num;
+      strcpy(best, de->d_name);
+    }
+  }
+  closedir(d);
+  if (best[0] == '\0')
+    return pb_err_set(err, PB_ENOTFOUND, "%s: no %s-NNNNNN%s checkpoint", dir,
+                      prefix, PB_CKPT_SUFFIX);
+  int n = snprintf(path, size, "%s/%s", dir, best);
+  if (n < 0 || (size_t)n >= size)
+    return pb_err_set(err, PB_ERANGE, "%s/%s: path longer than %zu bytes", dir,
+                      best, size - 1);
+  if (number) *number = best_num;
+  return 0;
+}
+
 int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
                  uint64_t *number, pb_ckpt_note_fn *note, void *note_ctx,
                  pb_err_t *err) {

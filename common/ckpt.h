@@ -105,6 +105,13 @@ int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
                  uint64_t *number, pb_ckpt_note_fn *note, void *note_ctx,
                  pb_err_t *err);
 
+/* As pb_ckpt_scan, but only lists dir: the file of the largest number,
+ * not opened (so cheap enough for an event loop; the caller reads and
+ * verifies it). Returns 0, PB_ENOTFOUND (no dir or no such file),
+ * PB_ERANGE (path too small), PB_EIO or PB_EINVAL. */
+int pb_ckpt_newest(const char *dir, const char *prefix, char *path,
+                   size_t size, uint64_t *number, pb_err_t *err);
+
 /* pb_ckpt_scan(dir, "ckpt", path, size, NULL, NULL, NULL, err): the newest
  * intact "ckpt-NNNNNN.pbck" in dir, for --resume. */
 int pb_ckpt_find_latest(const char *dir, char *path, size_t size,

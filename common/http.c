@@ -74,6 +74,7 @@ struct pb_http {
   void (*done)(void *);
   void *done_arg;
   unsigned long requests, refused, evicted;
+  const char *query; /* of the request being handled, during the handler */
 };
 
 const char *pb_http_reason(int status) {
@@ -282,7 +283,7 @@ static char *next_line(char *buf, size_t *pos, size_t end) {
  * *target pointing into buf (the target without query or fragment), or
  * PB_EINVAL for anything malformed. */
 static int parse_head(char *buf, size_t end, const char **method_out,
-                      char **target_out) {
+                      char **target_out, const char **query_out) {
   if (memchr(buf, '\0', end) != NULL) return PB_EINVAL;
   size_t pos = 0;
   char *line = next_line(buf, &pos, end);
@@ -315,9 +316,16 @@ static int parse_head(char *buf, size_t end, const char **method_out,
     for (char *p = hl; p < colon; p++)
       if (!is_tchar((unsigned char)*p)) return PB_EINVAL;
   }
-  target[strcspn(target, "?#")] = '\0';
+  const char *query = "";
+  target[strcspn(target, "#")] = '\0';
+  char *q = strchr(target, '?');
+  if (q != NULL) {
+    *q = '\0';
+    query = q + 1;
+  }
   *method_out = method;
   *target_out = target;
+  if (query_out != NULL) *query_out = query;
   return 0;
 }
 
@@ -326,16 +334,16 @@ long pb_http_parse_head(char *buf, size_t len, const char **method,
   if (buf == NULL || method == NULL || target == NULL) return PB_EINVAL;
   size_t end = head_end(buf, 0, len);
   if (end == 0) return 0;
-  int rc = parse_head(buf, end, method, target);
+  int rc = parse_head(buf, end, method, target, NULL);
   return rc < 0 ? rc : (long)end;
 }
 
 /* Parses the complete head in c->buf[0..end) and answers it. */
 static void handle_head(conn_t *c, size_t end) {
   pb_http_t *h = c->h;
-  const char *method;
+  const char *method, *query;
   char *target;
-  if (parse_head(c->buf, end, &method, &target) != 0) {
+  if (parse_head(c->buf, end, &method, &target, &query) != 0) {
     h->refused++;
     respond(c, 400, NULL, NULL, 0, 0);
     return;
@@ -349,7 +357,9 @@ static void handle_head(conn_t *c, size_t end) {
   }
   pb_http_response_t res = {404, NULL, NULL, 0};
   h->requests++;
+  h->query = query;
   h->fn(h->ctx, method, target, &res);
+  h->query = NULL;
   if (res.body == NULL) res.body_len = 0;
   respond(c, res.status, res.content_type, res.body, res.body_len, is_head);
 }
@@ -587,4 +597,64 @@ void pb_http_destroy(pb_http_t **h) {
   if (h == NULL) return;
   pb_http_close(*h, NULL, NULL);
   *h = NULL;
+}
+
+const char *pb_http_query(const pb_http_t *h) {
+  return h != NULL && h->query != NULL ? h->query : "";
+}
+
+static int hexval(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* Decodes s[0..n) ('+' is a space, %XX a byte) into out (size bytes),
+ * NUL-terminated. Returns the decoded length, PB_EINVAL for a bad escape
+ * or an escaped NUL, PB_ERANGE if it does not fit. */
+static long decode_part(const char *s, size_t n, char *out, size_t size) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    int c = (unsigned char)s[i];
+    if (c == '+') {
+      c = ' ';
+    } else if (c == '%') {
+      if (i + 2 >= n) return PB_EINVAL;
+      int a = hexval((unsigned char)s[i + 1]);
+      int b = a < 0 ? -1 : hexval((unsigned char)s[i + 2]);
+      if (a < 0 || b < 0) return PB_EINVAL;
+      c = a * 16 + b;
+      if (c == 0) return PB_EINVAL;
+      i += 2;
+    }
+    if (k + 1 >= size) return PB_ERANGE;
+    out[k++] = (char)c;
+  }
+  out[k] = '\0';
+  return (long)k;
+}
+
+long pb_http_query_get(const char *query, const char *name, char *out,
+                       size_t size) {
+  if (query == NULL || name == NULL || out == NULL || size == 0)
+    return PB_EINVAL;
+  out[0] = '\0';
+  char key[64];
+  const char *p = query;
+  while (*p != '\0') {
+    size_t plen = strcspn(p, "&;");
+    size_t klen = strcspn(p, "=&;");
+    if (klen > plen) klen = plen;
+    long kl = decode_part(p, klen, key, sizeof key);
+    if (kl >= 0 && strcmp(key, name) == 0) {
+      if (klen == plen) return 0; /* "name" alone: an empty value */
+      long r = decode_part(p + klen + 1, plen - klen - 1, out, size);
+      if (r < 0) out[0] = '\0';
+      return r;
+    }
+    p += plen;
+    if (*p != '\0') p++;
+  }
+  return PB_ENOTFOUND;
 }

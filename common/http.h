@@ -64,8 +64,8 @@ typedef struct pb_http_response {
 /* Called once per well-formed GET or HEAD request. `method` is "GET" or
  * "HEAD" (for HEAD the server sends only the head, with the Content-Length
  * the body would have had); `path` is the request target up to, not
- * including, any '?' or '#' (never percent-decoded). Both strings are
- * valid only during the call. */
+ * including, any '?' or '#' (never percent-decoded); the query is
+ * pb_http_query(server). Both strings are valid only during the call. */
 typedef void pb_http_handler_fn(void *ctx, const char *method, const char *path,
                                 pb_http_response_t *res);
 
@@ -109,6 +109,24 @@ void pb_http_close(pb_http_t *h, void (*done)(void *arg), void *arg);
  * Memory is released only when the loop next runs the close callbacks.
  * Accepts NULL and a NULL *h. */
 void pb_http_destroy(pb_http_t **h);
+
+/* The query of the request being handled (the text after '?', up to any
+ * '#', not decoded; "" when there is none). Valid only inside the handler,
+ * during the call; "" outside it or for a NULL h. */
+const char *pb_http_query(const pb_http_t *h);
+
+/* Looks up parameter `name` in a query string "a=1&b=x%20y" (pairs split
+ * at '&' or ';', '+' and %XX decoded in names and values; the first pair
+ * of that name wins; "name" without '=' has the empty value). Copies the
+ * decoded value into out (size bytes, NUL-terminated) and returns its
+ * length (>= 0); PB_ENOTFOUND when there is no such parameter; PB_EINVAL
+ * for a malformed escape (%G1, a '%' at the end) or an escaped NUL (%00)
+ * in the value, or a NULL argument; PB_ERANGE when the decoded value needs
+ * size bytes or more. On every error out is "" (when size > 0). Untrusted
+ * input is fine: nothing is read past the query's NUL and nothing written
+ * past out[size-1]. */
+long pb_http_query_get(const char *query, const char *name, char *out,
+                       size_t size);
 
 /* Reason phrase of a status code ("OK", "Not Found"); "Unknown" for codes
  * it does not know. Never NULL. */

@@ -1,5 +1,6 @@
 /* fuzz_http - libFuzzer target: the HTTP request-head parser the
- * learner's server runs on every connection's first bytes. */
+ * learner's server runs on every connection's first bytes, and the query
+ * decoder (pb_http_query_get) of /api/move on the same bytes. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   long n = pb_http_parse_head(buf, size, &method, &target);
   if (n > 0 && (method == NULL || target == NULL || target[0] != '/' ||
                 (size_t)n > size))
+    abort();
+  /* The bytes as a query string (cut at the first NUL). */
+  memcpy(buf, data, size);
+  buf[size] = '\0';
+  char out[64];
+  long q = pb_http_query_get(buf, "moves", out, sizeof out);
+  if (q >= 0 && ((size_t)q >= sizeof out || strlen(out) != (size_t)q))
     abort();
   free(buf);
   return 0;

@@ -39,6 +39,7 @@
 #include "rng.h"
 #include "spotcheck.h"
 #include "util.h"
+#include "web.h"
 #include "workq.h"
 
 enum { PH_SELFPLAY = 1, PH_TRAIN_V, PH_SEARCH, PH_TRAIN_Q, PH_DONE };
@@ -124,6 +125,7 @@ struct pb_learner {
   uv_timer_t tick;
   uv_signal_t sigint, sigterm;
   pb_http_t *http;
+  pb_web_t *web; /* the page and its API (/, /api/...) */
   int handles_open;
   int loop_inited;
 
@@ -1244,6 +1246,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kstr(&j, "searcher",
                pb_config_device(&l->cfg, PB_DEVICE_SEARCHER, NULL));
   pb_json_obj_end(&j);
+  if (l->web) pb_web_status(l->web, &j); /* elapsed, ETA, last iteration */
   pb_json_obj_end(&j);
   return pb_json_take(&j);
 }
@@ -1333,10 +1336,12 @@ static void on_http(void *ctx, const char *method, const char *path,
     res->status = 200;
     res->content_type = "text/plain; version=0.0.4";
     res->body = metrics_text(l);
+  } else if (pb_web_handle(l->web, path, pb_http_query(l->http), res)) {
+    return; /* the page, /api/history, /api/move (common/web.h) */
   } else {
     res->status = 404;
     res->content_type = "text/plain";
-    res->body = strdup("not found: try /status or /metrics\n");
+    res->body = strdup("not found: try /, /status or /metrics\n");
   }
   if (res->body) res->body_len = strlen(res->body);
 }
@@ -1582,6 +1587,7 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
     l->http = pb_http_new(&l->loop, cfg->net.http_bind, cfg->net.http_port,
                           on_http, l, err);
     if (l->http == NULL) goto fail;
+    if ((l->web = pb_web_new(cfg, err)) == NULL) goto fail;
   }
   return l;
 fail:
@@ -1664,6 +1670,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
   free(l->spot_mine);
   free(l->item_owner);
   pb_metrics_destroy(&l->metrics);
+  pb_web_destroy(&l->web);
   free(l);
   *pl = NULL;
 }

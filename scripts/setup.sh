@@ -2,7 +2,7 @@
 # setup.sh - the one place that installs what probs needs and builds it.
 #
 #   bash scripts/setup.sh                 # deps + Release build in build/
-#   bash scripts/setup.sh --sanitize      # deps + ASan/UBSan build in build-test/
+#   bash scripts/setup.sh --sanitize      # deps + test deps + ASan/UBSan build in build-test/
 #   bash scripts/setup.sh --deps-only
 #   bash scripts/setup.sh --torch-prefix DIR   # against a PyTorch libtorch
 #   bash scripts/setup.sh --no-deps --target probs ...   # build only (images)
@@ -27,9 +27,10 @@ DEPS_ONLY=0
 NO_DEPS=0
 WHICH_TORCH=0
 TORCH_PREFIX=""
+TEST_DEPS=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --sanitize) BUILD_DIR=build-test; CMAKE_ARGS+=(-DPB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug) ;;
+    --sanitize) BUILD_DIR=build-test; TEST_DEPS=1; CMAKE_ARGS+=(-DPB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug) ;;
     --build-dir) BUILD_DIR="$2"; shift ;;
     --deps-only) DEPS_ONLY=1 ;;
     --no-deps) NO_DEPS=1 ;;
@@ -81,6 +82,10 @@ PACKAGES=(
   docker-compose python3-yaml
   grhino grhino-data
 )
+# Only for the test build (--sanitize, what scripts/test.sh and CI run): a
+# headless browser for tests/test_web_browser.sh (the learner's web page).
+TEST_PACKAGES=(chromium fonts-dejavu-core)
+if [ "$TEST_DEPS" = 1 ]; then PACKAGES+=("${TEST_PACKAGES[@]}"); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -386,6 +386,31 @@ static void test_find_latest(void **state) {
       0);
   assert_int_equal(num, 50);
 
+  /* pb_ckpt_newest only lists: the largest number, damaged or not. */
+  assert_int_equal(
+      pb_ckpt_newest(dir, "ckpt", found, sizeof found, &num, &err), 0);
+  assert_int_equal(num, 11);
+  snprintf(path, sizeof path, "%s/ckpt-000011.pbck", dir);
+  assert_string_equal(found, path);
+  assert_int_equal(
+      pb_ckpt_newest(dir, "other", found, sizeof found, &num, &err), 0);
+  assert_int_equal(num, 50);
+  assert_int_equal(
+      pb_ckpt_newest(dir, "none", found, sizeof found, &num, &err),
+      PB_ENOTFOUND);
+  snprintf(path, sizeof path, "%s/missing", dir);
+  assert_int_equal(
+      pb_ckpt_newest(path, "ckpt", found, sizeof found, &num, &err),
+      PB_ENOTFOUND);
+  {
+    char tiny8[8];
+    assert_int_equal(
+        pb_ckpt_newest(dir, "ckpt", tiny8, sizeof tiny8, NULL, &err),
+        PB_ERANGE);
+  }
+  assert_int_equal(pb_ckpt_newest(NULL, "ckpt", found, sizeof found, &num, &err),
+                   PB_EINVAL);
+
   /* too small an output buffer */
   char tiny[8];
   assert_int_equal(pb_ckpt_find_latest(dir, tiny, sizeof tiny, &err),

@@ -35,6 +35,7 @@ typedef struct {
   pthread_mutex_t mu;
   char last_path[256];
   char last_method[16];
+  char last_query[256];
   int done_calls;
   /* counters read on the loop thread just before closing */
   unsigned long requests, refused;
@@ -47,6 +48,7 @@ static void handler(void *ctx, const char *method, const char *path,
   pthread_mutex_lock(&s->mu);
   snprintf(s->last_path, sizeof s->last_path, "%s", path);
   snprintf(s->last_method, sizeof s->last_method, "%s", method);
+  snprintf(s->last_query, sizeof s->last_query, "%s", pb_http_query(s->h));
   pthread_mutex_unlock(&s->mu);
   if (strcmp(path, "/metrics") == 0) {
     res->status = 200;
@@ -250,9 +252,57 @@ static void test_status_query_stripped(void **state) {
   pthread_mutex_lock(&s->mu);
   assert_string_equal(s->last_path, "/status");
   assert_string_equal(s->last_method, "GET");
+  assert_string_equal(s->last_query, "verbose=1&x=2"); /* pb_http_query */
+  pthread_mutex_unlock(&s->mu);
+  free(r);
+  r = get(s->port, "GET /status HTTP/1.1\r\n\r\n", NULL);
+  assert_int_equal(status_of(r), 200);
+  pthread_mutex_lock(&s->mu);
+  assert_string_equal(s->last_query, "");
   pthread_mutex_unlock(&s->mu);
   free(r);
   srv_stop(s);
+  assert_string_equal(pb_http_query(NULL), "");
+}
+
+/* Query parameters: decoding, the first of a name, bounds, bad escapes. */
+static void test_query_get(void **state) {
+  (void)state;
+  char v[16];
+  assert_int_equal(pb_http_query_get("a=1&moves=44%2053+2", "moves", v, sizeof v),
+                   7);
+  assert_string_equal(v, "44 53 2");
+  assert_int_equal(pb_http_query_get("moves=4;x=1", "x", v, sizeof v), 1);
+  assert_string_equal(v, "1");
+  assert_int_equal(pb_http_query_get("m%6Fves=7&moves=1", "moves", v, sizeof v),
+                   1); /* the name is decoded too; the first one wins */
+  assert_string_equal(v, "7");
+  assert_int_equal(pb_http_query_get("flag&b=", "flag", v, sizeof v), 0);
+  assert_string_equal(v, "");
+  assert_int_equal(pb_http_query_get("b=", "b", v, sizeof v), 0);
+  assert_int_equal(pb_http_query_get("", "b", v, sizeof v), PB_ENOTFOUND);
+  assert_int_equal(pb_http_query_get("bb=1&&=2", "b", v, sizeof v),
+                   PB_ENOTFOUND);
+  assert_string_equal(v, "");
+  assert_int_equal(pb_http_query_get("b=%", "b", v, sizeof v), PB_EINVAL);
+  assert_int_equal(pb_http_query_get("b=%4", "b", v, sizeof v), PB_EINVAL);
+  assert_int_equal(pb_http_query_get("b=%zz", "b", v, sizeof v), PB_EINVAL);
+  assert_int_equal(pb_http_query_get("b=a%00b", "b", v, sizeof v), PB_EINVAL);
+  /* 15 characters fit in 16 bytes, 16 do not. */
+  assert_int_equal(pb_http_query_get("b=123456789012345", "b", v, sizeof v), 15);
+  assert_int_equal(pb_http_query_get("b=1234567890123456", "b", v, sizeof v),
+                   PB_ERANGE);
+  assert_string_equal(v, "");
+  assert_int_equal(pb_http_query_get("b=%41%41%41%41%41%41%41%41%41%41%41%41"
+                                     "%41%41%41%41", "b", v, sizeof v),
+                   PB_ERANGE);
+  /* A name longer than the decoder's key buffer is just not a match. */
+  char longq[400];
+  memset(longq, 'k', 300);
+  strcpy(longq + 300, "=1&b=2");
+  assert_int_equal(pb_http_query_get(longq, "b", v, sizeof v), 1);
+  assert_int_equal(pb_http_query_get(NULL, "b", v, sizeof v), PB_EINVAL);
+  assert_int_equal(pb_http_query_get("b=1", "b", v, 0), PB_EINVAL);
 }
 
 static void test_head(void **state) {
@@ -598,6 +648,7 @@ int main(void) {
       cmocka_unit_test(test_parse_head),
       cmocka_unit_test(test_get_metrics),
       cmocka_unit_test(test_status_query_stripped),
+      cmocka_unit_test(test_query_get),
       cmocka_unit_test(test_head),
       cmocka_unit_test(test_not_found),
       cmocka_unit_test(test_method_not_allowed),

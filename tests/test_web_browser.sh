@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# test_web_browser.sh BIN_DIR SOURCE_DIR - the learner's web page in a real
+# headless browser (Debian's chromium): a Connect Four run of 2 iterations
+# (probs train --inproc) rated by the evaluator, then a learner resumed on
+# it with train.iterations=1000 and no workers, so it waits in self-play of
+# iteration 3 and only serves HTTP. Checks that
+#   - the rendered page (--dump-dom) shows the run's name, the iteration,
+#     the last V loss of metrics.jsonl, the newest Elo row, drawn charts;
+#   - a screenshot is a real PNG of the window's size;
+#   - a move clicked in the page is answered by the model: tests/web_cdp.py
+#     clicks a column with real mouse events through the DevTools protocol
+#     and reads the board back, then clicks the charts' x-axis toggle and
+#     sees the wall-time axis;
+#   - the learner stops cleanly on SIGTERM (no sanitizer report).
+# chromium is installed by scripts/setup.sh; without it the test fails,
+# unless PB_SKIP_BROWSER=1 says to skip it.
+set -uo pipefail
+
+[ $# -eq 2 ] || { echo "usage: test_web_browser.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
+BIN=$(cd "$1" && pwd) || exit 2
+SRC=$(cd "$2" && pwd) || exit 2
+T=$(mktemp -d /tmp/pb_test_web_XXXXXX)
+LEARNER=""
+cleanup() {
+  [ -n "$LEARNER" ] && kill -9 "$LEARNER" 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+. "$SRC/tests/cli_lib.sh"
+
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROMIUM" ]; then
+  if [ "${PB_SKIP_BROWSER:-0}" = 1 ]; then
+    echo "SKIPPED: no chromium, and PB_SKIP_BROWSER=1"
+    echo "test_web_browser: 0 passed, 0 failed, 1 skipped"
+    exit 0
+  fi
+  bad "chromium is not installed (scripts/setup.sh installs it; PB_SKIP_BROWSER=1 skips this test)"
+  finish test_web_browser
+  exit 1
+fi
+command -v python3 >/dev/null || { bad "no python3"; finish test_web_browser; exit 1; }
+
+# get PATH: prints the body, or "HTTP <code>: <body>" for an error status.
+get() {
+  python3 - "$PORT" "$1" <<'EOF'
+import sys, urllib.request, urllib.error
+try:
+    with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}{sys.argv[2]}", timeout=10) as r:
+        sys.stdout.write(r.read().decode())
+except urllib.error.HTTPError as e:
+    sys.stdout.write(f"HTTP {e.code}: {e.read().decode()}")
+except OSError as e:
+    sys.stdout.write(f"ERROR {e}")
+EOF
+}
+chrome() { "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run "$@" 2>>"$T/chromium.err"; }
+
+RUN="$T/run"
+if "$BIN/probs" train "$SRC/configs/connect4-smoke.yaml" --inproc --run-dir "$RUN" \
+     --set train.iterations=2 >"$T/train.out" 2>&1 &&
+   [ "$(grep -c '"event":"iteration"' "$RUN/metrics.jsonl")" -eq 2 ]; then
+  ok "probs train --inproc: 2 iterations"
+else bad "the run: $(tail -c 400 "$T/train.out")"; fi
+if "$BIN/probs-evaluator" --run-dir "$RUN" --all --no-png >"$T/eval.out" 2>&1 &&
+   [ "$(wc -l <"$RUN/elo.csv")" -eq 4 ]; then
+  ok "the evaluator rated versions 0..2"
+else bad "evaluator: $(tail -c 400 "$T/eval.out")"; fi
+
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$BIN/probs-learner" --resume "$RUN" --set train.iterations=1000 \
+  --set "net.http_port=$PORT" --set "net.work_endpoint=ipc://$T/work" \
+  --set "net.pub_endpoint=ipc://$T/pub" >"$T/learner.out" 2>&1 &
+LEARNER=$!
+for _ in $(seq 1 300); do
+  get /status | grep -q '"phase":"selfplay"' && break
+  sleep 0.2
+done
+ST=$(get /status)
+if grep -q '"iteration":3,"iterations":1000' <<<"$ST" && grep -q '"eta_s":' <<<"$ST" &&
+   grep -q '"last_iteration":{"event":"iteration"' <<<"$ST"; then
+  ok "the learner serves /status with elapsed, ETA and the last iteration"
+else bad "/status: $(head -c 400 <<<"$ST"); learner: $(tail -c 400 "$T/learner.out")"; fi
+H=$(get /api/history)
+if grep -q '"count":2' <<<"$H" && [ "$(grep -o '"acc_q":' <<<"$H" | wc -l)" -eq 3 ]; then
+  ok "/api/history: 2 iteration records, 3 Elo rows"
+else bad "/api/history: $(head -c 400 <<<"$H")"; fi
+expect "/api/move refuses a full column (400)" 0 'HTTP 400: \{"error":' get "/api/move?moves=4444444"
+
+# The page as the browser renders it, after a few polls.
+chrome --virtual-time-budget=10000 --dump-dom "http://127.0.0.1:$PORT/" >"$T/dom.html"
+VLOSS=$(python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if "\"event\":\"iteration\"" in l]
+print("%.4f" % recs[-1]["v_loss"])' "$RUN/metrics.jsonl")
+dom_has() { grep -qF -- "$1" "$T/dom.html"; }
+if dom_has 'id="run">run c4-smoke<' && dom_has 'id="iter">3 / 1000<' &&
+   dom_has "id=\"vloss\">$VLOSS<" && dom_has 'id="phase">selfplay<' &&
+   dom_has '(version 2)</td>'; then
+  ok "the page shows the run, iteration 3 / 1000, V loss $VLOSS, Elo of version 2"
+else
+  bad "rendered page lacks the run's numbers (V loss $VLOSS): $(grep -o 'id="\(run\|iter\|vloss\|phase\|elo\)"[^<]*<' "$T/dom.html" | tr '\n' ' ')"
+fi
+if [ "$(grep -o '<polyline' "$T/dom.html" | wc -l)" -ge 4 ] && dom_has 'class="cell"'; then
+  ok "the charts are drawn (SVG polylines) and the board is there"
+else bad "no charts or no board in the rendered page"; fi
+
+chrome --virtual-time-budget=10000 --window-size=1280,1000 \
+  --screenshot="$T/page.png" "http://127.0.0.1:$PORT/" >/dev/null
+if python3 - "$T/page.png" <<'EOF'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n" and b[12:16] == b"IHDR", "not a PNG"
+w, h = struct.unpack(">II", b[16:24])
+assert (w, h) == (1280, 1000), (w, h)
+assert len(b) > 20000, len(b)  # a blank page compresses to a few KB
+print(f"screenshot {w}x{h}, {len(b)} bytes")
+EOF
+then ok "screenshot"
+else bad "screenshot: $(ls -l "$T/page.png" 2>&1)"; fi
+
+# A real click on the board, through the DevTools protocol.
+if timeout 120 python3 "$SRC/tests/web_cdp.py" "$CHROMIUM" \
+     "http://127.0.0.1:$PORT/play" "$T/profile" >"$T/cdp.out" 2>&1; then
+  ok "a click in column 4 is answered by the model ($(grep '^moves' "$T/cdp.out")); the x axis toggles to wall time"
+else bad "click: $(cat "$T/cdp.out")"; fi
+
+kill -TERM "$LEARNER"
+wait "$LEARNER"
+rc=$?
+LEARNER=""
+if [ "$rc" -eq 0 ] && ! grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error' "$T/learner.out"; then
+  ok "the learner stops cleanly on SIGTERM"
+else bad "learner exit $rc: $(tail -c 600 "$T/learner.out")"; fi
+
+finish test_web_browser
