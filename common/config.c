@@ -115,7 +115,10 @@ static const pb__row_t schema[] = {
     ROW_INT("train.q_epochs", train.q_epochs, 1, 1000, "1",
             "passes over the beam-search targets for Q"),
     ROW_INT("train.selfplay_parallel", train.selfplay_parallel, 1, 1000000,
-            "256", "games played at once per actor process"),
+            "256", "games played at once per thread of an actor"),
+    ROW_INT("train.selfplay_threads", train.selfplay_threads, 0, 256, "0",
+            "threads of game work per actor, feeding one network queue; 0 = "
+            "1 on the CPU, the CPUs the process may use on CUDA"),
     ROW_BOOL("train.pipeline", train.pipeline, "false",
              "pipelined mode (reserved, not available yet: must be false)"),
     ROW_INT("train.max_staleness", train.max_staleness, 0, 1000, "1",
@@ -154,9 +157,6 @@ static const pb__row_t schema[] = {
     ROW_INT("search.threads", search.threads, 0, 256, "0",
             "threads of tree work per searcher, feeding one network queue; 0 "
             "= 1 on the CPU, the CPUs the process may use on CUDA"),
-    ROW_INT("train.selfplay_threads", train.selfplay_threads, 0, 256, "0",
-            "threads of game work per actor, feeding one network queue; 0 = "
-            "1 on the CPU, the CPUs the process may use on CUDA"),
     ROW_INT("search.cache_entries", search.cache_entries, 0, 1 << 30, "262144",
             "network evaluation cache entries; 0 disables the cache"),
 

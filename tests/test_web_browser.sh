@@ -79,7 +79,7 @@ for _ in $(seq 1 300); do
 done
 ST=$(get /status)
 if grep -q '"iteration":3,"iterations":1000' <<<"$ST" && grep -q '"eta_s":' <<<"$ST" &&
-   grep -q '"last_iteration":{"event":"iteration"' <<<"$ST"; then
+   grep -qE '"last_iteration":\{"time":"[^"]+","unix_time":[0-9.]+,"event":"iteration"' <<<"$ST"; then
   ok "the learner serves /status with elapsed, ETA and the last iteration"
 else bad "/status: $(head -c 400 <<<"$ST"); learner: $(tail -c 400 "$T/learner.out")"; fi
 H=$(get /api/history)
