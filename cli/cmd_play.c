@@ -4,6 +4,7 @@
  * ends the game (exit 0). */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,11 @@ static int human_turn(const pb_game_t *g, pb_agent_t *agent, pb_analysis_t **an,
                       pb_state_t *hist, int k, int *rc) {
   const pb_state_t *s = &hist[k];
   char line[256];
+  uint8_t acts[PB_MAX_ACTIONS];
+  char only[16];
+  if (g->legal(s, acts) == 1 && g->action_name(acts[0], only, sizeof only) > 0 &&
+      !strcmp(only, "pass"))
+    printf("you have no move: type pass\n");
   for (;;) {
     printf("your move (%c), or help: ", pb_analysis_side(g, s));
     fflush(stdout);
@@ -228,6 +234,9 @@ int pb_cmd_play(int argc, char **argv) {
     return 1;
   }
   hist[0] = start;
+  /* A closed terminal then reads as the end of input (a clean exit 0)
+   * instead of killing the game. */
+  signal(SIGHUP, SIG_IGN);
   const int human_parity = human_first ? 0 : 1;
   pb_analysis_t *an = NULL;
   printf("probs play: %s against %s; you are %c. Type help for the "

@@ -151,7 +151,7 @@ static void term_close(term_t *t) {
     kill(t->pid, SIGKILL);
     waitpid(t->pid, NULL, 0);
   }
-  close(t->fd);
+  if (t->fd >= 0) close(t->fd);
   free(t->out);
   memset(t, 0, sizeof *t);
 }
@@ -261,6 +261,24 @@ static void test_undo(void **state) {
   term_close(&t);
 }
 
+/* Closing the terminal (the window of the game goes away) ends the game
+ * as the end of input does: exit 0. */
+static void test_close_terminal(void **state) {
+  (void)state;
+  term_t t;
+  const char *args[] = {"--game", "connect4", "--agent", "random", NULL};
+  term_start(&t, args);
+  term_expect(&t, "your move (X), or help: ");
+  close(t.fd);
+  t.fd = -1;
+  int st = tp_wait(t.pid, 60);
+  t.status = st;
+  assert_true(st >= 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    fail_msg("probs play ended with status %d after the terminal closed", st);
+  term_close(&t);
+}
+
 /* --first agent: the agent moves first (as X). eval on a baseline names
  * the move it would play. */
 static void test_first_agent(void **state) {
@@ -365,6 +383,7 @@ static void test_othello_pass_toguz(void **state) {
                       "d3c3b3b2f5a3a1c1", NULL};
   term_start(&t, ot);
   term_expect(&t, "  a b c d e f g h\n");
+  term_expect(&t, "you have no move: type pass");
   term_expect(&t, "your move (X), or help: ");
   term_send(&t, "f6\n");
   term_expect(&t, "move 'f6' is not legal here (legal: pass)");
@@ -430,6 +449,7 @@ int main(void) {
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_undo),
       cmocka_unit_test(test_first_agent),
+      cmocka_unit_test(test_close_terminal),
       cmocka_unit_test(test_eval_network),
       cmocka_unit_test(test_othello_pass_toguz),
       cmocka_unit_test(test_usage),
