@@ -36,10 +36,12 @@ char pb_analysis_side(const pb_game_t *g, const pb_state_t *s);
 
 /* Reads one move typed by a user (surrounding blanks ignored, letters in
  * either case; Othello's pass also as "pa") for the side to move in s.
- * Returns 0 and sets *action, or fills err and returns PB_EINVAL (not the
- * name of any move of this game: the message names the text and says how
- * moves are written) or PB_EILLEGAL (a move of the game that is not legal
- * here: a full column, a taken cell, an empty hole, the game is over). */
+ * Moves are matched against the game's action_name, so they are written as
+ * pb_game_t.parse reads them one at a time. Returns 0 and sets *action, or
+ * fills err and returns PB_EINVAL (not the name of any move of this game)
+ * or PB_EILLEGAL (a move of the game that is not legal here: a full
+ * column, a taken cell, an empty hole, the game is over); both messages
+ * name the text (lower-cased) and list the legal moves. */
 int pb_analysis_parse_move(const pb_game_t *g, const pb_state_t *s,
                            const char *text, int *action, pb_err_t *err);
 
