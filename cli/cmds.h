@@ -13,5 +13,7 @@ int pb_cmd_solve(int argc, char **argv);
 int pb_cmd_accuracy(int argc, char **argv);
 int pb_cmd_testset(int argc, char **argv);
 int pb_cmd_keys(int argc, char **argv);
+int pb_cmd_play(int argc, char **argv);
+int pb_cmd_analyze(int argc, char **argv);
 
 #endif

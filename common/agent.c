@@ -968,6 +968,14 @@ static int net_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
 static const pb_agent_vtable_t net_vt = {net_act, NULL, net_destroy,
                                          net_act_batch};
 
+struct pb_learn *pb_agent_networks(const pb_agent_t *a, int *E, int *M) {
+  const net_agent_t *na =
+      a != NULL && a->vt == &net_vt ? (const net_agent_t *)a->impl : NULL;
+  if (E != NULL) *E = na != NULL && na->mode == NET_BEAM ? na->E : 0;
+  if (M != NULL) *M = na != NULL && na->mode == NET_BEAM ? na->M : 0;
+  return na != NULL ? na->learn : NULL;
+}
+
 /* Opens the checkpoint at `path` as an agent named `name` playing in
  * `mode` (E, M: beam settings). */
 static pb_agent_t *net_open(const pb_game_t *g, const char *path,

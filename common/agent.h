@@ -140,6 +140,12 @@ const pb_game_t *pb_agent_game(const pb_agent_t *a);
  * ...") into buf (NUL-terminated, truncated to n); returns its length. */
 int pb_agent_kinds(char *buf, size_t n);
 
+/* The networks of a network agent (checkpoint, run, value, beam),
+ * borrowed: valid while a lives, used by the thread that uses a. *E and *M
+ * (either may be NULL) receive a beam agent's search settings, 0 for the
+ * other kinds. NULL (and *E = *M = 0) for agents without networks. */
+struct pb_learn *pb_agent_networks(const pb_agent_t *a, int *E, int *M);
+
 /* Frees the agent; accepts NULL and sets *a to NULL. */
 void pb_agent_destroy(pb_agent_t **a);
 

@@ -867,6 +867,21 @@ static void test_beam_tictactoe(void **state) {
   snprintf(spec, sizeof spec, "value:%s", path);
   pb_agent_t *value = pb_agent_new(T3, spec, 1, &err);
   if (value == NULL) fail_msg("%s", err.msg);
+  /* The networks behind the agents (probs play's eval), and the beam's
+   * settings; none behind a baseline. */
+  int E = -1, M = -1;
+  assert_non_null(pb_agent_networks(beam, &E, &M));
+  assert_int_equal(E, 2000);
+  assert_int_equal(M, 9);
+  assert_non_null(pb_agent_networks(value, &E, &M));
+  assert_int_equal(E + M, 0);
+  pb_agent_t *rnd = pb_agent_new(T3, "random", 1, &err);
+  assert_non_null(rnd);
+  E = M = -1;
+  assert_null(pb_agent_networks(rnd, &E, &M));
+  assert_int_equal(E + M, 0);
+  assert_null(pb_agent_networks(NULL, NULL, NULL));
+  pb_agent_destroy(&rnd);
   /* X (7, 8) against O (1, 5): cell 9 wins and every other move loses to
    * O's own 9; mirrored: X (9, 8) against O (3, 5), cell 7. */
   const struct {

@@ -1,0 +1,226 @@
+/* analysis.c - boards with coordinates, typed moves, and a checkpoint's
+ * view of one position (V, Q, V one ply deep, beam search). */
+#include "analysis.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "beam_search.h"
+#include "neteval.h"
+
+struct pb_analysis {
+  const pb_game_t *g;
+  pb_learn_t *learn;  /* borrowed */
+  pb_neteval_t *ne;   /* V and Q, batched and cached */
+  pb_beam_t *beam;    /* NULL when E = 0 */
+  int E, M;
+};
+
+int pb_analysis_board(const pb_game_t *g, const pb_state_t *s, char *buf,
+                      size_t n) {
+  if (buf == NULL || n == 0) return 0;
+  char board[1024];
+  int len = g->render(s, board, sizeof board);
+  if (g->id != PB_GAME_TICTACTOE)
+    return pb_game_text_out(buf, n, board, (size_t)len);
+  /* Tic-Tac-Toe draws no coordinates: the cell numbers go beside it. */
+  char tmp[1024];
+  size_t k = 0;
+  const char *line = board;
+  for (int r = 0; r < 3 && *line != '\0'; r++) {
+    const char *nl = strchr(line, '\n');
+    size_t ll = nl ? (size_t)(nl - line) : strlen(line);
+    k += (size_t)snprintf(tmp + k, sizeof tmp - k, "%.*s     %d %d %d\n",
+                          (int)ll, line, 3 * r + 1, 3 * r + 2, 3 * r + 3);
+    line = nl ? nl + 1 : line + ll;
+  }
+  return pb_game_text_out(buf, n, tmp, k);
+}
+
+char pb_analysis_side(const pb_game_t *g, const pb_state_t *s) {
+  return (g->ply(s) & 1) == 0 ? 'X' : 'O';
+}
+
+/* The legal moves' names, blank-separated, into buf. */
+static void legal_names(const pb_game_t *g, const pb_state_t *s, char *buf,
+                        size_t n) {
+  uint8_t acts[PB_MAX_ACTIONS];
+  int na = g->legal(s, acts);
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < na && k + 8 < n; i++) {
+    char name[16];
+    if (g->action_name(acts[i], name, sizeof name) < 0) continue;
+    k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? " " : "", name);
+  }
+}
+
+int pb_analysis_parse_move(const pb_game_t *g, const pb_state_t *s,
+                           const char *text, int *action, pb_err_t *err) {
+  if (g == NULL || s == NULL || text == NULL || action == NULL)
+    return pb_err_set(err, PB_EINVAL, "parse move: NULL argument");
+  while (isspace((unsigned char)*text)) text++;
+  size_t len = strlen(text);
+  while (len > 0 && isspace((unsigned char)text[len - 1])) len--;
+  char word[32];
+  if (len >= sizeof word) len = sizeof word - 1;
+  for (size_t i = 0; i < len; i++)
+    word[i] = (char)tolower((unsigned char)text[i]);
+  word[len] = '\0';
+  if (g->id == PB_GAME_OTHELLO && strcmp(word, "pa") == 0)
+    strcpy(word, "pass");
+  int found = -1;
+  for (int a = 0; a < g->num_actions && len > 0; a++) {
+    char name[16];
+    if (g->action_name(a, name, sizeof name) < 0) continue;
+    if (strcmp(name, word) == 0) {
+      found = a;
+      break;
+    }
+  }
+  char legal[PB_MAX_ACTIONS * 6];
+  legal_names(g, s, legal, sizeof legal);
+  if (found < 0)
+    return pb_err_set(err, PB_EINVAL,
+                      "'%s' is not a move of %s (legal here: %s)", word,
+                      g->name, legal[0] ? legal : "none, the game is over");
+  uint8_t acts[PB_MAX_ACTIONS];
+  int na = g->legal(s, acts);
+  for (int i = 0; i < na; i++)
+    if (acts[i] == found) {
+      *action = found;
+      return 0;
+    }
+  return pb_err_set(err, PB_EILLEGAL, "move '%s' is not legal here (%s%s)",
+                    word, na == 0 ? "the game is over" : "legal: ",
+                    na == 0 ? "" : legal);
+}
+
+int pb_analysis_result(const pb_game_t *g, const pb_state_t *s, char *buf,
+                       size_t n) {
+  float r = 0;
+  if (!g->terminal(s, &r)) {
+    if (n > 0) buf[0] = '\0';
+    return 0;
+  }
+  char mover = pb_analysis_side(g, s);
+  char other = mover == 'X' ? 'O' : 'X';
+  if (r > 0)
+    snprintf(buf, n, "%c wins", mover);
+  else if (r < 0)
+    snprintf(buf, n, "%c wins", other);
+  else
+    snprintf(buf, n, "draw");
+  return 1;
+}
+
+pb_analysis_t *pb_analysis_new(pb_learn_t *l, int E, int M, pb_err_t *err) {
+  if (l == NULL) {
+    pb_err_set(err, PB_EINVAL, "analysis: NULL networks");
+    return NULL;
+  }
+  if (E < 0 || (E > 0 && M < 1)) {
+    pb_err_set(err, PB_EINVAL,
+               "analysis: bad search settings E=%d M=%d (E >= 1 and M >= 1, "
+               "or E = 0 for none)",
+               E, M);
+    return NULL;
+  }
+  pb_analysis_t *a = calloc(1, sizeof *a);
+  if (a == NULL) {
+    pb_err_set(err, PB_ENOMEM, "analysis: out of memory");
+    return NULL;
+  }
+  a->g = pb_learn_game(l);
+  a->learn = l;
+  a->E = E;
+  a->M = M;
+  /* As `probs search` does: one search at a time, these buffer sizes. */
+  a->ne = pb_neteval_new(a->g, 4096, 1u << 16, err);
+  if (a->ne != NULL && E > 0) a->beam = pb_beam_new(a->g, E, M, 1, err);
+  if (a->ne == NULL || (E > 0 && a->beam == NULL)) {
+    pb_analysis_destroy(&a);
+    return NULL;
+  }
+  pb_neteval_bind(a->ne, pb_learn_v(l), pb_learn_q(l));
+  return a;
+}
+
+void pb_analysis_destroy(pb_analysis_t **a) {
+  if (a == NULL || *a == NULL) return;
+  pb_beam_destroy(&(*a)->beam);
+  pb_neteval_destroy(&(*a)->ne);
+  free(*a);
+  *a = NULL;
+}
+
+/* The legal action of highest value in v (ties to the lowest, NaN as
+ * -inf), as the network agents choose. */
+static int best_of(const float *v, const uint8_t *legal, int n) {
+  int best = legal[0];
+  float bv = isnan(v[best]) ? -INFINITY : v[best];
+  for (int i = 1; i < n; i++)
+    if (v[legal[i]] > bv) {
+      bv = v[legal[i]];
+      best = legal[i];
+    }
+  return best;
+}
+
+int pb_analysis_eval(pb_analysis_t *a, const pb_state_t *s,
+                     pb_analysis_eval_t *out, pb_err_t *err) {
+  if (a == NULL || s == NULL || out == NULL)
+    return pb_err_set(err, PB_EINVAL, "analysis: NULL argument");
+  const pb_game_t *g = a->g;
+  memset(out, 0, sizeof *out);
+  out->best_beam = -1;
+  out->n_legal = g->legal(s, out->legal);
+  if (out->n_legal == 0)
+    return pb_err_set(err, PB_EINVAL, "analysis: the game is over");
+  pb_evalfn_t fn = pb_neteval_fn(a->ne);
+  int rc;
+  /* The search first, so that it asks the networks exactly what `probs
+   * search` asks them (the cache then serves the rest). */
+  if (a->beam != NULL) {
+    float b[PB_MAX_ACTIONS];
+    rc = pb_beam_run(a->beam, s, 1, &fn, b, err);
+    if (rc < 0) return rc;
+    for (int i = 0; i < out->n_legal; i++)
+      out->beam[out->legal[i]] = b[out->legal[i]];
+    out->has_beam = 1;
+    out->best_beam = best_of(out->beam, out->legal, out->n_legal);
+  }
+  rc = fn.value(fn.ctx, s, 1, &out->v, err);
+  if (rc < 0) return rc;
+  float q[PB_MAX_ACTIONS];
+  rc = fn.qvalues(fn.ctx, s, 1, q, err);
+  if (rc < 0) return rc;
+  /* Children that do not end the game, valued in one call. */
+  pb_state_t kids[PB_MAX_ACTIONS];
+  int kid_action[PB_MAX_ACTIONS], nk = 0;
+  for (int i = 0; i < out->n_legal; i++) {
+    int act = out->legal[i];
+    out->q[act] = q[act];
+    pb_state_t c = *s;
+    int done = 0;
+    float r = g->step(&c, act, &done);
+    if (done) {
+      out->v1[act] = r;
+    } else {
+      kids[nk] = c;
+      kid_action[nk++] = act;
+    }
+  }
+  float kv[PB_MAX_ACTIONS];
+  if (nk > 0) {
+    rc = fn.value(fn.ctx, kids, nk, kv, err);
+    if (rc < 0) return rc;
+  }
+  for (int k = 0; k < nk; k++) out->v1[kid_action[k]] = -kv[k];
+  out->best_q = best_of(out->q, out->legal, out->n_legal);
+  out->best_v1 = best_of(out->v1, out->legal, out->n_legal);
+  return 0;
+}
