@@ -259,4 +259,25 @@ int pb_evalrun_follow_step(pb_evalrun_t *r, int final, uint64_t *rated,
 int pb_evalrun_latest(const char *run_dir, const pb_config_t *cfg,
                       pb_evalrun_row_t *row, pb_err_t *err);
 
+/* ---- checkpoint retention ---------------------------------------------- */
+
+/* The file, in the run directory, that an evaluator (pb_evalrun_new) holds
+ * locked (flock, exclusive) for as long as it lives. */
+#define PB_EVALRUN_LOCK "evaluator.lock"
+
+/* For the learner's pruning (pb_ckpt_keep_t.protect_from): the oldest
+ * checkpoint version an evaluator of run_dir may still want. Protocol:
+ * an evaluator holds RUN_DIR/evaluator.lock while it runs and only ever
+ * picks, in follow mode, versions newer than the newest row of
+ * RUN_DIR/elo.csv; so while the lock is held, every version above that row
+ * must stay (*from = newest rated + 1, or 0 when elo.csv has no row yet),
+ * and when nobody holds it nothing is protected (*from = UINT64_MAX). The
+ * lock is probed with a shared non-blocking flock that is released at
+ * once. elo.csv is read for its version column only (any opponents).
+ * Returns 0; on an error (elo.csv unreadable or not an elo.csv: PB_EIO,
+ * PB_ECORRUPT, naming the file) *from is 0, the safe answer, so the
+ * caller can log the error and still prune with full protection. */
+int pb_evalrun_protect_from(const char *run_dir, uint64_t *from,
+                            pb_err_t *err);
+
 #endif
