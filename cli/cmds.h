@@ -13,5 +13,6 @@ int pb_cmd_solve(int argc, char **argv);
 int pb_cmd_accuracy(int argc, char **argv);
 int pb_cmd_testset(int argc, char **argv);
 int pb_cmd_keys(int argc, char **argv);
+int pb_cmd_export(int argc, char **argv);
 
 #endif
