@@ -199,9 +199,12 @@ typedef struct pb_evalrun_dir_opts {
  * a foreign one, see pb_evalrun_table_load), opens the solved test set when
  * o->accuracy is on (PB_ECONFIG naming eval.testset when a named file
  * cannot be used; without a shipped set for the game, accuracy is only
- * logged as unavailable), creates run_dir if needed and opens
- * run_dir/metrics.jsonl for appending. Returns NULL and fills err on
- * failure. */
+ * logged as unavailable), creates run_dir if needed, takes
+ * run_dir/evaluator.lock (PB_EVALRUN_LOCK, held until pb_evalrun_destroy:
+ * it keeps the learner from pruning checkpoints newer than elo.csv's
+ * newest row; if another evaluator holds it, this one logs a warning and
+ * goes on without) and opens run_dir/metrics.jsonl for appending. Returns
+ * NULL and fills err on failure. */
 pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
                              const pb_evalrun_dir_opts_t *d, pb_err_t *err);
 
@@ -236,7 +239,9 @@ int pb_evalrun_rate(pb_evalrun_t *r, uint64_t version, pb_err_t *err);
  * table and is a multiple of `every`, plus the newest version whatever
  * its number (a run's final checkpoint is always rated). *rated (may be
  * NULL) receives how many were rated. A checkpoint that cannot be read is
- * logged and skipped (it does not stop the others). Returns 0, PB_EINTR,
+ * logged and skipped (it does not stop the others): as a warning, or at
+ * info level when the file is gone (pruned by the learner since the
+ * listing). Returns 0, PB_EINTR,
  * or the first error that is not about one checkpoint. */
 int pb_evalrun_all(pb_evalrun_t *r, int *rated, pb_err_t *err);
 
