@@ -39,8 +39,8 @@ int pb_inproc_prune(const pb_config_t *cfg, uint64_t newest, pb_log_t *log,
   pb_err_clear(&e);
   if (pb_evalrun_protect_from(cfg->run.dir, &keep.protect_from, &e) != 0)
     pb_log_warn(log,
-                "checkpoint retention: %s; keeping every checkpoint newer "
-                "than the evaluator's last rating",
+                "checkpoint retention: %s; deleting no checkpoint this "
+                "time, as the evaluator may still need it",
                 e.msg);
   char dir[PB_CONFIG_PATH_MAX + 16];
   snprintf(dir, sizeof dir, "%s/checkpoints", cfg->run.dir);

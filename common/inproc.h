@@ -45,9 +45,9 @@ void pb_inproc_ckpt_path(const char *run_dir, unsigned long long version,
  * (pb_evalrun_protect_from). Each deletion is logged at info level with
  * the file's name (log may be NULL). Used by the in-process trainer and
  * the distributed learner alike, so both keep the same files. Returns the
- * number deleted (>= 0) or pb_ckpt_prune's error; a problem reading
- * elo.csv is logged as a warning and then nothing the evaluator could
- * still want is deleted. */
+ * number deleted (>= 0) or pb_ckpt_prune's error; when the evaluator's
+ * lock or its elo.csv cannot be read, that is logged as a warning and
+ * nothing is deleted. */
 int pb_inproc_prune(const pb_config_t *cfg, uint64_t newest, pb_log_t *log,
                     pb_err_t *err);
 

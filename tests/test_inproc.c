@@ -241,6 +241,24 @@ static void test_retention(void **state) {
   assert_int_equal(pb_evalrun_all(ev, &rated, &err), 0);
   assert_int_equal(rated, 5); /* 0 3 6 8 9 (10 by the follow step) */
   assert_int_equal(unlink(link), 0);
+  /* elo.csv unreadable while the evaluator runs: an error naming it, and
+   * the safe answer (protect everything) */
+  char csv[600], aside[600];
+  snprintf(csv, sizeof csv, "%s/elo.csv", d);
+  snprintf(aside, sizeof aside, "%s/elo.csv.aside", d);
+  assert_int_equal(rename(csv, aside), 0);
+  FILE *f = fopen(csv, "w");
+  assert_non_null(f);
+  fputs("not,an,elo,table\n", f);
+  fclose(f);
+  from = 5;
+  pb_err_clear(&err);
+  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), PB_ECORRUPT);
+  assert_true(from == 0);
+  assert_non_null(strstr(err.msg, "elo.csv"));
+  assert_int_equal(rename(aside, csv), 0);
+  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), 0);
+  assert_true(from == 11); /* 10 is the newest rated */
   pb_evalrun_destroy(&ev);
   pb_log_destroy(&elog);
   assert_int_equal(tp_count(logpath, "version 50 skipped: "), 1);
