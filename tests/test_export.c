@@ -105,6 +105,10 @@ static void test_export_cli(void **state) {
   pb_config_defaults(&c);
   assert_int_equal(pb_config_load_file(&c, CONFIG, &err), 0);
   assert_int_equal(pb_config_set(&c, "run.dir", d, &err), 0);
+  /* more than one layer of each kind, so the Module's loops are tried */
+  assert_int_equal(pb_config_set(&c, "model.v.conv_layers", "2", &err), 0);
+  assert_int_equal(pb_config_set(&c, "model.v.dense_layers", "2", &err), 0);
+  assert_int_equal(pb_config_set(&c, "model.q.conv_layers", "3", &err), 0);
   pb_inproc_opts_t o = {0, NULL, 1};
   assert_int_equal(pb_inproc_run(&c, NULL, &o, &err), 0);
   pb_inproc_ckpt_path(d, 1, ckpt, sizeof ckpt);
@@ -149,9 +153,9 @@ static void test_export_cli(void **state) {
   fseek(f, 0, SEEK_END);
   long size = ftell(f);
   fclose(f);
-  const char *names[] = {"v.conv0.weight", "v.conv0.bias", "v.dense0.weight",
-                         "v.head.bias",    "q.conv0.weight", "q.dense0.bias",
-                         "q.head.weight",  "q.head.bias"};
+  const char *names[] = {"v.conv0.weight", "v.conv1.bias",  "v.dense0.weight",
+                         "v.dense1.bias",  "v.head.bias",   "q.conv2.weight",
+                         "q.dense0.bias",  "q.head.weight", "q.head.bias"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (memmem(file, (size_t)size, names[i], strlen(names[i])) == NULL)
       fail_msg("\"%s\" is not in %s", names[i], out);
