@@ -15,5 +15,6 @@ int pb_cmd_testset(int argc, char **argv);
 int pb_cmd_keys(int argc, char **argv);
 int pb_cmd_play(int argc, char **argv);
 int pb_cmd_analyze(int argc, char **argv);
+int pb_cmd_export(int argc, char **argv);
 
 #endif

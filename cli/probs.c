@@ -22,6 +22,7 @@ static const pb_cmd_t commands[] = {
     {"accuracy", pb_cmd_accuracy, "share of optimal moves on a solved test set"},
     {"testset", pb_cmd_testset, "make a solved test set"},
     {"keys", pb_cmd_keys, "make the CURVE keys of a run (net.curve_dir)"},
+    {"export", pb_cmd_export, "a checkpoint's networks as a PyTorch file"},
 };
 
 static void usage(FILE *f) {

@@ -437,46 +437,13 @@ static int pb__match(const char *name, const char *prefix, uint64_t *number) {
   return 1;
 }
 
-int pb_ckpt_newest(const char *dir, const char *prefix, char *path,
-                   size_t size, uint64_t *number, pb_err_t *err) {
-  if (dir == NULL || prefix == NULL || path == NULL || size == 0)
-    return pb_err_set(err, PB_EINVAL, "pb_ckpt_newest: NULL argument");
-  DIR *d = opendir(dir);
-  if (d == NULL) {
-    if (errno == ENOENT)
-      return pb_err_set(err, PB_ENOTFOUND, "%s: no such directory", dir);
-    return pb_err_set(err, PB_EIO, "%s: cannot list: %s", dir, strerror(errno));
-  }
-  char best[256] = "";
-  uint64_t best_num = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    uint64_t num;
-    if (!pb__match(de->d_name, prefix, &num) || strlen(de->d_name) >= sizeof best)
-      continue;
-    if (best[0] == '\0' || num > best_num ||
-        (num == best_num && strcmp(de->d_name, best) > 0)) {
-      best_num = num;
-      strcpy(best, de->d_name);
-    }
-  }
-  closedir(d);
-  if (best[0] == '\0')
-    return pb_err_set(err, PB_ENOTFOUND, "%s: no %s-NNNNNN%s checkpoint", dir,
-                      prefix, PB_CKPT_SUFFIX);
-  int n = snprintf(path, size, "%s/%s", dir, best);
-  if (n < 0 || (size_t)n >= size)
-    return pb_err_set(err, PB_ERANGE, "%s/%s: path longer than %zu bytes", dir,
-                      best, size - 1);
-  if (number) *number = best_num;
-  return 0;
-}
-
-int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
-                 uint64_t *number, pb_ckpt_note_fn *note, void *note_ctx,
-                 pb_err_t *err) {
-  if (dir == NULL || prefix == NULL || path == NULL || size == 0)
-    return pb_err_set(err, PB_EINVAL, "pb_ckpt_scan: NULL argument");
+/* Lists the files "<prefix>-<digits>.pbck" of dir into a malloc'd array
+ * (caller frees each name and the array). PB_ENOTFOUND if dir does not
+ * exist, PB_EIO if it cannot be listed, PB_ENOMEM. */
+static int pb__list(const char *dir, const char *prefix, pb__cand_t **out,
+                    size_t *count, pb_err_t *err) {
+  *out = NULL;
+  *count = 0;
   DIR *d = opendir(dir);
   if (d == NULL) {
     if (errno == ENOENT)
@@ -507,6 +474,50 @@ int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
     c[nc++].number = num;
   }
   closedir(d);
+  if (rc != 0) {
+    for (size_t i = 0; i < nc; i++) free(c[i].name);
+    free(c);
+    return rc;
+  }
+  *out = c;
+  *count = nc;
+  return 0;
+}
+
+int pb_ckpt_newest(const char *dir, const char *prefix, char *path,
+                   size_t size, uint64_t *number, pb_err_t *err) {
+  if (dir == NULL || prefix == NULL || path == NULL || size == 0)
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_newest: NULL argument");
+  pb__cand_t *c = NULL;
+  size_t nc = 0;
+  int rc = pb__list(dir, prefix, &c, &nc, err);
+  if (rc != 0) return rc;
+  if (nc == 0)
+    rc = pb_err_set(err, PB_ENOTFOUND, "%s: no %s-NNNNNN%s checkpoint", dir,
+                    prefix, PB_CKPT_SUFFIX);
+  if (rc == 0) {
+    qsort(c, nc, sizeof *c, pb__cand_cmp); /* newest first */
+    int n = snprintf(path, size, "%s/%s", dir, c[0].name);
+    if (n < 0 || (size_t)n >= size)
+      rc = pb_err_set(err, PB_ERANGE, "%s/%s: path longer than %zu bytes", dir,
+                      c[0].name, size - 1);
+    else if (number)
+      *number = c[0].number;
+  }
+  for (size_t i = 0; i < nc; i++) free(c[i].name);
+  free(c);
+  return rc;
+}
+
+int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
+                 uint64_t *number, pb_ckpt_note_fn *note, void *note_ctx,
+                 pb_err_t *err) {
+  if (dir == NULL || prefix == NULL || path == NULL || size == 0)
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_scan: NULL argument");
+  pb__cand_t *c = NULL;
+  size_t nc = 0;
+  int rc = pb__list(dir, prefix, &c, &nc, err);
+  if (rc != 0) return rc;
   if (rc == 0 && nc == 0)
     rc = pb_err_set(err, PB_ENOTFOUND, "%s: no %s-NNNNNN%s checkpoint", dir,
                     prefix, PB_CKPT_SUFFIX);
@@ -592,4 +603,67 @@ int pb_ckpt_clean_tmp(const char *dir, time_t before, pb_ckpt_note_fn *note,
 int pb_ckpt_find_latest(const char *dir, char *path, size_t size,
                         pb_err_t *err) {
   return pb_ckpt_scan(dir, "ckpt", path, size, NULL, NULL, NULL, err);
+}
+
+/* --------------------------------------------------------------- prune */
+
+int pb_ckpt_keeps(const pb_ckpt_keep_t *k, uint64_t newest, uint64_t v) {
+  if (k == NULL || k->keep_last == 0 || v == 0 || v >= newest) return 1;
+  if (newest - v < k->keep_last) return 1; /* among the keep_last newest */
+  if (k->keep_every > 0 && v % k->keep_every == 0) return 1;
+  return v >= k->protect_from;
+}
+
+int pb_ckpt_prune(const char *dir, const char *prefix, uint64_t newest,
+                  const pb_ckpt_keep_t *keep, pb_ckpt_note_fn *note,
+                  void *note_ctx, pb_err_t *err) {
+  if (dir == NULL || prefix == NULL || keep == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_prune: NULL argument");
+  if (keep->keep_last == 0) return 0;
+  pb__cand_t *c = NULL;
+  size_t nc = 0;
+  int rc = pb__list(dir, prefix, &c, &nc, err);
+  if (rc != 0) return rc;
+  size_t doomed = 0;
+  const char *newest_name = NULL;
+  for (size_t i = 0; i < nc; i++) {
+    if (!pb_ckpt_keeps(keep, newest, c[i].number)) doomed++;
+    if (c[i].number == newest && newest_name == NULL) newest_name = c[i].name;
+  }
+  char full[4200];
+  int removed = 0;
+  if (doomed > 0 && newest_name == NULL)
+    rc = pb_err_set(err, PB_ENOTFOUND,
+                    "%s: no checkpoint of version %llu: deleting nothing", dir,
+                    (unsigned long long)newest);
+  if (doomed > 0 && rc == 0) {
+    /* Only delete while an intact newest checkpoint stays behind. */
+    snprintf(full, sizeof full, "%s/%s", dir, newest_name);
+    pb_err_t e = {0, ""};
+    pb_ckpt_t *ck = pb_ckpt_read(full, &e);
+    if (ck == NULL)
+      rc = pb_err_set(err, e.code, "%s; deleting no older checkpoint", e.msg);
+    pb_ckpt_destroy(&ck);
+  }
+  const int go = rc == 0 && doomed > 0;
+  for (size_t i = 0; i < nc && go; i++) {
+    if (pb_ckpt_keeps(keep, newest, c[i].number)) continue;
+    if ((size_t)snprintf(full, sizeof full, "%s/%s", dir, c[i].name) >=
+        sizeof full)
+      continue;
+    if (unlink(full) == 0) {
+      removed++;
+      if (note != NULL) {
+        char msg[4300];
+        snprintf(msg, sizeof msg, "deleted checkpoint %s", full);
+        note(note_ctx, msg);
+      }
+    } else if (errno != ENOENT && rc == 0) {
+      rc = pb_err_set(err, PB_EIO, "%s: cannot delete: %s", full,
+                      strerror(errno));
+    }
+  }
+  for (size_t i = 0; i < nc; i++) free(c[i].name);
+  free(c);
+  return rc < 0 ? rc : removed;
 }

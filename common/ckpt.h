@@ -126,6 +126,42 @@ int pb_ckpt_find_latest(const char *dir, char *path, size_t size,
 int pb_ckpt_clean_tmp(const char *dir, time_t before, pb_ckpt_note_fn *note,
                       void *note_ctx, pb_err_t *err);
 
+/* Which checkpoints a run keeps (config keys run.keep_last and
+ * run.keep_every; docs/nn.md). */
+typedef struct pb_ckpt_keep {
+  uint64_t keep_last;    /* versions newest-keep_last+1 .. newest are kept;
+                            0: every checkpoint is kept (no pruning) */
+  uint64_t keep_every;   /* multiples of it are kept forever; 0: none */
+  uint64_t protect_from; /* versions >= this are kept because a reader (the
+                            evaluator) may still need them; UINT64_MAX:
+                            no such reader */
+} pb_ckpt_keep_t;
+
+/* The retention rule, in one place: whether version v stays when `newest`
+ * is the newest checkpoint written. Kept: keep_last 0 (keep all), v 0 (the
+ * untrained start, the baseline of ratings and of the evaluator's minutes
+ * column), v >= newest (the newest, and anything numbered above it, is
+ * never touched), v among the keep_last newest (v > newest - keep_last), v
+ * a multiple of a nonzero keep_every, v >= protect_from. Returns 1 (kept)
+ * or 0 (may be deleted). */
+int pb_ckpt_keeps(const pb_ckpt_keep_t *keep, uint64_t newest, uint64_t v);
+
+/* Deletes from `dir` the files "<prefix>-<digits>.pbck" whose version
+ * pb_ckpt_keeps says may go, after checking that the checkpoint of version
+ * `newest` is there and reads intact (pb_ckpt_read): if it is missing
+ * (PB_ENOTFOUND) or damaged (its error, e.g. PB_ECORRUPT), nothing is
+ * deleted, so a resume always finds an intact checkpoint. Other files
+ * (temporary files of a write in progress, other prefixes, anything else)
+ * are never touched. Each deletion is reported to note (may be NULL) with
+ * the file's path. A file that vanished meanwhile is not an error.
+ * Returns the number of files deleted (>= 0), or PB_EINVAL (NULL
+ * argument), PB_ENOTFOUND / PB_ECORRUPT / PB_EIO (newest not intact, dir
+ * cannot be listed, or a file cannot be deleted: the others are still
+ * tried and the message names the first that failed), PB_ENOMEM. */
+int pb_ckpt_prune(const char *dir, const char *prefix, uint64_t newest,
+                  const pb_ckpt_keep_t *keep, pb_ckpt_note_fn *note,
+                  void *note_ctx, pb_err_t *err);
+
 /* CRC-32 as zlib's crc32() and Python's zlib.crc32: start with crc = 0 and
  * feed the data in any number of pieces. */
 uint32_t pb_crc32(uint32_t crc, const void *data, size_t len);

@@ -89,6 +89,13 @@ static const pb__row_t schema[] = {
     ROW_NAME("run.name", run.name, "c4", "run id, carried in every message"),
     ROW_STR("run.dir", run.dir, 1, "runs/c4",
             "run directory: checkpoints, logs, metrics"),
+    ROW_INT("run.keep_last", run.keep_last, 0, 1000000, "10",
+            "checkpoints kept: the newest N versions (plus version 0, "
+            "run.keep_every's and those the evaluator has not rated yet); "
+            "0 = keep every checkpoint"),
+    ROW_INT("run.keep_every", run.keep_every, 0, 1000000, "10",
+            "checkpoints of versions that are multiples of K are kept "
+            "forever (with run.keep_last > 0); 0 = none"),
 
     ROW_INT("train.iterations", train.iterations, 1, 1000000, "100",
             "N_ITER: training iterations"),

@@ -57,6 +57,8 @@ typedef struct pb_config {
   struct {
     char name[PB_CONFIG_NAME_MAX]; /* run id (letters, digits, . _ -) */
     char dir[PB_CONFIG_PATH_MAX];  /* run directory */
+    int keep_last;  /* checkpoints: the newest N versions; 0 = keep all */
+    int keep_every; /* checkpoints: multiples of K kept forever; 0 = none */
   } run;
 
   struct {

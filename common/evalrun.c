@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -871,6 +872,7 @@ struct pb_evalrun {
   int seen_any;      /* follow mode: seen_max is valid */
   uint64_t seen_max; /* follow mode: newest version already considered */
   int png_tried, png_ok;
+  int lock_fd; /* RUN_DIR/evaluator.lock held (-1: not held) */
 };
 
 const pb_evalrun_table_t *pb_evalrun_table(const pb_evalrun_t *r) {
@@ -878,6 +880,30 @@ const pb_evalrun_table_t *pb_evalrun_table(const pb_evalrun_t *r) {
 }
 
 static int write_charts(pb_evalrun_t *r, pb_err_t *err);
+
+/* Takes RUN_DIR/evaluator.lock, which tells the learner that the
+ * checkpoints newer than elo.csv's newest row are still wanted
+ * (pb_evalrun_protect_from). The learner's probe holds it for an instant,
+ * hence a few tries; if another evaluator holds it, this one goes on
+ * without (its checkpoints are protected by the other's lock only as far
+ * as elo.csv goes, and a pruned one is skipped). */
+static void take_lock(pb_evalrun_t *r) {
+  char path[PB__PATH];
+  snprintf(path, sizeof path, "%s/" PB_EVALRUN_LOCK, r->dir);
+  pb_err_t e;
+  for (int i = 0; i < 25; i++) {
+    pb_err_clear(&e);
+    if ((r->lock_fd = pb_lock_file(path, &e)) >= 0) return;
+    r->lock_fd = -1;
+    if (e.code != PB_EAGAIN) break;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  pb_log_warn(r->d.log,
+              "%s; going on without it: the learner may prune a checkpoint "
+              "before this evaluator rates it (it is then skipped)",
+              e.msg);
+}
 
 pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
                              const pb_evalrun_dir_opts_t *d, pb_err_t *err) {
@@ -907,6 +933,7 @@ pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
     pb_err_set(err, PB_ENOMEM, "evalrun: out of memory");
     return NULL;
   }
+  r->lock_fd = -1;
   snprintf(r->dir, sizeof r->dir, "%s", run_dir);
   r->o = *o;
   r->d = *d;
@@ -934,6 +961,7 @@ pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
       pb_log_warn(d->log, "no accuracy figures: %s", e.msg);
   }
   if (pb_mkdir_p(r->dir, err) != 0) goto fail;
+  take_lock(r);
   snprintf(path, sizeof path, "%s/metrics.jsonl", r->dir);
   if ((r->metrics = pb_metrics_new(path, err)) == NULL) goto fail;
   if (r->table->n > 0) {
@@ -953,6 +981,7 @@ fail:
 
 void pb_evalrun_destroy(pb_evalrun_t **pr) {
   if (pr == NULL || *pr == NULL) return;
+  if ((*pr)->lock_fd >= 0) close((*pr)->lock_fd);
   pb_evalrun_table_destroy(&(*pr)->table);
   pb_metrics_destroy(&(*pr)->metrics);
   pb_testset_destroy(&(*pr)->testset);
@@ -1275,6 +1304,24 @@ static int about_checkpoint(int rc) {
          rc == PB_ECONFIG;
 }
 
+/* Logs why `version` was not rated: at info level when its checkpoint is
+ * gone (the learner pruned it: run.keep_last / run.keep_every), else as a
+ * warning with the error. */
+static void log_skip(const pb_evalrun_t *r, uint64_t version,
+                     const pb_err_t *e) {
+  char ckpt[PB__PATH];
+  struct stat st;
+  pb_inproc_ckpt_path(r->dir, (unsigned long long)version, ckpt, sizeof ckpt);
+  if (stat(ckpt, &st) != 0 && errno == ENOENT)
+    pb_log_info(r->d.log,
+                "version %llu skipped: %s is gone (pruned by the learner, "
+                "run.keep_last / run.keep_every) before it could be rated",
+                (unsigned long long)version, ckpt);
+  else
+    pb_log_warn(r->d.log, "version %llu skipped: %s",
+                (unsigned long long)version, e->msg);
+}
+
 int pb_evalrun_all(pb_evalrun_t *r, int *rated, pb_err_t *err) {
   if (rated != NULL) *rated = 0;
   uint64_t *v = NULL;
@@ -1290,8 +1337,7 @@ int pb_evalrun_all(pb_evalrun_t *r, int *rated, pb_err_t *err) {
     if (rc == 0) {
       if (rated != NULL) (*rated)++;
     } else if (about_checkpoint(rc)) {
-      pb_log_warn(r->d.log, "version %llu skipped: %s",
-                  (unsigned long long)v[i], e.msg);
+      log_skip(r, v[i], &e);
       rc = 0;
     } else if (err != NULL) {
       *err = e;
@@ -1367,8 +1413,7 @@ int pb_evalrun_follow_step(pb_evalrun_t *r, int final, uint64_t *rated,
     return 1;
   }
   if (about_checkpoint(rc)) {
-    pb_log_warn(r->d.log, "version %llu skipped: %s",
-                (unsigned long long)target, e.msg);
+    log_skip(r, target, &e);
     return 0;
   }
   if (err != NULL) *err = e;
@@ -1390,4 +1435,90 @@ int pb_evalrun_latest(const char *run_dir, const pb_config_t *cfg,
   if (rc == 0) *row = t->rows[t->n - 1];
   pb_evalrun_table_destroy(&t);
   return rc;
+}
+
+/* ------------------------------------------------------------ retention */
+
+/* The version column of the last row of the elo.csv at path: 0 and *any
+ * set when there is one; *any 0 when the file is missing or has no row. */
+static int newest_rated(const char *path, int *any, uint64_t *version,
+                        pb_err_t *err) {
+  *any = 0;
+  char *text = NULL;
+  size_t len = 0;
+  struct stat st;
+  if (stat(path, &st) != 0 && errno == ENOENT) return 0;
+  int rc = pb_read_file(path, PB__EVAL_CSV_MAX, &text, &len, err);
+  if (rc != 0) return rc;
+  static const char head[] = "iteration,version,";
+  if (strncmp(text, head, sizeof head - 1) != 0) {
+    free(text);
+    return pb_err_set(err, PB_ECORRUPT, "%s: not an elo.csv (header)", path);
+  }
+  while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+    text[--len] = '\0';
+  char *line = strrchr(text, '\n');
+  if (line == NULL) { /* the header alone */
+    free(text);
+    return 0;
+  }
+  line++;
+  const char *comma = strchr(line, ',');
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v =
+      comma != NULL ? strtoull(comma + 1, &end, 10) : 0;
+  if (comma == NULL || end == comma + 1 || *end != ',' || errno != 0) {
+    rc = pb_err_set(err, PB_ECORRUPT, "%s: last row has no version: %.80s",
+                    path, line);
+  } else {
+    *any = 1;
+    *version = (uint64_t)v;
+  }
+  free(text);
+  return rc;
+}
+
+int pb_evalrun_protect_from(const char *run_dir, uint64_t *from,
+                            pb_err_t *err) {
+  if (run_dir == NULL || from == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_evalrun_protect_from: NULL argument");
+  *from = 0;
+  if (strlen(run_dir) >= PB__DIR_MAX)
+    return pb_err_set(err, PB_EINVAL, "%.200s: run directory path too long",
+                      run_dir);
+  char path[PB__PATH];
+  snprintf(path, sizeof path, "%s/" PB_EVALRUN_LOCK, run_dir);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) {
+      *from = UINT64_MAX; /* no evaluator ever ran here */
+      return 0;
+    }
+    return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
+                      strerror(errno));
+  }
+  int held = 0;
+  if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+    flock(fd, LOCK_UN);
+  else if (errno == EWOULDBLOCK)
+    held = 1;
+  else {
+    int e = errno;
+    close(fd);
+    return pb_err_set(err, PB_EIO, "%s: cannot probe the lock: %s", path,
+                      strerror(e));
+  }
+  close(fd);
+  if (!held) {
+    *from = UINT64_MAX;
+    return 0;
+  }
+  snprintf(path, sizeof path, "%s/elo.csv", run_dir);
+  int any = 0;
+  uint64_t v = 0;
+  int rc = newest_rated(path, &any, &v, err);
+  if (rc != 0) return rc;
+  *from = any && v < UINT64_MAX ? v + 1 : 0;
+  return 0;
 }

@@ -206,10 +206,14 @@ typedef struct pb_evalrun_dir_opts {
  * a foreign one, see pb_evalrun_table_load), opens the solved test set when
  * o->accuracy is on (PB_ECONFIG naming eval.testset when a named file
  * cannot be used; without a shipped set for the game, accuracy is only
- * logged as unavailable), creates run_dir if needed and opens
- * run_dir/metrics.jsonl for appending. When elo.csv has rows, the charts
- * (elo.svg, elo-time.svg, elo.png) are drawn again from it, so that charts
- * of an older evaluator follow (a failure there is only logged). Returns
+ * logged as unavailable), creates run_dir if needed, takes
+ * run_dir/evaluator.lock (PB_EVALRUN_LOCK, held until pb_evalrun_destroy:
+ * it keeps the learner from pruning checkpoints newer than elo.csv's
+ * newest row; if another evaluator holds it, this one logs a warning and
+ * goes on without) and opens run_dir/metrics.jsonl for appending. When
+ * elo.csv has rows, the charts (elo.svg, elo-time.svg, elo.png) are drawn
+ * again from it, so that charts of an older evaluator follow (a failure
+ * there is only logged). Returns
  * NULL and fills err on failure. */
 pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
                              const pb_evalrun_dir_opts_t *d, pb_err_t *err);
@@ -245,7 +249,9 @@ int pb_evalrun_rate(pb_evalrun_t *r, uint64_t version, pb_err_t *err);
  * table and is a multiple of `every`, plus the newest version whatever
  * its number (a run's final checkpoint is always rated). *rated (may be
  * NULL) receives how many were rated. A checkpoint that cannot be read is
- * logged and skipped (it does not stop the others). Returns 0, PB_EINTR,
+ * logged and skipped (it does not stop the others): as a warning, or at
+ * info level when the file is gone (pruned by the learner since the
+ * listing). Returns 0, PB_EINTR,
  * or the first error that is not about one checkpoint. */
 int pb_evalrun_all(pb_evalrun_t *r, int *rated, pb_err_t *err);
 
@@ -267,5 +273,26 @@ int pb_evalrun_follow_step(pb_evalrun_t *r, int final, uint64_t *rated,
  * is no row yet, or the error of pb_evalrun_table_load. */
 int pb_evalrun_latest(const char *run_dir, const pb_config_t *cfg,
                       pb_evalrun_row_t *row, pb_err_t *err);
+
+/* ---- checkpoint retention ---------------------------------------------- */
+
+/* The file, in the run directory, that an evaluator (pb_evalrun_new) holds
+ * locked (flock, exclusive) for as long as it lives. */
+#define PB_EVALRUN_LOCK "evaluator.lock"
+
+/* For the learner's pruning (pb_ckpt_keep_t.protect_from): the oldest
+ * checkpoint version an evaluator of run_dir may still want. Protocol:
+ * an evaluator holds RUN_DIR/evaluator.lock while it runs and only ever
+ * picks, in follow mode, versions newer than the newest row of
+ * RUN_DIR/elo.csv; so while the lock is held, every version above that row
+ * must stay (*from = newest rated + 1, or 0 when elo.csv has no row yet),
+ * and when nobody holds it nothing is protected (*from = UINT64_MAX). The
+ * lock is probed with a shared non-blocking flock that is released at
+ * once. elo.csv is read for its version column only (any opponents).
+ * Returns 0; on an error (elo.csv unreadable or not an elo.csv: PB_EIO,
+ * PB_ECORRUPT, naming the file) *from is 0, the safe answer, so the
+ * caller can log the error and still prune with full protection. */
+int pb_evalrun_protect_from(const char *run_dir, uint64_t *from,
+                            pb_err_t *err);
 
 #endif

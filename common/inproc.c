@@ -8,6 +8,7 @@
 #include "beam_search.h"
 #include "ckpt.h"
 #include "episodes.h"
+#include "evalrun.h"
 #include "json.h"
 #include "learn.h"
 #include "neteval.h"
@@ -18,6 +19,32 @@
 void pb_inproc_ckpt_path(const char *run_dir, unsigned long long version,
                          char *buf, size_t n) {
   snprintf(buf, n, "%s/checkpoints/ckpt-%06llu.pbck", run_dir, version);
+}
+
+static void note_info(void *ctx, const char *msg) {
+  pb_log_info(ctx, "%s", msg);
+}
+
+int pb_inproc_prune(const pb_config_t *cfg, uint64_t newest, pb_log_t *log,
+                    pb_err_t *err) {
+  if (cfg == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_inproc_prune: NULL config");
+  if (cfg->run.keep_last <= 0) return 0; /* keep everything */
+  pb_ckpt_keep_t keep = {(uint64_t)cfg->run.keep_last,
+                         (uint64_t)(cfg->run.keep_every > 0
+                                        ? cfg->run.keep_every
+                                        : 0),
+                         UINT64_MAX};
+  pb_err_t e;
+  pb_err_clear(&e);
+  if (pb_evalrun_protect_from(cfg->run.dir, &keep.protect_from, &e) != 0)
+    pb_log_warn(log,
+                "checkpoint retention: %s; deleting no checkpoint this "
+                "time, as the evaluator may still need it",
+                e.msg);
+  char dir[PB_CONFIG_PATH_MAX + 16];
+  snprintf(dir, sizeof dir, "%s/checkpoints", cfg->run.dir);
+  return pb_ckpt_prune(dir, "ckpt", newest, &keep, note_info, log, err);
 }
 
 /* Everything one run holds. */
@@ -134,6 +161,10 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   double t2 = pb_now();
   rc = pb_learn_save(r->learn, path, NULL, 0, err);
   if (rc != 0) return rc;
+  pb_err_t pe;
+  pb_err_clear(&pe);
+  if (pb_inproc_prune(cfg, nv, r->log, &pe) < 0)
+    pb_log_warn(r->log, "checkpoint retention: %s", pe.msg);
   double t_ck = pb_now() - t2, t_all = pb_now() - t0;
 
   pb_log_info(r->log,

@@ -15,7 +15,11 @@
  *                     returns: for a finished run, or to fill gaps.
  * Results go to RUN_DIR/elo.csv, elo.svg (elo.png when a converter exists),
  * learner.log and metrics.jsonl (common/evalrun.h). Restarting resumes:
- * versions already in elo.csv are never played again.
+ * versions already in elo.csv are never played again. While it runs it
+ * holds RUN_DIR/evaluator.lock, so the learner's checkpoint retention
+ * (run.keep_last / run.keep_every) spares every version newer than
+ * elo.csv's newest row; a checkpoint pruned anyway (an older one asked
+ * for by `all` or `versions`) is logged and skipped.
  */
 #ifndef PB_EVALUATOR_H
 #define PB_EVALUATOR_H

@@ -455,6 +455,13 @@ static void job_work(uv_work_t *req) {
                           sizeof path);
       double t = pb_now();
       l->job_rc = pb_learn_save(l->learn, path, NULL, 0, &l->job_err);
+      /* Retention (run.keep_last / run.keep_every): housekeeping, so a
+       * failure is only logged. */
+      pb_err_t pe;
+      pb_err_clear(&pe);
+      if (l->job_rc == 0 &&
+          pb_inproc_prune(&l->cfg, pb_learn_version(l->learn), l->log, &pe) < 0)
+        pb_log_warn(l->log, "checkpoint retention: %s", pe.msg);
       l->job_ckpt_s = pb_now() - t;
     }
     if (l->job_rc == 0)

@@ -5,7 +5,8 @@
 #   scripts/experiment.sh NAME MINUTES CONFIG [--set KEY=VALUE]...
 #
 # Trains `probs train CONFIG` into runs/exp-NAME for MINUTES minutes with
-# the evaluator off (so nothing else competes for the cores), then rates
+# the evaluator off (so nothing else competes for the cores) and every
+# checkpoint kept (run.keep_last=0: the marks are picked afterwards), then rates
 # the checkpoints closest to every MINUTES/MARKS minutes of wall time
 # (MARKS defaults to 12; and the last one) with probs-evaluator
 # --versions: Elo against the baselines (GAMES games each, default 200)
@@ -30,7 +31,7 @@ echo "experiment $NAME: $MINUTES min of $CONFIG ${*:-}"
 rc=0
 timeout -s INT -k 60 "$((MINUTES * 60))" "$BIN/probs" train "$CONFIG" \
   --set run.dir="$DIR" --set run.name="exp-$NAME" --set eval.enabled=false \
-  "${SETS[@]}" >"$DIR.train.log" 2>&1 || rc=$?
+  --set run.keep_last=0 "${SETS[@]}" >"$DIR.train.log" 2>&1 || rc=$?
 # 124: stopped by the timeout (the run cleans up on SIGINT); 0: finished.
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]; then
   echo "experiment.sh: probs train failed ($rc), see $DIR.train.log" >&2

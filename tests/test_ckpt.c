@@ -428,6 +428,176 @@ static void test_find_latest(void **state) {
   free(enc);
 }
 
+/* ------------------------------------------------------------ retention */
+
+/* The rule alone: keep_last newest, multiples of keep_every, version 0,
+ * the newest and above, protected versions; keep_last 0 keeps all. */
+static void test_keeps_rule(void **state) {
+  (void)state;
+  pb_ckpt_keep_t k = {3, 5, UINT64_MAX};
+  /* newest 12: keeps 10, 11, 12 (last 3), 5, 10 (every 5), 0 */
+  int want[13] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 1};
+  for (uint64_t v = 0; v <= 12; v++)
+    if (pb_ckpt_keeps(&k, 12, v) != want[v])
+      fail_msg("newest 12, last 3, every 5: version %llu kept=%d",
+               (unsigned long long)v, pb_ckpt_keeps(&k, 12, v));
+  assert_true(pb_ckpt_keeps(&k, 12, 13));  /* above the newest: untouched */
+  assert_true(pb_ckpt_keeps(&k, 12, 999));
+  k.keep_every = 0; /* none kept forever */
+  assert_false(pb_ckpt_keeps(&k, 12, 5));
+  assert_false(pb_ckpt_keeps(&k, 12, 9));
+  assert_true(pb_ckpt_keeps(&k, 12, 0));
+  k.protect_from = 7; /* an evaluator has rated up to 6 */
+  assert_false(pb_ckpt_keeps(&k, 12, 6));
+  assert_true(pb_ckpt_keeps(&k, 12, 7));
+  assert_true(pb_ckpt_keeps(&k, 12, 8));
+  k.protect_from = 0; /* an evaluator that has rated nothing: keep all */
+  for (uint64_t v = 0; v <= 12; v++) assert_true(pb_ckpt_keeps(&k, 12, v));
+  k = (pb_ckpt_keep_t){1, 0, UINT64_MAX}; /* only the newest (and 0) */
+  assert_true(pb_ckpt_keeps(&k, 12, 12));
+  assert_false(pb_ckpt_keeps(&k, 12, 11));
+  assert_true(pb_ckpt_keeps(&k, 12, 0));
+  k.keep_last = 0; /* keep everything */
+  assert_true(pb_ckpt_keeps(&k, 12, 11));
+  assert_true(pb_ckpt_keeps(&k, 12, 1));
+  k = (pb_ckpt_keep_t){100, 0, UINT64_MAX}; /* more than there are */
+  assert_true(pb_ckpt_keeps(&k, 12, 1));
+  assert_true(pb_ckpt_keeps(NULL, 12, 1));
+}
+
+/* Writes ckpt-<v>.pbck (intact) for v in [0, n) into dir. */
+static void write_versions(const char *dir, int n) {
+  pb_err_t err;
+  pb_ckpt_t *ck = sample();
+  for (int v = 0; v < n; v++) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/ckpt-%06d.pbck", dir, v);
+    assert_int_equal(pb_ckpt_write(ck, p, &err), 0);
+  }
+  pb_ckpt_destroy(&ck);
+}
+
+/* Which of ckpt-000000..ckpt-<n-1> exist, as a string of '1'/'0'. */
+static void present(const char *dir, int n, char *out) {
+  for (int v = 0; v < n; v++) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/ckpt-%06d.pbck", dir, v);
+    out[v] = access(p, F_OK) == 0 ? '1' : '0';
+  }
+  out[n] = '\0';
+}
+
+typedef struct {
+  int n;
+  char names[64][96];
+} deleted_t;
+
+static void note_deleted(void *ctx, const char *msg) {
+  deleted_t *d = ctx;
+  assert_non_null(strstr(msg, "deleted checkpoint "));
+  const char *slash = strrchr(msg, '/');
+  assert_non_null(slash);
+  if (d->n < 64) snprintf(d->names[d->n++], sizeof d->names[0], "%s", slash + 1);
+}
+
+static void test_prune_files(void **state) {
+  const char *dir = *state;
+  pb_err_t err;
+  char got[32];
+  write_versions(dir, 13); /* 0..12 */
+  /* files pruning must never touch */
+  const char *others[] = {"ckpt-000003.pbck.tmp.4242", "other-000001.pbck",
+                          "ckpt-000004.pbck.bak", "ckpt-x.pbck", "notes.txt",
+                          "ckpt-000002.pbckx"};
+  for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, others[i]);
+    write_bytes(p, "x", 1);
+  }
+
+  /* keep_last 0: nothing goes, whatever else is set */
+  pb_ckpt_keep_t k = {0, 0, UINT64_MAX};
+  assert_int_equal(pb_ckpt_prune(dir, "ckpt", 12, &k, NULL, NULL, &err), 0);
+  present(dir, 13, got);
+  assert_string_equal(got, "1111111111111");
+
+  /* protected from 8: 1..7 go except multiples of 5; 8..12 stay */
+  k = (pb_ckpt_keep_t){2, 5, 8};
+  deleted_t d = {0};
+  assert_int_equal(pb_ckpt_prune(dir, "ckpt", 12, &k, note_deleted, &d, &err),
+                   6);
+  present(dir, 13, got);
+  assert_string_equal(got, "1000010011111");
+  assert_int_equal(d.n, 6);
+  for (int i = 0; i < d.n; i++)
+    assert_non_null(strstr("ckpt-000001.pbck ckpt-000002.pbck "
+                           "ckpt-000003.pbck ckpt-000004.pbck "
+                           "ckpt-000006.pbck ckpt-000007.pbck",
+                           d.names[i]));
+
+  /* the evaluator moves on: last 2, every 5, nothing protected */
+  k.protect_from = UINT64_MAX;
+  assert_int_equal(pb_ckpt_prune(dir, "ckpt", 12, &k, NULL, NULL, &err), 2);
+  present(dir, 13, got);
+  assert_string_equal(got, "1000010000111");
+  /* idempotent */
+  assert_int_equal(pb_ckpt_prune(dir, "ckpt", 12, &k, NULL, NULL, &err), 0);
+
+  /* keep_last 1, no keep_every: the newest and version 0 */
+  k = (pb_ckpt_keep_t){1, 0, UINT64_MAX};
+  assert_int_equal(pb_ckpt_prune(dir, "ckpt", 12, &k, NULL, NULL, &err), 3);
+  present(dir, 13, got);
+  assert_string_equal(got, "1000000000001");
+  for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+    assert_int_equal(count_entries(dir, others[i]), 1);
+
+  /* an older "newest" never deletes what is above it */
+  write_versions(dir, 13);
+  assert_int_equal(pb_ckpt_prune(dir, "ckpt", 6, &k, NULL, NULL, &err), 5);
+  present(dir, 13, got);
+  assert_string_equal(got, "1000001111111");
+}
+
+/* Nothing is deleted unless the newest checkpoint is there and intact. */
+static void test_prune_needs_intact_newest(void **state) {
+  const char *dir = *state;
+  pb_err_t err;
+  char got[32], p[600];
+  write_versions(dir, 6); /* 0..5 */
+  pb_ckpt_keep_t k = {1, 0, UINT64_MAX};
+  /* version 6 does not exist */
+  pb_err_clear(&err);
+  assert_int_equal(pb_ckpt_prune(dir, "ckpt", 6, &k, NULL, NULL, &err),
+                   PB_ENOTFOUND);
+  assert_non_null(strstr(err.msg, "version 6"));
+  present(dir, 6, got);
+  assert_string_equal(got, "111111");
+  /* version 5 torn: refused, nothing deleted, the message names it */
+  snprintf(p, sizeof p, "%s/ckpt-000005.pbck", dir);
+  assert_int_equal(truncate(p, 40), 0);
+  pb_err_clear(&err);
+  assert_int_equal(pb_ckpt_prune(dir, "ckpt", 5, &k, NULL, NULL, &err),
+                   PB_ECORRUPT);
+  assert_non_null(strstr(err.msg, "ckpt-000005.pbck"));
+  present(dir, 6, got);
+  assert_string_equal(got, "111111");
+  /* with 4 as the newest it proceeds (5 is above it: untouched) */
+  assert_int_equal(pb_ckpt_prune(dir, "ckpt", 4, &k, NULL, NULL, &err), 3);
+  present(dir, 6, got);
+  assert_string_equal(got, "100011");
+  /* nothing to delete: no check needed, no error */
+  assert_int_equal(pb_ckpt_prune(dir, "ckpt", 99, &(pb_ckpt_keep_t){1000, 0,
+                                 UINT64_MAX}, NULL, NULL, &err), 0);
+  /* bad arguments and a missing directory */
+  assert_int_equal(pb_ckpt_prune(NULL, "ckpt", 4, &k, NULL, NULL, &err),
+                   PB_EINVAL);
+  assert_int_equal(pb_ckpt_prune(dir, "ckpt", 4, NULL, NULL, NULL, &err),
+                   PB_EINVAL);
+  snprintf(p, sizeof p, "%s/nope", dir);
+  assert_int_equal(pb_ckpt_prune(p, "ckpt", 4, &k, NULL, NULL, &err),
+                   PB_ENOTFOUND);
+}
+
 /* A network's training state through a checkpoint file: bit-identical
  * forward outputs and bit-identical training afterwards. */
 /* Temporary files of writes that never finished are removed when older
@@ -540,6 +710,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_find_latest, setup_dir,
                                       teardown_dir),
       cmocka_unit_test_setup_teardown(test_clean_tmp, setup_dir, teardown_dir),
+      cmocka_unit_test(test_keeps_rule),
+      cmocka_unit_test_setup_teardown(test_prune_files, setup_dir,
+                                      teardown_dir),
+      cmocka_unit_test_setup_teardown(test_prune_needs_intact_newest,
+                                      setup_dir, teardown_dir),
       cmocka_unit_test_setup_teardown(test_nn_state_file, setup_dir,
                                       teardown_dir),
   };

@@ -569,6 +569,55 @@ static void test_to_yaml_round_trip(void **state) {
   free(y);
 }
 
+/* Checkpoint retention: run.keep_last / run.keep_every, defaults, ranges,
+ * 0 allowed for both (keep all / none every K), and documented. */
+static void test_keep_keys(void **state) {
+  (void)state;
+  pb_config_t c;
+  pb_err_t err;
+  pb_config_defaults(&c);
+  assert_int_equal(c.run.keep_last, 10);
+  assert_int_equal(c.run.keep_every, 10);
+  assert_int_equal(pb_config_check(&c, &err), 0);
+  assert_int_equal(
+      pb_config_load_string(&c, "run:\n  keep_last: 0\n  keep_every: 0\n",
+                            &err),
+      0);
+  assert_int_equal(c.run.keep_last, 0);
+  assert_int_equal(c.run.keep_every, 0);
+  assert_int_equal(pb_config_set(&c, "run.keep_last", "1", &err), 0);
+  assert_int_equal(pb_config_set(&c, "run.keep_every", "1000000", &err), 0);
+  assert_int_equal(c.run.keep_last, 1);
+  assert_int_equal(c.run.keep_every, 1000000);
+  assert_int_equal(pb_config_check(&c, &err), 0);
+  char buf[32];
+  assert_int_equal(pb_config_get(&c, "run.keep_every", buf, sizeof buf, &err),
+                   0);
+  assert_string_equal(buf, "1000000");
+  expect_set_error("run.keep_last=-1", "run.keep_last", "out of range");
+  expect_set_error("run.keep_every=1000001", "run.keep_every", "out of range");
+  expect_set_error("run.keep_last=ten", "run.keep_last", NULL);
+  expect_load_error("run:\n  keep_every: -3\n", "run.keep_every",
+                    "out of range", NULL);
+  /* a field set out of range directly is caught by the check */
+  pb_config_defaults(&c);
+  c.run.keep_last = -5;
+  pb_err_clear(&err);
+  assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
+  assert_msg_has(err.msg, "run.keep_last");
+  /* --keys documents both with their defaults */
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  assert_non_null(f);
+  pb_config_print_keys(f);
+  fclose(f);
+  assert_msg_has(out, "run.keep_last");
+  assert_msg_has(out, "run.keep_every");
+  assert_msg_has(out, "0 = keep every checkpoint");
+  free(out);
+}
+
 static void test_print_keys(void **state) {
   (void)state;
   char *buf = NULL;
@@ -676,6 +725,7 @@ int main(void) {
       cmocka_unit_test(test_check),
       cmocka_unit_test(test_to_yaml_round_trip),
       cmocka_unit_test(test_print_keys),
+      cmocka_unit_test(test_keep_keys),
       cmocka_unit_test(test_nn_spec),
       cmocka_unit_test(test_device_per_role),
   };

@@ -2,7 +2,9 @@
  * common/learn.c): a short seeded training run must make losses fall and
  * the greedy agent beat random clearly more often than before training; a
  * run stopped and resumed trains on exactly the same data as one that ran
- * straight through; a corrupt checkpoint is refused on resume. */
+ * straight through; a corrupt checkpoint is refused on resume; checkpoint
+ * retention (run.keep_last / run.keep_every) leaves exactly the expected
+ * files, resumes, and spares what a live evaluator has not rated. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "evalrun.h"
 #include "game.h"
 #include "inproc.h"
 #include "match.h"
@@ -153,12 +156,134 @@ static void test_resume_skips_corrupt(void **state) {
   assert_true(strlen(err.msg) > 0);
 }
 
+/* Which versions 0..n-1 have a checkpoint, as '1'/'0'; and that the
+ * directory holds nothing else (no temporary files). */
+static void ckpts(const char *dir, int n, char *out) {
+  char p[600];
+  int files = 0;
+  for (int v = 0; v < n; v++) {
+    snprintf(p, sizeof p, "%s/checkpoints/ckpt-%06d.pbck", dir, v);
+    out[v] = access(p, F_OK) == 0 ? '1' : '0';
+    files += out[v] == '1';
+  }
+  out[n] = '\0';
+  snprintf(p, sizeof p, "ls %s/checkpoints | wc -l > %s/ls.txt", dir, dir);
+  assert_int_equal(system(p), 0);
+  snprintf(p, sizeof p, "%s/ls.txt", dir);
+  char *b = tp_slurp(p);
+  assert_non_null(b);
+  if (atoi(b) != files)
+    fail_msg("%s/checkpoints holds %d entries, %d checkpoints", dir, atoi(b),
+             files);
+  free(b);
+}
+
+/* Retention in a real run: keep the last 2 and every 3rd; resume goes on
+ * from the newest; with an evaluator alive (its lock held) nothing newer
+ * than its last rating is deleted, and once it is gone pruning resumes. */
+static void test_retention(void **state) {
+  (void)state;
+  char d[256], got[32];
+  tp_tmpdir(d, sizeof d, "retain");
+  static const char *const sets[] = {"run.keep_last=2", "run.keep_every=3",
+                                     "eval.accuracy=false",
+                                     "train.iterations=100", NULL};
+  pb_config_t c;
+  load(&c, d, sets);
+  assert_int_equal(run(&c, 0, 5), 0);
+  ckpts(d, 12, got);
+  assert_string_equal(got, "100111000000"); /* 0, 3 (every 3), 4, 5 */
+  assert_int_equal(run(&c, 1, 7), 0);
+  ckpts(d, 12, got);
+  assert_string_equal(got, "100100110000"); /* 0, 3, 6, 7 */
+  double it[16];
+  int n = metric(d, "iteration", it, 16);
+  assert_true(n == 7 && it[5] == 6.0 && it[6] == 7.0); /* resumed at 6 */
+
+  /* An evaluator starts: it holds the lock and has rated nothing yet, so
+   * every checkpoint stays. */
+  pb_err_t err;
+  pb_evalrun_opts_t eo;
+  assert_int_equal(pb_evalrun_opts_from_config(&eo, &c, &err), 0);
+  char logpath[600];
+  snprintf(logpath, sizeof logpath, "%s/eval.log", d);
+  pb_log_t *elog = pb_log_new("evaluator", logpath, PB_LOG_INFO, &err);
+  assert_non_null(elog);
+  pb_evalrun_dir_opts_t dopt = {1, 0, elog, NULL};
+  pb_evalrun_t *ev = pb_evalrun_new(d, &eo, &dopt, &err);
+  assert_non_null(ev);
+  uint64_t from = 1;
+  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), 0);
+  assert_true(from == 0);
+  assert_int_equal(run(&c, 1, 9), 0);
+  ckpts(d, 12, got);
+  assert_string_equal(got, "100100111100"); /* 7 and 8 kept: unrated */
+  /* It rates 7: versions from 8 on stay, 7 may go now. */
+  assert_int_equal(pb_evalrun_rate(ev, 7, &err), 0);
+  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), 0);
+  assert_true(from == 8);
+  assert_int_equal(run(&c, 1, 10), 0);
+  ckpts(d, 12, got);
+  assert_string_equal(got, "100100101110"); /* 0 3 6 9 10 and 8 */
+  /* A checkpoint pruned before the evaluator got to it: skipped, no
+   * failure (the follow step and --all go on). */
+  pb_err_clear(&err);
+  int rc = pb_evalrun_rate(ev, 7, &err); /* rated before, now gone */
+  assert_true(rc != 0);
+  assert_non_null(strstr(err.msg, "ckpt-000007.pbck"));
+  assert_true(pb_evalrun_follow_step(ev, 0, NULL, &err) >= 0);
+  /* One that vanishes between the listing and the rating (a dangling link
+   * stands for it): skipped with an info line naming it, the rest rated. */
+  char link[600];
+  snprintf(link, sizeof link, "%s/checkpoints/ckpt-000050.pbck", d);
+  assert_int_equal(symlink("/nonexistent/ckpt", link), 0);
+  int rated = -1;
+  assert_int_equal(pb_evalrun_all(ev, &rated, &err), 0);
+  assert_int_equal(rated, 5); /* 0 3 6 8 9 (10 by the follow step) */
+  assert_int_equal(unlink(link), 0);
+  /* elo.csv unreadable while the evaluator runs: an error naming it, and
+   * the safe answer (protect everything) */
+  char csv[600], aside[600];
+  snprintf(csv, sizeof csv, "%s/elo.csv", d);
+  snprintf(aside, sizeof aside, "%s/elo.csv.aside", d);
+  assert_int_equal(rename(csv, aside), 0);
+  FILE *f = fopen(csv, "w");
+  assert_non_null(f);
+  fputs("not,an,elo,table\n", f);
+  fclose(f);
+  from = 5;
+  pb_err_clear(&err);
+  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), PB_ECORRUPT);
+  assert_true(from == 0);
+  assert_non_null(strstr(err.msg, "elo.csv"));
+  assert_int_equal(rename(aside, csv), 0);
+  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), 0);
+  assert_true(from == 11); /* 10 is the newest rated */
+  pb_evalrun_destroy(&ev);
+  pb_log_destroy(&elog);
+  assert_int_equal(tp_count(logpath, "version 50 skipped: "), 1);
+  assert_int_equal(tp_count(logpath, "ckpt-000050.pbck is gone (pruned"), 1);
+  assert_int_equal(tp_count(logpath, "WARN"), 0);
+  /* The evaluator is gone: nothing protected any more. */
+  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), 0);
+  assert_true(from == UINT64_MAX);
+  assert_int_equal(run(&c, 1, 11), 0);
+  ckpts(d, 12, got);
+  assert_string_equal(got, "100100100111"); /* 0 3 6 9 10 11 */
+  /* keep_last 0 keeps everything from here on */
+  assert_int_equal(pb_config_set(&c, "run.keep_last", "0", &err), 0);
+  assert_int_equal(run(&c, 1, 12), 0);
+  ckpts(d, 13, got);
+  assert_string_equal(got, "1001001001111");
+}
+
 int main(void) {
   pb_nn_set_threads(1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_training_improves_play),
       cmocka_unit_test(test_resume_is_exact),
       cmocka_unit_test(test_resume_skips_corrupt),
+      cmocka_unit_test(test_retention),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

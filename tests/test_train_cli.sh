@@ -3,7 +3,8 @@
 # of a run: SIGKILL of probs train leaves no learner, worker or evaluator
 # behind (each child asks the kernel for SIGTERM when its parent dies), a
 # second learner on the same run dir is refused naming the first one's
-# pid, and the killed run resumes.
+# pid, and the killed run resumes; a run with small run.keep_last /
+# run.keep_every keeps exactly the checkpoints it should, and resumes.
 set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: test_train_cli.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
@@ -126,5 +127,32 @@ if grep -q "CUDA is not available" "$T/devrun/logs/"*.log 2>/dev/null; then
 else
   ok "skipped: this machine has CUDA (the searcher started)"
 fi
+
+# Checkpoint retention in a distributed run (the learner prunes after each
+# checkpoint): keep the last 2 and every 3rd, plus version 0.
+ckpts() { (cd "$1/checkpoints" && ls) | tr '\n' ' '; }
+RUN2="$T/retain"
+"$P" train "$SRC/configs/connect4-smoke.yaml" --run-dir "$RUN2" \
+  --set train.iterations=5 --set run.keep_last=2 --set run.keep_every=3 \
+  --actors 1 --searchers 1 --no-eval "${EP[@]}" >"$T/train3.out" 2>&1
+rc=$?
+got=$(ckpts "$RUN2")
+want="ckpt-000000.pbck ckpt-000003.pbck ckpt-000004.pbck ckpt-000005.pbck "
+if [ "$rc" -eq 0 ] && [ "$got" = "$want" ]; then
+  ok "keep_last 2, keep_every 3: exactly 0, 3, 4, 5 are left"
+else bad "retention: exit $rc, files: $got"; fi
+n=$(grep -c "deleted checkpoint .*ckpt-00000[12].pbck" "$RUN2/learner.log")
+[ "$n" -eq 2 ] && ok "each deletion is logged with the file name" \
+  || bad "deletions logged: $n"
+"$P" train "$SRC/configs/connect4-smoke.yaml" --run-dir "$RUN2" --resume \
+  --set train.iterations=7 --set run.keep_last=2 --set run.keep_every=3 \
+  --actors 1 --searchers 1 --no-eval "${EP[@]}" >"$T/train4.out" 2>&1
+rc=$?
+got=$(ckpts "$RUN2")
+want="ckpt-000000.pbck ckpt-000003.pbck ckpt-000006.pbck ckpt-000007.pbck "
+if [ "$rc" -eq 0 ] && [ "$got" = "$want" ] &&
+   grep -q "resumed from .*ckpt-000005.pbck" "$RUN2/learner.log"; then
+  ok "the pruned run resumes from 5 and ends with 0, 3, 6, 7"
+else bad "resume after pruning: exit $rc, files: $got"; fi
 
 finish test_train_cli

@@ -1,0 +1,110 @@
+/* probs export - a checkpoint's networks as a file for PyTorch.
+ *
+ *   probs export CKPT OUT.pt [--net both|v|q]
+ *
+ * Reads the learner checkpoint CKPT (RUN_DIR/checkpoints/ckpt-NNNNNN.pbck)
+ * and writes its V and/or Q weights with pb_nn_export_torch: one
+ * torch.save-compatible file holding the state dict "v.<param>" /
+ * "q.<param>" -> tensor, which torch.load(OUT, weights_only=True) reads.
+ * docs/nn.md has the matching torch.nn.Module. Exit status 0, 1 when the
+ * checkpoint cannot be read or OUT cannot be written (the message names
+ * the file), 2 for bad usage. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "config.h"
+#include "learn.h"
+#include "nn.h"
+
+static void export_usage(FILE *f) {
+  fprintf(f,
+          "usage: probs export CKPT OUT.pt [--net both|v|q]\n"
+          "Writes the networks of the checkpoint CKPT (a learner checkpoint,\n"
+          "RUN_DIR/checkpoints/ckpt-NNNNNN.pbck) to OUT.pt in torch.save's\n"
+          "format: a dict \"v.<param>\" / \"q.<param>\" -> tensor (names and\n"
+          "shapes of nn.Conv2d / nn.Linear), which Python reads with\n"
+          "torch.load('OUT.pt', weights_only=True). docs/nn.md shows the\n"
+          "matching torch.nn.Module.\n"
+          "  --net both|v|q   which networks (default both; the keys keep\n"
+          "                   their \"v.\" / \"q.\" prefix either way)\n");
+}
+
+int pb_cmd_export(int argc, char **argv) {
+  const char *pos[2] = {NULL, NULL}, *net = "both";
+  int npos = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      export_usage(stdout);
+      return 0;
+    }
+    if (!strncmp(a, "--net=", 6)) {
+      net = a + 6;
+    } else if (!strcmp(a, "--net")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "probs export: option '--net' needs a value\n");
+        export_usage(stderr);
+        return 2;
+      }
+      net = argv[++i];
+    } else if (a[0] == '-' && a[1] != '\0') {
+      fprintf(stderr, "probs export: unknown option '%s'\n", a);
+      export_usage(stderr);
+      return 2;
+    } else if (npos < 2) {
+      pos[npos++] = a;
+    } else {
+      fprintf(stderr, "probs export: unexpected argument '%s'\n", a);
+      export_usage(stderr);
+      return 2;
+    }
+  }
+  if (npos != 2) {
+    fprintf(stderr, "probs export: need CKPT and OUT.pt\n");
+    export_usage(stderr);
+    return 2;
+  }
+  int want_v = !strcmp(net, "both") || !strcmp(net, "v");
+  int want_q = !strcmp(net, "both") || !strcmp(net, "q");
+  if (!want_v && !want_q) {
+    fprintf(stderr, "probs export: --net '%s': expected both, v or q\n", net);
+    return 2;
+  }
+
+  pb_err_t err;
+  pb_err_clear(&err);
+  pb_config_t cfg;
+  pb_learn_t *l = pb_learn_open(pos[0], "cpu", &cfg, &err);
+  if (l == NULL) {
+    fprintf(stderr, "probs export: %s\n", err.msg);
+    return 1;
+  }
+  pb_nn_t *nets[2];
+  const char *prefix[2];
+  int n = 0;
+  if (want_v) {
+    nets[n] = pb_learn_v(l);
+    prefix[n++] = "v";
+  }
+  if (want_q) {
+    nets[n] = pb_learn_q(l);
+    prefix[n++] = "q";
+  }
+  int rc = pb_nn_export_torch(nets, prefix, n, pos[1], &err);
+  if (rc != 0) {
+    fprintf(stderr, "probs export: %s: %s\n", pos[1], err.msg);
+    pb_learn_destroy(&l);
+    return 1;
+  }
+  const pb_nn_spec_t *s = pb_nn_spec(nets[0]);
+  printf("wrote %s: %s of %s (game %s, version %llu, input [%d, %d, %d])\n",
+         pos[1], n == 2 ? "v and q" : prefix[0], pos[0], cfg.game,
+         (unsigned long long)pb_learn_version(l), s->planes, s->height,
+         s->width);
+  for (int i = 0; i < n; i++)
+    printf("  %s: %ld parameters, %d outputs\n", prefix[i],
+           pb_nn_param_count(nets[i]), pb_nn_spec(nets[i])->outputs);
+  pb_learn_destroy(&l);
+  return 0;
+}
