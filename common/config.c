@@ -127,9 +127,12 @@ static const pb__row_t schema[] = {
             "threads of game work per actor, feeding one network queue; 0 = "
             "1 on the CPU, the CPUs the process may use on CUDA"),
     ROW_BOOL("train.pipeline", train.pipeline, "false",
-             "pipelined mode (reserved, not available yet: must be false)"),
+             "distributed runs: actors play the next iteration's games with "
+             "the Q they have while V and Q train and the searchers search; "
+             "false = one phase after the other (paper)"),
     ROW_INT("train.max_staleness", train.max_staleness, 0, 1000, "1",
-            "pipelined mode: versions an episode's model may lag"),
+            "pipelined mode: versions an episode's Q may lag the version "
+            "trained from; 0 turns the overlap off"),
     ROW_DBL("train.grad_clip", train.grad_clip, 0.0, 1e9, "0",
             "cap on the gradient's L2 norm before Adam; 0 = off (paper)"),
     ROW_INT("train.lr_warmup_steps", train.lr_warmup_steps, 0, 100000000, "0",
@@ -1042,11 +1045,6 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
         err, PB_ECONFIG,
         "train.batch_size (%d) is larger than train.replay_capacity (%d)",
         c->train.batch_size, c->train.replay_capacity);
-  if (c->train.pipeline)
-    /* Reserved: refusing it beats silently running paper-exact. */
-    return pb_err_set(err, PB_ECONFIG,
-                      "train.pipeline: the pipelined mode is not available in "
-                      "this version; set it to false (paper-exact)");
   if (c->eval.opening_random_moves >= g->max_turns)
     return pb_err_set(err, PB_ECONFIG,
                       "eval.opening_random_moves (%d) must be below the length "

@@ -258,6 +258,9 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
   uint64_t last = (uint64_t)cfg->train.iterations;
   if (opts && opts->iterations_override > 0)
     last = (uint64_t)opts->iterations_override;
+  if (cfg->train.pipeline)
+    pb_log_warn(log, "train.pipeline applies to distributed runs; --inproc "
+                     "runs the phases one after the other");
   pb_log_info(log,
               "inproc training: game %s, up to version %" PRIu64 " (now %" PRIu64
               ") x %d episodes, E=%d M=%d, V %ld params, Q %ld params, device "

@@ -10,6 +10,12 @@
  *             whose results disagree is quarantined, its items re-queued;
  *             when all are in and checked -> job TRAIN_Q
  *   TRAIN_Q   thread pool: train Q, checkpoint -> next SELFPLAY or DONE
+ * Self-play items live in their own queue (spq), search items in wq. With
+ * train.pipeline (and train.max_staleness >= 1), the next iteration's
+ * self-play items are handed out as soon as this iteration's episodes are
+ * in: actors play with the Q version they have while V trains, the
+ * searchers search and Q trains; an episode is taken when its Q version
+ * lags the version being trained by at most train.max_staleness.
  * While a job runs, the learner object's networks belong to the job; the
  * loop thread touches only the weights buffers it serves, which the job
  * hands over in its completion callback. */
@@ -133,7 +139,10 @@ struct pb_learner {
   pb_msg_buf_t obuf;
 
   pb_learn_t *learn;
-  pb_workq_t *wq;
+  pb_workq_t *wq;  /* search items */
+  pb_workq_t *spq; /* self-play items of iteration sp_iter */
+  uint64_t sp_iter; /* the iteration spq's episodes are for; 0 = none */
+  uint64_t staleness_max; /* of the episodes of the current iteration */
   int phase;
   int stopping; /* a signal asked us to stop */
   int fatal;
@@ -301,24 +310,50 @@ static void set_fatal(pb_learner_t *l, const pb_err_t *err) {
 static void start_job(pb_learner_t *l, int kind);
 static void spot_kick(pb_learner_t *l);
 
-static void start_selfplay(pb_learner_t *l) {
+/* Opens the self-play items of iteration `iter`. */
+static int open_selfplay(pb_learner_t *l, uint64_t iter) {
   pb_err_t err;
   const pb_config_t *c = &l->cfg;
   l->n_sp_items = (size_t)(c->train.episodes_per_iter + c->net.item_episodes - 1) /
                   (size_t)c->net.item_episodes;
   for (size_t i = 0; i < l->n_sp_items; i++) pb_episodes_clear(&l->item_eps[i]);
-  if (pb_workq_reset(l->wq, l->n_sp_items, &err) != 0) {
+  if (pb_workq_reset(l->spq, l->n_sp_items, &err) != 0) {
     set_fatal(l, &err);
-    return;
+    return err.code;
   }
+  l->sp_iter = iter;
+  return 0;
+}
+
+static int pipelined(const pb_learner_t *l) {
+  return l->cfg.train.pipeline && l->cfg.train.max_staleness >= 1;
+}
+
+static void selfplay_done(pb_learner_t *l);
+
+static void start_selfplay(pb_learner_t *l) {
+  const pb_config_t *c = &l->cfg;
+  const uint64_t iter = pb_learn_version(l->learn) + 1;
+  /* Pipelined, the items may be out (or in) already. */
+  int early = l->sp_iter == iter;
+  if (!early && open_selfplay(l, iter) != 0) return;
   l->phase = PH_SELFPLAY;
   l->t_iter = l->t_phase = now(l);
+  pb_workq_counts_t cn;
+  pb_workq_counts(l->spq, &cn);
   pb_log_info(l->log,
               "iteration %" PRIu64 ": self-play of %d episodes in %zu items "
-              "with Q version %" PRIu64,
-              pb_learn_version(l->learn) + 1, c->train.episodes_per_iter,
-              l->n_sp_items, pb_learn_version(l->learn));
+              "with Q version %" PRIu64 "%s",
+              iter, c->train.episodes_per_iter, l->n_sp_items,
+              pb_learn_version(l->learn),
+              early ? " (pipelined: started with the previous version)" : "");
+  if (early)
+    pb_log_info(l->log,
+                "iteration %" PRIu64 ": %zu of %zu self-play items already "
+                "done, %zu leased",
+                iter, cn.done, cn.total, cn.leased);
   announce(l);
+  if (pb_workq_finished(l->spq)) selfplay_done(l);
 }
 
 static void selfplay_done(pb_learner_t *l) {
@@ -329,13 +364,27 @@ static void selfplay_done(pb_learner_t *l) {
       set_fatal(l, &err);
       return;
     }
+  /* How far the episodes' Q lags the version V and Q now train from. */
+  l->staleness_max = 0;
+  for (size_t k = 0; k < l->eps.n_eps; k++) {
+    uint64_t lag = pb_learn_version(l->learn) - l->eps.version[k];
+    if (l->eps.version[k] <= pb_learn_version(l->learn) && lag > l->staleness_max)
+      l->staleness_max = lag;
+  }
+  const uint64_t next = l->sp_iter + 1;
+  l->sp_iter = 0;
+  if (pipelined(l) && next <= (uint64_t)l->cfg.train.iterations && !l->stopping &&
+      open_selfplay(l, next) != 0)
+    return;
   l->dropped_episodes = pb_learn_cap_replay(l->learn, &l->eps);
   l->t_selfplay = now(l) - l->t_phase;
   pb_log_info(l->log,
               "iteration %" PRIu64 ": self-play done: %zu episodes, %zu "
-              "positions in %.2fs (%.0f positions/s); training V",
+              "positions in %.2fs (%.0f positions/s), Q staleness up to %"
+              PRIu64 "; training V",
               pb_learn_version(l->learn) + 1, l->eps.n_eps, l->eps.n_states,
-              l->t_selfplay, l->eps.n_states / (l->t_selfplay + 1e-9));
+              l->t_selfplay, l->eps.n_states / (l->t_selfplay + 1e-9),
+              l->staleness_max);
   start_job(l, PH_TRAIN_V);
 }
 
@@ -399,6 +448,8 @@ static void write_iteration_metrics(pb_learner_t *l) {
   pb_json_kuint(&j, "leases_expired", l->leases_expired);
   pb_json_kuint(&j, "results_duplicate", l->results_dup);
   pb_json_kuint(&j, "messages_dropped", l->msgs_bad + l->msgs_mismatch);
+  pb_json_kbool(&j, "pipeline", pipelined(l) != 0);
+  pb_json_kuint(&j, "staleness_max", l->staleness_max);
   pb_json_kuint(&j, "spot_checked", l->spot_checked);
   pb_json_kuint(&j, "spot_disagree", l->spot_disagree);
   pb_json_kuint(&j, "searchers_quarantined", l->quarantined);
@@ -573,8 +624,9 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   uint64_t id;
   const double lease = c->net.lease_ms / 1000.0;
   const uint32_t who = (uint32_t)(p - l->peers);
-  if (l->phase == PH_SELFPLAY && role == PB_ROLE_ACTOR && !l->stopping &&
-      pb_workq_lease(l->wq, now(l), lease, who, &idx, &id) == 0) {
+  if (role == PB_ROLE_ACTOR && !l->stopping && l->sp_iter != 0 &&
+      (l->phase == PH_SELFPLAY || pipelined(l)) &&
+      pb_workq_lease(l->spq, now(l), lease, who, &idx, &id) == 0) {
     size_t first = idx * (size_t)c->net.item_episodes;
     size_t cnt = (size_t)c->train.episodes_per_iter - first;
     if (cnt > (size_t)c->net.item_episodes) cnt = (size_t)c->net.item_episodes;
@@ -582,10 +634,10 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     r.work_item.item_id = id;
     r.work_item.lease_ms = (uint32_t)c->net.lease_ms;
     r.work_item.kind = PB_WORK_SELFPLAY;
-    r.work_item.q_version = pb_learn_version(l->learn);
+    /* The newest Q served (a job may be making the next one). */
+    r.work_item.q_version = l->qw.version;
     r.work_item.episodes = (uint32_t)cnt;
-    r.work_item.seed =
-        pb_learn_item_seed(c, pb_learn_version(l->learn), (uint64_t)first);
+    r.work_item.seed = pb_learn_item_seed(c, l->sp_iter - 1, (uint64_t)first);
     send_msg(l, p, &r);
     pb_log_debug(l->log, "self-play item %zu (%zu episodes) -> %s", idx, cnt,
                  p->sender);
@@ -624,9 +676,10 @@ static void reject(pb_learner_t *l, peer_t *p, int code, const char *msg) {
   send_msg(l, p, &r);
 }
 
-static void bad_result(pb_learner_t *l, peer_t *p, size_t idx, const char *why) {
+static void bad_result(pb_learner_t *l, pb_workq_t *q, peer_t *p, size_t idx,
+                       const char *why) {
   l->results_bad++;
-  pb_workq_requeue(l->wq, idx);
+  pb_workq_requeue(q, idx);
   if (may_warn(l))
     pb_log_warn(l->log, "result for item %zu from %s refused (%s); re-queued",
                 idx, p->sender, why);
@@ -637,8 +690,11 @@ static void bad_result(pb_learner_t *l, peer_t *p, size_t idx, const char *why) 
  * result and is dropped. */
 static int take_result(pb_learner_t *l, const peer_t *p, int phase,
                        uint64_t item_id, size_t *idx) {
-  int st = l->phase == phase ? pb_workq_complete(l->wq, item_id, idx)
-                             : PB_WORKQ_UNKNOWN;
+  int st = phase == PH_SELFPLAY
+               ? (l->sp_iter != 0 ? pb_workq_complete(l->spq, item_id, idx)
+                                  : PB_WORKQ_UNKNOWN)
+           : l->phase == phase ? pb_workq_complete(l->wq, item_id, idx)
+                               : PB_WORKQ_UNKNOWN;
   if (st == PB_WORKQ_ACCEPTED) return 1;
   l->results_dup++;
   pb_log_debug(l->log, "dropped %s %s result from %s",
@@ -656,7 +712,7 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   size_t want = (size_t)c->train.episodes_per_iter - first;
   if (want > (size_t)c->net.item_episodes) want = (size_t)c->net.item_episodes;
   if (r->n_episodes != want) {
-    bad_result(l, p, idx, "wrong number of episodes");
+    bad_result(l, l->spq, p, idx, "wrong number of episodes");
     return;
   }
   pb_episodes_t *e = &l->item_eps[idx];
@@ -666,12 +722,17 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     const pb_msg_episode_t *ep = &r->episodes[k];
     pb_state_t s0;
     l->g->reset(&s0);
-    if (ep->q_version != pb_learn_version(l->learn) ||
+    /* Trained from version sp_iter - 1: the episode's Q may lag it by
+     * train.max_staleness when pipelined, not at all otherwise. */
+    const uint64_t base = l->sp_iter - 1;
+    const uint64_t bound = pipelined(l) ? (uint64_t)c->train.max_staleness : 0;
+    if (ep->q_version > base || base - ep->q_version > bound ||
         memcmp(&ep->states[0], &s0, sizeof s0) != 0 ||
         ep->n_states > (uint32_t)c->train.max_turns) {
       pb_episodes_clear(e);
-      bad_result(l, p, idx, "episode of another version, not from the start, "
-                            "or too long");
+      bad_result(l, l->spq, p, idx,
+                 "episode of a Q version too old or unknown, not from the "
+                 "start, or too long");
       return;
     }
     pb_err_t err;
@@ -685,7 +746,7 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   l->positions_in += npos;
   p->items++;
   p->positions += npos;
-  if (pb_workq_finished(l->wq)) selfplay_done(l);
+  if (l->phase == PH_SELFPLAY && pb_workq_finished(l->spq)) selfplay_done(l);
 }
 
 /* ---- the spot check of search results --------------------------------- */
@@ -914,7 +975,7 @@ static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   size_t want = l->n_uniq - first;
   if (want > (size_t)l->cfg.net.item_states) want = (size_t)l->cfg.net.item_states;
   if (r->n_states != want || r->n_actions != (uint32_t)A) {
-    bad_result(l, p, idx, "wrong number of states or actions");
+    bad_result(l, l->wq, p, idx, "wrong number of states or actions");
     return;
   }
   for (size_t i = 0; i < want; i++) {
@@ -924,7 +985,8 @@ static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     for (int a = 0; a < A; a++) {
       float v = r->qvalues[i * A + a];
       if ((!legal[a] && v != 0.0f) || !(v >= -1.0f && v <= 1.0f)) {
-        bad_result(l, p, idx, "values outside [-1, 1] or on illegal actions");
+        bad_result(l, l->wq, p, idx,
+                   "values outside [-1, 1] or on illegal actions");
         return;
       }
     }
@@ -969,11 +1031,13 @@ static void on_weights_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
 static void on_heartbeat(pb_learner_t *l, const pb_msg_t *m) {
   const double lease = l->cfg.net.lease_ms / 1000.0;
   for (uint32_t i = 0; i < m->heartbeat.n_item_ids; i++)
-    pb_workq_renew(l->wq, m->heartbeat.item_ids[i], now(l), lease);
+    if (pb_workq_renew(l->wq, m->heartbeat.item_ids[i], now(l), lease) != 0)
+      pb_workq_renew(l->spq, m->heartbeat.item_ids[i], now(l), lease);
 }
 
 static void on_bye(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
-  size_t k = pb_workq_release(l->wq, (uint32_t)(p - l->peers));
+  size_t k = pb_workq_release(l->wq, (uint32_t)(p - l->peers)) +
+             pb_workq_release(l->spq, (uint32_t)(p - l->peers));
   pb_log_info(l->log, "%s %s left (%s)%s", pb_msg_role_name(p->role),
               p->sender[0] ? p->sender : "worker", m->bye.reason,
               k ? "; its items are re-queued" : "");
@@ -1131,21 +1195,33 @@ static void on_zidle(uv_idle_t *h) {
   drain(l);
 }
 
-static void on_expire(void *ctx, size_t index, uint32_t worker) {
-  pb_learner_t *l = ctx;
+static void expired(pb_learner_t *l, const char *what, size_t index,
+                    uint32_t worker) {
   l->leases_expired++;
   const peer_t *p = worker < (uint32_t)l->max_peers ? &l->peers[worker] : NULL;
-  pb_log_warn(l->log, "lease of %s item %zu (%s) expired; re-queued",
-              phase_name(l->phase), index,
-              p && p->used && p->sender[0] ? p->sender : "worker gone");
+  pb_log_warn(l->log, "lease of %s item %zu (%s) expired; re-queued", what,
+              index, p && p->used && p->sender[0] ? p->sender : "worker gone");
+}
+
+static void on_expire(void *ctx, size_t index, uint32_t worker) {
+  expired(ctx, "search", index, worker);
+}
+
+static void on_expire_sp(void *ctx, size_t index, uint32_t worker) {
+  expired(ctx, "selfplay", index, worker);
+}
+
+/* The queue of the phase the learner waits in. */
+static pb_workq_t *phase_queue(const pb_learner_t *l) {
+  return l->phase == PH_SELFPLAY ? l->spq : l->wq;
 }
 
 static void on_tick(uv_timer_t *h) {
   pb_learner_t *l = h->data;
   drain(l);
   double t = now(l);
-  if (l->phase == PH_SELFPLAY || l->phase == PH_SEARCH)
-    pb_workq_expire(l->wq, t, on_expire, l);
+  if (l->phase == PH_SEARCH) pb_workq_expire(l->wq, t, on_expire, l);
+  if (l->sp_iter != 0) pb_workq_expire(l->spq, t, on_expire_sp, l);
   if (l->phase == PH_DONE) {
     /* Repeat the stop announcement for a second (PUB drops to peers that
      * are reconnecting), then leave. */
@@ -1157,7 +1233,7 @@ static void on_tick(uv_timer_t *h) {
       (l->phase == PH_SELFPLAY || l->phase == PH_SEARCH)) {
     l->last_progress = t;
     pb_workq_counts_t c;
-    pb_workq_counts(l->wq, &c);
+    pb_workq_counts(phase_queue(l), &c);
     pb_log_info(l->log,
                 "iteration %" PRIu64 " %s: %zu/%zu items done, %zu leased; "
                 "%d actors, %d searchers",
@@ -1205,7 +1281,7 @@ static long rss_kb(void) {
 
 static char *status_json(pb_learner_t *l) {
   pb_workq_counts_t c;
-  pb_workq_counts(l->wq, &c);
+  pb_workq_counts(phase_queue(l), &c);
   pb_json_t j;
   pb_json_init(&j);
   pb_json_obj_begin(&j);
@@ -1260,7 +1336,7 @@ static char *status_json(pb_learner_t *l) {
 
 static char *metrics_text(pb_learner_t *l) {
   pb_workq_counts_t c;
-  pb_workq_counts(l->wq, &c);
+  pb_workq_counts(phase_queue(l), &c);
   char *buf = NULL;
   size_t n = 0;
   FILE *f = open_memstream(&buf, &n);
@@ -1500,9 +1576,12 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
   l->max_items = (size_t)(cfg->train.replay_capacity > cfg->train.episodes_per_iter
                               ? cfg->train.replay_capacity
                               : cfg->train.episodes_per_iter) + 1;
-  if ((l->wq = pb_workq_new(l->max_items, pb_now() * 1e6, err)) == NULL)
+  /* Different nonces: an item id names one queue only. */
+  if ((l->wq = pb_workq_new(l->max_items, pb_now() * 1e6, err)) == NULL ||
+      (l->spq = pb_workq_new(l->max_items, pb_now() * 1e6 + 7919, err)) == NULL)
     goto fail;
   pb_workq_set_max_lease(l->wq, cfg->net.lease_max_ms / 1000.0);
+  pb_workq_set_max_lease(l->spq, cfg->net.lease_max_ms / 1000.0);
   size_t nsp = (size_t)(cfg->train.episodes_per_iter + cfg->net.item_episodes - 1) /
                (size_t)cfg->net.item_episodes;
   l->item_eps = calloc(nsp, sizeof *l->item_eps);
@@ -1656,6 +1735,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
   pb_msg_buf_free(&l->obuf);
   pb_learn_destroy(&l->learn);
   pb_workq_destroy(&l->wq);
+  pb_workq_destroy(&l->spq);
   if (l->item_eps) {
     size_t nsp = (size_t)(l->cfg.train.episodes_per_iter +
                           l->cfg.net.item_episodes - 1) /
