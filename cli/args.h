@@ -19,4 +19,7 @@ int pb_cli_options(int argc, char **argv, const char *cmd,
  * 0 and *out set, or -1. */
 int pb_cli_long(const char *s, long lo, long hi, long *out);
 
+/* A seed: strict decimal in 0..2^64-1: 0 and *out set, or -1. */
+int pb_cli_seed(const char *s, unsigned long long *out);
+
 #endif

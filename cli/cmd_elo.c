@@ -2,7 +2,6 @@
  * each other (round robin) and fits their Elo ratings jointly by maximum
  * likelihood with the first player fixed at 1000, printed beside the
  * paper's anchors so that the anchors the evaluator uses can be checked. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,10 +86,8 @@ int pb_cmd_elo_calibrate(int argc, char **argv) {
     return 2;
   }
   const char *ss = val[O_SEED];
-  char *end = NULL;
-  errno = 0;
-  unsigned long long seed = strtoull(ss, &end, 10);
-  if (ss[0] < '0' || ss[0] > '9' || errno != 0 || *end != '\0') {
+  unsigned long long seed;
+  if (pb_cli_seed(ss, &seed) != 0) {
     fprintf(stderr, "probs elo-calibrate: bad --seed '%s'\n", ss);
     return 2;
   }

@@ -1,6 +1,5 @@
 /* cmd_match.c - `probs match`: two agents play a series of games; prints
  * the score and the Elo difference of A over B. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,10 +71,8 @@ int pb_cmd_match(int argc, char **argv) {
     return 2;
   }
   const char *ss = val[O_SEED];
-  char *end = NULL;
-  errno = 0;
-  unsigned long long seed = strtoull(ss, &end, 10);
-  if (ss[0] < '0' || ss[0] > '9' || errno != 0 || *end != '\0') {
+  unsigned long long seed;
+  if (pb_cli_seed(ss, &seed) != 0) {
     fprintf(stderr, "probs match: bad --seed '%s' (expected 0..2^64-1)\n", ss);
     match_usage(stderr);
     return 2;

@@ -3,7 +3,6 @@
  * evaluation on request. Reads standard input line by line; end of input
  * ends the game (exit 0). */
 #include <ctype.h>
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,10 +205,8 @@ int pb_cmd_play(int argc, char **argv) {
     return 2;
   }
   const char *ss = val[O_SEED];
-  char *end = NULL;
-  errno = 0;
-  unsigned long long seed = strtoull(ss, &end, 10);
-  if (ss[0] < '0' || ss[0] > '9' || errno != 0 || *end != '\0') {
+  unsigned long long seed;
+  if (pb_cli_seed(ss, &seed) != 0) {
     fprintf(stderr, "probs play: bad --seed '%s' (expected 0..2^64-1)\n", ss);
     return 2;
   }

@@ -848,9 +848,7 @@ static void net_destroy(void *impl) {
   free(na);
 }
 
-/* The legal action of highest value in row v (ties to the lowest action;
- * NaN counts as -inf). */
-static int argmax_legal(const float *v, const uint8_t *legal, int n) {
+int pb_agent_argmax_legal(const float *v, const uint8_t *legal, int n) {
   int best = legal[0];
   float bv = isnan(v[best]) ? -INFINITY : v[best];
   for (int i = 1; i < n; i++)
@@ -872,7 +870,7 @@ static int net_q_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
   for (int i = 0; i < n; i++) {
     uint8_t legal[PB_MAX_ACTIONS];
     int nl = g->legal(&s[i], legal);
-    out[i] = argmax_legal(&na->out[(size_t)i * g->num_actions], legal, nl);
+    out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * g->num_actions], legal, nl);
   }
   return 0;
 }
@@ -915,7 +913,7 @@ static int net_v1_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
       int slot = i * A + legal[k];
       if (idx[slot] >= 0) val[slot] = -na->out[idx[slot]];
     }
-    out[i] = argmax_legal(&val[i * A], legal, nl);
+    out[i] = pb_agent_argmax_legal(&val[i * A], legal, nl);
   }
   return 0;
 }
@@ -930,7 +928,7 @@ static int net_beam_chunk(net_agent_t *na, const pb_state_t *s, int n,
   for (int i = 0; i < n; i++) {
     uint8_t legal[PB_MAX_ACTIONS];
     int nl = g->legal(&s[i], legal);
-    out[i] = argmax_legal(&na->out[(size_t)i * g->num_actions], legal, nl);
+    out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * g->num_actions], legal, nl);
   }
   return 0;
 }

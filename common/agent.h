@@ -149,4 +149,9 @@ struct pb_learn *pb_agent_networks(const pb_agent_t *a, int *E, int *M);
 /* Frees the agent; accepts NULL and sets *a to NULL. */
 void pb_agent_destroy(pb_agent_t **a);
 
+/* The legal action (of legal[0..n)) of highest value in v, indexed by
+ * action: ties go to the first in legal, NaN counts as -inf. What every
+ * network agent plays. */
+int pb_agent_argmax_legal(const float *v, const uint8_t *legal, int n);
+
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent.h"
 #include "beam_search.h"
 #include "neteval.h"
 
@@ -157,19 +158,6 @@ void pb_analysis_destroy(pb_analysis_t **a) {
   *a = NULL;
 }
 
-/* The legal action of highest value in v (ties to the lowest, NaN as
- * -inf), as the network agents choose. */
-static int best_of(const float *v, const uint8_t *legal, int n) {
-  int best = legal[0];
-  float bv = isnan(v[best]) ? -INFINITY : v[best];
-  for (int i = 1; i < n; i++)
-    if (v[legal[i]] > bv) {
-      bv = v[legal[i]];
-      best = legal[i];
-    }
-  return best;
-}
-
 int pb_analysis_eval(pb_analysis_t *a, const pb_state_t *s,
                      pb_analysis_eval_t *out, pb_err_t *err) {
   if (a == NULL || s == NULL || out == NULL)
@@ -191,7 +179,7 @@ int pb_analysis_eval(pb_analysis_t *a, const pb_state_t *s,
     for (int i = 0; i < out->n_legal; i++)
       out->beam[out->legal[i]] = b[out->legal[i]];
     out->has_beam = 1;
-    out->best_beam = best_of(out->beam, out->legal, out->n_legal);
+    out->best_beam = pb_agent_argmax_legal(out->beam, out->legal, out->n_legal);
   }
   rc = fn.value(fn.ctx, s, 1, &out->v, err);
   if (rc < 0) return rc;
@@ -220,7 +208,7 @@ int pb_analysis_eval(pb_analysis_t *a, const pb_state_t *s,
     if (rc < 0) return rc;
   }
   for (int k = 0; k < nk; k++) out->v1[kid_action[k]] = -kv[k];
-  out->best_q = best_of(out->q, out->legal, out->n_legal);
-  out->best_v1 = best_of(out->v1, out->legal, out->n_legal);
+  out->best_q = pb_agent_argmax_legal(out->q, out->legal, out->n_legal);
+  out->best_v1 = pb_agent_argmax_legal(out->v1, out->legal, out->n_legal);
   return 0;
 }
