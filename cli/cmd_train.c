@@ -487,7 +487,9 @@ int pb_cmd_train(int argc, char **argv) {
     char port_sets[3][PB_CONFIG_PATH_MAX + 32];
     if (move_busy_ports(&cfg, sets, &nsets, port_sets) != 0) return 2;
     if (cfg.net.http_port > 0)
-      fprintf(stderr, "probs train: the run's status: http://%s:%d/status\n",
+      fprintf(stderr,
+              "probs train: the run's dashboard: http://%s:%d/ (JSON: "
+              "/status, /metrics)\n",
               strcmp(cfg.net.http_bind, "0.0.0.0") ? cfg.net.http_bind
                                                     : "127.0.0.1",
               cfg.net.http_port);
