@@ -1,0 +1,206 @@
+/* test_mcts.c - PUCT MCTS (common/mcts.h): with a uniform network and
+ * enough simulations it finds the winning move and the only block in
+ * hand-picked Tic-Tac-Toe positions; visit counts sum to the simulations;
+ * many searches advanced together give exactly what one at a time gives;
+ * errors pass through. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "game.h"
+#include "mcts.h"
+#include "rng.h"
+
+#define T3 (pb_game_by_id(PB_GAME_TICTACTOE))
+#define C4 (pb_game_by_id(PB_GAME_CONNECT4))
+
+static pb_state_t pos(const pb_game_t *g, const char *moves) {
+  pb_state_t s;
+  pb_err_t err;
+  if (g->parse(&s, moves, &err) != 0) fail_msg("parse %s: %s", moves, err.msg);
+  return s;
+}
+
+typedef struct {
+  const pb_game_t *g;
+  int calls, rows, fail_at;
+  int hashed; /* 0: uniform (logits 0, value 0); 1: hashes of the state */
+} net_t;
+
+static uint64_t hash_state(const pb_state_t *s) {
+  uint64_t h = 0x12345;
+  for (int i = 0; i < PB_STATE_WORDS; i++) h = pb_mix64(h ^ s->w[i]);
+  return h;
+}
+
+static int net_eval(void *ctx, const pb_state_t *s, int n, float *policy,
+                    float *value, pb_err_t *err) {
+  net_t *nt = ctx;
+  if (++nt->calls == nt->fail_at)
+    return pb_err_set(err, PB_ENN, "net: call %d fails", nt->calls);
+  nt->rows += n;
+  const int A = nt->g->num_actions;
+  for (int i = 0; i < n; i++) {
+    uint64_t h = nt->hashed ? hash_state(&s[i]) : 0;
+    value[i] = nt->hashed ? (float)((h >> 40) % 2001) / 1000.0f - 1.0f : 0.0f;
+    for (int a = 0; a < A; a++)
+      policy[i * A + a] =
+          nt->hashed ? (float)(pb_mix64(h + (uint64_t)a) % 1000) / 250.0f : 0.0f;
+  }
+  return 0;
+}
+
+static int argmax(const float *v, int n) {
+  int b = 0;
+  for (int i = 1; i < n; i++)
+    if (v[i] > v[b]) b = i;
+  return b;
+}
+
+/* Win in one, and the only move that does not lose at once. */
+static void test_finds_win_and_block(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_mcts_opts_t o = {2000, 1.5, 0.0, 0.0, 8};
+  pb_mcts_t *m = pb_mcts_new(T3, &o, &err);
+  assert_non_null(m);
+  net_t nt = {T3, 0, 0, 0, 0};
+  pb_mcts_evalfn_t ev = {net_eval, &nt};
+  /* X (7, 8) against O (1, 5): cell 9 (action 8) wins; mirrored: cell 7
+   * (action 6). X (1, 2) against O (5), O to... X to move after O at 9:
+   * "1529": X holds 1 and 2, O 5 and 9: X wins at 3 (action 2). */
+  const struct {
+    const char *moves;
+    int best;
+  } cases[] = {{"7185", 8}, {"9385", 6}, {"1529", 2},
+               /* O holds 5, X holds 1 and 2 threatening 3; O to move
+                * after X's 2 must block at 3 (action 2): "15 2" -> X 1, O 5,
+                * X 2. */
+               {"152", 2}};
+  const int nc = sizeof cases / sizeof cases[0];
+  pb_state_t s[4];
+  for (int i = 0; i < nc; i++) s[i] = pos(T3, cases[i].moves);
+  float visits[4 * 9], val[4];
+  assert_int_equal(pb_mcts_run(m, s, nc, &ev, NULL, visits, val, &err), 0);
+  for (int i = 0; i < nc; i++) {
+    if (argmax(visits + i * 9, 9) != cases[i].best)
+      fail_msg("%s: most visits on %d, want %d", cases[i].moves,
+               argmax(visits + i * 9, 9), cases[i].best);
+    double sum = 0;
+    for (int a = 0; a < 9; a++) sum += visits[i * 9 + a];
+    assert_true(sum == 2000);
+  }
+  /* The wins are worth about +1 to the side to move. */
+  assert_true(val[0] > 0.5f && val[1] > 0.5f && val[2] > 0.5f);
+  pb_mcts_destroy(&m);
+  pb_mcts_destroy(&m);
+  assert_null(m);
+}
+
+/* Visit counts: sum to the simulations, 0 on illegal actions; many
+ * searches together (parallel 64) = one at a time (parallel 1), exactly,
+ * with one network call per round. */
+static void test_batched_same_as_one(void **state) {
+  (void)state;
+  pb_err_t err;
+  enum { N = 40, S = 60, A = 7 };
+  pb_state_t s[N];
+  pb_rng_t r;
+  pb_rng_seed(&r, 9, 0);
+  for (int i = 0; i < N; i++) {
+    C4->reset(&s[i]);
+    int plies = (int)pb_rng_below(&r, 12);
+    for (int k = 0; k < plies; k++) {
+      uint8_t acts[PB_MAX_ACTIONS];
+      int na = C4->legal(&s[i], acts), done = 0;
+      pb_state_t t = s[i];
+      C4->step(&t, acts[pb_rng_below(&r, (uint32_t)na)], &done);
+      if (done) break;
+      s[i] = t;
+    }
+  }
+  float want[N * A], got[N * A], wv[N], gv[N];
+  pb_mcts_opts_t one = {S, 1.25, 0.0, 0.0, 1}, many = {S, 1.25, 0.0, 0.0, 64};
+  net_t n1 = {C4, 0, 0, 0, 1}, n2 = {C4, 0, 0, 0, 1};
+  pb_mcts_evalfn_t e1 = {net_eval, &n1}, e2 = {net_eval, &n2};
+  pb_mcts_t *m1 = pb_mcts_new(C4, &one, &err), *m2 = pb_mcts_new(C4, &many, &err);
+  assert_int_equal(pb_mcts_run(m1, s, N, &e1, NULL, want, wv, &err), 0);
+  assert_int_equal(pb_mcts_run(m2, s, N, &e2, NULL, got, gv, &err), 0);
+  assert_memory_equal(want, got, sizeof want);
+  assert_memory_equal(wv, gv, sizeof wv);
+  for (int i = 0; i < N; i++) {
+    uint8_t acts[PB_MAX_ACTIONS], legal[PB_MAX_ACTIONS] = {0};
+    int na = C4->legal(&s[i], acts);
+    for (int k = 0; k < na; k++) legal[acts[k]] = 1;
+    double sum = 0;
+    for (int a = 0; a < A; a++) {
+      if (!legal[a]) assert_true(got[i * A + a] == 0);
+      sum += got[i * A + a];
+    }
+    assert_true(sum == S);
+  }
+  /* One call for the roots and at most one per simulation round (none in
+   * a round whose descents all ended in finished games). */
+  assert_true(n2.calls <= S + 1 && n2.calls > S / 2);
+  assert_true(n1.calls <= N * (S + 1) && n1.calls > 20 * n2.calls);
+  assert_int_equal(n1.rows, n2.rows);
+  assert_true(pb_mcts_evaluations(m2) == (uint64_t)n2.rows);
+  pb_mcts_destroy(&m1);
+  pb_mcts_destroy(&m2);
+}
+
+/* Root noise moves visits around but keeps their sum; errors pass
+ * through; bad options and finished games are refused. */
+static void test_noise_and_errors(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_mcts_opts_t o = {100, 1.25, 0.25, 0.3, 4};
+  pb_mcts_t *m = pb_mcts_new(T3, &o, &err);
+  assert_non_null(m);
+  net_t nt = {T3, 0, 0, 0, 1};
+  pb_mcts_evalfn_t ev = {net_eval, &nt};
+  pb_state_t s = pos(T3, "");
+  float v1[9], v2[9];
+  pb_rng_t r1, r2;
+  pb_rng_seed(&r1, 1, 0);
+  pb_rng_seed(&r2, 2, 0);
+  assert_int_equal(pb_mcts_run(m, &s, 1, &ev, &r1, v1, NULL, &err), 0);
+  assert_int_equal(pb_mcts_run(m, &s, 1, &ev, &r2, v2, NULL, &err), 0);
+  double a = 0, b = 0;
+  for (int i = 0; i < 9; i++) {
+    a += v1[i];
+    b += v2[i];
+  }
+  assert_true(a == 100 && b == 100);
+  assert_memory_not_equal(v1, v2, sizeof v1);
+  /* A finished game. */
+  pb_state_t won = pos(T3, "14253");
+  assert_int_equal(pb_mcts_run(m, &won, 1, &ev, &r1, v1, NULL, &err), PB_EINVAL);
+  /* The network fails on its 3rd call. */
+  net_t bad = {T3, 0, 0, 3, 0};
+  pb_mcts_evalfn_t evb = {net_eval, &bad};
+  assert_int_equal(pb_mcts_run(m, &s, 1, &evb, &r1, v1, NULL, &err), PB_ENN);
+  assert_non_null(strstr(err.msg, "call 3 fails"));
+  pb_mcts_destroy(&m);
+  pb_mcts_opts_t badopts[] = {{0, 1, 0, 0, 1}, {10, 0, 0, 0, 1},
+                              {10, 1, 0.5, 0, 1}, {10, 1, 0, 0, 0},
+                              {10, 1, 1.5, 0.3, 1}};
+  for (size_t i = 0; i < sizeof badopts / sizeof badopts[0]; i++) {
+    assert_null(pb_mcts_new(T3, &badopts[i], &err));
+    assert_int_equal(err.code, PB_EINVAL);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_finds_win_and_block),
+      cmocka_unit_test(test_batched_same_as_one),
+      cmocka_unit_test(test_noise_and_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
