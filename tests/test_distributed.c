@@ -133,6 +133,24 @@ static void test_two_iterations_two_workers_each(void **state) {
   assert_true(quarantined[1] == 0);
 }
 
+/* The in-process reference in ref's run dir, and beside it run r
+ * distributed with one actor and one searcher; both must finish. */
+static void run_beside_inproc(run_t *r, run_t *ref) {
+  char path[512], log[512];
+  snprintf(path, sizeof path, "%s/probs", BIN);
+  snprintf(log, sizeof log, "%s/inproc.out", ref->dir);
+  char *argv[] = {path, (char *)"train", (char *)CONFIG, (char *)"--inproc",
+                  (char *)"--run-dir", ref->dir, NULL};
+  pid_t ip = tp_spawn(argv, log);
+  pid_t w[2];
+  w[0] = start_worker(r, "selfplay", "actor-1");
+  w[1] = start_worker(r, "search", "searcher-1");
+  pid_t l = start_learner(r, 0);
+  assert_true(exited_ok(tp_wait(ip, 300)));
+  assert_true(exited_ok(tp_wait(l, 300)));
+  for (int i = 0; i < 2; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
+}
+
 /* With one worker of each role and the same seed, the distributed run
  * trains on exactly the data of the in-process reference. */
 static void test_matches_inproc(void **state) {
@@ -140,19 +158,7 @@ static void test_matches_inproc(void **state) {
   run_t r, ref;
   run_init(&r, "same", 1);
   run_init(&ref, "ref", 2);
-  char path[512], log[512];
-  snprintf(path, sizeof path, "%s/probs", BIN);
-  snprintf(log, sizeof log, "%s/inproc.out", ref.dir);
-  char *argv[] = {path, (char *)"train", (char *)CONFIG, (char *)"--inproc",
-                  (char *)"--run-dir", ref.dir, NULL};
-  pid_t ip = tp_spawn(argv, log);
-  pid_t w[2];
-  w[0] = start_worker(&r, "selfplay", "actor-1");
-  w[1] = start_worker(&r, "search", "searcher-1");
-  pid_t l = start_learner(&r, 0);
-  assert_true(exited_ok(tp_wait(ip, 300)));
-  assert_true(exited_ok(tp_wait(l, 300)));
-  for (int i = 0; i < 2; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
+  run_beside_inproc(&r, &ref);
   const char *keys[] = {"targets_crc", "positions", "distinct_positions",
                         "v_loss", "q_loss"};
   char a[512], b[512];
@@ -184,19 +190,7 @@ static void test_threaded_workers(void **state) {
   run_init(&ref, "threads-ref", 9);
   r.extra[0] = (char *)"search.threads=3";
   r.extra[1] = (char *)"train.selfplay_threads=2";
-  char path[512], log[512];
-  snprintf(path, sizeof path, "%s/probs", BIN);
-  snprintf(log, sizeof log, "%s/inproc.out", ref.dir);
-  char *argv[] = {path, (char *)"train", (char *)CONFIG, (char *)"--inproc",
-                  (char *)"--run-dir", ref.dir, NULL};
-  pid_t ip = tp_spawn(argv, log);
-  pid_t w[2];
-  w[0] = start_worker(&r, "selfplay", "actor-1");
-  w[1] = start_worker(&r, "search", "searcher-1");
-  pid_t l = start_learner(&r, 0);
-  assert_true(exited_ok(tp_wait(ip, 300)));
-  assert_true(exited_ok(tp_wait(l, 300)));
-  for (int i = 0; i < 2; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
+  run_beside_inproc(&r, &ref);
   char a[512], b[512];
   path_of(&r, "searcher-1.out", a, sizeof a);
   assert_true(tp_count(a, "threads 3,") == 1);
