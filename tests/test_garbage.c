@@ -261,29 +261,37 @@ static void test_worker_survives_garbage(void **state) {
   zmq_ctx_term(ctx);
 }
 
+/* A real learner on run dir `dir` with the config and `--set` of each
+ * of sets (NULL-terminated); its output goes to DIR/learner.out. */
+static pid_t spawn_learner(const char *dir, const char *const *sets) {
+  char path[512], out[512];
+  snprintf(path, sizeof path, "%s/probs-learner", BIN);
+  snprintf(out, sizeof out, "%s/learner.out", dir);
+  char *argv[64] = {path, (char *)CONFIG, (char *)"--run-dir", (char *)dir};
+  int n = 4;
+  for (int i = 0; sets[i] != NULL && n < 60; i++) {
+    argv[n++] = (char *)"--set";
+    argv[n++] = (char *)sets[i];
+  }
+  argv[n] = NULL;
+  pid_t l = tp_spawn(argv, out);
+  assert_true(l > 0);
+  return l;
+}
+
 /* A peer that takes a self-play item and heartbeats for it forever does
  * not stall the run: the lease ends at net.lease_max_ms, the item goes to
  * a real actor, and the run finishes. */
 static void test_lease_hog_is_cut(void **state) {
   (void)state;
-  char dir[256], log[512], work[80], pub[80], path[512], out[512];
+  char dir[256], log[512], work[80], pub[80];
   tp_tmpdir(dir, sizeof dir, "hog");
   int port = tp_port_base(9);
   snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
   snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
-  char *sets[] = {(char *)"--set", work, (char *)"--set", pub,
-                  (char *)"--set", (char *)"train.iterations=1",
-                  (char *)"--set", (char *)"net.lease_ms=1000",
-                  (char *)"--set", (char *)"net.heartbeat_ms=200",
-                  (char *)"--set", (char *)"net.lease_max_ms=3000"};
-  snprintf(path, sizeof path, "%s/probs-learner", BIN);
-  snprintf(out, sizeof out, "%s/learner.out", dir);
-  char *argv[32] = {path, (char *)CONFIG, (char *)"--run-dir", dir};
-  int n = 4;
-  for (int i = 0; i < 12; i++) argv[n++] = sets[i];
-  argv[n] = NULL;
-  pid_t l = tp_spawn(argv, out);
-  assert_true(l > 0);
+  const char *sets[] = {work, pub, "train.iterations=1", "net.lease_ms=1000",
+                        "net.heartbeat_ms=200", "net.lease_max_ms=3000", NULL};
+  pid_t l = spawn_learner(dir, sets);
   snprintf(log, sizeof log, "%s/learner.log", dir);
 
   void *ctx = zmq_ctx_new();
@@ -350,22 +358,14 @@ static void test_lease_hog_is_cut(void **state) {
  * the run finishes. */
 static void test_lying_searcher_quarantined(void **state) {
   (void)state;
-  char dir[256], log[512], work[80], pub[80], path[512], out[512];
+  char dir[256], log[512], work[80], pub[80], path[512];
   tp_tmpdir(dir, sizeof dir, "liar");
   int port = tp_port_base(10);
   snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
   snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
-  char *sets[] = {(char *)"--set", work, (char *)"--set", pub,
-                  (char *)"--set", (char *)"train.iterations=1",
-                  (char *)"--set", (char *)"net.spot_check=0.05"};
-  snprintf(path, sizeof path, "%s/probs-learner", BIN);
-  snprintf(out, sizeof out, "%s/learner.out", dir);
-  char *argv[32] = {path, (char *)CONFIG, (char *)"--run-dir", dir};
-  int n = 4;
-  for (int i = 0; i < 8; i++) argv[n++] = sets[i];
-  argv[n] = NULL;
-  pid_t l = tp_spawn(argv, out);
-  assert_true(l > 0);
+  const char *sets[] = {work, pub, "train.iterations=1",
+                        "net.spot_check=0.05", NULL};
+  pid_t l = spawn_learner(dir, sets);
   snprintf(log, sizeof log, "%s/learner.log", dir);
 
   /* A real actor; the real searcher comes once the liar has answered. */
