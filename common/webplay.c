@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "analysis.h"
 #include "ckpt.h"
 #include "json.h"
 #include "nn.h"
@@ -87,9 +88,6 @@ static int refresh(pb_webplay_t *w, pb_err_t *err) {
   return 0;
 }
 
-/* Names of the player to move ("X" first) and of the other. */
-static const char *side(int ply) { return (ply & 1) == 0 ? "X" : "O"; }
-
 int pb_webplay_move(pb_webplay_t *w, const char *moves, int reply,
                     char **json, pb_err_t *err) {
   if (json != NULL) *json = NULL;
@@ -153,7 +151,8 @@ int pb_webplay_move(pb_webplay_t *w, const char *moves, int reply,
   pb_json_str(&j, asked ? reply_name : NULL);
   pb_json_kstr(&j, "board", board);
   pb_json_kint(&j, "ply", ply);
-  pb_json_kstr(&j, "to_move", side(ply));
+  const char to_move[2] = {pb_analysis_side(g, &s), '\0'};
+  pb_json_kstr(&j, "to_move", to_move);
   pb_json_key(&j, "legal");
   pb_json_arr_begin(&j);
   for (int i = 0; i < nl && !over; i++) {
@@ -163,13 +162,13 @@ int pb_webplay_move(pb_webplay_t *w, const char *moves, int reply,
   pb_json_arr_end(&j);
   pb_json_kbool(&j, "over", over);
   const char *winner = NULL, *result = NULL;
+  char res[16] = "";
   if (over) {
-    float r = 0;
-    if (nl == 0) g->terminal(&s, &r);
-    /* r is for the side to move in s. */
-    winner = r > 0 ? side(ply) : r < 0 ? side(ply + 1) : NULL;
-    result = winner == NULL ? "draw"
-             : winner[0] == 'X' ? "X wins" : "O wins";
+    /* A game cut at the turn limit is a draw. */
+    if (!pb_analysis_result(g, &s, res, sizeof res))
+      snprintf(res, sizeof res, "draw");
+    result = res;
+    if (strstr(res, "wins") != NULL) winner = res[0] == 'X' ? "X" : "O";
   }
   pb_json_key(&j, "winner");
   pb_json_str(&j, winner);
