@@ -484,6 +484,35 @@ static int pb__list(const char *dir, const char *prefix, pb__cand_t **out,
   return 0;
 }
 
+static int pb__cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+int pb_ckpt_numbers(const char *dir, const char *prefix, uint64_t **numbers,
+                    size_t *n, pb_err_t *err) {
+  if (dir == NULL || prefix == NULL || numbers == NULL || n == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_ckpt_numbers: NULL argument");
+  *numbers = NULL;
+  *n = 0;
+  pb__cand_t *c = NULL;
+  size_t nc = 0;
+  int rc = pb__list(dir, prefix, &c, &nc, err);
+  if (rc != 0) return rc;
+  uint64_t *v = nc ? malloc(nc * sizeof *v) : NULL;
+  if (nc > 0 && v == NULL) rc = pb_err_set(err, PB_ENOMEM, "ckpt: out of memory");
+  for (size_t i = 0; i < nc; i++) {
+    if (v != NULL) v[i] = c[i].number;
+    free(c[i].name);
+  }
+  free(c);
+  if (rc != 0) return rc;
+  if (nc > 0) qsort(v, nc, sizeof *v, pb__cmp_u64);
+  *numbers = v;
+  *n = nc;
+  return 0;
+}
+
 int pb_ckpt_newest(const char *dir, const char *prefix, char *path,
                    size_t size, uint64_t *number, pb_err_t *err) {
   if (dir == NULL || prefix == NULL || path == NULL || size == 0)

@@ -112,6 +112,13 @@ int pb_ckpt_scan(const char *dir, const char *prefix, char *path, size_t size,
 int pb_ckpt_newest(const char *dir, const char *prefix, char *path,
                    size_t size, uint64_t *number, pb_err_t *err);
 
+/* The numbers of the files "<prefix>-<digits>.pbck" in dir, none opened,
+ * in increasing order, into a malloc'd array (*numbers, the caller frees
+ * it; NULL when *n is 0). Returns 0, PB_ENOTFOUND if dir does not exist,
+ * PB_EIO if it cannot be listed, PB_ENOMEM or PB_EINVAL. */
+int pb_ckpt_numbers(const char *dir, const char *prefix, uint64_t **numbers,
+                    size_t *n, pb_err_t *err);
+
 /* pb_ckpt_scan(dir, "ckpt", path, size, NULL, NULL, NULL, err): the newest
  * intact "ckpt-NNNNNN.pbck" in dir, for --resume. */
 int pb_ckpt_find_latest(const char *dir, char *path, size_t size,

@@ -6,7 +6,6 @@
  * agent and one agent per opponent, made once per checkpoint. */
 #include "evalrun.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -989,68 +988,14 @@ void pb_evalrun_destroy(pb_evalrun_t **pr) {
   *pr = NULL;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* "ckpt-<digits>.pbck" -> its number. */
-static int ckpt_number(const char *name, uint64_t *v) {
-  size_t len = strlen(name), pre = 5, suf = strlen(PB_CKPT_SUFFIX);
-  if (len <= pre + suf || strncmp(name, "ckpt-", pre) != 0 ||
-      strcmp(name + len - suf, PB_CKPT_SUFFIX) != 0 || len - pre - suf > 19)
-    return -1;
-  uint64_t x = 0;
-  for (size_t i = pre; i < len - suf; i++) {
-    if (name[i] < '0' || name[i] > '9') return -1;
-    x = x * 10 + (uint64_t)(name[i] - '0');
-  }
-  *v = x;
-  return 0;
-}
-
 int pb_evalrun_versions(const pb_evalrun_t *r, uint64_t **versions, size_t *n,
                         pb_err_t *err) {
   if (r == NULL || versions == NULL || n == NULL)
     return pb_err_set(err, PB_EINVAL, "evalrun: NULL argument");
-  *versions = NULL;
-  *n = 0;
   char path[PB__PATH];
   snprintf(path, sizeof path, "%s/checkpoints", r->dir);
-  DIR *dir = opendir(path);
-  if (dir == NULL) {
-    if (errno == ENOENT) return 0;
-    return pb_err_set(err, PB_EIO, "cannot list '%s': %s", path,
-                      strerror(errno));
-  }
-  uint64_t *v = NULL;
-  size_t cnt = 0, cap = 0;
-  int rc = 0;
-  struct dirent *de;
-  while ((de = readdir(dir)) != NULL) {
-    uint64_t x;
-    if (ckpt_number(de->d_name, &x) != 0) continue;
-    if (cnt == cap) {
-      size_t nc = cap ? 2 * cap : 64;
-      uint64_t *nv = realloc(v, nc * sizeof *nv);
-      if (nv == NULL) {
-        rc = pb_err_set(err, PB_ENOMEM, "evalrun: out of memory");
-        break;
-      }
-      v = nv;
-      cap = nc;
-    }
-    v[cnt++] = x;
-  }
-  closedir(dir);
-  if (rc != 0) {
-    free(v);
-    return rc;
-  }
-  if (cnt > 0) qsort(v, cnt, sizeof *v, cmp_u64);
-  *versions = v;
-  *n = cnt;
-  return 0;
+  int rc = pb_ckpt_numbers(path, "ckpt", versions, n, err);
+  return rc == PB_ENOTFOUND ? 0 : rc; /* no checkpoints/ yet: none */
 }
 
 /* The first executable called `name` in PATH into buf; 0 if found. */

@@ -411,6 +411,22 @@ static void test_find_latest(void **state) {
   assert_int_equal(pb_ckpt_newest(NULL, "ckpt", found, sizeof found, &num, &err),
                    PB_EINVAL);
 
+  /* pb_ckpt_numbers lists them all, increasing, the noise left out. */
+  uint64_t *nums = NULL;
+  size_t nn = 0;
+  assert_int_equal(pb_ckpt_numbers(dir, "ckpt", &nums, &nn, &err), 0);
+  assert_int_equal(nn, 5);
+  const uint64_t want_nums[5] = {1, 2, 9, 10, 11};
+  assert_memory_equal(nums, want_nums, sizeof want_nums);
+  free(nums);
+  assert_int_equal(pb_ckpt_numbers(dir, "none", &nums, &nn, &err), 0);
+  assert_int_equal(nn, 0);
+  assert_null(nums);
+  snprintf(path, sizeof path, "%s/missing", dir);
+  assert_int_equal(pb_ckpt_numbers(path, "ckpt", &nums, &nn, &err),
+                   PB_ENOTFOUND);
+  assert_int_equal(pb_ckpt_numbers(dir, NULL, &nums, &nn, &err), PB_EINVAL);
+
   /* too small an output buffer */
   char tiny[8];
   assert_int_equal(pb_ckpt_find_latest(dir, tiny, sizeof tiny, &err),
