@@ -52,6 +52,7 @@ extern "C" {
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -158,6 +159,8 @@ struct pb_nn {
   torch::Tensor m, v;               /* Adam moments, [nparams] */
   int64_t step = 0;                 /* Adam steps taken */
   double grad_norm = 0;             /* of the last step, before clipping */
+  double loss_policy = 0;           /* the parts of the last step's loss */
+  double loss_value = 0;            /* (pb_nn_last_loss_parts) */
   std::vector<torch::Tensor> infer; /* no-grad views of theta, per param */
 };
 
@@ -254,11 +257,18 @@ static int pb__spec_check(const pb_nn_spec_t *s, pb_err_t *err) {
       return pb__nn_err(err, PB_EINVAL,
                         "nn spec: %s = %d is out of range [%d, %d]", x.name,
                         x.value, x.lo, x.hi);
-  if (s->head != PB_NN_HEAD_TANH && s->head != PB_NN_HEAD_LINEAR)
+  if (s->head != PB_NN_HEAD_TANH && s->head != PB_NN_HEAD_LINEAR &&
+      s->head != PB_NN_HEAD_PV)
     return pb__nn_err(err, PB_EINVAL,
-                      "nn spec: head = %d is neither PB_NN_HEAD_TANH (%d) nor "
-                      "PB_NN_HEAD_LINEAR (%d)",
-                      s->head, PB_NN_HEAD_TANH, PB_NN_HEAD_LINEAR);
+                      "nn spec: head = %d is none of PB_NN_HEAD_TANH (%d), "
+                      "PB_NN_HEAD_LINEAR (%d), PB_NN_HEAD_PV (%d)",
+                      s->head, PB_NN_HEAD_TANH, PB_NN_HEAD_LINEAR,
+                      PB_NN_HEAD_PV);
+  if (s->head == PB_NN_HEAD_PV && s->outputs < 3)
+    return pb__nn_err(err, PB_EINVAL,
+                      "nn spec: outputs = %d with head PB_NN_HEAD_PV: needs "
+                      ">= 3 (at least 2 actions, then the value)",
+                      s->outputs);
   int64_t cells = (int64_t)s->planes * s->height * s->width;
   if (cells > ((int64_t)1 << 24))
     return pb__nn_err(err, PB_EINVAL,
@@ -350,6 +360,14 @@ static torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
     h = act(torch::linear(h, w[k], w[k + 1]));
   h = torch::linear(h, w[k], w[k + 1]);
   if (s.head == PB_NN_HEAD_TANH) h = inplace ? h.tanh_() : h.tanh();
+  if (s.head == PB_NN_HEAD_PV) {
+    /* policy logits raw, the last column (the value) through tanh */
+    const int64_t A = s.outputs - 1;
+    if (inplace)
+      h.narrow(1, A, 1).tanh_();
+    else
+      h = torch::cat({h.narrow(1, 0, A), h.narrow(1, A, 1).tanh()}, 1);
+  }
   return h;
 }
 
@@ -511,6 +529,14 @@ extern "C" double pb_nn_last_grad_norm(const pb_nn_t *nn) {
   return nn ? nn->grad_norm : 0.0;
 }
 
+extern "C" int pb_nn_last_loss_parts(const pb_nn_t *nn, double *policy,
+                                     double *value) {
+  if (nn == nullptr) return PB_EINVAL;
+  if (policy != nullptr) *policy = nn->loss_policy;
+  if (value != nullptr) *value = nn->loss_value;
+  return 0;
+}
+
 extern "C" int64_t pb_nn_train_steps(const pb_nn_t *nn) {
   return nn ? nn->step : -1;
 }
@@ -574,6 +600,46 @@ extern "C" int pb_nn_forward(pb_nn_t *nn, const float *in, int batch,
   });
 }
 
+/* The loss of a PB_NN_HEAD_PV network (nn.h): y and t are [batch][A+1],
+ * mk the same shape or undefined (every action legal, every value counts).
+ *   policy = mean over rows of -sum_{a legal} pi_a log_softmax_legal(y)_a
+ *   value  = sum_rows w (y_A - z)^2 / max(1, sum_rows w)
+ * Nothing under a zero mask is read into either part or its gradient: pi and
+ * z are replaced by 0 there with where() before any product (a NaN times 0
+ * is NaN, and so would be its gradient), illegal logits are -inf before the
+ * log-softmax, and the product pi * log p, which is 0 * -inf at an illegal
+ * action, is dropped with where(). A row without a legal action takes its
+ * softmax over all actions (pi is 0 there, so it adds 0) instead of over
+ * none, which would be NaN. */
+static void pb__pv_loss(const pb_nn *nn, const torch::Tensor &y,
+                        const torch::Tensor &t, const torch::Tensor &mk,
+                        torch::Tensor *policy, torch::Tensor *value) {
+  const int64_t A = nn->spec.outputs - 1;
+  torch::Tensor logits = y.narrow(1, 0, A), v = y.select(1, A);
+  torch::Tensor pi = t.narrow(1, 0, A), z = t.select(1, A);
+  if (!mk.defined()) {
+    torch::Tensor lp = torch::log_softmax(logits, 1);
+    *policy = -(pi * lp).sum(1).mean();
+    torch::Tensor d = v - z;
+    *value = (d * d).mean();
+    return;
+  }
+  torch::Tensor legal = mk.narrow(1, 0, A) != 0;
+  torch::Tensor none = legal.logical_not().all(1, /*keepdim=*/true);
+  legal = legal.logical_or(none); /* rows without a legal action */
+  torch::Tensor zero = torch::zeros_like(pi);
+  torch::Tensor pim = torch::where(mk.narrow(1, 0, A) != 0, pi, zero);
+  torch::Tensor lp = torch::log_softmax(
+      logits.masked_fill(legal.logical_not(),
+                         -std::numeric_limits<float>::infinity()),
+      1);
+  torch::Tensor prod = torch::where(legal, pim * lp, zero);
+  *policy = -prod.sum(1).mean();
+  torch::Tensor w = mk.select(1, A);
+  torch::Tensor d = torch::where(w != 0, v - z, torch::zeros_like(v));
+  *value = (d * d * w).sum() / w.sum().clamp_min(1.0);
+}
+
 extern "C" int pb_nn_train_step(pb_nn_t *nn, const float *in,
                                 const float *target, const float *mask,
                                 int batch, float *loss, pb_err_t *err) {
@@ -594,16 +660,22 @@ extern "C" int pb_nn_train_step(pb_nn_t *nn, const float *in,
     torch::Tensor x = pb__input(nn, in, batch);
     torch::Tensor t = pb__rows(nn, target, batch);
     torch::Tensor y = pb__run(nn, x, pb__views(nn, nn->theta), false);
-    torch::Tensor d = y - t;
-    torch::Tensor l;
-    if (mask != nullptr) {
-      torch::Tensor mk = pb__rows(nn, mask, batch);
-      /* where() rather than d * mask, so that a garbage (even NaN) target
-       * under a zero mask cannot leak into the loss or the gradient. */
-      d = torch::where(mk != 0, d, torch::zeros_like(d));
-      l = (d * d * mk).sum() / mk.sum().clamp_min(1.0);
+    torch::Tensor l, lpol, lval;
+    if (nn->spec.head == PB_NN_HEAD_PV) {
+      pb__pv_loss(nn, y, t, mask ? pb__rows(nn, mask, batch) : torch::Tensor(),
+                  &lpol, &lval);
+      l = lpol + lval;
     } else {
-      l = (d * d).mean();
+      torch::Tensor d = y - t;
+      if (mask != nullptr) {
+        torch::Tensor mk = pb__rows(nn, mask, batch);
+        /* where() rather than d * mask, so that a garbage (even NaN) target
+         * under a zero mask cannot leak into the loss or the gradient. */
+        d = torch::where(mk != 0, d, torch::zeros_like(d));
+        l = (d * d * mk).sum() / mk.sum().clamp_min(1.0);
+      } else {
+        l = (d * d).mean();
+      }
     }
     torch::Tensor g = torch::autograd::grad({l}, {nn->theta})[0];
     float lv = l.item<float>();
@@ -613,6 +685,15 @@ extern "C" int pb_nn_train_step(pb_nn_t *nn, const float *in,
                         "target?); step not taken",
                         (double)lv);
     if (loss != nullptr) *loss = lv;
+    if (nn->spec.head == PB_NN_HEAD_PV) {
+      torch::Tensor parts =
+          pb__cpu(torch::stack({lpol.detach(), lval.detach()}));
+      nn->loss_policy = (double)parts[0].item<float>();
+      nn->loss_value = (double)parts[1].item<float>();
+    } else {
+      nn->loss_policy = 0.0;
+      nn->loss_value = (double)lv;
+    }
 
     /* Adam exactly as torch.optim.Adam (amsgrad off, maximize off):
      *   g += wd * theta; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;

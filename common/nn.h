@@ -6,7 +6,9 @@
  *
  * A network is a stack of 3x3 same-padding convolutions followed by dense
  * layers, leaky ReLU (slope 0.01) after each hidden layer, as in the paper;
- * the head is tanh (V: one output) or linear (Q: one output per action).
+ * the head is tanh (V: one output), linear (Q: one output per action), or
+ * policy+value (PV, AlphaZero style: one linear layer with A + 1 outputs,
+ * the first A raw policy logits, the last through tanh as the value).
  * Optionally (for larger networks) the convolutions are followed by
  * residual blocks (two convolutions of the same width and a skip
  * connection: h = lrelu(h + n(conv(lrelu(n(conv(h))))))), and every
@@ -35,12 +37,20 @@
 
 #include "err.h"
 
-enum { PB_NN_HEAD_TANH = 1, PB_NN_HEAD_LINEAR = 2 };
+/* The head: one linear layer ("head.weight" [outputs, in], "head.bias"
+ * [outputs]) after the trunk, then
+ *   PB_NN_HEAD_TANH    tanh (V, outputs 1)
+ *   PB_NN_HEAD_LINEAR  nothing (Q, outputs = number of actions)
+ *   PB_NN_HEAD_PV      policy + value: outputs = A + 1 for A >= 2 actions;
+ *                      a forward row is [logit_0 .. logit_{A-1}, value],
+ *                      the logits raw (no softmax), value = tanh of the
+ *                      last linear output. */
+enum { PB_NN_HEAD_TANH = 1, PB_NN_HEAD_LINEAR = 2, PB_NN_HEAD_PV = 3 };
 
 typedef struct pb_nn_spec {
   int planes, height, width; /* input shape (from the game) */
-  int outputs;               /* 1 for V, num_actions for Q */
-  int head;                  /* PB_NN_HEAD_TANH or PB_NN_HEAD_LINEAR */
+  int outputs;               /* 1 for V, num_actions for Q, A + 1 for PV */
+  int head;                  /* PB_NN_HEAD_TANH, _LINEAR or _PV */
   int conv_layers;           /* number of 3x3 convolutions (>= 0) */
   int conv_channels;         /* channels of each convolution */
   int dense_layers;          /* hidden dense layers before the head (>= 0) */
@@ -62,7 +72,8 @@ typedef struct pb_nn_opt {
 
 typedef struct pb_nn pb_nn_t;
 
-/* Checks a spec; returns 0 or PB_EINVAL naming the bad field. Sizes are
+/* Checks a spec; returns 0 or PB_EINVAL naming the bad field (a PV head
+ * needs outputs >= 3). Sizes are
  * bounded (e.g. at most 2^31 parameters) so that a spec read from a peer
  * cannot make pb_nn_new allocate without limit. */
 int pb_nn_spec_check(const pb_nn_spec_t *spec, pb_err_t *err);
@@ -129,13 +140,36 @@ int pb_nn_forward(pb_nn_t *nn, const float *in, int batch, float *out,
  * (sum(mask * (out - target)^2) / max(1, sum(mask))); targets under a zero
  * mask are never read into the loss, so they may hold anything. Writes the
  * loss before the step to *loss (may be NULL). batch 0 takes no step and
- * reports loss 0. A non-finite loss takes no step and returns PB_ERANGE. */
+ * reports loss 0. A non-finite loss takes no step and returns PB_ERANGE.
+ *
+ * PB_NN_HEAD_PV (A actions, rows of A + 1): a target row is
+ * [pi_0 .. pi_{A-1}, z] (pi a distribution over the legal actions, z in
+ * [-1, 1]), a mask row [legal_0 .. legal_{A-1}, w] (0 or 1; w: whether the
+ * row's value counts); mask NULL means every action legal and w = 1. The
+ * loss is policy cross-entropy plus value MSE:
+ *   policy = mean over the batch's rows of
+ *            -sum_{a legal} pi_a * log_softmax over the legal logits_a
+ *            (illegal logits take no part in the softmax; a row with no
+ *            legal action adds 0 but still counts in the mean)
+ *   value  = sum_rows w * (tanh out - z)^2 / max(1, sum_rows w)
+ *   *loss  = policy + value
+ * As for the other heads, targets under a zero mask (pi of an illegal
+ * action, z of a row with w 0) are never read into the loss or gradient.
+ * Weight decay, clipping, Adam and pb_nn_last_grad_norm are the same. */
 int pb_nn_train_step(pb_nn_t *nn, const float *in, const float *target,
                      const float *mask, int batch, float *loss, pb_err_t *err);
 
 /* The L2 norm of the gradient of the last training step, before any
  * clipping (0 before the first step). */
 double pb_nn_last_grad_norm(const pb_nn_t *nn);
+
+/* The two parts of the loss of the last step taken (the *loss that
+ * pb_nn_train_step reported is their sum): for a PB_NN_HEAD_PV network the
+ * policy cross-entropy and the value MSE; for the other heads policy 0 and
+ * value = the whole loss. Both 0 before the first step; a step refused
+ * (batch 0, PB_ERANGE) leaves them as they were. Either pointer may be
+ * NULL. Returns 0, or PB_EINVAL for a NULL network. */
+int pb_nn_last_loss_parts(const pb_nn_t *nn, double *policy, double *value);
 
 /* Changes the optimizer settings (keeps Adam's moments). */
 int pb_nn_set_opt(pb_nn_t *nn, const pb_nn_opt_t *opt, pb_err_t *err);
@@ -184,9 +218,11 @@ int pb_nn_copy_weights(pb_nn_t *dst, const pb_nn_t *src, pb_err_t *err);
 /* Writes the weights of n networks as one file that Python reads with
  * torch.load(path): a dict "<prefix[i]>.<param name>" -> tensor, parameter
  * names "conv<k>.weight", "conv<k>.bias", "dense<k>.weight", "dense<k>.bias",
- * "head.weight", "head.bias" with nn.Conv2d / nn.Linear shapes. The file is
- * written to "<path>.tmp.<pid>" and renamed. PB_EINVAL for a missing or
- * duplicate prefix, PB_EIO if the file cannot be written. */
+ * "head.weight", "head.bias" with nn.Conv2d / nn.Linear shapes. A PV
+ * network's head is the same one nn.Linear with A + 1 outputs; the reader
+ * applies tanh to its last column only (docs/nn.md has the Module). The
+ * file is written to "<path>.tmp.<pid>" and renamed. PB_EINVAL for a
+ * missing or duplicate prefix, PB_EIO if the file cannot be written. */
 int pb_nn_export_torch(pb_nn_t *const *nets, const char *const *prefix, int n,
                        const char *path, pb_err_t *err);
 

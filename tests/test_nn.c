@@ -1,12 +1,15 @@
 /* test_nn.c - the libtorch shim: specs, forward, training (plain and
  * masked), weights/state buffers and their validation, export for Python;
  * residual blocks and layer norms (against a plain reference forward pass
- * in double), format 2 buffers, and gradient clipping (against a reference
- * Adam step in double).
+ * in double), format 2 buffers, gradient clipping (against a reference
+ * Adam step in double), and the policy + value head (forward against a
+ * linear network of the same weights, loss against a hand computation,
+ * masks, fitting, buffers).
  *
  * When a Python with torch is found (PB_PYTHON, python3, /usr/bin/python3),
- * the export test also checks our forward pass and our Adam against
- * PyTorch's own functional ops and torch.optim.Adam. */
+ * the export tests also check our forward pass and our Adam against
+ * PyTorch's own functional ops and torch.optim.Adam (for a PV network on
+ * the cross-entropy + MSE loss written in torch). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -87,7 +90,7 @@ static void test_spec_check(void **state) {
       {spec_of(2, -1, 7, 7, 2, 2, 16, 1, 12), "height"},
       {spec_of(2, 6, 0, 7, 2, 2, 16, 1, 12), "width"},
       {spec_of(2, 6, 7, 0, 2, 2, 16, 1, 12), "outputs"},
-      {spec_of(2, 6, 7, 7, 3, 2, 16, 1, 12), "head"},
+      {spec_of(2, 6, 7, 7, 4, 2, 16, 1, 12), "head"},
       {spec_of(2, 6, 7, 7, 0, 2, 16, 1, 12), "head"},
       {spec_of(2, 6, 7, 7, 2, -1, 16, 1, 12), "conv_layers"},
       {spec_of(2, 6, 7, 7, 2, 2, 0, 1, 12), "conv_channels"},
@@ -979,7 +982,9 @@ static void ref_forward(const pb_nn_spec_t *s, const float *params,
   for (int o = 0; o < s->outputs; o++) {
     double acc = bias[o];
     for (int k = 0; k < f; k++) acc += (double)w[(size_t)o * f + k] * h[k];
-    out[o] = s->head == PB_NN_HEAD_TANH ? tanh(acc) : acc;
+    int squash = s->head == PB_NN_HEAD_TANH ||
+                 (s->head == PB_NN_HEAD_PV && o == s->outputs - 1);
+    out[o] = squash ? tanh(acc) : acc;
   }
   free(h);
   free(y);
@@ -1507,6 +1512,526 @@ static void test_export_res_norm(void **state) {
   pb_nn_destroy(&q);
 }
 
+/* ------------------------------------------------ policy + value head */
+
+/* A PV spec: 2x6x7 input like Connect Four, A actions (outputs A + 1). */
+static pb_nn_spec_t pv_spec(int actions) {
+  return spec_of(2, 6, 7, actions + 1, PB_NN_HEAD_PV, 2, 8, 1, 16);
+}
+
+/* The PV loss of nn.h in double from forward outputs y [B][A+1]: policy
+ * cross-entropy over the legal actions (mean over all B rows) and the
+ * w-weighted value MSE. m NULL: every action legal, w = 1. Reads pi and z
+ * only under a non-zero mask. */
+static void pv_ref_loss(const float *y, const float *t, const float *m, int B,
+                        int A, double *policy, double *value) {
+  double pol = 0, num = 0, den = 0;
+  for (int i = 0; i < B; i++) {
+    const float *yr = y + (size_t)i * (A + 1), *tr = t + (size_t)i * (A + 1);
+    const float *mr = m ? m + (size_t)i * (A + 1) : NULL;
+    double mx = -INFINITY, sum = 0;
+    for (int a = 0; a < A; a++)
+      if (!mr || mr[a] != 0) mx = fmax(mx, yr[a]);
+    for (int a = 0; a < A; a++)
+      if (!mr || mr[a] != 0) sum += exp(yr[a] - mx);
+    for (int a = 0; a < A; a++)
+      if (!mr || mr[a] != 0) pol -= tr[a] * (yr[a] - mx - log(sum));
+    double w = mr ? mr[A] : 1.0;
+    if (w != 0) {
+      double d = yr[A] - tr[A];
+      num += w * d * d;
+      den += w;
+    }
+  }
+  *policy = pol / B;
+  *value = num / (den > 1 ? den : 1);
+}
+
+/* Random PV targets and masks: each row's legal actions at random (row
+ * `empty` has none), pi a random distribution over them, z in [-1, 1], w 0
+ * on every third row; NaN (or 1e30) under every zero mask. */
+static void pv_targets(pb_rng_t *r, int B, int A, int empty, float *t,
+                       float *m) {
+  for (int i = 0; i < B; i++) {
+    float *tr = t + (size_t)i * (A + 1), *mr = m + (size_t)i * (A + 1);
+    double sum = 0;
+    int legal = 0;
+    for (int a = 0; a < A; a++) {
+      mr[a] = i != empty && (pb_rng_uniform(r) < 0.6 || a == i % A);
+      legal += mr[a] != 0;
+      tr[a] = mr[a] != 0 ? (float)pb_rng_uniform(r) + 0.05f : NAN;
+      if (mr[a] != 0) sum += tr[a];
+    }
+    for (int a = 0; a < A; a++)
+      if (mr[a] != 0) tr[a] = (float)(tr[a] / sum);
+    (void)legal;
+    mr[A] = (i % 3 == 2) ? 0.0f : 1.0f;
+    tr[A] = mr[A] != 0 ? 2.0f * (float)pb_rng_uniform(r) - 1.0f
+                       : (i % 2 ? 1e30f : NAN);
+  }
+}
+
+static void test_pv_spec(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_nn_spec_t s = pv_spec(7);
+  assert_int_equal(PB_NN_HEAD_PV, 3);
+  assert_int_equal(pb_nn_spec_check(&s, &err), 0);
+  /* the same parameters as a Q network with A + 1 outputs */
+  pb_nn_spec_t lin = s;
+  lin.head = PB_NN_HEAD_LINEAR;
+  assert_int_equal(pb_nn_spec_param_count(&s), pb_nn_spec_param_count(&lin));
+  pb_nn_spec_t two = pv_spec(2); /* 2 actions: the least */
+  assert_int_equal(pb_nn_spec_check(&two, &err), 0);
+  pb_nn_spec_t res = res_spec(2, PB_NN_NORM_LAYER);
+  res.head = PB_NN_HEAD_PV;
+  assert_int_equal(pb_nn_spec_check(&res, &err), 0);
+  /* fewer than 2 actions, or an unknown head */
+  for (int outputs = -1; outputs <= 2; outputs++) {
+    pb_nn_spec_t b = s;
+    b.outputs = outputs;
+    pb_err_clear(&err);
+    assert_int_equal(pb_nn_spec_check(&b, &err), PB_EINVAL);
+    assert_non_null(strstr(err.msg, "outputs"));
+    assert_int_equal(pb_nn_spec_param_count(&b), -1);
+    pb_err_clear(&err);
+    assert_null(pb_nn_new(&b, NULL, "cpu", 1, &err));
+    assert_int_equal(err.code, PB_EINVAL);
+  }
+  /* outputs 1 and 2 are still fine for the other heads */
+  pb_nn_spec_t q2 = s;
+  q2.head = PB_NN_HEAD_LINEAR;
+  q2.outputs = 2;
+  assert_int_equal(pb_nn_spec_check(&q2, &err), 0);
+  pb_nn_spec_t bad = s;
+  bad.head = 4;
+  pb_err_clear(&err);
+  assert_int_equal(pb_nn_spec_check(&bad, &err), PB_EINVAL);
+  assert_non_null(strstr(err.msg, "head"));
+  assert_non_null(strstr(err.msg, "PB_NN_HEAD_PV"));
+}
+
+/* A PV row is [linear, tanh(linear)]: the same seed gives a PV and a
+ * LINEAR network of the same fields the same weights (same layout), the
+ * logits equal the linear network's outputs bit for bit, and the value is
+ * tanh of its last output; both agree with the reference in double, with
+ * residual blocks and norms too, and a batch gives the rows one at a time. */
+static void test_pv_forward(void **state) {
+  (void)state;
+  pb_err_t err;
+  enum { B = 7, A = 7, O = A + 1, NIN = 84 };
+  float x[B * NIN], y[B * O], yl[B * O], one[O];
+  pb_rng_t r;
+  pb_rng_seed(&r, 41, 0);
+  fill_uniform(&r, x, B * NIN, -1.0f, 1.0f);
+  pb_nn_spec_t specs[2] = {pv_spec(A), res_spec(2, PB_NN_NORM_LAYER)};
+  specs[1].head = PB_NN_HEAD_PV;
+  specs[1].outputs = O;
+  for (int si = 0; si < 2; si++) {
+    const pb_nn_spec_t *s = &specs[si];
+    pb_nn_spec_t ls = *s;
+    ls.head = PB_NN_HEAD_LINEAR;
+    pb_nn_t *pv = make(s, 1e-3f, 31), *li = make(&ls, 1e-3f, 31);
+    size_t n = (size_t)pb_nn_param_count(pv);
+    assert_int_equal(n, (size_t)pb_nn_param_count(li));
+    float *pp = params_of(pv), *lp = params_of(li);
+    assert_memory_equal(pp, lp, 4 * n);
+    free(lp);
+
+    assert_int_equal(pb_nn_forward(pv, x, B, y, &err), 0);
+    assert_int_equal(pb_nn_forward(li, x, B, yl, &err), 0);
+    int distinct = 0;
+    double maxdiff = 0;
+    for (int i = 0; i < B; i++) {
+      assert_memory_equal(&y[i * O], &yl[i * O], A * sizeof(float));
+      float v = y[i * O + A];
+      assert_true(v > -1.0f && v < 1.0f);
+      assert_true(fabs(v - tanh((double)yl[i * O + A])) < 1e-6);
+      assert_true(v != yl[i * O + A]);
+      distinct += i > 0 && v != y[A];
+      double want[O];
+      ref_forward(s, pp, &x[i * NIN], want);
+      for (int o = 0; o < O; o++)
+        maxdiff = fmax(maxdiff, fabs(want[o] - y[i * O + o]));
+      assert_int_equal(pb_nn_forward(pv, &x[i * NIN], 1, one, &err), 0);
+      for (int o = 0; o < O; o++)
+        assert_float_equal(one[o], y[i * O + o], 1e-5);
+    }
+    print_message("pv (res %d): max |ours - reference| = %.2g\n", s->res_blocks,
+                  maxdiff);
+    assert_true(maxdiff < 1e-4);
+    assert_true(distinct > 0);
+    free(pp);
+    pb_nn_destroy(&pv);
+    pb_nn_destroy(&li);
+  }
+}
+
+/* The loss of a step is the cross-entropy over the legal actions plus the
+ * masked value MSE computed here from the forward outputs; its parts are
+ * pb_nn_last_loss_parts. NaN and 1e30 under zero masks change nothing
+ * (same loss, same weights), a target under a 1 mask does; an action that
+ * is illegal in every row gets no gradient (its head row stays put). */
+static void test_pv_loss(void **state) {
+  (void)state;
+  pb_err_t err;
+  enum { B = 9, A = 5, O = A + 1 };
+  pb_nn_spec_t s = spec_of(2, 3, 3, O, PB_NN_HEAD_PV, 1, 4, 1, 8);
+  enum { NIN = 18 };
+  float x[B * NIN], t[B * O], m[B * O], t2[B * O], y[B * O], loss;
+  pb_rng_t r;
+  pb_rng_seed(&r, 43, 0);
+  fill_uniform(&r, x, B * NIN, -1, 1);
+  pv_targets(&r, B, A, 4, t, m);
+  /* the same targets with 0 (not NaN) under zero masks */
+  for (int i = 0; i < B * O; i++) t2[i] = m[i] != 0 ? t[i] : 0.0f;
+
+  pb_nn_t *a = make(&s, 1e-2f, 5), *b = make(&s, 1e-2f, 5);
+  double pol, val, gp = -1, gv = -1;
+  assert_int_equal(pb_nn_last_loss_parts(a, &gp, &gv), 0);
+  assert_true(gp == 0 && gv == 0);
+  assert_int_equal(pb_nn_last_loss_parts(NULL, &gp, &gv), PB_EINVAL);
+  assert_int_equal(pb_nn_last_loss_parts(a, NULL, NULL), 0);
+  for (int step = 0; step < 3; step++) {
+    assert_int_equal(pb_nn_forward(a, x, B, y, &err), 0);
+    pv_ref_loss(y, t2, m, B, A, &pol, &val);
+    float la, lb;
+    assert_int_equal(pb_nn_train_step(a, x, t, m, B, &la, &err), 0);
+    assert_int_equal(pb_nn_train_step(b, x, t2, m, B, &lb, &err), 0);
+    assert_true(la == lb);
+    assert_true(isfinite(la));
+    assert_int_equal(pb_nn_last_loss_parts(a, &gp, &gv), 0);
+    if (step == 0)
+      print_message("pv loss: %.6f = %.6f + %.6f (by hand %.6f + %.6f)\n",
+                    (double)la, gp, gv, pol, val);
+    assert_true(fabs(gp - pol) < 1e-5 * fmax(1, pol));
+    assert_true(fabs(gv - val) < 1e-5);
+    assert_true(fabs((double)la - (pol + val)) < 1e-5 * fmax(1, pol + val));
+    assert_true(pol > 0.1 && val > 0.01); /* both parts are exercised */
+  }
+  assert_true(same_weights(a, b));
+
+  /* mask NULL: every action legal, every value counts */
+  float tf[B * O];
+  for (int i = 0; i < B; i++) {
+    for (int k = 0; k < O; k++) tf[i * O + k] = 1.0f / A;
+    tf[i * O + A] = (float)(i % 3) - 1.0f;
+  }
+  assert_int_equal(pb_nn_forward(a, x, B, y, &err), 0);
+  pv_ref_loss(y, tf, NULL, B, A, &pol, &val);
+  assert_int_equal(pb_nn_train_step(a, x, tf, NULL, B, &loss, &err), 0);
+  assert_int_equal(pb_nn_last_loss_parts(a, &gp, &gv), 0);
+  assert_true(fabs(gp - pol) < 1e-5 && fabs(gv - val) < 1e-5);
+  assert_true(fabs((double)loss - (pol + val)) < 1e-5);
+
+  /* positive controls: pi of a legal action, z of a counted row */
+  for (int which = 0; which < 2; which++) {
+    int k = which == 0 ? 0 : A; /* row 0: action 0 is legal, w is 1 */
+    assert_true(m[k] != 0);
+    memcpy(t2, t, sizeof t2);
+    t2[k] = which == 0 ? t[k] + 0.25f : -t[k];
+    pb_nn_t *c = make(&s, 1e-2f, 5), *d = make(&s, 1e-2f, 5);
+    float lc, ld;
+    assert_int_equal(pb_nn_train_step(c, x, t, m, B, &lc, &err), 0);
+    assert_int_equal(pb_nn_train_step(d, x, t2, m, B, &ld, &err), 0);
+    assert_true(lc != ld);
+    assert_false(same_weights(c, d));
+    pb_nn_destroy(&c);
+    pb_nn_destroy(&d);
+  }
+
+  /* action 2 illegal everywhere: its logit takes no part in any softmax,
+   * so head.weight row 2 and head.bias[2] do not move (no weight decay) */
+  for (int i = 0; i < B; i++) m[i * O + 2] = 0, t[i * O + 2] = NAN;
+  pb_nn_t *e = make(&s, 1e-2f, 5);
+  float *p0 = params_of(e);
+  assert_int_equal(pb_nn_train_step(e, x, t, m, B, &loss, &err), 0);
+  float *p1 = params_of(e);
+  size_t n = (size_t)pb_nn_param_count(e);
+  const int F = 8; /* head input: dense_units */
+  size_t hw = n - (size_t)O * F - O, hb = n - O;
+  for (int a2 = 0; a2 < O; a2++) {
+    int moved = 0;
+    for (int k = 0; k < F; k++)
+      moved += p0[hw + a2 * F + k] != p1[hw + a2 * F + k];
+    moved += p0[hb + a2] != p1[hb + a2];
+    if (a2 == 2)
+      assert_int_equal(moved, 0);
+    else
+      assert_true(moved > 0);
+  }
+  free(p0);
+  free(p1);
+
+  /* every mask 0: loss 0 (row 4 style everywhere), no movement */
+  float zero[B * O] = {0};
+  pb_nn_t *f = make(&s, 1e-2f, 5), *g = make(&s, 1e-2f, 5);
+  assert_int_equal(pb_nn_train_step(f, x, t, zero, B, &loss, &err), 0);
+  assert_true(loss == 0.0f);
+  assert_true(same_weights(f, g));
+
+  /* the other heads: policy 0, value = the loss */
+  pb_nn_spec_t qs = spec_of(2, 3, 3, O, PB_NN_HEAD_LINEAR, 1, 4, 1, 8);
+  pb_nn_t *q = make(&qs, 1e-2f, 5);
+  assert_int_equal(pb_nn_train_step(q, x, tf, NULL, B, &loss, &err), 0);
+  assert_int_equal(pb_nn_last_loss_parts(q, &gp, &gv), 0);
+  assert_true(gp == 0.0 && gv == (double)loss && loss > 0);
+
+  /* a refused step (NaN input) leaves the parts as they were */
+  assert_int_equal(pb_nn_last_loss_parts(a, &pol, &val), 0);
+  float xn[B * NIN];
+  memcpy(xn, x, sizeof xn);
+  xn[3] = NAN;
+  assert_int_equal(pb_nn_train_step(a, xn, t, m, B, &loss, &err), PB_ERANGE);
+  assert_int_equal(pb_nn_last_loss_parts(a, &gp, &gv), 0);
+  assert_true(gp == pol && gv == val);
+
+  pb_nn_destroy(&a);
+  pb_nn_destroy(&b);
+  pb_nn_destroy(&e);
+  pb_nn_destroy(&f);
+  pb_nn_destroy(&g);
+  pb_nn_destroy(&q);
+}
+
+/* A few hundred steps on one fixed tiny batch fit it: the loss falls to
+ * near its minimum, the targets' entropy (the policy part's floor; the
+ * value part goes to near 0). */
+static void test_pv_learns(void **state) {
+  (void)state;
+  pb_err_t err;
+  enum { B = 8, A = 4, O = A + 1, NIN = 84, STEPS = 300 };
+  pb_nn_spec_t s = spec_of(2, 6, 7, O, PB_NN_HEAD_PV, 1, 8, 1, 32);
+  pb_nn_t *nn = make(&s, 3e-3f, 17);
+  float x[B * NIN], t[B * O], m[B * O], first = 0, last = 0;
+  pb_rng_t r;
+  pb_rng_seed(&r, 47, 0);
+  fill_uniform(&r, x, B * NIN, -1, 1);
+  pv_targets(&r, B, A, -1, t, m);
+  for (int i = 0; i < B; i++) m[i * O + A] = 1.0f; /* every value counts */
+  for (int i = 0; i < B; i++) t[i * O + A] = i % 2 ? 0.8f : -0.6f;
+  double entropy = 0;
+  for (int i = 0; i < B * O; i++)
+    if (i % O != A && m[i] != 0) entropy -= t[i] * log(t[i]) / B;
+  for (int step = 0; step < STEPS; step++) {
+    float l;
+    assert_int_equal(pb_nn_train_step(nn, x, t, m, B, &l, &err), 0);
+    if (step == 0) first = l;
+    last = l;
+  }
+  double pol, val;
+  assert_int_equal(pb_nn_last_loss_parts(nn, &pol, &val), 0);
+  print_message(
+      "pv fit: loss %.4f -> %.4f, policy %.4f (entropy %.4f), "
+      "value %.5f, %d steps\n",
+      (double)first, (double)last, pol, entropy, val, STEPS);
+  assert_true(last < first);
+  assert_true(last - entropy < (first - entropy) / 10);
+  assert_true(pol - entropy < 0.05);
+  assert_true(val < 0.01);
+  pb_nn_destroy(&nn);
+}
+
+/* Buffers record the head in the spec (no format change: a plain PV
+ * network is format 1): round trips of weights and state, and a PV buffer
+ * is refused by a LINEAR network of the same other fields (and the other
+ * way round) naming the head. */
+static void test_pv_buffers(void **state) {
+  (void)state;
+  pb_err_t err;
+  enum { B = 6, A = 7, O = A + 1, NIN = 84 };
+  pb_nn_spec_t s = pv_spec(A), ls = s;
+  ls.head = PB_NN_HEAD_LINEAR;
+  pb_nn_opt_t o = {3e-3f, 1e-4f, 1.0f};
+  pb_nn_t *a = pb_nn_new(&s, &o, "cpu", 3, &err),
+          *b = pb_nn_new(&s, &o, "cpu", 4, &err);
+  assert_non_null(a);
+  assert_non_null(b);
+  float x[B * NIN], t[B * O], m[B * O], ya[B * O], yb[B * O];
+  pb_rng_t r;
+  pb_rng_seed(&r, 53, 0);
+  for (int step = 0; step < 4; step++) {
+    fill_uniform(&r, x, B * NIN, -1, 1);
+    pv_targets(&r, B, A, step, t, m);
+    assert_int_equal(pb_nn_train_step(a, x, t, m, B, NULL, &err), 0);
+  }
+
+  uint8_t *w, *st;
+  size_t wl, sl;
+  assert_int_equal(pb_nn_weights_save(a, 77, &w, &wl, &err), 0);
+  assert_int_equal(pb_nn_state_save(a, &st, &sl, &err), 0);
+  assert_int_equal(le32(w + 4), 1);  /* format 1 */
+  assert_int_equal(le32(w + 24), 3); /* spec field "head" */
+  assert_int_equal(le32(w + 20), O); /* "outputs" */
+  pb_nn_spec_t got;
+  uint64_t ver = 0;
+  assert_int_equal(pb_nn_weights_peek(w, wl, &got, &ver, &err), 0);
+  assert_memory_equal(&got, &s, sizeof s);
+  assert_int_equal(ver, 77);
+  assert_int_equal(pb_nn_state_peek(st, sl, &got, &err), 0);
+  assert_int_equal(got.head, PB_NN_HEAD_PV);
+
+  assert_int_equal(pb_nn_weights_load(b, w, wl, &ver, &err), 0);
+  assert_int_equal(pb_nn_forward(a, x, B, ya, &err), 0);
+  assert_int_equal(pb_nn_forward(b, x, B, yb, &err), 0);
+  assert_memory_equal(ya, yb, sizeof ya);
+  assert_int_equal(pb_nn_state_load(b, st, sl, &err), 0);
+  assert_int_equal(pb_nn_train_steps(b), 4);
+  for (int step = 0; step < 3; step++) {
+    fill_uniform(&r, x, B * NIN, -1, 1);
+    pv_targets(&r, B, A, -1, t, m);
+    float la, lb;
+    assert_int_equal(pb_nn_train_step(a, x, t, m, B, &la, &err), 0);
+    assert_int_equal(pb_nn_train_step(b, x, t, m, B, &lb, &err), 0);
+    assert_true(la == lb);
+  }
+  assert_true(same_weights(a, b));
+
+  /* a LINEAR network of the same other fields refuses it, and vice versa */
+  pb_nn_t *q = make(&ls, 1e-3f, 3), *qref = make(&ls, 1e-3f, 3);
+  pb_err_clear(&err);
+  assert_int_equal(pb_nn_weights_load(q, w, wl, NULL, &err), PB_EMISMATCH);
+  assert_non_null(strstr(err.msg, "head is 3 there but 2"));
+  pb_err_clear(&err);
+  assert_int_equal(pb_nn_state_load(q, st, sl, &err), PB_EMISMATCH);
+  assert_non_null(strstr(err.msg, "head"));
+  pb_err_clear(&err);
+  assert_int_equal(pb_nn_copy_weights(q, a, &err), PB_EMISMATCH);
+  assert_non_null(strstr(err.msg, "head"));
+  assert_true(same_weights(q, qref));
+  uint8_t *qw;
+  size_t qwl;
+  assert_int_equal(pb_nn_weights_save(q, 0, &qw, &qwl, &err), 0);
+  assert_int_equal(qwl, wl);
+  pb_err_clear(&err);
+  assert_int_equal(pb_nn_weights_load(b, qw, qwl, NULL, &err), PB_EMISMATCH);
+  assert_non_null(strstr(err.msg, "head is 2 there but 3"));
+  free(qw);
+  free(w);
+  free(st);
+  pb_nn_destroy(&a);
+  pb_nn_destroy(&b);
+  pb_nn_destroy(&q);
+  pb_nn_destroy(&qref);
+}
+
+/* PyTorch replays a PV network: its functional forward pass (logits raw,
+ * tanh of the last column), and our Adam steps on the loss of nn.h written
+ * with F.log_softmax (illegal logits -inf) and the masked MSE, weight
+ * decay included. */
+static const char *PY_PV_CHECK =
+    "import sys, torch, torch.nn.functional as F\n"
+    "d = sys.argv[1]\n"
+    "B, A, LR, WD, STEPS = int(sys.argv[2]), int(sys.argv[3]), "
+    "float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])\n"
+    "def arr(name, shape):\n"
+    "    b = open(d + '/' + name, 'rb').read()\n"
+    "    return torch.frombuffer(bytearray(b), dtype=torch.float32)"
+    ".reshape(shape)\n"
+    "def run(w, x):\n"
+    "    h, k = x, 0\n"
+    "    while 'pv.conv%d.weight' % k in w:\n"
+    "        h = F.leaky_relu(F.conv2d(h, w['pv.conv%d.weight' % k], "
+    "w['pv.conv%d.bias' % k], padding=1), 0.01); k += 1\n"
+    "    h, k = h.flatten(1), 0\n"
+    "    while 'pv.dense%d.weight' % k in w:\n"
+    "        h = F.leaky_relu(F.linear(h, w['pv.dense%d.weight' % k], "
+    "w['pv.dense%d.bias' % k]), 0.01); k += 1\n"
+    "    h = F.linear(h, w['pv.head.weight'], w['pv.head.bias'])\n"
+    "    return torch.cat([h[:, :A], torch.tanh(h[:, A:])], 1)\n"
+    "def load(path):\n"
+    "    try:\n"
+    "        return torch.load(path, weights_only=True)\n"
+    "    except TypeError:  # a torch older than 1.13\n"
+    "        return torch.load(path)\n"
+    "w = load(d + '/before.pt')\n"
+    "assert w['pv.head.weight'].shape[0] == A + 1\n"
+    "x = arr('x.bin', (B, 2, 6, 7))\n"
+    "err = (run(w, x) - arr('out.bin', (B, A + 1))).abs().max().item()\n"
+    "assert err < 1e-5, ('forward differs by', err)\n"
+    "t, m, L = arr('t.bin', (B, A + 1)), arr('m.bin', (B, A + 1)), "
+    "arr('loss.bin', (STEPS,))\n"
+    "legal, wv, zero = m[:, :A] != 0, m[:, A], torch.zeros(())\n"
+    "pi = torch.where(legal, t[:, :A], zero)\n"
+    "z = torch.where(wv != 0, t[:, A], zero)\n"
+    "names = list(w)\n"
+    "params = [w[k].clone().requires_grad_() for k in names]\n"
+    "opt = torch.optim.Adam(params, lr=LR, weight_decay=WD)\n"
+    "for s in range(STEPS):\n"
+    "    opt.zero_grad()\n"
+    "    y = run(dict(zip(names, params)), x)\n"
+    "    lp = F.log_softmax(y[:, :A].masked_fill(~legal, float('-inf')), 1)\n"
+    "    pol = -torch.where(legal, pi * lp, zero).sum(1).mean()\n"
+    "    val = (wv * (y[:, A] - z) ** 2).sum() / wv.sum().clamp(min=1)\n"
+    "    loss = pol + val\n"
+    "    assert abs(loss.item() - L[s].item()) < 1e-5, (s, loss.item(), "
+    "L[s].item())\n"
+    "    loss.backward(); opt.step()\n"
+    "a = load(d + '/after.pt')\n"
+    "assert list(a) == names, (list(a), names)\n"
+    "err = max((a[k] - p.detach()).abs().max().item() "
+    "for k, p in zip(names, params))\n"
+    "assert err < 2e-6, ('adam differs by', err)\n"
+    "print('python pv check ok: forward, loss and Adam agree with torch', "
+    "torch.__version__, 'max diff', err)\n";
+
+static void test_pv_torch(void **state) {
+  (void)state;
+  pb_err_t err;
+  const char *py = find_python();
+  if (py == NULL) {
+    print_message("SKIP python check: no python with torch (set PB_PYTHON)\n");
+    return;
+  }
+  char dir[] = "/tmp/pb_test_nn_pv_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char before[512], after[512], script[512];
+  snprintf(before, sizeof before, "%s/before.pt", dir);
+  snprintf(after, sizeof after, "%s/after.pt", dir);
+  snprintf(script, sizeof script, "%s/check.py", dir);
+  enum { B = 10, A = 7, O = A + 1, STEPS = 4 };
+  const float LR = 0.01f, WD = 0.05f;
+  pb_nn_opt_t o = {LR, WD, 0.0f};
+  pb_nn_spec_t s = pv_spec(A);
+  s.dense_layers = 2;
+  pb_nn_t *nn = pb_nn_new(&s, &o, "cpu", 61, &err);
+  assert_non_null(nn);
+  float x[B * 84], t[B * O], m[B * O], y[B * O], loss[STEPS];
+  pb_rng_t r;
+  pb_rng_seed(&r, 59, 0);
+  fill_uniform(&r, x, B * 84, -1, 1);
+  pv_targets(&r, B, A, -1, t, m); /* every row has a legal action */
+  pb_nn_t *nets[1] = {nn};
+  const char *prefix[1] = {"pv"};
+  assert_int_equal(pb_nn_export_torch(nets, prefix, 1, before, &err), 0);
+  assert_int_equal(pb_nn_forward(nn, x, B, y, &err), 0);
+  for (int k = 0; k < STEPS; k++)
+    assert_int_equal(pb_nn_train_step(nn, x, t, m, B, &loss[k], &err), 0);
+  assert_int_equal(pb_nn_export_torch(nets, prefix, 1, after, &err), 0);
+  write_floats(dir, "x.bin", x, B * 84);
+  write_floats(dir, "out.bin", y, B * O);
+  write_floats(dir, "t.bin", t, B * O);
+  write_floats(dir, "m.bin", m, B * O);
+  write_floats(dir, "loss.bin", loss, STEPS);
+  FILE *f = fopen(script, "w");
+  assert_non_null(f);
+  fputs(PY_PV_CHECK, f);
+  assert_int_equal(fclose(f), 0);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s %s %s %d %d %.9g %.9g %d", py, script, dir, B,
+           A, (double)LR, (double)WD, STEPS);
+  assert_int_equal(system(cmd), 0);
+  const char *files[] = {"before.pt", "after.pt", "check.py", "x.bin",
+                         "out.bin",   "t.bin",    "m.bin",    "loss.bin"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+    unlink(p);
+  }
+  assert_int_equal(rmdir(dir), 0);
+  pb_nn_destroy(&nn);
+}
+
 static void test_threads(void **state) {
   (void)state;
   pb_err_t err;
@@ -1544,6 +2069,12 @@ int main(void) {
       cmocka_unit_test(test_grad_clip_reference),
       cmocka_unit_test(test_grad_clip),
       cmocka_unit_test(test_export_res_norm),
+      cmocka_unit_test(test_pv_spec),
+      cmocka_unit_test(test_pv_forward),
+      cmocka_unit_test(test_pv_loss),
+      cmocka_unit_test(test_pv_learns),
+      cmocka_unit_test(test_pv_buffers),
+      cmocka_unit_test(test_pv_torch),
       cmocka_unit_test(test_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
