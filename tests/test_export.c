@@ -4,14 +4,17 @@
  * values; when a Python with torch is found, the torch.nn.Module shown in
  * docs/nn.md (read from the page itself) loads it with
  * torch.load(weights_only=True) and reproduces our forward pass on real
- * positions. Without torch, Python's zipfile and pickletools still check
- * the archive and its pickle. Bad input (missing or damaged checkpoint,
+ * positions; the same Module with head='pv' reproduces a policy + value
+ * network (PB_NN_HEAD_PV) exported with pb_nn_export_torch. Without torch,
+ * Python's zipfile and pickletools still check the archive and its
+ * pickle. Bad input (missing or damaged checkpoint,
  * unwritable output, bad usage) exits non-zero naming the file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +67,9 @@ static void write_floats(const char *path, const float *x, size_t n) {
   assert_int_equal(fclose(f), 0);
 }
 
-/* The docs' snippet, exec'd as written, against our outputs. */
+/* The docs' snippet, exec'd as written, against our outputs: for each
+ * argument FILE:PREFIX:OUTPUTS:HEAD after the first three, the network
+ * PREFIX of FILE as ProbsNet(..., head=HEAD) on x.bin gives PREFIX_out.bin. */
 static const char *PY_TORCH =
     "import sys, torch\n"
     "doc, d, B = sys.argv[1], sys.argv[2], int(sys.argv[3])\n"
@@ -74,15 +79,19 @@ static const char *PY_TORCH =
     "    b = open(d + '/' + name, 'rb').read()\n"
     "    return torch.frombuffer(bytearray(b), dtype=torch.float32)"
     ".reshape(shape)\n"
-    "sd = torch.load(d + '/export.pt', weights_only=True)\n"
     "x = arr('x.bin', (B, 2, 6, 7))\n"
-    "for p, o in (('v', 1), ('q', 7)):\n"
-    "    net = ProbsNet({k[2:]: t for k, t in sd.items() "
-    "if k.startswith(p + '.')}, tanh=(p == 'v'))\n"
+    "for a in sys.argv[4:]:\n"
+    "    f, p, o, head = a.split(':')\n"
+    "    sd = torch.load(d + '/' + f, weights_only=True)\n"
+    "    net = ProbsNet({k[len(p) + 1:]: t for k, t in sd.items() "
+    "if k.startswith(p + '.')}, head=head)\n"
     "    with torch.no_grad():\n"
-    "        err = (net(x) - arr(p + '_out.bin', (B, o))).abs().max().item()\n"
+    "        y = net(x)\n"
+    "    want = arr(p + '_out.bin', (B, int(o)))\n"
+    "    assert y.shape == want.shape, (p, y.shape, want.shape)\n"
+    "    err = (y - want).abs().max().item()\n"
     "    assert err < 1e-5, (p, 'differs by', err)\n"
-    "    print('export check ok:', p, 'max diff', err)\n";
+    "    print('export check ok:', p, head, 'max diff', err)\n";
 
 /* Without torch: the zip and its pickle are well formed. */
 static const char *PY_ZIP =
@@ -94,6 +103,26 @@ static const char *PY_ZIP =
     "assert len(pkl) == 1, names\n"
     "pickletools.dis(z.read(pkl[0]), out=io.StringIO())\n"
     "print('zip check ok:', len(names), 'entries')\n";
+
+/* Positions of B random Connect Four games (up to 20 plies each), encoded
+ * for the side to move, into x [B][84]. */
+static void random_positions(uint64_t seed, int B, float *x) {
+  const pb_game_t *g = &pb_game_connect4;
+  pb_rng_t rng;
+  pb_rng_seed(&rng, seed, 0);
+  for (int b = 0; b < B; b++) {
+    pb_state_t s;
+    g->reset(&s);
+    int plies = (int)pb_rng_below(&rng, 20), done = 0;
+    for (int k = 0; k < plies && !done; k++) {
+      uint8_t acts[64];
+      int n = g->legal(&s, acts);
+      if (n == 0) break;
+      g->step(&s, acts[pb_rng_below(&rng, (uint32_t)n)], &done);
+    }
+    g->encode(&s, x + b * 84);
+  }
+}
 
 static void test_export_cli(void **state) {
   (void)state;
@@ -124,23 +153,9 @@ static void test_export_cli(void **state) {
   /* our side: V and Q of the checkpoint on positions of random games */
   pb_learn_t *l = pb_learn_open(ckpt, "cpu", NULL, &err);
   assert_non_null(l);
-  const pb_game_t *g = &pb_game_connect4;
   enum { B = 24 };
   static float x[B * 84], vo[B], qo[B * 7];
-  pb_rng_t rng;
-  pb_rng_seed(&rng, 11, 0);
-  for (int b = 0; b < B; b++) {
-    pb_state_t s;
-    g->reset(&s);
-    int plies = (int)pb_rng_below(&rng, 20), done = 0;
-    for (int k = 0; k < plies && !done; k++) {
-      uint8_t acts[64];
-      int n = g->legal(&s, acts);
-      if (n == 0) break;
-      g->step(&s, acts[pb_rng_below(&rng, (uint32_t)n)], &done);
-    }
-    g->encode(&s, x + b * 84);
-  }
+  random_positions(11, B, x);
   assert_int_equal(pb_nn_forward(pb_learn_v(l), x, B, vo, &err), 0);
   assert_int_equal(pb_nn_forward(pb_learn_q(l), x, B, qo, &err), 0);
 
@@ -209,7 +224,8 @@ static void test_export_cli(void **state) {
     assert_non_null(f);
     fputs(PY_TORCH, f);
     assert_int_equal(fclose(f), 0);
-    snprintf(cmd, sizeof cmd, "%s %s %s %s %d", py, script, DOC, d, B);
+    snprintf(cmd, sizeof cmd, "%s %s %s %s %d export.pt:v:1:v export.pt:q:7:q",
+             py, script, DOC, d, B);
     assert_int_equal(system(cmd), 0);
   }
   pb_learn_destroy(&l);
@@ -252,10 +268,85 @@ static void test_export_cli(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* A policy + value network (PB_NN_HEAD_PV, Connect Four's 7 actions and
+ * the value: 8 outputs), trained a few steps and exported with
+ * pb_nn_export_torch: the docs' Module with head='pv' gives our forward
+ * pass exactly (logits raw, tanh of the last column only). */
+static void test_export_pv(void **state) {
+  (void)state;
+  char d[256], out[600], p[700], script[600], cmd[2400];
+  tp_tmpdir(d, sizeof d, "export-pv");
+  assert_true(d[0] != '\0');
+  pb_err_t err;
+  enum { B = 16, A = 7, O = A + 1 };
+  pb_nn_spec_t s = {2, 6, 7, O, PB_NN_HEAD_PV, 2, 8, 2, 16, 0, PB_NN_NORM_NONE};
+  pb_nn_opt_t opt = {1e-2f, 0.0f, 0.0f};
+  pb_nn_t *nn = pb_nn_new(&s, &opt, "cpu", 13, &err);
+  assert_non_null(nn);
+  static float x[B * 84], t[B * O], y[B * O];
+  random_positions(12, B, x);
+  /* a few steps, so that the exported weights are not the initial ones:
+   * uniform policy targets, values alternating +-1 */
+  for (int i = 0; i < B * O; i++)
+    t[i] = i % O < A ? 1.0f / A : (i / O % 2 ? 1.0f : -1.0f);
+  for (int k = 0; k < 3; k++)
+    assert_int_equal(pb_nn_train_step(nn, x, t, NULL, B, NULL, &err), 0);
+  assert_int_equal(pb_nn_forward(nn, x, B, y, &err), 0);
+  int logit_beyond = 0;
+  for (int i = 0; i < B; i++) {
+    assert_true(y[i * O + A] > -1.0f && y[i * O + A] < 1.0f);
+    for (int a = 0; a < A; a++) logit_beyond += fabsf(y[i * O + a]) > 0.0f;
+  }
+  assert_true(logit_beyond > 0);
+
+  snprintf(out, sizeof out, "%s/pv.pt", d);
+  pb_nn_t *nets[1] = {nn};
+  const char *prefix[1] = {"pv"};
+  assert_int_equal(pb_nn_export_torch(nets, prefix, 1, out, &err), 0);
+  char *file = tp_slurp(out);
+  assert_non_null(file);
+  assert_memory_equal(file, "PK", 2);
+  free(file);
+
+  const char *py = find_python_torch();
+  if (py == NULL) {
+    print_message("SKIP torch check: no python with torch (set PB_PYTHON)\n");
+    snprintf(script, sizeof script, "%s/zip.py", d);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fputs(PY_ZIP, f);
+    assert_int_equal(fclose(f), 0);
+    snprintf(cmd, sizeof cmd, "python3 %s %s", script, out);
+    assert_int_equal(system(cmd), 0);
+  } else {
+    snprintf(p, sizeof p, "%s/x.bin", d);
+    write_floats(p, x, B * 84);
+    snprintf(p, sizeof p, "%s/pv_out.bin", d);
+    write_floats(p, y, B * O);
+    snprintf(script, sizeof script, "%s/check.py", d);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fputs(PY_TORCH, f);
+    assert_int_equal(fclose(f), 0);
+    snprintf(cmd, sizeof cmd, "%s %s %s %s %d pv.pt:pv:%d:pv", py, script, DOC,
+             d, B, O);
+    assert_int_equal(system(cmd), 0);
+    /* the Module really tells the heads apart: as 'q' the value column is
+     * the raw linear output, not ours */
+    snprintf(cmd, sizeof cmd, "%s %s %s %s %d pv.pt:pv:%d:q >/dev/null 2>&1",
+             py, script, DOC, d, B, O);
+    assert_int_not_equal(system(cmd), 0);
+  }
+  pb_nn_destroy(&nn);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   pb_nn_set_threads(1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_export_cli),
+      cmocka_unit_test(test_export_pv),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
