@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "azplay.h"
 #include "beam_search.h"
 #include "curve.h"
 #include "episodes.h"
@@ -31,6 +32,7 @@
 #include "batcher.h"
 #include "neteval.h"
 #include "nn.h"
+#include "pveval.h"
 #include "selfplay.h"
 #include "util.h"
 
@@ -89,6 +91,8 @@ struct pb_worker {
   int threads; /* search.threads / train.selfplay_threads, resolved */
   pb_batcher_t *batcher; /* NULL with one thread */
   pb_selfplay_t *sp[PB_BATCHER_MAX_THREADS];
+  pb_azplay_t *az;     /* alphazero self-play (one thread) */
+  pb_pveval_t *pve;    /* its network evaluator */
   pb_episodes_t sp_eps[PB_BATCHER_MAX_THREADS]; /* members 1.. */
   pb_beam_t *beam[PB_BATCHER_MAX_THREADS];
   int beam_E, beam_M;
@@ -334,6 +338,8 @@ void pb_worker_destroy(pb_worker_t **wp) {
   if (w->sub) zmq_close(w->sub);
   if (w->zctx) zmq_ctx_term(w->zctx);
   pb_neteval_destroy(&w->ne);
+  pb_azplay_destroy(&w->az);
+  pb_pveval_destroy(&w->pve);
   for (int t = 0; t < PB_BATCHER_MAX_THREADS; t++) {
     pb_selfplay_destroy(&w->sp[t]);
     pb_beam_destroy(&w->beam[t]);
@@ -656,8 +662,21 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
   }
   if (w->g != g || r->max_turns != w->hello.max_turns ||
       r->eps != w->hello.eps || r->alpha != w->hello.alpha ||
-      r->temperature != w->hello.temperature)
+      r->temperature != w->hello.temperature ||
+      r->algorithm != w->hello.algorithm ||
+      r->simulations != w->hello.simulations ||
+      r->c_puct != w->hello.c_puct || r->temp_moves != w->hello.temp_moves) {
     for (int t = 0; t < w->threads; t++) pb_selfplay_destroy(&w->sp[t]);
+    pb_azplay_destroy(&w->az);
+    pb_pveval_destroy(&w->pve);
+  }
+  if (w->g != g || r->algorithm != w->hello.algorithm) {
+    /* V and Q of another shape (a PROBS Q or a policy+value network). */
+    w->v.have = w->q.have = 0;
+    if (w->ne != NULL) pb_neteval_bind(w->ne, NULL, NULL);
+    pb_nn_destroy(&w->v.nn);
+    pb_nn_destroy(&w->q.nn);
+  }
   if (strcmp(w->cfg.game, g->name) != 0)
     pb_log_warn(w->log,
                 "the learner plays %s, our config says %s: following "
@@ -788,9 +807,11 @@ static int load_net(pb_worker_t *w, net_t *n, int q, uint64_t version,
                 version, e.msg);
     return W_DROP;
   }
-  /* The evaluator trusts the shapes: a peer's spec must fit the game. */
-  int outputs = q ? g->num_actions : 1;
-  int head = q ? PB_NN_HEAD_LINEAR : PB_NN_HEAD_TANH;
+  /* The evaluator trusts the shapes: a peer's spec must fit the game (and
+   * in an alphazero run, Q is the policy+value network). */
+  const int az = w->hello.algorithm == PB_ALGO_ALPHAZERO;
+  int outputs = q ? g->num_actions + (az ? 1 : 0) : 1;
+  int head = q ? (az ? PB_NN_HEAD_PV : PB_NN_HEAD_LINEAR) : PB_NN_HEAD_TANH;
   if (spec.planes != g->planes || spec.height != g->height ||
       spec.width != g->width || spec.outputs != outputs || spec.head != head) {
     pb_log_warn(w->log,
@@ -986,9 +1007,65 @@ static int selfplay_member(void *ctx, int m, const pb_evalfn_t *ev,
                          j->it->q_version, out, err);
 }
 
+/* The policy+value network for MCTS, with the heartbeat between calls. */
+static int ev_pv(void *ctx, const pb_state_t *s, int n, float *policy,
+                 float *value, pb_err_t *err) {
+  pb_worker_t *w = ctx;
+  int rc = tick(w, err);
+  if (rc != 0) return rc;
+  pb_mcts_evalfn_t f = pb_pveval_fn(w->pve);
+  return f.eval(f.ctx, s, n, policy, value, err);
+}
+
+static int send_episodes(pb_worker_t *w, const pb_msg_work_item_t *it,
+                         double dt, pb_err_t *err);
+
+/* AlphaZero self-play: the item's episodes with MCTS on one thread (the
+ * games of the item search together, one network call per round). */
+static int do_azplay(pb_worker_t *w, const pb_msg_work_item_t *it,
+                     pb_err_t *err) {
+  const pb_game_t *g = w->g;
+  if (w->az == NULL) {
+    uint32_t mt = w->hello.max_turns;
+    if (mt > (uint32_t)g->max_turns) mt = (uint32_t)g->max_turns;
+    double alpha = w->hello.alpha > 0.0 ? w->hello.alpha : 1.0;
+    pb_azplay_opts_t o = {w->cfg.train.selfplay_parallel, (int)mt,
+                          (int)w->hello.simulations, w->hello.c_puct,
+                          w->hello.eps, alpha, (int)w->hello.temp_moves};
+    pb_err_t e;
+    pb_err_clear(&e);
+    w->az = pb_azplay_new(g, &o, &e);
+    if (w->az != NULL && w->pve == NULL)
+      w->pve = pb_pveval_new(g, w->cfg.train.selfplay_parallel, &e);
+    if (w->az == NULL || w->pve == NULL)
+      return pb_err_set(err, e.code,
+                        "the learner's alphazero settings (simulations %u, "
+                        "c_puct %g, eps %g, alpha %g) are refused: %s",
+                        w->hello.simulations, w->hello.c_puct, w->hello.eps,
+                        w->hello.alpha, e.msg);
+    if (w->threads > 1)
+      pb_log_info(w->log, "alphazero self-play runs on one thread (%d asked)",
+                  w->threads);
+  }
+  int rc = ensure_weights(w, 0, 0, it->q_version, err);
+  if (rc != 0) return rc;
+  pb_err_t e;
+  pb_err_clear(&e);
+  if ((rc = pb_pveval_bind(w->pve, w->q.nn, &e)) != 0)
+    return engine_failed(w, rc, it->item_id, &e, err);
+  pb_episodes_clear(&w->eps);
+  pb_mcts_evalfn_t fn = {ev_pv, w};
+  double t0 = pb_now();
+  rc = pb_azplay_run(w->az, (int)it->episodes, it->seed, 0, &fn,
+                     it->q_version, &w->eps, &e);
+  if (rc != 0) return engine_failed(w, rc, it->item_id, &e, err);
+  return send_episodes(w, it, pb_now() - t0, err);
+}
+
 static int do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
                        pb_err_t *err) {
   const pb_game_t *g = w->g;
+  if (w->hello.algorithm == PB_ALGO_ALPHAZERO) return do_azplay(w, it, err);
   int members = w->threads < (int)it->episodes ? w->threads : (int)it->episodes;
   if (members < 1) members = 1;
   for (int t = 0; t < members; t++) {
@@ -1031,8 +1108,13 @@ static int do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
   for (int t = 1; rc == 0 && t < members; t++)
     rc = pb_episodes_append(&w->eps, &w->sp_eps[t], &e);
   if (rc != 0) return engine_failed(w, rc, it->item_id, &e, err);
-  double dt = pb_now() - t0;
+  return send_episodes(w, it, pb_now() - t0, err);
+}
 
+/* Sends w->eps, the item's episodes, played in dt seconds. */
+static int send_episodes(pb_worker_t *w, const pb_msg_work_item_t *it,
+                         double dt, pb_err_t *err) {
+  int rc;
   size_t n = w->eps.n_eps;
   if (n > w->mep_cap) {
     pb_msg_episode_t *p = realloc(w->mep, n * sizeof *p);
@@ -1045,6 +1127,7 @@ static int do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
     w->mep[k].n_states = w->eps.len[k];
     w->mep[k].final_reward = w->eps.reward[k];
     w->mep[k].q_version = w->eps.version[k];
+    w->mep[k].policy = pb_episodes_policy(&w->eps, k, 0);
   }
   pb_msg_t m;
   msg_init(w, &m, PB_MSG_SELFPLAY_RESULT);

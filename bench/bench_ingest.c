@@ -109,7 +109,7 @@ static int pool_make(pool_t *p, uint64_t seed) {
       int na = g->legal(&s, acts);
       rew = g->step(&s, acts[pb_rng_below(&rng, (uint32_t)na)], &done);
     }
-    p->ep[k] = (pb_msg_episode_t){st, n, (int)rew, 0};
+    p->ep[k] = (pb_msg_episode_t){st, n, (int)rew, 0, NULL};
     at += n;
   }
   return 0;

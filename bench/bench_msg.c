@@ -110,6 +110,7 @@ int main(int argc, char **argv) {
     eps[i].states = states[i];
     eps[i].n_states = play(&r, states[i], &eps[i].final_reward);
     eps[i].q_version = 1;
+    eps[i].policy = NULL;
     total += eps[i].n_states;
   }
   pb_msg_t sp;

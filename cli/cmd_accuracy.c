@@ -128,7 +128,8 @@ int pb_cmd_accuracy(int argc, char **argv) {
   }
   printf("test set %s: %zu positions of %s\n", pb_testset_name(ts),
          pb_testset_count(ts), g->name);
-  printf("%-50s %11s %6s %7s\n", "agent", "optimal", "share", "time");
+  printf("%-50s %11s %6s %7s %11s\n", "agent", "optimal", "share", "time",
+         "evals/move");
   int rc = 0;
   for (int k = 0; k < nagents && rc == 0; k++) {
     char spec[4400];
@@ -148,8 +149,8 @@ int pb_cmd_accuracy(int argc, char **argv) {
       free(moves);
       break;
     }
-    printf("%-50s %5zu/%-5zu %6.3f %6.1fs\n", spec, acc.optimal, acc.positions,
-           acc.share, acc.seconds);
+    printf("%-50s %5zu/%-5zu %6.3f %6.1fs %11.1f\n", spec, acc.optimal,
+           acc.positions, acc.share, acc.seconds, acc.evals_per_move);
     if (by_ply > 0) {
       /* positions are grouped by ply range */
       int lo = 1 << 30, hi = -1;

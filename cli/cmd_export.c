@@ -27,7 +27,9 @@ static void export_usage(FILE *f) {
           "torch.load('OUT.pt', weights_only=True). docs/nn.md shows the\n"
           "matching torch.nn.Module.\n"
           "  --net both|v|q   which networks (default both; the keys keep\n"
-          "                   their \"v.\" / \"q.\" prefix either way)\n");
+          "                   their \"v.\" / \"q.\" prefix either way)\n"
+          "A checkpoint of an alphazero run holds one policy+value network,\n"
+          "written as \"pv.<param>\" (--net is then ignored).\n");
 }
 
 int pb_cmd_export(int argc, char **argv) {
@@ -83,6 +85,12 @@ int pb_cmd_export(int argc, char **argv) {
   pb_nn_t *nets[2];
   const char *prefix[2];
   int n = 0;
+  if (pb_learn_alphazero(l)) {
+    /* One policy+value network: exported as "pv" whatever --net says. */
+    want_v = want_q = 0;
+    nets[n] = pb_learn_q(l);
+    prefix[n++] = "pv";
+  }
   if (want_v) {
     nets[n] = pb_learn_v(l);
     prefix[n++] = "v";

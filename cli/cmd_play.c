@@ -67,7 +67,10 @@ static int show_eval(const pb_game_t *g, pb_agent_t *agent,
   int E = 0, M = 0;
   pb_learn_t *l = pb_agent_networks(agent, &E, &M);
   char name[16];
-  if (l != NULL) {
+  if (l != NULL && pb_learn_alphazero(l)) {
+    printf("%s: an alphazero checkpoint (no V and Q to show)\n",
+           pb_agent_name(agent));
+  } else if (l != NULL) {
     if (*an == NULL) *an = pb_analysis_new(l, E, M, err);
     pb_analysis_eval_t ev;
     if (*an == NULL || pb_analysis_eval(*an, s, &ev, err) < 0)

@@ -86,6 +86,13 @@ int pb_cmd_search(int argc, char **argv) {
     pb_learn_destroy(&learn);
     return 2;
   }
+  if (learn != NULL && pb_learn_alphazero(learn)) {
+    fprintf(stderr, "probs search: the checkpoint is of an alphazero run "
+                    "(a policy+value network, no V and Q for beam search); "
+                    "try probs match with mcts:CKPT\n");
+    pb_learn_destroy(&learn);
+    return 2;
+  }
   float r;
   if (g->terminal(&s, &r)) {
     fprintf(stderr, "probs search: the game is over in this position\n");

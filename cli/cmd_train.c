@@ -64,7 +64,8 @@ static void usage(FILE *f) {
           "  --actors N         self-play actors to start (default: the "
           "number of online CPUs)\n"
           "  --searchers M      beam-search workers to start (same "
-          "default)\n"
+          "default;\n"
+          "                     0 with algorithm: alphazero)\n"
           "  --no-eval          do not start the evaluator\n"
           "  --inproc           run everything in this process (no sockets)\n"
           "  --run-dir DIR      run directory (overrides run.dir)\n"
@@ -502,7 +503,10 @@ int pb_cmd_train(int argc, char **argv) {
                      sets,
                      nsets,
                      actors < 0 ? dflt : actors,
-                     searchers < 0 ? dflt : searchers,
+                     /* AlphaZero has nothing to search: no searchers
+                      * unless asked for. */
+                     searchers >= 0 ? searchers
+                                    : pb_config_alphazero(&cfg) ? 0 : dflt,
                      resume,
                      no_eval};
     return run_distributed(&cfg, &d);

@@ -73,11 +73,13 @@ int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
     return pb_err_set(err, PB_ENOMEM, "accuracy: out of memory");
   }
   int rc = 0;
+  double epm = 0.0;
   if (pb_agent_batched(a)) {
     /* A network agent: every position in batches, on this thread. The
      * states of a test set are contiguous. */
     rc = pb_agent_act_many(a, pb_testset_state(ts, 0), (int)n, seed, moves,
                            err);
+    epm = n ? (double)pb_agent_evaluations(a) / (double)n : 0.0;
   } else {
     int nt = online_cpus(threads);
     if ((size_t)nt > n) nt = n ? (int)n : 1;
@@ -112,6 +114,7 @@ int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
     out->positions = n;
     out->share = n ? (double)ok / (double)n : 0.0;
     out->seconds = pb_now() - t0;
+    out->evals_per_move = epm;
     if (moves_out != NULL) memcpy(moves_out, moves, n * sizeof *moves);
   }
   free(moves);

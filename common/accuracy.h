@@ -32,6 +32,8 @@ typedef struct pb_accuracy {
   size_t optimal;  /* positions where the agent kept the best outcome */
   size_t positions;
   double seconds;  /* wall time of the measurement */
+  double evals_per_move; /* network evaluations per position
+                            (pb_agent_evaluations); 0 without a network */
 } pb_accuracy_t;
 
 /* Plays agent `spec` (agent.h) once in every position of ts and scores

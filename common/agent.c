@@ -21,8 +21,10 @@
 #include "gtp.h"
 #include "inproc.h"
 #include "learn.h"
+#include "mcts.h"
 #include "neteval.h"
 #include "nn.h"
+#include "pveval.h"
 #include "rng.h"
 
 struct pb_agent {
@@ -48,6 +50,8 @@ static pb_agent_t *value_new(const pb_game_t *g, const char *arg, uint64_t seed,
                              pb_err_t *err);
 static pb_agent_t *beam_new(const pb_game_t *g, const char *arg, uint64_t seed,
                             pb_err_t *err);
+static pb_agent_t *mcts_new(const pb_game_t *g, const char *arg, uint64_t seed,
+                            pb_err_t *err);
 static pb_agent_t *gtp_new(const pb_game_t *g, const char *arg, uint64_t seed,
                            pb_err_t *err);
 
@@ -67,6 +71,7 @@ static const pb_agent_kind_t kinds[] = {
     {"run", "run:DIR@ITER (or run:DIR: its newest)", run_new},
     {"value", "value:PATH", value_new},
     {"beam", "beam:PATH[,E=N][,M=N]", beam_new},
+    {"mcts", "mcts:PATH[,N=n] (alphazero checkpoints)", mcts_new},
     {"gtp", "gtp:COMMAND (othello)", gtp_new},
 };
 #define PB__NKINDS (sizeof kinds / sizeof kinds[0])
@@ -817,7 +822,7 @@ static pb_agent_t *gtp_new(const pb_game_t *g, const char *arg, uint64_t seed,
 
 /* A trained checkpoint playing greedily on Q (checkpoint:, run:), on V one
  * ply deep (value:), or through beam search with V and Q (beam:). */
-enum { NET_Q = 0, NET_V1 = 1, NET_BEAM = 2 };
+enum { NET_Q = 0, NET_V1 = 1, NET_BEAM = 2, NET_MCTS = 3 };
 enum { NET_CHUNK = 256 }; /* positions per batched call */
 
 typedef struct {
@@ -829,6 +834,15 @@ typedef struct {
   pb_state_t *kids;  /* NET_V1: children of a chunk */
   pb_beam_t *beam;   /* NET_BEAM: searches of a chunk */
   pb_neteval_t *ne;  /* NET_BEAM: batched, cached V and Q */
+  int N;             /* NET_MCTS: simulations per move */
+  pb_mcts_t *mcts;   /* NET_MCTS: searches of a chunk */
+  pb_pveval_t *pve;  /* NET_MCTS: the policy+value network */
+  /* Where V and Q come from: a PROBS checkpoint's V (one column) and Q;
+   * an AlphaZero checkpoint's policy+value network for both (Q: the
+   * policy logits, columns 0..A-1; V: column A). */
+  pb_nn_t *vnet, *qnet;
+  int vstride, vcol, qstride;
+  uint64_t evals; /* positions through a network (Q, V1 modes) */
   /* The thread that last set libtorch's thread count for this agent: with
    * OpenMP the setting belongs to a thread, and agents are often made in
    * one thread and used in another (pb_match_play). */
@@ -841,6 +855,8 @@ static void net_destroy(void *impl) {
   if (na == NULL) return;
   pb_beam_destroy(&na->beam);
   pb_neteval_destroy(&na->ne);
+  pb_mcts_destroy(&na->mcts);
+  pb_pveval_destroy(&na->pve);
   pb_learn_destroy(&na->learn);
   free(na->in);
   free(na->out);
@@ -865,12 +881,30 @@ static int net_q_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
   const pb_game_t *g = na->g;
   const size_t in_size = (size_t)g->planes * g->height * g->width;
   for (int i = 0; i < n; i++) g->encode(&s[i], &na->in[i * in_size]);
-  int rc = pb_nn_forward(pb_learn_q(na->learn), na->in, n, na->out, err);
+  int rc = pb_nn_forward(na->qnet, na->in, n, na->out, err);
+  if (rc < 0) return rc;
+  na->evals += (uint64_t)n;
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&s[i], legal);
+    out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * na->qstride], legal, nl);
+  }
+  return 0;
+}
+
+/* MCTS with the policy+value network for n <= NET_CHUNK positions: the
+ * most visited move (ties: the lowest). */
+static int net_mcts_chunk(net_agent_t *na, const pb_state_t *s, int n,
+                          int *out, pb_err_t *err) {
+  const pb_game_t *g = na->g;
+  const int A = g->num_actions;
+  pb_mcts_evalfn_t fn = pb_pveval_fn(na->pve);
+  int rc = pb_mcts_run(na->mcts, s, n, &fn, NULL, na->out, NULL, err);
   if (rc < 0) return rc;
   for (int i = 0; i < n; i++) {
     uint8_t legal[PB_MAX_ACTIONS];
     int nl = g->legal(&s[i], legal);
-    out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * g->num_actions], legal, nl);
+    out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * A], legal, nl);
   }
   return 0;
 }
@@ -904,14 +938,16 @@ static int net_v1_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
     }
   }
   for (int k = 0; k < nk; k++) g->encode(&na->kids[k], &na->in[k * in_size]);
-  int rc = pb_nn_forward(pb_learn_v(na->learn), na->in, nk, na->out, err);
+  int rc = pb_nn_forward(na->vnet, na->in, nk, na->out, err);
   if (rc < 0) return rc;
+  na->evals += (uint64_t)nk;
   for (int i = 0; i < n; i++) {
     uint8_t legal[PB_MAX_ACTIONS];
     int nl = g->legal(&s[i], legal);
     for (int k = 0; k < nl; k++) {
       int slot = i * A + legal[k];
-      if (idx[slot] >= 0) val[slot] = -na->out[idx[slot]];
+      if (idx[slot] >= 0)
+        val[slot] = -na->out[(size_t)idx[slot] * na->vstride + na->vcol];
     }
     out[i] = pb_agent_argmax_legal(&val[i * A], legal, nl);
   }
@@ -947,7 +983,9 @@ static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
     int m = n - i < NET_CHUNK ? n - i : NET_CHUNK;
     int rc = na->mode == NET_Q    ? net_q_chunk(na, s + i, m, out + i, err)
              : na->mode == NET_V1 ? net_v1_chunk(na, s + i, m, out + i, err)
-                                  : net_beam_chunk(na, s + i, m, out + i, err);
+             : na->mode == NET_MCTS
+                 ? net_mcts_chunk(na, s + i, m, out + i, err)
+                 : net_beam_chunk(na, s + i, m, out + i, err);
     if (rc < 0) return rc;
   }
   return 0;
@@ -966,6 +1004,19 @@ static int net_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
 static const pb_agent_vtable_t net_vt = {net_act, NULL, net_destroy,
                                          net_act_batch};
 
+uint64_t pb_agent_evaluations(const pb_agent_t *a) {
+  if (a == NULL || a->vt != &net_vt) return 0;
+  const net_agent_t *na = a->impl;
+  uint64_t n = na->evals;
+  if (na->ne != NULL) {
+    pb_neteval_stats_t st;
+    pb_neteval_stats(na->ne, &st);
+    n += st.v_computed + st.q_computed;
+  }
+  if (na->pve != NULL) n += pb_pveval_positions(na->pve);
+  return n;
+}
+
 struct pb_learn *pb_agent_networks(const pb_agent_t *a, int *E, int *M) {
   const net_agent_t *na =
       a != NULL && a->vt == &net_vt ? (const net_agent_t *)a->impl : NULL;
@@ -975,13 +1026,14 @@ struct pb_learn *pb_agent_networks(const pb_agent_t *a, int *E, int *M) {
 }
 
 /* Opens the checkpoint at `path` as an agent named `name` playing in
- * `mode` (E, M: beam settings). */
+ * `mode` (E, M: beam settings; N: MCTS simulations). */
 static pb_agent_t *net_open(const pb_game_t *g, const char *path,
-                            const char *name, int mode, int E, int M,
+                            const char *name, int mode, int E, int M, int N,
                             pb_err_t *err) {
   pb_err_t e;
   pb_err_clear(&e);
-  pb_learn_t *l = pb_learn_open(path, "cpu", NULL, &e);
+  pb_config_t ccfg;
+  pb_learn_t *l = pb_learn_open(path, "cpu", &ccfg, &e);
   if (l == NULL) {
     pb_err_set(err, e.code < 0 ? e.code : PB_EIO, "agent %s: %s", name, e.msg);
     return NULL;
@@ -991,6 +1043,17 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
     pb_err_set(err, PB_EMISMATCH,
                "agent %s: the checkpoint plays %s, but this match is %s", name,
                cg->name, g->name);
+    pb_learn_destroy(&l);
+    return NULL;
+  }
+  const int az = pb_learn_alphazero(l);
+  if (az ? mode == NET_BEAM : mode == NET_MCTS) {
+    pb_err_set(err, PB_EMISMATCH,
+               "agent %s: %s", name,
+               az ? "an alphazero checkpoint has no V and Q for beam search: "
+                    "play it with mcts:PATH[,N=...]"
+                  : "mcts plays alphazero checkpoints (a policy+value "
+                    "network); this one is probs: play it with beam:PATH");
     pb_learn_destroy(&l);
     return NULL;
   }
@@ -1004,12 +1067,18 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
   na->mode = mode;
   na->E = E;
   na->M = M;
+  na->N = N;
   na->learn = l;
   const size_t A = (size_t)g->num_actions;
+  na->qnet = pb_learn_q(l);
+  na->qstride = (int)A + (az ? 1 : 0);
+  na->vnet = az ? pb_learn_q(l) : pb_learn_v(l);
+  na->vstride = az ? (int)A + 1 : 1;
+  na->vcol = az ? (int)A : 0;
   const size_t rows = NET_CHUNK * (mode == NET_V1 ? A : 1);
   const size_t in_size = (size_t)g->planes * g->height * g->width;
   na->in = malloc(rows * in_size * sizeof *na->in);
-  na->out = malloc(NET_CHUNK * A * sizeof *na->out);
+  na->out = malloc(rows * (A + 1) * sizeof *na->out);
   if (mode == NET_V1) na->kids = malloc(rows * sizeof *na->kids);
   int ok = na->in != NULL && na->out != NULL &&
            (mode != NET_V1 || na->kids != NULL);
@@ -1025,6 +1094,18 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
       return NULL;
     }
     pb_neteval_bind(na->ne, pb_learn_v(l), pb_learn_q(l));
+  }
+  if (ok && mode == NET_MCTS) {
+    /* The run's c_puct; no noise at play time. */
+    pb_mcts_opts_t mo = {N, ccfg.mcts.c_puct, 0.0, 0.0, NET_CHUNK};
+    na->mcts = pb_mcts_new(g, &mo, &e);
+    na->pve = na->mcts ? pb_pveval_new(g, NET_CHUNK, &e) : NULL;
+    if (na->pve == NULL || pb_pveval_bind(na->pve, pb_learn_q(l), &e) != 0) {
+      net_destroy(na);
+      pb_err_set(err, e.code < 0 ? e.code : PB_ENOMEM, "agent %s: %s", name,
+                 e.msg);
+      return NULL;
+    }
   }
   if (!ok) {
     net_destroy(na);
@@ -1051,7 +1132,7 @@ static pb_agent_t *checkpoint_new(const pb_game_t *g, const char *arg,
   }
   char name[4200];
   net_name(name, sizeof name, "checkpoint", arg);
-  return net_open(g, arg, name, NET_Q, 0, 0, err);
+  return net_open(g, arg, name, NET_Q, 0, 0, 0, err);
 }
 
 static pb_agent_t *run_new(const pb_game_t *g, const char *arg, uint64_t seed,
@@ -1101,7 +1182,7 @@ static pb_agent_t *run_new(const pb_game_t *g, const char *arg, uint64_t seed,
       return NULL;
     }
   }
-  return net_open(g, path, name, NET_Q, 0, 0, err);
+  return net_open(g, path, name, NET_Q, 0, 0, 0, err);
 }
 
 static pb_agent_t *value_new(const pb_game_t *g, const char *arg, uint64_t seed,
@@ -1114,7 +1195,7 @@ static pb_agent_t *value_new(const pb_game_t *g, const char *arg, uint64_t seed,
   }
   char name[4200];
   net_name(name, sizeof name, "value", arg);
-  return net_open(g, arg, name, NET_V1, 0, 0, err);
+  return net_open(g, arg, name, NET_V1, 0, 0, 0, err);
 }
 
 /* beam:PATH[,E=N][,M=N]: the settings are taken from the end, so a path
@@ -1169,5 +1250,47 @@ static pb_agent_t *beam_new(const pb_game_t *g, const char *arg, uint64_t seed,
                "settings", name);
     return NULL;
   }
-  return net_open(g, path, name, NET_BEAM, E, M, err);
+  return net_open(g, path, name, NET_BEAM, E, M, 0, err);
+}
+
+/* mcts:PATH[,N=n]: an AlphaZero checkpoint searching n simulations per
+ * move (the setting is taken from the end, so a path may hold commas). */
+static pb_agent_t *mcts_new(const pb_game_t *g, const char *arg, uint64_t seed,
+                            pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: mcts needs a checkpoint file, mcts:PATH[,N=n] (e.g. "
+               "mcts:runs/az/checkpoints/ckpt-000100.pbck,N=200)");
+    return NULL;
+  }
+  char path[4096], name[4200];
+  net_name(name, sizeof name, "mcts", arg);
+  if (strlen(arg) >= sizeof path) {
+    pb_err_set(err, PB_EINVAL, "agent %s: path too long", name);
+    return NULL;
+  }
+  strcpy(path, arg);
+  int N = 100;
+  char *comma = strrchr(path, ',');
+  if (comma != NULL && comma[1] == 'N' && comma[2] == '=') {
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(comma + 3, &end, 10);
+    if (errno != 0 || end == comma + 3 || *end != '\0' || v < 1 ||
+        v > 100000) {
+      pb_err_set(err, PB_EINVAL,
+                 "agent %s: bad N=\"%s\" (expected an integer in 1..100000)",
+                 name, comma + 3);
+      return NULL;
+    }
+    N = (int)v;
+    *comma = '\0';
+  }
+  if (path[0] == '\0') {
+    pb_err_set(err, PB_EINVAL, "agent %s: no checkpoint path before N=",
+               name);
+    return NULL;
+  }
+  return net_open(g, path, name, NET_MCTS, 0, 0, N, err);
 }

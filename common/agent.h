@@ -50,6 +50,15 @@
  *                 value, ties to the lowest. Network calls are batched
  *                 and cached within a move (and across the positions of
  *                 pb_agent_act_many).
+ *   mcts:PATH[,N=n]  an AlphaZero checkpoint (algorithm: alphazero) in
+ *                 PUCT MCTS (mcts.h) with n simulations (1..100000,
+ *                 default 100), the run's mcts.c_puct and no noise; plays
+ *                 the most visited move, ties to the lowest. Searches of
+ *                 the positions of pb_agent_act_many run together.
+ *   AlphaZero checkpoints also play as checkpoint:/run: (the legal move of
+ *   highest policy logit) and value: (the value head one ply deep); beam:
+ *   refuses them (no V and Q) and mcts: refuses PROBS checkpoints, both
+ *   with PB_EMISMATCH.
  * Network agents (checkpoint, run, value, beam) are deterministic.
  * Every kind is deterministic for a given seed. Choosing a move allocates
  * nothing in our code (libtorch allocates inside a network's forward).
@@ -121,6 +130,12 @@ int pb_agent_act(pb_agent_t *a, const pb_state_t *s, pb_err_t *err);
  * the agent's random stream reseeded. */
 int pb_agent_act_many(pb_agent_t *a, const pb_state_t *s, int n,
                       uint64_t seed, int *out, pb_err_t *err);
+
+/* Network evaluations the agent has made since it was made: positions run
+ * through one network (a beam: agent's V and Q calls count separately,
+ * cache hits not at all; an mcts: agent's policy+value calls once each);
+ * 0 for agents without a network. Compares search budgets. */
+uint64_t pb_agent_evaluations(const pb_agent_t *a);
 
 /* 1 if the agent's kind answers many positions in batches (act_batch),
  * else 0. */

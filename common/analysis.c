@@ -123,6 +123,13 @@ pb_analysis_t *pb_analysis_new(pb_learn_t *l, int E, int M, pb_err_t *err) {
     pb_err_set(err, PB_EINVAL, "analysis: NULL networks");
     return NULL;
   }
+  if (pb_learn_alphazero(l)) {
+    pb_err_set(err, PB_EUNSUPP,
+               "analysis: the checkpoint is of an alphazero run (one "
+               "policy+value network); the analysis shows V, Q and beam "
+               "search of probs runs only");
+    return NULL;
+  }
   if (E < 0 || (E > 0 && M < 1)) {
     pb_err_set(err, PB_EINVAL,
                "analysis: bad search settings E=%d M=%d (E >= 1 and M >= 1, "

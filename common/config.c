@@ -85,6 +85,10 @@ static const pb__row_t schema[] = {
              "game to play (connect4, tictactoe, ...)"),
     ROW_I64("seed", seed, 0, INT64_MAX, "1",
             "run seed; every random stream derives from it"),
+    ROW_ENUM("algorithm", algorithm, "probs|alphazero", "probs",
+             "probs (V and Q trained on beam-search results: the paper) or "
+             "alphazero (one policy+value network, PUCT MCTS self-play, no "
+             "searchers: docs/comparison.md)"),
 
     ROW_NAME("run.name", run.name, "c4", "run id, carried in every message"),
     ROW_STR("run.dir", run.dir, 1, "runs/c4",
@@ -169,6 +173,15 @@ static const pb__row_t schema[] = {
             "= 1 on the CPU, the CPUs the process may use on CUDA"),
     ROW_INT("search.cache_entries", search.cache_entries, 0, 1 << 30, "262144",
             "network evaluation cache entries; 0 disables the cache"),
+
+    ROW_INT("mcts.simulations", mcts.simulations, 1, 100000, "100",
+            "alphazero: PUCT simulations per self-play move"),
+    ROW_DBL("mcts.c_puct", mcts.c_puct, 1e-3, 100.0, "1.5",
+            "alphazero: exploration constant of PUCT"),
+    ROW_INT("mcts.temp_moves", mcts.temp_moves, 0, 100000, "10",
+            "alphazero: the first N moves of a self-play game are drawn in "
+            "proportion to the visit counts, later ones take the most "
+            "visited move (train.eps and train.alpha are the root noise)"),
 
     ROW_ENUM("model.device", model.device, "cpu|cuda|auto", "auto",
              "where networks run, for every role whose own key is auto: "
@@ -255,6 +268,9 @@ static const pb__row_t schema[] = {
             "E of the beam-search agent whose accuracy is measured"),
     ROW_INT("eval.search_depth", eval.search_depth, 1, 99, "10",
             "M of the beam-search agent whose accuracy is measured"),
+    ROW_INT("eval.mcts_simulations", eval.mcts_simulations, 1, 100000, "100",
+            "alphazero runs: simulations of the MCTS agent whose accuracy is "
+            "measured (in place of the beam-search agent)"),
 
     ROW_ENUM("log.level", log.level, "debug|info|warn|error", "info",
              "least severe level logged: debug, info, warn or error"),
@@ -1051,6 +1067,11 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
                       "of the longest "
                       "%s game (%d moves)",
                       c->eval.opening_random_moves, g->name, g->max_turns);
+  if (!strcmp(c->algorithm, "alphazero") && c->train.v_search_mix > 0)
+    return pb_err_set(err, PB_ECONFIG,
+                      "train.v_search_mix (%g) needs beam-search values: it "
+                      "applies to algorithm probs, not alphazero",
+                      c->train.v_search_mix);
   if (c->model.v.res_blocks > 0 && c->model.v.conv_layers == 0)
     return pb_err_set(err, PB_ECONFIG,
                       "model.v.res_blocks (%d) needs model.v.conv_layers >= 1",
@@ -1189,6 +1210,10 @@ const char *pb_config_device(const pb_config_t *c, int role,
   return role == PB_DEVICE_ACTOR ? "cpu" : "auto";
 }
 
+int pb_config_alphazero(const pb_config_t *c) {
+  return !strcmp(c->algorithm, "alphazero");
+}
+
 void pb_config_nn_spec(const pb_config_t *c, const pb_game_t *g, int q,
                        pb_nn_spec_t *spec) {
   const pb_config_net_t *n = q ? &c->model.q : &c->model.v;
@@ -1198,6 +1223,10 @@ void pb_config_nn_spec(const pb_config_t *c, const pb_game_t *g, int q,
   spec->width = g->width;
   spec->outputs = q ? g->num_actions : 1;
   spec->head = q ? PB_NN_HEAD_LINEAR : PB_NN_HEAD_TANH;
+  if (q && pb_config_alphazero(c)) {
+    spec->outputs = g->num_actions + 1;
+    spec->head = PB_NN_HEAD_PV;
+  }
   spec->conv_layers = n->conv_layers;
   spec->conv_channels = n->conv_channels;
   spec->dense_layers = n->dense_layers;

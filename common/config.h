@@ -53,6 +53,9 @@ typedef struct pb_config_net {
 typedef struct pb_config {
   char game[PB_CONFIG_NAME_MAX]; /* a name known to pb_game_by_name */
   int64_t seed; /* run seed; every RNG stream derives from it */
+  /* "probs" (V and Q, beam-search targets: the paper) or "alphazero" (one
+   * policy+value network, PUCT MCTS self-play: docs/comparison.md) */
+  char algorithm[PB_CONFIG_NAME_MAX];
 
   struct {
     char name[PB_CONFIG_NAME_MAX]; /* run id (letters, digits, . _ -) */
@@ -95,6 +98,13 @@ typedef struct pb_config {
     int cache_entries; /* evaluation cache size; 0 disables it */
   } search;
 
+  struct { /* algorithm: alphazero */
+    int simulations; /* PUCT simulations per self-play move */
+    double c_puct;   /* exploration constant */
+    int temp_moves;  /* moves drawn in proportion to the visits; later
+                        moves take the most visited action */
+  } mcts;
+
   struct {
     char device[PB_CONFIG_NAME_MAX]; /* "cpu", "cuda" or "auto" */
     /* Per role (pb_config_device): "cpu", "cuda" or "auto". */
@@ -134,6 +144,7 @@ typedef struct pb_config {
     bool accuracy;                      /* solver accuracy (solvable games) */
     char testset[PB_CONFIG_PATH_MAX];   /* "" = the shipped set */
     int search_expansions, search_depth; /* the beam agent's E and M */
+    int mcts_simulations; /* the MCTS agent's N (alphazero runs) */
   } eval;
 
   struct {
@@ -199,6 +210,9 @@ int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,
 /* Lists every key with its type, default, allowed range and doc (--help). */
 void pb_config_print_keys(FILE *f);
 
+/* 1 when c->algorithm is "alphazero", else 0 (PROBS). */
+int pb_config_alphazero(const pb_config_t *c);
+
 /* The roles of pb_config_device. */
 enum { PB_DEVICE_LEARNER = 1, PB_DEVICE_ACTOR, PB_DEVICE_SEARCHER };
 
@@ -214,7 +228,9 @@ const char *pb_config_device(const pb_config_t *c, int role,
                              const char **key);
 
 /* Fills a network spec for V (q == 0) or Q (q != 0) from the model.v /
- * model.q keys and the input/output shape of game g. */
+ * model.q keys and the input/output shape of game g. With algorithm
+ * alphazero the Q slot holds the policy+value network: model.q's trunk
+ * with a PB_NN_HEAD_PV head of num_actions + 1 outputs (V is unused). */
 void pb_config_nn_spec(const pb_config_t *c, const pb_game_t *g, int q,
                        pb_nn_spec_t *spec);
 

@@ -11,12 +11,14 @@ void pb_episodes_free(pb_episodes_t *e) {
   free(e->len);
   free(e->reward);
   free(e->version);
+  free(e->policy);
   pb_episodes_init(e);
 }
 
 void pb_episodes_clear(pb_episodes_t *e) {
   e->n_states = 0;
   e->n_eps = 0;
+  e->policy_width = 0;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
@@ -30,11 +32,27 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
   return 0;
 }
 
-int pb_episodes_add(pb_episodes_t *e, const pb_state_t *states, uint32_t n,
-                    int reward, uint64_t version, pb_err_t *err) {
+static int add(pb_episodes_t *e, const pb_state_t *states, uint32_t n,
+               int reward, uint64_t version, const float *policy, int width,
+               pb_err_t *err) {
   if (reward < -1 || reward > 1)
     return pb_err_set(err, PB_EINVAL, "episodes: reward %d not in -1..1",
                       reward);
+  if (e->n_eps > 0 && width != e->policy_width)
+    return pb_err_set(err, PB_EINVAL,
+                      "episodes: an episode %s policy targets added to a "
+                      "store %s them",
+                      width ? "with" : "without", width ? "without" : "with");
+  if (width > 0) {
+    size_t cp = e->cap_policy;
+    if (grow((void **)&e->policy, &cp, (e->n_states + n) * (size_t)width,
+             sizeof *e->policy))
+      return pb_err_set(err, PB_ENOMEM, "episodes: out of memory");
+    e->cap_policy = cp;
+    memcpy(&e->policy[e->n_states * (size_t)width], policy,
+           (size_t)n * width * sizeof *policy);
+  }
+  e->policy_width = width;
   size_t cs = e->cap_states;
   if (grow((void **)&e->states, &cs, e->n_states + n, sizeof *e->states))
     return pb_err_set(err, PB_ENOMEM, "episodes: out of memory");
@@ -63,11 +81,30 @@ int pb_episodes_add(pb_episodes_t *e, const pb_state_t *states, uint32_t n,
   return 0;
 }
 
+int pb_episodes_add(pb_episodes_t *e, const pb_state_t *states, uint32_t n,
+                    int reward, uint64_t version, pb_err_t *err) {
+  return add(e, states, n, reward, version, NULL, 0, err);
+}
+
+int pb_episodes_add_policy(pb_episodes_t *e, const pb_state_t *states,
+                           uint32_t n, int reward, uint64_t version,
+                           const float *policy, int width, pb_err_t *err) {
+  if (width < 1 || policy == NULL)
+    return pb_err_set(err, PB_EINVAL, "episodes: policy width %d", width);
+  return add(e, states, n, reward, version, policy, width, err);
+}
+
+const float *pb_episodes_policy(const pb_episodes_t *e, size_t k, uint32_t t) {
+  if (e->policy_width == 0) return NULL;
+  return &e->policy[(e->start[k] + (size_t)t) * e->policy_width];
+}
+
 int pb_episodes_append(pb_episodes_t *e, const pb_episodes_t *src,
                        pb_err_t *err) {
   for (size_t k = 0; k < src->n_eps; k++) {
-    int rc = pb_episodes_add(e, &src->states[src->start[k]], src->len[k],
-                             src->reward[k], src->version[k], err);
+    int rc = add(e, &src->states[src->start[k]], src->len[k], src->reward[k],
+                 src->version[k], pb_episodes_policy(src, k, 0),
+                 src->policy_width, err);
     if (rc != 0) return rc;
   }
   return 0;

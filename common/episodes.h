@@ -6,7 +6,13 @@
  * last move for the player who made it (+1, 0 or -1; 0 also when the game
  * was cut at the turn limit). The V target of s_t is delta_t * r_T with
  * delta = +1 for the last position and alternating backwards (Algorithm 2,
- * line 16), because the side to move alternates. */
+ * line 16), because the side to move alternates.
+ *
+ * AlphaZero episodes (algorithm: alphazero) also carry, for every stored
+ * position, the search's visit distribution over the actions (the policy
+ * target): policy[i * policy_width + a] for position i, policy_width the
+ * game's num_actions. A store holds either no policies (policy_width 0)
+ * or a policy for every position: the first episode added decides. */
 #ifndef PB_EPISODES_H
 #define PB_EPISODES_H
 
@@ -22,7 +28,9 @@ typedef struct pb_episodes {
   uint32_t *len;
   int8_t *reward;      /* r_T of episode k */
   uint64_t *version;   /* Q version that played episode k */
-  size_t n_states, cap_states;
+  float *policy;       /* n_states * policy_width, or NULL (PROBS) */
+  int policy_width;    /* 0: no policies */
+  size_t n_states, cap_states, cap_policy;
   size_t n_eps, cap_eps;
 } pb_episodes_t;
 
@@ -39,7 +47,17 @@ void pb_episodes_clear(pb_episodes_t *e);
 int pb_episodes_add(pb_episodes_t *e, const pb_state_t *states, uint32_t n,
                     int reward, uint64_t version, pb_err_t *err);
 
-/* Appends every episode of src. */
+/* As pb_episodes_add, with the positions' policy targets: policy holds
+ * n * width floats (copied). PB_EINVAL when the store already holds
+ * episodes of another width (0 included), or width < 1. */
+int pb_episodes_add_policy(pb_episodes_t *e, const pb_state_t *states,
+                           uint32_t n, int reward, uint64_t version,
+                           const float *policy, int width, pb_err_t *err);
+
+/* Policy row of position t of episode k (NULL without policies). */
+const float *pb_episodes_policy(const pb_episodes_t *e, size_t k, uint32_t t);
+
+/* Appends every episode of src (with its policies, if any). */
 int pb_episodes_append(pb_episodes_t *e, const pb_episodes_t *src,
                        pb_err_t *err);
 

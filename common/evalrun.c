@@ -83,6 +83,8 @@ int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
   snprintf(o->testset, sizeof o->testset, "%s", cfg->eval.testset);
   o->search_expansions = cfg->eval.search_expansions;
   o->search_depth = cfg->eval.search_depth;
+  o->mcts_simulations =
+      pb_config_alphazero(cfg) ? cfg->eval.mcts_simulations : 0;
   const char *p = cfg->eval.opponents;
   for (;;) {
     const char *comma = strchr(p, ',');
@@ -819,12 +821,21 @@ int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
     free(pts);
     return pb_err_set(err, PB_ENOMEM, "elo chart: no memory");
   }
-  static const char *const names[3] = {"accuracy: greedy Q",
-                                       "accuracy: V one ply",
-                                       "accuracy: beam search"};
+  const int az = o->mcts_simulations > 0;
+  static const char *const pnames[3] = {"accuracy: greedy Q",
+                                        "accuracy: V one ply",
+                                        "accuracy: beam search"};
+  static const char *const anames[3] = {"accuracy: greedy policy",
+                                        "accuracy: value one ply",
+                                        "accuracy: MCTS"};
+  const char *const *names = az ? anames : pnames;
   char beam_name[96];
-  snprintf(beam_name, sizeof beam_name, "accuracy: beam search E=%d M=%d",
-           o->search_expansions, o->search_depth);
+  if (az)
+    snprintf(beam_name, sizeof beam_name, "accuracy: MCTS N=%d",
+             o->mcts_simulations);
+  else
+    snprintf(beam_name, sizeof beam_name, "accuracy: beam search E=%d M=%d",
+             o->search_expansions, o->search_depth);
   pb_svgplot_series_t right[3];
   int nr = 0;
   for (int k = 0; k < 3; k++) {
@@ -839,7 +850,8 @@ int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
       any |= isfinite(v);
     }
     if (!any) continue;
-    right[nr].name = k == 2 && o->search_expansions > 0 ? beam_name : names[k];
+    right[nr].name =
+        k == 2 && (az || o->search_expansions > 0) ? beam_name : names[k];
     right[nr].pts = sp;
     right[nr].n = t->n;
     nr++;
@@ -1093,15 +1105,23 @@ static void report(pb_evalrun_t *r, const pb_evalrun_row_t *row) {
     k += (size_t)w;
   }
   const char *note = row_note(row->flags);
-  if (isfinite(row->acc_q) || isfinite(row->acc_beam))
+  if (isfinite(row->acc_q) || isfinite(row->acc_beam)) {
+    const int az = o->mcts_simulations > 0;
+    char search[64];
+    if (az)
+      snprintf(search, sizeof search, "MCTS (N=%d)", o->mcts_simulations);
+    else
+      snprintf(search, sizeof search, "beam search (E=%d, M=%d)",
+               o->search_expansions, o->search_depth);
     pb_log_info(r->d.log,
                 "version %llu: share of optimal moves on %zu solved "
-                "positions: greedy Q %.3f, V one ply %.3f, beam search "
-                "(E=%d, M=%d) %.3f",
+                "positions: %s %.3f, %s %.3f, %s %.3f",
                 (unsigned long long)row->version,
                 r->testset ? pb_testset_count(r->testset) : (size_t)0,
-                row->acc_q, row->acc_v, o->search_expansions, o->search_depth,
+                az ? "greedy policy" : "greedy Q", row->acc_q,
+                az ? "value one ply" : "V one ply", row->acc_v, search,
                 row->acc_beam);
+  }
   if (isfinite(row->elo))
     pb_log_info(r->d.log,
                 "version %llu: Elo %.0f [%.0f, %.0f]%s%s from %d games "
@@ -1141,8 +1161,11 @@ static void report(pb_evalrun_t *r, const pb_evalrun_row_t *row) {
   pb_json_obj_end(&j);
   if (r->testset != NULL) {
     char agent[64];
-    snprintf(agent, sizeof agent, "E=%d,M=%d", o->search_expansions,
-             o->search_depth);
+    if (o->mcts_simulations > 0)
+      snprintf(agent, sizeof agent, "mcts N=%d", o->mcts_simulations);
+    else
+      snprintf(agent, sizeof agent, "E=%d,M=%d", o->search_expansions,
+               o->search_depth);
     pb_json_kdouble(&j, "acc_q", row->acc_q);
     pb_json_kdouble(&j, "acc_v", row->acc_v);
     pb_json_kdouble(&j, "acc_beam", row->acc_beam);
@@ -1180,6 +1203,8 @@ static int measure_accuracy(pb_evalrun_t *r, const char *ckpt,
       snprintf(spec, slen, "checkpoint:%s", ckpt);
     else if (k == 1)
       snprintf(spec, slen, "value:%s", ckpt);
+    else if (r->o.mcts_simulations > 0)
+      snprintf(spec, slen, "mcts:%s,N=%d", ckpt, r->o.mcts_simulations);
     else
       snprintf(spec, slen, "beam:%s,E=%d,M=%d", ckpt, r->o.search_expansions,
                r->o.search_depth);

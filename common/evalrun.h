@@ -64,6 +64,11 @@ typedef struct pb_evalrun_opts {
   int accuracy;                       /* measure it (games with a solver) */
   char testset[PB_CONFIG_PATH_MAX];   /* "" = the shipped set */
   int search_expansions, search_depth; /* the beam agent's E and M */
+  /* > 0: the run is alphazero, and the three accuracies are those of the
+   * greedy policy, the value head one ply deep and MCTS with this many
+   * simulations (eval.mcts_simulations) instead of greedy Q, V one ply
+   * and beam search (the columns keep their names). */
+  int mcts_simulations;
 } pb_evalrun_opts_t;
 
 /* Fills *o from the eval.* keys of cfg (opponents, games_per_opponent,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "azplay.h"
 #include "beam_search.h"
 #include "ckpt.h"
 #include "episodes.h"
@@ -12,6 +13,7 @@
 #include "json.h"
 #include "learn.h"
 #include "neteval.h"
+#include "pveval.h"
 #include "rng.h"
 #include "selfplay.h"
 #include "util.h"
@@ -61,6 +63,8 @@ typedef struct {
   float *qt;
   size_t qt_cap;
   pb_neteval_stats_t ns_last;
+  pb_azplay_t *az;   /* algorithm alphazero */
+  pb_pveval_t *pve;
 } run_t;
 
 static void run_free(run_t *r) {
@@ -71,10 +75,112 @@ static void run_free(run_t *r) {
   pb_metrics_destroy(&r->metrics);
   pb_episodes_free(&r->eps);
   free(r->qt);
+  pb_azplay_destroy(&r->az);
+  pb_pveval_destroy(&r->pve);
 }
 
 static int stopping(const pb_inproc_opts_t *o) {
   return o && o->stop && *o->stop;
+}
+
+/* Writes the iteration's metrics line (both algorithms). */
+static void write_metrics(run_t *r, const pb_learn_report_t *rep, int wins,
+                          int draws, const pb_neteval_stats_t *ns) {
+  pb_json_t j;
+  pb_json_init(&j);
+  pb_learn_report_json(r->learn, rep, &j);
+  pb_json_kint(&j, "first_player_wins", wins);
+  pb_json_kint(&j, "draws", draws);
+  if (ns != NULL) {
+    pb_json_kuint(&j, "v_evals_asked", ns->v_asked - r->ns_last.v_asked);
+    pb_json_kuint(&j, "v_evals_computed",
+                  ns->v_computed - r->ns_last.v_computed);
+    pb_json_kuint(&j, "q_evals_asked", ns->q_asked - r->ns_last.q_asked);
+    pb_json_kuint(&j, "q_evals_computed",
+                  ns->q_computed - r->ns_last.q_computed);
+    r->ns_last = *ns;
+  }
+  pb_json_obj_end(&j);
+  if (r->metrics) pb_metrics_write(r->metrics, pb_json_cstr(&j));
+  pb_json_free(&j);
+}
+
+/* Wins of the first player and draws among the episodes. */
+static void outcomes(const pb_episodes_t *e, int *wins, int *draws) {
+  *wins = *draws = 0;
+  for (size_t k = 0; k < e->n_eps; k++) {
+    /* who won: the last mover (odd length = first player moved last) */
+    if (e->reward[k] == 0) (*draws)++;
+    else if ((e->reward[k] > 0) == (e->len[k] % 2 == 1)) (*wins)++;
+  }
+}
+
+/* Saves version nv and applies the retention rule; returns 0 or the
+ * save's error (retention failures are only logged). */
+static int save_version(run_t *r, uint64_t nv, pb_err_t *err) {
+  char path[4200];
+  pb_inproc_ckpt_path(r->cfg->run.dir, (unsigned long long)nv, path,
+                      sizeof path);
+  int rc = pb_learn_save(r->learn, path, NULL, 0, err);
+  if (rc != 0) return rc;
+  pb_err_t pe;
+  pb_err_clear(&pe);
+  if (pb_inproc_prune(r->cfg, nv, r->log, &pe) < 0)
+    pb_log_warn(r->log, "checkpoint retention: %s", pe.msg);
+  return 0;
+}
+
+/* One AlphaZero iteration: MCTS self-play with the policy+value network of
+ * the last version, in the same work items (seeds) as the distributed
+ * learner hands out, then training on visit counts and outcomes. */
+static int one_iteration_az(run_t *r, const pb_inproc_opts_t *opts,
+                            pb_err_t *err) {
+  const pb_config_t *cfg = r->cfg;
+  const uint64_t version = pb_learn_version(r->learn);
+  double t0 = pb_now();
+  int rc = pb_pveval_bind(r->pve, pb_learn_q(r->learn), err);
+  if (rc != 0) return rc;
+  pb_mcts_evalfn_t fn = pb_pveval_fn(r->pve);
+  pb_episodes_clear(&r->eps);
+  const int per = cfg->net.item_episodes, total = cfg->train.episodes_per_iter;
+  for (int first = 0; first < total; first += per) {
+    if (stopping(opts)) return PB_EINTR;
+    int cnt = total - first < per ? total - first : per;
+    rc = pb_azplay_run(r->az, cnt,
+                       pb_learn_item_seed(cfg, version, (uint64_t)first), 0,
+                       &fn, version, &r->eps, err);
+    if (rc != 0) return rc;
+  }
+  size_t dropped = pb_learn_cap_replay(r->learn, &r->eps);
+  double t_sp = pb_now() - t0;
+  int wins, draws;
+  outcomes(&r->eps, &wins, &draws);
+  if (stopping(opts)) return PB_EINTR;
+  pb_learn_stats_t vst = {0}, st = {0};
+  if ((rc = pb_learn_train_pv(r->learn, &r->eps, &st, err)) != 0) return rc;
+  if ((rc = pb_learn_end_iteration(r->learn, &r->eps, r->eps.policy, err)) != 0)
+    return rc;
+  const uint64_t nv = pb_learn_version(r->learn);
+  double t2 = pb_now();
+  if ((rc = save_version(r, nv, err)) != 0) return rc;
+  double t_ck = pb_now() - t2, t_all = pb_now() - t0;
+  const size_t npos = r->eps.n_states;
+  pb_log_info(r->log,
+              "iteration %" PRIu64 ": selfplay %zu episodes %zu positions "
+              "%.2fs (%.0f pos/s, first player %d wins %d draws)%s | "
+              "policy+value loss %.4f -> %.4f (policy %.4f, value %.4f) "
+              "%.2fs | ckpt %.2fs | total %.2fs",
+              nv, r->eps.n_eps, npos, t_sp, npos / (t_sp > 0 ? t_sp : 1e-9),
+              wins, draws, dropped ? " (replay capped)" : "", st.loss_first,
+              st.loss_last, st.policy_loss_mean, st.value_loss_mean,
+              st.seconds, t_ck, t_all);
+  pb_learn_report_t rep = {.mode = "inproc", .version = nv, .eps = &r->eps,
+                           .n_distinct = npos, .qtargets = r->eps.policy,
+                           .selfplay_s = t_sp, .search_s = 0,
+                           .checkpoint_s = t_ck, .iteration_s = t_all,
+                           .v = &vst, .q = &st};
+  write_metrics(r, &rep, wins, draws, NULL);
+  return 0;
 }
 
 static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
@@ -102,12 +208,8 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   size_t dropped = pb_learn_cap_replay(r->learn, &r->eps);
   double t_sp = pb_now() - t0;
   size_t npos = r->eps.n_states;
-  int wins = 0, draws = 0;
-  for (size_t k = 0; k < r->eps.n_eps; k++) {
-    /* who won: the last mover (odd length = first player moved last) */
-    if (r->eps.reward[k] == 0) draws++;
-    else if ((r->eps.reward[k] > 0) == (r->eps.len[k] % 2 == 1)) wins++;
-  }
+  int wins, draws;
+  outcomes(&r->eps, &wins, &draws);
 
   /* 2. train V_k (the paper; with train.v_search_mix > 0 V trains after
    * the search instead, on targets that need its values) */
@@ -156,15 +258,8 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   if ((rc = pb_learn_end_iteration(r->learn, &r->eps, r->qt, err)) != 0)
     return rc;
   const uint64_t nv = pb_learn_version(r->learn);
-  char path[4200];
-  pb_inproc_ckpt_path(cfg->run.dir, (unsigned long long)nv, path, sizeof path);
   double t2 = pb_now();
-  rc = pb_learn_save(r->learn, path, NULL, 0, err);
-  if (rc != 0) return rc;
-  pb_err_t pe;
-  pb_err_clear(&pe);
-  if (pb_inproc_prune(cfg, nv, r->log, &pe) < 0)
-    pb_log_warn(r->log, "checkpoint retention: %s", pe.msg);
+  if ((rc = save_version(r, nv, err)) != 0) return rc;
   double t_ck = pb_now() - t2, t_all = pb_now() - t0;
 
   pb_log_info(r->log,
@@ -178,24 +273,12 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
               vst.loss_last, vst.seconds, nu, t_bs,
               nu / (t_bs > 0 ? t_bs : 1e-9), qst.loss_first, qst.loss_last,
               qst.seconds, t_ck, t_all);
-  pb_json_t j;
-  pb_json_init(&j);
   pb_learn_report_t rep = {.mode = "inproc", .version = nv, .eps = &r->eps,
                            .n_distinct = nu, .qtargets = r->qt,
                            .selfplay_s = t_sp, .search_s = t_bs,
                            .checkpoint_s = t_ck, .iteration_s = t_all,
                            .v = &vst, .q = &qst};
-  pb_learn_report_json(r->learn, &rep, &j);
-  pb_json_kint(&j, "first_player_wins", wins);
-  pb_json_kint(&j, "draws", draws);
-  pb_json_kuint(&j, "v_evals_asked", ns.v_asked - r->ns_last.v_asked);
-  pb_json_kuint(&j, "v_evals_computed", ns.v_computed - r->ns_last.v_computed);
-  pb_json_kuint(&j, "q_evals_asked", ns.q_asked - r->ns_last.q_asked);
-  pb_json_kuint(&j, "q_evals_computed", ns.q_computed - r->ns_last.q_computed);
-  r->ns_last = ns;
-  pb_json_obj_end(&j);
-  if (r->metrics) pb_metrics_write(r->metrics, pb_json_cstr(&j));
-  pb_json_free(&j);
+  write_metrics(r, &rep, wins, draws, &ns);
   return 0;
 }
 
@@ -218,6 +301,15 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
                            cfg->train.eps, cfg->train.alpha,
                            cfg->train.selfplay_temperature};
   if ((r.sp = pb_selfplay_new(r.g, &so, err)) == NULL) goto fail;
+  if (pb_config_alphazero(cfg)) {
+    pb_azplay_opts_t ao = {cfg->train.selfplay_parallel, cfg->train.max_turns,
+                           cfg->mcts.simulations, cfg->mcts.c_puct,
+                           cfg->train.eps, cfg->train.alpha,
+                           cfg->mcts.temp_moves};
+    if ((r.az = pb_azplay_new(r.g, &ao, err)) == NULL ||
+        (r.pve = pb_pveval_new(r.g, cfg->train.selfplay_parallel, err)) == NULL)
+      goto fail;
+  }
   if ((r.beam = pb_beam_new(r.g, cfg->search.expansions, cfg->search.max_depth,
                             cfg->search.parallel, err)) == NULL)
     goto fail;
@@ -261,18 +353,28 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
   if (cfg->train.pipeline)
     pb_log_warn(log, "train.pipeline applies to distributed runs; --inproc "
                      "runs the phases one after the other");
-  pb_log_info(log,
-              "inproc training: game %s, up to version %" PRIu64 " (now %" PRIu64
-              ") x %d episodes, E=%d M=%d, V %ld params, Q %ld params, device "
-              "%s, run dir %s",
-              cfg->game, last, pb_learn_version(r.learn),
-              cfg->train.episodes_per_iter,
-              cfg->search.expansions, cfg->search.max_depth,
-              pb_nn_param_count(pb_learn_v(r.learn)),
-              pb_nn_param_count(pb_learn_q(r.learn)),
-              pb_nn_device(pb_learn_v(r.learn)), cfg->run.dir);
+  if (r.az != NULL)
+    pb_log_info(log,
+                "inproc training (alphazero): game %s, up to version %" PRIu64
+                " (now %" PRIu64 ") x %d episodes, %d simulations per move, "
+                "policy+value network %ld params, device %s, run dir %s",
+                cfg->game, last, pb_learn_version(r.learn),
+                cfg->train.episodes_per_iter, cfg->mcts.simulations,
+                pb_nn_param_count(pb_learn_q(r.learn)),
+                pb_nn_device(pb_learn_q(r.learn)), cfg->run.dir);
+  else
+    pb_log_info(log,
+                "inproc training: game %s, up to version %" PRIu64
+                " (now %" PRIu64 ") x %d episodes, E=%d M=%d, V %ld params, "
+                "Q %ld params, device %s, run dir %s",
+                cfg->game, last, pb_learn_version(r.learn),
+                cfg->train.episodes_per_iter, cfg->search.expansions,
+                cfg->search.max_depth, pb_nn_param_count(pb_learn_v(r.learn)),
+                pb_nn_param_count(pb_learn_q(r.learn)),
+                pb_nn_device(pb_learn_v(r.learn)), cfg->run.dir);
   while (pb_learn_version(r.learn) < last) {
-    rc = one_iteration(&r, opts, err);
+    rc = r.az != NULL ? one_iteration_az(&r, opts, err)
+                      : one_iteration(&r, opts, err);
     if (rc == PB_EINTR) {
       pb_log_info(log, "stop requested: abandoning iteration %" PRIu64
                   " (the last checkpoint is version %" PRIu64 ")",

@@ -59,6 +59,7 @@ struct pb_learn {
   past_t past[PB_LEARN_MAX_PAST];
   int n_past;
   pb_nn_opt_t vopt, qopt; /* the configured optimizer settings */
+  int az;                 /* algorithm: alphazero (v is NULL) */
 };
 
 static double now_s(void) {
@@ -95,8 +96,10 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   const char *dev = pb_config_device(cfg, PB_DEVICE_LEARNER, &key);
   pb_err_t e;
   pb_err_clear(&e);
-  l->v = pb_nn_new(&vs, &vo, dev, pb_mix64(seed ^ 0x5601), &e);
-  if (l->v != NULL)
+  l->az = pb_config_alphazero(cfg);
+  /* AlphaZero: no V; the Q slot holds the policy+value network. */
+  if (!l->az) l->v = pb_nn_new(&vs, &vo, dev, pb_mix64(seed ^ 0x5601), &e);
+  if (l->az || l->v != NULL)
     l->q = pb_nn_new(&qs, &qo, dev, pb_mix64(seed ^ 0x5602), &e);
   if (l->q == NULL) {
     pb_err_set(err, e.code, "%s '%s' (the learner): %s", key, dev, e.msg);
@@ -108,9 +111,10 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   size_t in_size = (size_t)g->planes * g->height * g->width;
   for (int k = 0; k < 2; k++) {
     trainer_t *t = &l->tr[k];
+    size_t cols = (size_t)g->num_actions + 1; /* the PV net's rows */
     t->in = malloc((size_t)B * in_size * sizeof *t->in);
-    t->tgt = malloc((size_t)B * g->num_actions * sizeof *t->tgt);
-    t->mask = malloc((size_t)B * g->num_actions * sizeof *t->mask);
+    t->tgt = malloc((size_t)B * cols * sizeof *t->tgt);
+    t->mask = malloc((size_t)B * cols * sizeof *t->mask);
     if (!t->in || !t->tgt || !t->mask) {
       pb_err_set(err, PB_ENOMEM, "learn: out of memory");
       goto fail;
@@ -147,6 +151,7 @@ const pb_game_t *pb_learn_game(const pb_learn_t *l) { return l->g; }
 pb_nn_t *pb_learn_v(pb_learn_t *l) { return l->v; }
 pb_nn_t *pb_learn_q(pb_learn_t *l) { return l->q; }
 uint64_t pb_learn_version(const pb_learn_t *l) { return l->version; }
+int pb_learn_alphazero(const pb_learn_t *l) { return l->az; }
 
 size_t pb_learn_cap_replay(const pb_learn_t *l, pb_episodes_t *eps) {
   size_t cap = (size_t)l->cfg.train.replay_capacity, drop = 0, kept = 0;
@@ -158,6 +163,11 @@ size_t pb_learn_cap_replay(const pb_learn_t *l, pb_episodes_t *eps) {
   if (drop == 0) return 0;
   size_t from = eps->start[drop];
   memmove(eps->states, eps->states + from, kept * sizeof *eps->states);
+  if (eps->policy_width > 0) {
+    const size_t w = (size_t)eps->policy_width;
+    memmove(eps->policy, eps->policy + from * w,
+            kept * w * sizeof *eps->policy);
+  }
   for (size_t j = drop; j < eps->n_eps; j++) {
     size_t d = j - drop;
     eps->start[d] = eps->start[j] - (uint32_t)from;
@@ -266,7 +276,7 @@ static int current_v_targets(pb_learn_t *l, const pb_episodes_t *eps,
     return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
   pb_episodes_targets(eps, l->vt);
   const double m = l->cfg.train.v_search_mix;
-  if (qtargets != NULL && m > 0.0) {
+  if (qtargets != NULL && m > 0.0 && !l->az) {
     const int A = l->g->num_actions;
     for (size_t i = 0; i < n; i++) {
       float sv = search_value(l->g, &eps->states[i],
@@ -361,6 +371,13 @@ int pb_learn_distinct(pb_learn_t *l, const pb_episodes_t *eps, size_t *n_out,
     return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
   memset(l->table, 0, tsize * sizeof *l->table);
   size_t nu = 0;
+  if (l->az) { /* every position has its own visit counts: no merging */
+    if (n > 0) memcpy(l->uniq, eps->states, n * sizeof *l->uniq);
+    for (size_t i = 0; i < n; i++) l->uniq_of[i] = (uint32_t)i;
+    l->n_uniq = n;
+    *n_out = n;
+    return 0;
+  }
   for (size_t i = 0; i < n; i++) {
     const pb_state_t *s = &eps->states[i];
     size_t h = (size_t)l->g->hash(s) & (tsize - 1);
@@ -388,11 +405,16 @@ const pb_state_t *pb_learn_distinct_states(const pb_learn_t *l) {
   return l->uniq;
 }
 
-int pb_learn_train_q(pb_learn_t *l, const pb_episodes_t *eps,
-                     const float *qtargets, pb_learn_stats_t *st,
-                     pb_err_t *err) {
+/* Trains the Q slot for train.q_epochs passes over every position of eps
+ * and of the replay window. Q (pv 0): target the row of qtargets, masked
+ * to the legal actions. The policy+value network (pv 1): the same row
+ * (the visit distribution, 0 on illegal actions) and one more column, the
+ * outcome, always counted; the loss's two parts are averaged into st. */
+static int train_q_rows(pb_learn_t *l, const pb_episodes_t *eps,
+                        const float *qtargets, int pv, pb_learn_stats_t *st,
+                        pb_err_t *err) {
   const pb_game_t *g = l->g;
-  const int A = g->num_actions;
+  const int A = g->num_actions, C = A + (pv ? 1 : 0);
   const size_t B = (size_t)l->batch_cap;
   const size_t in_size = (size_t)g->planes * g->height * g->width;
   trainer_t *t = &l->tr[1];
@@ -408,8 +430,9 @@ int pb_learn_train_q(pb_learn_t *l, const pb_episodes_t *eps,
       for (size_t j = 0; j < m; j++) {
         const pb_state_t *ps = NULL;
         const float *qrow = NULL;
-        sample(l, eps, qtargets, t->order[b + j], &ps, NULL, &qrow);
-        float *tg = &t->tgt[j * A], *mk = &t->mask[j * A];
+        float z = 0;
+        sample(l, eps, qtargets, t->order[b + j], &ps, pv ? &z : NULL, &qrow);
+        float *tg = &t->tgt[j * C], *mk = &t->mask[j * C];
         memset(mk, 0, (size_t)A * sizeof *mk);
         uint8_t acts[PB_MAX_ACTIONS];
         int na = g->legal(ps, acts);
@@ -424,16 +447,51 @@ int pb_learn_train_q(pb_learn_t *l, const pb_episodes_t *eps,
           memcpy(tg, qrow, (size_t)A * sizeof(float));
           for (int k = 0; k < na; k++) mk[acts[k]] = 1.0f;
         }
+        if (pv) {
+          tg[A] = z;
+          mk[A] = 1.0f;
+        }
       }
       float loss = 0;
       double lr = schedule(l, l->q, &l->qopt);
       rc = pb_nn_train_step(l->q, t->in, t->tgt, t->mask, (int)m, &loss, err);
-      if (rc == 0) stats_add(&s, loss, l->q, lr);
+      if (rc == 0) {
+        stats_add(&s, loss, l->q, lr);
+        double lp = 0, lv = 0;
+        if (pv) pb_nn_last_loss_parts(l->q, &lp, &lv);
+        s.policy_loss_mean += lp;
+        s.value_loss_mean += lv;
+      }
       s.samples += m;
     }
   }
+  if (s.steps) {
+    s.policy_loss_mean /= (double)s.steps;
+    s.value_loss_mean /= (double)s.steps;
+  }
   stats_end(&s, t0);
   if (st) *st = s;
+  return rc;
+}
+
+int pb_learn_train_q(pb_learn_t *l, const pb_episodes_t *eps,
+                     const float *qtargets, pb_learn_stats_t *st,
+                     pb_err_t *err) {
+  return train_q_rows(l, eps, qtargets, 0, st, err);
+}
+
+int pb_learn_train_pv(pb_learn_t *l, const pb_episodes_t *eps,
+                      pb_learn_stats_t *st, pb_err_t *err) {
+  if (!l->az)
+    return pb_err_set(err, PB_EINVAL, "learn: train_pv in a probs run");
+  if (eps->n_states > 0 && eps->policy_width != l->g->num_actions)
+    return pb_err_set(err, PB_EINVAL,
+                      "learn: episodes without policy targets in an "
+                      "alphazero run");
+  size_t nd = 0;
+  int rc = pb_learn_distinct(l, eps, &nd, err); /* identity: uniq_of[i] = i */
+  if (rc == 0) rc = current_v_targets(l, eps, NULL, err);
+  if (rc == 0) rc = train_q_rows(l, eps, eps->policy, 1, st, err);
   return rc;
 }
 
@@ -638,12 +696,12 @@ int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
   size_t vl = 0, ql = 0;
   char *yaml = NULL;
   pb_ckpt_t *ck = NULL;
-  int rc = pb_nn_state_save(l->v, &vb, &vl, err);
+  int rc = l->v ? pb_nn_state_save(l->v, &vb, &vl, err) : 0;
   if (rc == 0) rc = pb_nn_state_save(l->q, &qb, &ql, err);
   if (rc == 0) rc = pb_config_to_yaml(&l->cfg, &yaml, err);
   if (rc == 0 && (ck = pb_ckpt_new(err)) == NULL) rc = err ? err->code : PB_ENOMEM;
   if (rc == 0) rc = pb_ckpt_add(ck, "learn.meta", meta, sizeof meta, err);
-  if (rc == 0) rc = pb_ckpt_add(ck, "v.state", vb, vl, err);
+  if (rc == 0 && l->v) rc = pb_ckpt_add(ck, "v.state", vb, vl, err);
   if (rc == 0) rc = pb_ckpt_add(ck, "q.state", qb, ql, err);
   if (rc == 0) rc = pb_ckpt_add(ck, "config.yaml", yaml, strlen(yaml), err);
   uint8_t rng2[32];
@@ -689,10 +747,17 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
   int rc = 0, np = 0;
   past_t *past = NULL;
   if (pb_ckpt_get(ck, "learn.meta", (const void **)&meta, &ml) != 0 ||
-      pb_ckpt_get(ck, "v.state", (const void **)&vb, &vl) != 0 ||
       pb_ckpt_get(ck, "q.state", (const void **)&qb, &ql) != 0) {
     rc = pb_err_set(err, PB_ECORRUPT, "%s: not a probs learner checkpoint",
                     path);
+    goto done;
+  }
+  int has_v = pb_ckpt_get(ck, "v.state", (const void **)&vb, &vl) == 0;
+  if (has_v != (l->v != NULL)) {
+    rc = pb_err_set(err, PB_EMISMATCH,
+                    "%s: a checkpoint of algorithm %s, but this run is %s",
+                    path, has_v ? "probs" : "alphazero",
+                    l->az ? "alphazero" : "probs");
     goto done;
   }
   if (ml != 8 * 7 || get64(meta) != META_MAGIC) {
@@ -706,7 +771,7 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
     goto done;
   }
   /* Check both before touching either, so a refusal changes nothing. */
-  if ((rc = same_spec(l->v, vb, vl, "V", path, err)) != 0) goto done;
+  if (l->v && (rc = same_spec(l->v, vb, vl, "V", path, err)) != 0) goto done;
   if ((rc = same_spec(l->q, qb, ql, "Q", path, err)) != 0) goto done;
   if (pb_ckpt_get(ck, "learn.replay", (const void **)&rb, &rl) == 0) {
     past = calloc(PB_LEARN_MAX_PAST, sizeof *past);
@@ -735,9 +800,11 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
    * old state back, so a refusal changes nothing. */
   uint8_t *vold = NULL;
   size_t voldl = 0;
-  if ((rc = pb_nn_state_save(l->v, &vold, &voldl, err)) == 0 &&
-      (rc = pb_nn_state_load(l->v, vb, vl, err)) == 0 &&
-      (rc = pb_nn_state_load(l->q, qb, ql, err)) != 0)
+  if (l->v == NULL)
+    rc = pb_nn_state_load(l->q, qb, ql, err);
+  else if ((rc = pb_nn_state_save(l->v, &vold, &voldl, err)) == 0 &&
+           (rc = pb_nn_state_load(l->v, vb, vl, err)) == 0 &&
+           (rc = pb_nn_state_load(l->q, qb, ql, err)) != 0)
     pb_nn_state_load(l->v, vold, voldl, NULL);
   free(vold);
   if (rc != 0) {
@@ -842,6 +909,7 @@ void pb_learn_report_json(const pb_learn_t *l, const pb_learn_report_t *r,
   pb_json_obj_begin(j);
   pb_json_kstr(j, "event", "iteration");
   pb_json_kstr(j, "mode", r->mode);
+  pb_json_kstr(j, "algorithm", l->az ? "alphazero" : "probs");
   pb_json_kuint(j, "iteration", r->version);
   pb_json_kuint(j, "version", r->version);
   pb_json_kuint(j, "episodes", r->eps->n_eps);
@@ -850,22 +918,28 @@ void pb_learn_report_json(const pb_learn_t *l, const pb_learn_report_t *r,
   pb_json_kuint(j, "targets_crc",
                 pb_learn_targets_crc(l, r->eps, r->qtargets, r->n_distinct));
   pb_json_kdouble(j, "selfplay_s", r->selfplay_s);
-  pb_json_kdouble(j, "train_v_s", r->v->seconds);
-  pb_json_kdouble(j, "search_s", r->search_s);
+  if (!l->az) pb_json_kdouble(j, "train_v_s", r->v->seconds);
+  if (!l->az) pb_json_kdouble(j, "search_s", r->search_s);
+  /* alphazero: the q_* fields are the policy+value network's */
   pb_json_kdouble(j, "train_q_s", r->q->seconds);
   pb_json_kdouble(j, "checkpoint_s", r->checkpoint_s);
   pb_json_kdouble(j, "iteration_s", r->iteration_s);
-  pb_json_kdouble(j, "v_loss", r->v->loss_mean);
+  if (!l->az) pb_json_kdouble(j, "v_loss", r->v->loss_mean);
   pb_json_kdouble(j, "q_loss", r->q->loss_mean);
-  pb_json_kdouble(j, "v_loss_last", r->v->loss_last);
+  if (!l->az) pb_json_kdouble(j, "v_loss_last", r->v->loss_last);
   pb_json_kdouble(j, "q_loss_last", r->q->loss_last);
-  pb_json_kdouble(j, "v_lr", r->v->lr);
+  if (!l->az) pb_json_kdouble(j, "v_lr", r->v->lr);
   pb_json_kdouble(j, "q_lr", r->q->lr);
-  pb_json_kdouble(j, "v_grad_norm_max", r->v->grad_norm_max);
+  if (!l->az) pb_json_kdouble(j, "v_grad_norm_max", r->v->grad_norm_max);
+  if (l->az) {
+    pb_json_kdouble(j, "policy_loss", r->q->policy_loss_mean);
+    pb_json_kdouble(j, "value_loss", r->q->value_loss_mean);
+  }
   pb_json_kdouble(j, "q_grad_norm_max", r->q->grad_norm_max);
   pb_json_kuint(j, "replay_positions", pb_learn_replay_positions(l));
   pb_json_kdouble(j, "selfplay_positions_per_s",
                   npos / (r->selfplay_s > 0 ? r->selfplay_s : 1e-9));
-  pb_json_kdouble(j, "search_states_per_s",
-                  r->n_distinct / (r->search_s > 0 ? r->search_s : 1e-9));
+  if (!l->az)
+    pb_json_kdouble(j, "search_states_per_s",
+                    r->n_distinct / (r->search_s > 0 ? r->search_s : 1e-9));
 }

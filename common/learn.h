@@ -28,6 +28,7 @@ typedef struct pb_learn_stats {
   double seconds;
   double grad_norm_mean, grad_norm_max;    /* before clipping */
   double lr;                               /* of the last step */
+  double policy_loss_mean, value_loss_mean; /* alphazero: the loss's parts */
 } pb_learn_stats_t;
 
 /* Creates the networks from cfg (device, threads, specs, seeds). The config
@@ -38,8 +39,13 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err);
 void pb_learn_destroy(pb_learn_t **l);
 
 const pb_game_t *pb_learn_game(const pb_learn_t *l);
+/* The networks. With algorithm alphazero pb_learn_v is NULL and
+ * pb_learn_q is the policy+value network (PB_NN_HEAD_PV). */
 pb_nn_t *pb_learn_v(pb_learn_t *l);
 pb_nn_t *pb_learn_q(pb_learn_t *l);
+
+/* 1 for an alphazero run (config key algorithm), else 0. */
+int pb_learn_alphazero(const pb_learn_t *l);
 
 /* Number of finished iterations (the version of the current networks). */
 uint64_t pb_learn_version(const pb_learn_t *l);
@@ -91,6 +97,18 @@ int pb_learn_train_q(pb_learn_t *l, const pb_episodes_t *eps,
 int pb_learn_train_after_search(pb_learn_t *l, const pb_episodes_t *eps,
                                 const float *qtargets, pb_learn_stats_t *vst,
                                 pb_learn_stats_t *qst, pb_err_t *err);
+
+/* AlphaZero: trains the policy+value network for train.q_epochs passes
+ * over every position of eps and of the replay window, target the
+ * position's visit distribution (eps->policy) and its game's outcome
+ * (cross-entropy + squared error, pb_nn_train_step), mirroring and
+ * learning rates as pb_learn_train_q. Also makes every position its own
+ * "distinct" position (pb_learn_distinct is the identity in an alphazero
+ * run), so that pb_learn_end_iteration(l, eps, eps->policy) keeps the
+ * policies in the replay window. PB_EINVAL in a probs run or for episodes
+ * without policies. */
+int pb_learn_train_pv(pb_learn_t *l, const pb_episodes_t *eps,
+                      pb_learn_stats_t *st, pb_err_t *err);
 
 /* Marks the iteration finished: version + 1, and (train.replay_iterations
  * > 1) keeps the iteration's positions with their V and Q targets in the

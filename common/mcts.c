@@ -219,8 +219,9 @@ static int descend(pb_mcts_t *m, int s, int root, int *nleaf) {
 }
 
 static int run_chunk(pb_mcts_t *m, const pb_state_t *roots, int n,
-                     const pb_mcts_evalfn_t *ev, pb_rng_t *rng, float *visits,
-                     float *root_value, pb_err_t *err) {
+                     const pb_mcts_evalfn_t *ev, pb_rng_t *rng,
+                     pb_rng_t *const *rngs, float *visits, float *root_value,
+                     pb_err_t *err) {
   const int A = m->A;
   /* The roots: evaluated together, expanded with noise. */
   for (int s = 0; s < n; s++) {
@@ -232,8 +233,8 @@ static int run_chunk(pb_mcts_t *m, const pb_state_t *roots, int n,
   m->evaluations += (uint64_t)n;
   for (int s = 0; s < n; s++) {
     int r = new_node(m, s, &roots[s], 0, 0.0f);
-    expand(m, s, r, m->pol + (size_t)s * A,
-           m->o.eps > 0 && rng != NULL ? rng : NULL);
+    pb_rng_t *nr = rngs != NULL ? rngs[s] : rng;
+    expand(m, s, r, m->pol + (size_t)s * A, m->o.eps > 0 ? nr : NULL);
     m->visits[r] = 1;
   }
   for (int sim = 0; sim < m->o.simulations; sim++) {
@@ -267,9 +268,10 @@ static int run_chunk(pb_mcts_t *m, const pb_state_t *roots, int n,
   return 0;
 }
 
-int pb_mcts_run(pb_mcts_t *m, const pb_state_t *states, int n,
-                const pb_mcts_evalfn_t *ev, pb_rng_t *rng, float *visits,
-                float *root_value, pb_err_t *err) {
+static int run(pb_mcts_t *m, const pb_state_t *states, int n,
+               const pb_mcts_evalfn_t *ev, pb_rng_t *rng,
+               pb_rng_t *const *rngs, float *visits, float *root_value,
+               pb_err_t *err) {
   if (m == NULL || ev == NULL || (n > 0 && (states == NULL || visits == NULL)))
     return pb_err_set(err, PB_EINVAL, "mcts: NULL argument");
   for (int i = 0; i < n; i++) {
@@ -279,12 +281,26 @@ int pb_mcts_run(pb_mcts_t *m, const pb_state_t *states, int n,
   }
   for (int f = 0; f < n; f += m->o.parallel) {
     int cnt = n - f < m->o.parallel ? n - f : m->o.parallel;
-    int rc = run_chunk(m, states + f, cnt, ev, rng,
+    int rc = run_chunk(m, states + f, cnt, ev, rng, rngs ? rngs + f : NULL,
                        visits + (size_t)f * m->A,
                        root_value ? root_value + f : NULL, err);
     if (rc != 0) return rc;
   }
   return 0;
+}
+
+int pb_mcts_run(pb_mcts_t *m, const pb_state_t *states, int n,
+                const pb_mcts_evalfn_t *ev, pb_rng_t *rng, float *visits,
+                float *root_value, pb_err_t *err) {
+  return run(m, states, n, ev, rng, NULL, visits, root_value, err);
+}
+
+int pb_mcts_run_rngs(pb_mcts_t *m, const pb_state_t *states, int n,
+                     const pb_mcts_evalfn_t *ev, pb_rng_t *const *rngs,
+                     float *visits, float *root_value, pb_err_t *err) {
+  if (n > 0 && rngs == NULL && m != NULL && m->o.eps > 0)
+    return pb_err_set(err, PB_EINVAL, "mcts: NULL rngs with noise");
+  return run(m, states, n, ev, NULL, rngs, visits, root_value, err);
 }
 
 uint64_t pb_mcts_evaluations(const pb_mcts_t *m) { return m->evaluations; }

@@ -65,6 +65,13 @@ int pb_mcts_run(pb_mcts_t *m, const pb_state_t *states, int n,
                 const pb_mcts_evalfn_t *ev, pb_rng_t *rng, float *visits,
                 float *root_value, pb_err_t *err);
 
+/* As pb_mcts_run, but root i draws its noise from rngs[i] (may be NULL
+ * when eps is 0), so that each root's search does not depend on which
+ * other roots share the call (self-play: one stream per game). */
+int pb_mcts_run_rngs(pb_mcts_t *m, const pb_state_t *states, int n,
+                     const pb_mcts_evalfn_t *ev, pb_rng_t *const *rngs,
+                     float *visits, float *root_value, pb_err_t *err);
+
 /* Network positions evaluated since creation. */
 uint64_t pb_mcts_evaluations(const pb_mcts_t *m);
 

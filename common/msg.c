@@ -235,6 +235,18 @@ static int check_body(ctx_t *c, const pb_msg_t *m, const pb_game_t *g) {
         return rc;
       if (b->temperature != 0.0 && b->temperature < 0.01)
         return check_real(c, "temperature", b->temperature, 0.01, 100.0);
+      if ((rc = check_range(c, "algorithm", b->algorithm, PB_ALGO_PROBS,
+                            PB_ALGO_ALPHAZERO)))
+        return rc;
+      if (b->algorithm == PB_ALGO_ALPHAZERO) {
+        if ((rc = check_range(c, "simulations", b->simulations, 1,
+                              PB_MSG_MAX_SIMULATIONS)))
+          return rc;
+        if ((rc = check_real(c, "c_puct", b->c_puct, 1e-3, 100.0))) return rc;
+        if ((rc = check_range(c, "temp_moves", b->temp_moves, 0,
+                              PB_MSG_MAX_TURNS)))
+          return rc;
+      }
       return check_real(c, "alpha", b->alpha, 0.0, 1e6);
     }
     case PB_MSG_WORK_REQUEST:
@@ -474,6 +486,10 @@ static int encode_impl(const pb_msg_t *m, pb_msg_buf_t *b, int exact,
       d->alpha = s->alpha;
       d->seed = s->seed;
       d->temperature = s->temperature;
+      d->algorithm = s->algorithm;
+      d->simulations = s->simulations;
+      d->c_puct = s->c_puct;
+      d->temp_moves = s->temp_moves;
       env.body_case = PROBS__ENVELOPE__BODY_HELLO_REPLY;
       env.hello_reply = d;
       break;
@@ -527,11 +543,16 @@ static int encode_impl(const pb_msg_t *m, pb_msg_buf_t *b, int exact,
       break;
     case PB_MSG_SELFPLAY_RESULT: {
       const pb_msg_selfplay_result_t *s = &m->selfplay_result;
-      size_t ne = s->n_episodes, sb = (size_t)g->state_bytes, total = 0;
-      for (size_t i = 0; i < ne; i++) total += s->episodes[i].n_states;
+      size_t ne = s->n_episodes, sb = (size_t)g->state_bytes, total = 0,
+             npol = 0;
+      for (size_t i = 0; i < ne; i++) {
+        total += s->episodes[i].n_states;
+        if (s->episodes[i].policy != NULL)
+          npol += (size_t)s->episodes[i].n_states * g->num_actions;
+      }
       size_t off_ptrs = align_up(ne * sizeof(Probs__Episode));
       size_t off_bytes = off_ptrs + align_up(ne * sizeof(Probs__Episode *));
-      if (reserve_scratch(b, off_bytes + total * sb))
+      if (reserve_scratch(b, off_bytes + total * sb + npol * 4))
         return pb_err_set(err, PB_ENOMEM,
                           "encode SelfplayResult: out of memory");
       uint8_t *base = b->scratch;
@@ -548,6 +569,12 @@ static int encode_impl(const pb_msg_t *m, pb_msg_buf_t *b, int exact,
         eps[i].n_states = e->n_states;
         eps[i].final_reward = e->final_reward;
         eps[i].q_version = e->q_version;
+        if (e->policy != NULL) {
+          size_t np = (size_t)e->n_states * g->num_actions;
+          eps[i].policy.data = p;
+          eps[i].policy.len = np * 4;
+          for (size_t k = 0; k < np; k++, p += 4) store_f32le(p, e->policy[k]);
+        }
         ptrs[i] = &eps[i];
       }
       probs__selfplay_result__init(&body.selfplay_result);
@@ -784,6 +811,36 @@ static int unpack_states(ctx_t *c, const pb_game_t *g, const char *field,
   return 0;
 }
 
+/* A policy row per position: finite, in [0, 1], 0 on illegal actions,
+ * summing to 1 (within 1e-3). */
+static int check_policy(ctx_t *c, const pb_game_t *g, uint32_t ei,
+                        const pb_msg_episode_t *e) {
+  const int A = g->num_actions;
+  for (uint32_t t = 0; t < e->n_states; t++) {
+    uint8_t acts[PB_MAX_ACTIONS], legal[PB_MAX_ACTIONS] = {0};
+    int n = g->legal(&e->states[t], acts);
+    for (int k = 0; k < n; k++) legal[acts[k]] = 1;
+    const float *row = &e->policy[(size_t)t * A];
+    double sum = 0;
+    for (int a = 0; a < A; a++) {
+      float x = row[a];
+      if (!(x >= 0.0f && x <= 1.0f))
+        return fail(c, PB_EPROTO,
+                    "episodes[%u].policy[%u][%d]: %g, not a probability", ei,
+                    t, a, (double)x);
+      if (x != 0.0f && !legal[a])
+        return fail(c, PB_EPROTO,
+                    "episodes[%u].policy[%u][%d]: %g on an illegal action",
+                    ei, t, a, (double)x);
+      sum += x;
+    }
+    if (fabs(sum - 1.0) > 1e-3)
+      return fail(c, PB_EPROTO, "episodes[%u].policy[%u]: sums to %g, not 1",
+                  ei, t, sum);
+  }
+  return 0;
+}
+
 /* An episode is the positions where moves were chosen: none is terminal,
  * each follows the one before by a legal move, and a decisive final_reward
  * must be what some legal last move gives its mover. */
@@ -832,7 +889,7 @@ static int decode_selfplay(ctx_t *c, const Probs__SelfplayResult *w,
   d->n_episodes = (uint32_t)w->n_episodes;
   int rc = check_body(c, out, g);
   if (rc) return rc;
-  size_t total = 0;
+  size_t total = 0, npol = 0;
   char field[64];
   for (uint32_t i = 0; i < d->n_episodes; i++) {
     const Probs__Episode *e = w->episodes[i];
@@ -851,15 +908,28 @@ static int decode_selfplay(ctx_t *c, const Probs__SelfplayResult *w,
                   "episodes[%u].final_reward: %d, not -1, 0 "
                   "or 1",
                   i, e->final_reward);
+    size_t np = (size_t)e->n_states * g->num_actions;
+    if (e->policy.len != 0 && e->policy.len != np * 4)
+      return fail(c, PB_EPROTO,
+                  "episodes[%u].policy: %zu bytes, expected 0 or %u states x "
+                  "%d actions x 4 = %zu",
+                  i, e->policy.len, e->n_states, g->num_actions, np * 4);
+    if ((e->policy.len != 0) != (w->episodes[0]->policy.len != 0))
+      return fail(c, PB_EPROTO,
+                  "episodes[%u].policy: %s, but episodes[0]'s %s", i,
+                  e->policy.len ? "present" : "absent",
+                  e->policy.len ? "is absent" : "is present");
     total += e->n_states;
+    if (e->policy.len) npol += np;
   }
   /* Sizes now agree with the bytes received, so this is bounded by len. */
   size_t off = align_up(d->n_episodes * sizeof(pb_msg_episode_t));
-  uint8_t *mem = malloc(off + total * sizeof(pb_state_t));
+  uint8_t *mem = malloc(off + total * sizeof(pb_state_t) + npol * 4);
   if (mem == NULL) return fail(c, PB_ENOMEM, "out of memory");
   out->pb__mem = mem;
   pb_msg_episode_t *eps = (pb_msg_episode_t *)(void *)mem;
   pb_state_t *st = (pb_state_t *)(void *)(mem + off);
+  float *pol = (float *)(void *)(mem + off + total * sizeof(pb_state_t));
   for (uint32_t i = 0; i < d->n_episodes; i++) {
     const Probs__Episode *e = w->episodes[i];
     snprintf(field, sizeof field, "episodes[%u].states", i);
@@ -869,8 +939,16 @@ static int decode_selfplay(ctx_t *c, const Probs__SelfplayResult *w,
     eps[i].n_states = e->n_states;
     eps[i].final_reward = e->final_reward;
     eps[i].q_version = e->q_version;
+    eps[i].policy = NULL;
     st += e->n_states;
     if ((rc = check_episode(c, g, i, &eps[i]))) return rc;
+    if (e->policy.len) {
+      size_t np = (size_t)e->n_states * g->num_actions;
+      for (size_t k = 0; k < np; k++) pol[k] = load_f32le(e->policy.data + 4 * k);
+      eps[i].policy = pol;
+      pol += np;
+      if ((rc = check_policy(c, g, i, &eps[i]))) return rc;
+    }
   }
   d->episodes = eps;
   return 0;
@@ -972,6 +1050,10 @@ static int decode_body(ctx_t *c, Probs__Envelope *env, const pb_game_t *g,
       d->alpha = w->alpha;
       d->seed = w->seed;
       d->temperature = w->temperature;
+      d->algorithm = w->algorithm;
+      d->simulations = w->simulations;
+      d->c_puct = w->c_puct;
+      d->temp_moves = w->temp_moves;
       return check_body(c, out, g);
     }
     case PB_MSG_WORK_REQUEST:
@@ -1120,8 +1202,11 @@ void pb_msg_free(pb_msg_t *m) {
 size_t pb_msg_max_worker_bytes(const pb_game_t *g, int item_episodes,
                                int max_turns, int item_states) {
   size_t turns = (size_t)(max_turns < g->max_turns ? max_turns : g->max_turns);
+  /* States, and (alphazero) a float policy row per state. */
   size_t sp = (size_t)item_episodes *
-                  ((turns + 1) * (size_t)g->state_bytes + 64) +
+                  ((turns + 1) * ((size_t)g->state_bytes +
+                                  4 * (size_t)g->num_actions) +
+                   64) +
               1024;
   size_t sr = (size_t)item_states *
                   ((size_t)g->num_actions * 4 + (size_t)g->state_bytes + 16) +

@@ -125,7 +125,14 @@ typedef struct pb_msg_hello_reply {
   double alpha;        /* Dirichlet concentration, finite, >= 0 */
   uint64_t seed;       /* run seed */
   double temperature;  /* self-play softmax(Q / T): 0 (= 1) or [0.01, 100] */
+  uint32_t algorithm;  /* PB_ALGO_PROBS or PB_ALGO_ALPHAZERO */
+  uint32_t simulations; /* alphazero: 1..PB_MSG_MAX_SIMULATIONS */
+  double c_puct;        /* alphazero: (0, 100] */
+  uint32_t temp_moves;  /* alphazero: <= PB_MSG_MAX_TURNS */
 } pb_msg_hello_reply_t;
+
+enum { PB_ALGO_PROBS = 0, PB_ALGO_ALPHAZERO = 1 };
+#define PB_MSG_MAX_SIMULATIONS 100000
 
 typedef struct pb_msg_work_request {
   int role;          /* PB_ROLE_* */
@@ -163,6 +170,10 @@ typedef struct pb_msg_episode {
   uint32_t n_states; /* T: 1..game max_turns */
   int final_reward;  /* -1, 0 or +1 */
   uint64_t q_version;
+  /* AlphaZero: [n_states][num_actions] visit distributions (finite, in
+   * [0, 1], 0 on illegal actions, each row summing to 1 within 1e-3), or
+   * NULL (PROBS). Decode enforces this. */
+  const float *policy;
 } pb_msg_episode_t;
 
 typedef struct pb_msg_selfplay_result {

@@ -148,16 +148,22 @@ static void iteration_line(pb_progress_t *p, const member_t *m, int n,
   static const char *const phase[] = {"selfplay_s", "train_v_s", "search_s",
                                       "train_q_s"};
   static const char *const label[] = {"self-play", "V", "search", "Q"};
+  /* alphazero lines: one network, trained on visits and outcomes */
+  const int az = isfinite(num(m, n, "policy_loss"));
   const char *sep = " (";
   for (int i = 0; i < 4; i++) {
     double x = num(m, n, phase[i]);
     if (!isfinite(x)) continue;
-    put(l, x < 1 ? "%s%s %.2f" : "%s%s %.1f", sep, label[i], x);
+    put(l, x < 1 ? "%s%s %.2f" : "%s%s %.1f", sep,
+        az && i == 3 ? "train" : label[i], x);
     sep = ", ";
   }
   if (sep[0] == ',') put(l, ")");
   double vl = num(m, n, "v_loss"), ql = num(m, n, "q_loss");
-  if (isfinite(vl) || isfinite(ql)) {
+  if (az) {
+    put(l, " | loss policy %.4g, value %.4g", num(m, n, "policy_loss"),
+        num(m, n, "value_loss"));
+  } else if (isfinite(vl) || isfinite(ql)) {
     put(l, " | loss");
     if (isfinite(vl)) put(l, " V %.4g", vl);
     if (isfinite(ql)) put(l, "%s Q %.4g", isfinite(vl) ? "," : "", ql);
@@ -237,7 +243,14 @@ static void eval_line(const member_t *m, int n, line_t *l) {
     free(text);
   }
   static const char *const acc[] = {"acc_q", "acc_v", "acc_beam"};
-  static const char *const label[] = {"Q", "V", "beam"};
+  static const char *const plabel[] = {"Q", "V", "beam"};
+  static const char *const alabel[] = {"policy", "value", "mcts"};
+  /* an alphazero run's agents: "accuracy":{"beam_agent":"mcts N=.."} */
+  const char *const *label = plabel;
+  for (int i = 0; i < n; i++)
+    if (m[i].kn == 8 && !memcmp(m[i].k, "accuracy", 8) &&
+        memmem(m[i].v, m[i].vn, "\"mcts", 5) != NULL)
+      label = alabel;
   const char *sep = " | optimal moves: ";
   for (int i = 0; i < 3; i++) {
     double a = num(m, n, acc[i]);

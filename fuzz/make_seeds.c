@@ -65,12 +65,18 @@ int main(int argc, char **argv) {
   m.work_item.expansions = 10;
   m.work_item.max_depth = 3;
   put_msg(md, "work_item", &m);
-  pb_msg_episode_t ep = {s, 3, 1, 0};
+  pb_msg_episode_t ep = {s, 3, 1, 0, NULL};
   pb_msg_init(&m, PB_MSG_SELFPLAY_RESULT, "c4-smoke", PB_GAME_CONNECT4, "a");
   m.selfplay_result.item_id = 7;
   m.selfplay_result.episodes = &ep;
   m.selfplay_result.n_episodes = 1;
   put_msg(md, "selfplay_result", &m);
+  /* the same episode with AlphaZero visit distributions */
+  float pol[3 * 7] = {0, 0, 0, 1, 0, 0, 0,  0, 0, 0.5f, 0.5f, 0, 0, 0,
+                      1.0f / 7, 1.0f / 7, 1.0f / 7, 1.0f / 7, 1.0f / 7,
+                      1.0f / 7, 1.0f / 7};
+  ep.policy = pol;
+  put_msg(md, "selfplay_result_policy", &m);
   float q[2 * 7] = {0.5f, -0.25f, 0, 1, -1, 0.125f, 0,
                     0,    0,      0, 0, 0,  0,      0};
   pb_msg_init(&m, PB_MSG_SEARCH_RESULT, "c4-smoke", PB_GAME_CONNECT4, "s");

@@ -381,10 +381,19 @@ static void selfplay_done(pb_learner_t *l) {
   pb_log_info(l->log,
               "iteration %" PRIu64 ": self-play done: %zu episodes, %zu "
               "positions in %.2fs (%.0f positions/s), Q staleness up to %"
-              PRIu64 "; training V",
+              PRIu64 "; training %s",
               pb_learn_version(l->learn) + 1, l->eps.n_eps, l->eps.n_states,
               l->t_selfplay, l->eps.n_states / (l->t_selfplay + 1e-9),
-              l->staleness_max);
+              l->staleness_max,
+              pb_learn_alphazero(l->learn) ? "the policy+value network" : "V");
+  /* AlphaZero: no V and no search; the network trains on the episodes'
+   * visit counts and outcomes at once. */
+  if (pb_learn_alphazero(l->learn)) {
+    memset(&l->vst, 0, sizeof l->vst);
+    l->t_search = 0;
+    start_job(l, PH_TRAIN_Q);
+    return;
+  }
   start_job(l, PH_TRAIN_V);
 }
 
@@ -425,6 +434,16 @@ static void write_iteration_metrics(pb_learner_t *l) {
   l->last_iter_s = total;
   l->last_v_loss = l->vst.loss_mean;
   l->last_q_loss = l->qst.loss_mean;
+  if (pb_learn_alphazero(l->learn))
+    pb_log_info(l->log,
+                "iteration %" PRIu64 " done: %zu episodes, %zu positions | "
+                "selfplay %.2fs, train %.2fs (loss %.4f: policy %.4f, value "
+                "%.4f), checkpoint %.2fs | total %.2fs | workers %d",
+                v, l->eps.n_eps, l->eps.n_states, l->t_selfplay,
+                l->qst.seconds, l->qst.loss_mean, l->qst.policy_loss_mean,
+                l->qst.value_loss_mean, l->job_ckpt_s, total,
+                workers_alive(l, 0));
+  else
   pb_log_info(l->log,
               "iteration %" PRIu64 " done: %zu episodes, %zu positions, %zu "
               "distinct | selfplay %.2fs, train V %.2fs (loss %.4f), search "
@@ -436,9 +455,10 @@ static void write_iteration_metrics(pb_learner_t *l) {
               l->qst.loss_mean, l->job_ckpt_s, total, workers_alive(l, 0));
   pb_json_t j;
   pb_json_init(&j);
+  const float *targets = pb_learn_alphazero(l->learn) ? l->eps.policy : l->qt;
   pb_learn_report_t rep = {.mode = "distributed", .version = v,
                            .eps = &l->eps, .n_distinct = l->n_uniq,
-                           .qtargets = l->qt, .selfplay_s = l->t_selfplay,
+                           .qtargets = targets, .selfplay_s = l->t_selfplay,
                            .search_s = l->t_search,
                            .checkpoint_s = l->job_ckpt_s,
                            .iteration_s = total, .v = &l->vst, .q = &l->qst};
@@ -494,11 +514,19 @@ static void job_work(uv_work_t *req) {
                                      &l->job_err);
     l->vw_new.version = pb_learn_version(l->learn) + 1;
     l->t_train_v = pb_now() - t;
+  } else if (pb_learn_alphazero(l->learn)) {
+    l->job_rc = pb_learn_train_pv(l->learn, &l->eps, &l->qst, &l->job_err);
+    l->n_uniq = l->eps.n_states;
+    if (l->job_rc == 0)
+      l->job_rc = pb_learn_end_iteration(l->learn, &l->eps, l->eps.policy,
+                                         &l->job_err);
   } else {
     l->job_rc = pb_learn_train_after_search(l->learn, &l->eps, l->qt,
                                             &l->vst, &l->qst, &l->job_err);
     if (l->job_rc == 0)
       l->job_rc = pb_learn_end_iteration(l->learn, &l->eps, l->qt, &l->job_err);
+  }
+  if (l->job_kind == PH_TRAIN_Q) {
     if (l->job_rc == 0) {
       char path[4200];
       pb_inproc_ckpt_path(l->cfg.run.dir,
@@ -610,6 +638,12 @@ static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   r.hello_reply.alpha = l->cfg.train.alpha;
   r.hello_reply.temperature = l->cfg.train.selfplay_temperature;
   r.hello_reply.seed = (uint64_t)l->cfg.seed;
+  if (pb_learn_alphazero(l->learn)) {
+    r.hello_reply.algorithm = PB_ALGO_ALPHAZERO;
+    r.hello_reply.simulations = (uint32_t)l->cfg.mcts.simulations;
+    r.hello_reply.c_puct = l->cfg.mcts.c_puct;
+    r.hello_reply.temp_moves = (uint32_t)l->cfg.mcts.temp_moves;
+  }
   send_msg(l, p, &r);
 }
 
@@ -735,9 +769,21 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
                  "start, or too long");
       return;
     }
+    const int az = pb_learn_alphazero(l->learn);
+    if ((ep->policy != NULL) != az) {
+      pb_episodes_clear(e);
+      bad_result(l, l->spq, p, idx,
+                 az ? "episode without the visit counts an alphazero run "
+                      "trains on"
+                    : "episode with visit counts, but this is a probs run");
+      return;
+    }
     pb_err_t err;
-    if (pb_episodes_add(e, ep->states, ep->n_states, ep->final_reward,
-                        ep->q_version, &err) != 0) {
+    if ((az ? pb_episodes_add_policy(e, ep->states, ep->n_states,
+                                     ep->final_reward, ep->q_version,
+                                     ep->policy, l->g->num_actions, &err)
+            : pb_episodes_add(e, ep->states, ep->n_states, ep->final_reward,
+                              ep->q_version, &err)) != 0) {
       set_fatal(l, &err);
       return;
     }
@@ -1324,7 +1370,7 @@ static char *status_json(pb_learner_t *l) {
    * config asks for ("auto": each decides, cuda when it has one). */
   pb_json_key(&j, "devices");
   pb_json_obj_begin(&j);
-  pb_json_kstr(&j, "learner", pb_nn_device(pb_learn_v(l->learn)));
+  pb_json_kstr(&j, "learner", pb_nn_device(pb_learn_q(l->learn)));
   pb_json_kstr(&j, "actor", pb_config_device(&l->cfg, PB_DEVICE_ACTOR, NULL));
   pb_json_kstr(&j, "searcher",
                pb_config_device(&l->cfg, PB_DEVICE_SEARCHER, NULL));
@@ -1566,8 +1612,10 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
     free(yaml);
     if (rc != 0) goto fail;
   }
-  if (pb_nn_weights_save(pb_learn_v(l->learn), pb_learn_version(l->learn),
-                         &l->vw.buf, &l->vw.len, err) != 0 ||
+  /* AlphaZero has no V: only the policy+value network is served, as Q. */
+  if ((pb_learn_v(l->learn) != NULL &&
+       pb_nn_weights_save(pb_learn_v(l->learn), pb_learn_version(l->learn),
+                          &l->vw.buf, &l->vw.len, err) != 0) ||
       pb_nn_weights_save(pb_learn_q(l->learn), pb_learn_version(l->learn),
                          &l->qw.buf, &l->qw.len, err) != 0)
     goto fail;
@@ -1687,15 +1735,18 @@ int pb_learner_run(pb_learner_t *l, pb_err_t *err) {
   uv_signal_start(&l->sigint, on_signal, SIGINT);
   uv_signal_start(&l->sigterm, on_signal, SIGTERM);
   pb_log_info(l->log,
-              "learner %s: run '%s', game %s, version %" PRIu64 " of %d, "
-              "work %s, announcements %s, http %d, V %ld params, Q %ld params "
-              "on %s",
-              l->sender, l->run_id, l->g->name, pb_learn_version(l->learn),
-              l->cfg.train.iterations, l->cfg.net.work_endpoint,
-              l->cfg.net.pub_endpoint, l->cfg.net.http_port,
-              pb_nn_param_count(pb_learn_v(l->learn)),
+              "learner %s: run '%s', game %s, algorithm %s, version %" PRIu64
+              " of %d, work %s, announcements %s, http %d, V %ld params, "
+              "%s %ld params on %s",
+              l->sender, l->run_id, l->g->name, l->cfg.algorithm,
+              pb_learn_version(l->learn), l->cfg.train.iterations,
+              l->cfg.net.work_endpoint, l->cfg.net.pub_endpoint,
+              l->cfg.net.http_port,
+              pb_learn_v(l->learn) ? pb_nn_param_count(pb_learn_v(l->learn))
+                                   : 0L,
+              pb_learn_alphazero(l->learn) ? "policy+value" : "Q",
               pb_nn_param_count(pb_learn_q(l->learn)),
-              pb_nn_device(pb_learn_v(l->learn)));
+              pb_nn_device(pb_learn_q(l->learn)));
   if (pb_learn_version(l->learn) >= (uint64_t)l->cfg.train.iterations) {
     l->phase = PH_DONE;
     l->done_at = now(l);

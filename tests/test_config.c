@@ -669,6 +669,56 @@ static void test_nn_spec(void **state) {
   assert_true(o.weight_decay == 0.0001f);
 }
 
+/* algorithm: probs (the default) or alphazero; alphazero makes the Q slot
+ * a policy+value network and refuses train.v_search_mix; the mcts keys
+ * load and check like every key. */
+static void test_algorithm(void **state) {
+  (void)state;
+  pb_config_t c;
+  pb_err_t err;
+  pb_config_defaults(&c);
+  assert_string_equal(c.algorithm, "probs");
+  assert_int_equal(pb_config_alphazero(&c), 0);
+  assert_int_equal(pb_config_load_string(&c,
+                                         "algorithm: alphazero\n"
+                                         "mcts: {simulations: 64, c_puct: 2.5, "
+                                         "temp_moves: 3}\n"
+                                         "eval: {mcts_simulations: 32}\n",
+                                         &err),
+                   0);
+  assert_int_equal(pb_config_alphazero(&c), 1);
+  assert_int_equal(c.mcts.simulations, 64);
+  assert_true(c.mcts.c_puct == 2.5);
+  assert_int_equal(c.mcts.temp_moves, 3);
+  assert_int_equal(c.eval.mcts_simulations, 32);
+  assert_int_equal(pb_config_check(&c, &err), 0);
+  const pb_game_t *g = pb_game_by_name("othello");
+  pb_nn_spec_t q;
+  pb_config_nn_spec(&c, g, 1, &q);
+  assert_int_equal(q.head, PB_NN_HEAD_PV);
+  assert_int_equal(q.outputs, g->num_actions + 1);
+  c.train.v_search_mix = 0.5;
+  assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "train.v_search_mix"));
+  assert_non_null(strstr(err.msg, "alphazero"));
+  pb_config_defaults(&c);
+  assert_int_equal(pb_config_set(&c, "algorithm", "muzero", &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "algorithm"));
+  assert_int_equal(pb_config_set(&c, "mcts.simulations", "0", &err),
+                   PB_ECONFIG);
+  assert_int_equal(pb_config_set(&c, "mcts.c_puct", "-1", &err), PB_ECONFIG);
+  /* round trip through YAML, as checkpoints store it */
+  pb_config_defaults(&c);
+  assert_int_equal(pb_config_set(&c, "algorithm", "alphazero", &err), 0);
+  char *yaml = NULL;
+  assert_int_equal(pb_config_to_yaml(&c, &yaml, &err), 0);
+  pb_config_t d;
+  pb_config_defaults(&d);
+  assert_int_equal(pb_config_load_string(&d, yaml, &err), 0);
+  assert_memory_equal(&c, &d, sizeof c);
+  free(yaml);
+}
+
 /* Each role's device: its own key, else model.device, else its default
  * (actors the CPU, the others auto); the key that decided is named. */
 static void test_device_per_role(void **state) {
@@ -727,6 +777,7 @@ int main(void) {
       cmocka_unit_test(test_keep_keys),
       cmocka_unit_test(test_nn_spec),
       cmocka_unit_test(test_device_per_role),
+      cmocka_unit_test(test_algorithm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

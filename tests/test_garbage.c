@@ -153,7 +153,7 @@ static void test_learner_survives_garbage(void **state) {
   /* A result for an item nobody was given: dropped without a word. */
   pb_state_t s[2];
   pb_game_connect4.reset(&s[0]);
-  pb_msg_episode_t ep1 = {s, 1, 0, 0};
+  pb_msg_episode_t ep1 = {s, 1, 0, 0, NULL};
   pb_msg_init(&m, PB_MSG_SELFPLAY_RESULT, "c4-smoke", PB_GAME_CONNECT4, "x");
   m.selfplay_result.item_id = 12345;
   m.selfplay_result.episodes = &ep1;

@@ -962,6 +962,163 @@ static void test_lr_decay(void **state) {
   pb_learn_destroy(&l);
 }
 
+/* ---------------------------------------------------------- alphazero */
+
+/* The episodes of random games with made-up visit distributions over the
+ * legal actions (from a hash of the position and salt). */
+static size_t az_episodes(uint64_t seed, int n, uint64_t salt,
+                          pb_episodes_t *out) {
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  size_t total = random_episodes(seed, n, 0, &e);
+  const int A = G->num_actions;
+  float *pol = calloc(total * A, sizeof *pol);
+  assert_non_null(pol);
+  for (size_t i = 0; i < total; i++) {
+    uint8_t acts[PB_MAX_ACTIONS];
+    int na = G->legal(&e.states[i], acts);
+    float row[PB_MAX_ACTIONS], sum = 0;
+    made_up_row(&e.states[i], salt, row);
+    for (int k = 0; k < na; k++) sum += pol[i * A + acts[k]] = row[acts[k]] + 1.5f;
+    for (int k = 0; k < na; k++) pol[i * A + acts[k]] /= sum;
+  }
+  pb_err_t err;
+  for (size_t k = 0; k < e.n_eps; k++)
+    assert_int_equal(pb_episodes_add_policy(out, &e.states[e.start[k]],
+                                            e.len[k], e.reward[k], 0,
+                                            &pol[(size_t)e.start[k] * A], A,
+                                            &err),
+                     0);
+  free(pol);
+  pb_episodes_free(&e);
+  return total;
+}
+
+/* One policy+value network in the Q slot, no V; it trains on visits and
+ * outcomes, its loss is the sum of the two parts and falls; the replay
+ * window keeps the policies; a checkpoint round trips exactly and is
+ * refused by a probs learner (and a probs checkpoint by an alphazero
+ * one), naming the algorithms. */
+static void test_alphazero_learner(void **state) {
+  (void)state;
+  static const char *const sets[] = {"algorithm=alphazero",
+                                     "train.replay_iterations=2", NULL};
+  pb_learn_t *l = learner(sets);
+  assert_true(pb_learn_alphazero(l));
+  assert_null(pb_learn_v(l));
+  const pb_nn_spec_t *sp = pb_nn_spec(pb_learn_q(l));
+  assert_int_equal(sp->head, PB_NN_HEAD_PV);
+  assert_int_equal(sp->outputs, G->num_actions + 1);
+  pb_err_t err;
+  /* PROBS episodes are refused */
+  pb_episodes_t plain;
+  pb_episodes_init(&plain);
+  random_episodes(5, 2, 0, &plain);
+  pb_learn_stats_t st;
+  assert_int_equal(pb_learn_train_pv(l, &plain, &st, &err), PB_EINVAL);
+  pb_episodes_free(&plain);
+
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  size_t n = az_episodes(7, 6, 1, &e);
+  double first = 0, last = 0;
+  for (int rep = 0; rep < 30; rep++) {
+    assert_int_equal(pb_learn_train_pv(l, &e, &st, &err), 0);
+    assert_int_equal(st.samples, n);
+    assert_true(fabs(st.policy_loss_mean + st.value_loss_mean -
+                     st.loss_mean) < 1e-3 * (1 + st.loss_mean));
+    if (rep == 0) first = st.loss_mean;
+    last = st.loss_mean;
+  }
+  assert_true(last < first * 0.8);
+  /* every position its own "distinct" one */
+  size_t nd = 0;
+  assert_int_equal(pb_learn_distinct(l, &e, &nd, &err), 0);
+  assert_int_equal(nd, n);
+  assert_int_equal(pb_learn_end_iteration(l, &e, e.policy, &err), 0);
+  assert_int_equal(pb_learn_replay_positions(l), n);
+  /* the window's positions train with their policies: a second iteration
+   * sees both */
+  pb_episodes_t e2;
+  pb_episodes_init(&e2);
+  size_t n2 = az_episodes(8, 3, 2, &e2);
+  assert_int_equal(pb_learn_train_pv(l, &e2, &st, &err), 0);
+  assert_int_equal(st.samples, n + n2);
+
+  char dir[256], ck[600];
+  tp_tmpdir(dir, sizeof dir, "learn-az");
+  assert_true(dir[0] != '\0');
+  snprintf(ck, sizeof ck, "%s/az.pbck", dir);
+  assert_int_equal(pb_learn_save(l, ck, NULL, 0, &err), 0);
+  pb_learn_t *b = learner(sets);
+  assert_int_equal(pb_learn_load(b, ck, NULL, NULL, &err), 0);
+  assert_int_equal(pb_learn_version(b), 1);
+  assert_int_equal(pb_learn_replay_positions(b), n);
+  float in[3 * 42 * 2 * 8], oa[64], ob[64];
+  for (int i = 0; i < 3; i++) G->encode(&e.states[i], &in[i * G->planes * 42]);
+  assert_int_equal(pb_nn_forward(pb_learn_q(l), in, 3, oa, &err), 0);
+  assert_int_equal(pb_nn_forward(pb_learn_q(b), in, 3, ob, &err), 0);
+  assert_memory_equal(oa, ob, 3 * (G->num_actions + 1) * sizeof(float));
+  /* the same training afterwards: identical */
+  pb_learn_stats_t sa, sb;
+  assert_int_equal(pb_learn_train_pv(l, &e2, &sa, &err), 0);
+  assert_int_equal(pb_learn_train_pv(b, &e2, &sb, &err), 0);
+  assert_true(sa.loss_mean == sb.loss_mean);
+  /* another algorithm's learner refuses it, and the other way round */
+  pb_learn_t *p = learner(NULL);
+  assert_int_equal(pb_learn_load(p, ck, NULL, NULL, &err), PB_EMISMATCH);
+  assert_non_null(strstr(err.msg, "algorithm alphazero"));
+  char pk[600];
+  snprintf(pk, sizeof pk, "%s/probs.pbck", dir);
+  assert_int_equal(pb_learn_save(p, pk, NULL, 0, &err), 0);
+  assert_int_equal(pb_learn_load(b, pk, NULL, NULL, &err), PB_EMISMATCH);
+  assert_non_null(strstr(err.msg, "algorithm probs"));
+  assert_int_equal(pb_learn_version(b), 1); /* unchanged */
+  /* pb_learn_open builds what the file holds */
+  pb_config_t oc;
+  pb_learn_t *o = pb_learn_open(ck, "cpu", &oc, &err);
+  assert_non_null(o);
+  assert_true(pb_learn_alphazero(o));
+  assert_string_equal(oc.algorithm, "alphazero");
+  pb_learn_destroy(&o);
+  unlink(ck);
+  unlink(pk);
+  rmdir(dir);
+  pb_learn_destroy(&p);
+  pb_learn_destroy(&b);
+  pb_learn_destroy(&l);
+  pb_episodes_free(&e);
+  pb_episodes_free(&e2);
+}
+
+/* The replay cap keeps the policies of the episodes it keeps. */
+static void test_alphazero_cap_replay(void **state) {
+  (void)state;
+  static const char *const sets[] = {"algorithm=alphazero",
+                                     "train.replay_capacity=40", NULL};
+  pb_learn_t *l = learner(sets);
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  az_episodes(9, 6, 3, &e);
+  pb_episodes_t keep;
+  pb_episodes_init(&keep);
+  pb_err_t err;
+  assert_int_equal(pb_episodes_append(&keep, &e, &err), 0);
+  size_t dropped = pb_learn_cap_replay(l, &keep);
+  assert_true(dropped > 0);
+  assert_true(keep.n_states <= 40);
+  const int A = G->num_actions;
+  for (size_t k = 0; k < keep.n_eps; k++) {
+    size_t src = e.n_eps - keep.n_eps + k;
+    assert_memory_equal(pb_episodes_policy(&keep, k, 0),
+                        pb_episodes_policy(&e, src, 0),
+                        keep.len[k] * A * sizeof(float));
+  }
+  pb_episodes_free(&keep);
+  pb_episodes_free(&e);
+  pb_learn_destroy(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_paper_defaults),
@@ -976,6 +1133,8 @@ int main(void) {
       cmocka_unit_test(test_augment_mirrors_targets),
       cmocka_unit_test(test_lr_warmup),
       cmocka_unit_test(test_lr_decay),
+      cmocka_unit_test(test_alphazero_learner),
+      cmocka_unit_test(test_alphazero_cap_replay),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

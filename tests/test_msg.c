@@ -57,6 +57,7 @@ static void make_selfplay(pb_msg_t *m, pb_rng_t *r, int n_ep,
     eps[i].n_states =
         play_episode(r, &pb_game_connect4, states[i], &eps[i].final_reward);
     eps[i].q_version = 100 + (uint64_t)i;
+    eps[i].policy = NULL;
   }
   m->selfplay_result.item_id = 0x123456789abcdefULL;
   m->selfplay_result.episodes = eps;
@@ -386,6 +387,134 @@ static void test_round_trip_selfplay(void **state) {
   pb_msg_free(&d); /* twice is harmless */
 }
 
+/* AlphaZero episodes carry a visit distribution per position: they round
+ * trip exactly, and a peer's bad rows are refused naming the row. */
+static void uniform_policy(const pb_msg_episode_t *e, float *pol) {
+  const pb_game_t *g = &pb_game_connect4;
+  for (uint32_t t = 0; t < e->n_states; t++) {
+    uint8_t acts[PB_MAX_ACTIONS];
+    int n = g->legal(&e->states[t], acts);
+    float *row = &pol[(size_t)t * g->num_actions];
+    memset(row, 0, (size_t)g->num_actions * sizeof *row);
+    for (int k = 0; k < n; k++) row[acts[k]] = 1.0f / (float)n;
+  }
+}
+
+static void test_round_trip_policy(void **state) {
+  (void)state;
+  pb_rng_t r;
+  pb_rng_seed(&r, 12, 0);
+  pb_state_t states[4][42];
+  pb_msg_episode_t eps[4];
+  static float pol[4][42 * 7];
+  pb_msg_t m, d;
+  pb_err_t e;
+  make_selfplay(&m, &r, 4, states, eps);
+  for (int i = 0; i < 4; i++) {
+    uniform_policy(&eps[i], pol[i]);
+    eps[i].policy = pol[i];
+  }
+  pol[1][7 * 2 + 3] += 0.05f; /* an uneven row, still summing to 1 */
+  pol[1][7 * 2 + 4] -= 0.05f;
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  for (int i = 0; i < 4; i++) {
+    assert_non_null(d.selfplay_result.episodes[i].policy);
+    assert_memory_equal(d.selfplay_result.episodes[i].policy, pol[i],
+                        eps[i].n_states * 7 * sizeof(float));
+  }
+  pb_msg_free(&d);
+  /* PROBS episodes decode without policies */
+  for (int i = 0; i < 4; i++) eps[i].policy = NULL;
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_null(d.selfplay_result.episodes[2].policy);
+  pb_msg_free(&d);
+  /* Bad rows: the encoder sends what it is given; decode refuses. */
+  struct {
+    int ep, t, a;
+    float v;
+    const char *needle;
+  } bad[] = {
+      {0, 0, 0, NAN, "not a probability"},
+      {0, 1, 1, -0.1f, "not a probability"},
+      {2, 0, 3, 1.5f, "not a probability"},
+      {3, 2, 5, 0.5f, "sums to"},
+  };
+  for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+    for (int i = 0; i < 4; i++) {
+      uniform_policy(&eps[i], pol[i]);
+      eps[i].policy = pol[i];
+    }
+    pol[bad[b].ep][bad[b].t * 7 + bad[b].a] = bad[b].v;
+    assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), PB_EPROTO);
+    if (strstr(e.msg, bad[b].needle) == NULL)
+      fprintf(stderr, "'%s' not in: %s\n", bad[b].needle, e.msg);
+    assert_non_null(strstr(e.msg, bad[b].needle));
+    assert_non_null(strstr(e.msg, "policy"));
+  }
+  /* mass on an illegal action: a full column of a late position */
+  for (int i = 0; i < 4; i++) {
+    uniform_policy(&eps[i], pol[i]);
+    eps[i].policy = pol[i];
+  }
+  int found = 0;
+  for (uint32_t t = 0; t < eps[0].n_states && !found; t++) {
+    uint8_t acts[PB_MAX_ACTIONS], legal[7] = {0};
+    int n = pb_game_connect4.legal(&eps[0].states[t], acts);
+    for (int k = 0; k < n; k++) legal[acts[k]] = 1;
+    for (int a = 0; a < 7 && !found; a++)
+      if (!legal[a]) {
+        float *row = &pol[0][t * 7];
+        row[acts[0]] -= 0.5f;
+        row[a] = 0.5f;
+        found = 1;
+      }
+  }
+  if (found) {
+    assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), PB_EPROTO);
+    assert_non_null(strstr(e.msg, "illegal action"));
+  }
+  /* some episodes with policies, some without */
+  for (int i = 0; i < 4; i++) eps[i].policy = i == 2 ? NULL : pol[i];
+  for (int i = 0; i < 4; i++) uniform_policy(&eps[i], pol[i]);
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), PB_EPROTO);
+  assert_non_null(strstr(e.msg, "episodes[2].policy"));
+}
+
+/* HelloReply's alphazero settings round trip and are range-checked. */
+static void test_hello_reply_alphazero(void **state) {
+  (void)state;
+  pb_msg_t m, d;
+  pb_err_t e;
+  pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
+  m.hello_reply.accepted = 1;
+  m.hello_reply.max_turns = 42;
+  m.hello_reply.algorithm = PB_ALGO_ALPHAZERO;
+  m.hello_reply.simulations = 200;
+  m.hello_reply.c_puct = 1.25;
+  m.hello_reply.temp_moves = 12;
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_int_equal(d.hello_reply.algorithm, PB_ALGO_ALPHAZERO);
+  assert_int_equal(d.hello_reply.simulations, 200);
+  assert_true(d.hello_reply.c_puct == 1.25);
+  assert_int_equal(d.hello_reply.temp_moves, 12);
+  pb_msg_free(&d);
+  m.hello_reply.simulations = 0;
+  encode_refused(&m, PB_EINVAL, "simulations");
+  m.hello_reply.simulations = 10;
+  m.hello_reply.c_puct = 0;
+  encode_refused(&m, PB_EINVAL, "c_puct");
+  m.hello_reply.c_puct = 1;
+  m.hello_reply.algorithm = 7;
+  encode_refused(&m, PB_EINVAL, "algorithm");
+  /* PROBS replies need none of them */
+  m.hello_reply.algorithm = PB_ALGO_PROBS;
+  m.hello_reply.simulations = 0;
+  m.hello_reply.c_puct = 0;
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_int_equal(d.hello_reply.algorithm, PB_ALGO_PROBS);
+  pb_msg_free(&d);
+}
+
 static void test_round_trip_search(void **state) {
   (void)state;
   pb_rng_t r;
@@ -451,6 +580,7 @@ static void test_round_trip_tictactoe(void **state) {
     eps[i].states = st[i];
     eps[i].n_states = play_episode(&r, g, st[i], &eps[i].final_reward);
     eps[i].q_version = 1;
+    eps[i].policy = NULL;
   }
   pb_msg_t m, d;
   pb_err_t e;
@@ -1200,7 +1330,19 @@ static void test_worker_size_limit(void **state) {
         if (n == 0) break;
         g->step(&h[t], a[pb_rng_below(&rng, (uint32_t)n)], &done);
       }
-      ep[e] = (pb_msg_episode_t){h, (uint32_t)T, 0, 0};
+      ep[e] = (pb_msg_episode_t){h, (uint32_t)T, 0, 0, NULL};
+    }
+    /* alphazero: a visit distribution per state as well (the larger) */
+    float *pol = calloc((size_t)item_episodes * T * g->num_actions, sizeof *pol);
+    assert_non_null(pol);
+    for (int e = 0; e < item_episodes; e++) {
+      ep[e].policy = pol + (size_t)e * T * g->num_actions;
+      for (int t = 0; t < T; t++) {
+        uint8_t a[PB_MAX_ACTIONS];
+        int n = g->legal(&ep[e].states[t], a);
+        for (int k = 0; k < n; k++)
+          pol[((size_t)e * T + t) * g->num_actions + a[k]] = 1.0f / (float)n;
+      }
     }
     pb_msg_t m;
     pb_msg_init(&m, PB_MSG_SELFPLAY_RESULT, "run", g->id, "actor");
@@ -1214,6 +1356,7 @@ static void test_worker_size_limit(void **state) {
     assert_true(len <= limit);
     free(buf);
     free(st);
+    free(pol);
     /* Search: 256 positions of num_actions values each. */
     float *q = calloc((size_t)item_states * (size_t)g->num_actions, sizeof *q);
     assert_non_null(q);
@@ -1236,6 +1379,8 @@ int main(void) {
       cmocka_unit_test(test_round_trip_small),
       cmocka_unit_test(test_round_trip_weights),
       cmocka_unit_test(test_round_trip_selfplay),
+      cmocka_unit_test(test_round_trip_policy),
+      cmocka_unit_test(test_hello_reply_alphazero),
       cmocka_unit_test(test_round_trip_search),
       cmocka_unit_test(test_round_trip_tictactoe),
       cmocka_unit_test(test_hello_before_run_is_known),

@@ -109,6 +109,38 @@ static void test_eval(void **state) {
   assert_string_equal(line, "eval v0: Elo n/a (no anchors)");
 }
 
+/* An alphazero run's lines: one network's loss parts, no V or search; its
+ * accuracies are the policy's, the value head's and MCTS's. */
+static void test_alphazero(void **state) {
+  (void)state;
+  pb_progress_t p;
+  pb_progress_init(&p, 0, 1795000000.0);
+  char line[1024], want[1024], clk[16];
+  const char *json =
+      "{\"unix_time\":1795000010.0,\"event\":\"iteration\",\"mode\":"
+      "\"distributed\",\"algorithm\":\"alphazero\",\"version\":3,"
+      "\"selfplay_s\":6.3,\"train_q_s\":0.39,\"iteration_s\":6.7,"
+      "\"q_loss\":2.79,\"policy_loss\":1.846,\"value_loss\":0.9414,"
+      "\"selfplay_positions_per_s\":735.2}";
+  assert_int_equal(pb_progress_line(&p, json, line, sizeof line), 1);
+  clock_of(1795000010.0, clk, sizeof clk);
+  snprintf(want, sizeof want,
+           "%s iteration 3 in 6.7s (self-play 6.3, train 0.39) | loss policy "
+           "1.846, value 0.9414 | 735 positions/s | elapsed 10s",
+           clk);
+  assert_string_equal(line, want);
+  assert_int_equal(
+      pb_progress_line(&p,
+                       "{\"event\":\"elo\",\"version\":5,\"elo\":1499.4,"
+                       "\"elo_lo\":1447.7,\"elo_hi\":1552.8,\"acc_q\":0.833,"
+                       "\"acc_v\":0.842,\"acc_beam\":0.992,\"accuracy\":"
+                       "{\"beam_agent\":\"mcts N=50\",\"positions\":120}}",
+                       line, sizeof line),
+      1);
+  assert_non_null(strstr(line, "optimal moves: policy 0.833, value 0.842, "
+                               "mcts 0.992"));
+}
+
 static void test_other_lines(void **state) {
   (void)state;
   pb_progress_t p;
@@ -140,6 +172,7 @@ int main(void) {
       cmocka_unit_test(test_iteration),
       cmocka_unit_test(test_eta),
       cmocka_unit_test(test_eval),
+      cmocka_unit_test(test_alphazero),
       cmocka_unit_test(test_other_lines),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,189 @@
+/* azplay.c - see azplay.h. */
+#include "azplay.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+
+typedef struct {
+  int active;
+  uint64_t index; /* episode number */
+  pb_rng_t rng;
+  pb_state_t cur;
+  uint32_t n;       /* positions so far */
+  pb_state_t *hist; /* [max_turns] */
+  float *pi;        /* [max_turns][A] */
+} slot_t;
+
+struct pb_azplay {
+  const pb_game_t *g;
+  pb_azplay_opts_t o;
+  pb_mcts_t *mcts;
+  slot_t *slot;
+  pb_state_t *hist_pool;
+  float *pi_pool;
+  pb_state_t *roots; /* [parallel] */
+  pb_rng_t **rngs;   /* [parallel] */
+  int *rslot;        /* root -> slot */
+  float *visits;     /* [parallel][A] */
+  uint64_t positions;
+};
+
+pb_azplay_t *pb_azplay_new(const pb_game_t *g, const pb_azplay_opts_t *o,
+                           pb_err_t *err) {
+  if (g == NULL || o == NULL || o->parallel < 1 || o->parallel > 65536 ||
+      o->max_turns < 1 || o->max_turns > 100000 || o->temp_moves < 0) {
+    pb_err_set(err, PB_EINVAL,
+               "azplay: need parallel 1..65536, max_turns 1..100000, "
+               "temp_moves >= 0");
+    return NULL;
+  }
+  pb_mcts_opts_t mo = {o->simulations, o->c_puct, o->eps, o->alpha,
+                       o->parallel};
+  pb_mcts_t *m = pb_mcts_new(g, &mo, err);
+  if (m == NULL) return NULL;
+  pb_azplay_t *p = calloc(1, sizeof *p);
+  if (p == NULL) {
+    pb_mcts_destroy(&m);
+    pb_err_set(err, PB_ENOMEM, "azplay: out of memory");
+    return NULL;
+  }
+  p->g = g;
+  p->o = *o;
+  p->mcts = m;
+  const size_t P = (size_t)o->parallel, T = (size_t)o->max_turns,
+               A = (size_t)g->num_actions;
+  p->slot = calloc(P, sizeof *p->slot);
+  p->hist_pool = malloc(P * T * sizeof *p->hist_pool);
+  p->pi_pool = malloc(P * T * A * sizeof *p->pi_pool);
+  p->roots = malloc(P * sizeof *p->roots);
+  p->rngs = malloc(P * sizeof *p->rngs);
+  p->rslot = malloc(P * sizeof *p->rslot);
+  p->visits = malloc(P * A * sizeof *p->visits);
+  if (!p->slot || !p->hist_pool || !p->pi_pool || !p->roots || !p->rngs ||
+      !p->rslot || !p->visits) {
+    pb_azplay_destroy(&p);
+    pb_err_set(err, PB_ENOMEM, "azplay: out of memory");
+    return NULL;
+  }
+  for (size_t i = 0; i < P; i++) {
+    p->slot[i].hist = p->hist_pool + i * T;
+    p->slot[i].pi = p->pi_pool + i * T * A;
+  }
+  return p;
+}
+
+void pb_azplay_destroy(pb_azplay_t **pp) {
+  if (pp == NULL || *pp == NULL) return;
+  pb_azplay_t *p = *pp;
+  pb_mcts_destroy(&p->mcts);
+  free(p->slot);
+  free(p->hist_pool);
+  free(p->pi_pool);
+  free(p->roots);
+  free(p->rngs);
+  free(p->rslot);
+  free(p->visits);
+  free(p);
+  *pp = NULL;
+}
+
+static void start(pb_azplay_t *p, slot_t *s, uint64_t seed, uint64_t index) {
+  s->active = 1;
+  s->index = index;
+  pb_rng_seed(&s->rng, seed, index);
+  p->g->reset(&s->cur);
+  s->n = 0;
+}
+
+/* The move after a search: drawn in proportion to the visits among the
+ * first temp_moves moves, else the most visited (ties: the lowest). */
+static int choose(const pb_azplay_t *p, slot_t *s, const float *visits) {
+  const int A = p->g->num_actions;
+  if ((int)s->n < p->o.temp_moves) {
+    double total = 0;
+    for (int a = 0; a < A; a++) total += visits[a];
+    double u = pb_rng_uniform(&s->rng) * total, acc = 0;
+    int last = -1;
+    for (int a = 0; a < A; a++) {
+      if (visits[a] <= 0) continue;
+      acc += visits[a];
+      last = a;
+      if (u < acc) return a;
+    }
+    return last; /* rounding left u at the total */
+  }
+  int best = -1;
+  for (int a = 0; a < A; a++)
+    if (visits[a] > 0 && (best < 0 || visits[a] > visits[best])) best = a;
+  return best;
+}
+
+int pb_azplay_run(pb_azplay_t *p, int n, uint64_t seed, uint64_t first_index,
+                  const pb_mcts_evalfn_t *ev, uint64_t version,
+                  pb_episodes_t *out, pb_err_t *err) {
+  const pb_game_t *g = p->g;
+  const int P = p->o.parallel, A = g->num_actions;
+  const uint32_t T = (uint32_t)p->o.max_turns;
+  if (n <= 0) return 0;
+  /* Episodes finish in an order set by their lengths; they are kept in
+   * `done` in that order and appended to out in number order at the end
+   * (one copy per run, none per move). */
+  pb_episodes_t done;
+  pb_episodes_init(&done);
+  uint32_t *at = malloc((size_t)n * sizeof *at); /* number -> finish rank */
+  if (at == NULL) return pb_err_set(err, PB_ENOMEM, "azplay: out of memory");
+  int next = 0, finished = 0, rc = 0;
+  for (int i = 0; i < P; i++) {
+    p->slot[i].active = 0;
+    if (next < n) start(p, &p->slot[i], seed, first_index + (uint64_t)next++);
+  }
+  while (finished < n && rc == 0) {
+    int nr = 0;
+    for (int i = 0; i < P; i++)
+      if (p->slot[i].active) {
+        p->roots[nr] = p->slot[i].cur;
+        p->rngs[nr] = &p->slot[i].rng;
+        p->rslot[nr++] = i;
+      }
+    rc = pb_mcts_run_rngs(p->mcts, p->roots, nr, ev, p->rngs, p->visits, NULL,
+                          err);
+    for (int r = 0; r < nr && rc == 0; r++) {
+      slot_t *s = &p->slot[p->rslot[r]];
+      const float *vis = &p->visits[(size_t)r * A];
+      float *pi = &s->pi[(size_t)s->n * A];
+      double total = 0;
+      for (int a = 0; a < A; a++) total += vis[a];
+      for (int a = 0; a < A; a++) pi[a] = total > 0 ? (float)(vis[a] / total) : 0;
+      int a = choose(p, s, vis);
+      s->hist[s->n++] = s->cur;
+      p->positions++;
+      int over = 0;
+      float rew = g->step(&s->cur, a, &over);
+      if (!over && s->n < T) continue;
+      s->active = 0;
+      rc = pb_episodes_add_policy(&done, s->hist, s->n,
+                                  over ? (int)lrintf(rew) : 0, version, s->pi,
+                                  A, err);
+      if (rc != 0) break;
+      at[s->index - first_index] = (uint32_t)finished++;
+      if (next < n) start(p, s, seed, first_index + (uint64_t)next++);
+    }
+  }
+  for (int d = 0; d < n && rc == 0; d++) {
+    uint32_t k = at[d];
+    rc = pb_episodes_add_policy(out, &done.states[done.start[k]], done.len[k],
+                                done.reward[k], done.version[k],
+                                pb_episodes_policy(&done, k, 0), A, err);
+  }
+  free(at);
+  pb_episodes_free(&done);
+  return rc;
+}
+
+uint64_t pb_azplay_positions(const pb_azplay_t *p) { return p->positions; }
+uint64_t pb_azplay_evaluations(const pb_azplay_t *p) {
+  return pb_mcts_evaluations(p->mcts);
+}

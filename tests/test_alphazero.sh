@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# test_alphazero.sh BIN_DIR SOURCE_DIR - algorithm: alphazero as a user
+# runs it: `probs train` of configs/tictactoe-alphazero.yaml, distributed
+# (a learner, two actors, no searchers, the evaluator) over real sockets;
+# the learner SIGKILLed mid-run is restarted by probs train, resumes from
+# its newest checkpoint and finishes the run; the evaluator rates the
+# checkpoints with the policy, the value head and MCTS; the agents
+# checkpoint:, value: and mcts: play the checkpoints, beam: refuses them;
+# probs export writes the policy+value network; the distributed run
+# trains on exactly what --inproc trains on (targets_crc).
+set -uo pipefail
+
+[ $# -eq 2 ] || { echo "usage: test_alphazero.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
+BIN=$(cd "$1" && pwd) || exit 2
+SRC=$(cd "$2" && pwd) || exit 2
+P="$BIN/probs"
+CFG="$SRC/configs/tictactoe-alphazero.yaml"
+T=$(mktemp -d /tmp/pb_test_az_XXXXXX)
+trap 'kill -9 $(cat "$T"/pids 2>/dev/null) 2>/dev/null; rm -rf "$T"' EXIT
+
+. "$SRC/tests/cli_lib.sh"
+
+RUN="$T/run"
+EP=(--set "net.work_endpoint=ipc://$T/work" --set "net.pub_endpoint=ipc://$T/pub"
+    --set net.http_port=0)
+ITERS=12
+"$P" train "$CFG" --run-dir "$RUN" --actors 2 --set train.iterations=$ITERS \
+  --set train.episodes_per_iter=40 --set net.item_episodes=10 \
+  --set eval.every=4 --set eval.games_per_opponent=20 "${EP[@]}" \
+  >"$T/train.out" 2>&1 &
+TRAIN=$!
+echo "$TRAIN" >"$T/pids"
+
+# SIGKILL the learner once a few iterations are in.
+for _ in $(seq 1 1200); do
+  n=$(grep -c '"event":"iteration"' "$RUN/metrics.jsonl" 2>/dev/null)
+  [ "${n:-0}" -ge 3 ] && break
+  sleep 0.1
+done
+LPID=$(sed -n 's/.*started learner (pid \([0-9]*\)).*/\1/p' "$RUN/logs/train.log" | head -1)
+if [ -n "$LPID" ] && [ "${n:-0}" -ge 3 ]; then
+  KILLED_AT=$(grep -c '"event":"iteration"' "$RUN/metrics.jsonl")
+  kill -9 "$LPID"
+  ok "learner (pid $LPID) killed after $KILLED_AT iterations"
+else
+  bad "no learner pid or no iterations in 120 s: $(tail -c 400 "$T/train.out")"
+fi
+wait "$TRAIN"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "resumed from" "$RUN/learner.log"; then
+  ok "probs train restarts the learner, which resumes and finishes (exit 0)"
+else
+  bad "after the kill: exit $rc: $(tail -c 600 "$T/train.out")"
+fi
+grep -q "started searcher" "$RUN/logs/train.log" \
+  && bad "searchers started in an alphazero run" \
+  || ok "no searchers in an alphazero run"
+last=$(grep '"event":"iteration"' "$RUN/metrics.jsonl" | tail -1)
+if grep -q "\"version\":$ITERS," <<<"$last" &&
+   grep -q '"algorithm":"alphazero"' <<<"$last" &&
+   grep -q '"policy_loss":' <<<"$last"; then
+  ok "the run reaches version $ITERS with alphazero metrics"
+else bad "last iteration line: $last"; fi
+# Versions after the restart continue from the checkpoint: no version is
+# missing and none after the resume point is older than it.
+vers=$(grep '"event":"iteration"' "$RUN/metrics.jsonl" |
+       sed 's/.*"version":\([0-9]*\),.*/\1/' | sort -un | paste -sd, -)
+want=$(seq 1 $ITERS | paste -sd, -)
+[ "$vers" = "$want" ] && ok "every version 1..$ITERS trained once or again" \
+  || bad "versions trained: $vers"
+
+# The evaluator rated checkpoints with the policy, value head and MCTS.
+if [ -f "$RUN/elo.csv" ] && awk -F, 'NR > 1 && $1 == 12' "$RUN/elo.csv" | grep -q . &&
+   grep -q '"beam_agent":"mcts N=50"' "$RUN/metrics.jsonl"; then
+  ok "the evaluator rated version 12 (accuracy of greedy policy, value, MCTS)"
+else bad "elo.csv: $(cat "$RUN/elo.csv" 2>/dev/null | tail -3)"; fi
+
+C="$RUN/checkpoints/ckpt-$(printf %06d $ITERS).pbck"
+expect "mcts: plays an alphazero checkpoint" 0 "mcts:" \
+  "$P" match --game tictactoe --a "mcts:$C,N=30" --b random --games 10 --seed 3
+expect "checkpoint: and value: play it" 0 "optimal" \
+  "$P" accuracy --game tictactoe --agent "checkpoint:$C" --agent "value:$C"
+# The search budget in network evaluations: at most N + 1 per move.
+epm=$("$P" accuracy --game tictactoe --agent "mcts:$C,N=30" 2>&1 |
+      awk '/^mcts:/ { print $NF }')
+if awk -v e="$epm" 'BEGIN { exit !(e > 1 && e <= 31) }'; then
+  ok "mcts N=30 makes $epm network evaluations per move"
+else bad "mcts N=30: evals/move '$epm'"; fi
+expect "beam: refuses it, naming mcts:" 2 "no V and Q for beam search.*mcts:" \
+  "$P" accuracy --game tictactoe --agent "beam:$C"
+expect "mcts: refuses a bad N" 2 "bad N=" \
+  "$P" accuracy --game tictactoe --agent "mcts:$C,N=0"
+expect "probs export writes the policy+value network" 0 "pv: [0-9]+ parameters, 10 outputs" \
+  "$P" export "$C" "$T/az.pt"
+
+# A PROBS run cannot resume from an alphazero checkpoint (and says why).
+expect "a probs learner refuses the alphazero run dir" 1 "algorithm alphazero" \
+  "$P" train "$CFG" --inproc --run-dir "$RUN" --resume --set algorithm=probs \
+  --set train.iterations=13
+
+# Distributed and --inproc train on the same data (3 iterations).
+"$P" train "$CFG" --inproc --run-dir "$T/inproc" --set train.iterations=3 \
+  --set train.episodes_per_iter=40 --set net.item_episodes=10 >"$T/inproc.out" 2>&1
+"$P" train "$CFG" --run-dir "$T/dist" --actors 2 --no-eval --set train.iterations=3 \
+  --set train.episodes_per_iter=40 --set net.item_episodes=10 \
+  --set "net.work_endpoint=ipc://$T/w2" --set "net.pub_endpoint=ipc://$T/p2" \
+  --set net.http_port=0 >"$T/dist.out" 2>&1
+crc() { grep '"event":"iteration"' "$1/metrics.jsonl" | sed 's/.*"targets_crc":\([0-9]*\).*/\1/' | paste -sd, -; }
+a=$(crc "$T/inproc") b=$(crc "$T/dist")
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "distributed = inproc targets ($a)" \
+  || bad "targets_crc inproc $a, distributed $b"
+
+finish test_alphazero
