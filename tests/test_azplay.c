@@ -24,32 +24,7 @@
 #define T3 (pb_game_by_id(PB_GAME_TICTACTOE))
 #define C4 (pb_game_by_id(PB_GAME_CONNECT4))
 
-typedef struct {
-  const pb_game_t *g;
-  int calls, fail_at;
-} net_t;
-
-static uint64_t hash_state(const pb_state_t *s) {
-  uint64_t h = 0x51ED;
-  for (int i = 0; i < PB_STATE_WORDS; i++) h = pb_mix64(h ^ s->w[i]);
-  return h;
-}
-
-/* Logits and value: functions of the position alone. */
-static int net_eval(void *ctx, const pb_state_t *s, int n, float *policy,
-                    float *value, pb_err_t *err) {
-  net_t *nt = ctx;
-  if (++nt->calls == nt->fail_at)
-    return pb_err_set(err, PB_ENN, "net: call %d fails", nt->calls);
-  const int A = nt->g->num_actions;
-  for (int i = 0; i < n; i++) {
-    uint64_t h = hash_state(&s[i]);
-    value[i] = (float)((h >> 40) % 2001) / 1000.0f - 1.0f;
-    for (int a = 0; a < A; a++)
-      policy[i * A + a] = (float)(pb_mix64(h + (uint64_t)a) % 1000) / 500.0f;
-  }
-  return 0;
-}
+#include "plain_net.h"
 
 static pb_azplay_t *engine(const pb_game_t *g, int parallel, int sims,
                            int temp_moves) {
@@ -63,7 +38,7 @@ static pb_azplay_t *engine(const pb_game_t *g, int parallel, int sims,
 
 static void play(const pb_game_t *g, int parallel, int n, uint64_t first,
                  int temp_moves, pb_episodes_t *out) {
-  net_t nt = {g, 0, 0};
+  net_t nt = {g, 0, 0, 0, 1};
   pb_mcts_evalfn_t ev = {net_eval, &nt};
   pb_azplay_t *p = engine(g, parallel, 24, temp_moves);
   pb_err_t err;
@@ -202,7 +177,7 @@ static void test_rngs_per_root(void **state) {
   pb_err_t err;
   pb_mcts_t *m = pb_mcts_new(g, &o, &err);
   assert_non_null(m);
-  net_t nt = {g, 0, 0};
+  net_t nt = {g, 0, 0, 0, 1};
   pb_mcts_evalfn_t ev = {net_eval, &nt};
   pb_state_t roots[3];
   for (int i = 0; i < 3; i++) g->reset(&roots[i]);
@@ -239,7 +214,7 @@ static void test_errors(void **state) {
   pb_azplay_opts_t bad3 = {4, 9, 10, 1.5, 0.25, 1.0, -1};
   assert_null(pb_azplay_new(g, &bad3, &err));
   pb_azplay_t *p = engine(g, 4, 8, 2);
-  net_t nt = {g, 0, 5};
+  net_t nt = {g, 0, 0, 5, 1};
   pb_mcts_evalfn_t ev = {net_eval, &nt};
   pb_episodes_t e;
   pb_episodes_init(&e);
