@@ -297,11 +297,8 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
   if ((rc = pb_mkdir_p(path, err)) != 0) return rc;
 
   if ((r.learn = pb_learn_new(cfg, err)) == NULL) goto fail;
-  pb_selfplay_opts_t so = {cfg->train.selfplay_parallel, cfg->train.max_turns,
-                           cfg->train.eps, cfg->train.alpha,
-                           cfg->train.selfplay_temperature};
-  if ((r.sp = pb_selfplay_new(r.g, &so, err)) == NULL) goto fail;
   if (pb_config_alphazero(cfg)) {
+    /* MCTS self-play and the policy+value network; no beam search. */
     pb_azplay_opts_t ao = {cfg->train.selfplay_parallel, cfg->train.max_turns,
                            cfg->mcts.simulations, cfg->mcts.c_puct,
                            cfg->train.eps, cfg->train.alpha,
@@ -309,13 +306,21 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
     if ((r.az = pb_azplay_new(r.g, &ao, err)) == NULL ||
         (r.pve = pb_pveval_new(r.g, cfg->train.selfplay_parallel, err)) == NULL)
       goto fail;
+  } else {
+    pb_selfplay_opts_t so = {cfg->train.selfplay_parallel,
+                             cfg->train.max_turns, cfg->train.eps,
+                             cfg->train.alpha,
+                             cfg->train.selfplay_temperature};
+    if ((r.sp = pb_selfplay_new(r.g, &so, err)) == NULL) goto fail;
+    if ((r.beam = pb_beam_new(r.g, cfg->search.expansions,
+                              cfg->search.max_depth, cfg->search.parallel,
+                              err)) == NULL)
+      goto fail;
+    if ((r.ne = pb_neteval_new(r.g, pb_learn_eval_batch(cfg, r.g),
+                               (uint32_t)cfg->search.cache_entries, err)) ==
+        NULL)
+      goto fail;
   }
-  if ((r.beam = pb_beam_new(r.g, cfg->search.expansions, cfg->search.max_depth,
-                            cfg->search.parallel, err)) == NULL)
-    goto fail;
-  if ((r.ne = pb_neteval_new(r.g, pb_learn_eval_batch(cfg, r.g), (uint32_t)cfg->search.cache_entries,
-                             err)) == NULL)
-    goto fail;
   snprintf(path, sizeof path, "%s/metrics.jsonl", cfg->run.dir);
   if ((r.metrics = pb_metrics_new(path, err)) == NULL) goto fail;
 
