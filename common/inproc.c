@@ -130,27 +130,47 @@ static int save_version(run_t *r, uint64_t nv, pb_err_t *err) {
   return 0;
 }
 
-/* One AlphaZero iteration: MCTS self-play with the policy+value network of
- * the last version, in the same work items (seeds) as the distributed
- * learner hands out, then training on visit counts and outcomes. */
-static int one_iteration_az(run_t *r, const pb_inproc_opts_t *opts,
-                            pb_err_t *err) {
+/* The iteration's self-play into r->eps with the networks of version
+ * `version`, in the same work items (seeds, first episode 0) as the
+ * distributed learner hands out: MCTS with the policy+value network in an
+ * alphazero run, else moves drawn from Q. */
+static int selfplay_items(run_t *r, const pb_inproc_opts_t *opts,
+                          uint64_t version, pb_err_t *err) {
   const pb_config_t *cfg = r->cfg;
-  const uint64_t version = pb_learn_version(r->learn);
-  double t0 = pb_now();
-  int rc = pb_pveval_bind(r->pve, pb_learn_q(r->learn), err);
-  if (rc != 0) return rc;
-  pb_mcts_evalfn_t fn = pb_pveval_fn(r->pve);
+  pb_mcts_evalfn_t mfn = {0};
+  pb_evalfn_t qfn = {0};
+  if (r->az != NULL) {
+    int rc = pb_pveval_bind(r->pve, pb_learn_q(r->learn), err);
+    if (rc != 0) return rc;
+    mfn = pb_pveval_fn(r->pve);
+  } else {
+    pb_neteval_bind(r->ne, NULL, pb_learn_q(r->learn));
+    qfn = pb_neteval_fn(r->ne);
+  }
   pb_episodes_clear(&r->eps);
   const int per = cfg->net.item_episodes, total = cfg->train.episodes_per_iter;
   for (int first = 0; first < total; first += per) {
     if (stopping(opts)) return PB_EINTR;
     int cnt = total - first < per ? total - first : per;
-    rc = pb_azplay_run(r->az, cnt,
-                       pb_learn_item_seed(cfg, version, (uint64_t)first), 0,
-                       &fn, version, &r->eps, err);
+    uint64_t seed = pb_learn_item_seed(cfg, version, (uint64_t)first);
+    int rc = r->az != NULL ? pb_azplay_run(r->az, cnt, seed, 0, &mfn, version,
+                                           &r->eps, err)
+                           : pb_selfplay_run(r->sp, cnt, seed, 0, &qfn,
+                                             version, &r->eps, err);
     if (rc != 0) return rc;
   }
+  return 0;
+}
+
+/* One AlphaZero iteration: MCTS self-play with the policy+value network of
+ * the last version, in the same work items (seeds) as the distributed
+ * learner hands out, then training on visit counts and outcomes. */
+static int one_iteration_az(run_t *r, const pb_inproc_opts_t *opts,
+                            pb_err_t *err) {
+  const uint64_t version = pb_learn_version(r->learn);
+  double t0 = pb_now();
+  int rc = selfplay_items(r, opts, version, err);
+  if (rc != 0) return rc;
   size_t dropped = pb_learn_cap_replay(r->learn, &r->eps);
   double t_sp = pb_now() - t0;
   int wins, draws;
@@ -193,18 +213,7 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   int rc;
 
   /* 1. self-play with Q_{k-1}, in work items */
-  pb_neteval_bind(r->ne, NULL, pb_learn_q(r->learn));
-  pb_evalfn_t fn = pb_neteval_fn(r->ne);
-  pb_episodes_clear(&r->eps);
-  const int per = cfg->net.item_episodes, total = cfg->train.episodes_per_iter;
-  for (int first = 0; first < total; first += per) {
-    if (stopping(opts)) return PB_EINTR;
-    int cnt = total - first < per ? total - first : per;
-    rc = pb_selfplay_run(r->sp, cnt,
-                         pb_learn_item_seed(cfg, version, (uint64_t)first), 0,
-                         &fn, version, &r->eps, err);
-    if (rc != 0) return rc;
-  }
+  if ((rc = selfplay_items(r, opts, version, err)) != 0) return rc;
   size_t dropped = pb_learn_cap_replay(r->learn, &r->eps);
   double t_sp = pb_now() - t0;
   size_t npos = r->eps.n_states;
@@ -235,7 +244,7 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
     }
   }
   pb_neteval_bind(r->ne, pb_learn_v(r->learn), pb_learn_q(r->learn));
-  fn = pb_neteval_fn(r->ne);
+  pb_evalfn_t fn = pb_neteval_fn(r->ne);
   const pb_state_t *uniq = pb_learn_distinct_states(r->learn);
   const size_t per_s = (size_t)cfg->net.item_states;
   for (size_t first = 0; first < nu; first += per_s) {
