@@ -1198,8 +1198,53 @@ static pb_agent_t *value_new(const pb_game_t *g, const char *arg, uint64_t seed,
   return net_open(g, arg, name, NET_V1, 0, 0, 0, err);
 }
 
-/* beam:PATH[,E=N][,M=N]: the settings are taken from the end, so a path
- * may itself hold commas. */
+/* One setting ",K=n" of a beam: or mcts: spec: letter K, an integer in
+ * lo..hi into *val (which holds its default). */
+typedef struct {
+  char key;
+  int lo, hi;
+  int *val;
+} net_opt_t;
+
+/* Splits arg into the checkpoint path (into path[0..size)) and the
+ * settings at its end, each at most once; they are taken from the end, so
+ * a path may itself hold commas. Returns 0 or PB_EINVAL naming the agent
+ * (path too long, a bad value, no path before the settings). */
+static int net_path_opts(const char *arg, const char *name, char *path,
+                         size_t size, net_opt_t *opts, int nopts,
+                         pb_err_t *err) {
+  if (strlen(arg) >= size)
+    return pb_err_set(err, PB_EINVAL, "agent %s: path too long", name);
+  strcpy(path, arg);
+  int seen[8] = {0};
+  for (;;) {
+    char *comma = strrchr(path, ',');
+    if (comma == NULL) break;
+    char *opt = comma + 1;
+    int k = 0;
+    while (k < nopts && !(opt[0] == opts[k].key && opt[1] == '=' && !seen[k]))
+      k++;
+    if (k == nopts) break;
+    seen[k] = 1;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(opt + 2, &end, 10);
+    if (errno != 0 || end == opt + 2 || *end != '\0' || v < opts[k].lo ||
+        v > opts[k].hi)
+      return pb_err_set(err, PB_EINVAL,
+                        "agent %s: bad %c=\"%s\" (expected an integer in "
+                        "%d..%d)",
+                        name, opt[0], opt + 2, opts[k].lo, opts[k].hi);
+    *opts[k].val = (int)v;
+    *comma = '\0';
+  }
+  if (path[0] == '\0')
+    return pb_err_set(err, PB_EINVAL, "agent %s: no checkpoint path before "
+                      "the settings", name);
+  return 0;
+}
+
+/* beam:PATH[,E=N][,M=N] */
 static pb_agent_t *beam_new(const pb_game_t *g, const char *arg, uint64_t seed,
                             pb_err_t *err) {
   (void)seed;
@@ -1211,50 +1256,15 @@ static pb_agent_t *beam_new(const pb_game_t *g, const char *arg, uint64_t seed,
   }
   char path[4096], name[4200];
   net_name(name, sizeof name, "beam", arg);
-  if (strlen(arg) >= sizeof path) {
-    pb_err_set(err, PB_EINVAL, "agent %s: path too long", name);
+  int E = 30, M = 3;
+  net_opt_t opts[2] = {{'E', 1, 100000, &E}, {'M', 1, 99, &M}};
+  if (net_path_opts(arg, name, path, sizeof path, opts, 2, err) != 0)
     return NULL;
-  }
-  strcpy(path, arg);
-  int E = 30, M = 3, seenE = 0, seenM = 0;
-  for (;;) {
-    char *comma = strrchr(path, ',');
-    if (comma == NULL) break;
-    char *opt = comma + 1;
-    int *dst = NULL, lo = 1, hi = 0;
-    if (opt[0] == 'E' && opt[1] == '=' && !seenE) {
-      dst = &E;
-      hi = 100000;
-      seenE = 1;
-    } else if (opt[0] == 'M' && opt[1] == '=' && !seenM) {
-      dst = &M;
-      hi = 99;
-      seenM = 1;
-    } else {
-      break;
-    }
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(opt + 2, &end, 10);
-    if (errno != 0 || end == opt + 2 || *end != '\0' || v < lo || v > hi) {
-      pb_err_set(err, PB_EINVAL,
-                 "agent %s: bad %c=\"%s\" (expected an integer in %d..%d)",
-                 name, opt[0], opt + 2, lo, hi);
-      return NULL;
-    }
-    *dst = (int)v;
-    *comma = '\0';
-  }
-  if (path[0] == '\0') {
-    pb_err_set(err, PB_EINVAL, "agent %s: no checkpoint path before the "
-               "settings", name);
-    return NULL;
-  }
   return net_open(g, path, name, NET_BEAM, E, M, 0, err);
 }
 
 /* mcts:PATH[,N=n]: an AlphaZero checkpoint searching n simulations per
- * move (the setting is taken from the end, so a path may hold commas). */
+ * move. */
 static pb_agent_t *mcts_new(const pb_game_t *g, const char *arg, uint64_t seed,
                             pb_err_t *err) {
   (void)seed;
@@ -1266,31 +1276,9 @@ static pb_agent_t *mcts_new(const pb_game_t *g, const char *arg, uint64_t seed,
   }
   char path[4096], name[4200];
   net_name(name, sizeof name, "mcts", arg);
-  if (strlen(arg) >= sizeof path) {
-    pb_err_set(err, PB_EINVAL, "agent %s: path too long", name);
-    return NULL;
-  }
-  strcpy(path, arg);
   int N = 100;
-  char *comma = strrchr(path, ',');
-  if (comma != NULL && comma[1] == 'N' && comma[2] == '=') {
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(comma + 3, &end, 10);
-    if (errno != 0 || end == comma + 3 || *end != '\0' || v < 1 ||
-        v > 100000) {
-      pb_err_set(err, PB_EINVAL,
-                 "agent %s: bad N=\"%s\" (expected an integer in 1..100000)",
-                 name, comma + 3);
-      return NULL;
-    }
-    N = (int)v;
-    *comma = '\0';
-  }
-  if (path[0] == '\0') {
-    pb_err_set(err, PB_EINVAL, "agent %s: no checkpoint path before N=",
-               name);
+  net_opt_t opt = {'N', 1, 100000, &N};
+  if (net_path_opts(arg, name, path, sizeof path, &opt, 1, err) != 0)
     return NULL;
-  }
   return net_open(g, path, name, NET_MCTS, 0, 0, N, err);
 }
