@@ -28,6 +28,7 @@ struct pb_azplay {
   pb_rng_t **rngs;   /* [parallel] */
   int *rslot;        /* root -> slot */
   float *visits;     /* [parallel][A] */
+  pb_episodes_t done; /* a run's episodes in the order they finished */
   uint64_t positions;
 };
 
@@ -86,6 +87,7 @@ void pb_azplay_destroy(pb_azplay_t **pp) {
   free(p->rngs);
   free(p->rslot);
   free(p->visits);
+  pb_episodes_free(&p->done);
   free(p);
   *pp = NULL;
 }
@@ -129,10 +131,9 @@ int pb_azplay_run(pb_azplay_t *p, int n, uint64_t seed, uint64_t first_index,
   const uint32_t T = (uint32_t)p->o.max_turns;
   if (n <= 0) return 0;
   /* Episodes finish in an order set by their lengths; they are kept in
-   * `done` in that order and appended to out in number order at the end
+   * p->done in that order and appended to out in number order at the end
    * (one copy per run, none per move). */
-  pb_episodes_t done;
-  pb_episodes_init(&done);
+  pb_episodes_clear(&p->done);
   uint32_t *at = malloc((size_t)n * sizeof *at); /* number -> finish rank */
   if (at == NULL) return pb_err_set(err, PB_ENOMEM, "azplay: out of memory");
   int next = 0, finished = 0, rc = 0;
@@ -164,7 +165,7 @@ int pb_azplay_run(pb_azplay_t *p, int n, uint64_t seed, uint64_t first_index,
       float rew = g->step(&s->cur, a, &over);
       if (!over && s->n < T) continue;
       s->active = 0;
-      rc = pb_episodes_add_policy(&done, s->hist, s->n,
+      rc = pb_episodes_add_policy(&p->done, s->hist, s->n,
                                   over ? (int)lrintf(rew) : 0, version, s->pi,
                                   A, err);
       if (rc != 0) break;
@@ -172,14 +173,8 @@ int pb_azplay_run(pb_azplay_t *p, int n, uint64_t seed, uint64_t first_index,
       if (next < n) start(p, s, seed, first_index + (uint64_t)next++);
     }
   }
-  for (int d = 0; d < n && rc == 0; d++) {
-    uint32_t k = at[d];
-    rc = pb_episodes_add_policy(out, &done.states[done.start[k]], done.len[k],
-                                done.reward[k], done.version[k],
-                                pb_episodes_policy(&done, k, 0), A, err);
-  }
+  if (rc == 0) rc = pb_episodes_append_order(out, &p->done, at, err);
   free(at);
-  pb_episodes_free(&done);
   return rc;
 }
 

@@ -50,8 +50,9 @@ void pb_azplay_destroy(pb_azplay_t **p);
 
 /* Plays n episodes numbered first_index .. first_index + n - 1 and appends
  * them, with their policy targets, to out in that order. ev is the
- * network (pveval.h); version is recorded with each episode. Returns 0 or
- * the evaluator's error (out then holds the episodes appended before). */
+ * network (pveval.h); version is recorded with each episode. The
+ * episodes are appended when all n are played. Returns 0 or the
+ * evaluator's error (out then holds what it held before). */
 int pb_azplay_run(pb_azplay_t *p, int n, uint64_t seed, uint64_t first_index,
                   const pb_mcts_evalfn_t *ev, uint64_t version,
                   pb_episodes_t *out, pb_err_t *err);

@@ -110,6 +110,18 @@ int pb_episodes_append(pb_episodes_t *e, const pb_episodes_t *src,
   return 0;
 }
 
+int pb_episodes_append_order(pb_episodes_t *e, const pb_episodes_t *src,
+                             const uint32_t *at, pb_err_t *err) {
+  for (size_t d = 0; d < src->n_eps; d++) {
+    uint32_t k = at[d];
+    int rc = add(e, &src->states[src->start[k]], src->len[k], src->reward[k],
+                 src->version[k], pb_episodes_policy(src, k, 0),
+                 src->policy_width, err);
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
 float pb_episodes_target(const pb_episodes_t *e, size_t k, uint32_t t) {
   uint32_t from_end = e->len[k] - 1 - t;
   float r = (float)e->reward[k];

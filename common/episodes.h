@@ -54,6 +54,12 @@ int pb_episodes_add_policy(pb_episodes_t *e, const pb_state_t *states,
                            uint32_t n, int reward, uint64_t version,
                            const float *policy, int width, pb_err_t *err);
 
+/* Appends the episodes of src in the order src episode at[0], at[1], ...,
+ * at[src->n_eps - 1] (a permutation), with their policies, if any: how
+ * self-play puts episodes that finished in any order in number order. */
+int pb_episodes_append_order(pb_episodes_t *e, const pb_episodes_t *src,
+                             const uint32_t *at, pb_err_t *err);
+
 /* Policy row of position t of episode k (NULL without policies). */
 const float *pb_episodes_policy(const pb_episodes_t *e, size_t k, uint32_t t);
 

@@ -21,6 +21,7 @@ struct pb_selfplay {
   pb_state_t *qin;     /* [parallel] */
   int *qslot;          /* qin row -> slot */
   float *qout;         /* [parallel][num_actions] */
+  pb_episodes_t done;  /* a run's episodes in the order they finished */
   uint64_t positions;
 };
 
@@ -63,6 +64,7 @@ void pb_selfplay_destroy(pb_selfplay_t **psp) {
   free(sp->qin);
   free(sp->qslot);
   free(sp->qout);
+  pb_episodes_free(&sp->done);
   free(sp);
   *psp = NULL;
 }
@@ -108,52 +110,6 @@ static void start(pb_selfplay_t *sp, game_slot_t *s, uint64_t seed,
   s->n = 0;
 }
 
-/* The n episodes appended to out from episode e0 on, in the order they
- * finished (fin[j] = number - first of the j-th), put in number order. One
- * copy of their positions per run, none per move. */
-static int order_by_number(pb_episodes_t *out, size_t e0, int n,
-                           const uint32_t *fin, pb_err_t *err) {
-  size_t s0 = out->start[e0], ns = out->n_states - s0;
-  pb_state_t *st = malloc((ns ? ns : 1) * sizeof *st);
-  uint32_t *at = malloc((size_t)n * sizeof *at); /* number -> finish rank */
-  uint32_t *len = malloc((size_t)n * sizeof *len);
-  uint32_t *beg = malloc((size_t)n * sizeof *beg);
-  int8_t *rew = malloc((size_t)n);
-  uint64_t *ver = malloc((size_t)n * sizeof *ver);
-  int rc = 0;
-  if (!st || !at || !len || !beg || !rew || !ver) {
-    rc = pb_err_set(err, PB_ENOMEM, "self-play: out of memory");
-  } else {
-    memcpy(st, out->states + s0, ns * sizeof *st);
-    for (int j = 0; j < n; j++) {
-      size_t k = e0 + (size_t)j;
-      at[fin[j]] = (uint32_t)j;
-      len[j] = out->len[k];
-      beg[j] = (uint32_t)(out->start[k] - s0);
-      rew[j] = out->reward[k];
-      ver[j] = out->version[k];
-    }
-    size_t pos = s0;
-    for (int d = 0; d < n; d++) {
-      uint32_t j = at[d];
-      size_t k = e0 + (size_t)d;
-      memcpy(out->states + pos, st + beg[j], len[j] * sizeof *st);
-      out->start[k] = (uint32_t)pos;
-      out->len[k] = len[j];
-      out->reward[k] = rew[j];
-      out->version[k] = ver[j];
-      pos += len[j];
-    }
-  }
-  free(st);
-  free(at);
-  free(len);
-  free(beg);
-  free(rew);
-  free(ver);
-  return rc;
-}
-
 int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
                     uint64_t first_index, const pb_evalfn_t *ev,
                     uint64_t version, pb_episodes_t *out, pb_err_t *err) {
@@ -163,28 +119,26 @@ int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
   if (n <= 0) return 0;
   /* A slot that finishes an episode starts the next number at once, so
    * the batch stays full; the episodes finish in an order fixed by the
-   * seed, the network and `parallel`, and are then put in number order. */
-  const size_t e0 = out->n_eps;
-  uint32_t *fin = malloc((size_t)n * sizeof *fin);
-  if (fin == NULL) return pb_err_set(err, PB_ENOMEM, "self-play: out of memory");
-  int next = 0, finished = 0;
+   * seed, the network and `parallel`, are kept in sp->done in that order
+   * and appended to out in number order at the end (one copy per run,
+   * none per move). */
+  pb_episodes_clear(&sp->done);
+  uint32_t *at = malloc((size_t)n * sizeof *at); /* number -> finish rank */
+  if (at == NULL) return pb_err_set(err, PB_ENOMEM, "self-play: out of memory");
+  int next = 0, finished = 0, rc = 0;
   for (int i = 0; i < P; i++) {
     sp->slot[i].active = 0;
     if (next < n) start(sp, &sp->slot[i], seed, first_index + (uint64_t)next++);
   }
-  while (finished < n) {
+  while (finished < n && rc == 0) {
     int nq = 0;
     for (int i = 0; i < P; i++)
       if (sp->slot[i].active) {
         sp->qin[nq] = sp->slot[i].cur;
         sp->qslot[nq++] = i;
       }
-    int rc = ev->qvalues(ev->ctx, sp->qin, nq, sp->qout, err);
-    if (rc != 0) {
-      free(fin);
-      return rc;
-    }
-    for (int r = 0; r < nq; r++) {
+    rc = ev->qvalues(ev->ctx, sp->qin, nq, sp->qout, err);
+    for (int r = 0; r < nq && rc == 0; r++) {
       game_slot_t *s = &sp->slot[sp->qslot[r]];
       uint8_t acts[PB_MAX_ACTIONS];
       int na = g->legal(&s->cur, acts);
@@ -196,18 +150,15 @@ int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
       float rew = g->step(&s->cur, a, &done);
       if (!done && s->n < T) continue;
       s->active = 0;
-      rc = pb_episodes_add(out, s->hist, s->n, done ? (int)lrintf(rew) : 0,
-                           version, err);
-      if (rc != 0) {
-        free(fin);
-        return rc;
-      }
-      fin[finished++] = (uint32_t)(s->index - first_index);
+      rc = pb_episodes_add(&sp->done, s->hist, s->n,
+                           done ? (int)lrintf(rew) : 0, version, err);
+      if (rc != 0) break;
+      at[s->index - first_index] = (uint32_t)finished++;
       if (next < n) start(sp, s, seed, first_index + (uint64_t)next++);
     }
   }
-  int rc = order_by_number(out, e0, n, fin, err);
-  free(fin);
+  if (rc == 0) rc = pb_episodes_append_order(out, &sp->done, at, err);
+  free(at);
   return rc;
 }
 

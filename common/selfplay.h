@@ -40,8 +40,8 @@ void pb_selfplay_destroy(pb_selfplay_t **sp);
 
 /* Plays n episodes numbered first_index .. first_index + n - 1 and appends
  * them to out in that order. ev supplies Q; version is recorded with each
- * episode. Returns 0 or the callback's error (out then holds the episodes
- * appended so far). */
+ * episode. The episodes are appended when all n are played. Returns 0 or
+ * the callback's error (out then holds what it held before). */
 int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
                     uint64_t first_index, const pb_evalfn_t *ev,
                     uint64_t version, pb_episodes_t *out, pb_err_t *err);
