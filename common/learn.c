@@ -22,8 +22,16 @@ typedef struct {
 
 /* One network's training scratch, grown as needed, reused across
  * iterations, and the random stream it draws from. */
+/* Minibatches go to the network up to PB__CHUNK_STEPS at a time (one
+ * pb_nn_train_batches call: one upload, no read-back between steps, which
+ * is what a CUDA device needs; on the CPU the same bits as one call per
+ * step), and at most PB__CHUNK_ROWS rows unless one minibatch is larger. */
+enum { PB__CHUNK_STEPS = 16, PB__CHUNK_ROWS = 16384 };
+
 typedef struct {
-  float *in, *tgt, *mask;
+  float *in, *tgt, *mask; /* chunk_steps minibatches */
+  float *lrs, *loss;      /* per step of a chunk */
+  double *gnorm, *parts;
   uint32_t *order;
   size_t order_cap;
   pb_rng_t *rng;
@@ -46,6 +54,7 @@ struct pb_learn {
                     search), so that the two threads never share a stream */
   trainer_t tr[2]; /* scratch of V (0) and Q (1) */
   int batch_cap;
+  int chunk_steps; /* minibatches per pb_nn_train_batches call */
   /* distinct positions of the current iteration */
   pb_state_t *uniq;
   uint32_t *uniq_of; /* stored position -> distinct index */
@@ -108,19 +117,28 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   pb_rng_seed(&l->rng, seed, 0x7EA1);
   pb_rng_seed(&l->vrng, seed, 0x7EA2);
   int B = cfg->train.batch_size;
+  int K = PB__CHUNK_ROWS / B;
+  K = K < 1 ? 1 : K > PB__CHUNK_STEPS ? PB__CHUNK_STEPS : K;
   size_t in_size = (size_t)g->planes * g->height * g->width;
+  size_t rows = (size_t)K * B;
   for (int k = 0; k < 2; k++) {
     trainer_t *t = &l->tr[k];
     size_t cols = (size_t)g->num_actions + 1; /* the PV net's rows */
-    t->in = malloc((size_t)B * in_size * sizeof *t->in);
-    t->tgt = malloc((size_t)B * cols * sizeof *t->tgt);
-    t->mask = malloc((size_t)B * cols * sizeof *t->mask);
-    if (!t->in || !t->tgt || !t->mask) {
+    t->in = malloc(rows * in_size * sizeof *t->in);
+    t->tgt = malloc(rows * cols * sizeof *t->tgt);
+    t->mask = malloc(rows * cols * sizeof *t->mask);
+    t->lrs = malloc((size_t)K * sizeof *t->lrs);
+    t->loss = malloc((size_t)K * sizeof *t->loss);
+    t->gnorm = malloc((size_t)K * sizeof *t->gnorm);
+    t->parts = malloc((size_t)K * 2 * sizeof *t->parts);
+    if (!t->in || !t->tgt || !t->mask || !t->lrs || !t->loss || !t->gnorm ||
+        !t->parts) {
       pb_err_set(err, PB_ENOMEM, "learn: out of memory");
       goto fail;
     }
   }
   l->batch_cap = B;
+  l->chunk_steps = K;
   return l;
 fail:
   pb_learn_destroy(&l);
@@ -136,6 +154,10 @@ void pb_learn_destroy(pb_learn_t **pl) {
     free(l->tr[k].in);
     free(l->tr[k].tgt);
     free(l->tr[k].mask);
+    free(l->tr[k].lrs);
+    free(l->tr[k].loss);
+    free(l->tr[k].gnorm);
+    free(l->tr[k].parts);
     free(l->tr[k].order);
   }
   free(l->uniq);
@@ -200,13 +222,12 @@ static int shuffle(trainer_t *t, size_t n, pb_err_t *err) {
   return 0;
 }
 
-static void stats_add(pb_learn_stats_t *st, float loss, const pb_nn_t *nn,
+static void stats_add(pb_learn_stats_t *st, float loss, double gn,
                       double lr) {
   if (st->steps == 0) st->loss_first = loss;
   st->loss_last = loss;
   st->loss_mean += loss;
   st->steps++;
-  double gn = pb_nn_last_grad_norm(nn);
   if (gn > st->grad_norm_max) st->grad_norm_max = gn;
   st->grad_norm_mean += gn;
   st->lr = lr;
@@ -220,16 +241,18 @@ static void stats_end(pb_learn_stats_t *st, double t0) {
   st->seconds = now_s() - t0;
 }
 
-/* Sets the learning rate of the next step from the schedule: a linear
- * warm-up over the first lr_warmup_steps Adam steps of the network, and a
- * cosine decay over lr_decay_iterations iterations down to lr_min_factor.
- * Without either, the optimizer is never touched (the paper's constant
- * rate, bit for bit). Returns the rate. */
-static double schedule(pb_learn_t *l, pb_nn_t *nn, const pb_nn_opt_t *base) {
+/* Whether the learning rate follows a schedule (else it is the configured
+ * one, never touched: the paper's constant rate, bit for bit). */
+static int scheduled(const pb_learn_t *l) {
+  return l->cfg.train.lr_warmup_steps > 0 || l->cfg.train.lr_decay_iterations > 0;
+}
+
+/* The scheduled learning rate of the network's Adam step number `step`
+ * (0-based): a linear warm-up over the first lr_warmup_steps steps, and a
+ * cosine decay over lr_decay_iterations iterations down to lr_min_factor. */
+static float lr_at(const pb_learn_t *l, const pb_nn_opt_t *base, int64_t step) {
   const int W = l->cfg.train.lr_warmup_steps, D = l->cfg.train.lr_decay_iterations;
-  if (W <= 0 && D <= 0) return base->lr;
   double f = 1.0;
-  int64_t step = pb_nn_train_steps(nn);
   if (W > 0 && step < W) f *= (double)(step + 1) / W;
   if (D > 0) {
     double t = (double)l->version / D;
@@ -237,10 +260,32 @@ static double schedule(pb_learn_t *l, pb_nn_t *nn, const pb_nn_opt_t *base) {
     double mn = l->cfg.train.lr_min_factor;
     f *= mn + (1.0 - mn) * 0.5 * (1.0 + cos(M_PI * t));
   }
-  pb_nn_opt_t o = *base;
-  o.lr = (float)(base->lr * f);
-  pb_nn_set_opt(nn, &o, NULL);
-  return o.lr;
+  return (float)(base->lr * f);
+}
+
+/* Trains nn on the `rows` rows in t (minibatches of the configured size,
+ * the last one may be shorter) in one pb_nn_train_batches call, with the
+ * scheduled rate of each step, and adds each step to st (and its loss
+ * parts to st's means when pv). */
+static int train_chunk(pb_learn_t *l, trainer_t *t, pb_nn_t *nn,
+                       const pb_nn_opt_t *base, const float *mask, size_t rows,
+                       int pv, pb_learn_stats_t *st, pb_err_t *err) {
+  const int B = l->batch_cap, k = (int)((rows + B - 1) / B);
+  const int64_t s0 = pb_nn_train_steps(nn);
+  if (scheduled(l))
+    for (int j = 0; j < k; j++) t->lrs[j] = lr_at(l, base, s0 + j);
+  int rc = pb_nn_train_batches(nn, t->in, t->tgt, mask, (int)rows, B,
+                               scheduled(l) ? t->lrs : NULL, t->loss, t->gnorm,
+                               t->parts, err);
+  if (rc != 0) return rc;
+  for (int j = 0; j < k; j++) {
+    stats_add(st, t->loss[j], t->gnorm[j], scheduled(l) ? t->lrs[j] : base->lr);
+    if (pv) {
+      st->policy_loss_mean += t->parts[2 * j];
+      st->value_loss_mean += t->parts[2 * j + 1];
+    }
+  }
+  return 0;
 }
 
 /* Whether a sample is mirrored (train.augment = mirror, probability 1/2,
@@ -321,7 +366,7 @@ static int train_v(pb_learn_t *l, trainer_t *t, const pb_episodes_t *eps,
                    const float *qtargets, pb_learn_stats_t *st,
                    pb_err_t *err) {
   const pb_game_t *g = l->g;
-  const size_t B = (size_t)l->batch_cap;
+  const size_t CB = (size_t)l->batch_cap * l->chunk_steps;
   const size_t in_size = (size_t)g->planes * g->height * g->width;
   pb_learn_stats_t s = {0};
   double t0 = now_s();
@@ -329,8 +374,8 @@ static int train_v(pb_learn_t *l, trainer_t *t, const pb_episodes_t *eps,
   const size_t n = n_samples(l, eps->n_states);
   for (int ep = 0; ep < l->cfg.train.v_epochs && rc == 0; ep++) {
     if ((rc = shuffle(t, n, err)) != 0) break;
-    for (size_t b = 0; b < n && rc == 0; b += B) {
-      size_t m = n - b < B ? n - b : B;
+    for (size_t b = 0; b < n && rc == 0; b += CB) {
+      size_t m = n - b < CB ? n - b : CB;
       for (size_t j = 0; j < m; j++) {
         const pb_state_t *ps = NULL;
         sample(l, eps, NULL, t->order[b + j], &ps, &t->tgt[j], NULL);
@@ -341,10 +386,7 @@ static int train_v(pb_learn_t *l, trainer_t *t, const pb_episodes_t *eps,
         }
         g->encode(ps, &t->in[j * in_size]);
       }
-      float loss = 0;
-      double lr = schedule(l, l->v, &l->vopt);
-      rc = pb_nn_train_step(l->v, t->in, t->tgt, NULL, (int)m, &loss, err);
-      if (rc == 0) stats_add(&s, loss, l->v, lr);
+      rc = train_chunk(l, t, l->v, &l->vopt, NULL, m, 0, &s, err);
       s.samples += m;
     }
   }
@@ -415,7 +457,7 @@ static int train_q_rows(pb_learn_t *l, const pb_episodes_t *eps,
                         pb_err_t *err) {
   const pb_game_t *g = l->g;
   const int A = g->num_actions, C = A + (pv ? 1 : 0);
-  const size_t B = (size_t)l->batch_cap;
+  const size_t CB = (size_t)l->batch_cap * l->chunk_steps;
   const size_t in_size = (size_t)g->planes * g->height * g->width;
   trainer_t *t = &l->tr[1];
   t->rng = &l->rng;
@@ -425,8 +467,8 @@ static int train_q_rows(pb_learn_t *l, const pb_episodes_t *eps,
   const size_t n = n_samples(l, eps->n_states);
   for (int ep = 0; ep < l->cfg.train.q_epochs && rc == 0; ep++) {
     if ((rc = shuffle(t, n, err)) != 0) break;
-    for (size_t b = 0; b < n && rc == 0; b += B) {
-      size_t m = n - b < B ? n - b : B;
+    for (size_t b = 0; b < n && rc == 0; b += CB) {
+      size_t m = n - b < CB ? n - b : CB;
       for (size_t j = 0; j < m; j++) {
         const pb_state_t *ps = NULL;
         const float *qrow = NULL;
@@ -452,16 +494,7 @@ static int train_q_rows(pb_learn_t *l, const pb_episodes_t *eps,
           mk[A] = 1.0f;
         }
       }
-      float loss = 0;
-      double lr = schedule(l, l->q, &l->qopt);
-      rc = pb_nn_train_step(l->q, t->in, t->tgt, t->mask, (int)m, &loss, err);
-      if (rc == 0) {
-        stats_add(&s, loss, l->q, lr);
-        double lp = 0, lv = 0;
-        if (pv) pb_nn_last_loss_parts(l->q, &lp, &lv);
-        s.policy_loss_mean += lp;
-        s.value_loss_mean += lv;
-      }
+      rc = train_chunk(l, t, l->q, &l->qopt, t->mask, m, pv, &s, err);
       s.samples += m;
     }
   }

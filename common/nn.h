@@ -159,6 +159,28 @@ int pb_nn_forward(pb_nn_t *nn, const float *in, int batch, float *out,
 int pb_nn_train_step(pb_nn_t *nn, const float *in, const float *target,
                      const float *mask, int batch, float *loss, pb_err_t *err);
 
+/* k = ceil(total / batch) Adam steps in one call, for devices where one
+ * step is bound by launches and host round trips (CUDA) rather than by
+ * arithmetic: the `total` rows of in/target/mask (laid out as for
+ * pb_nn_train_step) are copied to the device once and split into
+ * consecutive minibatches of `batch` rows (the last one may be shorter),
+ * and nothing is read back until the last step has been queued. Step j
+ * uses learning rate lrs[j] (lrs NULL: the optimizer's lr for every step;
+ * with lrs the optimizer's lr is lrs[k - 1] afterwards, as if
+ * pb_nn_set_opt had been called before each step). Writes, when not NULL,
+ * losses[j] (the loss before step j), grad_norms[j] (pb_nn_last_grad_norm
+ * after step j) and parts[2j], parts[2j + 1] (pb_nn_last_loss_parts after
+ * step j); each has k entries (2k for parts). On the CPU the result is the
+ * same, bit for bit, as k calls of pb_nn_train_step (tests/test_nn.c).
+ * total 0 takes no step. If any step's loss is not finite, returns
+ * PB_ERANGE naming the step and leaves nn (weights, moments, step count,
+ * last loss parts and gradient norm) as it was before the call. PB_EINVAL
+ * for bad arguments (batch < 1, an lr that is not finite and > 0). */
+int pb_nn_train_batches(pb_nn_t *nn, const float *in, const float *target,
+                        const float *mask, int total, int batch,
+                        const float *lrs, float *losses, double *grad_norms,
+                        double *parts, pb_err_t *err);
+
 /* The L2 norm of the gradient of the last training step, before any
  * clipping (0 before the first step). */
 double pb_nn_last_grad_norm(const pb_nn_t *nn);

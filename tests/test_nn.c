@@ -2032,6 +2032,158 @@ static void test_pv_torch(void **state) {
   pb_nn_destroy(&nn);
 }
 
+/* State (weights, moments, step count) as bytes. Caller frees. */
+static uint8_t *state_of(const pb_nn_t *nn, size_t *len) {
+  uint8_t *buf = NULL;
+  pb_err_t err = {0, ""};
+  if (pb_nn_state_save(nn, &buf, len, &err) != 0)
+    fail_msg("state_save: %s", err.msg);
+  return buf;
+}
+
+static int same_state(const pb_nn_t *a, const pb_nn_t *b) {
+  size_t la, lb;
+  uint8_t *sa = state_of(a, &la), *sb = state_of(b, &lb);
+  int same = la == lb && memcmp(sa, sb, la) == 0;
+  free(sa);
+  free(sb);
+  return same;
+}
+
+/* pb_nn_train_batches against pb_nn_train_step, one call per minibatch
+ * with the step's learning rate set first: the same losses, norms, loss
+ * parts and state, bit for bit, for a Q network with masks and clipping
+ * (some steps clipped, some not), a V network without a mask and a PV
+ * network; 61 rows in minibatches of 8, so the last one is short. */
+static void test_train_batches(void **state) {
+  (void)state;
+  enum { N = 61, B = 8, K = (N + B - 1) / B };
+  pb_err_t err = {0, ""};
+  pb_rng_t r;
+  pb_rng_seed(&r, 23, 0);
+  const pb_nn_spec_t specs[] = {res_spec(1, PB_NN_NORM_LAYER),
+                                c4_small(1, PB_NN_HEAD_TANH), pv_spec(7)};
+  for (size_t c = 0; c < sizeof specs / sizeof specs[0]; c++) {
+    const pb_nn_spec_t *s = &specs[c];
+    const int O = s->outputs, I = s->planes * s->height * s->width;
+    float *x = malloc(sizeof(float) * N * I), *t = malloc(sizeof(float) * N * O);
+    float *m = malloc(sizeof(float) * N * O);
+    assert_non_null(x);
+    assert_non_null(t);
+    assert_non_null(m);
+    fill_uniform(&r, x, (size_t)N * I, -1, 1);
+    if (s->head == PB_NN_HEAD_PV) {
+      pv_targets(&r, N, O - 1, 5, t, m);
+    } else {
+      /* errors of a few units: norms of 3 to 7, around the clip level 5 */
+      fill_uniform(&r, t, (size_t)N * O, -3, 3);
+      for (int i = 0; i < N * O; i++) m[i] = pb_rng_uniform(&r) < 0.7;
+    }
+    const float *mask = s->head == PB_NN_HEAD_TANH ? NULL : m;
+    pb_nn_opt_t o = {3e-3f, 1e-4f, s->head == PB_NN_HEAD_LINEAR ? 5.0f : 0.0f};
+    pb_nn_t *a = pb_nn_new(s, &o, "cpu", 5, &err);
+    pb_nn_t *b = pb_nn_new(s, &o, "cpu", 5, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    float lrs[K], la[K], lb[K];
+    double na[K], nb[K], pa[2 * K], pb[2 * K];
+    int clipped = 0;
+    for (int j = 0; j < K; j++) lrs[j] = 3e-3f * (float)(j + 1) / K;
+    for (int j = 0; j < K; j++) {
+      pb_nn_opt_t oj = o;
+      oj.lr = lrs[j];
+      assert_int_equal(pb_nn_set_opt(a, &oj, &err), 0);
+      int rows = N - j * B < B ? N - j * B : B;
+      assert_int_equal(pb_nn_train_step(a, x + (size_t)j * B * I,
+                                        t + (size_t)j * B * O,
+                                        mask ? mask + (size_t)j * B * O : NULL,
+                                        rows, &la[j], &err),
+                       0);
+      na[j] = pb_nn_last_grad_norm(a);
+      clipped += na[j] > 5.0;
+      assert_int_equal(pb_nn_last_loss_parts(a, &pa[2 * j], &pa[2 * j + 1]), 0);
+    }
+    assert_int_equal(
+        pb_nn_train_batches(b, x, t, mask, N, B, lrs, lb, nb, pb, &err), 0);
+    for (int j = 0; j < K; j++) {
+      assert_true(la[j] == lb[j]);
+      assert_true(na[j] == nb[j]);
+      assert_true(pa[2 * j] == pb[2 * j] && pa[2 * j + 1] == pb[2 * j + 1]);
+    }
+    if (s->head == PB_NN_HEAD_LINEAR) /* both branches of the clipping */
+      assert_true(clipped > 0 && clipped < K);
+    assert_true(same_state(a, b));
+    assert_int_equal(pb_nn_train_steps(b), K);
+    assert_true(pb_nn_last_grad_norm(b) == na[K - 1]);
+    double p0, p1;
+    pb_nn_last_loss_parts(b, &p0, &p1);
+    assert_true(p0 == pa[2 * K - 2] && p1 == pa[2 * K - 1]);
+
+    /* lrs NULL: the optimizer's rate (now lrs[K-1] in both) for all */
+    assert_int_equal(
+        pb_nn_train_batches(b, x, t, mask, 2 * B, B, NULL, NULL, NULL, NULL,
+                            &err),
+        0);
+    for (int j = 0; j < 2; j++)
+      assert_int_equal(pb_nn_train_step(a, x + (size_t)j * B * I,
+                                        t + (size_t)j * B * O,
+                                        mask ? mask + (size_t)j * B * O : NULL,
+                                        B, NULL, &err),
+                       0);
+    assert_true(same_state(a, b));
+
+    /* a non-finite loss at step 3 of 4: nothing changes, the step is named */
+    size_t l0, l1;
+    uint8_t *before = state_of(b, &l0);
+    double g0 = pb_nn_last_grad_norm(b);
+    x[(size_t)(2 * B + 1) * I] = NAN;
+    pb_err_clear(&err);
+    assert_int_equal(
+        pb_nn_train_batches(b, x, t, mask, 4 * B, B, NULL, lb, NULL, NULL, &err),
+        PB_ERANGE);
+    assert_non_null(strstr(err.msg, "step 3 of 4"));
+    uint8_t *after = state_of(b, &l1);
+    assert_true(l0 == l1 && memcmp(before, after, l0) == 0);
+    assert_int_equal(pb_nn_train_steps(b), K + 2);
+    assert_true(pb_nn_last_grad_norm(b) == g0);
+    /* and as one step */
+    pb_err_clear(&err);
+    assert_int_equal(pb_nn_train_batches(b, x + (size_t)2 * B * I,
+                                         t + (size_t)2 * B * O,
+                                         mask ? mask + (size_t)2 * B * O : NULL,
+                                         B, B, NULL, NULL, NULL, NULL, &err),
+                     PB_ERANGE);
+    free(after);
+    after = state_of(b, &l1);
+    assert_true(l0 == l1 && memcmp(before, after, l0) == 0);
+    free(before);
+    free(after);
+
+    /* bad arguments */
+    const float bad_lr[K] = {1e-3f, -1e-3f};
+    pb_err_clear(&err);
+    assert_int_equal(pb_nn_train_batches(b, x, t, mask, 2 * B, B, bad_lr, NULL,
+                                         NULL, NULL, &err),
+                     PB_EINVAL);
+    assert_non_null(strstr(err.msg, "step 2"));
+    assert_int_equal(pb_nn_train_batches(b, x, t, mask, N, 0, NULL, NULL, NULL,
+                                         NULL, &err),
+                     PB_EINVAL);
+    assert_int_equal(pb_nn_train_batches(b, NULL, t, mask, N, B, NULL, NULL,
+                                         NULL, NULL, &err),
+                     PB_EINVAL);
+    assert_int_equal(pb_nn_train_batches(b, NULL, NULL, NULL, 0, B, NULL, NULL,
+                                         NULL, NULL, &err),
+                     0);
+    assert_int_equal(pb_nn_train_steps(b), K + 2);
+    pb_nn_destroy(&a);
+    pb_nn_destroy(&b);
+    free(x);
+    free(t);
+    free(m);
+  }
+}
+
 static void test_threads(void **state) {
   (void)state;
   pb_err_t err;
@@ -2075,6 +2227,7 @@ int main(void) {
       cmocka_unit_test(test_pv_learns),
       cmocka_unit_test(test_pv_buffers),
       cmocka_unit_test(test_pv_torch),
+      cmocka_unit_test(test_train_batches),
       cmocka_unit_test(test_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
