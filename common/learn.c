@@ -20,14 +20,14 @@ typedef struct {
 
 #define PB_LEARN_MAX_PAST 1000
 
-/* One network's training scratch, grown as needed, reused across
- * iterations, and the random stream it draws from. */
 /* Minibatches go to the network up to PB__CHUNK_STEPS at a time (one
  * pb_nn_train_batches call: one upload, no read-back between steps, which
  * is what a CUDA device needs; on the CPU the same bits as one call per
  * step), and at most PB__CHUNK_ROWS rows unless one minibatch is larger. */
 enum { PB__CHUNK_STEPS = 16, PB__CHUNK_ROWS = 16384 };
 
+/* One network's training scratch, grown as needed, reused across
+ * iterations, and the random stream it draws from. */
 typedef struct {
   float *in, *tgt, *mask; /* chunk_steps minibatches */
   float *lrs, *loss;      /* per step of a chunk */
