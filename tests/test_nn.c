@@ -56,22 +56,32 @@ static pb_nn_t *make(const pb_nn_spec_t *s, float lr, uint64_t seed) {
   return nn;
 }
 
-/* Weights as bytes, for bit-exact comparisons. Caller frees. */
-static uint8_t *weights_of(const pb_nn_t *nn, size_t *len) {
+/* Weights (state 0) or the whole training state (weights, moments, step
+ * count: state 1) as bytes, for bit-exact comparisons. Caller frees. */
+static uint8_t *bytes_of(const pb_nn_t *nn, int state, size_t *len) {
   uint8_t *buf = NULL;
   pb_err_t err = {0, ""};
-  int rc = pb_nn_weights_save(nn, 0, &buf, len, &err);
-  if (rc != 0) fail_msg("weights_save: %s", err.msg);
+  int rc = state ? pb_nn_state_save(nn, &buf, len, &err)
+                 : pb_nn_weights_save(nn, 0, &buf, len, &err);
+  if (rc != 0) fail_msg("%s_save: %s", state ? "state" : "weights", err.msg);
   return buf;
 }
 
-static int same_weights(const pb_nn_t *a, const pb_nn_t *b) {
+static uint8_t *weights_of(const pb_nn_t *nn, size_t *len) {
+  return bytes_of(nn, 0, len);
+}
+
+static int same_bytes(const pb_nn_t *a, const pb_nn_t *b, int state) {
   size_t la, lb;
-  uint8_t *wa = weights_of(a, &la), *wb = weights_of(b, &lb);
+  uint8_t *wa = bytes_of(a, state, &la), *wb = bytes_of(b, state, &lb);
   int same = la == lb && memcmp(wa, wb, la) == 0;
   free(wa);
   free(wb);
   return same;
+}
+
+static int same_weights(const pb_nn_t *a, const pb_nn_t *b) {
+  return same_bytes(a, b, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2032,24 +2042,6 @@ static void test_pv_torch(void **state) {
   pb_nn_destroy(&nn);
 }
 
-/* State (weights, moments, step count) as bytes. Caller frees. */
-static uint8_t *state_of(const pb_nn_t *nn, size_t *len) {
-  uint8_t *buf = NULL;
-  pb_err_t err = {0, ""};
-  if (pb_nn_state_save(nn, &buf, len, &err) != 0)
-    fail_msg("state_save: %s", err.msg);
-  return buf;
-}
-
-static int same_state(const pb_nn_t *a, const pb_nn_t *b) {
-  size_t la, lb;
-  uint8_t *sa = state_of(a, &la), *sb = state_of(b, &lb);
-  int same = la == lb && memcmp(sa, sb, la) == 0;
-  free(sa);
-  free(sb);
-  return same;
-}
-
 /* pb_nn_train_batches against pb_nn_train_step, one call per minibatch
  * with the step's learning rate set first: the same losses, norms, loss
  * parts and state, bit for bit, for a Q network with masks and clipping
@@ -2112,7 +2104,7 @@ static void test_train_batches(void **state) {
     }
     if (s->head == PB_NN_HEAD_LINEAR) /* both branches of the clipping */
       assert_true(clipped > 0 && clipped < K);
-    assert_true(same_state(a, b));
+    assert_true(same_bytes(a, b, 1));
     assert_int_equal(pb_nn_train_steps(b), K);
     assert_true(pb_nn_last_grad_norm(b) == na[K - 1]);
     double p0, p1;
@@ -2130,11 +2122,11 @@ static void test_train_batches(void **state) {
                                         mask ? mask + (size_t)j * B * O : NULL,
                                         B, NULL, &err),
                        0);
-    assert_true(same_state(a, b));
+    assert_true(same_bytes(a, b, 1));
 
     /* a non-finite loss at step 3 of 4: nothing changes, the step is named */
     size_t l0, l1;
-    uint8_t *before = state_of(b, &l0);
+    uint8_t *before = bytes_of(b, 1, &l0);
     double g0 = pb_nn_last_grad_norm(b);
     x[(size_t)(2 * B + 1) * I] = NAN;
     pb_err_clear(&err);
@@ -2142,7 +2134,7 @@ static void test_train_batches(void **state) {
         pb_nn_train_batches(b, x, t, mask, 4 * B, B, NULL, lb, NULL, NULL, &err),
         PB_ERANGE);
     assert_non_null(strstr(err.msg, "step 3 of 4"));
-    uint8_t *after = state_of(b, &l1);
+    uint8_t *after = bytes_of(b, 1, &l1);
     assert_true(l0 == l1 && memcmp(before, after, l0) == 0);
     assert_int_equal(pb_nn_train_steps(b), K + 2);
     assert_true(pb_nn_last_grad_norm(b) == g0);
@@ -2154,7 +2146,7 @@ static void test_train_batches(void **state) {
                                          B, B, NULL, NULL, NULL, NULL, &err),
                      PB_ERANGE);
     free(after);
-    after = state_of(b, &l1);
+    after = bytes_of(b, 1, &l1);
     assert_true(l0 == l1 && memcmp(before, after, l0) == 0);
     free(before);
     free(after);
