@@ -707,7 +707,7 @@ static int pb__train(pb_nn_t *nn, const float *in, const float *target,
                      const float *mask, int total, int batch,
                      const float *lrs, float *losses, double *grad_norms,
                      double *parts, const char *where, pb_err_t *err) {
-  const int k = (total + batch - 1) / batch;
+  const int k = (int)(((int64_t)total + batch - 1) / batch);
   torch::Tensor x = pb__input(nn, in, total);
   torch::Tensor t = pb__rows(nn, target, total);
   torch::Tensor mk = mask ? pb__rows(nn, mask, total) : torch::Tensor();
@@ -817,7 +817,7 @@ extern "C" int pb_nn_train_batches(pb_nn_t *nn, const float *in,
                       (void *)nn, total, batch, (const void *)in,
                       (const void *)target);
   if (lrs != nullptr)
-    for (int j = 0; j < (total + batch - 1) / batch; j++)
+    for (int j = 0; j < (int)(((int64_t)total + batch - 1) / batch); j++)
       if (!(std::isfinite(lrs[j]) && lrs[j] > 0.0f))
         return pb__nn_err(err, PB_EINVAL,
                           "pb_nn_train_batches: lr of step %d = %g must be "
