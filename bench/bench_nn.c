@@ -58,39 +58,35 @@ static double rate_forward(pb_nn_t *nn, const float *in, float *out, int batch,
   return (double)n * batch / t;
 }
 
-static double rate_train(pb_nn_t *nn, const float *in, const float *tgt,
-                         const float *mask, double secs) {
-  pb_err_t err;
-  for (int i = 0; i < 3; i++)
-    if (pb_nn_train_step(nn, in, tgt, mask, TRAIN_B, NULL, &err) != 0) {
-      fprintf(stderr, "bench_nn: train: %s\n", err.msg);
-      exit(1);
-    }
-  long n = 0;
-  double t0 = now(), t;
-  do {
-    for (int i = 0; i < 4; i++)
-      pb_nn_train_step(nn, in, tgt, mask, TRAIN_B, NULL, &err);
-    n += 4;
-    t = now() - t0;
-  } while (t < secs);
-  return (double)n * TRAIN_B / t;
+/* One round of training: the CHUNK minibatches of TRAIN_B rows at in/tgt/
+ * mask, as one pb_nn_train_step call per minibatch or (chunked) one
+ * pb_nn_train_batches call for all of them. */
+static int train_round(pb_nn_t *nn, const float *in, const float *tgt,
+                       const float *mask, int chunked, pb_err_t *err) {
+  if (chunked)
+    return pb_nn_train_batches(nn, in, tgt, mask, ROWS, TRAIN_B, NULL, NULL,
+                               NULL, NULL, err);
+  for (int i = 0; i < CHUNK; i++) {
+    size_t r = (size_t)i * TRAIN_B;
+    int rc = pb_nn_train_step(nn, in + r * 2 * 6 * 7, tgt + r * 7,
+                              mask + r * 7, TRAIN_B, NULL, err);
+    if (rc != 0) return rc;
+  }
+  return 0;
 }
 
-/* The same with CHUNK minibatches per pb_nn_train_batches call. */
-static double rate_train_chunked(pb_nn_t *nn, const float *in, const float *tgt,
-                                 const float *mask, double secs) {
+/* Training samples per second, rounds of train_round run for about secs. */
+static double rate_train(pb_nn_t *nn, const float *in, const float *tgt,
+                         const float *mask, int chunked, double secs) {
   pb_err_t err;
-  if (pb_nn_train_batches(nn, in, tgt, mask, ROWS, TRAIN_B, NULL, NULL, NULL,
-                          NULL, &err) != 0) {
-    fprintf(stderr, "bench_nn: train_batches: %s\n", err.msg);
+  if (train_round(nn, in, tgt, mask, chunked, &err) != 0) {
+    fprintf(stderr, "bench_nn: train: %s\n", err.msg);
     exit(1);
   }
   long n = 0;
   double t0 = now(), t;
   do {
-    pb_nn_train_batches(nn, in, tgt, mask, ROWS, TRAIN_B, NULL, NULL, NULL,
-                        NULL, &err);
+    train_round(nn, in, tgt, mask, chunked, &err);
     n += CHUNK;
     t = now() - t0;
   } while (t < secs);
@@ -187,10 +183,10 @@ int main(int argc, char **argv) {
         printf(" %10.0f", rate_forward(nn, in, out, batches[b], secs));
         fflush(stdout);
       }
-      double one = rate_train(nn, in, tgt, mask, secs);
+      double one = rate_train(nn, in, tgt, mask, 0, secs);
       printf(" %12.0f", one);
       fflush(stdout);
-      double chunked = rate_train_chunked(nn, in, tgt, mask, secs);
+      double chunked = rate_train(nn, in, tgt, mask, 1, secs);
       printf(" %10.0f %6.2f\n", chunked, chunked / one);
       fflush(stdout);
     }
