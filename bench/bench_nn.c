@@ -1,12 +1,14 @@
 /* bench_nn.c - throughput of the libtorch shim on the paper's Connect Four
  * network sizes (docs/nn.md): forward positions/s at batch 1, 64, 256 and
- * 1024, and training samples/s at batch 128 (Adam, masked MSE as for Q),
- * with 1 and 2 intra-op threads. Training is timed twice: one
+ * 1024, and training samples/s at batch 128 and 512 (Adam, masked MSE as
+ * for Q), with 1 and 2 intra-op threads. Batch 128 is timed twice: one
  * pb_nn_train_step call per minibatch ("train b128"), and 16 minibatches per
  * pb_nn_train_batches call ("x16", as the learner trains), with their
  * ratio: the same arithmetic, so on the CPU the ratio shows only the
  * per-call overhead saved; on CUDA it also saves the read-backs and
- * transfers between steps.
+ * transfers between steps. "x16 b512" trains 16 minibatches of 512 rows
+ * per call, with its ratio to "x16": what a larger minibatch is worth in
+ * samples/s on this device (train.batch_size; docs/performance.md).
  *
  *   bench_nn [-s seconds-per-cell] [-d cpu|cuda|auto] [-t 1,2] [-n]
  *
@@ -37,7 +39,7 @@ typedef struct bench_model {
   pb_nn_spec_t spec;
 } bench_model_t;
 
-enum { MAXB = 1024, TRAIN_B = 128, CHUNK = 16, ROWS = CHUNK * TRAIN_B };
+enum { MAXB = 1024, TRAIN_B = 128, BIG_B = 512, CHUNK = 16, ROWS = CHUNK * BIG_B };
 
 /* Items per second of forward passes at `batch`, run for about `secs`. */
 static double rate_forward(pb_nn_t *nn, const float *in, float *out, int batch,
@@ -58,18 +60,19 @@ static double rate_forward(pb_nn_t *nn, const float *in, float *out, int batch,
   return (double)n * batch / t;
 }
 
-/* One round of training: the CHUNK minibatches of TRAIN_B rows at in/tgt/
- * mask, as one pb_nn_train_step call per minibatch or (chunked) one
+/* One round of training: CHUNK minibatches of `batch` rows at in/tgt/mask,
+ * as one pb_nn_train_step call per minibatch or (chunked) one
  * pb_nn_train_batches call for all of them. */
 static int train_round(pb_nn_t *nn, const float *in, const float *tgt,
-                       const float *mask, int chunked, pb_err_t *err) {
+                       const float *mask, int batch, int chunked,
+                       pb_err_t *err) {
   if (chunked)
-    return pb_nn_train_batches(nn, in, tgt, mask, ROWS, TRAIN_B, NULL, NULL,
-                               NULL, NULL, err);
+    return pb_nn_train_batches(nn, in, tgt, mask, CHUNK * batch, batch, NULL,
+                               NULL, NULL, NULL, err);
   for (int i = 0; i < CHUNK; i++) {
-    size_t r = (size_t)i * TRAIN_B;
+    size_t r = (size_t)i * batch;
     int rc = pb_nn_train_step(nn, in + r * 2 * 6 * 7, tgt + r * 7,
-                              mask + r * 7, TRAIN_B, NULL, err);
+                              mask + r * 7, batch, NULL, err);
     if (rc != 0) return rc;
   }
   return 0;
@@ -77,20 +80,21 @@ static int train_round(pb_nn_t *nn, const float *in, const float *tgt,
 
 /* Training samples per second, rounds of train_round run for about secs. */
 static double rate_train(pb_nn_t *nn, const float *in, const float *tgt,
-                         const float *mask, int chunked, double secs) {
+                         const float *mask, int batch, int chunked,
+                         double secs) {
   pb_err_t err;
-  if (train_round(nn, in, tgt, mask, chunked, &err) != 0) {
+  if (train_round(nn, in, tgt, mask, batch, chunked, &err) != 0) {
     fprintf(stderr, "bench_nn: train: %s\n", err.msg);
     exit(1);
   }
   long n = 0;
   double t0 = now(), t;
   do {
-    train_round(nn, in, tgt, mask, chunked, &err);
+    train_round(nn, in, tgt, mask, batch, chunked, &err);
     n += CHUNK;
     t = now() - t0;
   } while (t < secs);
-  return (double)n * TRAIN_B / t;
+  return (double)n * batch / t;
 }
 
 int main(int argc, char **argv) {
@@ -164,9 +168,9 @@ int main(int argc, char **argv) {
       "bench_nn: device %s, %.2f s per cell, malloc %s; rates in "
       "positions/s\n",
       device, secs, tune ? "tuned" : "default");
-  printf("%-6s %7s %3s %10s %10s %10s %10s %12s %10s %6s\n", "model",
-         "params", "thr", "fwd b1", "fwd b64", "fwd b256", "fwd b1024",
-         "train b128", "x16", "ratio");
+  printf("%-6s %7s %3s %10s %10s %10s %10s %12s %10s %6s %10s %6s\n",
+         "model", "params", "thr", "fwd b1", "fwd b64", "fwd b256",
+         "fwd b1024", "train b128", "x16", "ratio", "x16 b512", "ratio");
   for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
     pb_err_t err;
     pb_nn_opt_t opt = {3e-3f, 0.0f, 0.0f};
@@ -183,11 +187,14 @@ int main(int argc, char **argv) {
         printf(" %10.0f", rate_forward(nn, in, out, batches[b], secs));
         fflush(stdout);
       }
-      double one = rate_train(nn, in, tgt, mask, 0, secs);
+      double one = rate_train(nn, in, tgt, mask, TRAIN_B, 0, secs);
       printf(" %12.0f", one);
       fflush(stdout);
-      double chunked = rate_train(nn, in, tgt, mask, 1, secs);
-      printf(" %10.0f %6.2f\n", chunked, chunked / one);
+      double chunked = rate_train(nn, in, tgt, mask, TRAIN_B, 1, secs);
+      printf(" %10.0f %6.2f", chunked, chunked / one);
+      fflush(stdout);
+      double big = rate_train(nn, in, tgt, mask, BIG_B, 1, secs);
+      printf(" %10.0f %6.2f\n", big, big / chunked);
       fflush(stdout);
     }
     pb_nn_destroy(&nn);
