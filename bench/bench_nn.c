@@ -39,7 +39,13 @@ typedef struct bench_model {
   pb_nn_spec_t spec;
 } bench_model_t;
 
-enum { MAXB = 1024, TRAIN_B = 128, BIG_B = 512, CHUNK = 16, ROWS = CHUNK * BIG_B };
+enum {
+  MAXB = 1024,
+  TRAIN_B = 128,
+  BIG_B = 512,
+  CHUNK = 16,
+  ROWS = CHUNK * BIG_B /* rows of the largest round */
+};
 
 /* Items per second of forward passes at `batch`, run for about `secs`. */
 static double rate_forward(pb_nn_t *nn, const float *in, float *out, int batch,
