@@ -698,6 +698,12 @@ static torch::Tensor pb__adam(pb_nn *nn, torch::Tensor g, double lr) {
   return norm;
 }
 
+/* Minibatches of `batch` rows in `total` rows (the last may be short),
+ * counted in 64 bits: total + batch can overflow an int. */
+static int pb__nsteps(int total, int batch) {
+  return (int)(((int64_t)total + batch - 1) / batch);
+}
+
 /* k Adam steps on consecutive minibatches of `batch` rows of the `total`
  * rows at in/target/mask (nn.h, pb_nn_train_batches). One step (k == 1)
  * checks its loss before stepping, as it has to read it anyway; several
@@ -707,7 +713,7 @@ static int pb__train(pb_nn_t *nn, const float *in, const float *target,
                      const float *mask, int total, int batch,
                      const float *lrs, float *losses, double *grad_norms,
                      double *parts, const char *where, pb_err_t *err) {
-  const int k = (int)(((int64_t)total + batch - 1) / batch);
+  const int k = pb__nsteps(total, batch);
   torch::Tensor x = pb__input(nn, in, total);
   torch::Tensor t = pb__rows(nn, target, total);
   torch::Tensor mk = mask ? pb__rows(nn, mask, total) : torch::Tensor();
@@ -817,7 +823,7 @@ extern "C" int pb_nn_train_batches(pb_nn_t *nn, const float *in,
                       (void *)nn, total, batch, (const void *)in,
                       (const void *)target);
   if (lrs != nullptr)
-    for (int j = 0; j < (int)(((int64_t)total + batch - 1) / batch); j++)
+    for (int j = 0, k = pb__nsteps(total, batch); j < k; j++)
       if (!(std::isfinite(lrs[j]) && lrs[j] > 0.0f))
         return pb__nn_err(err, PB_EINVAL,
                           "pb_nn_train_batches: lr of step %d = %g must be "
