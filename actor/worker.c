@@ -28,6 +28,7 @@
 #include "curve.h"
 #include "episodes.h"
 #include "learn.h"
+#include "model.h"
 #include "msg.h"
 #include "batcher.h"
 #include "neteval.h"
@@ -85,7 +86,7 @@ struct pb_worker {
   pb_msg_hello_reply_t hello;
 
   /* Networks and engines, built lazily and reused from item to item; one
-   * engine per thread of game or tree work (common/batcher.h). */
+   * engine per thread of game or tree work (search/batcher.h). */
   net_t v, q;
   pb_neteval_t *ne;
   int threads; /* search.threads / train.selfplay_threads, resolved */
@@ -262,7 +263,7 @@ static const char *role_device(const pb_worker_t *w, const char **key) {
 static int probe_device(pb_worker_t *w, pb_err_t *err) {
   const pb_game_t *g = pb_game_by_name(w->cfg.game);
   pb_nn_spec_t spec;
-  pb_config_nn_spec(&w->cfg, g, 0, &spec);
+  pb_model_spec(&w->cfg, g, 0, &spec);
   pb_err_t e;
   pb_err_clear(&e);
   const char *key, *dev = role_device(w, &key);
@@ -688,11 +689,13 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
   if (w->ne == NULL) {
     /* The batch bound is the learner's (same formula, its E), so that
      * network calls, and with them the floats, match an in-process run. */
-    pb_config_t c = w->cfg;
-    if (r->expansions >= 1 && r->expansions <= 10000)
-      c.search.expansions = (int)r->expansions;
-    w->ne = pb_neteval_new(g, pb_learn_eval_batch(&c, g),
-                           (uint32_t)c.search.cache_entries, err);
+    const pb_config_t *c = &w->cfg;
+    int E = r->expansions > 0 ? (int)r->expansions : c->search.expansions;
+    w->ne = pb_neteval_new(g,
+                           pb_learn_eval_batch(c->search.parallel, E,
+                                               g->num_actions,
+                                               c->train.selfplay_parallel),
+                           (uint32_t)c->search.cache_entries, err);
     if (w->ne == NULL) return err && err->code ? err->code : PB_ENOMEM;
   }
   w->joined = 1;

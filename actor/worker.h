@@ -36,7 +36,7 @@
 
 typedef struct pb_worker pb_worker_t;
 
-/* "selfplay" -> PB_ROLE_ACTOR, "search" -> PB_ROLE_SEARCHER (common/msg.h);
+/* "selfplay" -> PB_ROLE_ACTOR, "search" -> PB_ROLE_SEARCHER (net/msg.h);
  * anything else (or NULL) -> PB_EINVAL. */
 int pb_worker_role_parse(const char *s);
 

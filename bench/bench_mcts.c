@@ -1,4 +1,4 @@
-/* bench_mcts - PUCT MCTS simulations per second (common/mcts.h) on Connect
+/* bench_mcts - PUCT MCTS simulations per second (search/mcts.h) on Connect
  * Four with real, randomly initialised networks: many searches advanced
  * together (one batched network call per round) against one search at a
  * time (one network call per simulation).
@@ -22,8 +22,8 @@
 
 #include "config.h"
 #include "game.h"
-#include "learn.h"
 #include "mcts.h"
+#include "model.h"
 #include "neteval.h"
 #include "nn.h"
 #include "rng.h"
@@ -74,8 +74,8 @@ int main(int argc, char **argv) {
   pb_config_defaults(&cfg);
   cfg.model.v = cfg.model.q = (pb_config_net_t){3, 32, 1, 64, 0, "none"};
   pb_nn_spec_t vs, qs;
-  pb_config_nn_spec(&cfg, g, 0, &vs);
-  pb_config_nn_spec(&cfg, g, 1, &qs);
+  pb_model_spec(&cfg, g, 0, &vs);
+  pb_model_spec(&cfg, g, 1, &qs);
   pb_err_t err;
   pb_nn_t *v = pb_nn_new(&vs, NULL, "cpu", 11, &err);
   pb_nn_t *q = v ? pb_nn_new(&qs, NULL, "cpu", 12, &err) : NULL;

@@ -11,7 +11,7 @@
  *   reference   pb_beam_search_ref: one position at a time, one network
  *               call per node, no cache (the baseline of every ratio);
  *   P256+cache  pb_beam_run advancing 256 searches together through
- *               common/neteval.h with its default cache (what a searcher
+ *               nn/neteval.h with its default cache (what a searcher
  *               runs);
  *   P256 nocache  the same with cache_entries 0 (what the cache is worth);
  *   P256+cache, batch<=512  as P256+cache with network calls of at most
@@ -29,7 +29,7 @@
  * -b sets the largest network batch of the evaluator (default: what the
  * searcher uses, pb_learn_eval_batch: 4096 for these settings).
  *
- * -T THREADS adds the threaded searcher (search.threads, common/batcher.h):
+ * -T THREADS adds the threaded searcher (search.threads, search/batcher.h):
  * the positions split over THREADS threads of tree work, each advancing
  * 256 searches, all feeding one evaluator; against the same on one thread,
  * both in wall-clock time (CPU time would count every thread), best of
@@ -56,6 +56,7 @@
 #include "config.h"
 #include "game.h"
 #include "learn.h"
+#include "model.h"
 #include "neteval.h"
 #include "nn.h"
 #include "rng.h"
@@ -399,11 +400,11 @@ int main(int argc, char **argv) {
     cfg.model.v = cfg.model.q = (pb_config_net_t){
         sizes[m].conv, sizes[m].ch, sizes[m].dense, sizes[m].units, 0, "none"};
     pb_nn_spec_t vs, qs;
-    pb_config_nn_spec(&cfg, g, 0, &vs);
-    pb_config_nn_spec(&cfg, g, 1, &qs);
+    pb_model_spec(&cfg, g, 0, &vs);
+    pb_model_spec(&cfg, g, 1, &qs);
     ctx_t c = {.g = g, .pos = pos, .n = n, .E = E, .M = M, .reps = reps,
                .secs = secs,
-               .eval_batch = eval_batch ? eval_batch : pb_learn_eval_batch(&cfg, g),
+               .eval_batch = eval_batch ? eval_batch : pb_learn_eval_batch(cfg.search.parallel, cfg.search.expansions, g->num_actions, cfg.train.selfplay_parallel),
                .cache_entries = (uint32_t)cfg.search.cache_entries,
                .search_threads = search_threads};
     c.v = pb_nn_new(&vs, NULL, "cpu", 11, &err);

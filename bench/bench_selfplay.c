@@ -1,6 +1,6 @@
 /* bench_selfplay - self-play throughput (positions/s) on Connect Four with
- * a real, randomly initialised Q network, through common/selfplay.h and
- * common/neteval.h as an actor runs them.
+ * a real, randomly initialised Q network, through train/selfplay.h and
+ * nn/neteval.h as an actor runs them.
  *
  *   bench_selfplay [-e EPISODES] [-r REPS] [-m small,large] [-t THREADS]
  *                  [-p] [-w]
@@ -34,6 +34,7 @@
 #include "episodes.h"
 #include "game.h"
 #include "learn.h"
+#include "model.h"
 #include "neteval.h"
 #include "nn.h"
 #include "selfplay.h"
@@ -161,10 +162,10 @@ int main(int argc, char **argv) {
     cfg.model.q = (pb_config_net_t){sizes[m].conv, sizes[m].ch, sizes[m].dense,
                                     sizes[m].units, 0, "none"};
     pb_nn_spec_t qs;
-    pb_config_nn_spec(&cfg, g, 1, &qs);
+    pb_model_spec(&cfg, g, 1, &qs);
     ctx_t c = {.g = g,
                .episodes = episodes,
-               .eval_batch = pb_learn_eval_batch(&cfg, g),
+               .eval_batch = pb_learn_eval_batch(cfg.search.parallel, cfg.search.expansions, g->num_actions, cfg.train.selfplay_parallel),
                .max_turns = cfg.train.max_turns,
                .cache_entries = (uint32_t)cfg.search.cache_entries,
                .eps = cfg.train.eps,

@@ -1,5 +1,5 @@
 /* bench_spotcheck - what the learner's spot check of search results costs,
- * and how often an honest searcher disagrees with it (common/spotcheck.h).
+ * and how often an honest searcher disagrees with it (train/spotcheck.h).
  *
  *   bench_spotcheck (-c CKPT | -f CONFIG) [-e EPISODES] [-s SHARE]
  *                   [-r ROUNDS] [-p]
@@ -36,6 +36,7 @@
 #include "episodes.h"
 #include "game.h"
 #include "learn.h"
+#include "model.h"
 #include "neteval.h"
 #include "nn.h"
 #include "rng.h"
@@ -78,24 +79,28 @@ int main(int argc, char **argv) {
 
   pb_err_t err;
   pb_config_t cfg;
-  pb_learn_t *learn;
+  pb_model_t *model = NULL;
+  pb_nn_t *own_v = NULL, *own_q = NULL;
+  const pb_game_t *g;
   if ((ckpt == NULL) == (cfg_path == NULL)) goto usage;
   if (ckpt) {
-    learn = pb_learn_open(ckpt, "cpu", &cfg, &err);
-    if (learn == NULL) die(ckpt, &err);
+    model = pb_model_open(ckpt, "cpu", &cfg, &err);
+    if (model == NULL) die(ckpt, &err);
+    g = pb_model_game(model);
   } else {
     pb_config_defaults(&cfg);
     if (pb_config_load_file(&cfg, cfg_path, &err) != 0 ||
         pb_config_check(&cfg, &err) != 0)
       die(cfg_path, &err);
-    snprintf(cfg.model.device, sizeof cfg.model.device, "cpu");
-    if ((learn = pb_learn_new(&cfg, &err)) == NULL) die("networks", &err);
+    g = pb_game_by_name(cfg.game);
+    if (pb_model_nets(&cfg, g, "cpu", "networks", &own_v, &own_q, &err) != 0)
+      die("networks", &err);
   }
   pb_nn_set_threads(cfg.model.threads);
-  const pb_game_t *g = pb_learn_game(learn);
   const int A = g->num_actions;
-  pb_nn_t *v = pb_learn_v(learn), *q = pb_learn_q(learn);
-  const int batch = pb_learn_eval_batch(&cfg, g);
+  pb_nn_t *v = model ? pb_model_v(model) : own_v;
+  pb_nn_t *q = model ? pb_model_q(model) : own_q;
+  const int batch = pb_learn_eval_batch(cfg.search.parallel, cfg.search.expansions, g->num_actions, cfg.train.selfplay_parallel);
 
   /* Self-play positions, as an actor makes them. */
   pb_neteval_t *ne = pb_neteval_new(g, batch, (uint32_t)cfg.search.cache_entries,
@@ -207,7 +212,9 @@ int main(int argc, char **argv) {
   pb_selfplay_destroy(&sp);
   pb_neteval_destroy(&ne);
   pb_episodes_free(&eps);
-  pb_learn_destroy(&learn);
+  pb_model_destroy(&model);
+  pb_nn_destroy(&own_v);
+  pb_nn_destroy(&own_q);
   free(pos);
   free(theirs);
   free(mine);

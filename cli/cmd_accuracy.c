@@ -1,5 +1,5 @@
 /* probs accuracy - the share of optimal moves of agents on a solved test
- * set (common/accuracy.h). */
+ * set (play/accuracy.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include "args.h"
 #include "cmds.h"
 #include "game.h"
-#include "learn.h"
+#include "model.h"
 #include "testset.h"
 
 static void usage(FILE *f) {
@@ -93,13 +93,13 @@ int pb_cmd_accuracy(int argc, char **argv) {
   if (model != NULL) {
     /* The checkpoint tells the game. */
     pb_config_t cfg;
-    pb_learn_t *l = pb_learn_open(model, "cpu", &cfg, &err);
+    pb_model_t *l = pb_model_open(model, "cpu", &cfg, &err);
     if (l == NULL) {
       fprintf(stderr, "probs accuracy: --model: %s\n", err.msg);
       return 2;
     }
-    g = pb_learn_game(l);
-    pb_learn_destroy(&l);
+    g = pb_model_game(l);
+    pb_model_destroy(&l);
     if (game != NULL && strcmp(game, g->name) != 0) {
       fprintf(stderr, "probs accuracy: --game %s, but %s is a %s checkpoint\n",
               game, model, g->name);

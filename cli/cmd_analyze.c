@@ -11,7 +11,7 @@
 #include "cmds.h"
 #include "game.h"
 #include "json.h"
-#include "learn.h"
+#include "model.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -154,17 +154,17 @@ int pb_cmd_analyze(int argc, char **argv) {
   }
   pb_err_t err;
   pb_err_clear(&err);
-  pb_learn_t *learn = pb_learn_open(model, "cpu", NULL, &err);
-  if (learn == NULL) {
+  pb_model_t *net = pb_model_open(model, "cpu", NULL, &err);
+  if (net == NULL) {
     fprintf(stderr, "probs analyze: %s: %s\n", model, err.msg);
     return 1;
   }
-  const pb_game_t *g = pb_learn_game(learn);
+  const pb_game_t *g = pb_model_game(net);
   pb_state_t s;
   if (g->parse(&s, position, &err) != 0) {
     fprintf(stderr, "probs analyze: bad position for %s (the checkpoint's "
             "game): %s\n", g->name, err.msg);
-    pb_learn_destroy(&learn);
+    pb_model_destroy(&net);
     return 2;
   }
   char result[64];
@@ -173,12 +173,12 @@ int pb_cmd_analyze(int argc, char **argv) {
   memset(&ev, 0, sizeof ev);
   int rc = 0;
   if (!over) {
-    pb_analysis_t *an = pb_analysis_new(learn, (int)E, (int)M, &err);
+    pb_analysis_t *an = pb_analysis_new(net, (int)E, (int)M, &err);
     rc = an == NULL ? -1 : pb_analysis_eval(an, &s, &ev, &err);
     pb_analysis_destroy(&an);
     if (rc != 0) {
       fprintf(stderr, "probs analyze: %s\n", err.msg);
-      pb_learn_destroy(&learn);
+      pb_model_destroy(&net);
       return 1;
     }
   }
@@ -189,7 +189,7 @@ int pb_cmd_analyze(int argc, char **argv) {
     char board[1024];
     pb_analysis_board(g, &s, board, sizeof board);
     printf("%s (checkpoint %s, version %llu), position \"%s\"\n", g->name,
-           model, (unsigned long long)pb_learn_version(learn), position);
+           model, (unsigned long long)pb_model_version(net), position);
     printf("%s", board);
     printf("to move: %c (ply %d)\n", pb_analysis_side(g, &s), g->ply(&s));
     if (over)
@@ -197,6 +197,6 @@ int pb_cmd_analyze(int argc, char **argv) {
     else
       print_text(g, &s, (int)E, (int)M, &ev);
   }
-  pb_learn_destroy(&learn);
+  pb_model_destroy(&net);
   return rc;
 }

@@ -11,7 +11,7 @@
 #include "args.h"
 #include "cmds.h"
 #include "elo.h"
-#include "evalrun.h"
+#include "elotable.h"
 #include "game.h"
 #include "match.h"
 #include "rng.h"
@@ -43,13 +43,13 @@ static void cal_usage(FILE *f) {
 }
 
 /* Splits a comma-separated list into names[]; returns the count or -1. */
-static int split_players(const char *list, char names[][PB_EVALRUN_SPEC_MAX]) {
+static int split_players(const char *list, char names[][PB_ELOTABLE_SPEC_MAX]) {
   int n = 0;
   const char *p = list;
   for (;;) {
     const char *c = strchr(p, ',');
     size_t len = c ? (size_t)(c - p) : strlen(p);
-    if (len == 0 || len >= PB_EVALRUN_SPEC_MAX || n == PB__CAL_MAX) return -1;
+    if (len == 0 || len >= PB_ELOTABLE_SPEC_MAX || n == PB__CAL_MAX) return -1;
     memcpy(names[n], p, len);
     names[n][len] = '\0';
     for (int j = 0; j < n; j++)
@@ -91,13 +91,13 @@ int pb_cmd_elo_calibrate(int argc, char **argv) {
     fprintf(stderr, "probs elo-calibrate: bad --seed '%s'\n", ss);
     return 2;
   }
-  char pl[PB__CAL_MAX][PB_EVALRUN_SPEC_MAX];
+  char pl[PB__CAL_MAX][PB_ELOTABLE_SPEC_MAX];
   int np = split_players(val[O_PLAYERS], pl);
   if (np < 2) {
     fprintf(stderr,
             "probs elo-calibrate: --players needs 2..%d distinct specs "
             "of at most %d characters, comma-separated\n",
-            PB__CAL_MAX, PB_EVALRUN_SPEC_MAX - 1);
+            PB__CAL_MAX, PB_ELOTABLE_SPEC_MAX - 1);
     return 2;
   }
   pb_err_t err;
@@ -170,8 +170,8 @@ int pb_cmd_elo_calibrate(int argc, char **argv) {
   int adjusted = 0;
   for (int i = 0; i < np; i++) {
     double paper = NAN, prev_paper = NAN;
-    pb_evalrun_default_anchor(pl[i], &paper);
-    if (i > 0) pb_evalrun_default_anchor(pl[i - 1], &prev_paper);
+    pb_elo_default_anchor(pl[i], &paper);
+    if (i > 0) pb_elo_default_anchor(pl[i - 1], &prev_paper);
     char interval[64], pap[32], diff[32], gap[64];
     if (i == 0)
       snprintf(interval, sizeof interval, "(fixed)");

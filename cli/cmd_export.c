@@ -14,7 +14,7 @@
 
 #include "cmds.h"
 #include "config.h"
-#include "learn.h"
+#include "model.h"
 #include "nn.h"
 
 static void export_usage(FILE *f) {
@@ -77,7 +77,7 @@ int pb_cmd_export(int argc, char **argv) {
   pb_err_t err;
   pb_err_clear(&err);
   pb_config_t cfg;
-  pb_learn_t *l = pb_learn_open(pos[0], "cpu", &cfg, &err);
+  pb_model_t *l = pb_model_open(pos[0], "cpu", &cfg, &err);
   if (l == NULL) {
     fprintf(stderr, "probs export: %s\n", err.msg);
     return 1;
@@ -85,34 +85,34 @@ int pb_cmd_export(int argc, char **argv) {
   pb_nn_t *nets[2];
   const char *prefix[2];
   int n = 0;
-  if (pb_learn_alphazero(l)) {
+  if (pb_model_alphazero(l)) {
     /* One policy+value network: exported as "pv" whatever --net says. */
     want_v = want_q = 0;
-    nets[n] = pb_learn_q(l);
+    nets[n] = pb_model_q(l);
     prefix[n++] = "pv";
   }
   if (want_v) {
-    nets[n] = pb_learn_v(l);
+    nets[n] = pb_model_v(l);
     prefix[n++] = "v";
   }
   if (want_q) {
-    nets[n] = pb_learn_q(l);
+    nets[n] = pb_model_q(l);
     prefix[n++] = "q";
   }
   int rc = pb_nn_export_torch(nets, prefix, n, pos[1], &err);
   if (rc != 0) {
     fprintf(stderr, "probs export: %s: %s\n", pos[1], err.msg);
-    pb_learn_destroy(&l);
+    pb_model_destroy(&l);
     return 1;
   }
   const pb_nn_spec_t *s = pb_nn_spec(nets[0]);
   printf("wrote %s: %s of %s (game %s, version %llu, input [%d, %d, %d])\n",
          pos[1], n == 2 ? "v and q" : prefix[0], pos[0], cfg.game,
-         (unsigned long long)pb_learn_version(l), s->planes, s->height,
+         (unsigned long long)pb_model_version(l), s->planes, s->height,
          s->width);
   for (int i = 0; i < n; i++)
     printf("  %s: %ld parameters, %d outputs\n", prefix[i],
            pb_nn_param_count(nets[i]), pb_nn_spec(nets[i])->outputs);
-  pb_learn_destroy(&l);
+  pb_model_destroy(&l);
   return 0;
 }

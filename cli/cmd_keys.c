@@ -3,7 +3,7 @@
  *   probs keys DIR
  *
  * Writes DIR/learner.key, learner.pub, worker.key, worker.pub and
- * authorized_keys (common/curve.h says what each is). Then set
+ * authorized_keys (net/curve.h says what each is). Then set
  * net.curve_dir: DIR for every process of the run: the learner needs
  * learner.key and authorized_keys, the workers and the evaluator
  * worker.key and learner.pub. */

@@ -13,6 +13,7 @@
 #include "args.h"
 #include "cmds.h"
 #include "game.h"
+#include "model.h"
 
 static void play_usage(FILE *f) {
   char kinds[256];
@@ -65,9 +66,9 @@ static void draw(const pb_game_t *g, const pb_state_t *s, int human) {
 static int show_eval(const pb_game_t *g, pb_agent_t *agent,
                      pb_analysis_t **an, const pb_state_t *s, pb_err_t *err) {
   int E = 0, M = 0;
-  pb_learn_t *l = pb_agent_networks(agent, &E, &M);
+  pb_model_t *l = pb_agent_networks(agent, &E, &M);
   char name[16];
-  if (l != NULL && pb_learn_alphazero(l)) {
+  if (l != NULL && pb_model_alphazero(l)) {
     printf("%s: an alphazero checkpoint (no V and Q to show)\n",
            pb_agent_name(agent));
   } else if (l != NULL) {

@@ -7,7 +7,7 @@
 #include "beam_search.h"
 #include "cmds.h"
 #include "game.h"
-#include "learn.h"
+#include "model.h"
 #include "neteval.h"
 
 static int zero_fn(void *ctx, const pb_state_t *s, int n, float *out,
@@ -64,16 +64,16 @@ int pb_cmd_search(int argc, char **argv) {
   }
   pb_err_t err;
   pb_err_clear(&err);
-  pb_learn_t *learn = NULL;
+  pb_model_t *net = NULL;
   const pb_game_t *g = pb_game_by_name(game);
   if (model != NULL) {
     pb_config_t cfg;
-    learn = pb_learn_open(model, "cpu", &cfg, &err);
-    if (learn == NULL) {
+    net = pb_model_open(model, "cpu", &cfg, &err);
+    if (net == NULL) {
       fprintf(stderr, "probs search: %s\n", err.msg);
       return 1;
     }
-    g = pb_learn_game(learn);
+    g = pb_model_game(net);
   }
   if (g == NULL) {
     fprintf(stderr, "probs search: unknown game '%s' (known: %s)\n", game,
@@ -83,40 +83,40 @@ int pb_cmd_search(int argc, char **argv) {
   pb_state_t s;
   if (g->parse(&s, position, &err) != 0) {
     fprintf(stderr, "probs search: %s\n", err.msg);
-    pb_learn_destroy(&learn);
+    pb_model_destroy(&net);
     return 2;
   }
-  if (learn != NULL && pb_learn_alphazero(learn)) {
+  if (net != NULL && pb_model_alphazero(net)) {
     fprintf(stderr, "probs search: the checkpoint is of an alphazero run "
                     "(a policy+value network, no V and Q for beam search); "
                     "try probs match with mcts:CKPT\n");
-    pb_learn_destroy(&learn);
+    pb_model_destroy(&net);
     return 2;
   }
   float r;
   if (g->terminal(&s, &r)) {
     fprintf(stderr, "probs search: the game is over in this position\n");
-    pb_learn_destroy(&learn);
+    pb_model_destroy(&net);
     return 2;
   }
   pb_beam_t *b = pb_beam_new(g, E, M, 1, &err);
   if (b == NULL) {
     fprintf(stderr, "probs search: %s\n", err.msg);
-    pb_learn_destroy(&learn);
+    pb_model_destroy(&net);
     return 2;
   }
   pb_neteval_t *ne = NULL;
   int A = g->num_actions;
   pb_evalfn_t fn = {zero_v, zero_fn, &A};
-  if (learn != NULL) {
+  if (net != NULL) {
     ne = pb_neteval_new(g, 4096, 1 << 16, &err);
     if (ne == NULL) {
       fprintf(stderr, "probs search: %s\n", err.msg);
       pb_beam_destroy(&b);
-      pb_learn_destroy(&learn);
+      pb_model_destroy(&net);
       return 1;
     }
-    pb_neteval_bind(ne, pb_learn_v(learn), pb_learn_q(learn));
+    pb_neteval_bind(ne, pb_model_v(net), pb_model_q(net));
     fn = pb_neteval_fn(ne);
   }
   float out[PB_MAX_ACTIONS];
@@ -142,6 +142,6 @@ int pb_cmd_search(int argc, char **argv) {
   }
   pb_neteval_destroy(&ne);
   pb_beam_destroy(&b);
-  pb_learn_destroy(&learn);
+  pb_model_destroy(&net);
   return rc == 0 ? 0 : 1;
 }

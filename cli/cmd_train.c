@@ -15,16 +15,16 @@
  *                 (when eval.enabled, without --no-eval, if the binary is
  *                 there)
  *
- * and supervises them (common/supervise.h): crashed children are started
+ * and supervises them (net/supervise.h): crashed children are started
  * again (the learner with --resume), the learner's exit 0 ends the run,
  * Ctrl-C stops everything. Every --set goes unchanged to every child, so
  * the config file plus the overrides are the whole configuration. Each
  * child's output goes to RUN_DIR/logs/<name>.log; the supervisor's own
  * lines go to stderr and RUN_DIR/logs/train.log; stdout gets one short
  * progress line per "iteration" (learner) or "elo" (evaluator) event
- * appended to RUN_DIR/metrics.jsonl (common/progress.h).
+ * appended to RUN_DIR/metrics.jsonl (cli/progress.h).
  *
- * --inproc runs Algorithm 2 in this one process (common/inproc.c). */
+ * --inproc runs Algorithm 2 in this one process (train/inproc.c). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -90,7 +90,7 @@ static int parse_count(const char *s, int lo, int hi) {
 
 /* ---- progress lines from metrics.jsonl ----------------------------- */
 
-/* One short line per iteration and per evaluation (common/progress.h). */
+/* One short line per iteration and per evaluation (cli/progress.h). */
 static void on_metrics_line(void *ctx, const char *line, size_t len) {
   pb_progress_t *p = ctx;
   (void)len;

@@ -16,8 +16,10 @@
 #include <zmq.h>
 
 #include "curve.h"
+#include "elotable.h"
 #include "evalrun.h"
 #include "msg.h"
+#include "rundir.h"
 #include "util.h"
 
 void pb_evaluator_opts_default(pb_evaluator_opts_t *o) {
@@ -198,17 +200,17 @@ static void sub_wait(sub_t *s, int ms, unsigned long *seen,
 
 /* Whether the table holds a version >= v. */
 static int reached(const pb_evalrun_t *r, int64_t v) {
-  const pb_evalrun_table_t *t = pb_evalrun_table(r);
-  int n = pb_evalrun_table_count(t);
+  const pb_elotable_t *t = pb_evalrun_table(r);
+  int n = pb_elotable_count(t);
   return v >= 0 && n > 0 &&
-         pb_evalrun_table_row(t, n - 1)->version >= (uint64_t)v;
+         pb_elotable_row(t, n - 1)->version >= (uint64_t)v;
 }
 
 /* Whether the newest checkpoint on disk is >= v. */
-static int on_disk(const pb_evalrun_t *r, int64_t v) {
+static int on_disk(const char *run_dir, int64_t v) {
   uint64_t *vs = NULL;
   size_t n = 0;
-  if (v < 0 || pb_evalrun_versions(r, &vs, &n, NULL) != 0) return 0;
+  if (v < 0 || pb_rundir_versions(run_dir, &vs, &n, NULL) != 0) return 0;
   int yes = n > 0 && vs[n - 1] >= (uint64_t)v;
   free(vs);
   return yes;
@@ -227,7 +229,7 @@ static int follow(const pb_evaluator_opts_t *o, pb_evalrun_t *r, int game_id,
   while (!stopping(o)) {
     /* The learner is done (or `until` is on disk): one final step. */
     int stop_seen = sub_stop_seen(&s);
-    int final = stop_seen || (o->until >= 0 && on_disk(r, o->until));
+    int final = stop_seen || (o->until >= 0 && on_disk(o->cfg.run.dir, o->until));
     uint64_t v = 0;
     rc = pb_evalrun_follow_step(r, final, &v, err);
     if (rc < 0) break;
@@ -262,7 +264,7 @@ int pb_evaluator_run(const pb_evaluator_opts_t *o, pb_err_t *err) {
   pb_evalrun_dir_opts_t d = {o->cfg.eval.every, o->png, o->log, title};
   pb_evalrun_t *r = pb_evalrun_new(o->cfg.run.dir, &eo, &d, err);
   if (r == NULL) return err != NULL && err->code ? err->code : PB_EIO;
-  const pb_evalrun_table_t *t = pb_evalrun_table(r);
+  const pb_elotable_t *t = pb_evalrun_table(r);
   char anchors[512];
   size_t k = 0;
   anchors[0] = '\0';
@@ -280,11 +282,11 @@ int pb_evaluator_run(const pb_evaluator_opts_t *o, pb_err_t *err) {
               "moves), every %d version(s); opponents %s; %d version(s) "
               "already in elo.csv",
               o->cfg.game, eo.games, eo.opening_random_moves, o->cfg.eval.every,
-              anchors, pb_evalrun_table_count(t));
+              anchors, pb_elotable_count(t));
   if (o->n_versions > 0) {
     int rated = 0;
     for (int i = 0; i < o->n_versions && rc == 0 && !stopping(o); i++) {
-      if (pb_evalrun_table_find(t, o->versions[i]) != NULL) continue;
+      if (pb_elotable_find(t, o->versions[i]) != NULL) continue;
       pb_err_t e;
       pb_err_clear(&e);
       rc = pb_evalrun_rate(r, o->versions[i], &e);

@@ -14,7 +14,7 @@
  *                     lacks (eval.every honoured, the newest always), then
  *                     returns: for a finished run, or to fill gaps.
  * Results go to RUN_DIR/elo.csv, elo.svg (elo.png when a converter exists),
- * learner.log and metrics.jsonl (common/evalrun.h). Restarting resumes:
+ * learner.log and metrics.jsonl (evaluator/evalrun.h). Restarting resumes:
  * versions already in elo.csv are never played again. While it runs it
  * holds RUN_DIR/evaluator.lock, so the learner's checkpoint retention
  * (run.keep_last / run.keep_every) spares every version newer than

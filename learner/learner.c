@@ -36,13 +36,13 @@
 #include "ckpt.h"
 #include "curve.h"
 #include "episodes.h"
-#include "evalrun.h"
+#include "elotable.h"
 #include "http.h"
-#include "inproc.h"
 #include "json.h"
 #include "learn.h"
 #include "msg.h"
 #include "rng.h"
+#include "rundir.h"
 #include "spotcheck.h"
 #include "util.h"
 #include "web.h"
@@ -174,7 +174,7 @@ struct pb_learner {
   int max_peers;
   uint32_t peer_serial;
 
-  /* the spot check of search results (common/spotcheck.h) */
+  /* the spot check of search results (train/spotcheck.h) */
   pb_spot_t *spot;
   pb_rng_t spot_rng;
   uint32_t *spot_idx; /* the positions drawn from one item */
@@ -529,7 +529,7 @@ static void job_work(uv_work_t *req) {
   if (l->job_kind == PH_TRAIN_Q) {
     if (l->job_rc == 0) {
       char path[4200];
-      pb_inproc_ckpt_path(l->cfg.run.dir,
+      pb_rundir_ckpt_path(l->cfg.run.dir,
                           (unsigned long long)pb_learn_version(l->learn), path,
                           sizeof path);
       double t = pb_now();
@@ -539,7 +539,7 @@ static void job_work(uv_work_t *req) {
       pb_err_t pe;
       pb_err_clear(&pe);
       if (l->job_rc == 0 &&
-          pb_inproc_prune(&l->cfg, pb_learn_version(l->learn), l->log, &pe) < 0)
+          pb_rundir_prune(&l->cfg, pb_learn_version(l->learn), l->log, &pe) < 0)
         pb_log_warn(l->log, "checkpoint retention: %s", pe.msg);
       l->job_ckpt_s = pb_now() - t;
     }
@@ -1429,8 +1429,8 @@ static char *metrics_text(pb_learner_t *l) {
     l->last_iter_s);
   G("rss_bytes", "Resident memory.", "%ld", rss_kb() * 1024);
   /* The evaluator's newest rating, read from its elo.csv in the run dir. */
-  pb_evalrun_row_t er;
-  if (pb_evalrun_latest(l->cfg.run.dir, &l->cfg, &er, NULL) == 0) {
+  pb_elotable_row_t er;
+  if (pb_elotable_latest(l->cfg.run.dir, l->cfg.eval.opponents, &er, NULL) == 0) {
     G("eval_version", "Newest version the evaluator rated.", "%" PRIu64,
       er.version);
     if (isfinite(er.elo))
@@ -1466,7 +1466,7 @@ static void on_http(void *ctx, const char *method, const char *path,
     res->content_type = "text/plain; version=0.0.4";
     res->body = metrics_text(l);
   } else if (pb_web_handle(l->web, path, pb_http_query(l->http), res)) {
-    return; /* the page, /api/history, /api/move (common/web.h) */
+    return; /* the page, /api/history, /api/move (web/web.h) */
   } else {
     res->status = 404;
     res->content_type = "text/plain";
@@ -1567,15 +1567,8 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
   snprintf(path, sizeof path, "%s/checkpoints", cfg->run.dir);
   if (pb_mkdir_p(path, err) != 0) goto fail;
   /* One learner per run dir. */
-  snprintf(path, sizeof path, "%s/learner.lock", cfg->run.dir);
-  pb_err_t lock_err;
-  pb_err_clear(&lock_err);
-  if ((l->lock_fd = pb_lock_file(path, &lock_err)) < 0) {
-    pb_err_set(err, lock_err.code, "%s%s",
-               lock_err.code == PB_EAGAIN
-                   ? "this run dir is in use by another learner: "
-                   : "",
-               lock_err.msg);
+  if ((l->lock_fd = pb_rundir_lock_learner(cfg->run.dir, err)) < 0) {
+    l->lock_fd = -1;
     goto fail;
   }
   snprintf(path, sizeof path, "%s/checkpoints", cfg->run.dir);
@@ -1601,7 +1594,7 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
                 pb_learn_version(l->learn));
   }
   if (pb_learn_version(l->learn) == 0) {
-    pb_inproc_ckpt_path(cfg->run.dir, 0, path, sizeof path);
+    pb_rundir_ckpt_path(cfg->run.dir, 0, path, sizeof path);
     if (pb_learn_save(l->learn, path, NULL, 0, err) != 0) goto fail;
   }
   {
@@ -1642,7 +1635,7 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
   for (size_t i = 0; i < nsp; i++) pb_episodes_init(&l->item_eps[i]);
   if (cfg->net.spot_check > 0) {
     l->spot = pb_spot_new(l->g, cfg->search.expansions, cfg->search.max_depth,
-                          cfg->search.parallel, pb_learn_eval_batch(cfg, l->g),
+                          cfg->search.parallel, pb_learn_eval_batch(cfg->search.parallel, cfg->search.expansions, l->g->num_actions, cfg->train.selfplay_parallel),
                           (uint32_t)cfg->search.cache_entries, err);
     if (l->spot == NULL) goto fail;
     l->spot_idx = malloc((size_t)cfg->net.item_states * sizeof *l->spot_idx);

@@ -20,9 +20,11 @@
 #include "inproc.h"
 #include "learn.h"
 #include "match.h"
+#include "model.h"
 #include "neteval.h"
 #include "nn.h"
 #include "rng.h"
+#include "rundir.h"
 
 static const pb_game_t *C4 = &pb_game_connect4;
 static const pb_game_t *T3 = &pb_game_tictactoe;
@@ -432,7 +434,7 @@ static int run_setup(void **state) {
     return -1;
   }
   for (int v = 1; v <= 2; v++)
-    pb_inproc_ckpt_path(f->dir, (unsigned long long)v, f->ckpt[v - 1],
+    pb_rundir_ckpt_path(f->dir, (unsigned long long)v, f->ckpt[v - 1],
                         sizeof f->ckpt[0]);
   *state = f;
   return 0;
@@ -467,7 +469,7 @@ static void test_checkpoint_agent_greedy(void **state) {
   pb_agent_t *a = pb_agent_new(C4, spec, 1, &err);
   if (a == NULL) fail_msg("%s", err.msg);
   assert_string_equal(pb_agent_name(a), spec);
-  pb_learn_t *l = pb_learn_open(f->ckpt[1], "cpu", NULL, &err);
+  pb_model_t *l = pb_model_open(f->ckpt[1], "cpu", NULL, &err);
   assert_non_null(l);
   /* Along a random game: the agent's move is the reference argmax, and
    * reseeding changes nothing. */
@@ -481,13 +483,13 @@ static void test_checkpoint_agent_greedy(void **state) {
       pb_agent_reseed(a, pb_rng_next(&rng));
       int m = pb_agent_act(a, &s, &err);
       assert_true(m >= 0);
-      assert_int_equal(m, greedy_reference(pb_learn_q(l), &s));
+      assert_int_equal(m, greedy_reference(pb_model_q(l), &s));
       uint8_t legal[PB_MAX_ACTIONS];
       int n = C4->legal(&s, legal);
       C4->step(&s, legal[pb_rng_below(&rng, (uint32_t)n)], &done);
     }
   }
-  pb_learn_destroy(&l);
+  pb_model_destroy(&l);
   pb_agent_destroy(&a);
   assert_null(a);
 }
@@ -678,11 +680,11 @@ static void test_value_and_beam_agents(void **state) {
   assert_string_equal(pb_agent_name(va), vspec);
   assert_string_equal(pb_agent_name(ba), bspec);
   assert_string_equal(pb_agent_name(da), dspec);
-  pb_learn_t *l = pb_learn_open(f->ckpt[1], "cpu", NULL, &err);
+  pb_model_t *l = pb_model_open(f->ckpt[1], "cpu", NULL, &err);
   assert_non_null(l);
   pb_neteval_t *ne = pb_neteval_new(C4, 64, 0, &err);
   assert_non_null(ne);
-  pb_neteval_bind(ne, pb_learn_v(l), pb_learn_q(l));
+  pb_neteval_bind(ne, pb_model_v(l), pb_model_q(l));
   pb_evalfn_t fn = pb_neteval_fn(ne);
   enum { N = 60 };
   pb_state_t s[N];
@@ -691,7 +693,7 @@ static void test_value_and_beam_agents(void **state) {
   for (int i = 0; i < N; i++) {
     pb_agent_reseed(va, (uint64_t)i);
     int mv = pb_agent_act(va, &s[i], &err);
-    assert_int_equal(mv, value_reference(pb_learn_v(l), &s[i]));
+    assert_int_equal(mv, value_reference(pb_model_v(l), &s[i]));
     uint8_t legal[PB_MAX_ACTIONS];
     int nl = C4->legal(&s[i], legal);
     const struct {
@@ -716,7 +718,7 @@ static void test_value_and_beam_agents(void **state) {
   }
   assert_true(differ > 0); /* the two kinds are not the same player */
   pb_neteval_destroy(&ne);
-  pb_learn_destroy(&l);
+  pb_model_destroy(&l);
   pb_agent_destroy(&va);
   pb_agent_destroy(&ba);
   pb_agent_destroy(&da);

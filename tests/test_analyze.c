@@ -1,6 +1,6 @@
 /* test_analyze.c - `probs analyze` run as a user runs it, checked against
  * the networks themselves and against `probs search`; and the shared
- * module common/analysis.h it is built on. */
+ * module play/analysis.h it is built on. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include "config.h"
 #include "json.h"
 #include "learn.h"
+#include "model.h"
 #include "nn.h"
 #include "proc.h"
 
@@ -85,7 +86,7 @@ static void test_values(void **state) {
   (void)state;
   const pb_game_t *g = &pb_game_tictactoe;
   pb_err_t err;
-  pb_learn_t *l = pb_learn_open(g_ckpt, "cpu", NULL, &err);
+  pb_model_t *l = pb_model_open(g_ckpt, "cpu", NULL, &err);
   if (l == NULL) fail_msg("%s", err.msg);
   char spec[200];
   snprintf(spec, sizeof spec, "checkpoint:%s", g_ckpt);
@@ -112,8 +113,8 @@ static void test_values(void **state) {
     float in[2 * 9 * 4], q[9], v;
     assert_true((size_t)g->planes * g->height * g->width <= sizeof in / 4);
     g->encode(&s, in);
-    assert_int_equal(pb_nn_forward(pb_learn_q(l), in, 1, q, &err), 0);
-    assert_int_equal(pb_nn_forward(pb_learn_v(l), in, 1, &v, &err), 0);
+    assert_int_equal(pb_nn_forward(pb_model_q(l), in, 1, q, &err), 0);
+    assert_int_equal(pb_nn_forward(pb_model_v(l), in, 1, &v, &err), 0);
     char buf[64];
     snprintf(buf, sizeof buf, "V = %+.4f (for %c", v,
              strlen(pos) % 2 ? 'O' : 'X');
@@ -154,7 +155,7 @@ static void test_values(void **state) {
     free(sout);
   }
   pb_agent_destroy(&agent);
-  pb_learn_destroy(&l);
+  pb_model_destroy(&l);
 }
 
 /* Bad input: exit 2 naming the move or value, 1 for a model that cannot be
@@ -257,7 +258,7 @@ static void test_module(void **state) {
   pb_analysis_board(t3, &s, buf, sizeof buf);
   assert_string_equal(buf, ". . .     1 2 3\n. X .     4 5 6\n. . .     7 8 9\n");
 
-  pb_learn_t *l = pb_learn_open(g_ckpt, "cpu", NULL, &err);
+  pb_model_t *l = pb_model_open(g_ckpt, "cpu", NULL, &err);
   if (l == NULL) fail_msg("%s", err.msg);
   assert_null(pb_analysis_new(l, 5, 0, &err));
   pb_analysis_t *an = pb_analysis_new(l, 0, 0, &err);
@@ -272,7 +273,7 @@ static void test_module(void **state) {
   pb_analysis_destroy(&an);
   pb_analysis_destroy(&an);
   assert_null(an);
-  pb_learn_destroy(&l);
+  pb_model_destroy(&l);
 }
 
 int main(void) {

@@ -1,5 +1,5 @@
 /* test_config.c - YAML loading, overrides, checks and round trips of
- * common/config. */
+ * run/config. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -641,36 +641,8 @@ static void test_print_keys(void **state) {
   free(buf);
 }
 
-static void test_nn_spec(void **state) {
-  (void)state;
-  pb_config_t c;
-  pb_config_defaults(&c);
-  c.model.q.dense_units = 33;
-  c.train.q_lr = 0.5;
-  const pb_game_t *g = pb_game_by_name("connect4");
-  assert_non_null(g);
-  pb_nn_spec_t v, q;
-  pb_config_nn_spec(&c, g, 0, &v);
-  pb_config_nn_spec(&c, g, 1, &q);
-  assert_int_equal(v.outputs, 1);
-  assert_int_equal(v.head, PB_NN_HEAD_TANH);
-  assert_int_equal(q.outputs, g->num_actions);
-  assert_int_equal(q.head, PB_NN_HEAD_LINEAR);
-  assert_int_equal(v.planes, g->planes);
-  assert_int_equal(v.height, g->height);
-  assert_int_equal(v.width, g->width);
-  assert_int_equal(v.conv_channels, 16);
-  assert_int_equal(q.dense_units, 33);
-  pb_nn_opt_t o;
-  pb_config_nn_opt(&c, 1, &o);
-  assert_true(o.lr == 0.5f);
-  pb_config_nn_opt(&c, 0, &o);
-  assert_true(o.lr == 0.003f);
-  assert_true(o.weight_decay == 0.0001f);
-}
-
-/* algorithm: probs (the default) or alphazero; alphazero makes the Q slot
- * a policy+value network and refuses train.v_search_mix; the mcts keys
+/* algorithm: probs (the default) or alphazero; alphazero refuses
+ * train.v_search_mix; the mcts keys
  * load and check like every key. */
 static void test_algorithm(void **state) {
   (void)state;
@@ -692,11 +664,6 @@ static void test_algorithm(void **state) {
   assert_int_equal(c.mcts.temp_moves, 3);
   assert_int_equal(c.eval.mcts_simulations, 32);
   assert_int_equal(pb_config_check(&c, &err), 0);
-  const pb_game_t *g = pb_game_by_name("othello");
-  pb_nn_spec_t q;
-  pb_config_nn_spec(&c, g, 1, &q);
-  assert_int_equal(q.head, PB_NN_HEAD_PV);
-  assert_int_equal(q.outputs, g->num_actions + 1);
   c.train.v_search_mix = 0.5;
   assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
   assert_non_null(strstr(err.msg, "train.v_search_mix"));
@@ -775,7 +742,6 @@ int main(void) {
       cmocka_unit_test(test_to_yaml_round_trip),
       cmocka_unit_test(test_print_keys),
       cmocka_unit_test(test_keep_keys),
-      cmocka_unit_test(test_nn_spec),
       cmocka_unit_test(test_device_per_role),
       cmocka_unit_test(test_algorithm),
   };

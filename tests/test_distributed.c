@@ -179,7 +179,7 @@ static void test_matches_inproc(void **state) {
 }
 
 /* Workers with several threads of game and tree work feeding one network
- * (search.threads, train.selfplay_threads; common/batcher.h) play the same
+ * (search.threads, train.selfplay_threads; search/batcher.h) play the same
  * games as the in-process reference: the same positions; and on the first
  * iteration the same Q-targets (later ones may differ in the last bits of
  * the floats, since the network's batches are made differently). */

@@ -1,4 +1,4 @@
-/* test_evaluator.c - the evaluator: the SVG chart, the elo.csv table, rating
+/* test_evaluator.c - the evaluator: the SVG chart, rating
  * a fixture run directory (a real 2-iteration training run), resuming, and
  * the probs-evaluator process in both modes (--all, and following a
  * learner's announcements until it stops). */
@@ -24,11 +24,13 @@
 
 #include "config.h"
 #include "elo.h"
+#include "elotable.h"
 #include "evalrun.h"
 #include "inproc.h"
 #include "json.h"
 #include "log.h"
 #include "msg.h"
+#include "rundir.h"
 #include "svgplot.h"
 #include "util.h"
 
@@ -319,193 +321,6 @@ static void test_svg_wellformed(void **state) {
       xml_check("<?xml version=\"1.0\"?><svg><g a=\"1\"/></svg>", "svg"));
 }
 
-/* ------------------------------------------------------------- table */
-
-static const char OPP2[2][PB_EVALRUN_SPEC_MAX] = {"random", "lookahead:1"};
-
-static pb_evalrun_row_t mkrow(uint64_t v, double elo, int w, int d, int l) {
-  pb_evalrun_row_t r;
-  memset(&r, 0, sizeof r);
-  r.version = r.iteration = v;
-  r.elo = elo;
-  r.lo = elo - 50;
-  r.hi = elo + 60;
-  r.n_opponents = 2;
-  r.wdl[0][0] = w;
-  r.wdl[0][1] = d;
-  r.wdl[0][2] = l;
-  r.wdl[1][0] = 1;
-  r.games = w + d + l + 1;
-  r.seconds = 1.25;
-  r.acc_q = r.acc_v = r.acc_beam = r.minutes = NAN;
-  return r;
-}
-
-static void test_table_roundtrip(void **state) {
-  (void)state;
-  pb_err_t err;
-  pb_evalrun_table_t *t = pb_evalrun_table_new(OPP2, 2, &err);
-  assert_non_null(t);
-  pb_evalrun_row_t r5 = mkrow(5, 1234.56, 3, 1, 0),
-                   r2 = mkrow(2, 1100, 1, 1, 1);
-  pb_evalrun_row_t r9 = mkrow(9, NAN, 0, 0, 4);
-  r9.lo = r9.hi = NAN;
-  r9.flags = PB_EVALRUN_NO_ANCHOR;
-  pb_evalrun_row_t r7 = mkrow(7, 1900, 4, 0, 0);
-  r7.flags = PB_ELO_ALL_WINS | PB_ELO_ADJUSTED;
-  r7.acc_q = 0.8125;
-  r7.acc_v = 0.5;
-  r7.acc_beam = 0.9375;
-  r7.minutes = 12.345;
-  assert_int_equal(pb_evalrun_table_put(t, &r5, &err), 0);
-  assert_int_equal(pb_evalrun_table_put(t, &r9, &err), 0);
-  assert_int_equal(pb_evalrun_table_put(t, &r2, &err), 0);
-  assert_int_equal(pb_evalrun_table_put(t, &r7, &err), 0);
-  r5.elo = 1235.0; /* same version: replaced */
-  assert_int_equal(pb_evalrun_table_put(t, &r5, &err), 0);
-  assert_int_equal(pb_evalrun_table_count(t), 4);
-  assert_int_equal(pb_evalrun_table_row(t, 0)->version, 2);
-  assert_int_equal(pb_evalrun_table_row(t, 3)->version, 9);
-  assert_null(pb_evalrun_table_row(t, 4));
-  assert_non_null(pb_evalrun_table_find(t, 7));
-  assert_null(pb_evalrun_table_find(t, 6));
-  pb_evalrun_row_t bad = r5;
-  bad.n_opponents = 3;
-  assert_int_equal(pb_evalrun_table_put(t, &bad, &err), PB_EINVAL);
-
-  char *csv = NULL;
-  assert_int_equal(pb_evalrun_table_csv(t, &csv, NULL, &err), 0);
-  const char *want =
-      "iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
-      "random_d,random_l,lookahead:1_w,lookahead:1_d,lookahead:1_l,acc_q,"
-      "acc_v,acc_beam,minutes\n"
-      "2,2,1100.0,1050.0,1160.0,,4,1.25,1,1,1,1,0,0,,,,\n"
-      "5,5,1235.0,1184.6,1294.6,,5,1.25,3,1,0,1,0,0,,,,\n"
-      "7,7,1900.0,1850.0,1960.0,all_wins,5,1.25,4,0,0,1,0,0,0.812,0.500,"
-      "0.938,12.35\n"
-      "9,9,,,,no_anchor,5,1.25,0,0,4,1,0,0,,,,\n";
-  assert_string_equal(csv, want);
-  char path[256];
-  fx_path(path, sizeof path, "table-test.csv");
-  assert_int_equal(pb_evalrun_table_save(t, path, &err), 0);
-  pb_evalrun_table_t *u = pb_evalrun_table_load(path, OPP2, 2, &err);
-  if (u == NULL) fail_msg("%s", err.msg);
-  char *csv2 = NULL;
-  assert_int_equal(pb_evalrun_table_csv(u, &csv2, NULL, &err), 0);
-  assert_string_equal(csv2, want);
-  assert_int_equal(pb_evalrun_table_row(u, 2)->flags,
-                   PB_ELO_ALL_WINS | PB_ELO_ADJUSTED);
-  assert_true(isnan(pb_evalrun_table_row(u, 3)->elo));
-  assert_true(fabs(pb_evalrun_table_row(u, 2)->acc_q - 0.812) < 1e-9);
-  assert_true(fabs(pb_evalrun_table_row(u, 2)->minutes - 12.35) < 1e-9);
-  assert_true(isnan(pb_evalrun_table_row(u, 0)->acc_beam));
-  free(csv);
-  free(csv2);
-
-  /* A table written before the accuracy columns existed still loads (its
-   * rows have none), and is written back with them. */
-  const char *old =
-      "iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
-      "random_d,random_l,lookahead:1_w,lookahead:1_d,lookahead:1_l\n"
-      "2,2,1100.0,1050.0,1160.0,,4,1.25,1,1,1,1,0,0\n";
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(old, f);
-  fclose(f);
-  pb_evalrun_table_t *o = pb_evalrun_table_load(path, OPP2, 2, &err);
-  if (o == NULL) fail_msg("%s", err.msg);
-  assert_int_equal(pb_evalrun_table_count(o), 1);
-  assert_true(isnan(pb_evalrun_table_row(o, 0)->acc_q));
-  pb_evalrun_table_destroy(&o);
-  /* A bad accuracy is refused, naming the column. */
-  f = fopen(path, "w");
-  assert_non_null(f);
-  fputs("iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
-        "random_d,random_l,lookahead:1_w,lookahead:1_d,lookahead:1_l,acc_q,"
-        "acc_v,acc_beam,minutes\n"
-        "2,2,1100.0,1050.0,1160.0,,4,1.25,1,1,1,1,0,0,1.5,,,\n",
-        f);
-  fclose(f);
-  assert_null(pb_evalrun_table_load(path, OPP2, 2, &err));
-  assert_int_equal(err.code, PB_ECORRUPT);
-  assert_non_null(strstr(err.msg, "acc_q"));
-  pb_evalrun_table_destroy(&t);
-  pb_evalrun_table_destroy(&u);
-  assert_null(u);
-  /* A missing file is an empty table. */
-  fx_path(path, sizeof path, "no-such.csv");
-  u = pb_evalrun_table_load(path, OPP2, 2, &err);
-  assert_non_null(u);
-  assert_int_equal(pb_evalrun_table_count(u), 0);
-  pb_evalrun_table_destroy(&u);
-  /* Bad opponent lists. */
-  const char commas[1][PB_EVALRUN_SPEC_MAX] = {"a,b"};
-  assert_null(pb_evalrun_table_new(commas, 1, &err));
-  assert_null(pb_evalrun_table_new(OPP2, 0, &err));
-}
-
-/* Files that are not ours, or not for these opponents, are refused (and
- * left as they are). */
-static void test_table_refuses(void **state) {
-  (void)state;
-  static const char *hdr =
-      "iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
-      "random_d,random_l,lookahead:1_w,lookahead:1_d,lookahead:1_l\n";
-  struct {
-    const char *body; /* after the header, or the whole file if no_hdr */
-    int no_hdr;
-    int code;
-    const char *says;
-  } cases[] = {
-      {"name,score\nalice,3\n", 1, PB_ECORRUPT, "not the header"},
-      {"", 1, PB_ECORRUPT, "empty"},
-      {"iteration,version,elo,elo_lo,elo_hi,note,games,seconds,random_w,"
-       "random_d,random_l\n",
-       1, PB_EMISMATCH, "opponents random, but"},
-      {"1,1,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n", 0, 0, NULL},
-      {"1,1,1000.0,900.0,1100.0,,3,0.5,1,0,0,1,0,0\n", 0, PB_ECORRUPT,
-       "add up"},
-      {"1,1,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0\n", 0, PB_ECORRUPT, ":2:"},
-      {"1,1,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0,7\n", 0, PB_ECORRUPT,
-       "fields"},
-      {"1,1,abc,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n", 0, PB_ECORRUPT, "elo"},
-      {"1,1,1000.0,900.0,1100.0,,2,0.5,-1,0,0,1,0,2\n", 0, PB_ECORRUPT,
-       "count"},
-      {"1,1,1000.0,900.0,1100.0,weird,2,0.5,1,0,0,1,0,0\n", 0, PB_ECORRUPT,
-       "note"},
-      {"1,1,1000.0,1100.0,1200.0,,2,0.5,1,0,0,1,0,0\n", 0, PB_ECORRUPT,
-       "agree"},
-      {"2,2,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n"
-       "1,1,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n",
-       0, PB_ECORRUPT, "not after"},
-      {"1,1,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n\n"
-       "2,2,1000.0,900.0,1100.0,,2,0.5,1,0,0,1,0,0\n",
-       0, PB_ECORRUPT, "empty line"},
-  };
-  char path[256], text[1024];
-  fx_path(path, sizeof path, "refuse-test.csv");
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    snprintf(text, sizeof text, "%s%s", cases[i].no_hdr ? "" : hdr,
-             cases[i].body);
-    spit(path, text);
-    pb_err_t err;
-    pb_err_clear(&err);
-    pb_evalrun_table_t *t = pb_evalrun_table_load(path, OPP2, 2, &err);
-    if (cases[i].code == 0) {
-      if (t == NULL) fail_msg("case %zu: %s", i, err.msg);
-      pb_evalrun_table_destroy(&t);
-      continue;
-    }
-    if (t != NULL) fail_msg("case %zu was accepted", i);
-    if (err.code != cases[i].code || strstr(err.msg, cases[i].says) == NULL)
-      fail_msg("case %zu: %s (%s)", i, err.msg, pb_err_name(err.code));
-    char *back = slurp(path);
-    assert_string_equal(back, text);
-    free(back);
-  }
-  unlink(path);
-}
-
 /* --------------------------------------------------- rating a run dir */
 
 static pb_evalrun_t *open_run(int every, pb_log_t *log, pb_evalrun_opts_t *o) {
@@ -545,9 +360,9 @@ static void test_opts(void **state) {
   assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), PB_ECONFIG);
   assert_non_null(strstr(err.msg, "twice"));
   double r;
-  assert_int_equal(pb_evalrun_default_anchor("lookahead:2", &r), 0);
+  assert_int_equal(pb_elo_default_anchor("lookahead:2", &r), 0);
   assert_true(r == 1501);
-  assert_int_equal(pb_evalrun_default_anchor("lookahead:4", &r), PB_ENOTFOUND);
+  assert_int_equal(pb_elo_default_anchor("lookahead:4", &r), PB_ENOTFOUND);
   /* A bad opponent spec is refused when the run is opened. */
   snprintf(c.eval.opponents, sizeof c.eval.opponents, "random,minimax:3");
   assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
@@ -598,8 +413,8 @@ static void test_all_writes_csv_and_svg(void **state) {
   int rated = -1;
   assert_int_equal(pb_evalrun_all(r, &rated, &err), 0);
   assert_int_equal(rated, 3);
-  const pb_evalrun_table_t *t = pb_evalrun_table(r);
-  assert_int_equal(pb_evalrun_table_count(t), 3);
+  const pb_elotable_t *t = pb_evalrun_table(r);
+  assert_int_equal(pb_elotable_count(t), 3);
 
   /* The csv, read back by hand. */
   fx_path(path, sizeof path, "elo.csv");
@@ -632,8 +447,8 @@ static void test_all_writes_csv_and_svg(void **state) {
     pb_evalrun_opts_t o1 = o;
     o1.threads = 1;
     char ck[4200];
-    pb_inproc_ckpt_path(FX->dir, (unsigned long long)v, ck, sizeof ck);
-    pb_evalrun_row_t row;
+    pb_rundir_ckpt_path(FX->dir, (unsigned long long)v, ck, sizeof ck);
+    pb_elotable_row_t row;
     assert_int_equal(pb_evalrun_play(&o1, ck, (uint64_t)v, &row, &err), 0);
     assert_true(row.wdl[0][0] == w1 && row.wdl[0][1] == d1 &&
                 row.wdl[1][0] == w2 && row.wdl[1][2] == l2);
@@ -691,8 +506,8 @@ static void test_all_writes_csv_and_svg(void **state) {
   /* Connect Four has a solver: every version also got its accuracies. */
   assert_int_equal(count_str(lg, "share of optimal moves on 1000 solved"), 3);
   free(lg);
-  for (int i = 0; i < pb_evalrun_table_count(t); i++) {
-    const pb_evalrun_row_t *row = pb_evalrun_table_row(t, i);
+  for (int i = 0; i < pb_elotable_count(t); i++) {
+    const pb_elotable_row_t *row = pb_elotable_row(t, i);
     assert_true(row->acc_q >= 0 && row->acc_q <= 1);
     assert_true(row->acc_v >= 0 && row->acc_v <= 1);
     assert_true(row->acc_beam >= 0 && row->acc_beam <= 1);
@@ -729,7 +544,7 @@ static void test_resume(void **state) {
   char *full = slurp(path);
 
   r = open_run(1, NULL, &o);
-  assert_int_equal(pb_evalrun_table_count(pb_evalrun_table(r)), 3);
+  assert_int_equal(pb_elotable_count(pb_evalrun_table(r)), 3);
   assert_int_equal(pb_evalrun_all(r, &rated, &err), 0);
   assert_int_equal(rated, 0);
   pb_evalrun_destroy(&r);
@@ -744,7 +559,7 @@ static void test_resume(void **state) {
   memmove(l2, l3, strlen(l3) + 1);
   spit(path, cut);
   r = open_run(1, NULL, &o);
-  assert_int_equal(pb_evalrun_table_count(pb_evalrun_table(r)), 2);
+  assert_int_equal(pb_elotable_count(pb_evalrun_table(r)), 2);
   assert_int_equal(pb_evalrun_all(r, &rated, &err), 0);
   assert_int_equal(rated, 1);
   pb_evalrun_destroy(&r);
@@ -795,7 +610,7 @@ static void test_follow_steps(void **state) {
   assert_int_equal(v, 2);
   assert_int_equal(pb_evalrun_follow_step(r, 0, &v, &err), 0);
   assert_int_equal(pb_evalrun_follow_step(r, 1, &v, &err), 0);
-  assert_int_equal(pb_evalrun_table_count(pb_evalrun_table(r)), 1);
+  assert_int_equal(pb_elotable_count(pb_evalrun_table(r)), 1);
   char *lg = slurp(path);
   assert_non_null(strstr(lg, "skipping 2 versions (0..1)"));
   free(lg);
@@ -812,7 +627,7 @@ static void test_follow_steps(void **state) {
   assert_int_equal(pb_evalrun_follow_step(r, 0, &v, &err), 0);
   assert_int_equal(pb_evalrun_follow_step(r, 1, &v, &err), 1);
   assert_int_equal(v, 2);
-  assert_int_equal(pb_evalrun_table_count(pb_evalrun_table(r)), 2);
+  assert_int_equal(pb_elotable_count(pb_evalrun_table(r)), 2);
   pb_evalrun_destroy(&r);
 
   /* A stop request abandons a rating and writes nothing. */
@@ -824,7 +639,7 @@ static void test_follow_steps(void **state) {
   r = pb_evalrun_new(FX->dir, &o, &d, &err);
   assert_non_null(r);
   assert_int_equal(pb_evalrun_follow_step(r, 0, &v, &err), PB_EINTR);
-  assert_int_equal(pb_evalrun_table_count(pb_evalrun_table(r)), 0);
+  assert_int_equal(pb_elotable_count(pb_evalrun_table(r)), 0);
   fx_path(path, sizeof path, "elo.csv");
   assert_int_equal(access(path, F_OK), -1);
   pb_evalrun_destroy(&r);
@@ -845,7 +660,7 @@ static void test_bad_checkpoint_skipped(void **state) {
   int rated = 0;
   assert_int_equal(pb_evalrun_all(r, &rated, &err), 0);
   assert_int_equal(rated, 3);
-  assert_null(pb_evalrun_table_find(pb_evalrun_table(r), 3));
+  assert_null(pb_elotable_find(pb_evalrun_table(r), 3));
   pb_evalrun_destroy(&r);
   unlink(path);
 }
@@ -1135,8 +950,6 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ticks),
       cmocka_unit_test(test_svg_wellformed),
-      cmocka_unit_test(test_table_roundtrip),
-      cmocka_unit_test(test_table_refuses),
       cmocka_unit_test(test_opts),
       cmocka_unit_test(test_all_writes_csv_and_svg),
       cmocka_unit_test(test_resume),

@@ -23,10 +23,11 @@
 #include "config.h"
 #include "game.h"
 #include "inproc.h"
-#include "learn.h"
+#include "model.h"
 #include "nn.h"
 #include "proc.h"
 #include "rng.h"
+#include "rundir.h"
 
 #define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
 #define PROBS PB_BIN_DIR "/probs"
@@ -140,7 +141,7 @@ static void test_export_cli(void **state) {
   assert_int_equal(pb_config_set(&c, "model.q.conv_layers", "3", &err), 0);
   pb_inproc_opts_t o = {0, NULL, 1};
   assert_int_equal(pb_inproc_run(&c, NULL, &o, &err), 0);
-  pb_inproc_ckpt_path(d, 1, ckpt, sizeof ckpt);
+  pb_rundir_ckpt_path(d, 1, ckpt, sizeof ckpt);
   snprintf(out, sizeof out, "%s/export.pt", d);
   snprintf(log, sizeof log, "%s/export.log", d);
 
@@ -151,13 +152,13 @@ static void test_export_cli(void **state) {
   assert_int_equal(tp_count(log, "version 1"), 1);
 
   /* our side: V and Q of the checkpoint on positions of random games */
-  pb_learn_t *l = pb_learn_open(ckpt, "cpu", NULL, &err);
+  pb_model_t *l = pb_model_open(ckpt, "cpu", NULL, &err);
   assert_non_null(l);
   enum { B = 24 };
   static float x[B * 84], vo[B], qo[B * 7];
   random_positions(11, B, x);
-  assert_int_equal(pb_nn_forward(pb_learn_v(l), x, B, vo, &err), 0);
-  assert_int_equal(pb_nn_forward(pb_learn_q(l), x, B, qo, &err), 0);
+  assert_int_equal(pb_nn_forward(pb_model_v(l), x, B, vo, &err), 0);
+  assert_int_equal(pb_nn_forward(pb_model_q(l), x, B, qo, &err), 0);
 
   /* the file: a zip with every parameter, our values in it */
   char *file = tp_slurp(out);
@@ -176,11 +177,11 @@ static void test_export_cli(void **state) {
       fail_msg("\"%s\" is not in %s", names[i], out);
   uint8_t *w = NULL;
   size_t wl = 0;
-  assert_int_equal(pb_nn_weights_save(pb_learn_q(l), 0, &w, &wl, &err), 0);
+  assert_int_equal(pb_nn_weights_save(pb_model_q(l), 0, &w, &wl, &err), 0);
   /* the weights buffer is a 64-byte header, then the floats in layer
    * order, ending with head.weight (7 x 8) and head.bias (7): each is one
    * record of the zip */
-  size_t nq = (size_t)pb_nn_param_count(pb_learn_q(l));
+  size_t nq = (size_t)pb_nn_param_count(pb_model_q(l));
   assert_true(wl >= 64 + 4 * nq);
   assert_non_null(memmem(file, (size_t)size, w + 64 + 4 * (nq - 63), 4 * 56));
   assert_non_null(memmem(file, (size_t)size, w + 64 + 4 * (nq - 7), 4 * 7));
@@ -228,7 +229,7 @@ static void test_export_cli(void **state) {
              py, script, DOC, d, B);
     assert_int_equal(system(cmd), 0);
   }
-  pb_learn_destroy(&l);
+  pb_model_destroy(&l);
 
   /* bad input: non-zero exit, the message names the file */
   snprintf(p, sizeof p, "%s/missing.pbck", d);

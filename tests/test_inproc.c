@@ -1,5 +1,5 @@
-/* test_inproc.c - Algorithm 2 end to end in one process (common/inproc.c,
- * common/learn.c): a short seeded training run must make losses fall and
+/* test_inproc.c - Algorithm 2 end to end in one process (train/inproc.c,
+ * train/learn.c): a short seeded training run must make losses fall and
  * the greedy agent beat random clearly more often than before training; a
  * run stopped and resumed trains on exactly the same data as one that ran
  * straight through; a corrupt checkpoint is refused on resume; checkpoint
@@ -22,6 +22,7 @@
 #include "match.h"
 #include "nn.h"
 #include "proc.h"
+#include "rundir.h"
 
 #define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
 
@@ -213,14 +214,14 @@ static void test_retention(void **state) {
   pb_evalrun_t *ev = pb_evalrun_new(d, &eo, &dopt, &err);
   assert_non_null(ev);
   uint64_t from = 1;
-  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), 0);
+  assert_int_equal(pb_rundir_protect_from(d, &from, &err), 0);
   assert_true(from == 0);
   assert_int_equal(run(&c, 1, 9), 0);
   ckpts(d, 12, got);
   assert_string_equal(got, "100100111100"); /* 7 and 8 kept: unrated */
   /* It rates 7: versions from 8 on stay, 7 may go now. */
   assert_int_equal(pb_evalrun_rate(ev, 7, &err), 0);
-  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), 0);
+  assert_int_equal(pb_rundir_protect_from(d, &from, &err), 0);
   assert_true(from == 8);
   assert_int_equal(run(&c, 1, 10), 0);
   ckpts(d, 12, got);
@@ -253,11 +254,11 @@ static void test_retention(void **state) {
   fclose(f);
   from = 5;
   pb_err_clear(&err);
-  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), PB_ECORRUPT);
+  assert_int_equal(pb_rundir_protect_from(d, &from, &err), PB_ECORRUPT);
   assert_true(from == 0);
   assert_non_null(strstr(err.msg, "elo.csv"));
   assert_int_equal(rename(aside, csv), 0);
-  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), 0);
+  assert_int_equal(pb_rundir_protect_from(d, &from, &err), 0);
   assert_true(from == 11); /* 10 is the newest rated */
   pb_evalrun_destroy(&ev);
   pb_log_destroy(&elog);
@@ -265,7 +266,7 @@ static void test_retention(void **state) {
   assert_int_equal(tp_count(logpath, "ckpt-000050.pbck is gone (pruned"), 1);
   assert_int_equal(tp_count(logpath, "WARN"), 0);
   /* The evaluator is gone: nothing protected any more. */
-  assert_int_equal(pb_evalrun_protect_from(d, &from, &err), 0);
+  assert_int_equal(pb_rundir_protect_from(d, &from, &err), 0);
   assert_true(from == UINT64_MAX);
   assert_int_equal(run(&c, 1, 11), 0);
   ckpts(d, 12, got);

@@ -1,4 +1,4 @@
-/* test_learn.c - the learner's training state (common/learn): the paper's
+/* test_learn.c - the learner's training state (train/learn): the paper's
  * defaults, the replay window (sizes, checkpoints, exact resume, damaged
  * sections), V targets mixed with search values (and the two training
  * threads' determinism), mirror augmentation, and the learning-rate
@@ -25,6 +25,7 @@
 #include "episodes.h"
 #include "game.h"
 #include "learn.h"
+#include "model.h"
 #include "nn.h"
 #include "proc.h"
 #include "rng.h"
@@ -1074,13 +1075,13 @@ static void test_alphazero_learner(void **state) {
   assert_int_equal(pb_learn_load(b, pk, NULL, NULL, &err), PB_EMISMATCH);
   assert_non_null(strstr(err.msg, "algorithm probs"));
   assert_int_equal(pb_learn_version(b), 1); /* unchanged */
-  /* pb_learn_open builds what the file holds */
+  /* pb_model_open builds what the file holds */
   pb_config_t oc;
-  pb_learn_t *o = pb_learn_open(ck, "cpu", &oc, &err);
+  pb_model_t *o = pb_model_open(ck, "cpu", &oc, &err);
   assert_non_null(o);
-  assert_true(pb_learn_alphazero(o));
+  assert_true(pb_model_alphazero(o));
   assert_string_equal(oc.algorithm, "alphazero");
-  pb_learn_destroy(&o);
+  pb_model_destroy(&o);
   unlink(ck);
   unlink(pk);
   rmdir(dir);

@@ -1,5 +1,5 @@
 /* test_progress.c - the terminal's lines for metrics.jsonl events
- * (common/progress.h): what an iteration and an evaluation read like, the
+ * (cli/progress.h): what an iteration and an evaluation read like, the
  * ETA, lines of no interest, malformed lines and truncation. */
 #include <setjmp.h>
 #include <stdarg.h>

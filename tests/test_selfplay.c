@@ -1,6 +1,6 @@
 /* test_selfplay.c - move selection (with its temperature) and episode
- * generation (common/selfplay) and the episode store with its V targets
- * (common/episodes). */
+ * generation (train/selfplay) and the episode store with its V targets
+ * (train/episodes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* test_spotcheck.c - the learner's check of search results
- * (common/spotcheck.h): the comparison of one position, the verdict on a
+ * (train/spotcheck.h): the comparison of one position, the verdict on a
  * peer, the draw of positions, and that the check searches exactly as a
  * searcher does (same targets, bit for bit, for the same batch). */
 #include <setjmp.h>
@@ -140,7 +140,7 @@ static void test_search_matches_searcher(void **state) {
       if (!done) pos[i] = t;
     }
   }
-  const int batch = pb_learn_eval_batch(&cfg, g);
+  const int batch = pb_learn_eval_batch(cfg.search.parallel, cfg.search.expansions, g->num_actions, cfg.train.selfplay_parallel);
   pb_neteval_t *ne = pb_neteval_new(g, batch, 4096, &err);
   pb_beam_t *b = pb_beam_new(g, cfg.search.expansions, cfg.search.max_depth,
                              cfg.search.parallel, &err);

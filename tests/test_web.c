@@ -1,4 +1,4 @@
-/* test_web.c - common/web: the page and its JSON endpoints against a sample
+/* test_web.c - web/web: the page and its JSON endpoints against a sample
  * run directory written here (metrics.jsonl lines as the learner and the
  * evaluator write them, an elo.csv, a checkpoint): /api/history picks the
  * iteration records, keeps bounds and summarises; /status gets its extra
@@ -16,10 +16,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "elotable.h"
 #include "evalrun.h"
-#include "inproc.h"
 #include "json.h"
 #include "learn.h"
+#include "rundir.h"
 #include "util.h"
 #include "web.h"
 #include "webplay.h"
@@ -120,11 +121,11 @@ static void test_history(void **state) {
   /* elo.csv for the config's opponents. */
   pb_evalrun_opts_t o;
   assert_int_equal(pb_evalrun_opts_from_config(&o, &f->cfg, &err), 0);
-  pb_evalrun_table_t *t = pb_evalrun_table_new(
-      (const char(*)[PB_EVALRUN_SPEC_MAX])o.opponents, o.n_opponents, &err);
+  pb_elotable_t *t = pb_elotable_new(
+      (const char(*)[PB_ELOTABLE_SPEC_MAX])o.opponents, o.n_opponents, &err);
   assert_non_null(t);
   for (int v = 0; v <= 2; v += 2) {
-    pb_evalrun_row_t r;
+    pb_elotable_row_t r;
     memset(&r, 0, sizeof r);
     r.version = r.iteration = (uint64_t)v;
     r.elo = 1000 + 100 * v;
@@ -137,12 +138,12 @@ static void test_history(void **state) {
     r.acc_q = 0.25 * v;
     r.acc_v = r.acc_beam = NAN;
     r.minutes = 0.5 * v;
-    assert_int_equal(pb_evalrun_table_put(t, &r, &err), 0);
+    assert_int_equal(pb_elotable_put(t, &r, &err), 0);
   }
   char path[4200];
   snprintf(path, sizeof path, "%s/elo.csv", f->dir);
-  assert_int_equal(pb_evalrun_table_save(t, path, &err), 0);
-  pb_evalrun_table_destroy(&t);
+  assert_int_equal(pb_elotable_save(t, path, &err), 0);
+  pb_elotable_destroy(&t);
 
   h = history(w);
   assert_non_null(strstr(h, "\"count\":3"));
@@ -297,7 +298,7 @@ static void test_routes(void **state) {
   char path[4200];
   snprintf(path, sizeof path, "%s/checkpoints", f->dir);
   assert_int_equal(pb_mkdir_p(path, &err), 0);
-  pb_inproc_ckpt_path(f->dir, 2, path, sizeof path);
+  pb_rundir_ckpt_path(f->dir, 2, path, sizeof path);
   pb_learn_t *l = pb_learn_new(&f->cfg, &err);
   assert_non_null(l);
   assert_int_equal(pb_learn_save(l, path, NULL, 0, &err), 0);

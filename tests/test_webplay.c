@@ -1,4 +1,4 @@
-/* test_webplay.c - common/webplay: the newest checkpoint answers a move list
+/* test_webplay.c - web/webplay: the newest checkpoint answers a move list
  * (Tic-Tac-Toe, untrained networks saved by pb_learn_save), bad move lists
  * are refused with a message, the cached agent follows new versions and
  * survives a corrupt newest file. */
@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "inproc.h"
 #include "json.h"
 #include "learn.h"
+#include "rundir.h"
 #include "util.h"
 #include "webplay.h"
 
@@ -59,7 +59,7 @@ static void save_ckpt(const fx_t *f, const char *game, unsigned version) {
   char path[4200];
   snprintf(path, sizeof path, "%s/checkpoints", f->dir);
   assert_int_equal(pb_mkdir_p(path, &err), 0);
-  pb_inproc_ckpt_path(f->dir, version, path, sizeof path);
+  pb_rundir_ckpt_path(f->dir, version, path, sizeof path);
   pb_learn_t *l = pb_learn_new(&c, &err);
   if (l == NULL) fail_msg("%s", err.msg);
   assert_int_equal(pb_learn_save(l, path, NULL, 0, &err), 0);
@@ -192,7 +192,7 @@ static void test_versions(void **state) {
   assert_int_equal(pb_webplay_version(w), 4);
   /* A corrupt newest file: the cached agent keeps playing. */
   char path[4200];
-  pb_inproc_ckpt_path(f->dir, 5, path, sizeof path);
+  pb_rundir_ckpt_path(f->dir, 5, path, sizeof path);
   assert_int_equal(pb_write_file(path, "garbage", 7, &err), 0);
   j = play_ok(w, "5", 1);
   assert_non_null(strstr(j, "\"version\":4"));
@@ -203,7 +203,7 @@ static void test_versions(void **state) {
   free(j);
   pb_webplay_destroy(&w);
   /* A fresh player whose only candidate is corrupt. */
-  pb_inproc_ckpt_path(f->dir, 7, path, sizeof path);
+  pb_rundir_ckpt_path(f->dir, 7, path, sizeof path);
   assert_int_equal(pb_write_file(path, "garbage", 7, &err), 0);
   w = pb_webplay_new(pb_game_by_name("tictactoe"), f->dir, 1, &err);
   int rc = play_err(w, "5", 1, &err);

@@ -1,4 +1,4 @@
-/* test_workq.c - leases, expiry, duplicates and ids of common/workq. */
+/* test_workq.c - leases, expiry, duplicates and ids of net/workq. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -440,3 +440,26 @@ out:
   free(stack);
   return rc;
 }
+
+/* ---- the paper's anchors ---------------------------------------------- */
+
+static const struct {
+  const char *spec;
+  double rating;
+} default_anchors[] = {
+    {"random", 1000.0},
+    {"lookahead:1", 1183.0},
+    {"lookahead:2", 1501.0},
+    {"lookahead:3", 1603.0},
+};
+
+int pb_elo_default_anchor(const char *spec, double *rating) {
+  for (size_t i = 0;
+       spec != NULL && i < sizeof default_anchors / sizeof default_anchors[0];
+       i++)
+    if (!strcmp(spec, default_anchors[i].spec)) {
+      if (rating != NULL) *rating = default_anchors[i].rating;
+      return 0;
+    }
+  return PB_ENOTFOUND;
+}

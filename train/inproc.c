@@ -9,45 +9,14 @@
 #include "beam_search.h"
 #include "ckpt.h"
 #include "episodes.h"
-#include "evalrun.h"
 #include "json.h"
 #include "learn.h"
 #include "neteval.h"
 #include "pveval.h"
 #include "rng.h"
+#include "rundir.h"
 #include "selfplay.h"
 #include "util.h"
-
-void pb_inproc_ckpt_path(const char *run_dir, unsigned long long version,
-                         char *buf, size_t n) {
-  snprintf(buf, n, "%s/checkpoints/ckpt-%06llu.pbck", run_dir, version);
-}
-
-static void note_info(void *ctx, const char *msg) {
-  pb_log_info(ctx, "%s", msg);
-}
-
-int pb_inproc_prune(const pb_config_t *cfg, uint64_t newest, pb_log_t *log,
-                    pb_err_t *err) {
-  if (cfg == NULL)
-    return pb_err_set(err, PB_EINVAL, "pb_inproc_prune: NULL config");
-  if (cfg->run.keep_last <= 0) return 0; /* keep everything */
-  pb_ckpt_keep_t keep = {(uint64_t)cfg->run.keep_last,
-                         (uint64_t)(cfg->run.keep_every > 0
-                                        ? cfg->run.keep_every
-                                        : 0),
-                         UINT64_MAX};
-  pb_err_t e;
-  pb_err_clear(&e);
-  if (pb_evalrun_protect_from(cfg->run.dir, &keep.protect_from, &e) != 0)
-    pb_log_warn(log,
-                "checkpoint retention: %s; deleting no checkpoint this "
-                "time, as the evaluator may still need it",
-                e.msg);
-  char dir[PB_CONFIG_PATH_MAX + 16];
-  snprintf(dir, sizeof dir, "%s/checkpoints", cfg->run.dir);
-  return pb_ckpt_prune(dir, "ckpt", newest, &keep, note_info, log, err);
-}
 
 /* Everything one run holds. */
 typedef struct {
@@ -119,13 +88,13 @@ static void outcomes(const pb_episodes_t *e, int *wins, int *draws) {
  * save's error (retention failures are only logged). */
 static int save_version(run_t *r, uint64_t nv, pb_err_t *err) {
   char path[4200];
-  pb_inproc_ckpt_path(r->cfg->run.dir, (unsigned long long)nv, path,
+  pb_rundir_ckpt_path(r->cfg->run.dir, (unsigned long long)nv, path,
                       sizeof path);
   int rc = pb_learn_save(r->learn, path, NULL, 0, err);
   if (rc != 0) return rc;
   pb_err_t pe;
   pb_err_clear(&pe);
-  if (pb_inproc_prune(r->cfg, nv, r->log, &pe) < 0)
+  if (pb_rundir_prune(r->cfg, nv, r->log, &pe) < 0)
     pb_log_warn(r->log, "checkpoint retention: %s", pe.msg);
   return 0;
 }
@@ -325,7 +294,7 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
                               cfg->search.max_depth, cfg->search.parallel,
                               err)) == NULL)
       goto fail;
-    if ((r.ne = pb_neteval_new(r.g, pb_learn_eval_batch(cfg, r.g),
+    if ((r.ne = pb_neteval_new(r.g, pb_learn_eval_batch(cfg->search.parallel, cfg->search.expansions, r.g->num_actions, cfg->train.selfplay_parallel),
                                (uint32_t)cfg->search.cache_entries, err)) ==
         NULL)
       goto fail;
@@ -351,7 +320,7 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
   }
   if (pb_learn_version(r.learn) == 0) {
     /* Version 0 is saved too, so the evaluator can rate the start. */
-    pb_inproc_ckpt_path(cfg->run.dir, 0, path, sizeof path);
+    pb_rundir_ckpt_path(cfg->run.dir, 0, path, sizeof path);
     if ((rc = pb_learn_save(r.learn, path, NULL, 0, err)) != 0) goto done;
   }
   char *yaml = NULL;

@@ -25,9 +25,10 @@
 #include "agent.h"
 #include "ckpt.h"
 #include "elo.h"
-#include "inproc.h"
+#include "elotable.h"
 #include "json.h"
 #include "match.h"
+#include "rundir.h"
 #include "rng.h"
 #include "solver.h"
 #include "svgplot.h"
@@ -40,29 +41,6 @@ extern char **environ;
 #define PB__EVAL_CSV_MAX (64u << 20)
 #define PB__PATH 4200
 #define PB__DIR_MAX 4000 /* leaves room for the file names */
-
-/* ------------------------------------------------------------ anchors */
-
-static const struct {
-  const char *spec;
-  double rating;
-} default_anchors[] = {
-    {"random", 1000.0},
-    {"lookahead:1", 1183.0},
-    {"lookahead:2", 1501.0},
-    {"lookahead:3", 1603.0},
-};
-
-int pb_evalrun_default_anchor(const char *spec, double *rating) {
-  for (size_t i = 0;
-       spec != NULL && i < sizeof default_anchors / sizeof default_anchors[0];
-       i++)
-    if (!strcmp(spec, default_anchors[i].spec)) {
-      if (rating != NULL) *rating = default_anchors[i].rating;
-      return 0;
-    }
-  return PB_ENOTFOUND;
-}
 
 /* --------------------------------------------------------------- opts */
 
@@ -85,38 +63,20 @@ int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
   o->search_depth = cfg->eval.search_depth;
   o->mcts_simulations =
       pb_config_alphazero(cfg) ? cfg->eval.mcts_simulations : 0;
-  const char *p = cfg->eval.opponents;
-  for (;;) {
-    const char *comma = strchr(p, ',');
-    size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    if (len == 0 || len >= PB_EVALRUN_SPEC_MAX)
-      return pb_err_set(err, PB_ECONFIG,
-                        "eval.opponents: empty item or item longer than %d "
-                        "characters in '%s'",
-                        PB_EVALRUN_SPEC_MAX - 1, cfg->eval.opponents);
-    if (o->n_opponents == PB_EVALRUN_MAX_OPPONENTS)
-      return pb_err_set(err, PB_ECONFIG,
-                        "eval.opponents: more than %d opponents in '%s'",
-                        PB_EVALRUN_MAX_OPPONENTS, cfg->eval.opponents);
-    char *dst = o->opponents[o->n_opponents];
-    memcpy(dst, p, len);
-    dst[len] = '\0';
-    for (int j = 0; j < o->n_opponents; j++)
-      if (!strcmp(o->opponents[j], dst))
-        return pb_err_set(err, PB_ECONFIG,
-                          "eval.opponents: '%s' is listed twice", dst);
+  int rc = pb_elotable_opponents(cfg->eval.opponents, o->opponents,
+                                 &o->n_opponents, err);
+  if (rc != 0) return rc;
+  for (int j = 0; j < o->n_opponents; j++) {
     /* The paper's lookahead ladder was measured in Connect Four; in the
      * other games only random keeps its 1000 unless eval.anchors says. */
     double r = NAN;
     if (o->g->id == PB_GAME_CONNECT4 || o->g->id == PB_GAME_TICTACTOE ||
-        !strcmp(dst, "random"))
-      pb_evalrun_default_anchor(dst, &r);
-    o->anchor[o->n_opponents++] = r;
-    if (comma == NULL) break;
-    p = comma + 1;
+        !strcmp(o->opponents[j], "random"))
+      pb_elo_default_anchor(o->opponents[j], &r);
+    o->anchor[j] = r;
   }
   /* eval.anchors: "SPEC=R,SPEC=R" over the defaults. */
-  char item[PB_EVALRUN_SPEC_MAX + 32];
+  char item[PB_ELOTABLE_SPEC_MAX + 32];
   for (const char *a = cfg->eval.anchors; *a != '\0';) {
     const char *comma = strchr(a, ',');
     size_t len = comma ? (size_t)(comma - a) : strlen(a);
@@ -180,7 +140,7 @@ typedef struct {
   const pb_evalrun_opts_t *o;
   const char *spec; /* "checkpoint:PATH" */
   uint64_t version;
-  uint64_t seeds[PB_EVALRUN_MAX_OPPONENTS];
+  uint64_t seeds[PB_ELOTABLE_MAX_OPPONENTS];
   int total;       /* n_opponents * games */
   int8_t *outcome; /* per task, for the checkpoint */
   atomic_int next;
@@ -210,7 +170,7 @@ static void *play_worker(void *arg) {
   pb_err_t e;
   pb_err_clear(&e);
   pb_agent_t *net = pb_agent_new(o->g, sh->spec, 0, &e);
-  pb_agent_t *opp[PB_EVALRUN_MAX_OPPONENTS] = {0};
+  pb_agent_t *opp[PB_ELOTABLE_MAX_OPPONENTS] = {0};
   if (net == NULL) {
     play_fail(sh, -1, e.code < 0 ? e.code : PB_EINVAL, &e);
     return NULL;
@@ -252,9 +212,9 @@ out:
 }
 
 /* Fits the row's Elo against the anchored opponents. */
-static int fit_row(const pb_evalrun_opts_t *o, pb_evalrun_row_t *row,
+static int fit_row(const pb_evalrun_opts_t *o, pb_elotable_row_t *row,
                    pb_err_t *err) {
-  pb_elo_record_t recs[PB_EVALRUN_MAX_OPPONENTS];
+  pb_elo_record_t recs[PB_ELOTABLE_MAX_OPPONENTS];
   int n = 0;
   for (int j = 0; j < o->n_opponents; j++) {
     if (!isfinite(o->anchor[j])) continue;
@@ -267,7 +227,7 @@ static int fit_row(const pb_evalrun_opts_t *o, pb_evalrun_row_t *row,
   row->elo = row->lo = row->hi = NAN;
   row->flags = 0;
   if (n == 0) {
-    row->flags = PB_EVALRUN_NO_ANCHOR;
+    row->flags = PB_ELOTABLE_NO_ANCHOR;
     return 0;
   }
   pb_elo_fit_t f;
@@ -281,11 +241,11 @@ static int fit_row(const pb_evalrun_opts_t *o, pb_evalrun_row_t *row,
 }
 
 int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
-                    uint64_t version, pb_evalrun_row_t *row, pb_err_t *err) {
+                    uint64_t version, pb_elotable_row_t *row, pb_err_t *err) {
   if (o == NULL || o->g == NULL || ckpt_path == NULL || row == NULL)
     return pb_err_set(err, PB_EINVAL, "evalrun: NULL argument");
   memset(row, 0, sizeof *row);
-  if (o->n_opponents < 1 || o->n_opponents > PB_EVALRUN_MAX_OPPONENTS ||
+  if (o->n_opponents < 1 || o->n_opponents > PB_ELOTABLE_MAX_OPPONENTS ||
       o->games < 1 || o->opening_random_moves < 0 || o->threads < 0)
     return pb_err_set(err, PB_EINVAL,
                       "evalrun: bad options (%d opponents, %d games, %d "
@@ -360,433 +320,16 @@ out:
   return rc;
 }
 
-/* -------------------------------------------------------------- table */
-
-struct pb_evalrun_table {
-  int n_opp;
-  int file_extra; /* while loading: the file has the trailing columns */
-  char opp[PB_EVALRUN_MAX_OPPONENTS][PB_EVALRUN_SPEC_MAX];
-  pb_evalrun_row_t *rows;
-  int n, cap;
-};
-
-static const char *const fixed_cols[] = {"iteration", "version", "elo",
-                                         "elo_lo",    "elo_hi",  "note",
-                                         "games",     "seconds"};
-#define PB__NFIXED ((int)(sizeof fixed_cols / sizeof fixed_cols[0]))
-
-/* The columns after the opponents' triples (absent in older files). */
-static const char *const extra_cols[] = {"acc_q", "acc_v", "acc_beam",
-                                         "minutes"};
-#define PB__NEXTRA ((int)(sizeof extra_cols / sizeof extra_cols[0]))
-
-static const char *row_note(int flags) {
-  if (flags & PB_EVALRUN_NO_ANCHOR) return "no_anchor";
-  if (flags & PB_ELO_ALL_WINS) return "all_wins";
-  if (flags & PB_ELO_ALL_LOSSES) return "all_losses";
-  return "";
-}
-
-pb_evalrun_table_t *pb_evalrun_table_new(
-    const char (*opponents)[PB_EVALRUN_SPEC_MAX], int n, pb_err_t *err) {
-  if (opponents == NULL || n < 1 || n > PB_EVALRUN_MAX_OPPONENTS) {
-    pb_err_set(err, PB_EINVAL, "elo table: %d opponents (1..%d)", n,
-               PB_EVALRUN_MAX_OPPONENTS);
-    return NULL;
-  }
-  for (int j = 0; j < n; j++) {
-    size_t len = strnlen(opponents[j], PB_EVALRUN_SPEC_MAX);
-    if (len == 0 || len == PB_EVALRUN_SPEC_MAX ||
-        strpbrk(opponents[j], ",\"\r\n") != NULL) {
-      pb_err_set(err, PB_EINVAL,
-                 "elo table: opponent %d is empty, too long or holds a "
-                 "comma, quote or line break",
-                 j);
-      return NULL;
-    }
-  }
-  pb_evalrun_table_t *t = calloc(1, sizeof *t);
-  if (t == NULL) {
-    pb_err_set(err, PB_ENOMEM, "elo table: out of memory");
-    return NULL;
-  }
-  t->n_opp = n;
-  memcpy(t->opp, opponents, (size_t)n * sizeof t->opp[0]);
-  return t;
-}
-
-void pb_evalrun_table_destroy(pb_evalrun_table_t **t) {
-  if (t == NULL || *t == NULL) return;
-  free((*t)->rows);
-  free(*t);
-  *t = NULL;
-}
-
-int pb_evalrun_table_count(const pb_evalrun_table_t *t) {
-  return t != NULL ? t->n : 0;
-}
-
-const pb_evalrun_row_t *pb_evalrun_table_row(const pb_evalrun_table_t *t,
-                                             int i) {
-  return t != NULL && i >= 0 && i < t->n ? &t->rows[i] : NULL;
-}
-
-const pb_evalrun_row_t *pb_evalrun_table_find(const pb_evalrun_table_t *t,
-                                              uint64_t version) {
-  int lo = 0, hi = t != NULL ? t->n - 1 : -1;
-  while (lo <= hi) {
-    int mid = lo + (hi - lo) / 2;
-    uint64_t v = t->rows[mid].version;
-    if (v == version) return &t->rows[mid];
-    if (v < version)
-      lo = mid + 1;
-    else
-      hi = mid - 1;
-  }
-  return NULL;
-}
-
-int pb_evalrun_table_put(pb_evalrun_table_t *t, const pb_evalrun_row_t *row,
-                         pb_err_t *err) {
-  if (t == NULL || row == NULL || row->n_opponents != t->n_opp)
-    return pb_err_set(err, PB_EINVAL,
-                      "elo table: row has %d opponents, the table %d",
-                      row ? row->n_opponents : -1, t ? t->n_opp : -1);
-  int k = 0;
-  while (k < t->n && t->rows[k].version < row->version) k++;
-  if (k < t->n && t->rows[k].version == row->version) {
-    t->rows[k] = *row;
-    return 0;
-  }
-  if (t->n == t->cap) {
-    int cap = t->cap ? 2 * t->cap : 16;
-    pb_evalrun_row_t *nr = realloc(t->rows, (size_t)cap * sizeof *nr);
-    if (nr == NULL) return pb_err_set(err, PB_ENOMEM, "elo table: no memory");
-    t->rows = nr;
-    t->cap = cap;
-  }
-  memmove(&t->rows[k + 1], &t->rows[k], (size_t)(t->n - k) * sizeof *t->rows);
-  t->rows[k] = *row;
-  t->n++;
-  return 0;
-}
-
-static void csv_elo(FILE *f, double v) {
-  if (isfinite(v))
-    fprintf(f, ",%.1f", v);
-  else
-    fputc(',', f);
-}
-
-int pb_evalrun_table_csv(const pb_evalrun_table_t *t, char **out, size_t *len,
-                         pb_err_t *err) {
-  if (out != NULL) *out = NULL;
-  if (t == NULL || out == NULL)
-    return pb_err_set(err, PB_EINVAL, "elo table: NULL argument");
-  char *buf = NULL;
-  size_t n = 0;
-  FILE *f = open_memstream(&buf, &n);
-  if (f == NULL) return pb_err_set(err, PB_ENOMEM, "elo table: no memory");
-  for (int c = 0; c < PB__NFIXED; c++)
-    fprintf(f, "%s%s", c ? "," : "", fixed_cols[c]);
-  for (int j = 0; j < t->n_opp; j++)
-    fprintf(f, ",%s_w,%s_d,%s_l", t->opp[j], t->opp[j], t->opp[j]);
-  for (int c = 0; c < PB__NEXTRA; c++) fprintf(f, ",%s", extra_cols[c]);
-  fputc('\n', f);
-  for (int i = 0; i < t->n; i++) {
-    const pb_evalrun_row_t *r = &t->rows[i];
-    fprintf(f, "%llu,%llu", (unsigned long long)r->iteration,
-            (unsigned long long)r->version);
-    csv_elo(f, r->elo);
-    csv_elo(f, r->lo);
-    csv_elo(f, r->hi);
-    fprintf(f, ",%s,%d,%.2f", row_note(r->flags), r->games, r->seconds);
-    for (int j = 0; j < t->n_opp; j++)
-      fprintf(f, ",%d,%d,%d", r->wdl[j][0], r->wdl[j][1], r->wdl[j][2]);
-    const double ex[PB__NEXTRA] = {r->acc_q, r->acc_v, r->acc_beam, r->minutes};
-    for (int c = 0; c < PB__NEXTRA; c++)
-      if (isfinite(ex[c]))
-        fprintf(f, c < 3 ? ",%.3f" : ",%.2f", ex[c]);
-      else
-        fputc(',', f);
-    fputc('\n', f);
-  }
-  if (fclose(f) != 0 || buf == NULL) {
-    free(buf);
-    return pb_err_set(err, PB_ENOMEM, "elo table: no memory");
-  }
-  *out = buf;
-  if (len != NULL) *len = n;
-  return 0;
-}
-
-int pb_evalrun_table_save(const pb_evalrun_table_t *t, const char *path,
-                          pb_err_t *err) {
-  char *text = NULL;
-  size_t len = 0;
-  int rc = pb_evalrun_table_csv(t, &text, &len, err);
-  if (rc == 0) rc = pb_write_file(path, text, len, err);
-  free(text);
-  return rc;
-}
-
-/* Splits line (modified in place) at commas into at most max fields;
- * returns the number of fields, or max + 1 if there are more. */
-static int split_fields(char *line, char **fields, int max) {
-  int n = 0;
-  char *p = line;
-  for (;;) {
-    if (n == max) return max + 1;
-    fields[n++] = p;
-    char *c = strchr(p, ',');
-    if (c == NULL) return n;
-    *c = '\0';
-    p = c + 1;
-  }
-}
-
-static int parse_u64(const char *s, uint64_t *out) {
-  if (*s < '0' || *s > '9') return -1;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno != 0 || *end != '\0') return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_count(const char *s, int *out) {
-  uint64_t v;
-  if (parse_u64(s, &v) != 0 || v > 2000000000ULL) return -1;
-  *out = (int)v;
-  return 0;
-}
-
-/* "" -> NAN, else a finite number. */
-static int parse_elo(const char *s, double *out) {
-  if (*s == '\0') {
-    *out = NAN;
-    return 0;
-  }
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno != 0 || end == s || *end != '\0' || !isfinite(v)) return -1;
-  *out = v;
-  return 0;
-}
-
-/* The header's opponents, comma-joined, for messages. */
-static void join_opponents(char *buf, size_t n, char **fields, int nf) {
-  size_t k = 0;
-  buf[0] = '\0';
-  for (int c = PB__NFIXED; c + 2 < nf && k < n; c += 3) {
-    size_t len = strlen(fields[c]);
-    int w = snprintf(buf + k, n - k, "%s%.*s", k ? "," : "",
-                     (int)(len >= 2 ? len - 2 : len), fields[c]);
-    if (w < 0) break;
-    k += (size_t)w;
-  }
-}
-
-/* Checks the header line; PB_ECORRUPT if it is not ours, PB_EMISMATCH if
- * it names other opponents. */
-static int check_header(pb_evalrun_table_t *t, char *line,
-                        const char *path, pb_err_t *err) {
-  enum { MAXF = PB__NFIXED + 3 * PB_EVALRUN_MAX_OPPONENTS + PB__NEXTRA };
-  char *f[MAXF + 1];
-  int nf = split_fields(line, f, MAXF);
-  /* The trailing columns, if this file has them. */
-  t->file_extra = nf >= PB__NFIXED + PB__NEXTRA && nf <= MAXF;
-  for (int c = 0; t->file_extra && c < PB__NEXTRA; c++)
-    t->file_extra = !strcmp(f[nf - PB__NEXTRA + c], extra_cols[c]);
-  if (t->file_extra) nf -= PB__NEXTRA;
-  int ours = nf >= PB__NFIXED + 3 && nf <= MAXF && (nf - PB__NFIXED) % 3 == 0;
-  for (int c = 0; ours && c < PB__NFIXED; c++)
-    ours = !strcmp(f[c], fixed_cols[c]);
-  for (int c = PB__NFIXED; ours && c + 2 < nf; c += 3) {
-    size_t len = strlen(f[c]);
-    ours =
-        len > 2 && !strcmp(f[c] + len - 2, "_w") && strlen(f[c + 1]) == len &&
-        strlen(f[c + 2]) == len && !strncmp(f[c], f[c + 1], len - 2) &&
-        !strncmp(f[c], f[c + 2], len - 2) &&
-        !strcmp(f[c + 1] + len - 2, "_d") && !strcmp(f[c + 2] + len - 2, "_l");
-  }
-  if (!ours)
-    return pb_err_set(err, PB_ECORRUPT,
-                      "%s: line 1 is not the header of an elo.csv written by "
-                      "probs-evaluator; refusing to overwrite it (move it "
-                      "away to start a new table)",
-                      path);
-  int same = (nf - PB__NFIXED) / 3 == t->n_opp;
-  for (int j = 0; same && j < t->n_opp; j++) {
-    const char *h = f[PB__NFIXED + 3 * j];
-    size_t len = strlen(h) - 2;
-    same = strlen(t->opp[j]) == len && !strncmp(h, t->opp[j], len);
-  }
-  if (!same) {
-    char theirs[1200], ours_s[1200];
-    join_opponents(theirs, sizeof theirs, f, nf);
-    size_t k = 0;
-    ours_s[0] = '\0';
-    for (int j = 0; j < t->n_opp && k < sizeof ours_s; j++) {
-      int w = snprintf(ours_s + k, sizeof ours_s - k, "%s%s", j ? "," : "",
-                       t->opp[j]);
-      if (w < 0) break;
-      k += (size_t)w;
-    }
-    return pb_err_set(err, PB_EMISMATCH,
-                      "%s was written for opponents %s, but this evaluation "
-                      "plays %s; use the same eval.opponents or move the "
-                      "file away",
-                      path, theirs, ours_s);
-  }
-  return 0;
-}
-
-static int parse_row(const pb_evalrun_table_t *t, char *line, int lineno,
-                     const char *path, pb_evalrun_row_t *r, pb_err_t *err) {
-  enum { MAXF = PB__NFIXED + 3 * PB_EVALRUN_MAX_OPPONENTS + PB__NEXTRA };
-  char *f[MAXF + 1];
-  int want = PB__NFIXED + 3 * t->n_opp + (t->file_extra ? PB__NEXTRA : 0);
-  int nf = split_fields(line, f, MAXF);
-  if (nf != want)
-    return pb_err_set(err, PB_ECORRUPT,
-                      "%s:%d: %d fields where the header has %d", path, lineno,
-                      nf > MAXF ? MAXF + 1 : nf, want);
-  memset(r, 0, sizeof *r);
-  r->n_opponents = t->n_opp;
-  const char *what = NULL;
-  if (parse_u64(f[0], &r->iteration) != 0)
-    what = "iteration";
-  else if (parse_u64(f[1], &r->version) != 0)
-    what = "version";
-  else if (parse_elo(f[2], &r->elo) != 0)
-    what = "elo";
-  else if (parse_elo(f[3], &r->lo) != 0)
-    what = "elo_lo";
-  else if (parse_elo(f[4], &r->hi) != 0)
-    what = "elo_hi";
-  else if (parse_count(f[6], &r->games) != 0)
-    what = "games";
-  if (what == NULL) {
-    char *end = NULL;
-    errno = 0;
-    r->seconds = strtod(f[7], &end);
-    if (errno != 0 || end == f[7] || *end != '\0' || !isfinite(r->seconds) ||
-        r->seconds < 0)
-      what = "seconds";
-  }
-  if (what == NULL) {
-    if (!strcmp(f[5], ""))
-      r->flags = 0;
-    else if (!strcmp(f[5], "all_wins"))
-      r->flags = PB_ELO_ALL_WINS | PB_ELO_ADJUSTED;
-    else if (!strcmp(f[5], "all_losses"))
-      r->flags = PB_ELO_ALL_LOSSES | PB_ELO_ADJUSTED;
-    else if (!strcmp(f[5], "no_anchor"))
-      r->flags = PB_EVALRUN_NO_ANCHOR;
-    else
-      what = "note";
-  }
-  long long sum = 0;
-  for (int j = 0; what == NULL && j < t->n_opp; j++)
-    for (int k = 0; k < 3 && what == NULL; k++) {
-      if (parse_count(f[PB__NFIXED + 3 * j + k], &r->wdl[j][k]) != 0)
-        what = "a win/draw/loss count";
-      sum += r->wdl[j][k];
-    }
-  r->acc_q = r->acc_v = r->acc_beam = r->minutes = NAN;
-  double *ex[PB__NEXTRA] = {&r->acc_q, &r->acc_v, &r->acc_beam, &r->minutes};
-  for (int c = 0; what == NULL && t->file_extra && c < PB__NEXTRA; c++) {
-    const char *s = f[PB__NFIXED + 3 * t->n_opp + c];
-    if (parse_elo(s, ex[c]) != 0 ||
-        (c < 3 && isfinite(*ex[c]) && (*ex[c] < 0 || *ex[c] > 1)) ||
-        (c == 3 && isfinite(*ex[c]) && *ex[c] < 0))
-      what = extra_cols[c];
-  }
-  if (what != NULL)
-    return pb_err_set(err, PB_ECORRUPT, "%s:%d: bad %s", path, lineno, what);
-  if (sum != r->games)
-    return pb_err_set(err, PB_ECORRUPT,
-                      "%s:%d: games is %d but the counts add up to %lld", path,
-                      lineno, r->games, sum);
-  if (isfinite(r->elo) != isfinite(r->lo) ||
-      isfinite(r->elo) != isfinite(r->hi) ||
-      (isfinite(r->elo) && !(r->lo <= r->elo && r->elo <= r->hi)) ||
-      (!isfinite(r->elo)) != ((r->flags & PB_EVALRUN_NO_ANCHOR) != 0))
-    return pb_err_set(err, PB_ECORRUPT,
-                      "%s:%d: elo, elo_lo, elo_hi and note do not agree", path,
-                      lineno);
-  return 0;
-}
-
-pb_evalrun_table_t *pb_evalrun_table_load(
-    const char *path, const char (*opponents)[PB_EVALRUN_SPEC_MAX], int n,
-    pb_err_t *err) {
-  if (path == NULL) {
-    pb_err_set(err, PB_EINVAL, "elo table: NULL path");
-    return NULL;
-  }
-  pb_evalrun_table_t *t = pb_evalrun_table_new(opponents, n, err);
-  if (t == NULL) return NULL;
-  char *text = NULL;
-  size_t len = 0;
-  if (access(path, F_OK) != 0 && errno == ENOENT) return t;
-  if (pb_read_file(path, PB__EVAL_CSV_MAX, &text, &len, err) != 0) {
-    pb_evalrun_table_destroy(&t);
-    return NULL;
-  }
-  int rc = 0;
-  if (memchr(text, '\0', len) != NULL)
-    rc = pb_err_set(err, PB_ECORRUPT, "%s: holds NUL bytes: not an elo.csv",
-                    path);
-  char *p = text;
-  int lineno = 0;
-  while (rc == 0 && *p != '\0') {
-    char *nl = strchr(p, '\n');
-    if (nl != NULL) *nl = '\0';
-    size_t ll = strlen(p);
-    if (ll > 0 && p[ll - 1] == '\r') p[--ll] = '\0';
-    lineno++;
-    if (lineno == 1) {
-      rc = check_header(t, p, path, err);
-    } else if (ll == 0) {
-      if (nl != NULL && nl[1] != '\0')
-        rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: empty line", path, lineno);
-    } else {
-      pb_evalrun_row_t r;
-      rc = parse_row(t, p, lineno, path, &r, err);
-      if (rc == 0 && t->n > 0 && r.version <= t->rows[t->n - 1].version)
-        rc = pb_err_set(err, PB_ECORRUPT,
-                        "%s:%d: version %llu is not after the previous row's "
-                        "%llu",
-                        path, lineno, (unsigned long long)r.version,
-                        (unsigned long long)t->rows[t->n - 1].version);
-      if (rc == 0) rc = pb_evalrun_table_put(t, &r, err);
-    }
-    if (nl == NULL) break;
-    p = nl + 1;
-  }
-  if (rc == 0 && lineno == 0)
-    rc = pb_err_set(err, PB_ECORRUPT,
-                    "%s: empty file: not an elo.csv (delete it to start a "
-                    "new table)",
-                    path);
-  free(text);
-  if (rc != 0) pb_evalrun_table_destroy(&t);
-  return t;
-}
-
-int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
+int pb_evalrun_chart(const pb_elotable_t *t,
                          const pb_evalrun_opts_t *o, const char *title,
                          int x_axis, char **out, size_t *len, pb_err_t *err) {
   if (t == NULL || o == NULL || out == NULL)
     return pb_err_set(err, PB_EINVAL, "elo chart: NULL argument");
-  pb_svgplot_point_t *pts = calloc((size_t)t->n + 1, sizeof *pts);
+  const int n = pb_elotable_count(t);
+  pb_svgplot_point_t *pts = calloc((size_t)n + 1, sizeof *pts);
   if (pts == NULL) return pb_err_set(err, PB_ENOMEM, "elo chart: no memory");
-  for (int i = 0; i < t->n; i++) {
-    const pb_evalrun_row_t *r = &t->rows[i];
+  for (int i = 0; i < n; i++) {
+    const pb_elotable_row_t *r = pb_elotable_row(t, i);
     pts[i].x = x_axis == PB_EVALRUN_X_MINUTES ? r->minutes
                                               : (double)r->iteration;
     pts[i].y = r->elo;
@@ -794,7 +337,7 @@ int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
     pts[i].hi = r->hi;
     pts[i].marked = (r->flags & (PB_ELO_ALL_WINS | PB_ELO_ALL_LOSSES)) != 0;
   }
-  pb_svgplot_hline_t lines[PB_EVALRUN_MAX_OPPONENTS];
+  pb_svgplot_hline_t lines[PB_ELOTABLE_MAX_OPPONENTS];
   int nl = 0;
   for (int j = 0; j < o->n_opponents; j++) {
     if (!isfinite(o->anchor[j])) continue;
@@ -812,11 +355,11 @@ int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
   p.series = "Elo (max. likelihood)";
   p.band = "95% interval";
   p.pts = pts;
-  p.n = t->n;
+  p.n = n;
   p.lines = lines;
   p.nlines = nl;
   /* Accuracies on the right axis, for the agents that have any. */
-  pb_svgplot_point_t *acc = calloc(3 * ((size_t)t->n + 1), sizeof *acc);
+  pb_svgplot_point_t *acc = calloc(3 * ((size_t)n + 1), sizeof *acc);
   if (acc == NULL) {
     free(pts);
     return pb_err_set(err, PB_ENOMEM, "elo chart: no memory");
@@ -839,10 +382,10 @@ int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
   pb_svgplot_series_t right[3];
   int nr = 0;
   for (int k = 0; k < 3; k++) {
-    pb_svgplot_point_t *sp = acc + (size_t)k * ((size_t)t->n + 1);
+    pb_svgplot_point_t *sp = acc + (size_t)k * ((size_t)n + 1);
     int any = 0;
-    for (int i = 0; i < t->n; i++) {
-      const pb_evalrun_row_t *r = &t->rows[i];
+    for (int i = 0; i < n; i++) {
+      const pb_elotable_row_t *r = pb_elotable_row(t, i);
       double v = k == 0 ? r->acc_q : k == 1 ? r->acc_v : r->acc_beam;
       sp[i].x = pts[i].x;
       sp[i].y = v;
@@ -853,7 +396,7 @@ int pb_evalrun_table_svg(const pb_evalrun_table_t *t,
     right[nr].name =
         k == 2 && (az || o->search_expansions > 0) ? beam_name : names[k];
     right[nr].pts = sp;
-    right[nr].n = t->n;
+    right[nr].n = n;
     nr++;
   }
   if (nr > 0) {
@@ -876,7 +419,7 @@ struct pb_evalrun {
   pb_evalrun_opts_t o;
   pb_evalrun_dir_opts_t d;
   char title[256];
-  pb_evalrun_table_t *table;
+  pb_elotable_t *table;
   pb_metrics_t *metrics;
   pb_testset_t *testset; /* NULL: no accuracy */
   double acc_seconds;    /* the last accuracy measurement's time */
@@ -886,35 +429,11 @@ struct pb_evalrun {
   int lock_fd; /* RUN_DIR/evaluator.lock held (-1: not held) */
 };
 
-const pb_evalrun_table_t *pb_evalrun_table(const pb_evalrun_t *r) {
+const pb_elotable_t *pb_evalrun_table(const pb_evalrun_t *r) {
   return r != NULL ? r->table : NULL;
 }
 
 static int write_charts(pb_evalrun_t *r, pb_err_t *err);
-
-/* Takes RUN_DIR/evaluator.lock, which tells the learner that the
- * checkpoints newer than elo.csv's newest row are still wanted
- * (pb_evalrun_protect_from). The learner's probe holds it for an instant,
- * hence a few tries; if another evaluator holds it, this one goes on
- * without (its checkpoints are protected by the other's lock only as far
- * as elo.csv goes, and a pruned one is skipped). */
-static void take_lock(pb_evalrun_t *r) {
-  char path[PB__PATH];
-  snprintf(path, sizeof path, "%s/" PB_EVALRUN_LOCK, r->dir);
-  pb_err_t e;
-  for (int i = 0; i < 25; i++) {
-    pb_err_clear(&e);
-    if ((r->lock_fd = pb_lock_file(path, &e)) >= 0) return;
-    r->lock_fd = -1;
-    if (e.code != PB_EAGAIN) break;
-    struct timespec ts = {0, 20 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
-  pb_log_warn(r->d.log,
-              "%s; going on without it: the learner may prune a checkpoint "
-              "before this evaluator rates it (it is then skipped)",
-              e.msg);
-}
 
 pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
                              const pb_evalrun_dir_opts_t *d, pb_err_t *err) {
@@ -955,8 +474,8 @@ pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
   r->d.title = r->title;
   char path[PB__PATH];
   snprintf(path, sizeof path, "%s/elo.csv", r->dir);
-  r->table = pb_evalrun_table_load(
-      path, (const char(*)[PB_EVALRUN_SPEC_MAX])o->opponents, o->n_opponents,
+  r->table = pb_elotable_load(
+      path, (const char(*)[PB_ELOTABLE_SPEC_MAX])o->opponents, o->n_opponents,
       err);
   if (r->table == NULL) goto fail;
   if (o->accuracy) {
@@ -972,12 +491,12 @@ pb_evalrun_t *pb_evalrun_new(const char *run_dir, const pb_evalrun_opts_t *o,
       pb_log_warn(d->log, "no accuracy figures: %s", e.msg);
   }
   if (pb_mkdir_p(r->dir, err) != 0) goto fail;
-  take_lock(r);
+  r->lock_fd = pb_rundir_lock_evaluator(r->dir, d->log);
   snprintf(path, sizeof path, "%s/metrics.jsonl", r->dir);
   if ((r->metrics = pb_metrics_new(path, err)) == NULL) goto fail;
-  if (r->table->n > 0) {
+  if (pb_elotable_count(r->table) > 0) {
     r->seen_any = 1;
-    r->seen_max = r->table->rows[r->table->n - 1].version;
+    r->seen_max = pb_elotable_row(r->table, pb_elotable_count(r->table) - 1)->version;
     /* Charts drawn by an older evaluator are drawn again now. */
     pb_err_t e;
     pb_err_clear(&e);
@@ -993,21 +512,11 @@ fail:
 void pb_evalrun_destroy(pb_evalrun_t **pr) {
   if (pr == NULL || *pr == NULL) return;
   if ((*pr)->lock_fd >= 0) close((*pr)->lock_fd);
-  pb_evalrun_table_destroy(&(*pr)->table);
+  pb_elotable_destroy(&(*pr)->table);
   pb_metrics_destroy(&(*pr)->metrics);
   pb_testset_destroy(&(*pr)->testset);
   free(*pr);
   *pr = NULL;
-}
-
-int pb_evalrun_versions(const pb_evalrun_t *r, uint64_t **versions, size_t *n,
-                        pb_err_t *err) {
-  if (r == NULL || versions == NULL || n == NULL)
-    return pb_err_set(err, PB_EINVAL, "evalrun: NULL argument");
-  char path[PB__PATH];
-  snprintf(path, sizeof path, "%s/checkpoints", r->dir);
-  int rc = pb_ckpt_numbers(path, "ckpt", versions, n, err);
-  return rc == PB_ENOTFOUND ? 0 : rc; /* no checkpoints/ yet: none */
 }
 
 /* The first executable called `name` in PATH into buf; 0 if found. */
@@ -1092,7 +601,7 @@ static void write_png(pb_evalrun_t *r, const char *svg) {
 }
 
 /* The result line in the log and metrics.jsonl. */
-static void report(pb_evalrun_t *r, const pb_evalrun_row_t *row) {
+static void report(pb_evalrun_t *r, const pb_elotable_row_t *row) {
   const pb_evalrun_opts_t *o = &r->o;
   char res[1400];
   size_t k = 0;
@@ -1104,7 +613,7 @@ static void report(pb_evalrun_t *r, const pb_evalrun_row_t *row) {
     if (w < 0) break;
     k += (size_t)w;
   }
-  const char *note = row_note(row->flags);
+  const char *note = pb_elotable_note(row->flags);
   if (isfinite(row->acc_q) || isfinite(row->acc_beam)) {
     const int az = o->mcts_simulations > 0;
     char search[64];
@@ -1187,7 +696,7 @@ static void report(pb_evalrun_t *r, const pb_evalrun_row_t *row) {
  * answer in batches on this thread; the test set is the same for every
  * version, so the figures are comparable along a run. */
 static int measure_accuracy(pb_evalrun_t *r, const char *ckpt,
-                            pb_evalrun_row_t *row, pb_err_t *err) {
+                            pb_elotable_row_t *row, pb_err_t *err) {
   const size_t slen = strlen(ckpt) + 64;
   char *spec = malloc(slen);
   if (spec == NULL) return pb_err_set(err, PB_ENOMEM, "evalrun: no memory");
@@ -1221,7 +730,7 @@ static int measure_accuracy(pb_evalrun_t *r, const char *ckpt,
  * modification times), or NAN. */
 static double run_minutes(const pb_evalrun_t *r, const char *ckpt) {
   char first[PB__PATH];
-  pb_inproc_ckpt_path(r->dir, 0, first, sizeof first);
+  pb_rundir_ckpt_path(r->dir, 0, first, sizeof first);
   struct stat a, b;
   if (stat(first, &a) != 0 || stat(ckpt, &b) != 0) return NAN;
   double d = (double)(b.st_mtim.tv_sec - a.st_mtim.tv_sec) +
@@ -1232,16 +741,16 @@ static double run_minutes(const pb_evalrun_t *r, const char *ckpt) {
 int pb_evalrun_rate(pb_evalrun_t *r, uint64_t version, pb_err_t *err) {
   if (r == NULL) return pb_err_set(err, PB_EINVAL, "evalrun: NULL run");
   char ckpt[PB__PATH], path[PB__PATH];
-  pb_inproc_ckpt_path(r->dir, (unsigned long long)version, ckpt, sizeof ckpt);
-  pb_evalrun_row_t row;
+  pb_rundir_ckpt_path(r->dir, (unsigned long long)version, ckpt, sizeof ckpt);
+  pb_elotable_row_t row;
   int rc = pb_evalrun_play(&r->o, ckpt, version, &row, err);
   if (rc != 0) return rc;
   if (r->testset != NULL && (rc = measure_accuracy(r, ckpt, &row, err)) != 0)
     return rc;
   row.minutes = run_minutes(r, ckpt);
-  if ((rc = pb_evalrun_table_put(r->table, &row, err)) != 0) return rc;
+  if ((rc = pb_elotable_put(r->table, &row, err)) != 0) return rc;
   snprintf(path, sizeof path, "%s/elo.csv", r->dir);
-  if ((rc = pb_evalrun_table_save(r->table, path, err)) != 0) return rc;
+  if ((rc = pb_elotable_save(r->table, path, err)) != 0) return rc;
   if ((rc = write_charts(r, err)) != 0) return rc;
   report(r, &row);
   return 0;
@@ -1257,7 +766,7 @@ static int write_charts(pb_evalrun_t *r, pb_err_t *err) {
   for (int k = 0; k < 2 && rc == 0; k++) {
     char *svg = NULL;
     size_t len = 0;
-    rc = pb_evalrun_table_svg(r->table, &r->o, r->title, axis[k], &svg, &len,
+    rc = pb_evalrun_chart(r->table, &r->o, r->title, axis[k], &svg, &len,
                               err);
     snprintf(path, sizeof path, "%s/%s", r->dir, chart[k]);
     if (rc == 0) rc = pb_write_file(path, svg, len, err);
@@ -1281,7 +790,7 @@ static void log_skip(const pb_evalrun_t *r, uint64_t version,
                      const pb_err_t *e) {
   char ckpt[PB__PATH];
   struct stat st;
-  pb_inproc_ckpt_path(r->dir, (unsigned long long)version, ckpt, sizeof ckpt);
+  pb_rundir_ckpt_path(r->dir, (unsigned long long)version, ckpt, sizeof ckpt);
   if (stat(ckpt, &st) != 0 && errno == ENOENT)
     pb_log_info(r->d.log,
                 "version %llu skipped: %s is gone (pruned by the learner, "
@@ -1296,10 +805,10 @@ int pb_evalrun_all(pb_evalrun_t *r, int *rated, pb_err_t *err) {
   if (rated != NULL) *rated = 0;
   uint64_t *v = NULL;
   size_t n = 0;
-  int rc = pb_evalrun_versions(r, &v, &n, err);
+  int rc = pb_rundir_versions(r->dir, &v, &n, err);
   if (rc != 0) return rc;
   for (size_t i = 0; i < n && rc == 0; i++) {
-    if (pb_evalrun_table_find(r->table, v[i]) != NULL) continue;
+    if (pb_elotable_find(r->table, v[i]) != NULL) continue;
     if (v[i] % (uint64_t)r->d.every != 0 && i + 1 != n) continue;
     pb_err_t e;
     pb_err_clear(&e);
@@ -1325,7 +834,7 @@ int pb_evalrun_follow_step(pb_evalrun_t *r, int final, uint64_t *rated,
                            pb_err_t *err) {
   uint64_t *v = NULL;
   size_t n = 0;
-  int rc = pb_evalrun_versions(r, &v, &n, err);
+  int rc = pb_rundir_versions(r->dir, &v, &n, err);
   if (rc != 0) return rc;
   if (n == 0) {
     free(v);
@@ -1335,7 +844,7 @@ int pb_evalrun_follow_step(pb_evalrun_t *r, int final, uint64_t *rated,
   int have = 0;
   uint64_t target = 0;
   if (final) {
-    if (pb_evalrun_table_find(r->table, newest) == NULL) {
+    if (pb_elotable_find(r->table, newest) == NULL) {
       have = 1;
       target = newest;
     }
@@ -1343,7 +852,7 @@ int pb_evalrun_follow_step(pb_evalrun_t *r, int final, uint64_t *rated,
     for (size_t i = n; i-- > 0;) {
       if (r->seen_any && v[i] <= r->seen_max) break;
       if (v[i] % (uint64_t)r->d.every == 0 &&
-          pb_evalrun_table_find(r->table, v[i]) == NULL) {
+          pb_elotable_find(r->table, v[i]) == NULL) {
         have = 1;
         target = v[i];
         break;
@@ -1358,7 +867,7 @@ int pb_evalrun_follow_step(pb_evalrun_t *r, int final, uint64_t *rated,
     for (size_t i = 0; i < n; i++) {
       if ((r->seen_any && v[i] <= r->seen_max) || v[i] >= target) continue;
       if (v[i] % (uint64_t)r->d.every != 0) continue;
-      if (pb_evalrun_table_find(r->table, v[i]) != NULL) continue;
+      if (pb_elotable_find(r->table, v[i]) != NULL) continue;
       if (skipped++ == 0) first = v[i];
       last = v[i];
     }
@@ -1388,107 +897,4 @@ int pb_evalrun_follow_step(pb_evalrun_t *r, int final, uint64_t *rated,
   }
   if (err != NULL) *err = e;
   return rc;
-}
-
-int pb_evalrun_latest(const char *run_dir, const pb_config_t *cfg,
-                      pb_evalrun_row_t *row, pb_err_t *err) {
-  pb_evalrun_opts_t o;
-  int rc = pb_evalrun_opts_from_config(&o, cfg, err);
-  if (rc != 0) return rc;
-  char path[PB__PATH];
-  snprintf(path, sizeof path, "%s/elo.csv", run_dir);
-  pb_evalrun_table_t *t = pb_evalrun_table_load(
-      path, (const char(*)[PB_EVALRUN_SPEC_MAX])o.opponents, o.n_opponents,
-      err);
-  if (t == NULL) return err && err->code ? err->code : PB_EIO;
-  rc = t->n > 0 ? 0 : pb_err_set(err, PB_ENOTFOUND, "%s: no rating yet", path);
-  if (rc == 0) *row = t->rows[t->n - 1];
-  pb_evalrun_table_destroy(&t);
-  return rc;
-}
-
-/* ------------------------------------------------------------ retention */
-
-/* The version column of the last row of the elo.csv at path: 0 and *any
- * set when there is one; *any 0 when the file is missing or has no row. */
-static int newest_rated(const char *path, int *any, uint64_t *version,
-                        pb_err_t *err) {
-  *any = 0;
-  char *text = NULL;
-  size_t len = 0;
-  struct stat st;
-  if (stat(path, &st) != 0 && errno == ENOENT) return 0;
-  int rc = pb_read_file(path, PB__EVAL_CSV_MAX, &text, &len, err);
-  if (rc != 0) return rc;
-  static const char head[] = "iteration,version,";
-  if (strncmp(text, head, sizeof head - 1) != 0) {
-    free(text);
-    return pb_err_set(err, PB_ECORRUPT, "%s: not an elo.csv (header)", path);
-  }
-  while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
-    text[--len] = '\0';
-  char *line = strrchr(text, '\n');
-  if (line == NULL) { /* the header alone */
-    free(text);
-    return 0;
-  }
-  line++;
-  const char *comma = strchr(line, ',');
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v =
-      comma != NULL ? strtoull(comma + 1, &end, 10) : 0;
-  if (comma == NULL || end == comma + 1 || *end != ',' || errno != 0) {
-    rc = pb_err_set(err, PB_ECORRUPT, "%s: last row has no version: %.80s",
-                    path, line);
-  } else {
-    *any = 1;
-    *version = (uint64_t)v;
-  }
-  free(text);
-  return rc;
-}
-
-int pb_evalrun_protect_from(const char *run_dir, uint64_t *from,
-                            pb_err_t *err) {
-  if (run_dir == NULL || from == NULL)
-    return pb_err_set(err, PB_EINVAL, "pb_evalrun_protect_from: NULL argument");
-  *from = 0;
-  if (strlen(run_dir) >= PB__DIR_MAX)
-    return pb_err_set(err, PB_EINVAL, "%.200s: run directory path too long",
-                      run_dir);
-  char path[PB__PATH];
-  snprintf(path, sizeof path, "%s/" PB_EVALRUN_LOCK, run_dir);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) {
-      *from = UINT64_MAX; /* no evaluator ever ran here */
-      return 0;
-    }
-    return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
-                      strerror(errno));
-  }
-  int held = 0;
-  if (flock(fd, LOCK_SH | LOCK_NB) == 0)
-    flock(fd, LOCK_UN);
-  else if (errno == EWOULDBLOCK)
-    held = 1;
-  else {
-    int e = errno;
-    close(fd);
-    return pb_err_set(err, PB_EIO, "%s: cannot probe the lock: %s", path,
-                      strerror(e));
-  }
-  close(fd);
-  if (!held) {
-    *from = UINT64_MAX;
-    return 0;
-  }
-  snprintf(path, sizeof path, "%s/elo.csv", run_dir);
-  int any = 0;
-  uint64_t v = 0;
-  int rc = newest_rated(path, &any, &v, err);
-  if (rc != 0) return rc;
-  *from = any && v < UINT64_MAX ? v + 1 : 0;
-  return 0;
 }

@@ -10,11 +10,12 @@
 
 #include "agent.h"
 #include "beam_search.h"
+#include "model.h"
 #include "neteval.h"
 
 struct pb_analysis {
   const pb_game_t *g;
-  pb_learn_t *learn;  /* borrowed */
+  pb_model_t *model;  /* borrowed */
   pb_neteval_t *ne;   /* V and Q, batched and cached */
   pb_beam_t *beam;    /* NULL when E = 0 */
   int E, M;
@@ -118,12 +119,12 @@ int pb_analysis_result(const pb_game_t *g, const pb_state_t *s, char *buf,
   return 1;
 }
 
-pb_analysis_t *pb_analysis_new(pb_learn_t *l, int E, int M, pb_err_t *err) {
+pb_analysis_t *pb_analysis_new(pb_model_t *l, int E, int M, pb_err_t *err) {
   if (l == NULL) {
     pb_err_set(err, PB_EINVAL, "analysis: NULL networks");
     return NULL;
   }
-  if (pb_learn_alphazero(l)) {
+  if (pb_model_alphazero(l)) {
     pb_err_set(err, PB_EUNSUPP,
                "analysis: the checkpoint is of an alphazero run (one "
                "policy+value network); the analysis shows V, Q and beam "
@@ -142,8 +143,8 @@ pb_analysis_t *pb_analysis_new(pb_learn_t *l, int E, int M, pb_err_t *err) {
     pb_err_set(err, PB_ENOMEM, "analysis: out of memory");
     return NULL;
   }
-  a->g = pb_learn_game(l);
-  a->learn = l;
+  a->g = pb_model_game(l);
+  a->model = l;
   a->E = E;
   a->M = M;
   /* As `probs search` does: one search at a time, these buffer sizes. */
@@ -153,7 +154,7 @@ pb_analysis_t *pb_analysis_new(pb_learn_t *l, int E, int M, pb_err_t *err) {
     pb_analysis_destroy(&a);
     return NULL;
   }
-  pb_neteval_bind(a->ne, pb_learn_v(l), pb_learn_q(l));
+  pb_neteval_bind(a->ne, pb_model_v(l), pb_model_q(l));
   return a;
 }
 

@@ -33,22 +33,4 @@ typedef struct pb_inproc_opts {
 int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
                   const pb_inproc_opts_t *opts, pb_err_t *err);
 
-/* Path of checkpoint `version` in run_dir into buf. */
-void pb_inproc_ckpt_path(const char *run_dir, unsigned long long version,
-                         char *buf, size_t n);
-
-/* Checkpoint retention after checkpoint `newest` was written: deletes the
- * checkpoints of cfg->run.dir/checkpoints that run.keep_last and
- * run.keep_every let go (pb_ckpt_prune: version 0 and the newest always
- * stay, and nothing goes unless the newest reads back intact), sparing
- * every version a running evaluator has not rated yet
- * (pb_evalrun_protect_from). Each deletion is logged at info level with
- * the file's name (log may be NULL). Used by the in-process trainer and
- * the distributed learner alike, so both keep the same files. Returns the
- * number deleted (>= 0) or pb_ckpt_prune's error; when the evaluator's
- * lock or its elo.csv cannot be read, that is logged as a warning and
- * nothing is deleted. */
-int pb_inproc_prune(const pb_config_t *cfg, uint64_t newest, pb_log_t *log,
-                    pb_err_t *err);
-
 #endif

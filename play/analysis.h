@@ -3,8 +3,8 @@
  * say about the position. Shared by `probs play` (its eval command) and
  * `probs analyze`.
  *
- * An analyser borrows a checkpoint's V and Q networks (pb_learn_t) and owns
- * a beam searcher and its batched, cached evaluator (common/neteval.h), set
+ * An analyser borrows a checkpoint's V and Q networks (pb_model_t) and owns
+ * a beam searcher and its batched, cached evaluator (nn/neteval.h), set
  * up exactly as `probs search` sets up its own (one search at a time, the
  * same batch and cache sizes), so the beam values it prints are those of
  * `probs search --model` at the same E and M. Interactive use: evaluating a
@@ -20,7 +20,7 @@
 
 #include "err.h"
 #include "game.h"
-#include "learn.h"
+#include "model.h"
 
 /* Draws s into buf (NUL-terminated, truncated to n; 1024 bytes hold any
  * board here) with the coordinates a user types: the game's own render,
@@ -72,7 +72,7 @@ typedef struct pb_analysis_eval {
 /* An analyser of l's game with l's networks (borrowed: l must outlive it).
  * E = expansions, M = depth limit of the beam search (E = 0: no search;
  * else E >= 1 and M >= 1, PB_EINVAL otherwise). NULL with err filled. */
-pb_analysis_t *pb_analysis_new(pb_learn_t *l, int E, int M, pb_err_t *err);
+pb_analysis_t *pb_analysis_new(pb_model_t *l, int E, int M, pb_err_t *err);
 
 /* Frees the analyser (not the networks); accepts NULL, nulls *a. */
 void pb_analysis_destroy(pb_analysis_t **a);

@@ -139,4 +139,10 @@ int pb_elo_fit_joint(int nplayers, const pb_elo_pair_t *pairs, int npairs,
                      int anchor, double anchor_rating, pb_elo_fit_t *fits,
                      pb_err_t *err);
 
+/* The paper's Elo ratings of its baselines (Connect Four), which our
+ * random and lookahead:1..3 agents stand for: random 1000, lookahead:1
+ * 1183, lookahead:2 1501, lookahead:3 1603. Returns 0 and sets *rating if
+ * `spec` is one of them, else PB_ENOTFOUND. */
+int pb_elo_default_anchor(const char *spec, double *rating);
+
 #endif

@@ -19,13 +19,13 @@
 #include "beam_search.h"
 #include "ckpt.h"
 #include "gtp.h"
-#include "inproc.h"
-#include "learn.h"
+#include "model.h"
 #include "mcts.h"
 #include "neteval.h"
 #include "nn.h"
 #include "pveval.h"
 #include "rng.h"
+#include "rundir.h"
 
 struct pb_agent {
   const pb_game_t *g;
@@ -829,7 +829,7 @@ typedef struct {
   const pb_game_t *g;
   int mode;          /* NET_* */
   int E, M;          /* beam search settings (NET_BEAM) */
-  pb_learn_t *learn; /* owns the networks */
+  pb_model_t *model; /* owns the networks */
   float *in, *out;   /* planes and outputs of up to NET_CHUNK * A rows */
   pb_state_t *kids;  /* NET_V1: children of a chunk */
   pb_beam_t *beam;   /* NET_BEAM: searches of a chunk */
@@ -857,7 +857,7 @@ static void net_destroy(void *impl) {
   pb_neteval_destroy(&na->ne);
   pb_mcts_destroy(&na->mcts);
   pb_pveval_destroy(&na->pve);
-  pb_learn_destroy(&na->learn);
+  pb_model_destroy(&na->model);
   free(na->in);
   free(na->out);
   free(na->kids);
@@ -1017,12 +1017,12 @@ uint64_t pb_agent_evaluations(const pb_agent_t *a) {
   return n;
 }
 
-struct pb_learn *pb_agent_networks(const pb_agent_t *a, int *E, int *M) {
+pb_model_t *pb_agent_networks(const pb_agent_t *a, int *E, int *M) {
   const net_agent_t *na =
       a != NULL && a->vt == &net_vt ? (const net_agent_t *)a->impl : NULL;
   if (E != NULL) *E = na != NULL && na->mode == NET_BEAM ? na->E : 0;
   if (M != NULL) *M = na != NULL && na->mode == NET_BEAM ? na->M : 0;
-  return na != NULL ? na->learn : NULL;
+  return na != NULL ? na->model : NULL;
 }
 
 /* Opens the checkpoint at `path` as an agent named `name` playing in
@@ -1033,20 +1033,20 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
   pb_err_t e;
   pb_err_clear(&e);
   pb_config_t ccfg;
-  pb_learn_t *l = pb_learn_open(path, "cpu", &ccfg, &e);
+  pb_model_t *l = pb_model_open(path, "cpu", &ccfg, &e);
   if (l == NULL) {
     pb_err_set(err, e.code < 0 ? e.code : PB_EIO, "agent %s: %s", name, e.msg);
     return NULL;
   }
-  const pb_game_t *cg = pb_learn_game(l);
+  const pb_game_t *cg = pb_model_game(l);
   if (cg != g) {
     pb_err_set(err, PB_EMISMATCH,
                "agent %s: the checkpoint plays %s, but this match is %s", name,
                cg->name, g->name);
-    pb_learn_destroy(&l);
+    pb_model_destroy(&l);
     return NULL;
   }
-  const int az = pb_learn_alphazero(l);
+  const int az = pb_model_alphazero(l);
   if (az ? mode == NET_BEAM : mode == NET_MCTS) {
     pb_err_set(err, PB_EMISMATCH,
                "agent %s: %s", name,
@@ -1054,12 +1054,12 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
                     "play it with mcts:PATH[,N=...]"
                   : "mcts plays alphazero checkpoints (a policy+value "
                     "network); this one is probs: play it with beam:PATH");
-    pb_learn_destroy(&l);
+    pb_model_destroy(&l);
     return NULL;
   }
   net_agent_t *na = calloc(1, sizeof *na);
   if (na == NULL) {
-    pb_learn_destroy(&l);
+    pb_model_destroy(&l);
     pb_err_set(err, PB_ENOMEM, "agent %s: out of memory", name);
     return NULL;
   }
@@ -1068,11 +1068,11 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
   na->E = E;
   na->M = M;
   na->N = N;
-  na->learn = l;
+  na->model = l;
   const size_t A = (size_t)g->num_actions;
-  na->qnet = pb_learn_q(l);
+  na->qnet = pb_model_q(l);
   na->qstride = (int)A + (az ? 1 : 0);
-  na->vnet = az ? pb_learn_q(l) : pb_learn_v(l);
+  na->vnet = az ? pb_model_q(l) : pb_model_v(l);
   na->vstride = az ? (int)A + 1 : 1;
   na->vcol = az ? (int)A : 0;
   const size_t rows = NET_CHUNK * (mode == NET_V1 ? A : 1);
@@ -1093,14 +1093,14 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
                  e.msg);
       return NULL;
     }
-    pb_neteval_bind(na->ne, pb_learn_v(l), pb_learn_q(l));
+    pb_neteval_bind(na->ne, pb_model_v(l), pb_model_q(l));
   }
   if (ok && mode == NET_MCTS) {
     /* The run's c_puct; no noise at play time. */
     pb_mcts_opts_t mo = {N, ccfg.mcts.c_puct, 0.0, 0.0, NET_CHUNK};
     na->mcts = pb_mcts_new(g, &mo, &e);
     na->pve = na->mcts ? pb_pveval_new(g, NET_CHUNK, &e) : NULL;
-    if (na->pve == NULL || pb_pveval_bind(na->pve, pb_learn_q(l), &e) != 0) {
+    if (na->pve == NULL || pb_pveval_bind(na->pve, pb_model_q(l), &e) != 0) {
       net_destroy(na);
       pb_err_set(err, e.code < 0 ? e.code : PB_ENOMEM, "agent %s: %s", name,
                  e.msg);
@@ -1170,7 +1170,7 @@ static pb_agent_t *run_new(const pb_game_t *g, const char *arg, uint64_t seed,
                  name, it);
       return NULL;
     }
-    pb_inproc_ckpt_path(dir, v, path, sizeof path);
+    pb_rundir_ckpt_path(dir, v, path, sizeof path);
   } else {
     char cdir[4200];
     snprintf(cdir, sizeof cdir, "%s/checkpoints", dir);

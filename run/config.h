@@ -34,7 +34,6 @@
 
 #include "err.h"
 #include "game.h"
-#include "nn.h"
 
 #define PB_CONFIG_NAME_MAX 64  /* short strings (names, enums), incl. NUL */
 #define PB_CONFIG_PATH_MAX 256 /* paths, endpoints, lists, incl. NUL */
@@ -221,20 +220,10 @@ enum { PB_DEVICE_LEARNER = 1, PB_DEVICE_ACTOR, PB_DEVICE_SEARCHER };
  * is not "auto"; else model.device when that is not "auto"; else the
  * role's own choice: "cpu" for actors (self-play's small batches from
  * many processes are faster on the CPU: docs/performance.md), "auto" for
- * the learner and searchers (pb_nn_new then takes CUDA when there is
- * one). Returns "cpu", "cuda" or "auto"; *key (when not NULL) names the key
+ * the learner and searchers (nn/nn.h: pb_nn_new then takes CUDA when
+ * there is one). Returns "cpu", "cuda" or "auto"; *key (when not NULL) names the key
  * the answer came from, for messages. */
 const char *pb_config_device(const pb_config_t *c, int role,
                              const char **key);
-
-/* Fills a network spec for V (q == 0) or Q (q != 0) from the model.v /
- * model.q keys and the input/output shape of game g. With algorithm
- * alphazero the Q slot holds the policy+value network: model.q's trunk
- * with a PB_NN_HEAD_PV head of num_actions + 1 outputs (V is unused). */
-void pb_config_nn_spec(const pb_config_t *c, const pb_game_t *g, int q,
-                       pb_nn_spec_t *spec);
-
-/* Fills Adam settings for V (q == 0) or Q (q != 0). */
-void pb_config_nn_opt(const pb_config_t *c, int q, pb_nn_opt_t *opt);
 
 #endif

@@ -2,8 +2,9 @@
  * V on episode outcomes and Q on beam-search targets, and the run state that
  * checkpoints carry (networks, optimizer moments, version, RNG stream).
  *
- * Used by `probs train --inproc` (common/inproc.c) and by the distributed
- * learner (learner/), so both train exactly alike. Versions count finished
+ * Used by `probs train --inproc` (train/inproc.c) and by the distributed
+ * learner (learner/), so both train exactly alike. The networks' part of a
+ * checkpoint is nn/model.h's; this module adds the run state around it. Versions count finished
  * iterations: version 0 is the random initial pair; iteration k plays with
  * Q_{k-1}, trains V_k, searches with (V_k, Q_{k-1}) and trains Q_k. */
 #ifndef PB_LEARN_H
@@ -145,8 +146,11 @@ uint64_t pb_learn_item_seed(const pb_config_t *cfg, uint64_t version,
 
 /* Largest batch one network call gets in self-play and search workers
  * (the same in every process, so that batches, and with them the floating
- * point results, are the same in-process and distributed). */
-int pb_learn_eval_batch(const pb_config_t *cfg, const pb_game_t *g);
+ * point results, are the same in-process and distributed), from the
+ * search.parallel, search.expansions and train.selfplay_parallel in use
+ * and the game's number of actions. */
+int pb_learn_eval_batch(int search_parallel, int expansions, int num_actions,
+                        int selfplay_parallel);
 
 /* A CRC-32 over everything one iteration trains on: every position of eps
  * with its V target, and the Q targets of the n distinct positions. Equal
@@ -173,11 +177,5 @@ typedef struct pb_learn_report {
 struct pb_json;
 void pb_learn_report_json(const pb_learn_t *l, const pb_learn_report_t *r,
                           struct pb_json *j);
-
-/* Opens a checkpoint written by pb_learn_save on its own: reads the config
- * stored inside it into *cfg (if not NULL), creates the networks on
- * `device` (NULL: the stored config's) and loads the state. */
-pb_learn_t *pb_learn_open(const char *path, const char *device,
-                          pb_config_t *cfg, pb_err_t *err);
 
 #endif

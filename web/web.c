@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 
-#include "evalrun.h"
+#include "elotable.h"
 #include "game.h"
 #include "webplay.h"
 
@@ -230,15 +230,15 @@ static int load_elo(pb_web_t *w, pb_err_t *err) {
   pb_json_t j;
   pb_json_init(&j);
   pb_json_arr_begin(&j);
-  pb_evalrun_opts_t o;
-  pb_evalrun_table_t *t = NULL;
+  char opp[PB_ELOTABLE_MAX_OPPONENTS][PB_ELOTABLE_SPEC_MAX];
+  int nopp = 0;
+  pb_elotable_t *t = NULL;
   if (size > 0 && size <= (long long)PB_WEB_TAIL_BYTES &&
-      pb_evalrun_opts_from_config(&o, &w->cfg, NULL) == 0)
-    t = pb_evalrun_table_load(
-        path, (const char(*)[PB_EVALRUN_SPEC_MAX])o.opponents, o.n_opponents,
-        NULL);
-  for (int i = 0; t != NULL && i < pb_evalrun_table_count(t); i++) {
-    const pb_evalrun_row_t *r = pb_evalrun_table_row(t, i);
+      pb_elotable_opponents(w->cfg.eval.opponents, opp, &nopp, NULL) == 0)
+    t = pb_elotable_load(path, (const char(*)[PB_ELOTABLE_SPEC_MAX])opp, nopp,
+                         NULL);
+  for (int i = 0; t != NULL && i < pb_elotable_count(t); i++) {
+    const pb_elotable_row_t *r = pb_elotable_row(t, i);
     pb_json_obj_begin(&j);
     pb_json_kuint(&j, "iteration", r->iteration);
     pb_json_kuint(&j, "version", r->version);
@@ -252,7 +252,7 @@ static int load_elo(pb_web_t *w, pb_err_t *err) {
     pb_json_kint(&j, "games", r->games);
     pb_json_obj_end(&j);
   }
-  pb_evalrun_table_destroy(&t);
+  pb_elotable_destroy(&t);
   pb_json_arr_end(&j);
   w->elo = pb_json_take(&j);
   if (w->elo == NULL) {

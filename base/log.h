@@ -85,7 +85,7 @@ pb_metrics_t *pb_metrics_new(const char *path, pb_err_t *err);
  * "time" (UTC, "2026-11-21T20:15:03.123Z") and "unix_time" (seconds since
  * the epoch, 3 decimals); the caller's members follow (the caller must not
  * write those two keys itself). The text must be one well-formed JSON
- * object with no newline (build it with common/json.h); anything else is
+ * object with no newline (build it with base/json.h); anything else is
  * refused with PB_EINVAL and nothing is written. Returns 0, PB_EINVAL, or
  * PB_EIO if the write failed. Thread-safe. */
 int pb_metrics_write(pb_metrics_t *m, const char *json_object_line);

@@ -1,5 +1,5 @@
 /* evalfn.h - how search and self-play ask for V and Q: a pair of batched
- * callbacks. Production binds them to the networks (common/neteval.h); tests
+ * callbacks. Production binds them to the networks (nn/neteval.h); tests
  * bind them to plain deterministic functions, so the search can be checked
  * exactly without libtorch. */
 #ifndef PB_EVALFN_H

@@ -9,7 +9,7 @@
  * the queued V requests into one call of the inner evalfn and the queued Q
  * requests into another, hands each member its rows and wakes them. So the
  * network sees batches up to `threads` times larger, and the inner evalfn
- * (e.g. common/neteval.h, with its cache) is called by one thread at a time
+ * (e.g. nn/neteval.h, with its cache) is called by one thread at a time
  * under a lock: it need not be thread-safe, only callable from any thread.
  *
  * Results: each member gets exactly the rows the inner evalfn returns for

@@ -1214,34 +1214,6 @@ int pb_config_alphazero(const pb_config_t *c) {
   return !strcmp(c->algorithm, "alphazero");
 }
 
-void pb_config_nn_spec(const pb_config_t *c, const pb_game_t *g, int q,
-                       pb_nn_spec_t *spec) {
-  const pb_config_net_t *n = q ? &c->model.q : &c->model.v;
-  memset(spec, 0, sizeof *spec);
-  spec->planes = g->planes;
-  spec->height = g->height;
-  spec->width = g->width;
-  spec->outputs = q ? g->num_actions : 1;
-  spec->head = q ? PB_NN_HEAD_LINEAR : PB_NN_HEAD_TANH;
-  if (q && pb_config_alphazero(c)) {
-    spec->outputs = g->num_actions + 1;
-    spec->head = PB_NN_HEAD_PV;
-  }
-  spec->conv_layers = n->conv_layers;
-  spec->conv_channels = n->conv_channels;
-  spec->dense_layers = n->dense_layers;
-  spec->dense_units = n->dense_units;
-  spec->res_blocks = n->res_blocks;
-  spec->norm = !strcmp(n->norm, "layer") ? PB_NN_NORM_LAYER : PB_NN_NORM_NONE;
-}
-
-void pb_config_nn_opt(const pb_config_t *c, int q, pb_nn_opt_t *opt) {
-  memset(opt, 0, sizeof *opt);
-  opt->lr = (float)(q ? c->train.q_lr : c->train.v_lr);
-  opt->weight_decay = (float)c->train.weight_decay;
-  opt->grad_clip = (float)c->train.grad_clip;
-}
-
 int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,
                     int nsets, const char *run_dir, pb_err_t *err) {
   pb_err_t e;

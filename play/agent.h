@@ -76,6 +76,7 @@
 
 #include "err.h"
 #include "game.h"
+#include "model.h"
 
 typedef struct pb_agent pb_agent_t;
 
@@ -159,7 +160,7 @@ int pb_agent_kinds(char *buf, size_t n);
  * borrowed: valid while a lives, used by the thread that uses a. *E and *M
  * (either may be NULL) receive a beam agent's search settings, 0 for the
  * other kinds. NULL (and *E = *M = 0) for agents without networks. */
-struct pb_learn *pb_agent_networks(const pb_agent_t *a, int *E, int *M);
+pb_model_t *pb_agent_networks(const pb_agent_t *a, int *E, int *M);
 
 /* Frees the agent; accepts NULL and sets *a to NULL. */
 void pb_agent_destroy(pb_agent_t **a);

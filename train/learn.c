@@ -9,6 +9,7 @@
 
 #include "ckpt.h"
 #include "json.h"
+#include "model.h"
 
 /* One earlier iteration's training data. */
 typedef struct {
@@ -91,29 +92,15 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   }
   l->cfg = *cfg;
   l->g = g;
-  pb_nn_spec_t vs, qs;
-  pb_nn_opt_t vo, qo;
-  pb_config_nn_spec(cfg, g, 0, &vs);
-  pb_config_nn_spec(cfg, g, 1, &qs);
-  pb_config_nn_opt(cfg, 0, &vo);
-  pb_config_nn_opt(cfg, 1, &qo);
-  l->vopt = vo;
-  l->qopt = qo;
-  pb_nn_set_threads(cfg->model.threads);
+  pb_model_opt(cfg, 0, &l->vopt);
+  pb_model_opt(cfg, 1, &l->qopt);
   uint64_t seed = (uint64_t)cfg->seed;
   const char *key;
   const char *dev = pb_config_device(cfg, PB_DEVICE_LEARNER, &key);
-  pb_err_t e;
-  pb_err_clear(&e);
+  char what[PB_CONFIG_NAME_MAX + 80];
+  snprintf(what, sizeof what, "%s '%s' (the learner)", key, dev);
   l->az = pb_config_alphazero(cfg);
-  /* AlphaZero: no V; the Q slot holds the policy+value network. */
-  if (!l->az) l->v = pb_nn_new(&vs, &vo, dev, pb_mix64(seed ^ 0x5601), &e);
-  if (l->az || l->v != NULL)
-    l->q = pb_nn_new(&qs, &qo, dev, pb_mix64(seed ^ 0x5602), &e);
-  if (l->q == NULL) {
-    pb_err_set(err, e.code, "%s '%s' (the learner): %s", key, dev, e.msg);
-    goto fail;
-  }
+  if (pb_model_nets(cfg, g, dev, what, &l->v, &l->q, err) != 0) goto fail;
   pb_rng_seed(&l->rng, seed, 0x7EA1);
   pb_rng_seed(&l->vrng, seed, 0x7EA2);
   int B = cfg->train.batch_size;
@@ -614,8 +601,6 @@ size_t pb_learn_replay_positions(const pb_learn_t *l) {
 
 /* ---- checkpoints ---------------------------------------------------- */
 
-#define META_MAGIC 0x314E5241454C4250ull /* "PBLEARN1" */
-
 static void put64(uint8_t *p, uint64_t x) {
   for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
 }
@@ -720,23 +705,11 @@ bad:
 
 int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
                   size_t extra_len, pb_err_t *err) {
-  uint8_t meta[8 * 7];
-  put64(meta, META_MAGIC);
-  put64(meta + 8, (uint64_t)l->g->id);
-  put64(meta + 16, l->version);
-  for (int i = 0; i < 4; i++) put64(meta + 24 + 8 * i, l->rng.s[i]);
-  uint8_t *vb = NULL, *qb = NULL;
-  size_t vl = 0, ql = 0;
-  char *yaml = NULL;
-  pb_ckpt_t *ck = NULL;
-  int rc = l->v ? pb_nn_state_save(l->v, &vb, &vl, err) : 0;
-  if (rc == 0) rc = pb_nn_state_save(l->q, &qb, &ql, err);
-  if (rc == 0) rc = pb_config_to_yaml(&l->cfg, &yaml, err);
-  if (rc == 0 && (ck = pb_ckpt_new(err)) == NULL) rc = err ? err->code : PB_ENOMEM;
-  if (rc == 0) rc = pb_ckpt_add(ck, "learn.meta", meta, sizeof meta, err);
-  if (rc == 0 && l->v) rc = pb_ckpt_add(ck, "v.state", vb, vl, err);
-  if (rc == 0) rc = pb_ckpt_add(ck, "q.state", qb, ql, err);
-  if (rc == 0) rc = pb_ckpt_add(ck, "config.yaml", yaml, strlen(yaml), err);
+  pb_ckpt_t *ck = pb_ckpt_new(err);
+  int rc = ck ? 0 : err ? err->code : PB_ENOMEM;
+  if (rc == 0)
+    rc = pb_model_write(ck, &l->cfg, l->g, l->version, l->rng.s, l->v, l->q,
+                        err);
   uint8_t rng2[32];
   for (int i = 0; i < 4; i++) put64(rng2 + 8 * i, l->vrng.s[i]);
   if (rc == 0) rc = pb_ckpt_add(ck, "learn.rng2", rng2, sizeof rng2, err);
@@ -751,61 +724,21 @@ int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
     rc = pb_ckpt_add(ck, "extra", extra, extra_len, err);
   if (rc == 0) rc = pb_ckpt_write(ck, path, err);
   pb_ckpt_destroy(&ck);
-  free(vb);
-  free(qb);
-  free(yaml);
   return rc;
-}
-
-static int same_spec(const pb_nn_t *nn, const uint8_t *buf, size_t len,
-                     const char *what, const char *path, pb_err_t *err) {
-  pb_nn_spec_t sp;
-  int rc = pb_nn_state_peek(buf, len, &sp, err);
-  if (rc != 0) return rc;
-  if (memcmp(&sp, pb_nn_spec(nn), sizeof sp) != 0)
-    return pb_err_set(err, PB_EMISMATCH,
-                      "%s: the %s network has another shape than the config's "
-                      "(conv %dx%d, dense %dx%d in the file)",
-                      path, what, sp.conv_layers, sp.conv_channels,
-                      sp.dense_layers, sp.dense_units);
-  return 0;
 }
 
 int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
                   size_t *extra_len, pb_err_t *err) {
   pb_ckpt_t *ck = pb_ckpt_read(path, err);
   if (ck == NULL) return err ? err->code : PB_ECORRUPT;
-  const uint8_t *meta, *vb, *qb, *xb, *rb;
-  size_t ml, vl, ql, xl, rl;
-  int rc = 0, np = 0;
+  const uint8_t *xb, *rb;
+  size_t xl, rl;
+  int np = 0;
   past_t *past = NULL;
-  if (pb_ckpt_get(ck, "learn.meta", (const void **)&meta, &ml) != 0 ||
-      pb_ckpt_get(ck, "q.state", (const void **)&qb, &ql) != 0) {
-    rc = pb_err_set(err, PB_ECORRUPT, "%s: not a probs learner checkpoint",
-                    path);
-    goto done;
-  }
-  int has_v = pb_ckpt_get(ck, "v.state", (const void **)&vb, &vl) == 0;
-  if (has_v != (l->v != NULL)) {
-    rc = pb_err_set(err, PB_EMISMATCH,
-                    "%s: a checkpoint of algorithm %s, but this run is %s",
-                    path, has_v ? "probs" : "alphazero",
-                    l->az ? "alphazero" : "probs");
-    goto done;
-  }
-  if (ml != 8 * 7 || get64(meta) != META_MAGIC) {
-    rc = pb_err_set(err, PB_ECORRUPT, "%s: bad learner metadata", path);
-    goto done;
-  }
-  if (get64(meta + 8) != (uint64_t)l->g->id) {
-    const pb_game_t *og = pb_game_by_id((int)get64(meta + 8));
-    rc = pb_err_set(err, PB_EMISMATCH, "%s: checkpoint is for game '%s', not '%s'",
-                    path, og ? og->name : "unknown", l->g->name);
-    goto done;
-  }
-  /* Check both before touching either, so a refusal changes nothing. */
-  if (l->v && (rc = same_spec(l->v, vb, vl, "V", path, err)) != 0) goto done;
-  if ((rc = same_spec(l->q, qb, ql, "Q", path, err)) != 0) goto done;
+  /* Everything is checked before anything changes, so a refusal changes
+   * nothing. */
+  int rc = pb_model_check(ck, path, l->g, l->v, l->q, err);
+  if (rc != 0) goto done;
   if (pb_ckpt_get(ck, "learn.replay", (const void **)&rb, &rl) == 0) {
     past = calloc(PB_LEARN_MAX_PAST, sizeof *past);
     if (past == NULL) {
@@ -829,17 +762,7 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
       if (extra_len) *extra_len = xl;
     }
   }
-  /* V is loaded first; if Q's buffer then fails its checks, V gets its
-   * old state back, so a refusal changes nothing. */
-  uint8_t *vold = NULL;
-  size_t voldl = 0;
-  if (l->v == NULL)
-    rc = pb_nn_state_load(l->q, qb, ql, err);
-  else if ((rc = pb_nn_state_save(l->v, &vold, &voldl, err)) == 0 &&
-           (rc = pb_nn_state_load(l->v, vb, vl, err)) == 0 &&
-           (rc = pb_nn_state_load(l->q, qb, ql, err)) != 0)
-    pb_nn_state_load(l->v, vold, voldl, NULL);
-  free(vold);
+  rc = pb_model_read(ck, path, l->g, l->v, l->q, &l->version, l->rng.s, err);
   if (rc != 0) {
     if (extra != NULL) {
       free(*extra);
@@ -847,8 +770,6 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
     }
     goto done;
   }
-  l->version = get64(meta + 16);
-  for (int i = 0; i < 4; i++) l->rng.s[i] = get64(meta + 24 + 8 * i);
   const uint8_t *r2;
   size_t r2l;
   if (pb_ckpt_get(ck, "learn.rng2", (const void **)&r2, &r2l) == 0 && r2l == 32)
@@ -868,54 +789,16 @@ done:
   return rc;
 }
 
-pb_learn_t *pb_learn_open(const char *path, const char *device,
-                          pb_config_t *cfg_out, pb_err_t *err) {
-  pb_ckpt_t *ck = pb_ckpt_read(path, err);
-  if (ck == NULL) return NULL;
-  const char *yaml;
-  size_t yl;
-  pb_learn_t *l = NULL;
-  if (pb_ckpt_get(ck, "config.yaml", (const void **)&yaml, &yl) != 0) {
-    pb_err_set(err, PB_ECORRUPT, "%s: no config inside: not a probs learner "
-               "checkpoint", path);
-    pb_ckpt_destroy(&ck);
-    return NULL;
-  }
-  char *text = malloc(yl + 1);
-  pb_config_t cfg;
-  pb_config_defaults(&cfg);
-  int rc = text ? 0 : pb_err_set(err, PB_ENOMEM, "out of memory");
-  if (rc == 0) {
-    memcpy(text, yaml, yl);
-    text[yl] = '\0';
-    rc = pb_config_load_string(&cfg, text, err);
-  }
-  free(text);
-  pb_ckpt_destroy(&ck);
-  if (rc != 0) return NULL;
-  if (device != NULL) {
-    snprintf(cfg.model.device, sizeof cfg.model.device, "%s", device);
-    snprintf(cfg.model.learner_device, sizeof cfg.model.learner_device, "%s",
-             device);
-  }
-  if ((l = pb_learn_new(&cfg, err)) == NULL) return NULL;
-  if (pb_learn_load(l, path, NULL, NULL, err) != 0) {
-    pb_learn_destroy(&l);
-    return NULL;
-  }
-  if (cfg_out) *cfg_out = cfg;
-  return l;
-}
-
 uint64_t pb_learn_item_seed(const pb_config_t *cfg, uint64_t version,
                             uint64_t first) {
   uint64_t it = pb_mix64((uint64_t)cfg->seed ^ pb_mix64(version + 0x5E1F));
   return pb_mix64(it ^ pb_mix64(first * 0x9E3779B97F4A7C15ull + 1));
 }
 
-int pb_learn_eval_batch(const pb_config_t *cfg, const pb_game_t *g) {
-  long b = (long)cfg->search.parallel * cfg->search.expansions * g->num_actions;
-  if (b < cfg->train.selfplay_parallel) b = cfg->train.selfplay_parallel;
+int pb_learn_eval_batch(int search_parallel, int expansions, int num_actions,
+                        int selfplay_parallel) {
+  long b = (long)search_parallel * expansions * num_actions;
+  if (b < selfplay_parallel) b = selfplay_parallel;
   /* Per position, CPU forwards stop getting cheaper past a few hundred
    * rows, and bigger calls fault in fresh activation memory each time:
    * measured 1.1-2x faster search with the large model at 512 than 4096. */

@@ -1,0 +1,195 @@
+/* rundir.c - the run directory's files and its retention protocol. */
+#include "rundir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ckpt.h"
+#include "util.h"
+
+/* Largest elo.csv read for its newest version (as the evaluator's). */
+#define PB__ELO_CSV_MAX (64u << 20)
+
+int pb_rundir_path(const char *run_dir, const char *name, char *buf,
+                   size_t n) {
+  int w = snprintf(buf, n, "%s/%s", run_dir, name);
+  return w >= 0 && (size_t)w < n ? 0 : PB_ERANGE;
+}
+
+void pb_rundir_ckpt_path(const char *run_dir, uint64_t version, char *buf,
+                         size_t n) {
+  snprintf(buf, n, "%s/" PB_RUNDIR_CHECKPOINTS "/ckpt-%06llu.pbck", run_dir,
+           (unsigned long long)version);
+}
+
+int pb_rundir_versions(const char *run_dir, uint64_t **versions, size_t *n,
+                       pb_err_t *err) {
+  if (run_dir == NULL || versions == NULL || n == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_rundir_versions: NULL argument");
+  *versions = NULL;
+  *n = 0;
+  char path[PB_RUNDIR_PATH_MAX];
+  if (pb_rundir_path(run_dir, PB_RUNDIR_CHECKPOINTS, path, sizeof path) != 0)
+    return pb_err_set(err, PB_EINVAL, "%.200s: run directory path too long",
+                      run_dir);
+  int rc = pb_ckpt_numbers(path, "ckpt", versions, n, err);
+  return rc == PB_ENOTFOUND ? 0 : rc; /* no checkpoints/ yet: none */
+}
+
+static void note_info(void *ctx, const char *msg) {
+  pb_log_info(ctx, "%s", msg);
+}
+
+int pb_rundir_prune(const pb_config_t *cfg, uint64_t newest, pb_log_t *log,
+                    pb_err_t *err) {
+  if (cfg == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_rundir_prune: NULL config");
+  if (cfg->run.keep_last <= 0) return 0; /* keep everything */
+  pb_ckpt_keep_t keep = {(uint64_t)cfg->run.keep_last,
+                         (uint64_t)(cfg->run.keep_every > 0
+                                        ? cfg->run.keep_every
+                                        : 0),
+                         UINT64_MAX};
+  pb_err_t e;
+  pb_err_clear(&e);
+  if (pb_rundir_protect_from(cfg->run.dir, &keep.protect_from, &e) != 0)
+    pb_log_warn(log,
+                "checkpoint retention: %s; deleting no checkpoint this "
+                "time, as the evaluator may still need it",
+                e.msg);
+  char dir[PB_CONFIG_PATH_MAX + 16];
+  snprintf(dir, sizeof dir, "%s/" PB_RUNDIR_CHECKPOINTS, cfg->run.dir);
+  return pb_ckpt_prune(dir, "ckpt", newest, &keep, note_info, log, err);
+}
+
+/* The version column of the last row of the elo.csv at path: 0 and *any
+ * set when there is one; *any 0 when the file is missing or has no row. */
+static int newest_rated(const char *path, int *any, uint64_t *version,
+                        pb_err_t *err) {
+  *any = 0;
+  char *text = NULL;
+  size_t len = 0;
+  struct stat st;
+  if (stat(path, &st) != 0 && errno == ENOENT) return 0;
+  int rc = pb_read_file(path, PB__ELO_CSV_MAX, &text, &len, err);
+  if (rc != 0) return rc;
+  static const char head[] = "iteration,version,";
+  if (strncmp(text, head, sizeof head - 1) != 0) {
+    free(text);
+    return pb_err_set(err, PB_ECORRUPT, "%s: not an elo.csv (header)", path);
+  }
+  while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+    text[--len] = '\0';
+  char *line = strrchr(text, '\n');
+  if (line == NULL) { /* the header alone */
+    free(text);
+    return 0;
+  }
+  line++;
+  const char *comma = strchr(line, ',');
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v =
+      comma != NULL ? strtoull(comma + 1, &end, 10) : 0;
+  if (comma == NULL || end == comma + 1 || *end != ',' || errno != 0) {
+    rc = pb_err_set(err, PB_ECORRUPT, "%s: last row has no version: %.80s",
+                    path, line);
+  } else {
+    *any = 1;
+    *version = (uint64_t)v;
+  }
+  free(text);
+  return rc;
+}
+
+int pb_rundir_protect_from(const char *run_dir, uint64_t *from,
+                           pb_err_t *err) {
+  if (run_dir == NULL || from == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_rundir_protect_from: NULL argument");
+  *from = 0;
+  if (strlen(run_dir) >= PB_RUNDIR_DIR_MAX)
+    return pb_err_set(err, PB_EINVAL, "%.200s: run directory path too long",
+                      run_dir);
+  char path[PB_RUNDIR_PATH_MAX];
+  pb_rundir_path(run_dir, PB_RUNDIR_EVALUATOR_LOCK, path, sizeof path);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) {
+      *from = UINT64_MAX; /* no evaluator ever ran here */
+      return 0;
+    }
+    return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
+                      strerror(errno));
+  }
+  int held = 0;
+  if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+    flock(fd, LOCK_UN);
+  else if (errno == EWOULDBLOCK)
+    held = 1;
+  else {
+    int e = errno;
+    close(fd);
+    return pb_err_set(err, PB_EIO, "%s: cannot probe the lock: %s", path,
+                      strerror(e));
+  }
+  close(fd);
+  if (!held) {
+    *from = UINT64_MAX;
+    return 0;
+  }
+  pb_rundir_path(run_dir, PB_RUNDIR_ELO_CSV, path, sizeof path);
+  int any = 0;
+  uint64_t v = 0;
+  int rc = newest_rated(path, &any, &v, err);
+  if (rc != 0) return rc;
+  *from = any && v < UINT64_MAX ? v + 1 : 0;
+  return 0;
+}
+
+int pb_rundir_lock_evaluator(const char *run_dir, pb_log_t *log) {
+  char path[PB_RUNDIR_PATH_MAX];
+  pb_err_t e;
+  pb_err_clear(&e);
+  if (pb_rundir_path(run_dir, PB_RUNDIR_EVALUATOR_LOCK, path, sizeof path) !=
+      0) {
+    pb_log_warn(log, "%.200s: run directory path too long for its lock",
+                run_dir);
+    return -1;
+  }
+  for (int i = 0; i < 25; i++) {
+    pb_err_clear(&e);
+    int fd = pb_lock_file(path, &e);
+    if (fd >= 0) return fd;
+    if (e.code != PB_EAGAIN) break;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  pb_log_warn(log,
+              "%s; going on without it: the learner may prune a checkpoint "
+              "before this evaluator rates it (it is then skipped)",
+              e.msg);
+  return -1;
+}
+
+int pb_rundir_lock_learner(const char *run_dir, pb_err_t *err) {
+  char path[PB_RUNDIR_PATH_MAX];
+  if (pb_rundir_path(run_dir, PB_RUNDIR_LEARNER_LOCK, path, sizeof path) != 0)
+    return pb_err_set(err, PB_EINVAL, "%.200s: run directory path too long",
+                      run_dir);
+  pb_err_t e;
+  pb_err_clear(&e);
+  int fd = pb_lock_file(path, &e);
+  if (fd >= 0) return fd;
+  return pb_err_set(err, e.code, "%s%s",
+                    e.code == PB_EAGAIN
+                        ? "this run dir is in use by another learner: "
+                        : "",
+                    e.msg);
+}

@@ -1,0 +1,98 @@
+/* rundir.h - the run directory: where each file of a run lives, and the
+ * rules by which the processes that share it keep out of each other's way.
+ *
+ *   RUN_DIR/config.yaml                    the config as used (learner)
+ *   RUN_DIR/checkpoints/ckpt-NNNNNN.pbck   version N, after N iterations
+ *   RUN_DIR/learner.log, metrics.jsonl     the learner's log and metrics
+ *   RUN_DIR/elo.csv, elo.svg, elo-time.svg the evaluator's ratings
+ *   RUN_DIR/learner.lock, evaluator.lock   held (flock) while each runs
+ *   RUN_DIR/logs/CHILD.log                 `probs train`'s children
+ *
+ * Checkpoints are written by the learner (or the in-process trainer) and
+ * read by everyone; the learner prunes old ones (pb_rundir_prune), sparing
+ * every version a running evaluator has not rated yet. The two processes
+ * share nothing but this directory, so the protocol is written down here:
+ * the evaluator holds RUN_DIR/evaluator.lock while it lives
+ * (pb_rundir_lock_evaluator) and in follow mode only ever picks versions
+ * newer than the newest row of RUN_DIR/elo.csv; the learner asks
+ * pb_rundir_protect_from before it deletes anything. */
+#ifndef PB_RUNDIR_H
+#define PB_RUNDIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "err.h"
+#include "log.h"
+
+/* The files of a run, relative to RUN_DIR. */
+#define PB_RUNDIR_CONFIG "config.yaml"
+#define PB_RUNDIR_CHECKPOINTS "checkpoints"
+#define PB_RUNDIR_METRICS "metrics.jsonl"
+#define PB_RUNDIR_LOG "learner.log"
+#define PB_RUNDIR_ELO_CSV "elo.csv"
+#define PB_RUNDIR_LEARNER_LOCK "learner.lock"
+#define PB_RUNDIR_EVALUATOR_LOCK "evaluator.lock"
+
+/* Longest run directory path the functions below take (room is left for
+ * the file names), and a buffer that holds any path they make. */
+#define PB_RUNDIR_DIR_MAX 4000
+#define PB_RUNDIR_PATH_MAX 4200
+
+/* RUN_DIR/name into buf. Returns 0, or PB_ERANGE when it does not fit
+ * (buf then holds a truncated path). */
+int pb_rundir_path(const char *run_dir, const char *name, char *buf,
+                   size_t n);
+
+/* RUN_DIR/checkpoints/ckpt-NNNNNN.pbck of `version` into buf. */
+void pb_rundir_ckpt_path(const char *run_dir, uint64_t version, char *buf,
+                         size_t n);
+
+/* The checkpoint versions in RUN_DIR/checkpoints (files named
+ * ckpt-<digits>.pbck; not opened), in increasing order, into a malloc'd
+ * array *versions (caller frees; NULL when *n is 0). A missing directory
+ * gives none. Returns 0, PB_EIO or PB_ENOMEM. */
+int pb_rundir_versions(const char *run_dir, uint64_t **versions, size_t *n,
+                       pb_err_t *err);
+
+/* Checkpoint retention after checkpoint `newest` was written: deletes the
+ * checkpoints of cfg->run.dir that run.keep_last and run.keep_every let go
+ * (pb_ckpt_prune: version 0 and the newest always stay, and nothing goes
+ * unless the newest reads back intact), sparing every version a running
+ * evaluator has not rated yet (pb_rundir_protect_from). Each deletion is
+ * logged at info level with the file's name (log may be NULL). Used by the
+ * in-process trainer and the distributed learner alike, so both keep the
+ * same files. Returns the number deleted (>= 0) or pb_ckpt_prune's error;
+ * when the evaluator's lock or its elo.csv cannot be read, that is logged
+ * as a warning and nothing is deleted. */
+int pb_rundir_prune(const pb_config_t *cfg, uint64_t newest, pb_log_t *log,
+                    pb_err_t *err);
+
+/* The oldest checkpoint version an evaluator of run_dir may still want:
+ * while RUN_DIR/evaluator.lock is held, every version above the newest row
+ * of RUN_DIR/elo.csv (*from = newest rated + 1, or 0 when elo.csv has no
+ * row yet); when nobody holds it, none (*from = UINT64_MAX). The lock is
+ * probed with a shared non-blocking flock that is released at once.
+ * elo.csv is read for its version column only (any opponents). Returns 0;
+ * on an error (elo.csv unreadable or not an elo.csv: PB_EIO, PB_ECORRUPT,
+ * naming the file) *from is 0, the safe answer, so the caller can log the
+ * error and still prune with full protection. */
+int pb_rundir_protect_from(const char *run_dir, uint64_t *from,
+                           pb_err_t *err);
+
+/* Takes RUN_DIR/evaluator.lock for the calling evaluator and returns its
+ * descriptor, to be kept open for as long as the evaluator lives (closing
+ * it releases the lock). The learner's probe holds the lock for an
+ * instant, hence a few tries; if another evaluator holds it, or it cannot
+ * be taken, a warning goes to log and -1 is returned: the evaluator goes
+ * on without, and a checkpoint pruned before it is rated is skipped. */
+int pb_rundir_lock_evaluator(const char *run_dir, pb_log_t *log);
+
+/* Takes RUN_DIR/learner.lock (one learner per run directory) and returns
+ * its descriptor (>= 0, kept open while the learner lives), or PB_EAGAIN
+ * ("this run dir is in use by another learner", naming its pid) or
+ * PB_EIO. */
+int pb_rundir_lock_learner(const char *run_dir, pb_err_t *err);
+
+#endif

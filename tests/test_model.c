@@ -1,0 +1,248 @@
+/* test_model.c - a model (nn/model): the networks a config describes, its
+ * sections of a checkpoint written and read back exactly, a checkpoint
+ * opened on its own (pb_model_open) computing what the trainer's networks
+ * compute, and checkpoints of another game, algorithm or shape refused
+ * with nothing changed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ckpt.h"
+#include "config.h"
+#include "game.h"
+#include "learn.h"
+#include "model.h"
+#include "nn.h"
+#include "proc.h"
+
+/* A small connect4 config with sets applied. */
+static void config(pb_config_t *c, const char *const *sets) {
+  pb_err_t err;
+  pb_config_defaults(c);
+  if (pb_config_load_file(c, PB_SOURCE_DIR "/configs/connect4-smoke.yaml",
+                          &err) != 0)
+    fail_msg("%s", err.msg);
+  for (int i = 0; sets != NULL && sets[i] != NULL; i++)
+    if (pb_config_apply_override(c, sets[i], &err) != 0)
+      fail_msg("%s: %s", sets[i], err.msg);
+}
+
+/* The forward outputs of nn on a few fixed inputs, into out[rows*outputs]. */
+static void outputs_of(pb_nn_t *nn, const pb_game_t *g, float *out) {
+  const int in_size = g->planes * g->height * g->width;
+  float *x = calloc(3 * (size_t)in_size, sizeof *x);
+  assert_non_null(x);
+  for (int i = 0; i < 3 * in_size; i++) x[i] = (float)((i * 7) % 3) - 1.0f;
+  pb_err_t err;
+  assert_int_equal(pb_nn_forward(nn, x, 3, out, &err), 0);
+  free(x);
+}
+
+static void test_spec(void **state) {
+  (void)state;
+  pb_config_t c;
+  pb_config_defaults(&c);
+  c.model.q.dense_units = 33;
+  c.train.q_lr = 0.5;
+  const pb_game_t *g = pb_game_by_name("connect4");
+  assert_non_null(g);
+  pb_nn_spec_t v, q;
+  pb_model_spec(&c, g, 0, &v);
+  pb_model_spec(&c, g, 1, &q);
+  assert_int_equal(v.outputs, 1);
+  assert_int_equal(v.head, PB_NN_HEAD_TANH);
+  assert_int_equal(q.outputs, g->num_actions);
+  assert_int_equal(q.head, PB_NN_HEAD_LINEAR);
+  assert_int_equal(v.planes, g->planes);
+  assert_int_equal(v.height, g->height);
+  assert_int_equal(v.width, g->width);
+  assert_int_equal(v.conv_channels, 16);
+  assert_int_equal(q.dense_units, 33);
+  pb_nn_opt_t o;
+  pb_model_opt(&c, 1, &o);
+  assert_true(o.lr == 0.5f);
+  pb_model_opt(&c, 0, &o);
+  assert_true(o.lr == 0.003f);
+  assert_true(o.weight_decay == 0.0001f);
+  /* alphazero: the Q slot is a policy+value network */
+  pb_err_t err;
+  assert_int_equal(pb_config_set(&c, "algorithm", "alphazero", &err), 0);
+  const pb_game_t *o8 = pb_game_by_name("othello");
+  pb_model_spec(&c, o8, 1, &q);
+  assert_int_equal(q.head, PB_NN_HEAD_PV);
+  assert_int_equal(q.outputs, o8->num_actions + 1);
+}
+
+
+/* pb_model_write then pb_model_read into networks of another seed: the
+ * same outputs, version and RNG state. */
+static void test_write_read(void **state) {
+  (void)state;
+  pb_config_t c, c2;
+  config(&c, NULL);
+  static const char *const other[] = {"seed=99", NULL};
+  config(&c2, other);
+  const pb_game_t *g = &pb_game_connect4;
+  pb_nn_t *v, *q, *v2, *q2;
+  pb_err_t err;
+  assert_int_equal(pb_model_nets(&c, g, "cpu", "test", &v, &q, &err), 0);
+  assert_int_equal(pb_model_nets(&c2, g, "cpu", "test", &v2, &q2, &err), 0);
+  float a[3 * 7], b[3 * 7];
+  outputs_of(q, g, a);
+  outputs_of(q2, g, b);
+  assert_true(memcmp(a, b, sizeof a) != 0); /* other seed, other weights */
+  pb_ckpt_t *ck = pb_ckpt_new(&err);
+  const uint64_t rng[4] = {1, 2, 3, 4};
+  assert_int_equal(pb_model_write(ck, &c, g, 42, rng, v, q, &err), 0);
+  uint64_t version = 0, rng2[4] = {0};
+  assert_int_equal(
+      pb_model_read(ck, "mem", g, v2, q2, &version, rng2, &err), 0);
+  assert_int_equal(version, 42);
+  assert_memory_equal(rng, rng2, sizeof rng);
+  outputs_of(q2, g, b);
+  assert_memory_equal(a, b, sizeof a);
+  float va[3], vb[3];
+  outputs_of(v, g, va);
+  outputs_of(v2, g, vb);
+  assert_memory_equal(va, vb, sizeof va);
+  pb_ckpt_destroy(&ck);
+  pb_nn_destroy(&v);
+  pb_nn_destroy(&q);
+  pb_nn_destroy(&v2);
+  pb_nn_destroy(&q2);
+}
+
+/* A trainer's checkpoint opened on its own: its config, game, version and
+ * networks, on the device asked for. */
+static void test_open(void **state) {
+  (void)state;
+  char dir[256], path[320];
+  tp_tmpdir(dir, sizeof dir, "model");
+  snprintf(path, sizeof path, "%s/ckpt.pbck", dir);
+  pb_config_t c;
+  config(&c, NULL);
+  pb_err_t err;
+  pb_learn_t *l = pb_learn_new(&c, &err);
+  assert_non_null(l);
+  assert_int_equal(pb_learn_save(l, path, NULL, 0, &err), 0);
+  pb_config_t got;
+  pb_model_t *m = pb_model_open(path, "cpu", &got, &err);
+  if (m == NULL) fail_msg("%s", err.msg);
+  assert_ptr_equal(pb_model_game(m), &pb_game_connect4);
+  assert_int_equal(pb_model_version(m), 0);
+  assert_int_equal(pb_model_alphazero(m), 0);
+  assert_string_equal(got.model.device, "cpu");
+  assert_string_equal(pb_model_config(m)->run.name, c.run.name);
+  float a[3 * 7], b[3 * 7];
+  outputs_of(pb_learn_q(l), &pb_game_connect4, a);
+  outputs_of(pb_model_q(m), &pb_game_connect4, b);
+  assert_memory_equal(a, b, sizeof a);
+  pb_model_destroy(&m);
+  assert_null(m);
+  pb_model_destroy(NULL);
+  /* alphazero: no V */
+  static const char *const az[] = {"algorithm=alphazero", NULL};
+  pb_config_t ca;
+  config(&ca, az);
+  pb_learn_t *la = pb_learn_new(&ca, &err);
+  assert_non_null(la);
+  assert_int_equal(pb_learn_save(la, path, NULL, 0, &err), 0);
+  m = pb_model_open(path, NULL, NULL, &err);
+  assert_non_null(m);
+  assert_int_equal(pb_model_alphazero(m), 1);
+  assert_null(pb_model_v(m));
+  assert_int_equal(pb_nn_spec(pb_model_q(m))->head, PB_NN_HEAD_PV);
+  pb_model_destroy(&m);
+  pb_learn_destroy(&la);
+  pb_learn_destroy(&l);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* Checkpoints of another game, algorithm or shape, and files that are not
+ * checkpoints, are refused with a message naming the file; a refused read
+ * leaves the networks as they were. */
+static void test_refuses(void **state) {
+  (void)state;
+  pb_config_t c;
+  config(&c, NULL);
+  const pb_game_t *g = &pb_game_connect4;
+  pb_err_t err;
+  pb_nn_t *v, *q;
+  assert_int_equal(pb_model_nets(&c, g, "cpu", "test", &v, &q, &err), 0);
+  pb_ckpt_t *ck = pb_ckpt_new(&err);
+  const uint64_t rng[4] = {0};
+  assert_int_equal(pb_model_write(ck, &c, g, 3, rng, v, q, &err), 0);
+  /* another game */
+  pb_config_t ct;
+  static const char *const ttt[] = {"game=tictactoe", NULL};
+  config(&ct, ttt);
+  pb_nn_t *tv, *tq;
+  assert_int_equal(
+      pb_model_nets(&ct, &pb_game_tictactoe, "cpu", "test", &tv, &tq, &err), 0);
+  assert_int_equal(pb_model_check(ck, "f.pbck", &pb_game_tictactoe, tv, tq,
+                                  &err),
+                   PB_EMISMATCH);
+  assert_non_null(strstr(err.msg, "f.pbck"));
+  assert_non_null(strstr(err.msg, "connect4"));
+  /* another shape */
+  static const char *const wide[] = {"model.q.dense_units=9", NULL};
+  pb_config_t cw;
+  config(&cw, wide);
+  pb_nn_t *wv, *wq;
+  assert_int_equal(pb_model_nets(&cw, g, "cpu", "test", &wv, &wq, &err), 0);
+  float before[3 * 7], after[3 * 7], vb[3], va[3];
+  outputs_of(wq, g, before);
+  outputs_of(wv, g, vb);
+  assert_int_equal(pb_model_read(ck, "f.pbck", g, wv, wq, NULL, NULL, &err),
+                   PB_EMISMATCH);
+  assert_non_null(strstr(err.msg, "shape"));
+  outputs_of(wq, g, after);
+  outputs_of(wv, g, va);
+  assert_memory_equal(before, after, sizeof before);
+  assert_memory_equal(vb, va, sizeof vb);
+  /* another algorithm: a probs checkpoint for alphazero networks */
+  assert_int_equal(pb_model_check(ck, "f.pbck", g, NULL, q, &err),
+                   PB_EMISMATCH);
+  assert_non_null(strstr(err.msg, "algorithm probs"));
+  /* not a learner checkpoint */
+  pb_ckpt_t *other = pb_ckpt_new(&err);
+  assert_int_equal(pb_ckpt_add(other, "x", "y", 1, &err), 0);
+  assert_int_equal(pb_model_check(other, "o.pbck", g, v, q, &err),
+                   PB_ECORRUPT);
+  /* files */
+  char dir[256], path[320];
+  tp_tmpdir(dir, sizeof dir, "model-bad");
+  snprintf(path, sizeof path, "%s/other.pbck", dir);
+  assert_int_equal(pb_ckpt_write(other, path, &err), 0);
+  pb_err_clear(&err);
+  assert_null(pb_model_open(path, "cpu", NULL, &err));
+  assert_int_equal(err.code, PB_ECORRUPT);
+  assert_non_null(strstr(err.msg, "no config inside"));
+  unlink(path);
+  pb_err_clear(&err);
+  assert_null(pb_model_open(path, "cpu", NULL, &err));
+  assert_true(err.code != 0);
+  rmdir(dir);
+  pb_ckpt_destroy(&other);
+  pb_ckpt_destroy(&ck);
+  pb_nn_t *all[] = {v, q, tv, tq, wv, wq};
+  for (int i = 0; i < 6; i++) pb_nn_destroy(&all[i]);
+}
+
+int main(void) {
+  pb_nn_set_threads(1);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_spec),
+      cmocka_unit_test(test_write_read),
+      cmocka_unit_test(test_open),
+      cmocka_unit_test(test_refuses),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,148 @@
+/* test_rundir.c - the run directory (run/rundir): file paths, the listing
+ * of checkpoint versions, the one-learner lock, and the retention protocol
+ * between the learner and a live evaluator (the lock, and elo.csv's newest
+ * row). The same protocol in a real training run: test_inproc. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "proc.h"
+#include "rundir.h"
+#include "util.h"
+
+static void touch(const char *dir, const char *name, const char *text) {
+  char path[PB_RUNDIR_PATH_MAX];
+  assert_int_equal(pb_rundir_path(dir, name, path, sizeof path), 0);
+  assert_int_equal(pb_write_file(path, text, strlen(text), NULL), 0);
+}
+
+static void test_paths(void **state) {
+  (void)state;
+  char buf[64];
+  assert_int_equal(pb_rundir_path("runs/x", PB_RUNDIR_ELO_CSV, buf, sizeof buf),
+                   0);
+  assert_string_equal(buf, "runs/x/elo.csv");
+  assert_int_equal(pb_rundir_path("runs/x", PB_RUNDIR_METRICS, buf, 10),
+                   PB_ERANGE);
+  pb_rundir_ckpt_path("runs/x", 42, buf, sizeof buf);
+  assert_string_equal(buf, "runs/x/checkpoints/ckpt-000042.pbck");
+  pb_rundir_ckpt_path("r", 1234567, buf, sizeof buf);
+  assert_string_equal(buf, "r/checkpoints/ckpt-1234567.pbck");
+}
+
+static void test_versions(void **state) {
+  (void)state;
+  char dir[256], sub[300];
+  tp_tmpdir(dir, sizeof dir, "rundir-v");
+  uint64_t *v = (uint64_t *)1;
+  size_t n = 7;
+  pb_err_t err;
+  assert_int_equal(pb_rundir_versions(dir, &v, &n, &err), 0); /* none yet */
+  assert_int_equal(n, 0);
+  assert_null(v);
+  snprintf(sub, sizeof sub, "%s/checkpoints", dir);
+  assert_int_equal(pb_mkdir_p(sub, &err), 0);
+  touch(sub, "ckpt-000010.pbck", "x");
+  touch(sub, "ckpt-000003.pbck", "x");
+  touch(sub, "notes.txt", "x");
+  touch(sub, "ckpt-000004.pbck.tmp.77", "x");
+  assert_int_equal(pb_rundir_versions(dir, &v, &n, &err), 0);
+  assert_int_equal(n, 2);
+  assert_true(v[0] == 3 && v[1] == 10);
+  free(v);
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* The learner's side of retention: nothing is protected unless an
+ * evaluator holds its lock; then everything above elo.csv's newest row. */
+static void test_protect_from(void **state) {
+  (void)state;
+  char dir[256], logpath[320];
+  tp_tmpdir(dir, sizeof dir, "rundir-p");
+  pb_err_t err;
+  uint64_t from = 5;
+  assert_int_equal(pb_rundir_protect_from(dir, &from, &err), 0);
+  assert_true(from == UINT64_MAX); /* no evaluator ever ran */
+  snprintf(logpath, sizeof logpath, "%s/eval.log", dir);
+  pb_log_t *log = pb_log_new("evaluator", logpath, PB_LOG_INFO, &err);
+  assert_non_null(log);
+  int fd = pb_rundir_lock_evaluator(dir, log);
+  assert_true(fd >= 0);
+  assert_int_equal(pb_rundir_protect_from(dir, &from, &err), 0);
+  assert_true(from == 0); /* held, nothing rated: keep everything */
+  touch(dir, PB_RUNDIR_ELO_CSV,
+        "iteration,version,elo\n3,3,1000.0\n7,7,1100.0\n");
+  assert_int_equal(pb_rundir_protect_from(dir, &from, &err), 0);
+  assert_true(from == 8);
+  touch(dir, PB_RUNDIR_ELO_CSV, "iteration,version,elo\n");
+  assert_int_equal(pb_rundir_protect_from(dir, &from, &err), 0);
+  assert_true(from == 0);
+  touch(dir, PB_RUNDIR_ELO_CSV, "name,score\nalice,3\n");
+  from = 5;
+  assert_int_equal(pb_rundir_protect_from(dir, &from, &err), PB_ECORRUPT);
+  assert_true(from == 0); /* the safe answer */
+  assert_non_null(strstr(err.msg, "elo.csv"));
+  /* A second evaluator goes on without the lock, and says so. */
+  assert_int_equal(pb_rundir_lock_evaluator(dir, log), -1);
+  close(fd);
+  assert_int_equal(pb_rundir_protect_from(dir, &from, &err), 0);
+  assert_true(from == UINT64_MAX); /* the evaluator is gone */
+  pb_log_destroy(&log);
+  assert_int_equal(tp_count(logpath, "going on without it"), 1);
+  assert_int_equal(pb_rundir_protect_from(NULL, &from, &err), PB_EINVAL);
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+static void test_learner_lock(void **state) {
+  (void)state;
+  char dir[256];
+  tp_tmpdir(dir, sizeof dir, "rundir-l");
+  pb_err_t err;
+  int fd = pb_rundir_lock_learner(dir, &err);
+  assert_true(fd >= 0);
+  pb_err_clear(&err);
+  assert_int_equal(pb_rundir_lock_learner(dir, &err), PB_EAGAIN);
+  assert_non_null(strstr(err.msg, "in use by another learner"));
+  close(fd);
+  fd = pb_rundir_lock_learner(dir, &err);
+  assert_true(fd >= 0);
+  close(fd);
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* keep_last 0 keeps every checkpoint: nothing is even looked at. */
+static void test_prune_keep_all(void **state) {
+  (void)state;
+  pb_config_t c;
+  pb_config_defaults(&c);
+  pb_err_t err;
+  assert_int_equal(pb_config_set(&c, "run.dir", "/nonexistent/run", &err), 0);
+  assert_int_equal(pb_config_set(&c, "run.keep_last", "0", &err), 0);
+  assert_int_equal(pb_rundir_prune(&c, 100, NULL, &err), 0);
+  assert_int_equal(pb_rundir_prune(NULL, 100, NULL, &err), PB_EINVAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_paths),
+      cmocka_unit_test(test_versions),
+      cmocka_unit_test(test_protect_from),
+      cmocka_unit_test(test_learner_lock),
+      cmocka_unit_test(test_prune_keep_all),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
