@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "entry.h"
 #include "log.h"
 #include "msg.h"
 #include "nn.h"
@@ -48,23 +49,23 @@ static void usage(FILE *f) {
           "search.* settings. See docs/worker.md.\n");
 }
 
-#define MAX_SETS 256
-
 int main(int argc, char **argv) {
   if (pb_die_with_parent_or_say("probs-actor") != 0) return 1;
   static const struct option opts[] = {{"role", required_argument, 0, 'r'},
-                                       {"set", required_argument, 0, 's'},
                                        {"id", required_argument, 0, 'i'},
                                        {"log", required_argument, 0, 'l'},
-                                       {"keys", no_argument, 0, 'k'},
-                                       {"help", no_argument, 0, 'h'},
+                                       PB_ENTRY_OPTIONS,
                                        {0, 0, 0, 0}};
+  pb_entry_t e;
+  pb_entry_init(&e, "probs-actor", usage);
   const char *role_arg = NULL, *id = NULL, *log_path = NULL;
-  const char *sets[MAX_SETS];
-  int nsets = 0, c;
+  int c;
   pb_err_t err;
   pb_err_clear(&err);
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int rc = pb_entry_option(&e, c, optarg);
+    if (rc == PB_ENTRY_NEXT) continue;
+    if (rc >= 0) return rc;
     switch (c) {
       case 'r':
         role_arg = optarg;
@@ -75,25 +76,6 @@ int main(int argc, char **argv) {
       case 'l':
         log_path = optarg;
         break;
-      case 's':
-        if (nsets == MAX_SETS) {
-          fprintf(stderr, "probs-actor: more than %d --set options\n",
-                  MAX_SETS);
-          return 2;
-        }
-        if (strchr(optarg, '=') == NULL || optarg[0] == '=') {
-          fprintf(stderr, "probs-actor: --set '%s': expected KEY=VALUE\n",
-                  optarg);
-          return 2;
-        }
-        sets[nsets++] = optarg;
-        break;
-      case 'k':
-        pb_config_print_keys(stdout);
-        return 0;
-      case 'h':
-        usage(stdout);
-        return 0;
       default:
         usage(stderr);
         return 2;
@@ -122,7 +104,7 @@ int main(int argc, char **argv) {
   }
 
   pb_config_t cfg;
-  if (pb_config_setup(&cfg, cfg_path, sets, nsets, NULL, &err) != 0) {
+  if (pb_config_setup(&cfg, cfg_path, e.sets, e.nsets, NULL, &err) != 0) {
     fprintf(stderr, "probs-actor: %s: %s\n", cfg_path, err.msg);
     return 1;
   }
@@ -134,12 +116,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   /* No SA_RESTART: a signal should cut a blocking poll short. */
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  pb_entry_signals(on_signal);
 
   /* Process-wide libtorch settings, before any network exists: keeping
    * freed activation buffers makes large batches 2-4x faster. */

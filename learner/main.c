@@ -15,9 +15,11 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "entry.h"
 #include "learner.h"
 #include "log.h"
 #include "nn.h"
+#include "rundir.h"
 #include "supervise.h"
 #include "util.h"
 
@@ -31,7 +33,9 @@ static void usage(FILE *f) {
           "  history; history without a checkpoint is an error); with a\n"
           "  directory instead of CONFIG, the run's own config.yaml is used.\n"
           "  --restart as --resume, but history without a checkpoint is\n"
-          "  moved aside (*.before-restart-TIME) and the run starts over.\n");
+          "  moved aside (*.before-restart-TIME) and the run starts over.\n"
+          "  --set KEY=VALUE overrides a config key (repeatable); --keys lists\n"
+          "  every key with its default.\n");
 }
 
 static int is_dir(const char *p) {
@@ -45,24 +49,20 @@ int main(int argc, char **argv) {
       {"run-dir", required_argument, 0, 'd'},
       {"resume", no_argument, 0, 'r'},
       {"restart", no_argument, 0, 'R'},
-      {"set", required_argument, 0, 's'},
-      {"help", no_argument, 0, 'h'},
+      PB_ENTRY_OPTIONS,
       {0, 0, 0, 0}};
-  const char *run_dir = NULL, *sets[256];
-  int nsets = 0, resume = 0, c;
+  pb_entry_t e;
+  pb_entry_init(&e, "probs-learner", usage);
+  const char *run_dir = NULL;
+  int resume = 0, c;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int rc = pb_entry_option(&e, c, optarg);
+    if (rc == PB_ENTRY_NEXT) continue;
+    if (rc >= 0) return rc;
     switch (c) {
     case 'd': run_dir = optarg; break;
     case 'r': resume |= PB_LEARNER_RESUME; break;
     case 'R': resume |= PB_LEARNER_RESTART; break;
-    case 's':
-      if (nsets == 256) {
-        fprintf(stderr, "probs-learner: too many --set\n");
-        return 2;
-      }
-      sets[nsets++] = optarg;
-      break;
-    case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }
   }
@@ -74,24 +74,21 @@ int main(int argc, char **argv) {
   char cfg_path[4200];
   if (is_dir(arg)) {
     /* probs-learner --resume RUN_DIR */
-    snprintf(cfg_path, sizeof cfg_path, "%s/config.yaml", arg);
+    snprintf(cfg_path, sizeof cfg_path, "%s/" PB_RUNDIR_CONFIG, arg);
     if (run_dir == NULL) run_dir = arg;
   } else {
     snprintf(cfg_path, sizeof cfg_path, "%s", arg);
   }
+  pb_config_t cfg;
+  if (pb_entry_config(&e, &cfg, cfg_path, run_dir) != 0) return 2;
   pb_err_t err;
   pb_err_clear(&err);
-  pb_config_t cfg;
-  if (pb_config_setup(&cfg, cfg_path, sets, nsets, run_dir, &err) != 0) {
-    fprintf(stderr, "probs-learner: %s\n", err.msg);
-    return 2;
-  }
   if (pb_mkdir_p(cfg.run.dir, &err) != 0) {
     fprintf(stderr, "probs-learner: %s\n", err.msg);
     return 1;
   }
   char log_path[4200];
-  snprintf(log_path, sizeof log_path, "%s/learner.log", cfg.run.dir);
+  pb_rundir_path(cfg.run.dir, PB_RUNDIR_LOG, log_path, sizeof log_path);
   pb_log_t *log =
       pb_log_new("learner", log_path, pb_log_level_parse(cfg.log.level), &err);
   if (log == NULL) {
