@@ -81,7 +81,8 @@ static int ab_end_value(float r, int depth) {
 }
 
 /* Marks the legal actions in ok[0..num_actions). */
-static void ab_mark(const ab_t *ab, const uint8_t *legal, int n, uint8_t *ok) {
+static void ab_mark(const ab_t *ab, const uint8_t *legal, int n,
+                    uint8_t *ok) {
   memset(ok, 0, (size_t)ab->base.g->num_actions);
   for (int i = 0; i < n; i++) ok[legal[i]] = 1;
 }

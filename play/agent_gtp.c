@@ -43,7 +43,8 @@ static int gtp_play(gtp_agent_t *ga, int a, pb_err_t *err) {
   char name[8], cmd[64];
   ga->g->action_name(a, name, sizeof name);
   if (strcmp(name, "pass") != 0) {
-    snprintf(cmd, sizeof cmd, "play %s %s", gtp_color(ga->g, &ga->cur), name);
+    snprintf(cmd, sizeof cmd, "play %s %s", gtp_color(ga->g, &ga->cur),
+             name);
     int rc = pb_gtp_cmd(ga->gtp, cmd, NULL, 0, err);
     if (rc < 0) {
       ga->synced = 0;
@@ -96,7 +97,8 @@ static int gtp_sync(gtp_agent_t *ga, const pb_state_t *s, pb_err_t *err) {
   int plies = g->ply(s);
   uint8_t path[256];
   long budget = GTP_FIND_BUDGET;
-  if (plies > (int)sizeof path || !gtp_find(g, &start, s, plies, path, &budget))
+  if (plies > (int)sizeof path ||
+      !gtp_find(g, &start, s, plies, path, &budget))
     return pb_err_set(err, PB_EUNSUPP,
                       "agent: gtp cannot find the moves that lead to this "
                       "position (ply %d) to show them to the engine",
@@ -110,8 +112,8 @@ static int gtp_sync(gtp_agent_t *ga, const pb_state_t *s, pb_err_t *err) {
   return 0;
 }
 
-static int gtp_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
-                   pb_err_t *err) {
+static int gtp_act(void *impl, const pb_state_t *s, const uint8_t *legal,
+                   int n, pb_err_t *err) {
   gtp_agent_t *ga = impl;
   const pb_game_t *g = ga->g;
   int rc = gtp_sync(ga, s, err);
@@ -170,7 +172,8 @@ pb_agent_t *pb__agent_gtp_new(const pb_game_t *g, const char *arg,
   }
   ga->g = g;
   ga->gtp = pb_gtp_new(arg, GTP_TIMEOUT_MS, err);
-  if (ga->gtp == NULL || pb_gtp_cmd(ga->gtp, "boardsize 8", NULL, 0, err) < 0 ||
+  if (ga->gtp == NULL ||
+      pb_gtp_cmd(ga->gtp, "boardsize 8", NULL, 0, err) < 0 ||
       pb_gtp_cmd(ga->gtp, "clear_board", NULL, 0, err) < 0) {
     gtp_agent_destroy(ga);
     return NULL;

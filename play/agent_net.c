@@ -94,16 +94,15 @@ static int net_q_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
   for (int i = 0; i < n; i++) {
     uint8_t legal[PB_MAX_ACTIONS];
     int nl = g->legal(&s[i], legal);
-    out[i] =
-        pb_agent_argmax_legal(&na->out[(size_t)i * na->qstride], legal, nl);
+    out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * na->qstride], legal, nl);
   }
   return 0;
 }
 
 /* MCTS with the policy+value network for n <= NET_CHUNK positions: the
  * most visited move (ties: the lowest). */
-static int net_mcts_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
-                          pb_err_t *err) {
+static int net_mcts_chunk(net_agent_t *na, const pb_state_t *s, int n,
+                          int *out, pb_err_t *err) {
   const pb_game_t *g = na->g;
   const int A = g->num_actions;
   pb_mcts_evalfn_t fn = pb_pveval_fn(na->pve);
@@ -163,8 +162,8 @@ static int net_v1_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
 }
 
 /* Beam search for n <= NET_CHUNK positions. */
-static int net_beam_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
-                          pb_err_t *err) {
+static int net_beam_chunk(net_agent_t *na, const pb_state_t *s, int n,
+                          int *out, pb_err_t *err) {
   const pb_game_t *g = na->g;
   pb_evalfn_t fn = pb_neteval_fn(na->ne);
   int rc = pb_beam_run(na->beam, s, n, &fn, na->out, err);
@@ -172,8 +171,7 @@ static int net_beam_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
   for (int i = 0; i < n; i++) {
     uint8_t legal[PB_MAX_ACTIONS];
     int nl = g->legal(&s[i], legal);
-    out[i] =
-        pb_agent_argmax_legal(&na->out[(size_t)i * g->num_actions], legal, nl);
+    out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * g->num_actions], legal, nl);
   }
   return 0;
 }
@@ -257,7 +255,8 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
   }
   const int az = pb_model_alphazero(l);
   if (az ? mode == NET_BEAM : mode == NET_MCTS) {
-    pb_err_set(err, PB_EMISMATCH, "agent %s: %s", name,
+    pb_err_set(err, PB_EMISMATCH,
+               "agent %s: %s", name,
                az ? "an alphazero checkpoint has no V and Q for beam search: "
                     "play it with mcts:PATH[,N=...]"
                   : "mcts plays alphazero checkpoints (a policy+value "
@@ -288,8 +287,8 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
   na->in = malloc(rows * in_size * sizeof *na->in);
   na->out = malloc(rows * (A + 1) * sizeof *na->out);
   if (mode == NET_V1) na->kids = malloc(rows * sizeof *na->kids);
-  int ok =
-      na->in != NULL && na->out != NULL && (mode != NET_V1 || na->kids != NULL);
+  int ok = na->in != NULL && na->out != NULL &&
+           (mode != NET_V1 || na->kids != NULL);
   if (ok && mode == NET_BEAM) {
     /* Trees for up to NET_CHUNK searches at once (pb_beam_new lowers the
      * count if they would not fit its memory bound). */
@@ -447,10 +446,8 @@ static int net_path_opts(const char *arg, const char *name, char *path,
     *comma = '\0';
   }
   if (path[0] == '\0')
-    return pb_err_set(err, PB_EINVAL,
-                      "agent %s: no checkpoint path before "
-                      "the settings",
-                      name);
+    return pb_err_set(err, PB_EINVAL, "agent %s: no checkpoint path before "
+                      "the settings", name);
   return 0;
 }
 
