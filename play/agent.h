@@ -64,8 +64,10 @@
  * nothing in our code (libtorch allocates inside a network's forward).
  *
  * Adding a kind: write a factory (pb_agent_factory_fn) that builds the
- * private state and returns pb_agent_wrap(...), and add one line to the
- * kinds table at the top of agent.c.
+ * private state and returns pb_agent_wrap(...), declare it in agent_impl.h,
+ * and add one line to the kinds table at the top of agent.c. The kinds
+ * live in agent_baselines.c, agent_alphabeta.c, agent_gtp.c and
+ * agent_net.c.
  *
  * A pb_agent_t is used by one thread at a time. */
 #ifndef PB_AGENT_H

@@ -1,0 +1,491 @@
+/* agent_net.c - the network agents of agent.h: a trained checkpoint
+ * playing greedily on Q (checkpoint:PATH, run:DIR@ITER), on V one ply deep
+ * (value:PATH), in beam search (beam:PATH) or in AlphaZero MCTS
+ * (mcts:PATH); and what reads them: pb_agent_networks,
+ * pb_agent_evaluations, pb_agent_argmax_legal.
+ *
+ * Workload: one batch-1 forward pass per move in matches, batches of
+ * NET_CHUNK positions through pb_agent_act_many. A network agent's input
+ * and output buffers are its own, made with it; libtorch allocates inside
+ * the forward pass, which we cannot avoid. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "agent_impl.h"
+#include "beam_search.h"
+#include "ckpt.h"
+#include "mcts.h"
+#include "model.h"
+#include "neteval.h"
+#include "nn.h"
+#include "pveval.h"
+#include "rundir.h"
+
+/* A trained checkpoint playing greedily on Q (checkpoint:, run:), on V one
+ * ply deep (value:), or through beam search with V and Q (beam:). */
+enum { NET_Q = 0, NET_V1 = 1, NET_BEAM = 2, NET_MCTS = 3 };
+enum { NET_CHUNK = 256 }; /* positions per batched call */
+
+typedef struct {
+  const pb_game_t *g;
+  int mode;          /* NET_* */
+  int E, M;          /* beam search settings (NET_BEAM) */
+  pb_model_t *model; /* owns the networks */
+  float *in, *out;   /* planes and outputs of up to NET_CHUNK * A rows */
+  pb_state_t *kids;  /* NET_V1: children of a chunk */
+  pb_beam_t *beam;   /* NET_BEAM: searches of a chunk */
+  pb_neteval_t *ne;  /* NET_BEAM: batched, cached V and Q */
+  int N;             /* NET_MCTS: simulations per move */
+  pb_mcts_t *mcts;   /* NET_MCTS: searches of a chunk */
+  pb_pveval_t *pve;  /* NET_MCTS: the policy+value network */
+  /* Where V and Q come from: a PROBS checkpoint's V (one column) and Q;
+   * an AlphaZero checkpoint's policy+value network for both (Q: the
+   * policy logits, columns 0..A-1; V: column A). */
+  pb_nn_t *vnet, *qnet;
+  int vstride, vcol, qstride;
+  uint64_t evals; /* positions through a network (Q, V1 modes) */
+  /* The thread that last set libtorch's thread count for this agent: with
+   * OpenMP the setting belongs to a thread, and agents are often made in
+   * one thread and used in another (pb_match_play). */
+  pthread_t owner;
+  int owner_set;
+} net_agent_t;
+
+static void net_destroy(void *impl) {
+  net_agent_t *na = impl;
+  if (na == NULL) return;
+  pb_beam_destroy(&na->beam);
+  pb_neteval_destroy(&na->ne);
+  pb_mcts_destroy(&na->mcts);
+  pb_pveval_destroy(&na->pve);
+  pb_model_destroy(&na->model);
+  free(na->in);
+  free(na->out);
+  free(na->kids);
+  free(na);
+}
+
+int pb_agent_argmax_legal(const float *v, const uint8_t *legal, int n) {
+  int best = legal[0];
+  float bv = isnan(v[best]) ? -INFINITY : v[best];
+  for (int i = 1; i < n; i++)
+    if (v[legal[i]] > bv) {
+      bv = v[legal[i]];
+      best = legal[i];
+    }
+  return best;
+}
+
+/* Greedy Q for n <= NET_CHUNK positions. */
+static int net_q_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
+                       pb_err_t *err) {
+  const pb_game_t *g = na->g;
+  const size_t in_size = (size_t)g->planes * g->height * g->width;
+  for (int i = 0; i < n; i++) g->encode(&s[i], &na->in[i * in_size]);
+  int rc = pb_nn_forward(na->qnet, na->in, n, na->out, err);
+  if (rc < 0) return rc;
+  na->evals += (uint64_t)n;
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&s[i], legal);
+    out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * na->qstride], legal, nl);
+  }
+  return 0;
+}
+
+/* MCTS with the policy+value network for n <= NET_CHUNK positions: the
+ * most visited move (ties: the lowest). */
+static int net_mcts_chunk(net_agent_t *na, const pb_state_t *s, int n,
+                          int *out, pb_err_t *err) {
+  const pb_game_t *g = na->g;
+  const int A = g->num_actions;
+  pb_mcts_evalfn_t fn = pb_pveval_fn(na->pve);
+  int rc = pb_mcts_run(na->mcts, s, n, &fn, NULL, na->out, NULL, err);
+  if (rc < 0) return rc;
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&s[i], legal);
+    out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * A], legal, nl);
+  }
+  return 0;
+}
+
+/* V one ply deep for n <= NET_CHUNK positions: one V call for every
+ * child that does not end the game. */
+static int net_v1_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
+                        pb_err_t *err) {
+  const pb_game_t *g = na->g;
+  const int A = g->num_actions;
+  const size_t in_size = (size_t)g->planes * g->height * g->width;
+  float val[NET_CHUNK * PB_MAX_ACTIONS];
+  int idx[NET_CHUNK * PB_MAX_ACTIONS]; /* child slot -> row to evaluate */
+  int nk = 0;
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&s[i], legal);
+    for (int a = 0; a < A; a++) val[i * A + a] = -INFINITY;
+    for (int k = 0; k < nl; k++) {
+      pb_state_t c = s[i];
+      int done = 0;
+      float r = g->step(&c, legal[k], &done);
+      int slot = i * A + legal[k];
+      idx[slot] = -1;
+      if (done) {
+        val[slot] = r;
+      } else {
+        na->kids[nk] = c;
+        idx[slot] = nk++;
+      }
+    }
+  }
+  for (int k = 0; k < nk; k++) g->encode(&na->kids[k], &na->in[k * in_size]);
+  int rc = pb_nn_forward(na->vnet, na->in, nk, na->out, err);
+  if (rc < 0) return rc;
+  na->evals += (uint64_t)nk;
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&s[i], legal);
+    for (int k = 0; k < nl; k++) {
+      int slot = i * A + legal[k];
+      if (idx[slot] >= 0)
+        val[slot] = -na->out[(size_t)idx[slot] * na->vstride + na->vcol];
+    }
+    out[i] = pb_agent_argmax_legal(&val[i * A], legal, nl);
+  }
+  return 0;
+}
+
+/* Beam search for n <= NET_CHUNK positions. */
+static int net_beam_chunk(net_agent_t *na, const pb_state_t *s, int n,
+                          int *out, pb_err_t *err) {
+  const pb_game_t *g = na->g;
+  pb_evalfn_t fn = pb_neteval_fn(na->ne);
+  int rc = pb_beam_run(na->beam, s, n, &fn, na->out, err);
+  if (rc < 0) return rc;
+  for (int i = 0; i < n; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&s[i], legal);
+    out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * g->num_actions], legal, nl);
+  }
+  return 0;
+}
+
+static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
+                         pb_err_t *err) {
+  net_agent_t *na = impl;
+  if (!na->owner_set || !pthread_equal(na->owner, pthread_self())) {
+    /* One intra-op thread: these forwards are small, and matches already
+     * run one agent per core. */
+    pb_nn_set_threads(1);
+    na->owner = pthread_self();
+    na->owner_set = 1;
+  }
+  for (int i = 0; i < n; i += NET_CHUNK) {
+    int m = n - i < NET_CHUNK ? n - i : NET_CHUNK;
+    int rc = na->mode == NET_Q    ? net_q_chunk(na, s + i, m, out + i, err)
+             : na->mode == NET_V1 ? net_v1_chunk(na, s + i, m, out + i, err)
+             : na->mode == NET_MCTS
+                 ? net_mcts_chunk(na, s + i, m, out + i, err)
+                 : net_beam_chunk(na, s + i, m, out + i, err);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
+static int net_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
+                   pb_err_t *err) {
+  (void)legal;
+  (void)n;
+  int a = 0;
+  int rc = net_act_batch(impl, s, 1, &a, err);
+  return rc < 0 ? rc : a;
+}
+
+/* Deterministic: reseeding changes nothing. */
+static const pb_agent_vtable_t net_vt = {net_act, NULL, net_destroy,
+                                         net_act_batch};
+
+uint64_t pb_agent_evaluations(const pb_agent_t *a) {
+  if (a == NULL || a->vt != &net_vt) return 0;
+  const net_agent_t *na = a->impl;
+  uint64_t n = na->evals;
+  if (na->ne != NULL) {
+    pb_neteval_stats_t st;
+    pb_neteval_stats(na->ne, &st);
+    n += st.v_computed + st.q_computed;
+  }
+  if (na->pve != NULL) n += pb_pveval_positions(na->pve);
+  return n;
+}
+
+pb_model_t *pb_agent_networks(const pb_agent_t *a, int *E, int *M) {
+  const net_agent_t *na =
+      a != NULL && a->vt == &net_vt ? (const net_agent_t *)a->impl : NULL;
+  if (E != NULL) *E = na != NULL && na->mode == NET_BEAM ? na->E : 0;
+  if (M != NULL) *M = na != NULL && na->mode == NET_BEAM ? na->M : 0;
+  return na != NULL ? na->model : NULL;
+}
+
+/* Opens the checkpoint at `path` as an agent named `name` playing in
+ * `mode` (E, M: beam settings; N: MCTS simulations). */
+static pb_agent_t *net_open(const pb_game_t *g, const char *path,
+                            const char *name, int mode, int E, int M, int N,
+                            pb_err_t *err) {
+  pb_err_t e;
+  pb_err_clear(&e);
+  pb_config_t ccfg;
+  pb_model_t *l = pb_model_open(path, "cpu", &ccfg, &e);
+  if (l == NULL) {
+    pb_err_set(err, e.code < 0 ? e.code : PB_EIO, "agent %s: %s", name, e.msg);
+    return NULL;
+  }
+  const pb_game_t *cg = pb_model_game(l);
+  if (cg != g) {
+    pb_err_set(err, PB_EMISMATCH,
+               "agent %s: the checkpoint plays %s, but this match is %s", name,
+               cg->name, g->name);
+    pb_model_destroy(&l);
+    return NULL;
+  }
+  const int az = pb_model_alphazero(l);
+  if (az ? mode == NET_BEAM : mode == NET_MCTS) {
+    pb_err_set(err, PB_EMISMATCH,
+               "agent %s: %s", name,
+               az ? "an alphazero checkpoint has no V and Q for beam search: "
+                    "play it with mcts:PATH[,N=...]"
+                  : "mcts plays alphazero checkpoints (a policy+value "
+                    "network); this one is probs: play it with beam:PATH");
+    pb_model_destroy(&l);
+    return NULL;
+  }
+  net_agent_t *na = calloc(1, sizeof *na);
+  if (na == NULL) {
+    pb_model_destroy(&l);
+    pb_err_set(err, PB_ENOMEM, "agent %s: out of memory", name);
+    return NULL;
+  }
+  na->g = g;
+  na->mode = mode;
+  na->E = E;
+  na->M = M;
+  na->N = N;
+  na->model = l;
+  const size_t A = (size_t)g->num_actions;
+  na->qnet = pb_model_q(l);
+  na->qstride = (int)A + (az ? 1 : 0);
+  na->vnet = az ? pb_model_q(l) : pb_model_v(l);
+  na->vstride = az ? (int)A + 1 : 1;
+  na->vcol = az ? (int)A : 0;
+  const size_t rows = NET_CHUNK * (mode == NET_V1 ? A : 1);
+  const size_t in_size = (size_t)g->planes * g->height * g->width;
+  na->in = malloc(rows * in_size * sizeof *na->in);
+  na->out = malloc(rows * (A + 1) * sizeof *na->out);
+  if (mode == NET_V1) na->kids = malloc(rows * sizeof *na->kids);
+  int ok = na->in != NULL && na->out != NULL &&
+           (mode != NET_V1 || na->kids != NULL);
+  if (ok && mode == NET_BEAM) {
+    /* Trees for up to NET_CHUNK searches at once (pb_beam_new lowers the
+     * count if they would not fit its memory bound). */
+    na->beam = pb_beam_new(g, E, M, NET_CHUNK, &e);
+    na->ne = na->beam ? pb_neteval_new(g, 512, 1u << 18, &e) : NULL;
+    if (na->ne == NULL) {
+      net_destroy(na);
+      pb_err_set(err, e.code < 0 ? e.code : PB_ENOMEM, "agent %s: %s", name,
+                 e.msg);
+      return NULL;
+    }
+    pb_neteval_bind(na->ne, pb_model_v(l), pb_model_q(l));
+  }
+  if (ok && mode == NET_MCTS) {
+    /* The run's c_puct; no noise at play time. */
+    pb_mcts_opts_t mo = {N, ccfg.mcts.c_puct, 0.0, 0.0, NET_CHUNK};
+    na->mcts = pb_mcts_new(g, &mo, &e);
+    na->pve = na->mcts ? pb_pveval_new(g, NET_CHUNK, &e) : NULL;
+    if (na->pve == NULL || pb_pveval_bind(na->pve, pb_model_q(l), &e) != 0) {
+      net_destroy(na);
+      pb_err_set(err, e.code < 0 ? e.code : PB_ENOMEM, "agent %s: %s", name,
+                 e.msg);
+      return NULL;
+    }
+  }
+  if (!ok) {
+    net_destroy(na);
+    pb_err_set(err, PB_ENOMEM, "agent %s: out of memory", name);
+    return NULL;
+  }
+  return pb_agent_wrap(g, &net_vt, na, name, err);
+}
+
+/* The agent's name: "kind:arg", truncated for messages only if absurdly
+ * long (the path itself is used untruncated). */
+static void net_name(char *buf, size_t n, const char *kind, const char *arg) {
+  snprintf(buf, n, "%s:%s", kind, arg);
+}
+
+pb_agent_t *pb__agent_checkpoint_new(const pb_game_t *g, const char *arg,
+                                     uint64_t seed, pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: checkpoint needs a file, checkpoint:PATH (e.g. "
+               "checkpoint:runs/x/checkpoints/ckpt-000010.pbck)");
+    return NULL;
+  }
+  char name[4200];
+  net_name(name, sizeof name, "checkpoint", arg);
+  return net_open(g, arg, name, NET_Q, 0, 0, 0, err);
+}
+
+pb_agent_t *pb__agent_run_new(const pb_game_t *g, const char *arg,
+                              uint64_t seed, pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: run needs a run directory, run:DIR@ITER or run:DIR "
+               "(its newest checkpoint)");
+    return NULL;
+  }
+  const char *at = strrchr(arg, '@');
+  size_t dlen = at ? (size_t)(at - arg) : strlen(arg);
+  char name[4200], dir[4096], path[4200];
+  net_name(name, sizeof name, "run", arg);
+  if (dlen == 0 || dlen >= sizeof dir) {
+    pb_err_set(err, PB_EINVAL,
+               "agent %s: bad run directory (empty or longer "
+               "than %zu bytes)",
+               name, sizeof dir - 1);
+    return NULL;
+  }
+  memcpy(dir, arg, dlen);
+  dir[dlen] = '\0';
+  if (at != NULL) {
+    const char *it = at + 1;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(it, &end, 10);
+    if (*it < '0' || *it > '9' || errno != 0 || *end != '\0' ||
+        v > 999999999999ULL) {
+      pb_err_set(err, PB_EINVAL,
+                 "agent %s: bad iteration \"%s\" (expected run:DIR@ITER, "
+                 "ITER a number of finished iterations, 0 = untrained)",
+                 name, it);
+      return NULL;
+    }
+    pb_rundir_ckpt_path(dir, v, path, sizeof path);
+  } else {
+    char cdir[4200];
+    snprintf(cdir, sizeof cdir, "%s/checkpoints", dir);
+    pb_err_t e;
+    pb_err_clear(&e);
+    int rc = pb_ckpt_find_latest(cdir, path, sizeof path, &e);
+    if (rc < 0) {
+      pb_err_set(err, rc, "agent %s: %s", name, e.msg);
+      return NULL;
+    }
+  }
+  return net_open(g, path, name, NET_Q, 0, 0, 0, err);
+}
+
+pb_agent_t *pb__agent_value_new(const pb_game_t *g, const char *arg,
+                                uint64_t seed, pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: value needs a checkpoint file, value:PATH");
+    return NULL;
+  }
+  char name[4200];
+  net_name(name, sizeof name, "value", arg);
+  return net_open(g, arg, name, NET_V1, 0, 0, 0, err);
+}
+
+/* One setting ",K=n" of a beam: or mcts: spec: letter K, an integer in
+ * lo..hi into *val (which holds its default). */
+typedef struct {
+  char key;
+  int lo, hi;
+  int *val;
+} net_opt_t;
+
+/* Splits arg into the checkpoint path (into path[0..size)) and the
+ * settings at its end, each at most once; they are taken from the end, so
+ * a path may itself hold commas. Returns 0 or PB_EINVAL naming the agent
+ * (path too long, a bad value, no path before the settings). */
+static int net_path_opts(const char *arg, const char *name, char *path,
+                         size_t size, net_opt_t *opts, int nopts,
+                         pb_err_t *err) {
+  if (strlen(arg) >= size)
+    return pb_err_set(err, PB_EINVAL, "agent %s: path too long", name);
+  strcpy(path, arg);
+  int seen[8] = {0};
+  for (;;) {
+    char *comma = strrchr(path, ',');
+    if (comma == NULL) break;
+    char *opt = comma + 1;
+    int k = 0;
+    while (k < nopts && !(opt[0] == opts[k].key && opt[1] == '=' && !seen[k]))
+      k++;
+    if (k == nopts) break;
+    seen[k] = 1;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(opt + 2, &end, 10);
+    if (errno != 0 || end == opt + 2 || *end != '\0' || v < opts[k].lo ||
+        v > opts[k].hi)
+      return pb_err_set(err, PB_EINVAL,
+                        "agent %s: bad %c=\"%s\" (expected an integer in "
+                        "%d..%d)",
+                        name, opt[0], opt + 2, opts[k].lo, opts[k].hi);
+    *opts[k].val = (int)v;
+    *comma = '\0';
+  }
+  if (path[0] == '\0')
+    return pb_err_set(err, PB_EINVAL, "agent %s: no checkpoint path before "
+                      "the settings", name);
+  return 0;
+}
+
+/* beam:PATH[,E=N][,M=N] */
+pb_agent_t *pb__agent_beam_new(const pb_game_t *g, const char *arg,
+                               uint64_t seed, pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: beam needs a checkpoint file, beam:PATH[,E=N][,M=N] "
+               "(e.g. beam:runs/x/checkpoints/ckpt-000100.pbck,E=200,M=8)");
+    return NULL;
+  }
+  char path[4096], name[4200];
+  net_name(name, sizeof name, "beam", arg);
+  int E = 30, M = 3;
+  net_opt_t opts[2] = {{'E', 1, 100000, &E}, {'M', 1, 99, &M}};
+  if (net_path_opts(arg, name, path, sizeof path, opts, 2, err) != 0)
+    return NULL;
+  return net_open(g, path, name, NET_BEAM, E, M, 0, err);
+}
+
+/* mcts:PATH[,N=n]: an AlphaZero checkpoint searching n simulations per
+ * move. */
+pb_agent_t *pb__agent_mcts_new(const pb_game_t *g, const char *arg,
+                               uint64_t seed, pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: mcts needs a checkpoint file, mcts:PATH[,N=n] (e.g. "
+               "mcts:runs/az/checkpoints/ckpt-000100.pbck,N=200)");
+    return NULL;
+  }
+  char path[4096], name[4200];
+  net_name(name, sizeof name, "mcts", arg);
+  int N = 100;
+  net_opt_t opt = {'N', 1, 100000, &N};
+  if (net_path_opts(arg, name, path, sizeof path, &opt, 1, err) != 0)
+    return NULL;
+  return net_open(g, path, name, NET_MCTS, 0, 0, N, err);
+}
