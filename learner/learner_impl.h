@@ -1,0 +1,254 @@
+/* learner_impl.h - private to learner/: the learner object and what the
+ * files of the learner share. Not part of learner.h's interface; nothing
+ * outside learner/ includes it.
+ *
+ *   learner.c  lifecycle (new, run, destroy) and the loop's turn (tick,
+ *              signals, shutdown)
+ *   phases.c   the phases of an iteration and the jobs on the thread pool
+ *   peers.c    the ZeroMQ sockets, drain, handle() and the message handlers
+ *   spot.c     the spot check of search results and the quarantine
+ *   status.c   /status, /metrics, the progress log, metrics.jsonl lines */
+#ifndef PB_LEARNER_IMPL_H
+#define PB_LEARNER_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "curve.h"
+#include "episodes.h"
+#include "http.h"
+#include "learn.h"
+#include "learner.h"
+#include "msg.h"
+#include "rng.h"
+#include "spotcheck.h"
+#include "util.h"
+#include "web.h"
+#include "workq.h"
+
+/* The phases of an iteration (learner.c's top comment). */
+enum { PH_SELFPLAY = 1, PH_TRAIN_V, PH_SEARCH, PH_TRAIN_Q, PH_DONE };
+
+/* The longest ZeroMQ routing id kept for a peer. */
+#define RID_MAX 256
+
+typedef struct {
+  int used;
+  uint8_t rid[RID_MAX];
+  size_t rid_len;
+  char sender[PB_MSG_ID_MAX + 1];
+  char host[PB_MSG_HOST_MAX + 1];
+  char key[PB_CURVE_Z85 + 1]; /* its CURVE public key, "" without CURVE */
+  char addr[64];              /* its IP address as ZeroMQ saw it */
+  int role;
+  double first_seen, last_seen;
+  uint64_t items, positions;
+  uint32_t serial;       /* tells a reused slot from the peer that left */
+  int quarantined;       /* its results disagreed with the spot check */
+  uint64_t spot_version; /* the iteration spot_tally counts for */
+  pb_spot_tally_t spot_tally;
+} peer_t;
+
+/* Who delivered a search item (by peer slot and serial). */
+typedef struct {
+  uint32_t slot, serial;
+} owner_t;
+
+/* Positions waiting for the spot check or being checked: the state, the
+ * targets its searcher claimed, and who claimed them. */
+typedef struct {
+  pb_state_t *states;
+  float *claimed; /* n * num_actions */
+  owner_t *who;
+  uint32_t *item;
+  size_t n, cap;
+} spotq_t;
+
+/* Senders and keys refused for the rest of the run. */
+#define BANNED_MAX 64
+
+/* A weights buffer as served to workers. */
+typedef struct {
+  uint8_t *buf;
+  size_t len;
+  uint64_t version;
+} wbuf_t;
+
+struct pb_learner {
+  pb_config_t cfg;
+  const pb_game_t *g;
+  pb_log_t *log;
+  int lock_fd; /* RUN_DIR/learner.lock, held while the learner lives */
+  pb_zap_t *zap; /* CURVE's ZAP handler, or NULL */
+  pb_metrics_t *metrics;
+  char run_id[PB_MSG_ID_MAX + 1];
+  char sender[PB_MSG_ID_MAX + 1];
+
+  uv_loop_t loop;
+  uv_poll_t zpoll;
+  uv_idle_t zidle;
+  uv_timer_t tick;
+  uv_signal_t sigint, sigterm;
+  pb_http_t *http;
+  pb_web_t *web; /* the page and its API (/, /api/...) */
+  int handles_open;
+  int loop_inited;
+
+  void *zctx, *router, *pub;
+  pb_msg_buf_t obuf;
+
+  pb_learn_t *learn;
+  pb_workq_t *wq;  /* search items */
+  pb_workq_t *spq; /* self-play items of iteration sp_iter */
+  uint64_t sp_iter; /* the iteration spq's episodes are for; 0 = none */
+  uint64_t staleness_max; /* of the episodes of the current iteration */
+  int phase;
+  int stopping; /* a signal asked us to stop */
+  int fatal;
+  pb_err_t fatal_err;
+  double done_at;
+
+  /* self-play of the current iteration */
+  pb_episodes_t *item_eps; /* one store per self-play item */
+  size_t n_sp_items, max_items;
+  pb_episodes_t eps;
+  /* search of the current iteration */
+  const pb_state_t *uniq;
+  size_t n_uniq, n_bs_items;
+  float *qt;
+  size_t qt_cap;
+
+  wbuf_t vw, qw;          /* served now */
+  wbuf_t vw_new, qw_new;  /* made by a job, swapped in on completion */
+
+  /* the running job */
+  uv_work_t job;
+  int job_kind; /* PH_TRAIN_V or PH_TRAIN_Q, 0 = none */
+  int job_rc;
+  pb_err_t job_err;
+  pb_learn_stats_t vst, qst;
+  double job_ckpt_s;
+
+  peer_t *peers;
+  int max_peers;
+  uint32_t peer_serial;
+
+  /* the spot check of search results (train/spotcheck.h) */
+  pb_spot_t *spot;
+  pb_rng_t spot_rng;
+  uint32_t *spot_idx; /* the positions drawn from one item */
+  spotq_t spot_wait, spot_run; /* arrived; in the running check job */
+  float *spot_mine;            /* the learner's targets for spot_run */
+  size_t spot_mine_cap;
+  uv_work_t spot_job;
+  int spot_running, spot_rc;
+  pb_err_t spot_err;
+  owner_t *item_owner; /* per search item of this iteration */
+  size_t item_owner_cap;
+  uint64_t spot_checked, spot_disagree, quarantined;
+  char banned[BANNED_MAX][PB_MSG_ID_MAX + 1]; /* sender ids and keys */
+  int n_banned;
+
+  /* timings of the current iteration */
+  double t_iter, t_phase, t_selfplay, t_search, t_train_v, t_train_q;
+  double t_start, last_progress;
+  size_t dropped_episodes;
+
+  /* counters */
+  uint64_t msgs_in, bytes_in, msgs_bad, msgs_mismatch, sends_failed;
+  uint64_t positions_in, results_dup, results_bad, leases_expired;
+  double last_v_loss, last_q_loss, last_iter_s;
+  int log_budget; /* warnings left in this second, against floods */
+  double log_budget_t;
+};
+
+/* The clock the learner reads (pb_now). */
+static inline double now(pb_learner_t *l) {
+  (void)l;
+  return pb_now();
+}
+
+/* ---- learner.c: lifecycle and the loop's turn ------------------------- */
+
+/* Records the first fatal error (logged) and stops the loop;
+ * pb_learner_run returns it. */
+void pb__set_fatal(pb_learner_t *l, const pb_err_t *err);
+
+/* Closes the loop's handles and the HTTP server, once; the loop then ends
+ * when the running jobs are done. */
+void pb__shutdown_loop(pb_learner_t *l);
+
+/* ---- phases.c: the phases of an iteration and the jobs ---------------- */
+
+/* The name of phase p ("selfplay", ..., "done"; "?" for others). */
+const char *pb__phase_name(int p);
+
+/* Whether the next iteration's self-play starts while this one trains
+ * (train.pipeline with train.max_staleness >= 1). */
+int pb__pipelined(const pb_learner_t *l);
+
+/* Starts the self-play phase of iteration version + 1 (its items may be
+ * out already when pipelined). */
+void pb__start_selfplay(pb_learner_t *l);
+
+/* All self-play items are in: gathers the episodes, opens the next
+ * iteration's items when pipelined, starts job TRAIN_V (TRAIN_Q in an
+ * AlphaZero run). */
+void pb__selfplay_done(pb_learner_t *l);
+
+/* Starts job TRAIN_Q when every search item is in and every spot check
+ * done; does nothing otherwise. */
+void pb__search_maybe_done(pb_learner_t *l);
+
+/* ---- peers.c: sockets, drain, message handlers ------------------------ */
+
+/* Makes the ROUTER and PUB sockets (CURVE when net.curve_dir is set) and
+ * binds them. 0, or a PB_E* code with err filled. */
+int pb__open_sockets(pb_learner_t *l, pb_err_t *err);
+
+/* The ROUTER's file descriptor is readable: drains it. */
+void pb__on_zpoll(uv_poll_t *h, int status, int events);
+
+/* Reads and handles the ROUTER's waiting messages (at most 512 a call). */
+void pb__drain(pb_learner_t *l);
+
+/* Workers seen within the heartbeat horizon, of role (0: any). */
+int pb__workers_alive(pb_learner_t *l, int role);
+
+/* Publishes the version, iteration and phase on the PUB socket. */
+void pb__announce(pb_learner_t *l);
+
+/* Sends p a Reject with code and msg. */
+void pb__reject(pb_learner_t *l, peer_t *p, int code, const char *msg);
+
+/* ---- spot.c: the spot check of search results ------------------------- */
+
+/* Queues a share of the accepted search item idx (positions first ..
+ * first + n, delivered by p) for the spot check. */
+void pb__spot_sample(pb_learner_t *l, const peer_t *p, size_t idx, size_t first,
+                     size_t n);
+
+/* Starts a check job on the waiting positions when none runs. */
+void pb__spot_kick(pb_learner_t *l);
+
+/* Frees a queue of positions to check. */
+void pb__spotq_free(spotq_t *q);
+
+/* Whether message m from p is refused (a quarantined peer, sender or
+ * key); answers it with a Reject where it asks for one. 1 when dropped. */
+int pb__refused(pb_learner_t *l, peer_t *p, const pb_msg_t *m);
+
+/* ---- status.c: /status, /metrics, progress, metrics.jsonl ------------- */
+
+/* Logs an iteration's summary and appends its line to metrics.jsonl. */
+void pb__write_iteration_metrics(pb_learner_t *l);
+
+/* Every 5 s of self-play or search: a line of progress in the log. */
+void pb__log_progress(pb_learner_t *l, double t);
+
+/* The HTTP handler: /status, /metrics, and the web page's paths. */
+void pb__on_http(void *ctx, const char *method, const char *path,
+                 pb_http_response_t *res);
+
+#endif

@@ -1,0 +1,564 @@
+/* peers.c - the learner's side of the wire (docs/protocol.md): the ROUTER
+ * and PUB sockets, drain() reading the ROUTER on the loop thread, handle()
+ * decoding each message strictly and dispatching it to its on_* handler
+ * (hello, work request, self-play result, search result, weights request,
+ * heartbeat, bye), the table of peers, and announcements on the PUB. Every
+ * message of every worker passes here, on the loop thread; what takes long
+ * runs as a job (phases.c, spot.c). A result that fails its checks is
+ * refused and its item re-queued. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "learner_impl.h"
+
+/* ---- small helpers -------------------------------------------------- */
+
+/* Warnings caused by peers are rate limited: a flood must not fill the
+ * disk. */
+static int may_warn(pb_learner_t *l) {
+  double t = now(l);
+  if (t - l->log_budget_t > 1.0) {
+    l->log_budget_t = t;
+    l->log_budget = 20;
+  }
+  return l->log_budget-- > 0;
+}
+
+static void rid_text(const uint8_t *rid, size_t n, char *out, size_t cap) {
+  size_t k = 0;
+  for (size_t i = 0; i < n && k + 3 < cap; i++)
+    k += (size_t)snprintf(out + k, cap - k, "%02x", rid[i]);
+  out[k < cap ? k : cap - 1] = '\0';
+}
+
+static peer_t *peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
+                         int create) {
+  int free_slot = -1, oldest = -1;
+  for (int i = 0; i < l->max_peers; i++) {
+    peer_t *p = &l->peers[i];
+    if (!p->used) {
+      if (free_slot < 0) free_slot = i;
+      continue;
+    }
+    if (p->rid_len == n && !memcmp(p->rid, rid, n)) return p;
+    if (oldest < 0 || p->last_seen < l->peers[oldest].last_seen) oldest = i;
+  }
+  if (!create) return NULL;
+  int k = free_slot >= 0 ? free_slot : oldest; /* full: forget the stalest */
+  peer_t *p = &l->peers[k];
+  memset(p, 0, sizeof *p);
+  p->used = 1;
+  p->serial = ++l->peer_serial;
+  memcpy(p->rid, rid, n);
+  p->rid_len = n;
+  p->first_seen = p->last_seen = now(l);
+  return p;
+}
+
+int pb__workers_alive(pb_learner_t *l, int role) {
+  double t = now(l), horizon = 3.0 * l->cfg.net.heartbeat_ms / 1000.0;
+  if (horizon < 5.0) horizon = 5.0;
+  int n = 0;
+  for (int i = 0; i < l->max_peers; i++) {
+    peer_t *p = &l->peers[i];
+    if (p->used && t - p->last_seen < horizon && (role == 0 || p->role == role))
+      n++;
+  }
+  return n;
+}
+
+static void send_msg(pb_learner_t *l, const peer_t *p, pb_msg_t *m) {
+  pb_err_t err;
+  if (pb_msg_encode_buf(m, &l->obuf, &err) != 0) {
+    pb_log_error(l->log, "cannot encode %s: %s", pb_msg_type_name(m->type),
+                 err.msg);
+    return;
+  }
+  if (zmq_send(l->router, p->rid, p->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+      zmq_send(l->router, l->obuf.data, l->obuf.len, ZMQ_DONTWAIT) < 0) {
+    l->sends_failed++;
+    if (may_warn(l))
+      pb_log_warn(l->log, "cannot send %s to %s: %s", pb_msg_type_name(m->type),
+                  p->sender[0] ? p->sender : "peer", zmq_strerror(errno));
+  }
+}
+
+static void init_msg(pb_learner_t *l, pb_msg_t *m, int type) {
+  pb_msg_init(m, type, l->run_id, l->g->id, l->sender);
+}
+
+static int announce_phase(int p) {
+  switch (p) {
+  case PH_SELFPLAY: return PB_PHASE_SELFPLAY;
+  case PH_TRAIN_V: return PB_PHASE_TRAIN_V;
+  case PH_SEARCH: return PB_PHASE_SEARCH;
+  case PH_TRAIN_Q: return PB_PHASE_TRAIN_Q;
+  }
+  return PB_PHASE_STOPPING;
+}
+
+void pb__announce(pb_learner_t *l) {
+  pb_msg_t m;
+  pb_err_t err;
+  init_msg(l, &m, PB_MSG_ANNOUNCE);
+  m.announce.version = pb_learn_version(l->learn);
+  m.announce.iteration = (uint32_t)(pb_learn_version(l->learn) +
+                                    (l->phase == PH_DONE ? 0 : 1));
+  m.announce.phase = announce_phase(l->phase);
+  if (pb_msg_encode_buf(&m, &l->obuf, &err) == 0)
+    zmq_send(l->pub, l->obuf.data, l->obuf.len, ZMQ_DONTWAIT);
+}
+
+/* ---- message handlers ------------------------------------------------- */
+
+static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
+  p->role = m->hello.role;
+  snprintf(p->sender, sizeof p->sender, "%s", m->header.sender_id);
+  snprintf(p->host, sizeof p->host, "%s", m->hello.hostname);
+  pb_log_info(l->log, "%s %s joined (host %s, pid %u, %u threads); %d workers",
+              pb_msg_role_name(p->role), p->sender, p->host, m->hello.pid,
+              m->hello.threads, pb__workers_alive(l, 0));
+  pb_msg_t r;
+  init_msg(l, &r, PB_MSG_HELLO_REPLY);
+  r.hello_reply.accepted = 1;
+  snprintf(r.hello_reply.message, sizeof r.hello_reply.message, "welcome to %s",
+           l->run_id);
+  r.hello_reply.version = pb_learn_version(l->learn);
+  r.hello_reply.expansions = (uint32_t)l->cfg.search.expansions;
+  r.hello_reply.max_depth = (uint32_t)l->cfg.search.max_depth;
+  r.hello_reply.max_turns = (uint32_t)l->cfg.train.max_turns;
+  r.hello_reply.eps = l->cfg.train.eps;
+  r.hello_reply.alpha = l->cfg.train.alpha;
+  r.hello_reply.temperature = l->cfg.train.selfplay_temperature;
+  r.hello_reply.seed = (uint64_t)l->cfg.seed;
+  if (pb_learn_alphazero(l->learn)) {
+    r.hello_reply.algorithm = PB_ALGO_ALPHAZERO;
+    r.hello_reply.simulations = (uint32_t)l->cfg.mcts.simulations;
+    r.hello_reply.c_puct = l->cfg.mcts.c_puct;
+    r.hello_reply.temp_moves = (uint32_t)l->cfg.mcts.temp_moves;
+  }
+  send_msg(l, p, &r);
+}
+
+static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
+  const pb_config_t *c = &l->cfg;
+  int role = m->work_request.role;
+  if (p->role == 0) p->role = role;
+  if (p->sender[0] == '\0')
+    snprintf(p->sender, sizeof p->sender, "%s", m->header.sender_id);
+  pb_msg_t r;
+  size_t idx;
+  uint64_t id;
+  const double lease = c->net.lease_ms / 1000.0;
+  const uint32_t who = (uint32_t)(p - l->peers);
+  if (role == PB_ROLE_ACTOR && !l->stopping && l->sp_iter != 0 &&
+      (l->phase == PH_SELFPLAY || pb__pipelined(l)) &&
+      pb_workq_lease(l->spq, now(l), lease, who, &idx, &id) == 0) {
+    size_t first = idx * (size_t)c->net.item_episodes;
+    size_t cnt = (size_t)c->train.episodes_per_iter - first;
+    if (cnt > (size_t)c->net.item_episodes) cnt = (size_t)c->net.item_episodes;
+    init_msg(l, &r, PB_MSG_WORK_ITEM);
+    r.work_item.item_id = id;
+    r.work_item.lease_ms = (uint32_t)c->net.lease_ms;
+    r.work_item.kind = PB_WORK_SELFPLAY;
+    /* The newest Q served (a job may be making the next one). */
+    r.work_item.q_version = l->qw.version;
+    r.work_item.episodes = (uint32_t)cnt;
+    r.work_item.seed = pb_learn_item_seed(c, l->sp_iter - 1, (uint64_t)first);
+    send_msg(l, p, &r);
+    pb_log_debug(l->log, "self-play item %zu (%zu episodes) -> %s", idx, cnt,
+                 p->sender);
+    return;
+  }
+  if (l->phase == PH_SEARCH && role == PB_ROLE_SEARCHER && !l->stopping &&
+      pb_workq_lease(l->wq, now(l), lease, who, &idx, &id) == 0) {
+    size_t first = idx * (size_t)c->net.item_states;
+    size_t cnt = l->n_uniq - first;
+    if (cnt > (size_t)c->net.item_states) cnt = (size_t)c->net.item_states;
+    init_msg(l, &r, PB_MSG_WORK_ITEM);
+    r.work_item.item_id = id;
+    r.work_item.lease_ms = (uint32_t)c->net.lease_ms;
+    r.work_item.kind = PB_WORK_SEARCH;
+    r.work_item.states = l->uniq + first;
+    r.work_item.n_states = (uint32_t)cnt;
+    r.work_item.v_version = l->vw.version;
+    r.work_item.q_version = l->qw.version;
+    r.work_item.expansions = (uint32_t)c->search.expansions;
+    r.work_item.max_depth = (uint32_t)c->search.max_depth;
+    send_msg(l, p, &r);
+    pb_log_debug(l->log, "search item %zu (%zu states) -> %s", idx, cnt,
+                 p->sender);
+    return;
+  }
+  init_msg(l, &r, PB_MSG_NO_WORK);
+  r.no_work.retry_ms = (uint32_t)c->net.heartbeat_ms;
+  send_msg(l, p, &r);
+}
+
+void pb__reject(pb_learner_t *l, peer_t *p, int code, const char *msg) {
+  pb_msg_t r;
+  init_msg(l, &r, PB_MSG_REJECT);
+  r.reject.code = code;
+  snprintf(r.reject.message, sizeof r.reject.message, "%s", msg);
+  send_msg(l, p, &r);
+}
+
+static void bad_result(pb_learner_t *l, pb_workq_t *q, peer_t *p, size_t idx,
+                       const char *why) {
+  l->results_bad++;
+  pb_workq_requeue(q, idx);
+  if (may_warn(l))
+    pb_log_warn(l->log, "result for item %zu from %s refused (%s); re-queued",
+                idx, p->sender, why);
+}
+
+/* The first result for a leased item of the current phase is taken (the
+ * item is then done, *idx set); anything else is a duplicate or stale
+ * result and is dropped. */
+static int take_result(pb_learner_t *l, const peer_t *p, int phase,
+                       uint64_t item_id, size_t *idx) {
+  int st = phase == PH_SELFPLAY
+               ? (l->sp_iter != 0 ? pb_workq_complete(l->spq, item_id, idx)
+                                  : PB_WORKQ_UNKNOWN)
+           : l->phase == phase ? pb_workq_complete(l->wq, item_id, idx)
+                               : PB_WORKQ_UNKNOWN;
+  if (st == PB_WORKQ_ACCEPTED) return 1;
+  l->results_dup++;
+  pb_log_debug(l->log, "dropped %s %s result from %s",
+               st == PB_WORKQ_DUPLICATE ? "duplicate" : "stale",
+               pb__phase_name(phase), p->sender);
+  return 0;
+}
+
+static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
+  const pb_msg_selfplay_result_t *r = &m->selfplay_result;
+  size_t idx;
+  if (!take_result(l, p, PH_SELFPLAY, r->item_id, &idx)) return;
+  const pb_config_t *c = &l->cfg;
+  size_t first = idx * (size_t)c->net.item_episodes;
+  size_t want = (size_t)c->train.episodes_per_iter - first;
+  if (want > (size_t)c->net.item_episodes) want = (size_t)c->net.item_episodes;
+  if (r->n_episodes != want) {
+    bad_result(l, l->spq, p, idx, "wrong number of episodes");
+    return;
+  }
+  pb_episodes_t *e = &l->item_eps[idx];
+  pb_episodes_clear(e);
+  size_t npos = 0;
+  for (uint32_t k = 0; k < r->n_episodes; k++) {
+    const pb_msg_episode_t *ep = &r->episodes[k];
+    pb_state_t s0;
+    l->g->reset(&s0);
+    /* Trained from version sp_iter - 1: the episode's Q may lag it by
+     * train.max_staleness when pipelined, not at all otherwise. */
+    const uint64_t base = l->sp_iter - 1;
+    const uint64_t bound =
+        pb__pipelined(l) ? (uint64_t)c->train.max_staleness : 0;
+    if (ep->q_version > base || base - ep->q_version > bound ||
+        memcmp(&ep->states[0], &s0, sizeof s0) != 0 ||
+        ep->n_states > (uint32_t)c->train.max_turns) {
+      pb_episodes_clear(e);
+      bad_result(l, l->spq, p, idx,
+                 "episode of a Q version too old or unknown, not from the "
+                 "start, or too long");
+      return;
+    }
+    const int az = pb_learn_alphazero(l->learn);
+    if ((ep->policy != NULL) != az) {
+      pb_episodes_clear(e);
+      bad_result(l, l->spq, p, idx,
+                 az ? "episode without the visit counts an alphazero run "
+                      "trains on"
+                    : "episode with visit counts, but this is a probs run");
+      return;
+    }
+    pb_err_t err;
+    if ((az ? pb_episodes_add_policy(e, ep->states, ep->n_states,
+                                     ep->final_reward, ep->q_version,
+                                     ep->policy, l->g->num_actions, &err)
+            : pb_episodes_add(e, ep->states, ep->n_states, ep->final_reward,
+                              ep->q_version, &err)) != 0) {
+      pb__set_fatal(l, &err);
+      return;
+    }
+    npos += ep->n_states;
+  }
+  l->positions_in += npos;
+  p->items++;
+  p->positions += npos;
+  if (l->phase == PH_SELFPLAY && pb_workq_finished(l->spq))
+    pb__selfplay_done(l);
+}
+
+static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
+  const pb_msg_search_result_t *r = &m->search_result;
+  size_t idx;
+  if (!take_result(l, p, PH_SEARCH, r->item_id, &idx)) return;
+  const int A = l->g->num_actions;
+  size_t first = idx * (size_t)l->cfg.net.item_states;
+  size_t want = l->n_uniq - first;
+  if (want > (size_t)l->cfg.net.item_states) want = (size_t)l->cfg.net.item_states;
+  if (r->n_states != want || r->n_actions != (uint32_t)A) {
+    bad_result(l, l->wq, p, idx, "wrong number of states or actions");
+    return;
+  }
+  for (size_t i = 0; i < want; i++) {
+    uint8_t acts[PB_MAX_ACTIONS], legal[PB_MAX_ACTIONS] = {0};
+    int na = l->g->legal(&l->uniq[first + i], acts);
+    for (int k = 0; k < na; k++) legal[acts[k]] = 1;
+    for (int a = 0; a < A; a++) {
+      float v = r->qvalues[i * A + a];
+      if ((!legal[a] && v != 0.0f) || !(v >= -1.0f && v <= 1.0f)) {
+        bad_result(l, l->wq, p, idx,
+                   "values outside [-1, 1] or on illegal actions");
+        return;
+      }
+    }
+  }
+  memcpy(l->qt + first * A, r->qvalues, want * A * sizeof(float));
+  l->positions_in += want;
+  p->items++;
+  p->positions += want;
+  l->item_owner[idx] = (owner_t){(uint32_t)(p - l->peers), p->serial};
+  pb__spot_sample(l, p, idx, first, want);
+  pb__spot_kick(l);
+  pb__search_maybe_done(l);
+}
+
+static void on_weights_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
+  const pb_msg_weights_request_t *w = &m->weights_request;
+  pb_msg_t r;
+  init_msg(l, &r, PB_MSG_WEIGHTS);
+  r.weights.version = w->version;
+  if ((w->which & PB_WHICH_V) && w->version == l->vw.version && l->vw.buf) {
+    r.weights.v_weights = l->vw.buf;
+    r.weights.v_len = l->vw.len;
+  }
+  if ((w->which & PB_WHICH_Q) && w->version == l->qw.version && l->qw.buf) {
+    r.weights.q_weights = l->qw.buf;
+    r.weights.q_len = l->qw.len;
+  }
+  int want_v = (w->which & PB_WHICH_V) != 0, want_q = (w->which & PB_WHICH_Q) != 0;
+  if ((want_v && r.weights.v_weights == NULL) ||
+      (want_q && r.weights.q_weights == NULL)) {
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "weights version %" PRIu64 " not served (V is %" PRIu64
+             ", Q is %" PRIu64 ")",
+             w->version, l->vw.version, l->qw.version);
+    pb__reject(l, p, PB_ENOTFOUND, msg);
+    return;
+  }
+  send_msg(l, p, &r);
+}
+
+static void on_heartbeat(pb_learner_t *l, const pb_msg_t *m) {
+  const double lease = l->cfg.net.lease_ms / 1000.0;
+  for (uint32_t i = 0; i < m->heartbeat.n_item_ids; i++)
+    if (pb_workq_renew(l->wq, m->heartbeat.item_ids[i], now(l), lease) != 0)
+      pb_workq_renew(l->spq, m->heartbeat.item_ids[i], now(l), lease);
+}
+
+static void on_bye(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
+  size_t k = pb_workq_release(l->wq, (uint32_t)(p - l->peers)) +
+             pb_workq_release(l->spq, (uint32_t)(p - l->peers));
+  pb_log_info(l->log, "%s %s left (%s)%s", pb_msg_role_name(p->role),
+              p->sender[0] ? p->sender : "worker", m->bye.reason,
+              k ? "; its items are re-queued" : "");
+  p->used = 0;
+}
+
+static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
+                   const char *key, const char *addr, const uint8_t *buf,
+                   size_t len) {
+  pb_msg_t m;
+  pb_err_t err;
+  pb_err_clear(&err);
+  pb_msg_expect_t ex = {l->run_id, l->g->id};
+  l->msgs_in++;
+  l->bytes_in += len;
+  int rc = pb_msg_decode(buf, len, &ex, &m, &err);
+  if (rc != 0) {
+    char who[2 * RID_MAX + 1];
+    rid_text(rid, rid_len, who, sizeof who);
+    if (rc == PB_EMISMATCH) l->msgs_mismatch++;
+    else l->msgs_bad++;
+    if (may_warn(l))
+      pb_log_warn(l->log, "dropped a message from peer %s (sender '%s'): %s",
+                  who, m.header.sender_id, err.msg);
+    if (rc == PB_EMISMATCH) {
+      peer_t *p = peer_find(l, rid, rid_len, 1);
+      pb__reject(l, p, PB_EMISMATCH, err.msg);
+    }
+    pb_msg_free(&m);
+    return;
+  }
+  peer_t *p = peer_find(l, rid, rid_len, 1);
+  p->last_seen = now(l);
+  if (key != NULL && p->key[0] == '\0')
+    snprintf(p->key, sizeof p->key, "%s", key);
+  if (addr != NULL && p->addr[0] == '\0')
+    snprintf(p->addr, sizeof p->addr, "%s", addr);
+  if (pb__refused(l, p, &m)) {
+    pb_msg_free(&m);
+    return;
+  }
+  switch (m.type) {
+  case PB_MSG_HELLO: on_hello(l, p, &m); break;
+  case PB_MSG_WORK_REQUEST: on_work_request(l, p, &m); break;
+  case PB_MSG_SELFPLAY_RESULT: on_selfplay_result(l, p, &m); break;
+  case PB_MSG_SEARCH_RESULT: on_search_result(l, p, &m); break;
+  case PB_MSG_WEIGHTS_REQUEST: on_weights_request(l, p, &m); break;
+  case PB_MSG_HEARTBEAT: on_heartbeat(l, &m); break;
+  case PB_MSG_BYE: on_bye(l, p, &m); break;
+  default:
+    l->msgs_bad++;
+    if (may_warn(l))
+      pb_log_warn(l->log, "unexpected %s from %s: dropped",
+                  pb_msg_type_name(m.type), m.header.sender_id);
+  }
+  pb_msg_free(&m);
+}
+
+/* ---- the ZeroMQ side of the loop -------------------------------------- */
+
+static void on_zidle(uv_idle_t *h);
+
+/* ZMQ_FD is edge-triggered: read until ZMQ_EVENTS says nothing is left.
+ * At most `budget` messages per call so the loop stays fair; if more
+ * remain, the idle handle calls again on the next turn. */
+void pb__drain(pb_learner_t *l) {
+  int budget = 512;
+  zmq_msg_t part[2];
+  zmq_msg_init(&part[0]);
+  zmq_msg_init(&part[1]);
+  while (budget-- > 0 && l->router != NULL) {
+    int ev = 0;
+    size_t evl = sizeof ev;
+    if (zmq_getsockopt(l->router, ZMQ_EVENTS, &ev, &evl) != 0 ||
+        !(ev & ZMQ_POLLIN))
+      break;
+    if (zmq_msg_recv(&part[0], l->router, ZMQ_DONTWAIT) < 0) break;
+    int more = zmq_msg_more(&part[0]);
+    int nparts = 1;
+    /* Expected: [routing id][payload]. Anything else is drained and dropped. */
+    if (more && zmq_msg_recv(&part[1], l->router, ZMQ_DONTWAIT) >= 0) {
+      nparts = 2;
+      more = zmq_msg_more(&part[1]);
+    }
+    if (more) {
+      zmq_msg_t extra;
+      zmq_msg_init(&extra);
+      while (zmq_msg_more(&extra) || more) {
+        if (zmq_msg_recv(&extra, l->router, ZMQ_DONTWAIT) < 0) break;
+        more = 0;
+      }
+      zmq_msg_close(&extra);
+      l->msgs_bad++;
+      if (may_warn(l)) pb_log_warn(l->log, "dropped a multi-part message");
+      continue;
+    }
+    /* With CURVE, the ZAP handler made the worker's key its User-Id. */
+    const char *key =
+        nparts == 2 && l->zap ? zmq_msg_gets(&part[1], "User-Id") : NULL;
+    const char *addr =
+        nparts == 2 ? zmq_msg_gets(&part[1], "Peer-Address") : NULL;
+    if (nparts == 2 && zmq_msg_size(&part[0]) <= RID_MAX)
+      handle(l, zmq_msg_data(&part[0]), zmq_msg_size(&part[0]), key, addr,
+             zmq_msg_data(&part[1]), zmq_msg_size(&part[1]));
+    else
+      l->msgs_bad++;
+    if (l->fatal) break;
+  }
+  int ev = 0;
+  size_t evl = sizeof ev;
+  int more = l->router && !l->fatal &&
+             zmq_getsockopt(l->router, ZMQ_EVENTS, &ev, &evl) == 0 &&
+             (ev & ZMQ_POLLIN);
+  if (more && !uv_is_active((uv_handle_t *)&l->zidle))
+    uv_idle_start(&l->zidle, on_zidle);
+  zmq_msg_close(&part[0]);
+  zmq_msg_close(&part[1]);
+}
+
+void pb__on_zpoll(uv_poll_t *h, int status, int events) {
+  (void)status;
+  (void)events;
+  pb__drain(h->data);
+}
+
+static void on_zidle(uv_idle_t *h) {
+  pb_learner_t *l = h->data;
+  uv_idle_stop(h);
+  pb__drain(l);
+}
+
+/* ---- the sockets ------------------------------------------------------ */
+
+/* From the ZAP thread: a refused peer is worth a warning. */
+static void zap_note(void *ctx, int accepted, const char *address,
+                     const char *key) {
+  pb_learner_t *l = ctx;
+  if (accepted)
+    pb_log_info(l->log, "CURVE: worker key %s from %s accepted", key, address);
+  else
+    pb_log_warn(l->log,
+                "CURVE: refused a peer from %s with key %s (not in "
+                "authorized_keys)",
+                address, key);
+}
+
+int pb__open_sockets(pb_learner_t *l, pb_err_t *err) {
+  const pb_config_t *cfg = &l->cfg;
+  pb_log_t *log = l->log;
+  char path[4200];
+  l->zctx = zmq_ctx_new();
+  l->router = zmq_socket(l->zctx, ZMQ_ROUTER);
+  l->pub = zmq_socket(l->zctx, ZMQ_PUB);
+  if (l->router == NULL || l->pub == NULL) {
+    pb_err_set(err, PB_EIO, "cannot create ZeroMQ sockets: %s",
+               zmq_strerror(errno));
+    goto fail;
+  }
+  int hwm = cfg->net.hwm, linger = 0, mandatory = 1;
+  /* Nothing larger than a worker's biggest honest message gets buffered. */
+  int64_t maxsize = (int64_t)pb_msg_max_worker_bytes(
+      l->g, cfg->net.item_episodes, cfg->train.max_turns, cfg->net.item_states);
+  zmq_setsockopt(l->router, ZMQ_SNDHWM, &hwm, sizeof hwm);
+  zmq_setsockopt(l->router, ZMQ_RCVHWM, &hwm, sizeof hwm);
+  zmq_setsockopt(l->router, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(l->router, ZMQ_MAXMSGSIZE, &maxsize, sizeof maxsize);
+  zmq_setsockopt(l->router, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory);
+  zmq_setsockopt(l->pub, ZMQ_SNDHWM, &hwm, sizeof hwm);
+  zmq_setsockopt(l->pub, ZMQ_LINGER, &linger, sizeof linger);
+  if (cfg->net.curve_dir[0] != '\0') {
+    /* CURVE: only the workers of authorized_keys get in. */
+    pb_curve_keys_t keys;
+    snprintf(path, sizeof path, "%s/learner.key", cfg->net.curve_dir);
+    if (pb_curve_load(path, 1, &keys, err) != 0) goto fail;
+    snprintf(path, sizeof path, "%s/authorized_keys", cfg->net.curve_dir);
+    if ((l->zap = pb_zap_start(l->zctx, path, zap_note, l, err)) == NULL ||
+        pb_curve_server(l->router, &keys, err) != 0 ||
+        pb_curve_server(l->pub, &keys, err) != 0)
+      goto fail;
+    pb_log_info(log, "CURVE on: learner key %s, %d authorized worker key(s)",
+                keys.pub, pb_zap_count(l->zap));
+    memset(&keys, 0, sizeof keys);
+  }
+  if (zmq_bind(l->router, cfg->net.work_endpoint) != 0) {
+    pb_err_set(err, PB_EIO, "cannot bind net.work_endpoint %s: %s",
+               cfg->net.work_endpoint, zmq_strerror(errno));
+    goto fail;
+  }
+  if (zmq_bind(l->pub, cfg->net.pub_endpoint) != 0) {
+    pb_err_set(err, PB_EIO, "cannot bind net.pub_endpoint %s: %s",
+               cfg->net.pub_endpoint, zmq_strerror(errno));
+    goto fail;
+  }
+  return 0;
+fail:
+  return err && err->code ? err->code : PB_EIO;
+}

@@ -1,0 +1,246 @@
+/* spot.c - the spot check of search results, and the quarantine it leads
+ * to. A share (net.spot_check) of the positions of each accepted search
+ * item waits in spot_wait; one job at a time on libuv's thread pool
+ * searches them again with the learner's own networks (train/spotcheck.h),
+ * beside the search phase, while the loop thread keeps serving. A searcher
+ * more than net.spot_check_max_disagree of whose checked answers differ by
+ * more than net.spot_check_tolerance is quarantined: its items of the
+ * iteration are re-queued and its sender id and CURVE key are refused for
+ * the rest of the learner's life. The search phase ends (phases.c) only
+ * when every check is done. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "learner_impl.h"
+
+/* ---- the spot check of search results --------------------------------- */
+
+void pb__spotq_free(spotq_t *q) {
+  free(q->states);
+  free(q->claimed);
+  free(q->who);
+  free(q->item);
+  memset(q, 0, sizeof *q);
+}
+
+static int spotq_push(spotq_t *q, int A, const pb_state_t *st,
+                      const float *claimed, owner_t who, uint32_t item) {
+  if (q->n == q->cap) {
+    size_t cap = q->cap ? 2 * q->cap : 256;
+    pb_state_t *s = realloc(q->states, cap * sizeof *s);
+    if (s) q->states = s;
+    float *c = realloc(q->claimed, cap * (size_t)A * sizeof *c);
+    if (c) q->claimed = c;
+    owner_t *w = realloc(q->who, cap * sizeof *w);
+    if (w) q->who = w;
+    uint32_t *it = realloc(q->item, cap * sizeof *it);
+    if (it) q->item = it;
+    if (!s || !c || !w || !it) return PB_ENOMEM;
+    q->cap = cap;
+  }
+  q->states[q->n] = *st;
+  memcpy(q->claimed + q->n * (size_t)A, claimed, (size_t)A * sizeof *claimed);
+  q->who[q->n] = who;
+  q->item[q->n] = item;
+  q->n++;
+  return 0;
+}
+
+static int same_owner(owner_t a, owner_t b) {
+  return a.slot == b.slot && a.serial == b.serial;
+}
+
+/* Draws the positions of an accepted item that the learner searches
+ * again. The draw is not reproducible from the run's seed (which workers
+ * know): a searcher cannot tell which of its answers will be checked. */
+void pb__spot_sample(pb_learner_t *l, const peer_t *p, size_t idx,
+                        size_t first, size_t n) {
+  if (l->spot == NULL) return;
+  const int A = l->g->num_actions;
+  owner_t who = {(uint32_t)(p - l->peers), p->serial};
+  size_t m = pb_spot_sample(&l->spot_rng, n, l->cfg.net.spot_check,
+                            l->spot_idx, (size_t)l->cfg.net.item_states);
+  for (size_t i = 0; i < m; i++) {
+    size_t k = first + l->spot_idx[i];
+    if (spotq_push(&l->spot_wait, A, &l->uniq[k], l->qt + k * A, who,
+                   (uint32_t)idx) != 0) {
+      pb_err_t err;
+      pb_err_set(&err, PB_ENOMEM, "learner: out of memory (spot check)");
+      pb__set_fatal(l, &err);
+      return;
+    }
+  }
+}
+
+static int is_banned(const pb_learner_t *l, const char *id) {
+  if (id == NULL || id[0] == '\0') return 0;
+  for (int i = 0; i < l->n_banned; i++)
+    if (!strcmp(l->banned[i], id)) return 1;
+  return 0;
+}
+
+static void ban(pb_learner_t *l, const char *id) {
+  if (id[0] == '\0' || is_banned(l, id)) return;
+  int k = l->n_banned < BANNED_MAX ? l->n_banned++ : BANNED_MAX - 1;
+  snprintf(l->banned[k], sizeof l->banned[k], "%s", id);
+}
+
+/* A searcher whose results disagree: everything it delivered in this
+ * iteration is re-queued, the checks of its results still waiting are
+ * dropped, and it (its sender id, and its CURVE key when there is one) is
+ * refused for the rest of the learner's life. */
+static void quarantine(pb_learner_t *l, peer_t *p) {
+  const uint32_t slot = (uint32_t)(p - l->peers);
+  const owner_t who = {slot, p->serial};
+  p->quarantined = 1;
+  l->quarantined++;
+  ban(l, p->sender);
+  ban(l, p->key);
+  size_t k = 0;
+  for (size_t i = 0; i < l->n_bs_items; i++)
+    if (same_owner(l->item_owner[i], who)) {
+      pb_workq_requeue(l->wq, i);
+      l->item_owner[i] = (owner_t){UINT32_MAX, 0};
+      k++;
+    }
+  if (p->used) k += pb_workq_release(l->wq, slot);
+  spotq_t *q = &l->spot_wait;
+  const int A = l->g->num_actions;
+  size_t n = 0;
+  for (size_t i = 0; i < q->n; i++) {
+    if (same_owner(q->who[i], who)) continue;
+    q->states[n] = q->states[i];
+    memmove(q->claimed + n * A, q->claimed + i * A, (size_t)A * sizeof(float));
+    q->who[n] = q->who[i];
+    q->item[n++] = q->item[i];
+  }
+  q->n = n;
+  const pb_spot_tally_t *t = &p->spot_tally;
+  char msg[PB_MSG_TEXT_MAX];
+  snprintf(msg, sizeof msg,
+           "quarantined: %" PRIu64 " of %" PRIu64 " search results the "
+           "learner searched again disagree with its own (largest "
+           "difference %.3g, tolerance %g)",
+           t->disagree, t->checked, (double)t->max_diff,
+           l->cfg.net.spot_check_tolerance);
+  pb_log_warn(l->log,
+              "searcher %s (address %s, host %s%s%s) %s; its %zu items of "
+              "this iteration are re-queued and it is refused from now on",
+              p->sender[0] ? p->sender : "?", p->addr[0] ? p->addr : "?",
+              p->host[0] ? p->host : "?", p->key[0] ? ", key " : "", p->key,
+              msg, k);
+  if (p->used) pb__reject(l, p, PB_EDENIED, msg);
+}
+
+/* On a pool thread: the networks are not trained while the search phase
+ * lasts, so the check job may use them. */
+static void spot_work(uv_work_t *req) {
+  pb_learner_t *l = req->data;
+  pb_err_clear(&l->spot_err);
+  pb_nn_set_threads(l->cfg.model.threads);
+  l->spot_rc = pb_spot_search(l->spot, pb_learn_v(l->learn),
+                              pb_learn_q(l->learn), l->spot_run.states,
+                              (int)l->spot_run.n, l->spot_mine, &l->spot_err);
+}
+
+static void spot_done(uv_work_t *req, int status) {
+  pb_learner_t *l = req->data;
+  spotq_t *q = &l->spot_run;
+  const size_t n = q->n;
+  l->spot_running = 0;
+  q->n = 0;
+  if (status != 0 || l->spot_rc != 0) {
+    if (status != 0)
+      pb_err_set(&l->spot_err, PB_EIO, "spot check cancelled: %s",
+                 uv_strerror(status));
+    pb__set_fatal(l, &l->spot_err);
+    return;
+  }
+  if (l->stopping || !l->handles_open || l->phase != PH_SEARCH) return;
+  const int A = l->g->num_actions;
+  const uint64_t ver = pb_learn_version(l->learn) + 1;
+  const double tol = l->cfg.net.spot_check_tolerance;
+  for (size_t i = 0; i < n; i++) {
+    float d = pb_spot_diff(l->g, &q->states[i], l->spot_mine + i * A,
+                           q->claimed + i * A);
+    owner_t w = q->who[i];
+    peer_t *p = &l->peers[w.slot];
+    l->spot_checked++;
+    if ((double)d > tol) l->spot_disagree++;
+    if (p->serial != w.serial) {
+      /* Its slot went to another peer: judge the item alone. */
+      if ((double)d > tol && same_owner(l->item_owner[q->item[i]], w)) {
+        pb_workq_requeue(l->wq, q->item[i]);
+        l->item_owner[q->item[i]] = (owner_t){UINT32_MAX, 0};
+      }
+      continue;
+    }
+    if (p->quarantined) continue;
+    if (p->spot_version != ver) {
+      p->spot_version = ver;
+      memset(&p->spot_tally, 0, sizeof p->spot_tally);
+    }
+    pb_spot_count(&p->spot_tally, d, tol);
+    if (pb_spot_failed(&p->spot_tally, l->cfg.net.spot_check_max_disagree))
+      quarantine(l, p);
+  }
+  pb__spot_kick(l);
+  pb__search_maybe_done(l);
+}
+
+void pb__spot_kick(pb_learner_t *l) {
+  if (l->spot == NULL || l->spot_running || l->spot_wait.n == 0 ||
+      l->phase != PH_SEARCH || l->stopping || !l->handles_open || l->fatal)
+    return;
+  spotq_t t = l->spot_run;
+  l->spot_run = l->spot_wait;
+  l->spot_wait = t;
+  l->spot_wait.n = 0;
+  size_t need = l->spot_run.n * (size_t)l->g->num_actions;
+  if (need > l->spot_mine_cap) {
+    free(l->spot_mine);
+    l->spot_mine = malloc(need * sizeof *l->spot_mine);
+    l->spot_mine_cap = l->spot_mine ? need : 0;
+  }
+  pb_err_t err;
+  int rc = l->spot_mine == NULL ? UV_ENOMEM : 0;
+  if (rc == 0) {
+    l->spot_running = 1;
+    l->spot_job.data = l;
+    rc = uv_queue_work(&l->loop, &l->spot_job, spot_work, spot_done);
+  }
+  if (rc != 0) {
+    l->spot_running = 0;
+    pb_err_set(&err, PB_EIO, "cannot start the spot check: %s",
+               uv_strerror(rc));
+    pb__set_fatal(l, &err);
+  }
+}
+
+/* A quarantined peer, or a new connection with the sender id or CURVE key
+ * of one, gets only refusals (rate limited: a refusal answers its requests
+ * and results, nothing else). Returns 1 when the message is dropped. */
+int pb__refused(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
+  if (!p->quarantined && !is_banned(l, m->header.sender_id) &&
+      !is_banned(l, p->key))
+    return 0;
+  if (!p->quarantined) {
+    p->quarantined = 1;
+    pb_log_warn(l->log, "refused %s from quarantined %s (address %s)%s%s",
+                pb_msg_type_name(m->type), m->header.sender_id,
+                p->addr[0] ? p->addr : "?", p->key[0] ? " with key " : "",
+                p->key);
+  }
+  l->msgs_bad++;
+  if (m->type == PB_MSG_HELLO || m->type == PB_MSG_WORK_REQUEST ||
+      m->type == PB_MSG_SEARCH_RESULT || m->type == PB_MSG_SELFPLAY_RESULT) {
+    if (m->type == PB_MSG_SEARCH_RESULT || m->type == PB_MSG_SELFPLAY_RESULT)
+      l->results_dup++;
+    pb__reject(l, p, PB_EDENIED,
+           "quarantined: this worker's search results disagreed with the "
+           "learner's spot check; see the learner's log");
+  }
+  return 1;
+}

@@ -1,0 +1,250 @@
+/* status.c - what the learner tells people: the summary of each
+ * iteration (a log line and a metrics.jsonl line), the progress log every
+ * 5 s of self-play or search, and the HTTP side: GET /status (JSON),
+ * GET /metrics (Prometheus text), everything else to web/web.h. All of it
+ * runs on the loop thread. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elotable.h"
+#include "json.h"
+#include "learner_impl.h"
+
+/* ---- metrics.jsonl and the progress log ------------------------------- */
+
+void pb__write_iteration_metrics(pb_learner_t *l) {
+  const uint64_t v = pb_learn_version(l->learn);
+  double total = now(l) - l->t_iter;
+  l->last_iter_s = total;
+  l->last_v_loss = l->vst.loss_mean;
+  l->last_q_loss = l->qst.loss_mean;
+  if (pb_learn_alphazero(l->learn))
+    pb_log_info(l->log,
+                "iteration %" PRIu64 " done: %zu episodes, %zu positions | "
+                "selfplay %.2fs, train %.2fs (loss %.4f: policy %.4f, value "
+                "%.4f), checkpoint %.2fs | total %.2fs | workers %d",
+                v, l->eps.n_eps, l->eps.n_states, l->t_selfplay,
+                l->qst.seconds, l->qst.loss_mean, l->qst.policy_loss_mean,
+                l->qst.value_loss_mean, l->job_ckpt_s, total,
+                pb__workers_alive(l, 0));
+  else
+  pb_log_info(l->log,
+              "iteration %" PRIu64 " done: %zu episodes, %zu positions, %zu "
+              "distinct | selfplay %.2fs, train V %.2fs (loss %.4f), search "
+              "%.2fs (%.0f states/s), train Q %.2fs (loss %.4f), checkpoint "
+              "%.2fs | total %.2fs | workers %d",
+              v, l->eps.n_eps, l->eps.n_states, l->n_uniq, l->t_selfplay,
+              l->vst.seconds, l->vst.loss_mean, l->t_search,
+              l->n_uniq / (l->t_search + 1e-9), l->qst.seconds,
+              l->qst.loss_mean, l->job_ckpt_s, total, pb__workers_alive(l, 0));
+  pb_json_t j;
+  pb_json_init(&j);
+  const float *targets = pb_learn_alphazero(l->learn) ? l->eps.policy : l->qt;
+  pb_learn_report_t rep = {.mode = "distributed", .version = v,
+                           .eps = &l->eps, .n_distinct = l->n_uniq,
+                           .qtargets = targets, .selfplay_s = l->t_selfplay,
+                           .search_s = l->t_search,
+                           .checkpoint_s = l->job_ckpt_s,
+                           .iteration_s = total, .v = &l->vst, .q = &l->qst};
+  pb_learn_report_json(l->learn, &rep, &j);
+  pb_json_kint(&j, "actors", pb__workers_alive(l, PB_ROLE_ACTOR));
+  pb_json_kint(&j, "searchers", pb__workers_alive(l, PB_ROLE_SEARCHER));
+  pb_json_kuint(&j, "leases_expired", l->leases_expired);
+  pb_json_kuint(&j, "results_duplicate", l->results_dup);
+  pb_json_kuint(&j, "messages_dropped", l->msgs_bad + l->msgs_mismatch);
+  pb_json_kbool(&j, "pipeline", pb__pipelined(l) != 0);
+  pb_json_kuint(&j, "staleness_max", l->staleness_max);
+  pb_json_kuint(&j, "spot_checked", l->spot_checked);
+  pb_json_kuint(&j, "spot_disagree", l->spot_disagree);
+  pb_json_kuint(&j, "searchers_quarantined", l->quarantined);
+  pb_json_obj_end(&j);
+  if (pb_json_cstr(&j)) pb_metrics_write(l->metrics, pb_json_cstr(&j));
+  pb_json_free(&j);
+}
+
+/* The queue of the phase the learner waits in. */
+static pb_workq_t *phase_queue(const pb_learner_t *l) {
+  return l->phase == PH_SELFPLAY ? l->spq : l->wq;
+}
+
+void pb__log_progress(pb_learner_t *l, double t) {
+  if (t - l->last_progress >= 5.0 &&
+      (l->phase == PH_SELFPLAY || l->phase == PH_SEARCH)) {
+    l->last_progress = t;
+    pb_workq_counts_t c;
+    pb_workq_counts(phase_queue(l), &c);
+    pb_log_info(l->log,
+                "iteration %" PRIu64 " %s: %zu/%zu items done, %zu leased; "
+                "%d actors, %d searchers",
+                pb_learn_version(l->learn) + 1, pb__phase_name(l->phase),
+                c.done, c.total, c.leased, pb__workers_alive(l, PB_ROLE_ACTOR),
+                pb__workers_alive(l, PB_ROLE_SEARCHER));
+  }
+}
+
+/* ---- HTTP: /status and /metrics --------------------------------------- */
+
+static long rss_kb(void) {
+  long pages = 0, rss = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &rss) != 2) rss = 0;
+    fclose(f);
+  }
+  return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static char *status_json(pb_learner_t *l) {
+  pb_workq_counts_t c;
+  pb_workq_counts(phase_queue(l), &c);
+  pb_json_t j;
+  pb_json_init(&j);
+  pb_json_obj_begin(&j);
+  pb_json_kstr(&j, "run", l->run_id);
+  pb_json_kstr(&j, "game", l->g->name);
+  pb_json_kuint(&j, "version", pb_learn_version(l->learn));
+  pb_json_kuint(&j, "iteration", pb_learn_version(l->learn) +
+                                     (l->phase == PH_DONE ? 0 : 1));
+  pb_json_kint(&j, "iterations", l->cfg.train.iterations);
+  pb_json_kstr(&j, "phase", pb__phase_name(l->phase));
+  pb_json_kbool(&j, "stopping", l->stopping != 0);
+  pb_json_key(&j, "workers");
+  pb_json_obj_begin(&j);
+  pb_json_kint(&j, "actors", pb__workers_alive(l, PB_ROLE_ACTOR));
+  pb_json_kint(&j, "searchers", pb__workers_alive(l, PB_ROLE_SEARCHER));
+  pb_json_kint(&j, "evaluators", pb__workers_alive(l, PB_ROLE_EVALUATOR));
+  pb_json_obj_end(&j);
+  pb_json_key(&j, "queue");
+  pb_json_obj_begin(&j);
+  pb_json_kuint(&j, "total", c.total);
+  pb_json_kuint(&j, "pending", c.pending);
+  pb_json_kuint(&j, "leased", c.leased);
+  pb_json_kuint(&j, "done", c.done);
+  pb_json_obj_end(&j);
+  pb_json_kuint(&j, "positions_ingested", l->positions_in);
+  pb_json_kuint(&j, "messages", l->msgs_in);
+  pb_json_kuint(&j, "messages_dropped", l->msgs_bad + l->msgs_mismatch);
+  pb_json_kuint(&j, "leases_expired", l->leases_expired);
+  pb_json_key(&j, "spot_check");
+  pb_json_obj_begin(&j);
+  pb_json_kdouble(&j, "share", l->cfg.net.spot_check);
+  pb_json_kuint(&j, "checked", l->spot_checked);
+  pb_json_kuint(&j, "disagree", l->spot_disagree);
+  pb_json_kuint(&j, "quarantined", l->quarantined);
+  pb_json_obj_end(&j);
+  pb_json_kdouble(&j, "uptime_s", now(l) - l->t_start);
+  pb_json_kint(&j, "rss_kb", rss_kb());
+  pb_json_kint(&j, "protocol_version", PB_PROTOCOL_VERSION);
+  /* Where the networks run: the learner's own, and what the workers'
+   * config asks for ("auto": each decides, cuda when it has one). */
+  pb_json_key(&j, "devices");
+  pb_json_obj_begin(&j);
+  pb_json_kstr(&j, "learner", pb_nn_device(pb_learn_q(l->learn)));
+  pb_json_kstr(&j, "actor", pb_config_device(&l->cfg, PB_DEVICE_ACTOR, NULL));
+  pb_json_kstr(&j, "searcher",
+               pb_config_device(&l->cfg, PB_DEVICE_SEARCHER, NULL));
+  pb_json_obj_end(&j);
+  if (l->web) pb_web_status(l->web, &j); /* elapsed, ETA, last iteration */
+  pb_json_obj_end(&j);
+  return pb_json_take(&j);
+}
+
+static char *metrics_text(pb_learner_t *l) {
+  pb_workq_counts_t c;
+  pb_workq_counts(phase_queue(l), &c);
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  if (f == NULL) return NULL;
+#define G(name, help, fmt, val)                                             \
+  fprintf(f, "# HELP probs_" name " " help "\n# TYPE probs_" name           \
+             " gauge\nprobs_" name " " fmt "\n", val)
+#define C(name, help, val)                                                  \
+  fprintf(f, "# HELP probs_" name " " help "\n# TYPE probs_" name           \
+             " counter\nprobs_" name " %" PRIu64 "\n", (uint64_t)(val))
+  G("version", "Model version (finished iterations).", "%" PRIu64,
+    pb_learn_version(l->learn));
+  G("phase", "Phase: 1 selfplay, 2 train_v, 3 search, 4 train_q, 5 done.",
+    "%d", l->phase);
+  fprintf(f, "# HELP probs_workers Workers seen recently, by role.\n"
+             "# TYPE probs_workers gauge\n"
+             "probs_workers{role=\"actor\"} %d\n"
+             "probs_workers{role=\"searcher\"} %d\n",
+          pb__workers_alive(l, PB_ROLE_ACTOR),
+          pb__workers_alive(l, PB_ROLE_SEARCHER));
+  fprintf(f, "# HELP probs_queue_items Work items of the current phase.\n"
+             "# TYPE probs_queue_items gauge\n"
+             "probs_queue_items{state=\"pending\"} %zu\n"
+             "probs_queue_items{state=\"leased\"} %zu\n"
+             "probs_queue_items{state=\"done\"} %zu\n",
+          c.pending, c.leased, c.done);
+  C("messages_received_total", "Messages received.", l->msgs_in);
+  C("bytes_received_total", "Bytes received.", l->bytes_in);
+  C("messages_dropped_total", "Messages refused by decoding.",
+    l->msgs_bad + l->msgs_mismatch);
+  C("positions_ingested_total", "Positions received in results.",
+    l->positions_in);
+  C("leases_expired_total", "Work leases that expired.", l->leases_expired);
+  C("results_duplicate_total", "Duplicate or stale results dropped.",
+    l->results_dup);
+  C("spot_checked_total", "Search results the learner searched again.",
+    l->spot_checked);
+  C("spot_disagree_total", "Of which outside net.spot_check_tolerance.",
+    l->spot_disagree);
+  C("searchers_quarantined_total", "Searchers quarantined by the spot check.",
+    l->quarantined);
+  G("v_loss", "Mean V loss of the last iteration.", "%.6g", l->last_v_loss);
+  G("q_loss", "Mean Q loss of the last iteration.", "%.6g", l->last_q_loss);
+  G("iteration_seconds", "Wall time of the last iteration.", "%.3f",
+    l->last_iter_s);
+  G("rss_bytes", "Resident memory.", "%ld", rss_kb() * 1024);
+  /* The evaluator's newest rating, read from its elo.csv in the run dir. */
+  pb_elotable_row_t er;
+  if (pb_elotable_latest(l->cfg.run.dir, l->cfg.eval.opponents, &er, NULL) == 0) {
+    G("eval_version", "Newest version the evaluator rated.", "%" PRIu64,
+      er.version);
+    if (isfinite(er.elo))
+      G("eval_elo", "Elo of the newest rated version.", "%.1f", er.elo);
+    const double acc[3] = {er.acc_q, er.acc_v, er.acc_beam};
+    static const char *const agent[3] = {"greedy_q", "v_one_ply", "beam"};
+    int any = 0;
+    for (int k = 0; k < 3; k++) {
+      if (!isfinite(acc[k])) continue;
+      if (!any++)
+        fprintf(f, "# HELP probs_eval_accuracy Share of optimal moves of the "
+                   "newest rated version on the solved test set.\n"
+                   "# TYPE probs_eval_accuracy gauge\n");
+      fprintf(f, "probs_eval_accuracy{agent=\"%s\"} %.4f\n", agent[k], acc[k]);
+    }
+  }
+#undef G
+#undef C
+  fclose(f);
+  return buf;
+}
+
+void pb__on_http(void *ctx, const char *method, const char *path,
+                 pb_http_response_t *res) {
+  pb_learner_t *l = ctx;
+  (void)method;
+  if (!strcmp(path, "/status")) {
+    res->status = 200;
+    res->content_type = "application/json";
+    res->body = status_json(l);
+  } else if (!strcmp(path, "/metrics")) {
+    res->status = 200;
+    res->content_type = "text/plain; version=0.0.4";
+    res->body = metrics_text(l);
+  } else if (pb_web_handle(l->web, path, pb_http_query(l->http), res)) {
+    return; /* the page, /api/history, /api/move (web/web.h) */
+  } else {
+    res->status = 404;
+    res->content_type = "text/plain";
+    res->body = strdup("not found: try /, /status or /metrics\n");
+  }
+  if (res->body) res->body_len = strlen(res->body);
+}
+
