@@ -60,232 +60,15 @@
 #include "curve.h"
 #include "game.h"
 #include "msg.h"
-#include "rng.h"
 
 #include "bench_util.h"
+#include "ingest_clients.h"
 
 extern char **environ;
 
-enum { POOL = 4096, MAX_CLIENTS = 1024, MAX_SAMPLES = 700 };
+enum { MAX_CLIENTS = 1024, MAX_SAMPLES = 700 };
 
 #define TARGET_POS_S 100000.0 /* the target, 64 clients, loopback */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s) {
-  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
-/* ---- the pool of games ------------------------------------------------ */
-
-typedef struct {
-  pb_state_t *states; /* all positions, game after game */
-  pb_msg_episode_t ep[POOL];
-} pool_t;
-
-static int pool_make(pool_t *p, uint64_t seed) {
-  const pb_game_t *g = &pb_game_connect4;
-  p->states = malloc((size_t)POOL * g->max_turns * sizeof *p->states);
-  if (p->states == NULL) return -1;
-  pb_rng_t rng;
-  pb_rng_seed(&rng, seed, 0);
-  size_t at = 0;
-  for (int k = 0; k < POOL; k++) {
-    pb_state_t s;
-    g->reset(&s);
-    uint32_t n = 0;
-    int done = 0;
-    float rew = 0;
-    pb_state_t *st = &p->states[at];
-    while (!done) {
-      st[n++] = s;
-      uint8_t acts[PB_MAX_ACTIONS];
-      int na = g->legal(&s, acts);
-      rew = g->step(&s, acts[pb_rng_below(&rng, (uint32_t)na)], &done);
-    }
-    p->ep[k] = (pb_msg_episode_t){st, n, (int)rew, 0, NULL};
-    at += n;
-  }
-  return 0;
-}
-
-/* ---- the clients -------------------------------------------------------- */
-
-typedef struct {
-  _Atomic uint64_t results, positions, bytes_out, msgs_out, msgs_in;
-  _Atomic uint64_t no_work, other, errors;
-} counters_t;
-
-/* What the main thread tells the clients: stop, and the offered load. */
-typedef struct {
-  atomic_int stop;
-  atomic_int gen;        /* bumped whenever rate changes */
-  _Atomic double rate;   /* positions/s per client; 0 = as fast as possible */
-} control_t;
-
-typedef struct {
-  int id;
-  void *zctx;
-  const char *endpoint;
-  const pool_t *pool;
-  control_t *ctl;
-  counters_t *cnt;
-  const pb_curve_keys_t *keys; /* -K: the worker's CURVE keys, else NULL */
-  const char *learner_key;     /* -K: the learner's public key */
-  int joined;
-  char why[256]; /* the first error, for the report */
-} client_t;
-
-/* Receives and decodes one message, waiting until the socket's receive
- * timeout. Returns 0, 1 on timeout, -1 on a decode error. */
-static int recv_msg(void *sock, const pb_msg_expect_t *ex, pb_msg_t *out,
-                    pb_err_t *err) {
-  zmq_msg_t z;
-  zmq_msg_init(&z);
-  if (zmq_msg_recv(&z, sock, 0) < 0) {
-    zmq_msg_close(&z);
-    return 1;
-  }
-  int rc = pb_msg_decode(zmq_msg_data(&z), zmq_msg_size(&z), ex, out, err);
-  zmq_msg_close(&z);
-  return rc == 0 ? 0 : -1;
-}
-
-static void *client_main(void *arg) {
-  client_t *c = arg;
-  counters_t *k = c->cnt;
-  pb_err_t err;
-  pb_msg_buf_t buf = {0};
-  pb_msg_episode_t *eps = NULL;
-  uint32_t eps_cap = 0;
-  char sender[32], run_id[PB_MSG_ID_MAX + 1] = "";
-  int game_id = 0;
-  snprintf(sender, sizeof sender, "bench-%d", c->id);
-  void *s = zmq_socket(c->zctx, ZMQ_DEALER);
-  int linger = 0, tmo = 500;
-  if (s == NULL || zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger) ||
-      zmq_setsockopt(s, ZMQ_RCVTIMEO, &tmo, sizeof tmo) ||
-      (c->keys != NULL &&
-       pb_curve_client(s, c->keys, c->learner_key, &err) != 0) ||
-      zmq_connect(s, c->endpoint)) {
-    snprintf(c->why, sizeof c->why, "socket: %.200s", zmq_strerror(zmq_errno()));
-    goto out;
-  }
-  /* Hello until answered. */
-  while (!atomic_load(&c->ctl->stop) && !c->joined) {
-    pb_msg_t m, r;
-    pb_msg_init(&m, PB_MSG_HELLO, "", 0, sender);
-    m.hello = (pb_msg_hello_t){PB_ROLE_ACTOR, 1, (uint32_t)getpid(), "bench"};
-    if (pb_msg_encode_buf(&m, &buf, &err) != 0 ||
-        zmq_send(s, buf.data, buf.len, 0) < 0) {
-      snprintf(c->why, sizeof c->why, "hello: %.200s", err.msg);
-      goto out;
-    }
-    int rc = recv_msg(s, NULL, &r, &err);
-    if (rc == 0 && r.type == PB_MSG_HELLO_REPLY && r.hello_reply.accepted) {
-      snprintf(run_id, sizeof run_id, "%s", r.header.run_id);
-      game_id = r.header.game_id;
-      c->joined = 1;
-    }
-    pb_msg_free(&r);
-  }
-  const pb_msg_expect_t ex = {run_id, game_id};
-  uint32_t next = (uint32_t)c->id * 97u; /* where this client reads the pool */
-  int need_request = 1, gen = -1;
-  double due = 0; /* paced mode: when the next result may go */
-  while (!atomic_load(&c->ctl->stop)) {
-    int g = atomic_load(&c->ctl->gen);
-    double rate = atomic_load(&c->ctl->rate);
-    if (g != gen) {
-      gen = g;
-      due = now_s();
-    }
-    if (rate > 0 && due > now_s()) {
-      sleep_s(due - now_s() < 0.05 ? due - now_s() : 0.05);
-      continue;
-    }
-    pb_msg_t m, r;
-    if (need_request) {
-      pb_msg_init(&m, PB_MSG_WORK_REQUEST, run_id, game_id, sender);
-      m.work_request = (pb_msg_work_request_t){PB_ROLE_ACTOR, 0};
-      if (pb_msg_encode_buf(&m, &buf, &err) != 0 ||
-          zmq_send(s, buf.data, buf.len, 0) < 0) {
-        atomic_fetch_add(&k->errors, 1);
-        continue;
-      }
-      atomic_fetch_add(&k->msgs_out, 1);
-      atomic_fetch_add(&k->bytes_out, buf.len);
-      need_request = 0;
-    }
-    int rc = recv_msg(s, &ex, &r, &err);
-    if (rc == 1) { /* nothing within the timeout: ask again */
-      need_request = 1;
-      continue;
-    }
-    need_request = 1;
-    if (rc < 0) {
-      atomic_fetch_add(&k->errors, 1);
-      if (c->why[0] == '\0')
-        snprintf(c->why, sizeof c->why, "decode: %.200s", err.msg);
-      continue;
-    }
-    atomic_fetch_add(&k->msgs_in, 1);
-    if (r.type == PB_MSG_NO_WORK) {
-      atomic_fetch_add(&k->no_work, 1);
-      pb_msg_free(&r);
-      sleep_s(0.01);
-      continue;
-    }
-    if (r.type != PB_MSG_WORK_ITEM || r.work_item.kind != PB_WORK_SELFPLAY) {
-      atomic_fetch_add(&k->other, 1);
-      pb_msg_free(&r);
-      continue;
-    }
-    uint32_t n = r.work_item.episodes;
-    if (n > eps_cap) {
-      pb_msg_episode_t *e = realloc(eps, n * sizeof *e);
-      if (e == NULL) {
-        pb_msg_free(&r);
-        snprintf(c->why, sizeof c->why, "out of memory");
-        goto out;
-      }
-      eps = e;
-      eps_cap = n;
-    }
-    uint64_t npos = 0;
-    for (uint32_t i = 0; i < n; i++) {
-      eps[i] = c->pool->ep[next++ % POOL];
-      eps[i].q_version = r.work_item.q_version;
-      npos += eps[i].n_states;
-    }
-    pb_msg_init(&m, PB_MSG_SELFPLAY_RESULT, run_id, game_id, sender);
-    m.selfplay_result = (pb_msg_selfplay_result_t){r.work_item.item_id, eps, n};
-    pb_msg_free(&r);
-    if (pb_msg_encode_buf(&m, &buf, &err) != 0 ||
-        zmq_send(s, buf.data, buf.len, 0) < 0) {
-      atomic_fetch_add(&k->errors, 1);
-      if (c->why[0] == '\0')
-        snprintf(c->why, sizeof c->why, "result: %.200s", err.msg);
-      continue;
-    }
-    atomic_fetch_add(&k->msgs_out, 1);
-    atomic_fetch_add(&k->bytes_out, buf.len);
-    atomic_fetch_add(&k->results, 1);
-    atomic_fetch_add(&k->positions, npos);
-    if (rate > 0) due += (double)npos / rate;
-  }
-out:
-  if (s) zmq_close(s);
-  pb_msg_buf_free(&buf);
-  free(eps);
-  return NULL;
-}
 
 /* ---- the learner: process, HTTP, /proc --------------------------------- */
 
@@ -471,27 +254,32 @@ static void usage(void) {
           MAX_CLIENTS);
 }
 
-int main(int argc, char **argv) {
-  int clients = 64, item_eps = 16, per_iter = 4000000, keep = 0, verbose = 0,
-      curve = 0, opt;
-  double secs = 10, paced_warmup = 2, flat_secs = 3, paced = TARGET_POS_S;
-  const char *config = "configs/connect4-smoke.yaml";
-  char learner[4096] = "";
+/* The command line. */
+typedef struct {
+  int clients, item_eps, per_iter, keep, verbose, curve;
+  double secs, paced_warmup, flat_secs, paced;
+  const char *config;
+  char learner[4096];
+} opts_t;
+
+/* Parses the options into *o; 0, or 2 after the usage. */
+static int parse_opts(int argc, char **argv, opts_t *o) {
+  int opt;
   while ((opt = getopt(argc, argv, "c:d:w:f:r:C:L:e:E:Kkvp")) != -1) {
     int bad = 0;
     switch (opt) {
-      case 'c': bad = parse_int(optarg, 1, MAX_CLIENTS, &clients); break;
-      case 'd': bad = parse_double(optarg, 1, 600, &secs); break;
-      case 'w': bad = parse_double(optarg, 0, 600, &paced_warmup); break;
-      case 'f': bad = parse_double(optarg, 1, 600, &flat_secs); break;
-      case 'r': bad = parse_double(optarg, 1, 1e9, &paced); break;
-      case 'E': bad = parse_int(optarg, 1, 10000000, &per_iter); break;
-      case 'C': config = optarg; break;
-      case 'L': snprintf(learner, sizeof learner, "%s", optarg); break;
-      case 'e': bad = parse_int(optarg, 1, PB_MSG_MAX_EPISODES, &item_eps); break;
-      case 'k': keep = 1; break;
-      case 'K': curve = 1; break;
-      case 'v': verbose = 1; break;
+      case 'c': bad = parse_int(optarg, 1, MAX_CLIENTS, &o->clients); break;
+      case 'd': bad = parse_double(optarg, 1, 600, &o->secs); break;
+      case 'w': bad = parse_double(optarg, 0, 600, &o->paced_warmup); break;
+      case 'f': bad = parse_double(optarg, 1, 600, &o->flat_secs); break;
+      case 'r': bad = parse_double(optarg, 1, 1e9, &o->paced); break;
+      case 'E': bad = parse_int(optarg, 1, 10000000, &o->per_iter); break;
+      case 'C': o->config = optarg; break;
+      case 'L': snprintf(o->learner, sizeof o->learner, "%s", optarg); break;
+      case 'e': bad = parse_int(optarg, 1, PB_MSG_MAX_EPISODES, &o->item_eps); break;
+      case 'k': o->keep = 1; break;
+      case 'K': o->curve = 1; break;
+      case 'v': o->verbose = 1; break;
       case 'p': parseable = 1; break;
       default: bad = 1;
     }
@@ -504,7 +292,13 @@ int main(int argc, char **argv) {
     usage();
     return 2;
   }
-  if (learner[0] == '\0') {
+  return 0;
+}
+
+/* o->learner, by default the probs-learner next to this program; checks
+ * that it and the config are there. 0, or 2 after saying why. */
+static int find_learner(opts_t *o) {
+  if (o->learner[0] == '\0') {
     char self[4000];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
@@ -514,21 +308,31 @@ int main(int argc, char **argv) {
     self[n] = '\0';
     char *slash = strrchr(self, '/');
     if (slash) *slash = '\0';
-    snprintf(learner, sizeof learner, "%s/probs-learner", self);
+    snprintf(o->learner, sizeof o->learner, "%s/probs-learner", self);
   }
-  if (access(learner, X_OK) != 0 || access(config, R_OK) != 0) {
-    fprintf(stderr, "bench_ingest: need %s (-L) and %s (-C)\n", learner, config);
+  if (access(o->learner, X_OK) != 0 || access(o->config, R_OK) != 0) {
+    fprintf(stderr, "bench_ingest: need %s (-L) and %s (-C)\n", o->learner,
+            o->config);
     return 2;
   }
-  signal(SIGPIPE, SIG_IGN);
+  return 0;
+}
 
-  static pool_t pool;
-  if (pool_make(&pool, 99) != 0) return 1;
-  size_t pool_pos = 0;
-  for (int k = 0; k < POOL; k++) pool_pos += pool.ep[k].n_states;
+/* The learner under test: its run directory, ports and process. */
+typedef struct {
+  char dir[sizeof "/tmp/probs-bench-ingest-XXXXXX"];
+  int ph;                       /* its HTTP port */
+  char work_ep[64];             /* its work endpoint */
+  char out[4200];               /* its stdout and stderr */
+  pb_curve_keys_t wkeys, lkeys; /* -K: the workers' and its own keys */
+  pid_t pid;
+} learner_t;
 
-  char dir[] = "/tmp/probs-bench-ingest-XXXXXX";
-  if (mkdtemp(dir) == NULL) {
+/* Makes the run directory, picks free ports, makes the CURVE keys (-K)
+ * and starts the learner. 0, or 1 after saying why. */
+static int start_learner(const opts_t *o, learner_t *lr) {
+  snprintf(lr->dir, sizeof lr->dir, "/tmp/probs-bench-ingest-XXXXXX");
+  if (mkdtemp(lr->dir) == NULL) {
     perror("bench_ingest: mkdtemp");
     return 1;
   }
@@ -539,33 +343,33 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_ingest: no free port\n");
     return 1;
   }
-  char set_work[96], set_pub[96], set_http[64], set_items[64], set_iter[64],
-      out[4200], work_ep[64];
-  snprintf(set_iter, sizeof set_iter, "train.episodes_per_iter=%d", per_iter);
-  snprintf(work_ep, sizeof work_ep, "tcp://127.0.0.1:%d", pw);
-  snprintf(set_work, sizeof set_work, "net.work_endpoint=%s", work_ep);
+  lr->ph = ph;
+  char set_work[96], set_pub[96], set_http[64], set_items[64], set_iter[64];
+  snprintf(set_iter, sizeof set_iter, "train.episodes_per_iter=%d",
+           o->per_iter);
+  snprintf(lr->work_ep, sizeof lr->work_ep, "tcp://127.0.0.1:%d", pw);
+  snprintf(set_work, sizeof set_work, "net.work_endpoint=%s", lr->work_ep);
   snprintf(set_pub, sizeof set_pub, "net.pub_endpoint=tcp://127.0.0.1:%d", pp);
   snprintf(set_http, sizeof set_http, "net.http_port=%d", ph);
-  snprintf(set_items, sizeof set_items, "net.item_episodes=%d", item_eps);
-  snprintf(out, sizeof out, "%s/learner.out", dir);
+  snprintf(set_items, sizeof set_items, "net.item_episodes=%d", o->item_eps);
+  snprintf(lr->out, sizeof lr->out, "%s/learner.out", lr->dir);
   /* -K: the run with CURVE keys (learner and clients). */
-  static pb_curve_keys_t wkeys, lkeys;
   char set_curve[4300] = "net.curve_dir=", keydir[4200];
-  if (curve) {
+  if (o->curve) {
     pb_err_t kerr;
     char kp[4300];
-    snprintf(keydir, sizeof keydir, "%s/keys", dir);
+    snprintf(keydir, sizeof keydir, "%s/keys", lr->dir);
     snprintf(kp, sizeof kp, "%s/worker.key", keydir);
     if (pb_curve_make_dir(keydir, &kerr) != 0 ||
-        pb_curve_load(kp, 1, &wkeys, &kerr) != 0 ||
+        pb_curve_load(kp, 1, &lr->wkeys, &kerr) != 0 ||
         (snprintf(kp, sizeof kp, "%s/learner.pub", keydir),
-         pb_curve_load(kp, 0, &lkeys, &kerr) != 0)) {
+         pb_curve_load(kp, 0, &lr->lkeys, &kerr) != 0)) {
       fprintf(stderr, "bench_ingest: -K: %s\n", kerr.msg);
       return 1;
     }
     snprintf(set_curve, sizeof set_curve, "net.curve_dir=%s", keydir);
   }
-  char *largv[] = {learner, (char *)config, "--run-dir", dir,
+  char *largv[] = {(char *)o->learner, (char *)o->config, "--run-dir", lr->dir,
                    "--set", set_iter,
                    "--set", set_items, "--set", set_work,
                    "--set", set_pub, "--set", set_http,
@@ -573,128 +377,159 @@ int main(int argc, char **argv) {
                    "--set", "log.level=warn", "--set", set_curve, NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
+  posix_spawn_file_actions_addopen(&fa, 1, lr->out,
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid;
-  int src = posix_spawn(&pid, learner, &fa, NULL, largv, environ);
+  int src = posix_spawn(&lr->pid, o->learner, &fa, NULL, largv, environ);
   posix_spawn_file_actions_destroy(&fa);
   if (src != 0) {
-    fprintf(stderr, "bench_ingest: cannot start %s: %s\n", learner,
+    fprintf(stderr, "bench_ingest: cannot start %s: %s\n", o->learner,
             strerror(src));
     return 1;
   }
-  int rc = 1;
-  /* Wait until the learner serves /status in its self-play phase. */
+  return 0;
+}
+
+/* Waits until the learner serves /status in its self-play phase; *startup
+ * gets how long that took. Returns 0; 1 if the learner exited; 2 if it
+ * did not get there within 120 s. */
+static int wait_ready(const learner_t *lr, double *startup) {
   double t_start = now_s();
   char buf[1 << 14];
   for (;;) {
     int st;
-    if (waitpid(pid, &st, WNOHANG) == pid) {
-      fprintf(stderr, "bench_ingest: the learner exited; see %s\n", out);
-      keep = 1;
-      goto done_nolearner;
+    if (waitpid(lr->pid, &st, WNOHANG) == lr->pid) {
+      fprintf(stderr, "bench_ingest: the learner exited; see %s\n", lr->out);
+      return 1;
     }
-    if (http_get(ph, "/status", buf, sizeof buf) > 0 &&
+    if (http_get(lr->ph, "/status", buf, sizeof buf) > 0 &&
         strstr(buf, "\"phase\":\"selfplay\""))
       break;
     if (now_s() - t_start > 120) {
-      fprintf(stderr, "bench_ingest: the learner did not start; see %s\n", out);
-      keep = 1;
-      goto done;
+      fprintf(stderr, "bench_ingest: the learner did not start; see %s\n",
+              lr->out);
+      return 2;
     }
     sleep_s(0.1);
   }
-  double startup = now_s() - t_start;
-  long rss_idle = proc_rss_kb(pid);
+  *startup = now_s() - t_start;
+  return 0;
+}
 
+/* The clients and the two windows measured with them. */
+typedef struct {
+  client_t cl[MAX_CLIENTS];
+  pthread_t th[MAX_CLIENTS];
+  counters_t cnt;
+  control_t ctl;
+  int started, joined;
+  window_t wp, wf; /* paced, flat out */
+} bench_t;
+
+/* Starts the clients, measures the paced window and then the flat-out
+ * one, stops the clients and prints the first client error. Returns 0,
+ * or -1 when the learner could not be sampled. */
+static int run_clients(const opts_t *o, learner_t *lr, const pool_t *pool,
+                       bench_t *b) {
   void *zctx = zmq_ctx_new();
-  static client_t cl[MAX_CLIENTS];
-  static pthread_t th[MAX_CLIENTS];
-  static counters_t cnt;
-  static control_t ctl;
-  atomic_store(&ctl.rate, paced / clients);
-  int started = 0;
-  for (int i = 0; i < clients; i++) {
-    cl[i] = (client_t){.id = i, .zctx = zctx, .endpoint = work_ep,
-                       .pool = &pool, .ctl = &ctl, .cnt = &cnt,
-                       .keys = curve ? &wkeys : NULL,
-                       .learner_key = lkeys.pub};
-    if (pthread_create(&th[i], NULL, client_main, &cl[i]) != 0) break;
-    started++;
+  atomic_store(&b->ctl.rate, o->paced / o->clients);
+  b->started = 0;
+  for (int i = 0; i < o->clients; i++) {
+    b->cl[i] = (client_t){.id = i, .zctx = zctx, .endpoint = lr->work_ep,
+                          .pool = pool, .ctl = &b->ctl, .cnt = &b->cnt,
+                          .keys = o->curve ? &lr->wkeys : NULL,
+                          .learner_key = lr->lkeys.pub};
+    if (pthread_create(&b->th[i], NULL, client_main, &b->cl[i]) != 0) break;
+    b->started++;
   }
   /* 1. paced: the target load, for the memory figures */
-  window_t wp, wf;
-  rc = window(pid, ph, &cnt, paced_warmup, secs, &wp);
+  int rc = window(lr->pid, lr->ph, &b->cnt, o->paced_warmup, o->secs, &b->wp);
   /* 2. flat out: capacity */
   if (rc == 0) {
-    atomic_store(&ctl.rate, 0.0);
-    atomic_fetch_add(&ctl.gen, 1);
-    rc = window(pid, ph, &cnt, 1.0, flat_secs, &wf);
+    atomic_store(&b->ctl.rate, 0.0);
+    atomic_fetch_add(&b->ctl.gen, 1);
+    rc = window(lr->pid, lr->ph, &b->cnt, 1.0, o->flat_secs, &b->wf);
   }
-  atomic_store(&ctl.stop, 1);
-  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  atomic_store(&b->ctl.stop, 1);
+  for (int i = 0; i < b->started; i++) pthread_join(b->th[i], NULL);
   zmq_ctx_term(zctx);
-  int joined = 0;
-  for (int i = 0; i < started; i++) joined += cl[i].joined;
-  for (int i = 0; i < started; i++)
-    if (cl[i].why[0]) {
-      printf("# client %d: %s\n", i, cl[i].why);
+  b->joined = 0;
+  for (int i = 0; i < b->started; i++) b->joined += b->cl[i].joined;
+  for (int i = 0; i < b->started; i++)
+    if (b->cl[i].why[0]) {
+      printf("# client %d: %s\n", i, b->cl[i].why);
       break;
     }
-  if (rc == 0) {
-    char fig[96];
-    snprintf(fig, sizeof fig, "ingest: positions/s, %d clients", clients);
-    row(fig, wf.pos, "positions/s", wf.pos / TARGET_POS_S, "target 100000/s");
-    row("ingest: results/s (SelfplayResult)", wf.results, "messages/s", 0, "");
-    row("ingest: messages/s into the learner", wf.msgs, "messages/s", 0, "");
-    row("ingest: MB/s into the learner", wf.mb, "MB/s", 0, "");
-    row("ingest: learner CPU", 100 * wf.cpu, "% of a core", 0, "");
-    row("ingest: positions per learner CPU-s", wf.cpu > 0 ? wf.pos / wf.cpu : 0,
-        "positions/s", wf.cpu > 0 ? wf.pos / wf.cpu / TARGET_POS_S : 0,
-        "target 100000/s");
-    row("ingest: RSS growth per stored position", wf.grow_b, "bytes",
-        wf.grow_b / sizeof(pb_state_t), "32 B (one pb_state_t)");
-    snprintf(fig, sizeof fig, "ingest paced %.0f/s: positions/s", paced);
-    row(fig, wp.pos, "positions/s", wp.pos / paced, "offered load");
-    row("ingest paced: learner CPU", 100 * wp.cpu, "% of a core", 0, "");
-    row("ingest paced: RSS after warm-up", wp.s0.rss_kb / 1024.0, "MiB", 0, "");
-    row("ingest paced: RSS at the end", wp.s1.rss_kb / 1024.0, "MiB",
-        wp.s0.rss_kb > 0 ? (double)wp.s1.rss_kb / wp.s0.rss_kb : 0,
-        "after warm-up");
-    row("ingest paced: RSS growth per stored position", wp.grow_b, "bytes",
-        wp.grow_b / sizeof(pb_state_t), "32 B (one pb_state_t)");
-    printf("# learner started in %.1fs (RSS %.1f MiB idle); %d/%d clients "
-           "joined; paced: %.1fs warm-up + %.1fs, flat out: 1s + %.1fs\n",
-           startup, rss_idle / 1024.0, joined, started, paced_warmup,
-           wp.s1.t - wp.s0.t, wf.s1.t - wf.s0.t);
-    printf("# flat out, client side: %.0f positions/s sent, %.0f results/s; "
-           "bench process CPU %.0f%% of a core (the clients share the cores "
-           "with the learner)\n",
-           wf.c_pos, wf.results, 100 * wf.c_cpu);
-    printf("# paced, client side: %.0f positions/s sent; bench process CPU "
-           "%.0f%% of a core\n", wp.c_pos, 100 * wp.c_cpu);
-    printf("# %llu NoWork, %llu other replies, %llu errors (NoWork means the "
-           "self-play phase ran out of items: raise -E)\n",
-           (unsigned long long)atomic_load(&cnt.no_work),
-           (unsigned long long)atomic_load(&cnt.other),
-           (unsigned long long)atomic_load(&cnt.errors));
-    printf("# pool: %d random games, %.1f positions per game; stored: "
-           "%.0f positions paced, %.0f flat out (%.1f MiB of states); RSS "
-           "%.1f -> %.1f MiB flat out\n",
-           POOL, (double)pool_pos / POOL, wp.stored, wf.stored,
-           wf.stored * sizeof(pb_state_t) / 1048576.0, wf.s0.rss_kb / 1024.0,
-           wf.s1.rss_kb / 1024.0);
-    if (verbose)
-      for (int i = 0; i < wp.ns; i++)
-        printf("# paced t=%5.1fs RSS %.1f MiB, %.0f positions ingested\n",
-               wp.series[i].t - wp.s0.t, wp.series[i].rss_kb / 1024.0,
-               wp.series[i].positions);
-    if (atomic_load(&cnt.no_work) > 0) rc = 1;
-  }
-done:
-  /* SIGTERM abandons the self-play phase; the learner must then exit 0
-   * (under AddressSanitizer that includes the leak check). */
+  return rc;
+}
+
+/* The rows and the detail lines. Returns 1 if the self-play phase ran out
+ * of items (NoWork) during a window, else 0. */
+static int report(const opts_t *o, bench_t *b, double startup, long rss_idle,
+                  size_t pool_pos) {
+  const window_t *wp = &b->wp, *wf = &b->wf;
+  char fig[96];
+  snprintf(fig, sizeof fig, "ingest: positions/s, %d clients", o->clients);
+  row(fig, wf->pos, "positions/s", wf->pos / TARGET_POS_S, "target 100000/s");
+  row("ingest: results/s (SelfplayResult)", wf->results, "messages/s", 0, "");
+  row("ingest: messages/s into the learner", wf->msgs, "messages/s", 0, "");
+  row("ingest: MB/s into the learner", wf->mb, "MB/s", 0, "");
+  row("ingest: learner CPU", 100 * wf->cpu, "% of a core", 0, "");
+  row("ingest: positions per learner CPU-s",
+      wf->cpu > 0 ? wf->pos / wf->cpu : 0, "positions/s",
+      wf->cpu > 0 ? wf->pos / wf->cpu / TARGET_POS_S : 0, "target 100000/s");
+  row("ingest: RSS growth per stored position", wf->grow_b, "bytes",
+      wf->grow_b / sizeof(pb_state_t), "32 B (one pb_state_t)");
+  snprintf(fig, sizeof fig, "ingest paced %.0f/s: positions/s", o->paced);
+  row(fig, wp->pos, "positions/s", wp->pos / o->paced, "offered load");
+  row("ingest paced: learner CPU", 100 * wp->cpu, "% of a core", 0, "");
+  row("ingest paced: RSS after warm-up", wp->s0.rss_kb / 1024.0, "MiB", 0, "");
+  row("ingest paced: RSS at the end", wp->s1.rss_kb / 1024.0, "MiB",
+      wp->s0.rss_kb > 0 ? (double)wp->s1.rss_kb / wp->s0.rss_kb : 0,
+      "after warm-up");
+  row("ingest paced: RSS growth per stored position", wp->grow_b, "bytes",
+      wp->grow_b / sizeof(pb_state_t), "32 B (one pb_state_t)");
+  printf(
+      "# learner started in %.1fs (RSS %.1f MiB idle); %d/%d clients "
+      "joined; paced: %.1fs warm-up + %.1fs, flat out: 1s + %.1fs\n",
+      startup, rss_idle / 1024.0, b->joined, b->started, o->paced_warmup,
+      wp->s1.t - wp->s0.t, wf->s1.t - wf->s0.t);
+  printf(
+      "# flat out, client side: %.0f positions/s sent, %.0f results/s; "
+      "bench process CPU %.0f%% of a core (the clients share the cores "
+      "with the learner)\n",
+      wf->c_pos, wf->results, 100 * wf->c_cpu);
+  printf(
+      "# paced, client side: %.0f positions/s sent; bench process CPU "
+      "%.0f%% of a core\n",
+      wp->c_pos, 100 * wp->c_cpu);
+  printf(
+      "# %llu NoWork, %llu other replies, %llu errors (NoWork means the "
+      "self-play phase ran out of items: raise -E)\n",
+      (unsigned long long)atomic_load(&b->cnt.no_work),
+      (unsigned long long)atomic_load(&b->cnt.other),
+      (unsigned long long)atomic_load(&b->cnt.errors));
+  printf(
+      "# pool: %d random games, %.1f positions per game; stored: "
+      "%.0f positions paced, %.0f flat out (%.1f MiB of states); RSS "
+      "%.1f -> %.1f MiB flat out\n",
+      POOL, (double)pool_pos / POOL, wp->stored, wf->stored,
+      wf->stored * sizeof(pb_state_t) / 1048576.0, wf->s0.rss_kb / 1024.0,
+      wf->s1.rss_kb / 1024.0);
+  if (o->verbose)
+    for (int i = 0; i < wp->ns; i++)
+      printf("# paced t=%5.1fs RSS %.1f MiB, %.0f positions ingested\n",
+             wp->series[i].t - wp->s0.t, wp->series[i].rss_kb / 1024.0,
+             wp->series[i].positions);
+  return atomic_load(&b->cnt.no_work) > 0 ? 1 : 0;
+}
+
+/* SIGTERM abandons the self-play phase; the learner must then exit 0
+ * (under AddressSanitizer that includes the leak check). Returns 0, or 1
+ * (and sets *keep) when it did not, or had to be killed. */
+static int stop_learner(const learner_t *lr, int *keep) {
+  pid_t pid = lr->pid;
+  int rc = 0;
   kill(pid, SIGTERM);
   for (int i = 0; i < 200; i++) {
     int st;
@@ -702,8 +537,8 @@ done:
       pid = 0;
       if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         printf("# the learner did not exit cleanly (wait status %d); see %s\n",
-               st, out);
-        keep = 1;
+               st, lr->out);
+        *keep = 1;
         rc = 1;
       }
       break;
@@ -716,11 +551,47 @@ done:
     waitpid(pid, NULL, 0);
     rc = 1;
   }
-done_nolearner:
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  static opts_t o = {.clients = 64,
+                     .item_eps = 16,
+                     .per_iter = 4000000,
+                     .secs = 10,
+                     .paced_warmup = 2,
+                     .flat_secs = 3,
+                     .paced = TARGET_POS_S,
+                     .config = "configs/connect4-smoke.yaml"};
+  int rc = parse_opts(argc, argv, &o);
+  if (rc == 0) rc = find_learner(&o);
+  if (rc != 0) return rc;
+  signal(SIGPIPE, SIG_IGN);
+
+  static pool_t pool;
+  if (pool_make(&pool, 99) != 0) return 1;
+  size_t pool_pos = 0;
+  for (int k = 0; k < POOL; k++) pool_pos += pool.ep[k].n_states;
+
+  static learner_t lr;
+  if (start_learner(&o, &lr) != 0) return 1;
+  rc = 1;
+  double startup = 0;
+  int ready = wait_ready(&lr, &startup);
+  if (ready == 0) {
+    long rss_idle = proc_rss_kb(lr.pid);
+    static bench_t b;
+    rc = run_clients(&o, &lr, &pool, &b);
+    if (rc == 0) rc = report(&o, &b, startup, rss_idle, pool_pos);
+  } else {
+    o.keep = 1;
+  }
+  /* An exited learner is not stopped again. */
+  if (ready != 1 && stop_learner(&lr, &o.keep) != 0) rc = 1;
   free(pool.states);
-  if (keep)
-    printf("# run directory kept: %s\n", dir);
+  if (o.keep)
+    printf("# run directory kept: %s\n", lr.dir);
   else
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    nftw(lr.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   return rc;
 }

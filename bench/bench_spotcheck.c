@@ -54,6 +54,171 @@ static int cmp_state(const void *a, const void *b) {
   return memcmp(a, b, sizeof(pb_state_t));
 }
 
+/* The networks: the checkpoint's (-c CKPT, then *model is set), or those
+ * of the config, randomly initialised (-f CONFIG, then *own_v and *own_q
+ * are). Fills *cfg and returns the game; dies on an error. */
+static const pb_game_t *open_nets(const char *ckpt, const char *cfg_path,
+                                  pb_config_t *cfg, pb_model_t **model,
+                                  pb_nn_t **own_v, pb_nn_t **own_q) {
+  pb_err_t err;
+  const pb_game_t *g;
+  if (ckpt) {
+    *model = pb_model_open(ckpt, "cpu", cfg, &err);
+    if (*model == NULL) die(ckpt, &err);
+    g = pb_model_game(*model);
+  } else {
+    pb_config_defaults(cfg);
+    if (pb_config_load_file(cfg, cfg_path, &err) != 0 ||
+        pb_config_check(cfg, &err) != 0)
+      die(cfg_path, &err);
+    g = pb_game_by_name(cfg->game);
+    if (pb_model_nets(cfg, g, "cpu", "networks", own_v, own_q, &err) != 0)
+      die("networks", &err);
+  }
+  return g;
+}
+
+/* The distinct positions of `episodes` self-play games played through fn
+ * as an actor plays them, in a random order (rng, seeded here): the
+ * learner hands positions out in the order it found them, and a random
+ * order is closer to that than the sorted one. The caller frees the
+ * array; NULL when out of memory. Dies on an error. */
+static pb_state_t *selfplay_positions(const pb_game_t *g,
+                                      const pb_config_t *cfg,
+                                      const pb_evalfn_t *fn, int episodes,
+                                      pb_rng_t *rng, size_t *count) {
+  pb_err_t err;
+  pb_selfplay_opts_t so = {.parallel = cfg->train.selfplay_parallel,
+                           .max_turns = cfg->train.max_turns,
+                           .eps = cfg->train.eps,
+                           .alpha = cfg->train.alpha,
+                           .temperature = cfg->train.selfplay_temperature};
+  pb_selfplay_t *sp = pb_selfplay_new(g, &so, &err);
+  if (sp == NULL) die("selfplay", &err);
+  pb_episodes_t eps;
+  pb_episodes_init(&eps);
+  if (pb_selfplay_run(sp, episodes, (uint64_t)cfg->seed + 77, 0, fn, 0, &eps,
+                      &err) != 0)
+    die("selfplay", &err);
+  pb_state_t *pos = malloc(eps.n_states * sizeof *pos);
+  if (pos != NULL) {
+    memcpy(pos, eps.states, eps.n_states * sizeof *pos);
+    qsort(pos, eps.n_states, sizeof *pos, cmp_state);
+    size_t n = 0;
+    for (size_t i = 0; i < eps.n_states; i++)
+      if (n == 0 || memcmp(&pos[n - 1], &pos[i], sizeof *pos))
+        pos[n++] = pos[i];
+    pb_rng_seed(rng, 12345, 0);
+    for (size_t i = n; i > 1; i--) {
+      size_t j = pb_rng_below(rng, (uint32_t)i);
+      pb_state_t t = pos[i - 1];
+      pos[i - 1] = pos[j];
+      pos[j] = t;
+    }
+    *count = n;
+  }
+  pb_selfplay_destroy(&sp);
+  pb_episodes_free(&eps);
+  return pos;
+}
+
+/* The searcher: the n positions in work items of `item` states through
+ * fn, ne's function (ne bound to v and q again first, which clears its
+ * caches), search.parallel searches at once; the targets into theirs
+ * (n x A). Returns the CPU seconds; dies on an error. */
+static double search_items(const pb_game_t *g, const pb_config_t *cfg,
+                           pb_neteval_t *ne, const pb_evalfn_t *fn, pb_nn_t *v,
+                           pb_nn_t *q, const pb_state_t *pos, size_t n,
+                           size_t item, float *theirs) {
+  pb_err_t err;
+  const int A = g->num_actions;
+  pb_beam_t *beam =
+      pb_beam_new(g, cfg->search.expansions, cfg->search.max_depth,
+                  cfg->search.parallel, &err);
+  if (beam == NULL) die("beam", &err);
+  pb_neteval_bind(ne, v, q);
+  double t0 = clock_s();
+  for (size_t f = 0; f < n; f += item) {
+    int cnt = (int)(n - f < item ? n - f : item);
+    if (pb_beam_run(beam, pos + f, cnt, fn, theirs + f * A, &err) != 0)
+      die("search", &err);
+  }
+  double t_search = clock_s() - t0;
+  pb_beam_destroy(&beam);
+  return t_search;
+}
+
+static const double tol[] = {0.0, 1e-4, 1e-3, 0.01, 0.05, 0.1};
+enum { NT = sizeof tol / sizeof tol[0] };
+
+/* What the spot checks see, and the scratch arrays they use (n each, mine
+ * n x A). */
+typedef struct {
+  pb_spot_tally_t t[NT]; /* one per tolerance tol[] */
+  double t_check;        /* CPU seconds in pb_spot_search */
+  pb_state_t *sample;
+  uint32_t *sidx, *which;
+  float *mine;
+} checks_t;
+
+/* The spot checks: `rounds` independent draws of `share` of each item's
+ * positions, each draw searched again in one pb_spot_search call and
+ * compared with theirs. Dies on an error. */
+static void spot_rounds(const pb_game_t *g, const pb_config_t *cfg, int batch,
+                        pb_nn_t *v, pb_nn_t *q, const pb_state_t *pos, size_t n,
+                        size_t item, const float *theirs, int rounds,
+                        double share, pb_rng_t *rng, checks_t *c) {
+  pb_err_t err;
+  const int A = g->num_actions;
+  pb_spot_t *spot = pb_spot_new(
+      g, cfg->search.expansions, cfg->search.max_depth, cfg->search.parallel,
+      batch, (uint32_t)cfg->search.cache_entries, &err);
+  if (spot == NULL) die("spot check", &err);
+  memset(c->t, 0, sizeof c->t);
+  c->t_check = 0;
+  for (int r = 0; r < rounds; r++) {
+    size_t k = 0;
+    for (size_t f = 0; f < n; f += item) {
+      size_t cnt = n - f < item ? n - f : item;
+      size_t m = pb_spot_sample(rng, cnt, share, c->sidx, cnt);
+      for (size_t i = 0; i < m; i++) {
+        c->which[k] = (uint32_t)(f + c->sidx[i]);
+        c->sample[k++] = pos[f + c->sidx[i]];
+      }
+    }
+    double t0 = clock_s();
+    if (pb_spot_search(spot, v, q, c->sample, (int)k, c->mine, &err) != 0)
+      die("spot check", &err);
+    c->t_check += clock_s() - t0;
+    for (size_t i = 0; i < k; i++) {
+      float d = pb_spot_diff(g, &c->sample[i], c->mine + i * A,
+                             theirs + (size_t)c->which[i] * A);
+      for (int j = 0; j < NT; j++) pb_spot_count(&c->t[j], d, tol[j]);
+    }
+  }
+  pb_spot_destroy(&spot);
+}
+
+/* The figures. */
+static void print_rows(double n, double t_search, int rounds,
+                       const checks_t *c) {
+  const pb_spot_tally_t *t = c->t;
+  const double t_check = c->t_check;
+  row("searcher", n / t_search, "states/s", 0, "");
+  double per_round = t_check / rounds;
+  row("spot check CPU, share of search CPU", 100.0 * per_round / t_search, "%",
+      0, "");
+  row("spot check per position vs searcher", t[0].checked / t_check, "states/s",
+      (t[0].checked / t_check) / (n / t_search), "searcher");
+  for (int j = 0; j < NT; j++) {
+    char fig[64];
+    snprintf(fig, sizeof fig, "honest disagreement, diff > %g", tol[j]);
+    row(fig, 100.0 * t[j].disagree / (t[j].checked ? t[j].checked : 1), "%", 0,
+        "");
+  }
+  row("largest difference", 1e6 * t[0].max_diff, "x 1e-6", 0, "");
+}
+
 int main(int argc, char **argv) {
   const char *ckpt = NULL, *cfg_path = NULL;
   int episodes = 200, rounds = 20;
@@ -81,21 +246,8 @@ int main(int argc, char **argv) {
   pb_config_t cfg;
   pb_model_t *model = NULL;
   pb_nn_t *own_v = NULL, *own_q = NULL;
-  const pb_game_t *g;
   if ((ckpt == NULL) == (cfg_path == NULL)) goto usage;
-  if (ckpt) {
-    model = pb_model_open(ckpt, "cpu", &cfg, &err);
-    if (model == NULL) die(ckpt, &err);
-    g = pb_model_game(model);
-  } else {
-    pb_config_defaults(&cfg);
-    if (pb_config_load_file(&cfg, cfg_path, &err) != 0 ||
-        pb_config_check(&cfg, &err) != 0)
-      die(cfg_path, &err);
-    g = pb_game_by_name(cfg.game);
-    if (pb_model_nets(&cfg, g, "cpu", "networks", &own_v, &own_q, &err) != 0)
-      die("networks", &err);
-  }
+  const pb_game_t *g = open_nets(ckpt, cfg_path, &cfg, &model, &own_v, &own_q);
   pb_nn_set_threads(cfg.model.threads);
   const int A = g->num_actions;
   pb_nn_t *v = model ? pb_model_v(model) : own_v;
@@ -108,119 +260,43 @@ int main(int argc, char **argv) {
   if (ne == NULL) die("neteval", &err);
   pb_neteval_bind(ne, v, q);
   pb_evalfn_t fn = pb_neteval_fn(ne);
-  pb_selfplay_opts_t so = {.parallel = cfg.train.selfplay_parallel,
-                           .max_turns = cfg.train.max_turns,
-                           .eps = cfg.train.eps,
-                           .alpha = cfg.train.alpha,
-                           .temperature = cfg.train.selfplay_temperature};
-  pb_selfplay_t *sp = pb_selfplay_new(g, &so, &err);
-  if (sp == NULL) die("selfplay", &err);
-  pb_episodes_t eps;
-  pb_episodes_init(&eps);
-  if (pb_selfplay_run(sp, episodes, (uint64_t)cfg.seed + 77, 0, &fn, 0, &eps,
-                      &err) != 0)
-    die("selfplay", &err);
-  pb_state_t *pos = malloc(eps.n_states * sizeof *pos);
-  if (pos == NULL) return 1;
-  memcpy(pos, eps.states, eps.n_states * sizeof *pos);
-  qsort(pos, eps.n_states, sizeof *pos, cmp_state);
-  size_t n = 0;
-  for (size_t i = 0; i < eps.n_states; i++)
-    if (n == 0 || memcmp(&pos[n - 1], &pos[i], sizeof *pos)) pos[n++] = pos[i];
-  /* The learner hands positions out in the order it found them; a random
-   * order is closer to that than the sorted one. */
   pb_rng_t rng;
-  pb_rng_seed(&rng, 12345, 0);
-  for (size_t i = n; i > 1; i--) {
-    size_t j = pb_rng_below(&rng, (uint32_t)i);
-    pb_state_t t = pos[i - 1];
-    pos[i - 1] = pos[j];
-    pos[j] = t;
-  }
+  size_t n = 0;
+  pb_state_t *pos = selfplay_positions(g, &cfg, &fn, episodes, &rng, &n);
+  if (pos == NULL) return 1;
 
   /* The searcher. */
   float *theirs = malloc(n * (size_t)A * sizeof *theirs);
-  float *mine = malloc(n * (size_t)A * sizeof *mine);
-  pb_state_t *sample = malloc(n * sizeof *sample);
-  uint32_t *sidx = malloc(n * sizeof *sidx), *which = malloc(n * sizeof *which);
-  if (!theirs || !mine || !sample || !sidx || !which) return 1;
-  pb_beam_t *beam = pb_beam_new(g, cfg.search.expansions, cfg.search.max_depth,
-                                cfg.search.parallel, &err);
-  if (beam == NULL) die("beam", &err);
-  pb_neteval_bind(ne, v, q);
+  checks_t c;
+  c.mine = malloc(n * (size_t)A * sizeof *c.mine);
+  c.sample = malloc(n * sizeof *c.sample);
+  c.sidx = malloc(n * sizeof *c.sidx);
+  c.which = malloc(n * sizeof *c.which);
+  if (!theirs || !c.mine || !c.sample || !c.sidx || !c.which) return 1;
   const size_t item = (size_t)cfg.net.item_states;
-  double t0 = clock_s();
-  for (size_t f = 0; f < n; f += item) {
-    int cnt = (int)(n - f < item ? n - f : item);
-    if (pb_beam_run(beam, pos + f, cnt, &fn, theirs + f * A, &err) != 0)
-      die("search", &err);
-  }
-  double t_search = clock_s() - t0;
+  double t_search = search_items(g, &cfg, ne, &fn, v, q, pos, n, item, theirs);
 
   /* The spot checks. */
-  pb_spot_t *spot = pb_spot_new(g, cfg.search.expansions, cfg.search.max_depth,
-                                cfg.search.parallel, batch,
-                                (uint32_t)cfg.search.cache_entries, &err);
-  if (spot == NULL) die("spot check", &err);
-  static const double tol[] = {0.0, 1e-4, 1e-3, 0.01, 0.05, 0.1};
-  enum { NT = sizeof tol / sizeof tol[0] };
-  pb_spot_tally_t t[NT];
-  memset(t, 0, sizeof t);
-  double t_check = 0;
-  for (int r = 0; r < rounds; r++) {
-    size_t k = 0;
-    for (size_t f = 0; f < n; f += item) {
-      size_t cnt = n - f < item ? n - f : item;
-      size_t m = pb_spot_sample(&rng, cnt, share, sidx, cnt);
-      for (size_t i = 0; i < m; i++) {
-        which[k] = (uint32_t)(f + sidx[i]);
-        sample[k++] = pos[f + sidx[i]];
-      }
-    }
-    t0 = clock_s();
-    if (pb_spot_search(spot, v, q, sample, (int)k, mine, &err) != 0)
-      die("spot check", &err);
-    t_check += clock_s() - t0;
-    for (size_t i = 0; i < k; i++) {
-      float d = pb_spot_diff(g, &sample[i], mine + i * A,
-                             theirs + (size_t)which[i] * A);
-      for (int j = 0; j < NT; j++) pb_spot_count(&t[j], d, tol[j]);
-    }
-  }
+  spot_rounds(g, &cfg, batch, v, q, pos, n, item, theirs, rounds, share, &rng,
+              &c);
 
   printf("# %s: %s, E=%d M=%d parallel=%d item_states=%zu; %zu distinct "
          "positions from %d games; %d rounds of share %g: %llu checked\n",
          ckpt ? ckpt : cfg_path, g->name,
          cfg.search.expansions, cfg.search.max_depth, cfg.search.parallel,
-         item, n, episodes, rounds, share, (unsigned long long)t[0].checked);
-  row("searcher", n / t_search, "states/s", 0, "");
-  double per_round = t_check / rounds;
-  row("spot check CPU, share of search CPU", 100.0 * per_round / t_search,
-      "%", 0, "");
-  row("spot check per position vs searcher", t[0].checked / t_check,
-      "states/s", (t[0].checked / t_check) / (n / t_search), "searcher");
-  for (int j = 0; j < NT; j++) {
-    char fig[64];
-    snprintf(fig, sizeof fig, "honest disagreement, diff > %g", tol[j]);
-    row(fig, 100.0 * t[j].disagree / (t[j].checked ? t[j].checked : 1), "%",
-        0, "");
-  }
-  row("largest difference", 1e6 * t[0].max_diff, "x 1e-6", 0, "");
+         item, n, episodes, rounds, share, (unsigned long long)c.t[0].checked);
+  print_rows((double)n, t_search, rounds, &c);
 
-  pb_spot_destroy(&spot);
-  pb_beam_destroy(&beam);
-  pb_selfplay_destroy(&sp);
   pb_neteval_destroy(&ne);
-  pb_episodes_free(&eps);
   pb_model_destroy(&model);
   pb_nn_destroy(&own_v);
   pb_nn_destroy(&own_q);
   free(pos);
   free(theirs);
-  free(mine);
-  free(sample);
-  free(sidx);
-  free(which);
+  free(c.mine);
+  free(c.sample);
+  free(c.sidx);
+  free(c.which);
   return 0;
 
 usage:

@@ -50,6 +50,64 @@ static void expand_spec(const char *spec, const char *model, char *buf,
   snprintf(buf, n, "%s", spec);
 }
 
+/* The game of the run: the checkpoint's when there is a --model (then
+ * --game, if given, must agree), else --game (default connect4). Returns
+ * it, or NULL after saying why. */
+static const pb_game_t *find_game(const char *model, const char *game,
+                                  pb_err_t *err) {
+  const pb_game_t *g = NULL;
+  if (model != NULL) {
+    /* The checkpoint tells the game. */
+    pb_config_t cfg;
+    pb_model_t *l = pb_model_open(model, "cpu", &cfg, err);
+    if (l == NULL) {
+      fprintf(stderr, "probs accuracy: --model: %s\n", err->msg);
+      return NULL;
+    }
+    g = pb_model_game(l);
+    pb_model_destroy(&l);
+    if (game != NULL && strcmp(game, g->name) != 0) {
+      fprintf(stderr, "probs accuracy: --game %s, but %s is a %s checkpoint\n",
+              game, model, g->name);
+      return NULL;
+    }
+  } else {
+    g = pb_game_by_name(game ? game : "connect4");
+    if (g == NULL) {
+      fprintf(stderr, "probs accuracy: unknown game '%s' (known: %s)\n", game,
+              pb_game_names());
+      return NULL;
+    }
+  }
+  return g;
+}
+
+/* The share of optimal moves per range of by_ply plies, from the moves
+ * the agent chose in each position of ts. */
+static void print_by_ply(const pb_game_t *g, const pb_testset_t *ts,
+                         const int *moves, long by_ply) {
+  size_t n = pb_testset_count(ts);
+  /* positions are grouped by ply range */
+  int lo = 1 << 30, hi = -1;
+  for (size_t i = 0; i < n; i++) {
+    int p = g->ply(pb_testset_state(ts, i));
+    if (p < lo) lo = p;
+    if (p > hi) hi = p;
+  }
+  for (int b = lo; b <= hi; b += (int)by_ply) {
+    size_t cnt = 0, okc = 0;
+    for (size_t i = 0; i < n; i++) {
+      int p = g->ply(pb_testset_state(ts, i));
+      if (p < b || p >= b + by_ply) continue;
+      cnt++;
+      okc += (size_t)pb_testset_optimal(ts, i, moves[i]);
+    }
+    if (cnt > 0)
+      printf("    plies %2d-%-2d %5zu/%-5zu %6.3f\n", b, b + (int)by_ply - 1,
+             okc, cnt, (double)okc / (double)cnt);
+  }
+}
+
 int pb_cmd_accuracy(int argc, char **argv) {
   const char *model = NULL, *game = NULL, *tspath = NULL;
   const char *agents[32];
@@ -89,30 +147,8 @@ int pb_cmd_accuracy(int argc, char **argv) {
   }
   pb_err_t err;
   pb_err_clear(&err);
-  const pb_game_t *g = NULL;
-  if (model != NULL) {
-    /* The checkpoint tells the game. */
-    pb_config_t cfg;
-    pb_model_t *l = pb_model_open(model, "cpu", &cfg, &err);
-    if (l == NULL) {
-      fprintf(stderr, "probs accuracy: --model: %s\n", err.msg);
-      return 2;
-    }
-    g = pb_model_game(l);
-    pb_model_destroy(&l);
-    if (game != NULL && strcmp(game, g->name) != 0) {
-      fprintf(stderr, "probs accuracy: --game %s, but %s is a %s checkpoint\n",
-              game, model, g->name);
-      return 2;
-    }
-  } else {
-    g = pb_game_by_name(game ? game : "connect4");
-    if (g == NULL) {
-      fprintf(stderr, "probs accuracy: unknown game '%s' (known: %s)\n", game,
-              pb_game_names());
-      return 2;
-    }
-  }
+  const pb_game_t *g = find_game(model, game, &err);
+  if (g == NULL) return 2;
   if (nagents == 0) {
     if (model == NULL) {
       fprintf(stderr, "probs accuracy: give --model CKPT or --agent SPEC\n");
@@ -151,27 +187,7 @@ int pb_cmd_accuracy(int argc, char **argv) {
     }
     printf("%-50s %5zu/%-5zu %6.3f %6.1fs %11.1f\n", spec, acc.optimal,
            acc.positions, acc.share, acc.seconds, acc.evals_per_move);
-    if (by_ply > 0) {
-      /* positions are grouped by ply range */
-      int lo = 1 << 30, hi = -1;
-      for (size_t i = 0; i < n; i++) {
-        int p = g->ply(pb_testset_state(ts, i));
-        if (p < lo) lo = p;
-        if (p > hi) hi = p;
-      }
-      for (int b = lo; b <= hi; b += (int)by_ply) {
-        size_t cnt = 0, okc = 0;
-        for (size_t i = 0; i < n; i++) {
-          int p = g->ply(pb_testset_state(ts, i));
-          if (p < b || p >= b + by_ply) continue;
-          cnt++;
-          okc += (size_t)pb_testset_optimal(ts, i, moves[i]);
-        }
-        if (cnt > 0)
-          printf("    plies %2d-%-2d %5zu/%-5zu %6.3f\n", b, b + (int)by_ply - 1,
-                 okc, cnt, (double)okc / (double)cnt);
-      }
-    }
+    if (by_ply > 0) print_by_ply(g, ts, moves, by_ply);
     free(moves);
     fflush(stdout);
   }

@@ -60,6 +60,94 @@ static int split_players(const char *list, char names[][PB_ELOTABLE_SPEC_MAX]) {
   }
 }
 
+/* Plays every pair of the np players pl[] (games each, on threads
+ * threads, the first `open` plies random), prints a line per pair and
+ * fills pairs[]. Returns 0, or 1 after saying why. */
+static int play_pairs(const pb_game_t *g, char pl[][PB_ELOTABLE_SPEC_MAX],
+                      int np, long games, long threads, long open,
+                      unsigned long long seed, pb_elo_pair_t *pairs) {
+  pb_err_t err;
+  pb_err_clear(&err);
+  int k = 0;
+  printf("%-14s %-14s %8s %8s %8s %8s  %s\n", "A", "B", "A wins", "draws",
+         "B wins", "A score", "Elo A-B [95%]");
+  for (int i = 0; i < np; i++)
+    for (int j = i + 1; j < np; j++) {
+      pb_match_opts_t o;
+      pb_match_opts_default(&o);
+      o.a_spec = pl[i];
+      o.b_spec = pl[j];
+      o.games = (int)games;
+      o.threads = (int)threads;
+      o.opening_random_moves = (int)open;
+      o.seed = pb_mix64((uint64_t)seed ^ pb_mix64((uint64_t)(i * 64 + j)));
+      pb_match_result_t r;
+      if (pb_match_play(g, &o, &r, &err) != 0) {
+        fprintf(stderr, "probs elo-calibrate: %s vs %s: %s\n", pl[i], pl[j],
+                err.msg);
+        return 1;
+      }
+      pairs[k++] = (pb_elo_pair_t){i, j, r.wins, r.draws, r.losses};
+      double d = 0, lo = 0, hi = 0;
+      pb_elo_diff(r.wins, r.draws, r.losses, &d, &lo, &hi);
+      printf("%-14s %-14s %8d %8d %8d %8.3f  %+.0f [%+.0f, %+.0f]\n", pl[i],
+             pl[j], r.wins, r.draws, r.losses,
+             (r.wins + 0.5 * r.draws) / r.games, d, lo, hi);
+      fflush(stdout);
+    }
+  return 0;
+}
+
+/* The table of the joint fit: each player's games, score, rating and
+ * interval beside the paper's anchor and gap to the previous player. */
+static void print_fit(char pl[][PB_ELOTABLE_SPEC_MAX], int np,
+                      const pb_elo_fit_t *fits, double seconds) {
+  printf(
+      "\nGames took %.2f s. Joint maximum-likelihood fit, %s fixed at "
+      "1000:\n\n",
+      seconds, pl[0]);
+  printf(
+      "| player | games | score | Elo (ours) | 95%% interval | paper | "
+      "ours - paper | gap to previous: ours / paper |\n");
+  printf("|---|---:|---:|---:|---|---:|---:|---|\n");
+  int adjusted = 0;
+  for (int i = 0; i < np; i++) {
+    double paper = NAN, prev_paper = NAN;
+    pb_elo_default_anchor(pl[i], &paper);
+    if (i > 0) pb_elo_default_anchor(pl[i - 1], &prev_paper);
+    char interval[64], pap[32], diff[32], gap[64];
+    if (i == 0)
+      snprintf(interval, sizeof interval, "(fixed)");
+    else
+      snprintf(interval, sizeof interval, "[%.0f, %.0f]", fits[i].lo,
+               fits[i].hi);
+    snprintf(pap, sizeof pap, isfinite(paper) ? "%.0f" : "-", paper);
+    snprintf(diff, sizeof diff, isfinite(paper) ? "%+.0f" : "-",
+             fits[i].rating - paper);
+    if (i == 0)
+      snprintf(gap, sizeof gap, "-");
+    else if (isfinite(paper) && isfinite(prev_paper))
+      snprintf(gap, sizeof gap, "%+.0f / %+.0f",
+               fits[i].rating - fits[i - 1].rating, paper - prev_paper);
+    else
+      snprintf(gap, sizeof gap, "%+.0f / -",
+               fits[i].rating - fits[i - 1].rating);
+    adjusted |= fits[i].flags & PB_ELO_ADJUSTED;
+    printf("| %s%s | %d | %.1f | %.0f | %s | %s | %s | %s |\n", pl[i],
+           fits[i].flags & PB_ELO_ADJUSTED ? " *" : "", fits[i].games,
+           fits[i].score, fits[i].rating, interval, pap, diff, gap);
+  }
+  if (adjusted)
+    printf(
+        "\n* a one-sided pairing (all wins or all losses) was counted as "
+        "if half a game had\n  gone the other way, so that the ratings "
+        "stay finite.\n");
+  printf(
+      "\nIntervals: rating +- 1.96 standard errors from the inverse "
+      "observed information,\nrelative to %s.\n",
+      pl[0]);
+}
+
 int pb_cmd_elo_calibrate(int argc, char **argv) {
   enum { O_GAME, O_GAMES, O_SEED, O_THREADS, O_OPEN, O_PLAYERS, O_N };
   static const char *const names[O_N] = {"--game",           "--games",
@@ -123,34 +211,10 @@ int pb_cmd_elo_calibrate(int argc, char **argv) {
     return 1;
   }
   double t0 = pb_now();
-  int k = 0;
-  printf("%-14s %-14s %8s %8s %8s %8s  %s\n", "A", "B", "A wins", "draws",
-         "B wins", "A score", "Elo A-B [95%]");
-  for (int i = 0; i < np; i++)
-    for (int j = i + 1; j < np; j++) {
-      pb_match_opts_t o;
-      pb_match_opts_default(&o);
-      o.a_spec = pl[i];
-      o.b_spec = pl[j];
-      o.games = (int)games;
-      o.threads = (int)threads;
-      o.opening_random_moves = (int)open;
-      o.seed = pb_mix64((uint64_t)seed ^ pb_mix64((uint64_t)(i * 64 + j)));
-      pb_match_result_t r;
-      if (pb_match_play(g, &o, &r, &err) != 0) {
-        fprintf(stderr, "probs elo-calibrate: %s vs %s: %s\n", pl[i], pl[j],
-                err.msg);
-        free(pairs);
-        return 1;
-      }
-      pairs[k++] = (pb_elo_pair_t){i, j, r.wins, r.draws, r.losses};
-      double d = 0, lo = 0, hi = 0;
-      pb_elo_diff(r.wins, r.draws, r.losses, &d, &lo, &hi);
-      printf("%-14s %-14s %8d %8d %8d %8.3f  %+.0f [%+.0f, %+.0f]\n", pl[i],
-             pl[j], r.wins, r.draws, r.losses,
-             (r.wins + 0.5 * r.draws) / r.games, d, lo, hi);
-      fflush(stdout);
-    }
+  if (play_pairs(g, pl, np, games, threads, open, seed, pairs) != 0) {
+    free(pairs);
+    return 1;
+  }
   double seconds = pb_now() - t0;
   pb_elo_fit_t fits[PB__CAL_MAX];
   int rc = pb_elo_fit_joint(np, pairs, npairs, 0, 1000.0, fits, &err);
@@ -159,49 +223,6 @@ int pb_cmd_elo_calibrate(int argc, char **argv) {
     fprintf(stderr, "probs elo-calibrate: %s\n", err.msg);
     return 1;
   }
-  printf(
-      "\nGames took %.2f s. Joint maximum-likelihood fit, %s fixed at "
-      "1000:\n\n",
-      seconds, pl[0]);
-  printf(
-      "| player | games | score | Elo (ours) | 95%% interval | paper | "
-      "ours - paper | gap to previous: ours / paper |\n");
-  printf("|---|---:|---:|---:|---|---:|---:|---|\n");
-  int adjusted = 0;
-  for (int i = 0; i < np; i++) {
-    double paper = NAN, prev_paper = NAN;
-    pb_elo_default_anchor(pl[i], &paper);
-    if (i > 0) pb_elo_default_anchor(pl[i - 1], &prev_paper);
-    char interval[64], pap[32], diff[32], gap[64];
-    if (i == 0)
-      snprintf(interval, sizeof interval, "(fixed)");
-    else
-      snprintf(interval, sizeof interval, "[%.0f, %.0f]", fits[i].lo,
-               fits[i].hi);
-    snprintf(pap, sizeof pap, isfinite(paper) ? "%.0f" : "-", paper);
-    snprintf(diff, sizeof diff, isfinite(paper) ? "%+.0f" : "-",
-             fits[i].rating - paper);
-    if (i == 0)
-      snprintf(gap, sizeof gap, "-");
-    else if (isfinite(paper) && isfinite(prev_paper))
-      snprintf(gap, sizeof gap, "%+.0f / %+.0f",
-               fits[i].rating - fits[i - 1].rating, paper - prev_paper);
-    else
-      snprintf(gap, sizeof gap, "%+.0f / -",
-               fits[i].rating - fits[i - 1].rating);
-    adjusted |= fits[i].flags & PB_ELO_ADJUSTED;
-    printf("| %s%s | %d | %.1f | %.0f | %s | %s | %s | %s |\n", pl[i],
-           fits[i].flags & PB_ELO_ADJUSTED ? " *" : "", fits[i].games,
-           fits[i].score, fits[i].rating, interval, pap, diff, gap);
-  }
-  if (adjusted)
-    printf(
-        "\n* a one-sided pairing (all wins or all losses) was counted as "
-        "if half a game had\n  gone the other way, so that the ratings "
-        "stay finite.\n");
-  printf(
-      "\nIntervals: rating +- 1.96 standard errors from the inverse "
-      "observed information,\nrelative to %s.\n",
-      pl[0]);
+  print_fit(pl, np, fits, seconds);
   return 0;
 }

@@ -209,9 +209,131 @@ typedef struct {
   const char *config_path;
   const char *const *sets;
   int nsets;
-  int actors, searchers;
-  int resume, no_eval; /* resume: 0, 1 --resume, 2 --restart */
+  int actors, searchers; /* < 0: the default (train_distributed) */
+  int resume, no_eval;   /* resume: 0, 1 --resume, 2 --restart */
 } dist_opts_t;
+
+/* The children's programs: probs-learner, probs-actor and
+ * probs-evaluator from the directory of this program. */
+typedef struct {
+  char self[PATH_MAX];
+  char learner[PATH_MAX + 32], actor[PATH_MAX + 32], evaluator[PATH_MAX + 32];
+} programs_t;
+
+/* Finds the programs next to this one. Returns 1 after saying why when
+ * this program's directory is unknown or the learner (or, with actors or
+ * searchers, the actor) is missing; else 0, with *with_eval cleared (and
+ * said) when the evaluator is wanted but missing. */
+static int find_programs(const pb_config_t *cfg, const dist_opts_t *o,
+                         programs_t *p, int *with_eval) {
+  char dir[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", p->self, sizeof p->self - 1);
+  if (n <= 0) {
+    fprintf(stderr,
+            "probs train: cannot find this program's directory "
+            "(/proc/self/exe)\n");
+    return 1;
+  }
+  p->self[n] = '\0';
+  snprintf(dir, sizeof dir, "%s", p->self);
+  char *slash = strrchr(dir, '/');
+  if (slash != NULL) *slash = '\0';
+  snprintf(p->learner, sizeof p->learner, "%s/probs-learner", dir);
+  snprintf(p->actor, sizeof p->actor, "%s/probs-actor", dir);
+  snprintf(p->evaluator, sizeof p->evaluator, "%s/probs-evaluator", dir);
+  if (!executable(p->learner) ||
+      (o->actors + o->searchers > 0 && !executable(p->actor))) {
+    fprintf(stderr,
+            "probs train: %s not found next to %s (build it, or use "
+            "--inproc)\n",
+            executable(p->learner) ? "probs-actor" : "probs-learner", p->self);
+    return 1;
+  }
+  *with_eval = cfg->eval.enabled && !o->no_eval;
+  if (*with_eval && !executable(p->evaluator)) {
+    fprintf(stderr,
+            "probs train: %s not found: running without the "
+            "evaluator\n",
+            p->evaluator);
+    *with_eval = 0;
+  }
+  return 0;
+}
+
+/* Adds the children to sup, each with its command line and its log in
+ * `logs`: the learner, the actors, the searchers and (with_eval) the
+ * evaluator. Returns 0 or the error of pb_supervise_add. */
+static int add_children(pb_supervise_t *sup, const char *run_dir,
+                        const char *logs, const programs_t *p,
+                        const dist_opts_t *o, int with_eval, pb_err_t *err) {
+  char path[PB_CONFIG_PATH_MAX + 64];
+  /* learner: the main child; after a crash it resumes from its newest
+   * checkpoint instead of starting over */
+  argv_t a, ra;
+  a.n = 0;
+  arg(&a, p->learner);
+  arg(&a, o->config_path);
+  arg(&a, "--run-dir");
+  arg(&a, run_dir);
+  ra = a;
+  if (o->resume == 1) arg(&a, "--resume");
+  if (o->resume == 2) arg(&a, "--restart");
+  arg(&ra, "--resume");
+  add_sets(&a, o->sets, o->nsets);
+  add_sets(&ra, o->sets, o->nsets);
+  snprintf(path, sizeof path, "%s/learner.log", logs);
+  int rc =
+      pb_supervise_add(sup, "learner", a.v, ra.v, path, PB_SUPERVISE_MAIN, err);
+  for (int role = 0; role < 2 && rc == 0; role++) {
+    int count = role == 0 ? o->actors : o->searchers;
+    for (int i = 0; i < count && rc == 0; i++) {
+      char id[32];
+      snprintf(id, sizeof id, "%s-%d", role == 0 ? "actor" : "searcher", i);
+      a.n = 0;
+      arg(&a, p->actor);
+      arg(&a, o->config_path);
+      arg(&a, "--role");
+      arg(&a, role == 0 ? "selfplay" : "search");
+      arg(&a, "--id");
+      arg(&a, id);
+      add_sets(&a, o->sets, o->nsets);
+      snprintf(path, sizeof path, "%s/%s.log", logs, id);
+      rc = pb_supervise_add(sup, id, a.v, NULL, path, 0, err);
+    }
+  }
+  if (rc == 0 && with_eval) {
+    a.n = 0;
+    arg(&a, p->evaluator);
+    arg(&a, o->config_path);
+    arg(&a, "--run-dir");
+    arg(&a, run_dir);
+    add_sets(&a, o->sets, o->nsets);
+    snprintf(path, sizeof path, "%s/evaluator.log", logs);
+    /* the run goes on without it if it keeps failing */
+    rc = pb_supervise_add(sup, "evaluator", a.v, NULL, path,
+                          PB_SUPERVISE_OPTIONAL | PB_SUPERVISE_LINGER, err);
+  }
+  return rc;
+}
+
+/* How the supervised run ended, in the log: failed (rc != 0), stopped by
+ * signal sig, or finished; and the malformed metrics lines skipped. */
+static void log_outcome(pb_log_t *log, int rc, int sig, const pb_err_t *err,
+                        const char *logs, const pb_progress_t *prog,
+                        const char *metrics) {
+  if (rc != 0)
+    pb_log_error(log, "training failed: %s (see %s)", err->msg, logs);
+  else if (sig != 0)
+    pb_log_info(log, "stopped by %s; every child has exited",
+                sig == SIGINT   ? "SIGINT"
+                : sig == SIGHUP ? "SIGHUP"
+                                : "SIGTERM");
+  else
+    pb_log_info(log, "training finished");
+  if (prog->bad_lines > 0)
+    pb_log_warn(log, "%d malformed line(s) in %s ignored", prog->bad_lines,
+                metrics);
+}
 
 static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
   pb_err_t err;
@@ -222,38 +344,9 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
   snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
   setenv(PB_PARENT_PID_ENV, ppid, 1);
   /* the programs next to this one */
-  char self[PATH_MAX], dir[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) {
-    fprintf(stderr,
-            "probs train: cannot find this program's directory "
-            "(/proc/self/exe)\n");
-    return 1;
-  }
-  self[n] = '\0';
-  snprintf(dir, sizeof dir, "%s", self);
-  char *slash = strrchr(dir, '/');
-  if (slash != NULL) *slash = '\0';
-  char learner[PATH_MAX + 32], actor[PATH_MAX + 32], evaluator[PATH_MAX + 32];
-  snprintf(learner, sizeof learner, "%s/probs-learner", dir);
-  snprintf(actor, sizeof actor, "%s/probs-actor", dir);
-  snprintf(evaluator, sizeof evaluator, "%s/probs-evaluator", dir);
-  if (!executable(learner) ||
-      (o->actors + o->searchers > 0 && !executable(actor))) {
-    fprintf(stderr,
-            "probs train: %s not found next to %s (build it, or use "
-            "--inproc)\n",
-            executable(learner) ? "probs-actor" : "probs-learner", self);
-    return 1;
-  }
-  int with_eval = cfg->eval.enabled && !o->no_eval;
-  if (with_eval && !executable(evaluator)) {
-    fprintf(stderr,
-            "probs train: %s not found: running without the "
-            "evaluator\n",
-            evaluator);
-    with_eval = 0;
-  }
+  programs_t progs;
+  int with_eval = 0;
+  if (find_programs(cfg, o, &progs, &with_eval) != 0) return 1;
 
   /* the run directory */
   const char *run_dir = cfg->run.dir;
@@ -288,55 +381,8 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
   so.ctx = &prog;
   pb_supervise_t *sup = pb_supervise_new(&so, log, &err);
   int rc = sup ? 0 : err.code;
-
-  /* learner: the main child; after a crash it resumes from its newest
-   * checkpoint instead of starting over */
-  argv_t a, ra;
-  if (rc == 0) {
-    a.n = 0;
-    arg(&a, learner);
-    arg(&a, o->config_path);
-    arg(&a, "--run-dir");
-    arg(&a, run_dir);
-    ra = a;
-    if (o->resume == 1) arg(&a, "--resume");
-    if (o->resume == 2) arg(&a, "--restart");
-    arg(&ra, "--resume");
-    add_sets(&a, o->sets, o->nsets);
-    add_sets(&ra, o->sets, o->nsets);
-    snprintf(path, sizeof path, "%s/learner.log", logs);
-    rc = pb_supervise_add(sup, "learner", a.v, ra.v, path, PB_SUPERVISE_MAIN,
-                          &err);
-  }
-  for (int role = 0; role < 2 && rc == 0; role++) {
-    int count = role == 0 ? o->actors : o->searchers;
-    for (int i = 0; i < count && rc == 0; i++) {
-      char id[32];
-      snprintf(id, sizeof id, "%s-%d", role == 0 ? "actor" : "searcher", i);
-      a.n = 0;
-      arg(&a, actor);
-      arg(&a, o->config_path);
-      arg(&a, "--role");
-      arg(&a, role == 0 ? "selfplay" : "search");
-      arg(&a, "--id");
-      arg(&a, id);
-      add_sets(&a, o->sets, o->nsets);
-      snprintf(path, sizeof path, "%s/%s.log", logs, id);
-      rc = pb_supervise_add(sup, id, a.v, NULL, path, 0, &err);
-    }
-  }
-  if (rc == 0 && with_eval) {
-    a.n = 0;
-    arg(&a, evaluator);
-    arg(&a, o->config_path);
-    arg(&a, "--run-dir");
-    arg(&a, run_dir);
-    add_sets(&a, o->sets, o->nsets);
-    snprintf(path, sizeof path, "%s/evaluator.log", logs);
-    /* the run goes on without it if it keeps failing */
-    rc = pb_supervise_add(sup, "evaluator", a.v, NULL, path,
-                          PB_SUPERVISE_OPTIONAL | PB_SUPERVISE_LINGER, &err);
-  }
+  if (rc == 0)
+    rc = add_children(sup, run_dir, logs, &progs, o, with_eval, &err);
   if (rc != 0) {
     pb_log_error(log, "%s", err.msg);
     pb_supervise_destroy(&sup);
@@ -358,21 +404,72 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
                 cfg->net.http_port);
   rc = pb_supervise_run(sup, &err);
   int sig = pb_supervise_signal(sup);
-  if (rc != 0)
-    pb_log_error(log, "training failed: %s (see %s)", err.msg, logs);
-  else if (sig != 0)
-    pb_log_info(log, "stopped by %s; every child has exited",
-                sig == SIGINT   ? "SIGINT"
-                : sig == SIGHUP ? "SIGHUP"
-                                : "SIGTERM");
-  else
-    pb_log_info(log, "training finished");
-  if (prog.bad_lines > 0)
-    pb_log_warn(log, "%d malformed line(s) in %s ignored", prog.bad_lines,
-                metrics);
+  log_outcome(log, rc, sig, &err, logs, &prog, metrics);
   pb_supervise_destroy(&sup);
   pb_log_destroy(&log);
   return rc == 0 ? 0 : 1;
+}
+
+/* The distributed mode from the command line: --iterations (when > 0)
+ * becomes one more override in sets (which has room for MAX_SETS), so
+ * that every child sees the same configuration; busy local ports move;
+ * d->actors and d->searchers < 0 get their defaults; d->sets and
+ * d->nsets are filled here. Returns the exit status. */
+static int train_distributed(pb_config_t *cfg, const char **sets, int nsets,
+                             int iterations, dist_opts_t *d) {
+  pb_err_t err;
+  pb_err_clear(&err);
+  char iter_set[48];
+  if (iterations > 0) {
+    if (nsets == MAX_SETS) {
+      fprintf(stderr, "probs train: too many --set\n");
+      return 2;
+    }
+    snprintf(iter_set, sizeof iter_set, "train.iterations=%d", iterations);
+    if (pb_config_apply_override(cfg, iter_set, &err) != 0 ||
+        pb_config_check(cfg, &err) != 0) {
+      fprintf(stderr, "probs train: --iterations: %s\n", err.msg);
+      return 2;
+    }
+    sets[nsets++] = iter_set;
+  }
+  char port_sets[3][PB_CONFIG_PATH_MAX + 32];
+  if (move_busy_ports(cfg, sets, &nsets, port_sets) != 0) return 2;
+  if (cfg->net.http_port > 0)
+    fprintf(stderr,
+            "probs train: the run's dashboard: http://%s:%d/ (JSON: "
+            "/status, /metrics)\n",
+            strcmp(cfg->net.http_bind, "0.0.0.0") ? cfg->net.http_bind
+                                                  : "127.0.0.1",
+            cfg->net.http_port);
+  /* Paper-exact iterations run one role at a time (self-play, then
+   * search), so each role gets one worker per core. */
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int dflt = cpus >= 1 ? (int)cpus : 1;
+  if (dflt > MAX_WORKERS) dflt = MAX_WORKERS;
+  d->sets = sets;
+  d->nsets = nsets;
+  if (d->actors < 0) d->actors = dflt;
+  /* AlphaZero has nothing to search: no searchers unless asked for. */
+  if (d->searchers < 0) d->searchers = pb_config_alphazero(cfg) ? 0 : dflt;
+  return run_distributed(cfg, d);
+}
+
+/* --inproc: makes the run directory and opens its learner.log; NULL
+ * after saying why. */
+static pb_log_t *open_inproc_log(const pb_config_t *cfg) {
+  pb_err_t err;
+  pb_err_clear(&err);
+  if (pb_mkdir_p(cfg->run.dir, &err) != 0) {
+    fprintf(stderr, "probs train: %s\n", err.msg);
+    return NULL;
+  }
+  char path[4200];
+  snprintf(path, sizeof path, "%s/learner.log", cfg->run.dir);
+  pb_log_t *log =
+      pb_log_new("learner", path, pb_log_level_parse(cfg->log.level), &err);
+  if (log == NULL) fprintf(stderr, "probs train: %s\n", err.msg);
+  return log;
 }
 
 int pb_cmd_train(int argc, char **argv) {
@@ -469,60 +566,11 @@ int pb_cmd_train(int argc, char **argv) {
     return 2;
   }
   if (!inproc) {
-    /* --iterations becomes one more override, so that every child sees
-     * the same configuration */
-    char iter_set[48];
-    if (iterations > 0) {
-      if (nsets == MAX_SETS) {
-        fprintf(stderr, "probs train: too many --set\n");
-        return 2;
-      }
-      snprintf(iter_set, sizeof iter_set, "train.iterations=%d", iterations);
-      if (pb_config_apply_override(&cfg, iter_set, &err) != 0 ||
-          pb_config_check(&cfg, &err) != 0) {
-        fprintf(stderr, "probs train: --iterations: %s\n", err.msg);
-        return 2;
-      }
-      sets[nsets++] = iter_set;
-    }
-    char port_sets[3][PB_CONFIG_PATH_MAX + 32];
-    if (move_busy_ports(&cfg, sets, &nsets, port_sets) != 0) return 2;
-    if (cfg.net.http_port > 0)
-      fprintf(stderr,
-              "probs train: the run's dashboard: http://%s:%d/ (JSON: "
-              "/status, /metrics)\n",
-              strcmp(cfg.net.http_bind, "0.0.0.0") ? cfg.net.http_bind
-                                                    : "127.0.0.1",
-              cfg.net.http_port);
-    /* Paper-exact iterations run one role at a time (self-play, then
-     * search), so each role gets one worker per core. */
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int dflt = cpus >= 1 ? (int)cpus : 1;
-    if (dflt > MAX_WORKERS) dflt = MAX_WORKERS;
-    dist_opts_t d = {argv[optind],
-                     sets,
-                     nsets,
-                     actors < 0 ? dflt : actors,
-                     /* AlphaZero has nothing to search: no searchers
-                      * unless asked for. */
-                     searchers >= 0 ? searchers
-                                    : pb_config_alphazero(&cfg) ? 0 : dflt,
-                     resume,
-                     no_eval};
-    return run_distributed(&cfg, &d);
+    dist_opts_t d = {argv[optind], NULL, 0, actors, searchers, resume, no_eval};
+    return train_distributed(&cfg, sets, nsets, iterations, &d);
   }
-  if (pb_mkdir_p(cfg.run.dir, &err) != 0) {
-    fprintf(stderr, "probs train: %s\n", err.msg);
-    return 1;
-  }
-  char path[4200];
-  snprintf(path, sizeof path, "%s/learner.log", cfg.run.dir);
-  pb_log_t *log =
-      pb_log_new("learner", path, pb_log_level_parse(cfg.log.level), &err);
-  if (log == NULL) {
-    fprintf(stderr, "probs train: %s\n", err.msg);
-    return 1;
-  }
+  pb_log_t *log = open_inproc_log(&cfg);
+  if (log == NULL) return 1;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

@@ -20,6 +20,9 @@
  *       beam search with V and Q at eval.search_expansions /
  *       eval.search_depth.
  * The process around it (evaluator/) only adds sockets and signals.
+ * The layers live in evalrun.c (one checkpoint), evalrun_chart.c (the
+ * chart) and evalrun_dir.c (a run directory); evalrun_impl.h holds what
+ * they share.
  *
  * Determinism: game i against opponent j of version v is seeded from (run
  * seed, v, j, i) alone, so a rating does not depend on the thread count or
@@ -41,7 +44,7 @@
 #define PB_ELOTABLE_MAX_OPPONENTS 16
 #define PB_ELOTABLE_SPEC_MAX 64 /* an opponent spec, incl. NUL */
 
-/* ---- one checkpoint ---------------------------------------------------- */
+/* ---- one checkpoint (evalrun.c) ---------------------------------------- */
 
 typedef struct pb_evalrun_opts {
   const pb_game_t *g;
@@ -96,7 +99,7 @@ int pb_evalrun_set_anchor(pb_evalrun_opts_t *o, const char *spec_eq_rating,
 int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
                     uint64_t version, pb_elotable_row_t *row, pb_err_t *err);
 
-/* ---- the elo.csv table ------------------------------------------------- */
+/* ---- the Elo chart of the table (evalrun_chart.c) ---------------------- */
 /* What the Elo chart's x axis shows. */
 enum {
   PB_EVALRUN_X_ITERATION = 0, /* the iteration (elo.svg) */
@@ -112,7 +115,7 @@ int pb_evalrun_chart(const pb_elotable_t *t,
                          const pb_evalrun_opts_t *o, const char *title,
                          int x_axis, char **out, size_t *len, pb_err_t *err);
 
-/* ---- a run directory --------------------------------------------------- */
+/* ---- a run directory (evalrun_dir.c) ----------------------------------- */
 
 typedef struct pb_evalrun pb_evalrun_t;
 

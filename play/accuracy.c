@@ -248,6 +248,127 @@ static int kept_cmp(const void *a, const void *b) {
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Fills sh->specs from the comma-separated player list. */
+static int gen_parse_players(gen_shared_t *sh, const char *players,
+                             pb_err_t *err) {
+  int rc = 0;
+  for (const char *p = players; *p && rc == 0;) {
+    const char *q = strchr(p, ',');
+    size_t len = q ? (size_t)(q - p) : strlen(p);
+    if (len == 0 || len >= sizeof sh->specs[0] ||
+        sh->nplayers == GEN_MAX_PLAYERS)
+      rc = pb_err_set(err, PB_EINVAL,
+                      "testset: bad player list \"%s\" (1..%d specs)", players,
+                      GEN_MAX_PLAYERS);
+    else
+      memcpy(sh->specs[sh->nplayers++], p, len);
+    p = q ? q + 1 : p + len;
+  }
+  return rc;
+}
+
+/* Gives each of the nt workers its solver and its own agent of every
+ * player. */
+static int gen_make_workers(gen_shared_t *sh, gen_worker_t *ws, int nt,
+                            pb_err_t *err) {
+  const pb_testgen_opts_t *o = sh->o;
+  int rc = 0;
+  for (int t = 0; rc == 0 && t < nt; t++) {
+    ws[t].sh = sh;
+    if ((ws[t].solver = pb_solver_new(o->g, o->tt_log2, err)) == NULL)
+      rc = err ? err->code : PB_ENOMEM;
+    for (int i = 0; rc == 0 && i < sh->nplayers; i++)
+      if ((ws[t].players[i] = pb_agent_new(o->g, sh->specs[i], 0, err)) == NULL)
+        rc = err && err->code ? err->code : PB_EINVAL;
+  }
+  return rc;
+}
+
+/* Plays and solves one batch of candidates (sh->cand) on nt threads. */
+static int gen_batch(gen_worker_t *ws, int nt, pb_err_t *err) {
+  int rc = 0;
+  pthread_t *tids = calloc((size_t)nt, sizeof *tids);
+  int started = 0;
+  if (tids == NULL) rc = pb_err_set(err, PB_ENOMEM, "testset: out of memory");
+  for (int t = 0; rc == 0 && t < nt; t++) {
+    if (pthread_create(&tids[t], NULL, gen_thread, &ws[t]) != 0) {
+      rc = pb_err_set(err, PB_EIO, "testset: cannot start a thread");
+      break;
+    }
+    started++;
+  }
+  for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
+  free(tids);
+  for (int t = 0; t < nt && rc == 0; t++)
+    if (ws[t].rc != 0) {
+      rc = ws[t].rc;
+      if (err) *err = ws[t].err;
+    }
+  return rc;
+}
+
+/* Keeps, in candidate order, the batch's positions that matter, whose ply
+ * still needs some (have[] against quota[], indexed from min_ply) and
+ * that are not kept already. */
+static void gen_accept(const gen_shared_t *sh, gen_kept_t *kept, int *nkept,
+                       int *have, const int *quota) {
+  const pb_testgen_opts_t *o = sh->o;
+  for (int k = 0; k < GEN_BATCH && *nkept < o->count; k++) {
+    const gen_cand_t *c = &sh->cand[k];
+    if (!c->ok) continue;
+    int b = c->ply - o->min_ply;
+    if (have[b] >= quota[b]) continue;
+    int dup = 0;
+    for (int i = 0; i < *nkept && !dup; i++)
+      dup = kept[i].ply == c->ply && !memcmp(&kept[i].s, &c->s, sizeof c->s);
+    if (dup) continue;
+    gen_kept_t *kp = &kept[(*nkept)++];
+    kp->ply = c->ply;
+    kp->index = sh->first + k;
+    kp->nmoves = c->ply;
+    memcpy(kp->moves, c->moves, (size_t)c->ply);
+    memcpy(kp->labels, c->labels, sizeof kp->labels);
+    kp->s = c->s;
+    have[b]++;
+  }
+}
+
+/* Warns about plies short of their quota, sorts the kept positions by ply
+ * and writes the test set to out. */
+static int gen_write(const pb_testgen_opts_t *o, FILE *out, const char *players,
+                     gen_kept_t *kept, int nkept, const int *have,
+                     const int *quota, long done, double t0, pb_err_t *err) {
+  const pb_game_t *g = o->g;
+  const int nply = o->max_ply - o->min_ply + 1;
+  int rc = 0;
+  if (nkept < o->count && o->log) {
+    for (int i = 0; i < nply; i++)
+      if (have[i] < quota[i])
+        pb_log_warn(o->log,
+                    "testset: ply %d has %d of %d positions after %ld "
+                    "games",
+                    o->min_ply + i, have[i], quota[i], done);
+  }
+  qsort(kept, (size_t)nkept, sizeof *kept, kept_cmp);
+  fprintf(out,
+          "# probs testset game=%s\n"
+          "# %d positions at plies %d-%d where the choice matters, from "
+          "games between %s\n"
+          "# (seed %llu, %ld games); labels W/D/L/. per action: the "
+          "outcome of the move with perfect play\n",
+          g->name, nkept, o->min_ply, o->max_ply, players,
+          (unsigned long long)o->seed, done);
+  for (int i = 0; i < nkept && rc == 0; i++)
+    rc = pb_testset_write_line(out, g, kept[i].moves, kept[i].nmoves,
+                               kept[i].labels, err);
+  if (rc == 0 && fflush(out) != 0)
+    rc = pb_err_set(err, PB_EIO, "testset: write failed");
+  if (o->log)
+    pb_log_info(o->log, "testset: %d positions from %ld games in %.0f s", nkept,
+                done, pb_now() - t0);
+  return rc;
+}
+
 int pb_testgen_run(const pb_testgen_opts_t *o, FILE *out, pb_err_t *err) {
   const pb_game_t *g = o->g;
   if (g == NULL || o->count < 1 || o->min_ply < 0 || o->max_ply < o->min_ply ||
@@ -262,30 +383,14 @@ int pb_testgen_run(const pb_testgen_opts_t *o, FILE *out, pb_err_t *err) {
   if (sh == NULL) return pb_err_set(err, PB_ENOMEM, "testset: out of memory");
   sh->o = o;
   pthread_mutex_init(&sh->mu, NULL);
-  int rc = 0;
   /* the player pool */
   const char *players = o->players ? o->players : pb_testgen_default_players(g);
-  for (const char *p = players; *p && rc == 0;) {
-    const char *q = strchr(p, ',');
-    size_t len = q ? (size_t)(q - p) : strlen(p);
-    if (len == 0 || len >= sizeof sh->specs[0] || sh->nplayers == GEN_MAX_PLAYERS)
-      rc = pb_err_set(err, PB_EINVAL,
-                      "testset: bad player list \"%s\" (1..%d specs)", players,
-                      GEN_MAX_PLAYERS);
-    else
-      memcpy(sh->specs[sh->nplayers++], p, len);
-    p = q ? q + 1 : p + len;
-  }
+  int rc = gen_parse_players(sh, players, err);
   int nt = online_cpus(o->threads);
   gen_worker_t *ws = rc == 0 ? calloc((size_t)nt, sizeof *ws) : NULL;
-  if (rc == 0 && ws == NULL) rc = pb_err_set(err, PB_ENOMEM, "testset: out of memory");
-  for (int t = 0; rc == 0 && t < nt; t++) {
-    ws[t].sh = sh;
-    if ((ws[t].solver = pb_solver_new(g, o->tt_log2, err)) == NULL) rc = err ? err->code : PB_ENOMEM;
-    for (int i = 0; rc == 0 && i < sh->nplayers; i++)
-      if ((ws[t].players[i] = pb_agent_new(g, sh->specs[i], 0, err)) == NULL)
-        rc = err && err->code ? err->code : PB_EINVAL;
-  }
+  if (rc == 0 && ws == NULL)
+    rc = pb_err_set(err, PB_ENOMEM, "testset: out of memory");
+  if (rc == 0) rc = gen_make_workers(sh, ws, nt, err);
   const int nply = o->max_ply - o->min_ply + 1;
   int quota[256], have[256];
   for (int i = 0; i < nply; i++) {
@@ -293,9 +398,11 @@ int pb_testgen_run(const pb_testgen_opts_t *o, FILE *out, pb_err_t *err) {
     have[i] = 0;
   }
   gen_kept_t *kept = rc == 0 ? calloc((size_t)o->count, sizeof *kept) : NULL;
-  if (rc == 0 && kept == NULL) rc = pb_err_set(err, PB_ENOMEM, "testset: out of memory");
+  if (rc == 0 && kept == NULL)
+    rc = pb_err_set(err, PB_ENOMEM, "testset: out of memory");
   int nkept = 0;
-  const long max_cand = o->max_candidates > 0 ? o->max_candidates : 200L * o->count;
+  const long max_cand =
+      o->max_candidates > 0 ? o->max_candidates : 200L * o->count;
   long done = 0;
   double t0 = pb_now(), last_log = t0;
   while (rc == 0 && nkept < o->count && done < max_cand) {
@@ -304,75 +411,18 @@ int pb_testgen_run(const pb_testgen_opts_t *o, FILE *out, pb_err_t *err) {
       if (have[i] < quota[i]) sh->want[sh->nwant++] = o->min_ply + i;
     sh->first = done;
     sh->next = 0;
-    pthread_t *tids = calloc((size_t)nt, sizeof *tids);
-    int started = 0;
-    if (tids == NULL) rc = pb_err_set(err, PB_ENOMEM, "testset: out of memory");
-    for (int t = 0; rc == 0 && t < nt; t++) {
-      if (pthread_create(&tids[t], NULL, gen_thread, &ws[t]) != 0) {
-        rc = pb_err_set(err, PB_EIO, "testset: cannot start a thread");
-        break;
-      }
-      started++;
-    }
-    for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
-    free(tids);
-    for (int t = 0; t < nt && rc == 0; t++)
-      if (ws[t].rc != 0) {
-        rc = ws[t].rc;
-        if (err) *err = ws[t].err;
-      }
-    if (rc != 0) break;
-    /* accept in candidate order */
-    for (int k = 0; k < GEN_BATCH && nkept < o->count; k++) {
-      const gen_cand_t *c = &sh->cand[k];
-      if (!c->ok) continue;
-      int b = c->ply - o->min_ply;
-      if (have[b] >= quota[b]) continue;
-      int dup = 0;
-      for (int i = 0; i < nkept && !dup; i++)
-        dup = kept[i].ply == c->ply && !memcmp(&kept[i].s, &c->s, sizeof c->s);
-      if (dup) continue;
-      gen_kept_t *kp = &kept[nkept++];
-      kp->ply = c->ply;
-      kp->index = sh->first + k;
-      kp->nmoves = c->ply;
-      memcpy(kp->moves, c->moves, (size_t)c->ply);
-      memcpy(kp->labels, c->labels, sizeof kp->labels);
-      kp->s = c->s;
-      have[b]++;
-    }
+    if ((rc = gen_batch(ws, nt, err)) != 0) break;
+    gen_accept(sh, kept, &nkept, have, quota);
     done += GEN_BATCH;
     if (o->log && pb_now() - last_log > 10) {
       last_log = pb_now();
-      pb_log_info(o->log, "testset: %d of %d positions after %ld games (%.0f s)",
-                  nkept, o->count, done, last_log - t0);
+      pb_log_info(o->log,
+                  "testset: %d of %d positions after %ld games (%.0f s)", nkept,
+                  o->count, done, last_log - t0);
     }
   }
-  if (rc == 0) {
-    if (nkept < o->count && o->log) {
-      for (int i = 0; i < nply; i++)
-        if (have[i] < quota[i])
-          pb_log_warn(o->log, "testset: ply %d has %d of %d positions after %ld "
-                      "games", o->min_ply + i, have[i], quota[i], done);
-    }
-    qsort(kept, (size_t)nkept, sizeof *kept, kept_cmp);
-    fprintf(out,
-            "# probs testset game=%s\n"
-            "# %d positions at plies %d-%d where the choice matters, from "
-            "games between %s\n"
-            "# (seed %llu, %ld games); labels W/D/L/. per action: the "
-            "outcome of the move with perfect play\n",
-            g->name, nkept, o->min_ply, o->max_ply, players,
-            (unsigned long long)o->seed, done);
-    for (int i = 0; i < nkept && rc == 0; i++)
-      rc = pb_testset_write_line(out, g, kept[i].moves, kept[i].nmoves,
-                                 kept[i].labels, err);
-    if (rc == 0 && fflush(out) != 0)
-      rc = pb_err_set(err, PB_EIO, "testset: write failed");
-    if (o->log)
-      pb_log_info(o->log, "testset: %d positions from %ld games in %.0f s",
-                  nkept, done, pb_now() - t0);
-  }
+  if (rc == 0)
+    rc = gen_write(o, out, players, kept, nkept, have, quota, done, t0, err);
   free(kept);
   if (ws) gen_free_workers(ws, nt);
   pthread_mutex_destroy(&sh->mu);

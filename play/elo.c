@@ -298,6 +298,137 @@ static void joint_derivs(const joint_t *J, const double *x, int anchor,
   }
 }
 
+/* Adds the pairs' games to J and each player's games, score and
+ * all-wins / all-losses flags to fits. Returns 0, or PB_EINVAL for a bad
+ * pair or a player with more than 2^31 games. */
+static int joint_tally(joint_t *J, const pb_elo_pair_t *pairs, int npairs,
+                       pb_elo_fit_t *fits, pb_err_t *err) {
+  int P = J->P;
+  for (int k = 0; k < npairs; k++) {
+    const pb_elo_pair_t *q = &pairs[k];
+    if (q->a < 0 || q->a >= P || q->b < 0 || q->b >= P || q->a == q->b ||
+        q->a_wins < 0 || q->draws < 0 || q->a_losses < 0)
+      return pb_err_set(err, PB_EINVAL,
+                        "elo joint fit: pair %d is bad (players %d and %d of "
+                        "%d, W=%d D=%d L=%d)",
+                        k, q->a, q->b, P, q->a_wins, q->draws, q->a_losses);
+    double n = (double)q->a_wins + q->draws + q->a_losses;
+    double s = q->a_wins + 0.5 * q->draws;
+    J->n[q->a * P + q->b] += n;
+    J->n[q->b * P + q->a] += n;
+    J->s[q->a * P + q->b] += s;
+    J->s[q->b * P + q->a] += n - s;
+  }
+  for (int i = 0; i < P; i++) {
+    double n = 0.0, s = 0.0;
+    for (int j = 0; j < P; j++) {
+      n += J->n[i * P + j];
+      s += J->s[i * P + j];
+    }
+    if (n > 2147483647.0)
+      return pb_err_set(err, PB_EINVAL,
+                        "elo joint fit: player %d has more "
+                        "than 2^31 games",
+                        i);
+    fits[i].games = (int)n;
+    fits[i].score = s;
+    if (n > 0.0 && s == 0.0) fits[i].flags |= PB_ELO_ALL_LOSSES;
+    if (n > 0.0 && s == n) fits[i].flags |= PB_ELO_ALL_WINS;
+  }
+  return 0;
+}
+
+/* Checks that every player has a chain of games to the anchor (PB_EINVAL
+ * naming one that has not), and gives one-sided pairs half a point when
+ * the maximum would not exist (flagging them PB_ELO_ADJUSTED). seen and
+ * stack are scratch arrays of J->P ints. */
+static int joint_connect(joint_t *J, int anchor, pb_elo_fit_t *fits, int *seen,
+                         int *stack, pb_err_t *err) {
+  int P = J->P;
+  if (reach(J, anchor, 0, seen, stack) < P) {
+    int lost = 0;
+    while (seen[lost]) lost++;
+    return pb_err_set(err, PB_EINVAL,
+                      "elo joint fit: player %d has no chain of games to the "
+                      "anchor (player %d); its rating is undetermined",
+                      lost, anchor);
+  }
+  /* The maximum exists iff every player can reach every other along "took
+   * points from" edges (Zermelo; Ford 1957). If not, one-sided pairs get
+   * half a point, which makes every played pair two-way. */
+  if (reach(J, anchor, 1, seen, stack) < P ||
+      reach(J, anchor, -1, seen, stack) < P) {
+    for (int i = 0; i < P; i++)
+      for (int j = 0; j < P; j++) {
+        double n = J->n[i * P + j], s = J->s[i * P + j];
+        if (n <= 0.0 || (s > 0.0 && s < n)) continue;
+        J->s[i * P + j] = s == 0.0 ? 0.5 : n - 0.5;
+        fits[i].flags |= PB_ELO_ADJUSTED;
+      }
+  }
+  return 0;
+}
+
+/* Newton's method with step halving from every rating at anchor_rating;
+ * leaves the maximum in x. xt (P), A (m x m) and g (m) are scratch.
+ * Returns 0, or PB_ERANGE when it does not converge. */
+static int joint_newton(const joint_t *J, int anchor, double anchor_rating,
+                        double *x, double *xt, double *A, double *g,
+                        pb_err_t *err) {
+  int P = J->P, m = P - 1;
+  for (int i = 0; i < P; i++) x[i] = anchor_rating;
+  double L = joint_loglik(J, x);
+  int converged = m == 0;
+  for (int it = 0; it < 500 && !converged; it++) {
+    joint_derivs(J, x, anchor, A, g);
+    if (cholesky(A, m) != 0) break;
+    chol_solve(A, m, g); /* g is now the Newton step */
+    double t = 1.0, Lt = L, dmax = 0.0;
+    for (int h = 0; h < 60; h++, t *= 0.5) {
+      memcpy(xt, x, (size_t)P * sizeof *x);
+      for (int a = 0; a < m; a++) xt[free_player(a, anchor)] += t * g[a];
+      Lt = joint_loglik(J, xt);
+      if (Lt >= L - 1e-12 * fabs(L)) break;
+    }
+    for (int a = 0; a < m; a++)
+      if (fabs(t * g[a]) > dmax) dmax = fabs(t * g[a]);
+    memcpy(x, xt, (size_t)P * sizeof *x);
+    L = Lt;
+    converged = dmax < 1e-7;
+  }
+  if (!converged)
+    return pb_err_set(err, PB_ERANGE,
+                      "elo joint fit: Newton's method did not converge");
+  return 0;
+}
+
+/* The ratings x into fits, with standard errors from the information
+ * matrix at x and the 95% intervals. A (m x m) and g (m) are scratch.
+ * Returns 0, or PB_ERANGE when the information matrix is singular. */
+static int joint_intervals(const joint_t *J, int anchor, const double *x,
+                           double *A, double *g, pb_elo_fit_t *fits,
+                           pb_err_t *err) {
+  int P = J->P, m = P - 1;
+  joint_derivs(J, x, anchor, A, g);
+  if (m > 0 && cholesky(A, m) != 0)
+    return pb_err_set(err, PB_ERANGE,
+                      "elo joint fit: the information matrix is singular");
+  for (int a = 0; a < m; a++) {
+    /* Diagonal of the inverse information: solve for unit vectors. */
+    memset(g, 0, (size_t)m * sizeof *g);
+    g[a] = 1.0;
+    chol_solve(A, m, g);
+    int i = free_player(a, anchor);
+    fits[i].se = sqrt(g[a]);
+  }
+  for (int i = 0; i < P; i++) {
+    fits[i].rating = x[i];
+    fits[i].lo = x[i] - PB_ELO_Z95 * fits[i].se;
+    fits[i].hi = x[i] + PB_ELO_Z95 * fits[i].se;
+  }
+  return 0;
+}
+
 int pb_elo_fit_joint(int nplayers, const pb_elo_pair_t *pairs, int npairs,
                      int anchor, double anchor_rating, pb_elo_fit_t *fits,
                      pb_err_t *err) {
@@ -322,113 +453,12 @@ int pb_elo_fit_joint(int nplayers, const pb_elo_pair_t *pairs, int npairs,
   double *g = calloc((size_t)m + 1, sizeof *g);
   int *seen = calloc((size_t)P, sizeof *seen);
   int *stack = calloc((size_t)P, sizeof *stack);
-  if (!J.n || !J.s || !x || !xt || !A || !g || !seen || !stack) {
+  if (!J.n || !J.s || !x || !xt || !A || !g || !seen || !stack)
     rc = pb_err_set(err, PB_ENOMEM, "elo joint fit: out of memory");
-    goto out;
-  }
-  for (int k = 0; k < npairs; k++) {
-    const pb_elo_pair_t *q = &pairs[k];
-    if (q->a < 0 || q->a >= P || q->b < 0 || q->b >= P || q->a == q->b ||
-        q->a_wins < 0 || q->draws < 0 || q->a_losses < 0) {
-      rc = pb_err_set(err, PB_EINVAL,
-                      "elo joint fit: pair %d is bad (players %d and %d of "
-                      "%d, W=%d D=%d L=%d)",
-                      k, q->a, q->b, P, q->a_wins, q->draws, q->a_losses);
-      goto out;
-    }
-    double n = (double)q->a_wins + q->draws + q->a_losses;
-    double s = q->a_wins + 0.5 * q->draws;
-    J.n[q->a * P + q->b] += n;
-    J.n[q->b * P + q->a] += n;
-    J.s[q->a * P + q->b] += s;
-    J.s[q->b * P + q->a] += n - s;
-  }
-  for (int i = 0; i < P; i++) {
-    double n = 0.0, s = 0.0;
-    for (int j = 0; j < P; j++) {
-      n += J.n[i * P + j];
-      s += J.s[i * P + j];
-    }
-    if (n > 2147483647.0) {
-      rc = pb_err_set(err, PB_EINVAL,
-                      "elo joint fit: player %d has more "
-                      "than 2^31 games",
-                      i);
-      goto out;
-    }
-    fits[i].games = (int)n;
-    fits[i].score = s;
-    if (n > 0.0 && s == 0.0) fits[i].flags |= PB_ELO_ALL_LOSSES;
-    if (n > 0.0 && s == n) fits[i].flags |= PB_ELO_ALL_WINS;
-  }
-  if (reach(&J, anchor, 0, seen, stack) < P) {
-    int lost = 0;
-    while (seen[lost]) lost++;
-    rc = pb_err_set(err, PB_EINVAL,
-                    "elo joint fit: player %d has no chain of games to the "
-                    "anchor (player %d); its rating is undetermined",
-                    lost, anchor);
-    goto out;
-  }
-  /* The maximum exists iff every player can reach every other along "took
-   * points from" edges (Zermelo; Ford 1957). If not, one-sided pairs get
-   * half a point, which makes every played pair two-way. */
-  if (reach(&J, anchor, 1, seen, stack) < P ||
-      reach(&J, anchor, -1, seen, stack) < P) {
-    for (int i = 0; i < P; i++)
-      for (int j = 0; j < P; j++) {
-        double n = J.n[i * P + j], s = J.s[i * P + j];
-        if (n <= 0.0 || (s > 0.0 && s < n)) continue;
-        J.s[i * P + j] = s == 0.0 ? 0.5 : n - 0.5;
-        fits[i].flags |= PB_ELO_ADJUSTED;
-      }
-  }
-
-  for (int i = 0; i < P; i++) x[i] = anchor_rating;
-  double L = joint_loglik(&J, x);
-  int converged = m == 0;
-  for (int it = 0; it < 500 && !converged; it++) {
-    joint_derivs(&J, x, anchor, A, g);
-    if (cholesky(A, m) != 0) break;
-    chol_solve(A, m, g); /* g is now the Newton step */
-    double t = 1.0, Lt = L, dmax = 0.0;
-    for (int h = 0; h < 60; h++, t *= 0.5) {
-      memcpy(xt, x, (size_t)P * sizeof *x);
-      for (int a = 0; a < m; a++) xt[free_player(a, anchor)] += t * g[a];
-      Lt = joint_loglik(&J, xt);
-      if (Lt >= L - 1e-12 * fabs(L)) break;
-    }
-    for (int a = 0; a < m; a++)
-      if (fabs(t * g[a]) > dmax) dmax = fabs(t * g[a]);
-    memcpy(x, xt, (size_t)P * sizeof *x);
-    L = Lt;
-    converged = dmax < 1e-7;
-  }
-  if (!converged) {
-    rc = pb_err_set(err, PB_ERANGE,
-                    "elo joint fit: Newton's method did not converge");
-    goto out;
-  }
-  joint_derivs(&J, x, anchor, A, g);
-  if (m > 0 && cholesky(A, m) != 0) {
-    rc = pb_err_set(err, PB_ERANGE,
-                    "elo joint fit: the information matrix is singular");
-    goto out;
-  }
-  for (int a = 0; a < m; a++) {
-    /* Diagonal of the inverse information: solve for unit vectors. */
-    memset(g, 0, (size_t)m * sizeof *g);
-    g[a] = 1.0;
-    chol_solve(A, m, g);
-    int i = free_player(a, anchor);
-    fits[i].se = sqrt(g[a]);
-  }
-  for (int i = 0; i < P; i++) {
-    fits[i].rating = x[i];
-    fits[i].lo = x[i] - PB_ELO_Z95 * fits[i].se;
-    fits[i].hi = x[i] + PB_ELO_Z95 * fits[i].se;
-  }
-out:
+  if (rc == 0) rc = joint_tally(&J, pairs, npairs, fits, err);
+  if (rc == 0) rc = joint_connect(&J, anchor, fits, seen, stack, err);
+  if (rc == 0) rc = joint_newton(&J, anchor, anchor_rating, x, xt, A, g, err);
+  if (rc == 0) rc = joint_intervals(&J, anchor, x, A, g, fits, err);
   if (rc != 0) memset(fits, 0, (size_t)nplayers * sizeof *fits);
   free(J.n);
   free(J.s);
