@@ -34,10 +34,11 @@ int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
   if (o == NULL || cfg == NULL)
     return pb_err_set(err, PB_EINVAL, "evalrun: NULL options or config");
   memset(o, 0, sizeof *o);
+  /* The config's keys are checked in one place: pb_config_check (game,
+   * eval.opponents, eval.anchors and the rest). */
+  int rc = pb_config_check(cfg, err);
+  if (rc != 0) return rc;
   o->g = pb_game_by_name(cfg->game);
-  if (o->g == NULL)
-    return pb_err_set(err, PB_ECONFIG, "game: unknown game '%s' (known: %s)",
-                      cfg->game, pb_game_names());
   o->games = cfg->eval.games_per_opponent;
   o->opening_random_moves = cfg->eval.opening_random_moves;
   o->threads = cfg->eval.threads;
@@ -48,9 +49,7 @@ int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
   o->search_depth = cfg->eval.search_depth;
   o->mcts_simulations =
       pb_config_alphazero(cfg) ? cfg->eval.mcts_simulations : 0;
-  int rc = pb_elotable_opponents(cfg->eval.opponents, o->opponents,
-                                 &o->n_opponents, err);
-  if (rc != 0) return rc;
+  o->n_opponents = pb_config_opponents(cfg, o->opponents);
   for (int j = 0; j < o->n_opponents; j++) {
     /* The paper's lookahead ladder was measured in Connect Four; in the
      * other games only random keeps its 1000 unless eval.anchors says. */
@@ -65,16 +64,8 @@ int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
   for (const char *a = cfg->eval.anchors; *a != '\0';) {
     const char *comma = strchr(a, ',');
     size_t len = comma ? (size_t)(comma - a) : strlen(a);
-    if (len == 0 || len >= sizeof item)
-      return pb_err_set(err, PB_ECONFIG,
-                        "eval.anchors: empty or too long item in '%s'",
-                        cfg->eval.anchors);
-    memcpy(item, a, len);
-    item[len] = '\0';
-    pb_err_t e;
-    pb_err_clear(&e);
-    if (pb_evalrun_set_anchor(o, item, &e) != 0)
-      return pb_err_set(err, PB_ECONFIG, "eval.anchors: %s", e.msg);
+    snprintf(item, sizeof item, "%.*s", (int)len, a);
+    pb_evalrun_set_anchor(o, item, NULL);
     a = comma ? comma + 1 : a + len;
   }
   return 0;
@@ -84,24 +75,10 @@ int pb_evalrun_set_anchor(pb_evalrun_opts_t *o, const char *arg,
                           pb_err_t *err) {
   if (o == NULL || arg == NULL)
     return pb_err_set(err, PB_EINVAL, "evalrun: NULL anchor");
-  const char *eq = strrchr(arg, '=');
-  if (eq == NULL || eq == arg || eq[1] == '\0')
-    return pb_err_set(err, PB_EINVAL,
-                      "anchor '%s': expected SPEC=RATING (e.g. "
-                      "lookahead:2=1450, or SPEC=none)",
-                      arg);
-  double r = NAN;
-  if (strcmp(eq + 1, "none") != 0) {
-    char *end = NULL;
-    errno = 0;
-    r = strtod(eq + 1, &end);
-    if (errno != 0 || *end != '\0' || !isfinite(r) || fabs(r) > 1e6)
-      return pb_err_set(err, PB_EINVAL,
-                        "anchor '%s': rating '%s' is not a number within "
-                        "+-1e6",
-                        arg, eq + 1);
-  }
-  size_t len = (size_t)(eq - arg);
+  size_t len;
+  double r;
+  int rc = pb_config_anchor(arg, &len, &r, err);
+  if (rc != 0) return rc;
   for (int j = 0; j < o->n_opponents; j++)
     if (strlen(o->opponents[j]) == len && !strncmp(o->opponents[j], arg, len)) {
       o->anchor[j] = r;

@@ -6,10 +6,9 @@
  *       plays one checkpoint greedily against each opponent (games split
  *       evenly between colours, a random opening, many threads) and fits its
  *       Elo against the opponents' anchor ratings (elo.h);
- *   pb_elotable_t
- *       the elo.csv table: one row per version, read back strictly (a file
- *       we did not write is refused, never overwritten) and saved
- *       atomically;
+ *   pb_evalrun_chart
+ *       the Elo chart of a run's elo.csv (play/elotable.h: the table, read
+ *       back strictly and saved atomically) as SVG;
  *   pb_evalrun_t
  *       a run directory: which checkpoint versions exist, which are rated,
  *       rating the next ones and writing elo.csv, elo.svg (and elo.png when
@@ -40,9 +39,6 @@
 #include "err.h"
 #include "game.h"
 #include "log.h"
-
-#define PB_ELOTABLE_MAX_OPPONENTS 16
-#define PB_ELOTABLE_SPEC_MAX 64 /* an opponent spec, incl. NUL */
 
 /* ---- one checkpoint (evalrun.c) ---------------------------------------- */
 

@@ -203,7 +203,7 @@ static char *metrics_text(pb_learner_t *l) {
   G("rss_bytes", "Resident memory.", "%ld", rss_kb() * 1024);
   /* The evaluator's newest rating, read from its elo.csv in the run dir. */
   pb_elotable_row_t er;
-  if (pb_elotable_latest(l->cfg.run.dir, l->cfg.eval.opponents, &er, NULL) == 0) {
+  if (pb_elotable_latest(l->cfg.run.dir, &l->cfg, &er, NULL) == 0) {
     G("eval_version", "Newest version the evaluator rated.", "%" PRIu64,
       er.version);
     if (isfinite(er.elo))

@@ -2,8 +2,8 @@
  * their strict codec.
  *
  * Every message is one envelope: a header (protocol version, run id, game
- * id, sender id) and one body. Only msg.c sees the protoc-c generated code;
- * everyone else fills and reads a pb_msg_t.
+ * id, sender id) and one body. Only net/msg*.c see the protoc-c generated
+ * code; everyone else fills and reads a pb_msg_t.
  *
  * Ownership. A pb_msg_t that the caller fills for pb_msg_encode only
  * borrows: its pointers (states, episodes, qvalues, item ids, weights) stay
@@ -242,7 +242,7 @@ typedef struct pb_msg {
     pb_msg_reject_t reject;
     pb_msg_bye_t bye;
   };
-  /* Private to msg.c: what decode allocated (NULL when borrowed). */
+  /* Private to net/msg*.c: what decode allocated (NULL when borrowed). */
   void *pb__mem;
   void *pb__unpacked;
 } pb_msg_t;

@@ -1,6 +1,8 @@
 /* nn.h - the small C API over libtorch that every process uses for V and Q.
  *
- * Plain C, opaque handles; one C++ file (nn.cpp) implements it. Every entry
+ * Plain C, opaque handles; three C++ files implement it: nn.cpp (the
+ * networks and forward), nn_train.cpp (losses, Adam, training steps) and
+ * nn_io.cpp (weights and state buffers, the torch export). Every entry
  * point catches all C++ exceptions and turns them into PB_ENN plus a message
  * in the caller's pb_err_t: nothing throws into C.
  *
@@ -171,7 +173,7 @@ int pb_nn_train_step(pb_nn_t *nn, const float *in, const float *target,
  * losses[j] (the loss before step j), grad_norms[j] (pb_nn_last_grad_norm
  * after step j) and parts[2j], parts[2j + 1] (pb_nn_last_loss_parts after
  * step j); each has k entries (2k for parts). On the CPU the result is the
- * same, bit for bit, as k calls of pb_nn_train_step (tests/test_nn.c).
+ * same, bit for bit, as k calls of pb_nn_train_step (tests/test_nn_train.c).
  * total 0 takes no step. If any step's loss is not finite, returns
  * PB_ERANGE naming the step and leaves nn (weights, moments, step count,
  * last loss parts and gradient norm) as it was before the call. PB_EINVAL

@@ -435,48 +435,17 @@ pb_elotable_t *pb_elotable_load(
   return t;
 }
 
-int pb_elotable_opponents(const char *list,
-                          char (*out)[PB_ELOTABLE_SPEC_MAX], int *n,
-                          pb_err_t *err) {
-  *n = 0;
-  const char *p = list;
-  for (;;) {
-    const char *comma = strchr(p, ',');
-    size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    if (len == 0 || len >= PB_ELOTABLE_SPEC_MAX)
-      return pb_err_set(err, PB_ECONFIG,
-                        "eval.opponents: empty item or item longer than %d "
-                        "characters in '%s'",
-                        PB_ELOTABLE_SPEC_MAX - 1, list);
-    if (*n == PB_ELOTABLE_MAX_OPPONENTS)
-      return pb_err_set(err, PB_ECONFIG,
-                        "eval.opponents: more than %d opponents in '%s'",
-                        PB_ELOTABLE_MAX_OPPONENTS, list);
-    char *dst = out[*n];
-    memcpy(dst, p, len);
-    dst[len] = '\0';
-    for (int j = 0; j < *n; j++)
-      if (!strcmp(out[j], dst))
-        return pb_err_set(err, PB_ECONFIG,
-                          "eval.opponents: '%s' is listed twice", dst);
-    (*n)++;
-    if (comma == NULL) return 0;
-    p = comma + 1;
-  }
-}
-
-int pb_elotable_latest(const char *run_dir, const char *opponents,
+int pb_elotable_latest(const char *run_dir, const pb_config_t *cfg,
                        pb_elotable_row_t *row, pb_err_t *err) {
   char opp[PB_ELOTABLE_MAX_OPPONENTS][PB_ELOTABLE_SPEC_MAX];
-  int n = 0;
-  int rc = pb_elotable_opponents(opponents, opp, &n, err);
-  if (rc != 0) return rc;
+  int n = pb_config_opponents(cfg, opp);
   char path[PB_RUNDIR_PATH_MAX];
   pb_rundir_path(run_dir, PB_RUNDIR_ELO_CSV, path, sizeof path);
   pb_elotable_t *t =
       pb_elotable_load(path, (const char(*)[PB_ELOTABLE_SPEC_MAX])opp, n, err);
   if (t == NULL) return err && err->code ? err->code : PB_EIO;
-  rc = t->n > 0 ? 0 : pb_err_set(err, PB_ENOTFOUND, "%s: no rating yet", path);
+  int rc =
+      t->n > 0 ? 0 : pb_err_set(err, PB_ENOTFOUND, "%s: no rating yet", path);
   if (rc == 0) *row = t->rows[t->n - 1];
   pb_elotable_destroy(&t);
   return rc;

@@ -12,10 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "err.h"
 
-#define PB_ELOTABLE_MAX_OPPONENTS 16
-#define PB_ELOTABLE_SPEC_MAX 64 /* an opponent spec, incl. NUL */
+/* The opponents of a table are those of eval.opponents (config.h). */
+#define PB_ELOTABLE_MAX_OPPONENTS PB_CONFIG_MAX_OPPONENTS
+#define PB_ELOTABLE_SPEC_MAX PB_CONFIG_OPPONENT_MAX /* incl. NUL */
 
 /* What one checkpoint earned: one elo.csv row. */
 typedef struct pb_elotable_row {
@@ -94,18 +96,11 @@ int pb_elotable_csv(const pb_elotable_t *t, char **out, size_t *len,
 int pb_elotable_save(const pb_elotable_t *t, const char *path,
                           pb_err_t *err);
 
-/* Splits the opponents list of eval.opponents ("random,lookahead:1,...")
- * into out[0..*n). Returns 0, or PB_ECONFIG for an empty or too long
- * item, more than PB_ELOTABLE_MAX_OPPONENTS items or one listed twice. */
-int pb_elotable_opponents(const char *list,
-                          char (*out)[PB_ELOTABLE_SPEC_MAX], int *n,
-                          pb_err_t *err);
-
-/* The newest row of RUN_DIR/elo.csv written for these opponents (the
- * eval.opponents list), for the learner's /metrics. Returns 0 and fills
- * *row, PB_ENOTFOUND when there is no row yet, or the error of
- * pb_elotable_opponents or pb_elotable_load. */
-int pb_elotable_latest(const char *run_dir, const char *opponents,
+/* The newest row of RUN_DIR/elo.csv written for the opponents of cfg
+ * (eval.opponents; a checked config), for the learner's /metrics. Returns
+ * 0 and fills *row, PB_ENOTFOUND when there is no row yet, or the error of
+ * pb_elotable_load. */
+int pb_elotable_latest(const char *run_dir, const pb_config_t *cfg,
                        pb_elotable_row_t *row, pb_err_t *err);
 
 #endif

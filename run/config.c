@@ -10,6 +10,8 @@
 #include <arpa/inet.h>
 
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,29 +110,126 @@ static int endpoint_ok(const char *e) {
 
 /* "random,lookahead:1": non-empty items, each a name with an optional
  * ":parameter". What the names mean is the evaluator's business. */
-static int opponents_ok(const char *s, char *bad, size_t n) {
-  const char *p = s;
-  for (;;) {
+static int opponent_ok(const char *p, size_t len) {
+  int ok = len > 0 && isalpha((unsigned char)p[0]);
+  int colons = 0;
+  for (size_t i = 0; ok && i < len; i++) {
+    unsigned char ch = (unsigned char)p[i];
+    if (ch == ':') {
+      colons++;
+      ok = colons == 1 && i + 1 < len;
+    } else {
+      ok = isalnum(ch) || ch == '_' || ch == '-' || ch == '.' || ch == '/';
+    }
+  }
+  return ok;
+}
+
+/* eval.opponents: each item of the form name or name:parameter, shorter
+ * than PB_CONFIG_OPPONENT_MAX, at most PB_CONFIG_MAX_OPPONENTS, none
+ * twice. */
+static int check_opponents(const char *s, pb_err_t *err) {
+  char opp[PB_CONFIG_MAX_OPPONENTS][PB_CONFIG_OPPONENT_MAX];
+  int n = 0;
+  for (const char *p = s;;) {
     const char *comma = strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    int ok = len > 0 && isalpha((unsigned char)p[0]);
-    int colons = 0;
-    for (size_t i = 0; ok && i < len; i++) {
-      unsigned char ch = (unsigned char)p[i];
-      if (ch == ':') {
-        colons++;
-        ok = colons == 1 && i + 1 < len;
-      } else {
-        ok = isalnum(ch) || ch == '_' || ch == '-' || ch == '.' || ch == '/';
-      }
-    }
-    if (!ok) {
-      snprintf(bad, n, "%.*s", (int)(len < 64 ? len : 64), p);
-      return 0;
-    }
-    if (comma == NULL) return 1;
+    if (len == 0 || len >= PB_CONFIG_OPPONENT_MAX)
+      return pb_err_set(err, PB_ECONFIG,
+                        "eval.opponents: empty item or item longer than %d "
+                        "characters in '%.*s'",
+                        PB_CONFIG_OPPONENT_MAX - 1, PB__SHOW, s);
+    if (!opponent_ok(p, len))
+      return pb_err_set(err, PB_ECONFIG,
+                        "eval.opponents: item '%.*s' in '%.*s' is not of the "
+                        "form name or name:parameter",
+                        (int)len, p, PB__SHOW, s);
+    if (n == PB_CONFIG_MAX_OPPONENTS)
+      return pb_err_set(err, PB_ECONFIG,
+                        "eval.opponents: more than %d opponents in '%.*s'",
+                        PB_CONFIG_MAX_OPPONENTS, PB__SHOW, s);
+    memcpy(opp[n], p, len);
+    opp[n][len] = '\0';
+    for (int j = 0; j < n; j++)
+      if (!strcmp(opp[j], opp[n]))
+        return pb_err_set(err, PB_ECONFIG,
+                          "eval.opponents: '%s' is listed twice", opp[n]);
+    n++;
+    if (comma == NULL) return 0;
     p = comma + 1;
   }
+}
+
+/* eval.anchors: "SPEC=R,SPEC=none,...", each SPEC one of eval.opponents. */
+static int check_anchors(const pb_config_t *c, pb_err_t *err) {
+  char opp[PB_CONFIG_MAX_OPPONENTS][PB_CONFIG_OPPONENT_MAX];
+  int n = pb_config_opponents(c, opp);
+  char item[PB_CONFIG_OPPONENT_MAX + 32];
+  for (const char *a = c->eval.anchors; *a != '\0';) {
+    const char *comma = strchr(a, ',');
+    size_t len = comma ? (size_t)(comma - a) : strlen(a);
+    if (len == 0 || len >= sizeof item)
+      return pb_err_set(err, PB_ECONFIG,
+                        "eval.anchors: empty or too long item in '%.*s'",
+                        PB__SHOW, c->eval.anchors);
+    memcpy(item, a, len);
+    item[len] = '\0';
+    pb_err_t e;
+    pb_err_clear(&e);
+    size_t slen;
+    double r;
+    if (pb_config_anchor(item, &slen, &r, &e) != 0)
+      return pb_err_set(err, PB_ECONFIG, "eval.anchors: %s", e.msg);
+    int found = 0;
+    for (int j = 0; j < n && !found; j++)
+      found = strlen(opp[j]) == slen && !strncmp(opp[j], item, slen);
+    if (!found)
+      return pb_err_set(err, PB_ECONFIG,
+                        "eval.anchors: anchor '%s': '%.*s' is not one of the "
+                        "opponents (eval.opponents)",
+                        item, (int)slen, item);
+    a = comma ? comma + 1 : a + len;
+  }
+  return 0;
+}
+
+int pb_config_opponents(const pb_config_t *c,
+                        char (*out)[PB_CONFIG_OPPONENT_MAX]) {
+  int n = 0;
+  for (const char *p = c->eval.opponents; n < PB_CONFIG_MAX_OPPONENTS;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len >= PB_CONFIG_OPPONENT_MAX) len = PB_CONFIG_OPPONENT_MAX - 1;
+    memcpy(out[n], p, len);
+    out[n++][len] = '\0';
+    if (comma == NULL) break;
+    p = comma + 1;
+  }
+  return n;
+}
+
+int pb_config_anchor(const char *item, size_t *spec_len, double *rating,
+                     pb_err_t *err) {
+  const char *eq = strrchr(item, '=');
+  if (eq == NULL || eq == item || eq[1] == '\0')
+    return pb_err_set(err, PB_EINVAL,
+                      "anchor '%s': expected SPEC=RATING (e.g. "
+                      "lookahead:2=1450, or SPEC=none)",
+                      item);
+  double r = NAN;
+  if (strcmp(eq + 1, "none") != 0) {
+    char *end = NULL;
+    errno = 0;
+    r = strtod(eq + 1, &end);
+    if (errno != 0 || *end != '\0' || !isfinite(r) || fabs(r) > 1e6)
+      return pb_err_set(err, PB_EINVAL,
+                        "anchor '%s': rating '%s' is not a number within "
+                        "+-1e6",
+                        item, eq + 1);
+  }
+  *spec_len = (size_t)(eq - item);
+  *rating = r;
+  return 0;
 }
 
 int pb_config_check(const pb_config_t *c, pb_err_t *err) {
@@ -200,14 +299,8 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
     return pb_err_set(err, PB_ECONFIG,
                       "model.q.res_blocks (%d) needs model.q.conv_layers >= 1",
                       c->model.q.res_blocks);
-  char bad[72];
-  if (!opponents_ok(c->eval.opponents, bad, sizeof bad))
-    return pb_err_set(
-        err, PB_ECONFIG,
-        "eval.opponents: item '%s' in '%.*s' is not of the form name or "
-        "name:parameter",
-        bad, PB__SHOW, c->eval.opponents);
-  return 0;
+  if ((rc = check_opponents(c->eval.opponents, err)) != 0) return rc;
+  return check_anchors(c, err);
 }
 
 /* ---- output ---------------------------------------------------------- */

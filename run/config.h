@@ -3,7 +3,7 @@
  * A pb_config_t holds every setting of a run as plain values (fixed-size
  * strings, no pointers), so it can be copied by value, compared with memcmp
  * after pb_config_defaults, and embedded in checkpoints. Every key has one
- * row in a static schema table (config.c): dotted path, type, range,
+ * row in the schema table (config_schema.c): dotted path, type, range,
  * default and a one-line doc; loading, overrides, printing and --help are
  * all driven by that table.
  *
@@ -38,6 +38,8 @@
 #define PB_CONFIG_NAME_MAX 64  /* short strings (names, enums), incl. NUL */
 #define PB_CONFIG_PATH_MAX 256 /* paths, endpoints, lists, incl. NUL */
 #define PB_CONFIG_KEY_MAX 64   /* longest dotted key, incl. NUL */
+#define PB_CONFIG_MAX_OPPONENTS 16 /* items of eval.opponents */
+#define PB_CONFIG_OPPONENT_MAX 64  /* one of them, incl. NUL */
 
 /* Shape of one network (V or Q): 3x3 convolutions, then dense layers. */
 typedef struct pb_config_net {
@@ -211,6 +213,19 @@ void pb_config_print_keys(FILE *f);
 
 /* 1 when c->algorithm is "alphazero", else 0 (PROBS). */
 int pb_config_alphazero(const pb_config_t *c);
+
+/* The opponents of eval.opponents, in order, into out[0..n); returns n.
+ * The list is the one pb_config_check vetted (1..PB_CONFIG_MAX_OPPONENTS
+ * items, each shorter than PB_CONFIG_OPPONENT_MAX, none twice). */
+int pb_config_opponents(const pb_config_t *c,
+                        char (*out)[PB_CONFIG_OPPONENT_MAX]);
+
+/* Parses one anchor, an item of eval.anchors or the evaluator's --anchor:
+ * "SPEC=RATING" (a number within +-1e6) or "SPEC=none". Sets *spec_len
+ * (the length of SPEC) and *rating (NAN for none). Returns 0, or
+ * PB_EINVAL with a message naming the item. */
+int pb_config_anchor(const char *item, size_t *spec_len, double *rating,
+                     pb_err_t *err);
 
 /* The roles of pb_config_device. */
 enum { PB_DEVICE_LEARNER = 1, PB_DEVICE_ACTOR, PB_DEVICE_SEARCHER };

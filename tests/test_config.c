@@ -724,6 +724,61 @@ static void test_device_per_role(void **state) {
   assert_non_null(strstr(err.msg, "cpu|cuda|auto"));
 }
 
+/* eval.opponents and eval.anchors are checked here, the one place: the
+ * list's items, their number, repeats; each anchor's form, rating and
+ * opponent. pb_config_opponents and pb_config_anchor read them back. */
+static void test_eval_lists(void **state) {
+  (void)state;
+  pb_config_t c;
+  pb_err_t err;
+  pb_config_defaults(&c);
+  assert_int_equal(pb_config_set(&c, "eval.opponents",
+                                 "random,lookahead:2,alphabeta:3", &err),
+                   0);
+  assert_int_equal(pb_config_check(&c, &err), 0);
+  char opp[PB_CONFIG_MAX_OPPONENTS][PB_CONFIG_OPPONENT_MAX];
+  assert_int_equal(pb_config_opponents(&c, opp), 3);
+  assert_string_equal(opp[1], "lookahead:2");
+  static const struct {
+    const char *opponents, *anchors, *says;
+  } bad[] = {
+      {"random,,greedy", "", "empty item"},
+      {"random,random", "", "listed twice"},
+      {"random,look ahead", "", "not of the form"},
+      {"a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,b0,b1,b2,b3,b4,b5,b6", "",
+       "more than 16"},
+      {"random", "random=12x", "eval.anchors: anchor 'random=12x'"},
+      {"random", "random=1e9", "1e9"},
+      {"random", "greedy=1200", "'greedy' is not one of the opponents"},
+      {"random", "random=1000,,", "empty or too long item"},
+      {"random", "=5", "expected SPEC=RATING"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pb_config_defaults(&c);
+    snprintf(c.eval.opponents, sizeof c.eval.opponents, "%s",
+             bad[i].opponents);
+    snprintf(c.eval.anchors, sizeof c.eval.anchors, "%s", bad[i].anchors);
+    pb_err_clear(&err);
+    if (pb_config_check(&c, &err) != PB_ECONFIG ||
+        strstr(err.msg, bad[i].says) == NULL)
+      fail_msg("case %zu: '%s'", i, err.msg);
+  }
+  char longer[PB_CONFIG_OPPONENT_MAX + 8];
+  memset(longer, 'x', sizeof longer - 1);
+  longer[sizeof longer - 1] = '\0';
+  pb_config_defaults(&c);
+  snprintf(c.eval.opponents, sizeof c.eval.opponents, "%s", longer);
+  assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "longer than 63"));
+  size_t len;
+  double r;
+  assert_int_equal(pb_config_anchor("lookahead:2=1450", &len, &r, &err), 0);
+  assert_true(len == 11 && r == 1450);
+  assert_int_equal(pb_config_anchor("random=none", &len, &r, &err), 0);
+  assert_true(len == 6 && isnan(r));
+  assert_int_equal(pb_config_anchor("random", &len, &r, &err), PB_EINVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
@@ -744,6 +799,7 @@ int main(void) {
       cmocka_unit_test(test_keep_keys),
       cmocka_unit_test(test_device_per_role),
       cmocka_unit_test(test_algorithm),
+      cmocka_unit_test(test_eval_lists),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

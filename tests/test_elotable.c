@@ -1,7 +1,7 @@
 /* test_elotable.c - elo.csv (play/elotable): rows put in version order,
  * the CSV text exactly, a round trip through the file, files of an older
  * layout, and every kind of file that is not ours refused and left as it
- * is; the eval.opponents list; the newest row for /metrics. */
+ * is; the newest row for /metrics. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -209,34 +209,6 @@ static void test_table_refuses(void **state) {
   unlink(path);
 }
 
-/* The eval.opponents list: items in order; empty, too long, too many or
- * repeated items refused, naming the key. */
-static void test_opponents(void **state) {
-  (void)state;
-  char opp[PB_ELOTABLE_MAX_OPPONENTS][PB_ELOTABLE_SPEC_MAX];
-  int n = -1;
-  pb_err_t err;
-  assert_int_equal(pb_elotable_opponents("random,lookahead:2", opp, &n, &err),
-                   0);
-  assert_int_equal(n, 2);
-  assert_string_equal(opp[1], "lookahead:2");
-  static const char *const bad[] = {"random,,greedy", "random,random", ""};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    pb_err_clear(&err);
-    assert_int_equal(pb_elotable_opponents(bad[i], opp, &n, &err), PB_ECONFIG);
-    assert_non_null(strstr(err.msg, "eval.opponents"));
-  }
-  char many[1024] = "";
-  for (int i = 0; i <= PB_ELOTABLE_MAX_OPPONENTS; i++)
-    snprintf(many + strlen(many), sizeof many - strlen(many), "%sa%d",
-             i ? "," : "", i);
-  assert_int_equal(pb_elotable_opponents(many, opp, &n, &err), PB_ECONFIG);
-  char longer[PB_ELOTABLE_SPEC_MAX + 8];
-  memset(longer, 'x', sizeof longer - 1);
-  longer[sizeof longer - 1] = '\0';
-  assert_int_equal(pb_elotable_opponents(longer, opp, &n, &err), PB_ECONFIG);
-}
-
 /* The newest row of RUN_DIR/elo.csv, for the learner's /metrics. */
 static void test_latest(void **state) {
   (void)state;
@@ -245,8 +217,12 @@ static void test_latest(void **state) {
   pb_elotable_row_t row;
   pb_err_t err;
   pb_err_clear(&err);
-  assert_int_equal(pb_elotable_latest(dir, "random,lookahead:1", &row, &err),
-                   PB_ENOTFOUND);
+  pb_config_t c;
+  pb_config_defaults(&c);
+  assert_int_equal(pb_config_set(&c, "eval.opponents", "random,lookahead:1",
+                                 &err),
+                   0);
+  assert_int_equal(pb_elotable_latest(dir, &c, &row, &err), PB_ENOTFOUND);
   pb_elotable_t *t = pb_elotable_new(OPP2, 2, &err);
   pb_elotable_row_t r3 = mkrow(3, 1300, 2, 0, 1), r8 = mkrow(8, 1450, 3, 0, 0);
   assert_int_equal(pb_elotable_put(t, &r8, &err), 0);
@@ -254,13 +230,12 @@ static void test_latest(void **state) {
   snprintf(path, sizeof path, "%s/elo.csv", dir);
   assert_int_equal(pb_elotable_save(t, path, &err), 0);
   pb_elotable_destroy(&t);
-  assert_int_equal(pb_elotable_latest(dir, "random,lookahead:1", &row, &err),
-                   0);
+  assert_int_equal(pb_elotable_latest(dir, &c, &row, &err), 0);
   assert_int_equal(row.version, 8);
   assert_true(fabs(row.elo - 1450) < 1e-9);
   /* Another opponents list: the file is not this evaluation's. */
-  assert_int_equal(pb_elotable_latest(dir, "random", &row, &err),
-                   PB_EMISMATCH);
+  assert_int_equal(pb_config_set(&c, "eval.opponents", "random", &err), 0);
+  assert_int_equal(pb_elotable_latest(dir, &c, &row, &err), PB_EMISMATCH);
   unlink(path);
   rmdir(dir);
 }
@@ -270,7 +245,6 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table_roundtrip),
       cmocka_unit_test(test_table_refuses),
-      cmocka_unit_test(test_opponents),
       cmocka_unit_test(test_latest),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);

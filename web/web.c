@@ -231,10 +231,9 @@ static int load_elo(pb_web_t *w, pb_err_t *err) {
   pb_json_init(&j);
   pb_json_arr_begin(&j);
   char opp[PB_ELOTABLE_MAX_OPPONENTS][PB_ELOTABLE_SPEC_MAX];
-  int nopp = 0;
+  int nopp = pb_config_opponents(&w->cfg, opp);
   pb_elotable_t *t = NULL;
-  if (size > 0 && size <= (long long)PB_WEB_TAIL_BYTES &&
-      pb_elotable_opponents(w->cfg.eval.opponents, opp, &nopp, NULL) == 0)
+  if (size > 0 && size <= (long long)PB_WEB_TAIL_BYTES)
     t = pb_elotable_load(path, (const char(*)[PB_ELOTABLE_SPEC_MAX])opp, nopp,
                          NULL);
   for (int i = 0; t != NULL && i < pb_elotable_count(t); i++) {
