@@ -9,6 +9,7 @@
 #include "accuracy.h"
 #include "args.h"
 #include "cmds.h"
+#include "entry.h"
 #include "game.h"
 #include "log.h"
 #include "util.h"
@@ -63,8 +64,7 @@ int pb_cmd_testset(int argc, char **argv) {
   pb_err_t err;
   pb_err_clear(&err);
   pb_log_t *log = pb_log_new("testset", NULL, PB_LOG_INFO, &err);
-  signal(SIGINT, on_signal);
-  signal(SIGTERM, on_signal);
+  pb_entry_signals(on_signal);
   char tmp[4200];
   snprintf(tmp, sizeof tmp, "%s.tmp.%d", val[O_OUT], (int)getpid());
   FILE *f = fopen(tmp, "w");

@@ -40,6 +40,7 @@
 
 #include "cmds.h"
 #include "config.h"
+#include "entry.h"
 #include "inproc.h"
 #include "json.h"
 #include "log.h"
@@ -48,7 +49,7 @@
 #include "supervise.h"
 #include "util.h"
 
-#define MAX_SETS 256
+#define MAX_SETS PB_ENTRY_MAX_SETS
 #define MAX_WORKERS 1024
 
 static volatile sig_atomic_t stop_flag;
@@ -478,21 +479,22 @@ int pb_cmd_train(int argc, char **argv) {
       {"run-dir", required_argument, 0, 'd'},
       {"resume", no_argument, 0, 'r'},
       {"restart", no_argument, 0, 'R'},
-      {"set", required_argument, 0, 's'},
       {"iterations", required_argument, 0, 'n'},
       {"actors", required_argument, 0, 'a'},
       {"searchers", required_argument, 0, 'm'},
       {"no-eval", no_argument, 0, 'e'},
-      {"keys", no_argument, 0, 'k'},
-      {"help", no_argument, 0, 'h'},
+      PB_ENTRY_OPTIONS,
       {0, 0, 0, 0}};
+  pb_entry_t e;
+  pb_entry_init(&e, "probs train", usage);
   int inproc = 0, resume = 0, iterations = 0, no_eval = 0, c;
   int actors = -1, searchers = -1;
   const char *run_dir = NULL;
-  const char *sets[MAX_SETS + 1];
-  int nsets = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int rc = pb_entry_option(&e, c, optarg);
+    if (rc == PB_ENTRY_NEXT) continue;
+    if (rc >= 0) return rc;
     switch (c) {
       case 'i':
         inproc = 1;
@@ -530,19 +532,6 @@ int pb_cmd_train(int argc, char **argv) {
       case 'e':
         no_eval = 1;
         break;
-      case 's':
-        if (nsets == MAX_SETS) {
-          fprintf(stderr, "probs train: too many --set\n");
-          return 2;
-        }
-        sets[nsets++] = optarg;
-        break;
-      case 'k':
-        pb_config_print_keys(stdout);
-        return 0;
-      case 'h':
-        usage(stdout);
-        return 0;
       default:
         usage(stderr);
         return 2;
@@ -558,27 +547,24 @@ int pb_cmd_train(int argc, char **argv) {
             "not apply to --inproc\n");
     return 2;
   }
-  pb_err_t err;
-  pb_err_clear(&err);
   pb_config_t cfg;
-  if (pb_config_setup(&cfg, argv[optind], sets, nsets, run_dir, &err) != 0) {
-    fprintf(stderr, "probs train: %s\n", err.msg);
-    return 2;
-  }
+  if (pb_entry_config(&e, &cfg, argv[optind], run_dir) != 0) return 2;
   if (!inproc) {
+    /* Room for the overrides the distributed mode adds. */
+    const char *sets[MAX_SETS + 1];
+    int nsets = e.nsets;
+    memcpy(sets, e.sets, (size_t)nsets * sizeof *sets);
     dist_opts_t d = {argv[optind], NULL, 0, actors, searchers, resume, no_eval};
     return train_distributed(&cfg, sets, nsets, iterations, &d);
   }
   pb_log_t *log = open_inproc_log(&cfg);
   if (log == NULL) return 1;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  pb_entry_signals(on_signal);
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(cfg.model.threads);
   pb_inproc_opts_t o = {resume, &stop_flag, iterations};
+  pb_err_t err;
+  pb_err_clear(&err);
   int rc = pb_inproc_run(&cfg, log, &o, &err);
   if (rc != 0) pb_log_error(log, "training failed: %s", err.msg);
   pb_log_destroy(&log);
