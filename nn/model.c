@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "rng.h"
 
 #define META_MAGIC 0x314E5241454C4250ull /* "PBLEARN1" */
@@ -69,24 +70,14 @@ int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
 
 /* ---- the sections of a checkpoint ---------------------------------------- */
 
-static void put64(uint8_t *p, uint64_t x) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p) {
-  uint64_t x = 0;
-  for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
-  return x;
-}
-
 int pb_model_write(pb_ckpt_t *ck, const pb_config_t *cfg, const pb_game_t *g,
                    uint64_t version, const uint64_t rng[4], const pb_nn_t *v,
                    const pb_nn_t *q, pb_err_t *err) {
   uint8_t meta[META_LEN];
-  put64(meta, META_MAGIC);
-  put64(meta + 8, (uint64_t)g->id);
-  put64(meta + 16, version);
-  for (int i = 0; i < 4; i++) put64(meta + 24 + 8 * i, rng[i]);
+  pb_le_put64(meta, META_MAGIC);
+  pb_le_put64(meta + 8, (uint64_t)g->id);
+  pb_le_put64(meta + 16, version);
+  for (int i = 0; i < 4; i++) pb_le_put64(meta + 24 + 8 * i, rng[i]);
   uint8_t *vb = NULL, *qb = NULL;
   size_t vl = 0, ql = 0;
   char *yaml = NULL;
@@ -131,10 +122,10 @@ int pb_model_check(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
                       "%s: a checkpoint of algorithm %s, but this run is %s",
                       path, has_v ? "probs" : "alphazero",
                       v == NULL ? "alphazero" : "probs");
-  if (ml != META_LEN || get64(meta) != META_MAGIC)
+  if (ml != META_LEN || pb_le_get64(meta) != META_MAGIC)
     return pb_err_set(err, PB_ECORRUPT, "%s: bad learner metadata", path);
-  if (get64(meta + 8) != (uint64_t)g->id) {
-    const pb_game_t *og = pb_game_by_id((int)get64(meta + 8));
+  if (pb_le_get64(meta + 8) != (uint64_t)g->id) {
+    const pb_game_t *og = pb_game_by_id((int)pb_le_get64(meta + 8));
     return pb_err_set(err, PB_EMISMATCH,
                       "%s: checkpoint is for game '%s', not '%s'", path,
                       og ? og->name : "unknown", g->name);
@@ -166,8 +157,8 @@ int pb_model_read(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
     pb_nn_state_load(v, vold, voldl, NULL);
   free(vold);
   if (rc != 0) return rc;
-  if (version != NULL) *version = get64(meta + 16);
-  for (int i = 0; rng != NULL && i < 4; i++) rng[i] = get64(meta + 24 + 8 * i);
+  if (version != NULL) *version = pb_le_get64(meta + 16);
+  for (int i = 0; rng != NULL && i < 4; i++) rng[i] = pb_le_get64(meta + 24 + 8 * i);
   return 0;
 }
 

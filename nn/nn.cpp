@@ -31,10 +31,9 @@
  * libtorch's serialisation: our buffers and the torch.save-format export
  * are written by nn_io.cpp, byte by byte.
  *
- * The C++ files do not call into the C modules of base/ and run/
- * (pb_err_set, rng, ckpt's CRC), although probs_nn links them: they keep
- * their own few helpers (pb__nn_err, splitmix64, zlib's crc32), so that the
- * C++ side needs nothing but libtorch, zlib and err.h's codes.
+ * The C++ files use the C modules below them only for errors (pb_err_set),
+ * byte order (bytes.h) and the CRC-32 of checkpoints (pb_crc32); the
+ * weights' random stream is their own splitmix64.
  *
  * Every extern "C" entry point runs its body inside pb__guard(), which turns
  * any exception into PB_ENN (PB_ENOMEM for std::bad_alloc) plus a message. */
@@ -54,19 +53,6 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
-
-/* ---------------------------------------------------------------- errors */
-
-int pb__nn_err(pb_err_t *err, int code, const char *fmt, ...) {
-  if (err != nullptr) {
-    va_list ap;
-    err->code = code;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
 
 /* ------------------------------------------------------------ the model */
 
@@ -140,7 +126,7 @@ int64_t pb__count(const pb_nn_spec_t *s) {
 }
 
 int pb__spec_check(const pb_nn_spec_t *s, pb_err_t *err) {
-  if (s == nullptr) return pb__nn_err(err, PB_EINVAL, "nn spec is NULL");
+  if (s == nullptr) return pb_err_set(err, PB_EINVAL, "nn spec is NULL");
   struct {
     const char *name;
     int value, lo, hi;
@@ -158,29 +144,29 @@ int pb__spec_check(const pb_nn_spec_t *s, pb_err_t *err) {
   };
   for (const auto &x : f)
     if (x.value < x.lo || x.value > x.hi)
-      return pb__nn_err(err, PB_EINVAL,
+      return pb_err_set(err, PB_EINVAL,
                         "nn spec: %s = %d is out of range [%d, %d]", x.name,
                         x.value, x.lo, x.hi);
   if (s->head != PB_NN_HEAD_TANH && s->head != PB_NN_HEAD_LINEAR &&
       s->head != PB_NN_HEAD_PV)
-    return pb__nn_err(err, PB_EINVAL,
+    return pb_err_set(err, PB_EINVAL,
                       "nn spec: head = %d is none of PB_NN_HEAD_TANH (%d), "
                       "PB_NN_HEAD_LINEAR (%d), PB_NN_HEAD_PV (%d)",
                       s->head, PB_NN_HEAD_TANH, PB_NN_HEAD_LINEAR,
                       PB_NN_HEAD_PV);
   if (s->head == PB_NN_HEAD_PV && s->outputs < 3)
-    return pb__nn_err(err, PB_EINVAL,
+    return pb_err_set(err, PB_EINVAL,
                       "nn spec: outputs = %d with head PB_NN_HEAD_PV: needs "
                       ">= 3 (at least 2 actions, then the value)",
                       s->outputs);
   int64_t cells = (int64_t)s->planes * s->height * s->width;
   if (cells > ((int64_t)1 << 24))
-    return pb__nn_err(err, PB_EINVAL,
+    return pb_err_set(err, PB_EINVAL,
                       "nn spec: input %dx%dx%d has more than 2^24 values",
                       s->planes, s->height, s->width);
   int64_t n = pb__count(s);
   if (n > PB__MAX_PARAMS)
-    return pb__nn_err(err, PB_EINVAL,
+    return pb_err_set(err, PB_EINVAL,
                       "nn spec: %lld parameters is more than the limit of 2^31",
                       (long long)n);
   return 0;
@@ -213,7 +199,7 @@ int pb__spec_equal(const pb_nn_spec_t *have, const pb_nn_spec_t *want,
   pb__spec_fields(want, b);
   for (int i = 0; i < PB__NSPEC; i++)
     if (a[i] != b[i])
-      return pb__nn_err(err, PB_EMISMATCH,
+      return pb_err_set(err, PB_EMISMATCH,
                         "%s: spec mismatch: %s is %d there but %d in this "
                         "network",
                         what, pb__spec_names[i], a[i], b[i]);
@@ -291,13 +277,13 @@ torch::Tensor pb__cpu(const torch::Tensor &t) {
 
 int pb__opt_check(const pb_nn_opt_t *o, pb_err_t *err) {
   if (!(std::isfinite(o->lr) && o->lr > 0.0f))
-    return pb__nn_err(err, PB_EINVAL, "nn opt: lr = %g must be > 0",
+    return pb_err_set(err, PB_EINVAL, "nn opt: lr = %g must be > 0",
                       (double)o->lr);
   if (!(std::isfinite(o->weight_decay) && o->weight_decay >= 0.0f))
-    return pb__nn_err(err, PB_EINVAL, "nn opt: weight_decay = %g must be >= 0",
+    return pb_err_set(err, PB_EINVAL, "nn opt: weight_decay = %g must be >= 0",
                       (double)o->weight_decay);
   if (!(std::isfinite(o->grad_clip) && o->grad_clip >= 0.0f))
-    return pb__nn_err(err, PB_EINVAL, "nn opt: grad_clip = %g must be >= 0",
+    return pb_err_set(err, PB_EINVAL, "nn opt: grad_clip = %g must be >= 0",
                       (double)o->grad_clip);
   return 0;
 }
@@ -357,12 +343,12 @@ extern "C" pb_nn_t *pb_nn_new(const pb_nn_spec_t *spec, const pb_nn_opt_t *opt,
       o = *opt;
     }
     if (device == nullptr)
-      return pb__nn_err(err, PB_EINVAL, "pb_nn_new: device is NULL");
+      return pb_err_set(err, PB_EINVAL, "pb_nn_new: device is NULL");
     torch::Device dev(torch::kCPU);
     if (std::strcmp(device, "cpu") == 0) {
     } else if (std::strcmp(device, "cuda") == 0) {
       if (!torch::cuda::is_available())
-        return pb__nn_err(
+        return pb_err_set(
             err, PB_EUNSUPP,
             "pb_nn_new: device \"cuda\" requested but CUDA is not "
             "available (no GPU, or a CPU-only libtorch)");
@@ -370,7 +356,7 @@ extern "C" pb_nn_t *pb_nn_new(const pb_nn_spec_t *spec, const pb_nn_opt_t *opt,
     } else if (std::strcmp(device, "auto") == 0) {
       if (torch::cuda::is_available()) dev = torch::Device(torch::kCUDA);
     } else {
-      return pb__nn_err(err, PB_EINVAL,
+      return pb_err_set(err, PB_EINVAL,
                         "pb_nn_new: unknown device \"%.64s\" (expected cpu, "
                         "cuda or auto)",
                         device);
@@ -469,10 +455,10 @@ extern "C" int pb_nn_tune_malloc(pb_err_t *err) {
    * maximum mmap threshold on 64-bit. */
   if (mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1 ||
       mallopt(M_TRIM_THRESHOLD, 64 << 20) != 1)
-    return pb__nn_err(err, PB_EUNSUPP, "pb_nn_tune_malloc: mallopt refused");
+    return pb_err_set(err, PB_EUNSUPP, "pb_nn_tune_malloc: mallopt refused");
   return 0;
 #else
-  return pb__nn_err(err, PB_EUNSUPP,
+  return pb_err_set(err, PB_EUNSUPP,
                     "pb_nn_tune_malloc: only implemented for glibc");
 #endif
 }
@@ -481,7 +467,7 @@ extern "C" int pb_nn_forward(pb_nn_t *nn, const float *in, int batch,
                              float *out, pb_err_t *err) {
   if (nn == nullptr || batch < 0 ||
       (batch > 0 && (in == nullptr || out == nullptr)))
-    return pb__nn_err(err, PB_EINVAL,
+    return pb_err_set(err, PB_EINVAL,
                       "pb_nn_forward: bad arguments (nn %p, batch %d, in %p, "
                       "out %p)",
                       (void *)nn, batch, (const void *)in, (void *)out);

@@ -19,11 +19,6 @@ extern "C" {
 
 /* ---------------------------------------------------------------- errors */
 
-/* Fills *err (if not NULL) with code and the formatted message; returns
- * code (nn.cpp). */
-int pb__nn_err(pb_err_t *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* Runs f() (which returns 0 or a PB_E* code) and converts any exception into
  * an error code plus message, prefixed with the entry point's name. */
 template <class F>
@@ -31,14 +26,14 @@ inline int pb__guard(pb_err_t *err, const char *where, F &&f) noexcept {
   try {
     return f();
   } catch (const c10::Error &e) {
-    return pb__nn_err(err, PB_ENN, "%s: libtorch: %s", where,
+    return pb_err_set(err, PB_ENN, "%s: libtorch: %s", where,
                       e.what_without_backtrace());
   } catch (const std::bad_alloc &) {
-    return pb__nn_err(err, PB_ENOMEM, "%s: out of memory", where);
+    return pb_err_set(err, PB_ENOMEM, "%s: out of memory", where);
   } catch (const std::exception &e) {
-    return pb__nn_err(err, PB_ENN, "%s: %s", where, e.what());
+    return pb_err_set(err, PB_ENN, "%s: %s", where, e.what());
   } catch (...) {
-    return pb__nn_err(err, PB_ENN, "%s: unknown C++ exception", where);
+    return pb_err_set(err, PB_ENN, "%s: unknown C++ exception", where);
   }
 }
 

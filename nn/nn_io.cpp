@@ -5,7 +5,10 @@
 
 #include "nn_impl.hpp"
 
-#include <zlib.h>
+extern "C" {
+#include "bytes.h"
+#include "ckpt.h"
+}
 
 #include <cerrno>
 #include <cstdio>
@@ -16,40 +19,18 @@
 
 /* ------------------------------------------------------------ byte order */
 
-static void pb__put_u32(uint8_t *p, uint32_t x) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-static void pb__put_u64(uint8_t *p, uint64_t x) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-static uint32_t pb__get_u32(const uint8_t *p) {
-  uint32_t x = 0;
-  for (int i = 0; i < 4; i++) x |= (uint32_t)p[i] << (8 * i);
-  return x;
-}
-static uint64_t pb__get_u64(const uint8_t *p) {
-  uint64_t x = 0;
-  for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
-  return x;
-}
 static void pb__put_floats(uint8_t *p, const float *f, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
     uint32_t u;
     std::memcpy(&u, &f[i], 4);
-    pb__put_u32(p + 4 * i, u);
+    pb_le_put32(p + 4 * i, u);
   }
 }
 static void pb__get_floats(float *f, const uint8_t *p, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
-    uint32_t u = pb__get_u32(p + 4 * i);
+    uint32_t u = pb_le_get32(p + 4 * i);
     std::memcpy(&f[i], &u, 4);
   }
-}
-
-/* CRC-32 as zlib's crc32 (and Python's zlib.crc32, so that a buffer can
- * be checked from a script): zlib's own. */
-static uint32_t pb__crc32(const uint8_t *p, size_t n) {
-  return (uint32_t)crc32_z(0, p, n);
 }
 
 /* ------------------------------------------------------ weights / state */
@@ -83,13 +64,13 @@ static void pb__write_hdr(uint8_t *p, const char magic[4], const pb_nn *nn,
   std::memcpy(p, magic, 4);
   uint32_t ext = (uint32_t)nn->spec.res_blocks |
                  (uint32_t)nn->spec.norm << 16;
-  pb__put_u32(p + 4, ext ? PB__FMT_EXT : PB__FMT);
+  pb_le_put32(p + 4, ext ? PB__FMT_EXT : PB__FMT);
   int f[PB__NSPEC];
   pb__spec_fields(&nn->spec, f);
-  for (int i = 0; i < 9; i++) pb__put_u32(p + 8 + 4 * i, (uint32_t)f[i]);
-  pb__put_u32(p + 44, ext);
-  pb__put_u64(p + 48, tag);
-  pb__put_u64(p + 56, (uint64_t)nn->nparams);
+  for (int i = 0; i < 9; i++) pb_le_put32(p + 8 + 4 * i, (uint32_t)f[i]);
+  pb_le_put32(p + 44, ext);
+  pb_le_put64(p + 48, tag);
+  pb_le_put64(p + 56, (uint64_t)nn->nparams);
 }
 
 /* Validates a weights (state = false) or state buffer: length, magic,
@@ -99,9 +80,9 @@ static int pb__parse(const uint8_t *buf, size_t len, bool state, bool check_crc,
                      pb__hdr *h, const char *where, pb_err_t *err) {
   const char *kind = state ? "training-state" : "weights";
   if (buf == nullptr)
-    return pb__nn_err(err, PB_EINVAL, "%s: buffer is NULL", where);
+    return pb_err_set(err, PB_EINVAL, "%s: buffer is NULL", where);
   if (len < PB__HDR + 4)
-    return pb__nn_err(err, PB_ECORRUPT,
+    return pb_err_set(err, PB_ECORRUPT,
                       "%s: %s buffer truncated: %zu bytes, shorter than the "
                       "%d-byte header and checksum",
                       where, kind, len, PB__HDR + 4);
@@ -109,43 +90,43 @@ static int pb__parse(const uint8_t *buf, size_t len, bool state, bool check_crc,
   const char *other = state ? PB__MAGIC_W : PB__MAGIC_S;
   if (std::memcmp(buf, want, 4) != 0) {
     if (std::memcmp(buf, other, 4) == 0)
-      return pb__nn_err(err, PB_EMISMATCH,
+      return pb_err_set(err, PB_EMISMATCH,
                         "%s: this is a %s buffer, not a %s buffer", where,
                         state ? "weights" : "training-state", kind);
-    return pb__nn_err(err, PB_ECORRUPT, "%s: not a probs %s buffer (bad magic)",
+    return pb_err_set(err, PB_ECORRUPT, "%s: not a probs %s buffer (bad magic)",
                       where, kind);
   }
-  uint64_t count = pb__get_u64(buf + 56);
+  uint64_t count = pb_le_get64(buf + 56);
   uint64_t per = state ? 3 : 1;
   if (count > (uint64_t)PB__MAX_PARAMS ||
       (uint64_t)len != PB__HDR + 4 * per * count + 4)
-    return pb__nn_err(err, PB_ECORRUPT,
+    return pb_err_set(err, PB_ECORRUPT,
                       "%s: %s buffer is %zu bytes but its header declares "
                       "%llu parameters (truncated or corrupt)",
                       where, kind, len, (unsigned long long)count);
   if (check_crc) {
-    uint32_t have = pb__get_u32(buf + len - 4);
-    uint32_t crc = pb__crc32(buf, len - 4);
+    uint32_t have = pb_le_get32(buf + len - 4);
+    uint32_t crc = pb_crc32(0, buf, len - 4);
     if (have != crc)
-      return pb__nn_err(err, PB_ECORRUPT,
+      return pb_err_set(err, PB_ECORRUPT,
                         "%s: %s buffer checksum mismatch (stored %08x, "
                         "computed %08x): corrupt",
                         where, kind, have, crc);
   }
   /* After the checksum, so that damage reads as corruption and only an
    * intact buffer of another format reads as unsupported. */
-  uint32_t fmt = pb__get_u32(buf + 4), ext = pb__get_u32(buf + 44);
+  uint32_t fmt = pb_le_get32(buf + 4), ext = pb_le_get32(buf + 44);
   if (fmt != PB__FMT && fmt != PB__FMT_EXT)
-    return pb__nn_err(err, PB_EUNSUPP,
+    return pb_err_set(err, PB_EUNSUPP,
                       "%s: %s format version %u is not supported (this build "
                       "reads versions %d and %d)",
                       where, kind, fmt, PB__FMT, PB__FMT_EXT);
   if ((fmt == PB__FMT) != (ext == 0) || (ext >> 24) != 0)
-    return pb__nn_err(err, PB_ECORRUPT,
+    return pb_err_set(err, PB_ECORRUPT,
                       "%s: %s buffer of format %u has spec extension %08x",
                       where, kind, fmt, ext);
   int f[9];
-  for (int i = 0; i < 9; i++) f[i] = (int)(int32_t)pb__get_u32(buf + 8 + 4 * i);
+  for (int i = 0; i < 9; i++) f[i] = (int)(int32_t)pb_le_get32(buf + 8 + 4 * i);
   pb_nn_spec_t s;
   s.planes = f[0];
   s.height = f[1];
@@ -160,16 +141,16 @@ static int pb__parse(const uint8_t *buf, size_t len, bool state, bool check_crc,
   s.norm = (int)(ext >> 16 & 0xFF);
   pb_err_t sub;
   if (pb__spec_check(&s, &sub) != 0)
-    return pb__nn_err(err, PB_ECORRUPT, "%s: %s buffer holds a bad spec (%s)",
+    return pb_err_set(err, PB_ECORRUPT, "%s: %s buffer holds a bad spec (%s)",
                       where, kind, sub.msg);
   if (pb__count(&s) != (int64_t)count)
-    return pb__nn_err(err, PB_ECORRUPT,
+    return pb_err_set(err, PB_ECORRUPT,
                       "%s: %s buffer declares %llu parameters but its spec "
                       "has %lld",
                       where, kind, (unsigned long long)count,
                       (long long)pb__count(&s));
   h->spec = s;
-  h->tag = pb__get_u64(buf + 48);
+  h->tag = pb_le_get64(buf + 48);
   h->count = (int64_t)count;
   return 0;
 }
@@ -178,7 +159,7 @@ static int pb__parse(const uint8_t *buf, size_t len, bool state, bool check_crc,
 static int pb__save(const pb_nn *nn, bool state, uint64_t tag, uint8_t **out,
                     size_t *len, const char *where, pb_err_t *err) {
   if (nn == nullptr || out == nullptr || len == nullptr)
-    return pb__nn_err(err, PB_EINVAL, "%s: NULL argument", where);
+    return pb_err_set(err, PB_EINVAL, "%s: NULL argument", where);
   *out = nullptr;
   *len = 0;
   return pb__guard(err, where, [&]() -> int {
@@ -191,7 +172,7 @@ static int pb__save(const pb_nn *nn, bool state, uint64_t tag, uint8_t **out,
     }
     uint8_t *p = (uint8_t *)std::malloc(total);
     if (p == nullptr)
-      return pb__nn_err(err, PB_ENOMEM, "%s: cannot allocate %zu bytes", where,
+      return pb_err_set(err, PB_ENOMEM, "%s: cannot allocate %zu bytes", where,
                         total);
     pb__write_hdr(p, state ? PB__MAGIC_S : PB__MAGIC_W, nn, tag);
     size_t off = PB__HDR;
@@ -199,7 +180,7 @@ static int pb__save(const pb_nn *nn, bool state, uint64_t tag, uint8_t **out,
       pb__put_floats(p + off, t.data_ptr<float>(), n);
       off += 4 * (size_t)n;
     }
-    pb__put_u32(p + off, pb__crc32(p, off));
+    pb_le_put32(p + off, pb_crc32(0, p, off));
     *out = p;
     *len = total;
     return 0;
@@ -242,7 +223,7 @@ extern "C" int pb_nn_state_peek(const uint8_t *buf, size_t len,
 static int pb__load(pb_nn *nn, const uint8_t *buf, size_t len, bool state,
                     uint64_t *tag, const char *where, pb_err_t *err) {
   if (nn == nullptr)
-    return pb__nn_err(err, PB_EINVAL, "%s: network is NULL", where);
+    return pb_err_set(err, PB_EINVAL, "%s: network is NULL", where);
   pb__hdr h;
   int rc = pb__parse(buf, len, state, true, &h, where, err);
   if (rc) return rc;
@@ -278,7 +259,7 @@ extern "C" int pb_nn_state_load(pb_nn_t *nn, const uint8_t *buf, size_t len,
 extern "C" int pb_nn_copy_weights(pb_nn_t *dst, const pb_nn_t *src,
                                   pb_err_t *err) {
   if (dst == nullptr || src == nullptr)
-    return pb__nn_err(err, PB_EINVAL, "pb_nn_copy_weights: NULL network");
+    return pb_err_set(err, PB_EINVAL, "pb_nn_copy_weights: NULL network");
   if (dst == src) return 0;
   int rc = pb__spec_equal(&src->spec, &dst->spec, "pb_nn_copy_weights", err);
   if (rc) return rc;
@@ -358,7 +339,7 @@ struct pb__zip {
    * pads the local header), as torch.save does, so that torch.load(mmap=True)
    * can map it. */
   void add(const std::string &name, const void *data, size_t n) {
-    entry e{name, pb__crc32((const uint8_t *)data, n), (uint32_t)n,
+    entry e{name, pb_crc32(0, data, n), (uint32_t)n,
             (uint32_t)out.size()};
     size_t before = out.size() + 30 + name.size() + 4;
     size_t pad = (64 - before % 64) % 64;
@@ -419,12 +400,12 @@ extern "C" int pb_nn_export_torch(pb_nn_t *const *nets,
                                   const char *const *prefix, int n,
                                   const char *path, pb_err_t *err) {
   if (nets == nullptr || prefix == nullptr || path == nullptr || n < 1)
-    return pb__nn_err(err, PB_EINVAL,
+    return pb_err_set(err, PB_EINVAL,
                       "pb_nn_export_torch: need n >= 1 networks, prefixes "
                       "and a path");
   for (int i = 0; i < n; i++)
     if (nets[i] == nullptr || prefix[i] == nullptr || prefix[i][0] == '\0')
-      return pb__nn_err(err, PB_EINVAL,
+      return pb_err_set(err, PB_EINVAL,
                         "pb_nn_export_torch: network or prefix %d is missing",
                         i);
   return pb__guard(err, "pb_nn_export_torch", [&]() -> int {
@@ -438,7 +419,7 @@ extern "C" int pb_nn_export_torch(pb_nn_t *const *nets,
         std::string key = std::string(prefix[i]) + "." + p.name;
         for (const std::string &k : keys)
           if (k == key)
-            return pb__nn_err(err, PB_EINVAL,
+            return pb_err_set(err, PB_EINVAL,
                               "pb_nn_export_torch: duplicate key \"%s\" (two "
                               "networks with the same prefix?)",
                               key.c_str());
@@ -450,7 +431,7 @@ extern "C" int pb_nn_export_torch(pb_nn_t *const *nets,
       }
     }
     if (keys.size() > 60000)
-      return pb__nn_err(err, PB_EINVAL, "pb_nn_export_torch: too many tensors");
+      return pb_err_set(err, PB_EINVAL, "pb_nn_export_torch: too many tensors");
 
     pb__pickle pk;
     pk.op('\x80');
@@ -498,7 +479,7 @@ extern "C" int pb_nn_export_torch(pb_nn_t *const *nets,
     zip.add("archive/byteorder", "little", 6);
     zip.finish();
     if (zip.out.size() > 0xFFFFFFF0u)
-      return pb__nn_err(err, PB_EINVAL,
+      return pb_err_set(err, PB_EINVAL,
                         "pb_nn_export_torch: %zu bytes is too large for a "
                         "zip without zip64",
                         zip.out.size());
@@ -508,7 +489,7 @@ extern "C" int pb_nn_export_torch(pb_nn_t *const *nets,
     std::string tmp = std::string(path) + ".tmp." + std::to_string(getpid());
     FILE *f = std::fopen(tmp.c_str(), "wb");
     if (f == nullptr)
-      return pb__nn_err(err, PB_EIO, "pb_nn_export_torch: cannot create %s: %s",
+      return pb_err_set(err, PB_EIO, "pb_nn_export_torch: cannot create %s: %s",
                         tmp.c_str(), std::strerror(errno));
     bool ok =
         std::fwrite(zip.out.data(), 1, zip.out.size(), f) == zip.out.size();
@@ -520,7 +501,7 @@ extern "C" int pb_nn_export_torch(pb_nn_t *const *nets,
     if (!ok || std::rename(tmp.c_str(), path) != 0) {
       if (ok) e = errno;
       std::remove(tmp.c_str());
-      return pb__nn_err(err, PB_EIO, "pb_nn_export_torch: cannot write %s: %s",
+      return pb_err_set(err, PB_EIO, "pb_nn_export_torch: cannot write %s: %s",
                         path, std::strerror(e));
     }
     return 0;

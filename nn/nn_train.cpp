@@ -162,7 +162,7 @@ static int pb__train(pb_nn_t *nn, const float *in, const float *target,
     if (k == 1) {
       float lv = l.item<float>();
       if (!std::isfinite(lv))
-        return pb__nn_err(err, PB_ERANGE,
+        return pb_err_set(err, PB_ERANGE,
                           "%s: loss is %g (non-finite input or target?); "
                           "step not taken",
                           where, (double)lv);
@@ -188,7 +188,7 @@ static int pb__train(pb_nn_t *nn, const float *in, const float *target,
     nn->m.copy_(m0);
     nn->v.copy_(v0);
     nn->step = step0;
-    return pb__nn_err(err, PB_ERANGE,
+    return pb_err_set(err, PB_ERANGE,
                       "%s: the loss of step %d of %d is %g (non-finite input "
                       "or target?); none of the %d steps taken",
                       where, j + 1, k, (double)r[4 * j], k);
@@ -214,7 +214,7 @@ extern "C" int pb_nn_train_step(pb_nn_t *nn, const float *in,
                                 int batch, float *loss, pb_err_t *err) {
   if (nn == nullptr || batch < 0 ||
       (batch > 0 && (in == nullptr || target == nullptr)))
-    return pb__nn_err(err, PB_EINVAL,
+    return pb_err_set(err, PB_EINVAL,
                       "pb_nn_train_step: bad arguments (nn %p, batch %d, in "
                       "%p, target %p)",
                       (void *)nn, batch, (const void *)in,
@@ -238,7 +238,7 @@ extern "C" int pb_nn_train_batches(pb_nn_t *nn, const float *in,
                                    double *parts, pb_err_t *err) {
   if (nn == nullptr || total < 0 || batch < 1 ||
       (total > 0 && (in == nullptr || target == nullptr)))
-    return pb__nn_err(err, PB_EINVAL,
+    return pb_err_set(err, PB_EINVAL,
                       "pb_nn_train_batches: bad arguments (nn %p, total %d, "
                       "batch %d, in %p, target %p)",
                       (void *)nn, total, batch, (const void *)in,
@@ -246,7 +246,7 @@ extern "C" int pb_nn_train_batches(pb_nn_t *nn, const float *in,
   if (lrs != nullptr)
     for (int j = 0, k = pb__nsteps(total, batch); j < k; j++)
       if (!(std::isfinite(lrs[j]) && lrs[j] > 0.0f))
-        return pb__nn_err(err, PB_EINVAL,
+        return pb_err_set(err, PB_EINVAL,
                           "pb_nn_train_batches: lr of step %d = %g must be "
                           "> 0",
                           j + 1, (double)lrs[j]);
@@ -260,7 +260,7 @@ extern "C" int pb_nn_train_batches(pb_nn_t *nn, const float *in,
 extern "C" int pb_nn_set_opt(pb_nn_t *nn, const pb_nn_opt_t *opt,
                              pb_err_t *err) {
   if (nn == nullptr || opt == nullptr)
-    return pb__nn_err(err, PB_EINVAL, "pb_nn_set_opt: NULL argument");
+    return pb_err_set(err, PB_EINVAL, "pb_nn_set_opt: NULL argument");
   int rc = pb__opt_check(opt, err);
   if (rc) return rc;
   nn->opt = *opt;

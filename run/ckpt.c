@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bytes.h"
+
 enum { PB__CK_HDR = 24, PB__CK_FMT = 1 };
 static const char PB__CK_MAGIC[4] = {'P', 'B', 'C', 'K'};
 
@@ -34,23 +36,6 @@ struct pb_ckpt {
 
 uint32_t pb_crc32(uint32_t crc, const void *data, size_t len) {
   return (uint32_t)crc32_z(crc, data, len); /* zlib's */
-}
-
-static void pb__put32(uint8_t *p, uint32_t x) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-static void pb__put64(uint8_t *p, uint64_t x) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-static uint32_t pb__get32(const uint8_t *p) {
-  uint32_t x = 0;
-  for (int i = 0; i < 4; i++) x |= (uint32_t)p[i] << (8 * i);
-  return x;
-}
-static uint64_t pb__get64(const uint8_t *p) {
-  uint64_t x = 0;
-  for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
-  return x;
 }
 
 static int pb__name_ok(const char *name, size_t n) {
@@ -104,10 +89,10 @@ static size_t pb__encoded_len(const pb_ckpt_t *ck) {
 
 static void pb__header(const pb_ckpt_t *ck, uint8_t h[PB__CK_HDR]) {
   memcpy(h, PB__CK_MAGIC, 4);
-  pb__put32(h + 4, PB__CK_FMT);
-  pb__put32(h + 8, (uint32_t)ck->count);
-  pb__put32(h + 12, 0);
-  pb__put64(h + 16, (uint64_t)pb__encoded_len(ck));
+  pb_le_put32(h + 4, PB__CK_FMT);
+  pb_le_put32(h + 8, (uint32_t)ck->count);
+  pb_le_put32(h + 12, 0);
+  pb_le_put64(h + 16, (uint64_t)pb__encoded_len(ck));
 }
 
 /* ---------------------------------------------------------- public API */
@@ -177,14 +162,14 @@ int pb_ckpt_encode(const pb_ckpt_t *ck, uint8_t **out, size_t *len,
   size_t off = PB__CK_HDR;
   for (int i = 0; i < ck->count; i++) {
     size_t n = strlen(ck->sec[i].name);
-    pb__put32(p + off, (uint32_t)n);
+    pb_le_put32(p + off, (uint32_t)n);
     memcpy(p + off + 4, ck->sec[i].name, n);
     off += 4 + n;
-    pb__put64(p + off, (uint64_t)ck->sec[i].len);
+    pb_le_put64(p + off, (uint64_t)ck->sec[i].len);
     if (ck->sec[i].len) memcpy(p + off + 8, ck->sec[i].data, ck->sec[i].len);
     off += 8 + ck->sec[i].len;
   }
-  pb__put32(p + off, pb_crc32(0, p, off));
+  pb_le_put32(p + off, pb_crc32(0, p, off));
   *out = p;
   *len = total;
   return 0;
@@ -210,14 +195,14 @@ pb_ckpt_t *pb_ckpt_decode(const void *buf, size_t len, const char *what,
                what);
     return NULL;
   }
-  uint64_t declared = pb__get64(p + 16);
+  uint64_t declared = pb_le_get64(p + 16);
   if (declared != (uint64_t)len) {
     pb_err_set(err, PB_ECORRUPT, "%s: %s: %zu bytes, but the header says %llu",
                what, declared > (uint64_t)len ? "truncated" : "wrong length",
                len, (unsigned long long)declared);
     return NULL;
   }
-  uint32_t stored = pb__get32(p + len - 4), crc = pb_crc32(0, p, len - 4);
+  uint32_t stored = pb_le_get32(p + len - 4), crc = pb_crc32(0, p, len - 4);
   if (stored != crc) {
     pb_err_set(err, PB_ECORRUPT,
                "%s: checksum mismatch (stored %08x, computed %08x): corrupt",
@@ -226,7 +211,7 @@ pb_ckpt_t *pb_ckpt_decode(const void *buf, size_t len, const char *what,
   }
   /* Only an intact file reaches here, so an unknown version is a real
    * format difference, not damage. */
-  uint32_t fmt = pb__get32(p + 4);
+  uint32_t fmt = pb_le_get32(p + 4);
   if (fmt != PB__CK_FMT) {
     pb_err_set(err, PB_EUNSUPP,
                "%s: checkpoint format version %u is not supported (this "
@@ -234,13 +219,13 @@ pb_ckpt_t *pb_ckpt_decode(const void *buf, size_t len, const char *what,
                what, fmt, PB__CK_FMT);
     return NULL;
   }
-  uint32_t count = pb__get32(p + 8);
+  uint32_t count = pb_le_get32(p + 8);
   pb_ckpt_t *ck = pb_ckpt_new(err);
   if (ck == NULL) return NULL;
   size_t off = PB__CK_HDR, end = len - 4;
   for (uint32_t i = 0; i < count; i++) {
     if (end - off < 4) goto bad_table;
-    uint32_t n = pb__get32(p + off);
+    uint32_t n = pb_le_get32(p + off);
     off += 4;
     if (n > end - off) goto bad_table;
     const char *name = (const char *)p + off;
@@ -255,7 +240,7 @@ pb_ckpt_t *pb_ckpt_decode(const void *buf, size_t len, const char *what,
     }
     off += n;
     if (end - off < 8) goto bad_table;
-    uint64_t dl = pb__get64(p + off);
+    uint64_t dl = pb_le_get64(p + off);
     off += 8;
     if (dl > (uint64_t)(end - off)) goto bad_table;
     if (pb__add(ck, name, n, p + off, (size_t)dl, err) != 0) goto fail;
@@ -380,13 +365,13 @@ int pb_ckpt_write(const pb_ckpt_t *ck, const char *path, pb_err_t *err) {
   int ok = pb__fwrite(f, h, sizeof h, &crc);
   for (int i = 0; ok && i < ck->count; i++) {
     size_t nl = strlen(ck->sec[i].name);
-    pb__put32(b, (uint32_t)nl);
+    pb_le_put32(b, (uint32_t)nl);
     ok = pb__fwrite(f, b, 4, &crc) && pb__fwrite(f, ck->sec[i].name, nl, &crc);
-    pb__put64(b, (uint64_t)ck->sec[i].len);
+    pb_le_put64(b, (uint64_t)ck->sec[i].len);
     ok = ok && pb__fwrite(f, b, 8, &crc) &&
          pb__fwrite(f, ck->sec[i].data, ck->sec[i].len, &crc);
   }
-  pb__put32(b, crc);
+  pb_le_put32(b, crc);
   ok = ok && fwrite(b, 1, 4, f) == 4;
   ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
   int e = errno;

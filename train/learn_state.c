@@ -3,6 +3,7 @@
  * window and the caller's extra section), the replay window's encoding,
  * the seeds of work items, the evaluation batch size, the CRC of an
  * iteration's targets and the iteration's JSON report. */
+#include "bytes.h"
 #include "learn.h"
 
 #include <stdlib.h>
@@ -15,36 +16,19 @@
 
 /* ---- checkpoints ---------------------------------------------------- */
 
-static void put64(uint8_t *p, uint64_t x) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-static uint64_t get64(const uint8_t *p) {
-  uint64_t x = 0;
-  for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
-  return x;
-}
-
 /* The replay window as a checkpoint section (little-endian):
  *   u64 magic "PBREPLAY", u32 num_actions, u32 iterations, then per
  *   iteration u64 n, n positions (4 u64 words each), n f32 V targets,
  *   n * num_actions f32 Q targets. */
 #define REPLAY_MAGIC 0x59414C5045524250ull /* "PBREPLAY" */
 
-static void put32(uint8_t *p, uint32_t x) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-static uint32_t get32(const uint8_t *p) {
-  uint32_t x = 0;
-  for (int i = 0; i < 4; i++) x |= (uint32_t)p[i] << (8 * i);
-  return x;
-}
 static void putf(uint8_t *p, float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
-  put32(p, u);
+  pb_le_put32(p, u);
 }
 static float getf(const uint8_t *p) {
-  uint32_t u = get32(p);
+  uint32_t u = pb_le_get32(p);
   float f;
   memcpy(&f, &u, 4);
   return f;
@@ -57,16 +41,16 @@ static uint8_t *replay_encode(const pb_learn_t *l, size_t *len) {
     n += 8 + l->past[i].n * (32 + 4 + 4 * A);
   uint8_t *b = malloc(n), *p = b;
   if (b == NULL) return NULL;
-  put64(p, REPLAY_MAGIC);
-  put32(p + 8, (uint32_t)A);
-  put32(p + 12, (uint32_t)l->n_past);
+  pb_le_put64(p, REPLAY_MAGIC);
+  pb_le_put32(p + 8, (uint32_t)A);
+  pb_le_put32(p + 12, (uint32_t)l->n_past);
   p += 16;
   for (int i = 0; i < l->n_past; i++) {
     const past_t *ps = &l->past[i];
-    put64(p, ps->n);
+    pb_le_put64(p, ps->n);
     p += 8;
     for (size_t k = 0; k < ps->n; k++)
-      for (int w = 0; w < 4; w++, p += 8) put64(p, ps->states[k].w[w]);
+      for (int w = 0; w < 4; w++, p += 8) pb_le_put64(p, ps->states[k].w[w]);
     for (size_t k = 0; k < ps->n; k++, p += 4) putf(p, ps->v[k]);
     for (size_t k = 0; k < ps->n * A; k++, p += 4) putf(p, ps->q[k]);
   }
@@ -80,14 +64,14 @@ static int replay_decode(const pb_learn_t *l, const uint8_t *b, size_t len,
                          pb_err_t *err) {
   const size_t A = (size_t)l->g->num_actions;
   *n_past = 0;
-  if (len < 16 || get64(b) != REPLAY_MAGIC || get32(b + 8) != A ||
-      get32(b + 12) > PB_LEARN_MAX_PAST)
+  if (len < 16 || pb_le_get64(b) != REPLAY_MAGIC || pb_le_get32(b + 8) != A ||
+      pb_le_get32(b + 12) > PB_LEARN_MAX_PAST)
     return pb_err_set(err, PB_ECORRUPT, "%s: bad replay window section", path);
-  const int np = (int)get32(b + 12);
+  const int np = (int)pb_le_get32(b + 12);
   size_t off = 16;
   for (int i = 0; i < np; i++) {
     if (len - off < 8) goto bad;
-    uint64_t n = get64(b + off);
+    uint64_t n = pb_le_get64(b + off);
     off += 8;
     if (n > (len - off) / (32 + 4 + 4 * A)) goto bad;
     past_t *ps = &past[i];
@@ -103,7 +87,7 @@ static int replay_decode(const pb_learn_t *l, const uint8_t *b, size_t len,
     }
     for (size_t k = 0; k < n; k++) {
       memset(&ps->states[k], 0, sizeof ps->states[k]);
-      for (int w = 0; w < 4; w++, off += 8) ps->states[k].w[w] = get64(b + off);
+      for (int w = 0; w < 4; w++, off += 8) ps->states[k].w[w] = pb_le_get64(b + off);
     }
     for (size_t k = 0; k < n; k++, off += 4) ps->v[k] = getf(b + off);
     for (size_t k = 0; k < n * A; k++, off += 4) ps->q[k] = getf(b + off);
@@ -125,7 +109,7 @@ int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
     rc = pb_model_write(ck, &l->cfg, l->g, l->version, l->rng.s, l->v, l->q,
                         err);
   uint8_t rng2[32];
-  for (int i = 0; i < 4; i++) put64(rng2 + 8 * i, l->vrng.s[i]);
+  for (int i = 0; i < 4; i++) pb_le_put64(rng2 + 8 * i, l->vrng.s[i]);
   if (rc == 0) rc = pb_ckpt_add(ck, "learn.rng2", rng2, sizeof rng2, err);
   if (rc == 0 && l->n_past > 0) {
     size_t rl = 0;
@@ -187,7 +171,7 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
   const uint8_t *r2;
   size_t r2l;
   if (pb_ckpt_get(ck, "learn.rng2", (const void **)&r2, &r2l) == 0 && r2l == 32)
-    for (int i = 0; i < 4; i++) l->vrng.s[i] = get64(r2 + 8 * i);
+    for (int i = 0; i < 4; i++) l->vrng.s[i] = pb_le_get64(r2 + 8 * i);
   /* The window is the file's (none if it has none). */
   for (int i = 0; i < l->n_past; i++) pb__learn_past_free(&l->past[i]);
   for (int i = 0; i < np; i++) l->past[i] = past[i];
