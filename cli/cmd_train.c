@@ -52,12 +52,7 @@
 #define MAX_SETS PB_ENTRY_MAX_SETS
 #define MAX_WORKERS 1024
 
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig) {
-  (void)sig;
-  stop_flag = 1;
-}
+PB_ENTRY_STOP_FLAG(stop_flag, on_signal)
 
 static void usage(FILE *f) {
   fprintf(f,

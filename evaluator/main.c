@@ -23,12 +23,7 @@
 #include "rundir.h"
 #include "util.h"
 
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig) {
-  (void)sig;
-  stop_flag = 1;
-}
+PB_ENTRY_STOP_FLAG(stop_flag, on_signal)
 
 static void usage(FILE *f) {
   fprintf(f,

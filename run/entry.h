@@ -22,6 +22,7 @@
 #ifndef PB_ENTRY_H
 #define PB_ENTRY_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -33,10 +34,10 @@ enum { PB_ENTRY_SET = 0x1000, PB_ENTRY_KEYS, PB_ENTRY_HELP };
 
 /* Their rows of a `struct option` table (<getopt.h>). -h is --help too
  * when the program's short options include "h". */
-#define PB_ENTRY_OPTIONS                                  \
-  {"set", required_argument, 0, PB_ENTRY_SET},            \
-      {"keys", no_argument, 0, PB_ENTRY_KEYS}, {          \
-    "help", no_argument, 0, PB_ENTRY_HELP                 \
+#define PB_ENTRY_OPTIONS                         \
+  {"set", required_argument, 0, PB_ENTRY_SET},   \
+      {"keys", no_argument, 0, PB_ENTRY_KEYS}, { \
+    "help", no_argument, 0, PB_ENTRY_HELP        \
   }
 
 /* What pb_entry_option returns besides an exit status (>= 0). */
@@ -72,6 +73,17 @@ int pb_entry_option(pb_entry_t *e, int c, const char *arg);
  * whole-config check. Returns 0, or 2 after "PROG: why" on stderr. */
 int pb_entry_config(const pb_entry_t *e, pb_config_t *cfg, const char *path,
                     const char *run_dir);
+
+/* Defines, at file scope of a main.c, the process's stop flag and the
+ * signal handler that raises it:
+ *     PB_ENTRY_STOP_FLAG(stop_flag, on_signal)
+ *     ... pb_entry_signals(on_signal); ... while (!stop_flag) ... */
+#define PB_ENTRY_STOP_FLAG(flag, handler) \
+  static volatile sig_atomic_t flag;      \
+  static void handler(int sig) {          \
+    (void)sig;                            \
+    flag = 1;                             \
+  }
 
 /* Calls `handler` on SIGINT and SIGTERM, without SA_RESTART, so that a
  * blocking call returns early (EINTR) and the process can stop cleanly.
