@@ -1,4 +1,4 @@
-/* jobs.c - 4. work and 5. result (worker_impl.h): self-play items (PROBS
+/* jobs.c - 4. work and 5. result (state.h): self-play items (PROBS
  * self-play over the batcher's threads, or AlphaZero MCTS self-play on one
  * thread) and search items (beam searches), through evaluators that send
  * the heartbeats and watch the stop flag between network batches; then
@@ -19,7 +19,7 @@
 #include "pveval.h"
 #include "selfplay.h"
 #include "util.h"
-#include "worker_impl.h"
+#include "state.h"
 
 /* ---- 4. work: the evaluator that heartbeats ---------------------------- */
 

@@ -1,4 +1,4 @@
-/* sockets.c - the worker's ZeroMQ sockets (worker_impl.h): their setup,
+/* sockets.c - the worker's ZeroMQ sockets (state.h): their setup,
  * sending (patient requests, impatient heartbeats), receiving and decoding
  * with the checks a message must pass, and wait_for, the one place that
  * polls them. */
@@ -10,7 +10,7 @@
 #include "curve.h"
 #include "msg.h"
 #include "util.h"
-#include "worker_impl.h"
+#include "state.h"
 
 /* ---- setup ------------------------------------------------------------ */
 

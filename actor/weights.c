@@ -1,4 +1,4 @@
-/* weights.c - 3. weights (worker_impl.h): the networks the worker holds,
+/* weights.c - 3. weights (state.h): the networks the worker holds,
  * fetched with a WeightsRequest for each version an item needs, built from
  * the spec inside the weights and bound to the evaluator. One fetch per new
  * version; the networks are reused while their spec stays the same. */
@@ -9,7 +9,7 @@
 #include "neteval.h"
 #include "nn.h"
 #include "util.h"
-#include "worker_impl.h"
+#include "state.h"
 
 static int have(const pb__worker_net_t *n, uint64_t version) {
   return n->have && n->version == version;

@@ -13,7 +13,7 @@
  * negative PB_E* errors, so that "the learner changed runs" or "give this
  * item up" never look like failures of the process.
  *
- * Where each part lives (worker_impl.h holds what they share):
+ * Where each part lives (state.h holds what they share):
  *   worker.c   names and ids, construction (pb_worker_new, _destroy),
  *              1. join, 2. ask, and the loop (pb_worker_run, say_bye)
  *   sockets.c  the sockets: setup, sending (send_bytes, encode_send,
@@ -37,7 +37,7 @@
 #include "learn.h"
 #include "model.h"
 #include "util.h"
-#include "worker_impl.h"
+#include "state.h"
 
 /* ---- names and ids ---------------------------------------------------- */
 

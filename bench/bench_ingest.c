@@ -179,7 +179,7 @@ static double proc_cpu_s(pid_t pid) {
 
 static int sample(pid_t pid, int port, sample_t *s) {
   static char buf[1 << 16];
-  s->t = now_s();
+  s->t = ingest_now();
   s->rss_kb = proc_rss_kb(pid);
   s->cpu_s = proc_cpu_s(pid);
   if (http_get(port, "/status", buf, sizeof buf) < 0) return -1;
@@ -210,7 +210,7 @@ typedef struct {
 static int window(pid_t pid, int port, counters_t *cnt, double warmup,
                   double secs, window_t *w) {
   memset(w, 0, sizeof *w);
-  sleep_s(warmup);
+  ingest_sleep(warmup);
   uint64_t p0 = atomic_load(&cnt->positions), r0 = atomic_load(&cnt->results);
   double cpu0 = (double)clock() / CLOCKS_PER_SEC;
   if (sample(pid, port, &w->s0) != 0) {
@@ -219,9 +219,9 @@ static int window(pid_t pid, int port, counters_t *cnt, double warmup,
   }
   w->series[w->ns++] = w->s0;
   w->s1 = w->s0;
-  while (now_s() - w->s0.t < secs - 1e-3) {
-    double left = secs - (now_s() - w->s0.t);
-    sleep_s(left < 1.0 ? left : 1.0);
+  while (ingest_now() - w->s0.t < secs - 1e-3) {
+    double left = secs - (ingest_now() - w->s0.t);
+    ingest_sleep(left < 1.0 ? left : 1.0);
     sample_t s;
     if (sample(pid, port, &s) != 0) {
       fprintf(stderr, "bench_ingest: lost the learner's /status\n");
@@ -268,15 +268,15 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
   while ((opt = getopt(argc, argv, "c:d:w:f:r:C:L:e:E:Kkvp")) != -1) {
     int bad = 0;
     switch (opt) {
-      case 'c': bad = parse_int(optarg, 1, MAX_CLIENTS, &o->clients); break;
-      case 'd': bad = parse_double(optarg, 1, 600, &o->secs); break;
-      case 'w': bad = parse_double(optarg, 0, 600, &o->paced_warmup); break;
-      case 'f': bad = parse_double(optarg, 1, 600, &o->flat_secs); break;
-      case 'r': bad = parse_double(optarg, 1, 1e9, &o->paced); break;
-      case 'E': bad = parse_int(optarg, 1, 10000000, &o->per_iter); break;
+      case 'c': bad = bench_parse_int(optarg, 1, MAX_CLIENTS, &o->clients); break;
+      case 'd': bad = bench_parse_double(optarg, 1, 600, &o->secs); break;
+      case 'w': bad = bench_parse_double(optarg, 0, 600, &o->paced_warmup); break;
+      case 'f': bad = bench_parse_double(optarg, 1, 600, &o->flat_secs); break;
+      case 'r': bad = bench_parse_double(optarg, 1, 1e9, &o->paced); break;
+      case 'E': bad = bench_parse_int(optarg, 1, 10000000, &o->per_iter); break;
       case 'C': o->config = optarg; break;
       case 'L': snprintf(o->learner, sizeof o->learner, "%s", optarg); break;
-      case 'e': bad = parse_int(optarg, 1, PB_MSG_MAX_EPISODES, &o->item_eps); break;
+      case 'e': bad = bench_parse_int(optarg, 1, PB_MSG_MAX_EPISODES, &o->item_eps); break;
       case 'k': o->keep = 1; break;
       case 'K': o->curve = 1; break;
       case 'v': o->verbose = 1; break;
@@ -394,7 +394,7 @@ static int start_learner(const opts_t *o, learner_t *lr) {
  * gets how long that took. Returns 0; 1 if the learner exited; 2 if it
  * did not get there within 120 s. */
 static int wait_ready(const learner_t *lr, double *startup) {
-  double t_start = now_s();
+  double t_start = ingest_now();
   char buf[1 << 14];
   for (;;) {
     int st;
@@ -405,14 +405,14 @@ static int wait_ready(const learner_t *lr, double *startup) {
     if (http_get(lr->ph, "/status", buf, sizeof buf) > 0 &&
         strstr(buf, "\"phase\":\"selfplay\""))
       break;
-    if (now_s() - t_start > 120) {
+    if (ingest_now() - t_start > 120) {
       fprintf(stderr, "bench_ingest: the learner did not start; see %s\n",
               lr->out);
       return 2;
     }
-    sleep_s(0.1);
+    ingest_sleep(0.1);
   }
-  *startup = now_s() - t_start;
+  *startup = ingest_now() - t_start;
   return 0;
 }
 
@@ -470,24 +470,24 @@ static int report(const opts_t *o, bench_t *b, double startup, long rss_idle,
   const window_t *wp = &b->wp, *wf = &b->wf;
   char fig[96];
   snprintf(fig, sizeof fig, "ingest: positions/s, %d clients", o->clients);
-  row(fig, wf->pos, "positions/s", wf->pos / TARGET_POS_S, "target 100000/s");
-  row("ingest: results/s (SelfplayResult)", wf->results, "messages/s", 0, "");
-  row("ingest: messages/s into the learner", wf->msgs, "messages/s", 0, "");
-  row("ingest: MB/s into the learner", wf->mb, "MB/s", 0, "");
-  row("ingest: learner CPU", 100 * wf->cpu, "% of a core", 0, "");
-  row("ingest: positions per learner CPU-s",
+  bench_row(fig, wf->pos, "positions/s", wf->pos / TARGET_POS_S, "target 100000/s");
+  bench_row("ingest: results/s (SelfplayResult)", wf->results, "messages/s", 0, "");
+  bench_row("ingest: messages/s into the learner", wf->msgs, "messages/s", 0, "");
+  bench_row("ingest: MB/s into the learner", wf->mb, "MB/s", 0, "");
+  bench_row("ingest: learner CPU", 100 * wf->cpu, "% of a core", 0, "");
+  bench_row("ingest: positions per learner CPU-s",
       wf->cpu > 0 ? wf->pos / wf->cpu : 0, "positions/s",
       wf->cpu > 0 ? wf->pos / wf->cpu / TARGET_POS_S : 0, "target 100000/s");
-  row("ingest: RSS growth per stored position", wf->grow_b, "bytes",
+  bench_row("ingest: RSS growth per stored position", wf->grow_b, "bytes",
       wf->grow_b / sizeof(pb_state_t), "32 B (one pb_state_t)");
   snprintf(fig, sizeof fig, "ingest paced %.0f/s: positions/s", o->paced);
-  row(fig, wp->pos, "positions/s", wp->pos / o->paced, "offered load");
-  row("ingest paced: learner CPU", 100 * wp->cpu, "% of a core", 0, "");
-  row("ingest paced: RSS after warm-up", wp->s0.rss_kb / 1024.0, "MiB", 0, "");
-  row("ingest paced: RSS at the end", wp->s1.rss_kb / 1024.0, "MiB",
+  bench_row(fig, wp->pos, "positions/s", wp->pos / o->paced, "offered load");
+  bench_row("ingest paced: learner CPU", 100 * wp->cpu, "% of a core", 0, "");
+  bench_row("ingest paced: RSS after warm-up", wp->s0.rss_kb / 1024.0, "MiB", 0, "");
+  bench_row("ingest paced: RSS at the end", wp->s1.rss_kb / 1024.0, "MiB",
       wp->s0.rss_kb > 0 ? (double)wp->s1.rss_kb / wp->s0.rss_kb : 0,
       "after warm-up");
-  row("ingest paced: RSS growth per stored position", wp->grow_b, "bytes",
+  bench_row("ingest paced: RSS growth per stored position", wp->grow_b, "bytes",
       wp->grow_b / sizeof(pb_state_t), "32 B (one pb_state_t)");
   printf(
       "# learner started in %.1fs (RSS %.1f MiB idle); %d/%d clients "
@@ -543,7 +543,7 @@ static int stop_learner(const learner_t *lr, int *keep) {
       }
       break;
     }
-    sleep_s(0.05);
+    ingest_sleep(0.05);
   }
   if (pid > 0) {
     printf("# the learner did not stop within 10 s of SIGTERM; killed\n");

@@ -55,9 +55,9 @@ int main(int argc, char **argv) {
   while ((opt = getopt(argc, argv, "n:S:P:p")) != -1) {
     int bad = 0;
     switch (opt) {
-      case 'n': bad = parse_int(optarg, 1, 4096, &n); break;
-      case 'S': bad = parse_int(optarg, 1, 100000, &S); break;
-      case 'P': bad = parse_int(optarg, 2, 4096, &P); break;
+      case 'n': bad = bench_parse_int(optarg, 1, 4096, &n); break;
+      case 'S': bad = bench_parse_int(optarg, 1, 100000, &S); break;
+      case 'P': bad = bench_parse_int(optarg, 2, 4096, &P); break;
       case 'p': parseable = 1; break;
       default: bad = 1;
     }
@@ -110,10 +110,10 @@ int main(int argc, char **argv) {
     pb_mcts_evalfn_t ev = {eval, &c};
     /* One at a time is slow: a quarter of the positions suffice. */
     int cnt = k == 0 ? n : (n / 4 > 0 ? n / 4 : 1);
-    double t0 = clock_s();
+    double t0 = bench_clock();
     if (pb_mcts_run(m, pos, cnt, &ev, NULL, visits, NULL, &err) != 0)
       die("mcts run", &err);
-    double dt = clock_s() - t0;
+    double dt = bench_clock() - t0;
     rate[k] = (double)cnt * S / dt;
     pb_neteval_stats_t st;
     pb_neteval_stats(c.ne, &st);
@@ -125,9 +125,9 @@ int main(int argc, char **argv) {
          "networks 3x32 conv + 64 dense, CPU time\n", n, S);
   char fig[96], base[64];
   snprintf(base, sizeof base, "P1 (one evaluation per simulation)");
-  row("mcts: P1, one evaluation per simulation", rate[1], "sims/s", 0, "");
+  bench_row("mcts: P1, one evaluation per simulation", rate[1], "sims/s", 0, "");
   snprintf(fig, sizeof fig, "mcts: P%d, batched evaluation", P);
-  row(fig, rate[0], "sims/s", rate[0] / rate[1], base);
+  bench_row(fig, rate[0], "sims/s", rate[0] / rate[1], base);
   printf("# network rows per simulation: %.2f batched, %.2f one at a time "
          "(V and Q rows, after the cache)\n", rows[0], rows[1]);
   pb_nn_destroy(&v);

@@ -137,10 +137,10 @@ static void batched_pass(ctx_t *c, batched_t *bt) {
   pb_evalfn_t fn = pb_neteval_fn(bt->ne);
   pb_neteval_bind(bt->ne, c->v, c->q);
   pb_neteval_stats(bt->ne, &s0);
-  double t0 = clock_s();
+  double t0 = bench_clock();
   if (pb_beam_run(bt->b, c->pos, c->n, &fn, c->out, &err) != 0)
     die("pb_beam_run", &err);
-  double dt = clock_s() - t0;
+  double dt = bench_clock() - t0;
   if (dt < bt->best) bt->best = dt;
   pb_neteval_stats(bt->ne, &s1);
   bt->rows = (double)(s1.v_computed - s0.v_computed + s1.q_computed -
@@ -169,7 +169,7 @@ static double run_one_by_one(ctx_t *c, int ref, uint32_t cache, int *done_n) {
   float *tmp = malloc((size_t)A * sizeof *tmp);
   if (tmp == NULL) exit(1);
   int k = 0;
-  double t0 = clock_s(), t = t0;
+  double t0 = bench_clock(), t = t0;
   while (k < 4 || (t - t0 < c->secs && k < 100000)) {
     /* Every pass over the positions starts with a cold cache, as a pass
      * over a work item with new weights would. */
@@ -180,7 +180,7 @@ static double run_one_by_one(ctx_t *c, int ref, uint32_t cache, int *done_n) {
                  : pb_beam_run(b, s, 1, &fn, o, &err);
     if (rc != 0) die(ref ? "pb_beam_search_ref" : "pb_beam_run", &err);
     k++;
-    t = clock_s();
+    t = bench_clock();
   }
   free(tmp);
   pb_beam_destroy(&b);
@@ -241,10 +241,10 @@ static void bench_threads(ctx_t *c, const char *name, int T) {
   char fig[96], base[96];
   snprintf(base, sizeof base, "%s P256 + cache, 1 thread (wall)", name);
   snprintf(fig, sizeof fig, "search %s: P256 + cache, 1 thread (wall)", name);
-  row(fig, c->n / one, "states/s", 0, "");
+  bench_row(fig, c->n / one, "states/s", 0, "");
   snprintf(fig, sizeof fig, "search %s: %d threads, one network (wall)", name,
            T);
-  row(fig, c->n / many, "states/s", one / many, base);
+  bench_row(fig, c->n / many, "states/s", one / many, base);
   pb_batcher_stats_t st;
   pb_batcher_stats(b, &st);
   printf("# %s: %d threads: %.1f member calls per network call\n", name, T,
@@ -271,7 +271,7 @@ static int bench_model(ctx_t *c, const char *name) {
   memcpy(ref_out, c->out, nout * sizeof *ref_out);
   snprintf(base, sizeof base, "%s reference", name);
   snprintf(fig, sizeof fig, "search %s: reference (1 call/node)", name);
-  row(fig, ref, "states/s", 0, "");
+  bench_row(fig, ref, "states/s", 0, "");
 
   /* The three P256 configurations take turns, so that all meet the same
    * background load; each keeps its best pass. */
@@ -307,22 +307,22 @@ static int bench_model(ctx_t *c, const char *name) {
     differ += d;
   }
   snprintf(fig, sizeof fig, "search %s: P256 + cache", name);
-  row(fig, p256, "states/s", p256 / ref, base);
+  bench_row(fig, p256, "states/s", p256 / ref, base);
   snprintf(fig, sizeof fig, "search %s: P256, no cache", name);
-  row(fig, p256n, "states/s", p256n / ref, base);
+  bench_row(fig, p256n, "states/s", p256n / ref, base);
   snprintf(fig, sizeof fig, "search %s: P256 + cache, batch<=%d", name,
            SMALL_BATCH);
-  row(fig, p256s, "states/s", p256s / ref, base);
+  bench_row(fig, p256s, "states/s", p256s / ref, base);
   int n1 = 0;
   double p1 = run_one_by_one(c, 0, c->cache_entries, &n1);
   snprintf(fig, sizeof fig, "search %s: P1 + cache", name);
-  row(fig, p1, "states/s", p1 / ref, base);
+  bench_row(fig, p1, "states/s", p1 / ref, base);
   snprintf(fig, sizeof fig, "search %s: cache effect (P256)", name);
   snprintf(base, sizeof base, "%s P256 no cache", name);
-  row(fig, p256 / p256n, "x", p256 / p256n, base);
+  bench_row(fig, p256 / p256n, "x", p256 / p256n, base);
   snprintf(fig, sizeof fig, "search %s: batch effect (cache)", name);
   snprintf(base, sizeof base, "%s P1 + cache", name);
-  row(fig, p256 / p1, "x", p256 / p1, base);
+  bench_row(fig, p256 / p1, "x", p256 / p1, base);
   printf("# %s: network rows per state: %.1f with cache, %.1f without; "
          "reference timed on %d positions, P1 on %d\n",
          name, rows_c, rows_n, nref, n1);
@@ -351,15 +351,15 @@ int main(int argc, char **argv) {
   while ((opt = getopt(argc, argv, "n:r:s:E:M:m:t:b:T:pw")) != -1) {
     int bad = 0;
     switch (opt) {
-      case 'n': bad = parse_int(optarg, 1, 4096, &n); break;
-      case 'r': bad = parse_int(optarg, 1, 100, &reps); break;
-      case 's': bad = parse_double(optarg, 1e-3, 600, &secs); break;
-      case 'E': bad = parse_int(optarg, 1, 10000, &E); break;
-      case 'M': bad = parse_int(optarg, 1, 200, &M); break;
-      case 't': bad = parse_int(optarg, 1, 64, &threads); break;
-      case 'b': bad = parse_int(optarg, 1, 1 << 16, &eval_batch); break;
+      case 'n': bad = bench_parse_int(optarg, 1, 4096, &n); break;
+      case 'r': bad = bench_parse_int(optarg, 1, 100, &reps); break;
+      case 's': bad = bench_parse_double(optarg, 1e-3, 600, &secs); break;
+      case 'E': bad = bench_parse_int(optarg, 1, 10000, &E); break;
+      case 'M': bad = bench_parse_int(optarg, 1, 200, &M); break;
+      case 't': bad = bench_parse_int(optarg, 1, 64, &threads); break;
+      case 'b': bad = bench_parse_int(optarg, 1, 1 << 16, &eval_batch); break;
       case 'T':
-        bad = parse_int(optarg, 2, PB_BATCHER_MAX_THREADS, &search_threads);
+        bad = bench_parse_int(optarg, 2, PB_BATCHER_MAX_THREADS, &search_threads);
         break;
       case 'm': models = optarg; break;
       case 'p': parseable = 1; break;

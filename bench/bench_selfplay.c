@@ -71,14 +71,14 @@ static double measure(ctx_t *c, int parallel, uint32_t cache, int per_call,
   for (int r = 0; r < reps; r++) {
     pb_neteval_bind(ne, NULL, c->q);
     pb_episodes_clear(&c->out);
-    double t0 = clock_s();
+    double t0 = bench_clock();
     for (int first = 0; first < c->episodes; first += per_call) {
       int cnt = c->episodes - first < per_call ? c->episodes - first : per_call;
       if (pb_selfplay_run(sp, cnt, 77, (uint64_t)first, &fn, 0, &c->out,
                           &err) != 0)
         die("pb_selfplay_run", &err);
     }
-    double dt = clock_s() - t0;
+    double dt = bench_clock() - t0;
     if (dt < best) best = dt;
   }
   *positions = c->out.n_states;
@@ -93,7 +93,7 @@ static void bench_model(ctx_t *c, const char *name, int reps) {
   snprintf(base, sizeof base, "%s P1", name);
   double p1 = measure(c, 1, c->cache_entries, c->episodes, 1, &n1);
   snprintf(fig, sizeof fig, "selfplay %s: P1 + cache", name);
-  row(fig, p1, "positions/s", 0, "");
+  bench_row(fig, p1, "positions/s", 0, "");
   /* Alternate the fast configurations so that they meet the same load. */
   double p256 = 0, p256n = 0, p16 = 0;
   for (int r = 0; r < reps; r++) {
@@ -105,11 +105,11 @@ static void bench_model(ctx_t *c, const char *name, int reps) {
     if (z > p16) p16 = z;
   }
   snprintf(fig, sizeof fig, "selfplay %s: P256 + cache", name);
-  row(fig, p256, "positions/s", p256 / p1, base);
+  bench_row(fig, p256, "positions/s", p256 / p1, base);
   snprintf(fig, sizeof fig, "selfplay %s: P256, no cache", name);
-  row(fig, p256n, "positions/s", p256n / p1, base);
+  bench_row(fig, p256n, "positions/s", p256n / p1, base);
   snprintf(fig, sizeof fig, "selfplay %s: items of 16 episodes", name);
-  row(fig, p16, "positions/s", p16 / p1, base);
+  bench_row(fig, p16, "positions/s", p16 / p1, base);
   printf("# %s: %d episodes per pass, positions per pass: P1 %zu, P256 %zu, "
          "P256 no cache %zu, items of 16 %zu (equal: same games)\n",
          name, c->episodes, n1, n256, n256n, n16);
@@ -127,9 +127,9 @@ int main(int argc, char **argv) {
   while ((opt = getopt(argc, argv, "e:r:m:t:pw")) != -1) {
     int bad = 0;
     switch (opt) {
-      case 'e': bad = parse_int(optarg, 1, 100000, &episodes); break;
-      case 'r': bad = parse_int(optarg, 1, 100, &reps); break;
-      case 't': bad = parse_int(optarg, 1, 64, &threads); break;
+      case 'e': bad = bench_parse_int(optarg, 1, 100000, &episodes); break;
+      case 'r': bad = bench_parse_int(optarg, 1, 100, &reps); break;
+      case 't': bad = bench_parse_int(optarg, 1, 64, &threads); break;
       case 'm': models = optarg; break;
       case 'p': parseable = 1; break;
       case 'w': use_wall = 1; break;

@@ -63,14 +63,14 @@ static double solve_rate(const pb_state_t *ps, int n, int mode, double seconds,
   while (spent < seconds) {
     pb_c4solver_t *s = pb_c4solver_new(20, NULL);
     if (s == NULL) return 0;
-    double t0 = clock_s();
+    double t0 = bench_clock();
     for (int i = 0; i < n; i++) {
       total += mode == 0   ? pb_c4solver_solve_ref(ps[i].w[0], ps[i].w[1])
                : mode == 1 ? pb_c4solver_solve(s, ps[i].w[0], ps[i].w[1], 0)
                            : pb_c4solver_solve(s, ps[i].w[0], ps[i].w[1], 1);
       done++;
     }
-    spent += clock_s() - t0;
+    spent += bench_clock() - t0;
     pb_c4solver_destroy(&s);
   }
   *sum = total;
@@ -85,7 +85,7 @@ int main(int argc, char **argv) {
       parseable = 1;
     else if (c == 'w')
       use_wall = 1;
-    else if (c == 's' && parse_double(optarg, 0.01, 3600, &seconds) == 0)
+    else if (c == 's' && bench_parse_double(optarg, 0.01, 3600, &seconds) == 0)
       ;
     else {
       fprintf(stderr, "usage: bench_solver [-p] [-w] [-s SECONDS]\n");
@@ -107,17 +107,17 @@ int main(int argc, char **argv) {
     printf("# %s time; late positions: scores checksum %ld (reference %ld "
            "per round)\n",
            clk, s_sol, s_ref);
-  row("solver: late positions (plies 30-36), strong", sol, "positions/s",
+  bench_row("solver: late positions (plies 30-36), strong", sol, "positions/s",
       ref > 0 ? sol / ref : 0, "plain negamax, same positions");
-  row("solver: plain negamax reference", ref, "positions/s", 0, "");
+  bench_row("solver: plain negamax reference", ref, "positions/s", 0, "");
 
   /* middle game: weak against strong */
   positions(mid, NM, 16, 20, 2);
   double strong = solve_rate(mid, NM, 1, seconds, &s_strong);
   double weak = solve_rate(mid, NM, 2, seconds, &s_weak);
-  row("solver: middle game (plies 16-20), weak", weak, "positions/s",
+  bench_row("solver: middle game (plies 16-20), weak", weak, "positions/s",
       strong > 0 ? weak / strong : 0, "strong solves, same positions");
-  row("solver: middle game (plies 16-20), strong", strong, "positions/s", 0,
+  bench_row("solver: middle game (plies 16-20), strong", strong, "positions/s", 0,
       "");
 
   /* accuracy: a beam agent in batches against one position at a time */
@@ -149,22 +149,22 @@ int main(int argc, char **argv) {
   }
   int n = (int)pb_testset_count(ts);
   int *mv = malloc((size_t)n * sizeof *mv), *mv1 = malloc((size_t)n * sizeof *mv1);
-  double t0 = clock_s();
+  double t0 = bench_clock();
   pb_agent_act_many(a, pb_testset_state(ts, 0), n, 1, mv, &err);
-  double batched = n / (clock_s() - t0);
+  double batched = n / (bench_clock() - t0);
   int m = n / 4; /* one at a time is slow: a quarter of the set */
-  t0 = clock_s();
+  t0 = bench_clock();
   for (int i = 0; i < m; i++)
     pb_agent_act_many(a1, pb_testset_state(ts, (size_t)i), 1, 1, &mv1[i], &err);
-  double single = m / (clock_s() - t0);
+  double single = m / (bench_clock() - t0);
   int same = 1;
   for (int i = 0; i < m; i++) same &= mv[i] == mv1[i];
   if (!parseable)
     printf("# beam agent: the same moves batched and one by one: %s\n",
            same ? "yes" : "no (floating-point ties)");
-  row("accuracy: beam E=30 M=3 agent, batched", batched, "positions/s",
+  bench_row("accuracy: beam E=30 M=3 agent, batched", batched, "positions/s",
       single > 0 ? batched / single : 0, "one position per call");
-  row("accuracy: beam agent, one position per call", single, "positions/s", 0,
+  bench_row("accuracy: beam agent, one position per call", single, "positions/s", 0,
       "");
   pb_agent_destroy(&a);
   pb_agent_destroy(&a1);

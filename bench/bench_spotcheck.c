@@ -137,13 +137,13 @@ static double search_items(const pb_game_t *g, const pb_config_t *cfg,
                   cfg->search.parallel, &err);
   if (beam == NULL) die("beam", &err);
   pb_neteval_bind(ne, v, q);
-  double t0 = clock_s();
+  double t0 = bench_clock();
   for (size_t f = 0; f < n; f += item) {
     int cnt = (int)(n - f < item ? n - f : item);
     if (pb_beam_run(beam, pos + f, cnt, fn, theirs + f * A, &err) != 0)
       die("search", &err);
   }
-  double t_search = clock_s() - t0;
+  double t_search = bench_clock() - t0;
   pb_beam_destroy(&beam);
   return t_search;
 }
@@ -186,10 +186,10 @@ static void spot_rounds(const pb_game_t *g, const pb_config_t *cfg, int batch,
         c->sample[k++] = pos[f + c->sidx[i]];
       }
     }
-    double t0 = clock_s();
+    double t0 = bench_clock();
     if (pb_spot_search(spot, v, q, c->sample, (int)k, c->mine, &err) != 0)
       die("spot check", &err);
-    c->t_check += clock_s() - t0;
+    c->t_check += bench_clock() - t0;
     for (size_t i = 0; i < k; i++) {
       float d = pb_spot_diff(g, &c->sample[i], c->mine + i * A,
                              theirs + (size_t)c->which[i] * A);
@@ -204,19 +204,19 @@ static void print_rows(double n, double t_search, int rounds,
                        const checks_t *c) {
   const pb_spot_tally_t *t = c->t;
   const double t_check = c->t_check;
-  row("searcher", n / t_search, "states/s", 0, "");
+  bench_row("searcher", n / t_search, "states/s", 0, "");
   double per_round = t_check / rounds;
-  row("spot check CPU, share of search CPU", 100.0 * per_round / t_search, "%",
+  bench_row("spot check CPU, share of search CPU", 100.0 * per_round / t_search, "%",
       0, "");
-  row("spot check per position vs searcher", t[0].checked / t_check, "states/s",
+  bench_row("spot check per position vs searcher", t[0].checked / t_check, "states/s",
       (t[0].checked / t_check) / (n / t_search), "searcher");
   for (int j = 0; j < NT; j++) {
     char fig[64];
     snprintf(fig, sizeof fig, "honest disagreement, diff > %g", tol[j]);
-    row(fig, 100.0 * t[j].disagree / (t[j].checked ? t[j].checked : 1), "%", 0,
+    bench_row(fig, 100.0 * t[j].disagree / (t[j].checked ? t[j].checked : 1), "%", 0,
         "");
   }
-  row("largest difference", 1e6 * t[0].max_diff, "x 1e-6", 0, "");
+  bench_row("largest difference", 1e6 * t[0].max_diff, "x 1e-6", 0, "");
 }
 
 int main(int argc, char **argv) {
@@ -229,13 +229,13 @@ int main(int argc, char **argv) {
     case 'c': ckpt = optarg; break;
     case 'f': cfg_path = optarg; break;
     case 'e':
-      if (parse_int(optarg, 1, 1000000, &episodes)) goto usage;
+      if (bench_parse_int(optarg, 1, 1000000, &episodes)) goto usage;
       break;
     case 's':
-      if (parse_double(optarg, 1e-6, 1.0, &share)) goto usage;
+      if (bench_parse_double(optarg, 1e-6, 1.0, &share)) goto usage;
       break;
     case 'r':
-      if (parse_int(optarg, 1, 100000, &rounds)) goto usage;
+      if (bench_parse_int(optarg, 1, 100000, &rounds)) goto usage;
       break;
     case 'p': parseable = 1; break;
     default: goto usage;

@@ -16,14 +16,14 @@ static int parseable, use_wall;
 /* The clock of every rate: CPU time of this process by default, because
  * on a shared machine wall time measures the other load as much as this
  * code; -w switches to wall-clock time. */
-static inline double clock_s(void) {
+static inline double bench_clock(void) {
   struct timespec ts;
   clock_gettime(use_wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* One table row; ratio <= 0 prints "-". */
-static inline void row(const char *figure, double value, const char *unit,
+static inline void bench_row(const char *figure, double value, const char *unit,
                 double ratio, const char *baseline) {
   char r[32];
   if (ratio > 0) snprintf(r, sizeof r, "%.2fx", ratio);
@@ -35,7 +35,7 @@ static inline void row(const char *figure, double value, const char *unit,
   fflush(stdout);
 }
 
-static inline int parse_int(const char *s, int lo, int hi, int *out) {
+static inline int bench_parse_int(const char *s, int lo, int hi, int *out) {
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
@@ -44,7 +44,7 @@ static inline int parse_int(const char *s, int lo, int hi, int *out) {
   return 0;
 }
 
-static inline int parse_double(const char *s, double lo, double hi, double *out) {
+static inline int bench_parse_double(const char *s, double lo, double hi, double *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);

@@ -24,13 +24,13 @@
 enum { POOL = 4096 }; /* games in the pool */
 
 /* Wall-clock time, for the pacing here and the samples of bench_ingest.c. */
-static double now_s(void) {
+static double ingest_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void sleep_s(double s) {
+static void ingest_sleep(double s) {
   struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
@@ -98,7 +98,7 @@ typedef struct {
 
 /* Receives and decodes one message, waiting until the socket's receive
  * timeout. Returns 0, 1 on timeout, -1 on a decode error. */
-static int recv_msg(void *sock, const pb_msg_expect_t *ex, pb_msg_t *out,
+static int ingest_recv(void *sock, const pb_msg_expect_t *ex, pb_msg_t *out,
                     pb_err_t *err) {
   zmq_msg_t z;
   zmq_msg_init(&z);
@@ -153,7 +153,7 @@ static int client_join(client_t *c, session_t *ss) {
       snprintf(c->why, sizeof c->why, "hello: %.200s", ss->err.msg);
       return -1;
     }
-    int rc = recv_msg(ss->s, NULL, &r, &ss->err);
+    int rc = ingest_recv(ss->s, NULL, &r, &ss->err);
     if (rc == 0 && r.type == PB_MSG_HELLO_REPLY && r.hello_reply.accepted) {
       snprintf(ss->run_id, sizeof ss->run_id, "%s", r.header.run_id);
       ss->game_id = r.header.game_id;
@@ -223,10 +223,10 @@ static void *client_main(void *arg) {
     double rate = atomic_load(&c->ctl->rate);
     if (g != gen) {
       gen = g;
-      due = now_s();
+      due = ingest_now();
     }
-    if (rate > 0 && due > now_s()) {
-      sleep_s(due - now_s() < 0.05 ? due - now_s() : 0.05);
+    if (rate > 0 && due > ingest_now()) {
+      ingest_sleep(due - ingest_now() < 0.05 ? due - ingest_now() : 0.05);
       continue;
     }
     pb_msg_t m, r;
@@ -242,7 +242,7 @@ static void *client_main(void *arg) {
       atomic_fetch_add(&k->bytes_out, ss.buf.len);
       need_request = 0;
     }
-    int rc = recv_msg(ss.s, &ex, &r, &ss.err);
+    int rc = ingest_recv(ss.s, &ex, &r, &ss.err);
     if (rc == 1) { /* nothing within the timeout: ask again */
       need_request = 1;
       continue;
@@ -258,7 +258,7 @@ static void *client_main(void *arg) {
     if (r.type == PB_MSG_NO_WORK) {
       atomic_fetch_add(&k->no_work, 1);
       pb_msg_free(&r);
-      sleep_s(0.01);
+      ingest_sleep(0.01);
       continue;
     }
     if (r.type != PB_MSG_WORK_ITEM || r.work_item.kind != PB_WORK_SELFPLAY) {

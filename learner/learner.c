@@ -20,8 +20,9 @@
  * loop thread touches only the weights buffers it serves, which the job
  * hands over in its completion callback.
  *
- * Where each part lives (learner_impl.h, private to learner/, holds the
- * learner object and the pb__ functions the files share):
+ * Where each part lives (state.h, private to learner/, holds the learner
+ * object and the pb__ functions the files share; each file uses only the
+ * ones listed before it there):
  *   learner.c  main() (main.c) -> pb_learner_new (open_run_dir,
  *              open_trainer, make_queues, pb__open_sockets, open_loop),
  *              then pb_learner_run: starts the handles and the first phase
@@ -32,20 +33,24 @@
  *                on_signal: stop after the running job (pb__shutdown_loop);
  *                the jobs' and the HTTP server's callbacks;
  *              pb_learner_destroy.
- *   peers.c    the ZeroMQ side: pb__on_zpoll / on_zidle -> pb__drain ->
+ *   peers.c    what workers send: pb__on_zpoll / on_zidle -> pb__drain ->
  *              handle() (decode, pb__refused) -> on_hello, on_work_request,
  *              on_selfplay_result, on_search_result, on_weights_request,
- *              on_heartbeat, on_bye; pb__announce on the PUB socket;
- *              pb__open_sockets (ROUTER, PUB, CURVE).
+ *              on_heartbeat, on_bye.
+ *   spot.c     the spot check: pb__spot_sample, pb__spot_kick ->
+ *              spot_work / spot_done -> quarantine; pb__refused.
  *   phases.c   the phases and jobs: pb__start_selfplay, pb__selfplay_done
  *              -> job TRAIN_V -> start_search -> pb__search_maybe_done ->
  *              job TRAIN_Q (checkpoint) -> next iteration or DONE;
  *              job_work on the pool, job_done back on the loop.
- *   spot.c     the spot check: pb__spot_sample, pb__spot_kick ->
- *              spot_work / spot_done -> quarantine; pb__refused.
  *   status.c   pb__on_http (/status, /metrics, else web/web.h),
  *              pb__log_progress, pb__write_iteration_metrics (the log's
- *              iteration summary and metrics.jsonl). */
+ *              iteration summary and metrics.jsonl).
+ *   sockets.c  pb__open_sockets (ROUTER, PUB, CURVE), the table of peers,
+ *              every message the learner sends (replies, pb__reject,
+ *              pb__announce on the PUB).
+ *   state.c    pb__set_fatal, pb__shutdown_loop, phase names, who is
+ *              alive. */
 #include "learner.h"
 
 #include <errno.h>
@@ -60,19 +65,10 @@
 #include <zmq.h>
 
 #include "ckpt.h"
-#include "learner_impl.h"
+#include "state.h"
 #include "rundir.h"
 
 /* ---- the loop's turn -------------------------------------------------- */
-
-void pb__set_fatal(pb_learner_t *l, const pb_err_t *err) {
-  if (!l->fatal) {
-    l->fatal = 1;
-    l->fatal_err = *err;
-    pb_log_error(l->log, "fatal: %s", err->msg);
-  }
-  uv_stop(&l->loop);
-}
 
 static void expired(pb_learner_t *l, const char *what, size_t index,
                     uint32_t worker) {
@@ -114,20 +110,6 @@ static void on_signal(uv_signal_t *h, int signum) {
               l->job_kind ? "finishing the running training step first"
                           : "the current phase is abandoned; --resume repeats it");
   if (l->job_kind == 0) pb__shutdown_loop(l);
-}
-
-static void close_cb(uv_handle_t *h) { (void)h; }
-
-void pb__shutdown_loop(pb_learner_t *l) {
-  if (!l->handles_open) return;
-  l->handles_open = 0;
-  uv_poll_stop(&l->zpoll);
-  uv_close((uv_handle_t *)&l->zpoll, close_cb);
-  uv_close((uv_handle_t *)&l->zidle, close_cb);
-  uv_close((uv_handle_t *)&l->tick, close_cb);
-  uv_close((uv_handle_t *)&l->sigint, close_cb);
-  uv_close((uv_handle_t *)&l->sigterm, close_cb);
-  pb_http_destroy(&l->http);
 }
 
 /* ---- lifecycle -------------------------------------------------------- */

@@ -1,116 +1,18 @@
-/* peers.c - the learner's side of the wire (docs/protocol.md): the ROUTER
- * and PUB sockets, drain() reading the ROUTER on the loop thread, handle()
- * decoding each message strictly and dispatching it to its on_* handler
- * (hello, work request, self-play result, search result, weights request,
- * heartbeat, bye), the table of peers, and announcements on the PUB. Every
+/* peers.c - what workers send the learner (docs/protocol.md): drain()
+ * reading the ROUTER on the loop thread, handle() decoding each message
+ * strictly and dispatching it to its on_* handler (hello, work request,
+ * self-play result, search result, weights request, heartbeat, bye). Every
  * message of every worker passes here, on the loop thread; what takes long
  * runs as a job (phases.c, spot.c). A result that fails its checks is
- * refused and its item re-queued. */
+ * refused and its item re-queued. The sockets, the table of peers and the
+ * replies are in sockets.c. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <zmq.h>
 
-#include "learner_impl.h"
-
-/* ---- small helpers -------------------------------------------------- */
-
-/* Warnings caused by peers are rate limited: a flood must not fill the
- * disk. */
-static int may_warn(pb_learner_t *l) {
-  double t = now(l);
-  if (t - l->log_budget_t > 1.0) {
-    l->log_budget_t = t;
-    l->log_budget = 20;
-  }
-  return l->log_budget-- > 0;
-}
-
-static void rid_text(const uint8_t *rid, size_t n, char *out, size_t cap) {
-  size_t k = 0;
-  for (size_t i = 0; i < n && k + 3 < cap; i++)
-    k += (size_t)snprintf(out + k, cap - k, "%02x", rid[i]);
-  out[k < cap ? k : cap - 1] = '\0';
-}
-
-static peer_t *peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
-                         int create) {
-  int free_slot = -1, oldest = -1;
-  for (int i = 0; i < l->max_peers; i++) {
-    peer_t *p = &l->peers[i];
-    if (!p->used) {
-      if (free_slot < 0) free_slot = i;
-      continue;
-    }
-    if (p->rid_len == n && !memcmp(p->rid, rid, n)) return p;
-    if (oldest < 0 || p->last_seen < l->peers[oldest].last_seen) oldest = i;
-  }
-  if (!create) return NULL;
-  int k = free_slot >= 0 ? free_slot : oldest; /* full: forget the stalest */
-  peer_t *p = &l->peers[k];
-  memset(p, 0, sizeof *p);
-  p->used = 1;
-  p->serial = ++l->peer_serial;
-  memcpy(p->rid, rid, n);
-  p->rid_len = n;
-  p->first_seen = p->last_seen = now(l);
-  return p;
-}
-
-int pb__workers_alive(pb_learner_t *l, int role) {
-  double t = now(l), horizon = 3.0 * l->cfg.net.heartbeat_ms / 1000.0;
-  if (horizon < 5.0) horizon = 5.0;
-  int n = 0;
-  for (int i = 0; i < l->max_peers; i++) {
-    peer_t *p = &l->peers[i];
-    if (p->used && t - p->last_seen < horizon && (role == 0 || p->role == role))
-      n++;
-  }
-  return n;
-}
-
-static void send_msg(pb_learner_t *l, const peer_t *p, pb_msg_t *m) {
-  pb_err_t err;
-  if (pb_msg_encode_buf(m, &l->obuf, &err) != 0) {
-    pb_log_error(l->log, "cannot encode %s: %s", pb_msg_type_name(m->type),
-                 err.msg);
-    return;
-  }
-  if (zmq_send(l->router, p->rid, p->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-      zmq_send(l->router, l->obuf.data, l->obuf.len, ZMQ_DONTWAIT) < 0) {
-    l->sends_failed++;
-    if (may_warn(l))
-      pb_log_warn(l->log, "cannot send %s to %s: %s", pb_msg_type_name(m->type),
-                  p->sender[0] ? p->sender : "peer", zmq_strerror(errno));
-  }
-}
-
-static void init_msg(pb_learner_t *l, pb_msg_t *m, int type) {
-  pb_msg_init(m, type, l->run_id, l->g->id, l->sender);
-}
-
-static int announce_phase(int p) {
-  switch (p) {
-  case PH_SELFPLAY: return PB_PHASE_SELFPLAY;
-  case PH_TRAIN_V: return PB_PHASE_TRAIN_V;
-  case PH_SEARCH: return PB_PHASE_SEARCH;
-  case PH_TRAIN_Q: return PB_PHASE_TRAIN_Q;
-  }
-  return PB_PHASE_STOPPING;
-}
-
-void pb__announce(pb_learner_t *l) {
-  pb_msg_t m;
-  pb_err_t err;
-  init_msg(l, &m, PB_MSG_ANNOUNCE);
-  m.announce.version = pb_learn_version(l->learn);
-  m.announce.iteration = (uint32_t)(pb_learn_version(l->learn) +
-                                    (l->phase == PH_DONE ? 0 : 1));
-  m.announce.phase = announce_phase(l->phase);
-  if (pb_msg_encode_buf(&m, &l->obuf, &err) == 0)
-    zmq_send(l->pub, l->obuf.data, l->obuf.len, ZMQ_DONTWAIT);
-}
+#include "state.h"
 
 /* ---- message handlers ------------------------------------------------- */
 
@@ -122,7 +24,7 @@ static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
               pb_msg_role_name(p->role), p->sender, p->host, m->hello.pid,
               m->hello.threads, pb__workers_alive(l, 0));
   pb_msg_t r;
-  init_msg(l, &r, PB_MSG_HELLO_REPLY);
+  pb__init_msg(l, &r, PB_MSG_HELLO_REPLY);
   r.hello_reply.accepted = 1;
   snprintf(r.hello_reply.message, sizeof r.hello_reply.message, "welcome to %s",
            l->run_id);
@@ -140,7 +42,7 @@ static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     r.hello_reply.c_puct = l->cfg.mcts.c_puct;
     r.hello_reply.temp_moves = (uint32_t)l->cfg.mcts.temp_moves;
   }
-  send_msg(l, p, &r);
+  pb__send_msg(l, p, &r);
 }
 
 static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
@@ -160,7 +62,7 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     size_t first = idx * (size_t)c->net.item_episodes;
     size_t cnt = (size_t)c->train.episodes_per_iter - first;
     if (cnt > (size_t)c->net.item_episodes) cnt = (size_t)c->net.item_episodes;
-    init_msg(l, &r, PB_MSG_WORK_ITEM);
+    pb__init_msg(l, &r, PB_MSG_WORK_ITEM);
     r.work_item.item_id = id;
     r.work_item.lease_ms = (uint32_t)c->net.lease_ms;
     r.work_item.kind = PB_WORK_SELFPLAY;
@@ -168,7 +70,7 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     r.work_item.q_version = l->qw.version;
     r.work_item.episodes = (uint32_t)cnt;
     r.work_item.seed = pb_learn_item_seed(c, l->sp_iter - 1, (uint64_t)first);
-    send_msg(l, p, &r);
+    pb__send_msg(l, p, &r);
     pb_log_debug(l->log, "self-play item %zu (%zu episodes) -> %s", idx, cnt,
                  p->sender);
     return;
@@ -178,7 +80,7 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     size_t first = idx * (size_t)c->net.item_states;
     size_t cnt = l->n_uniq - first;
     if (cnt > (size_t)c->net.item_states) cnt = (size_t)c->net.item_states;
-    init_msg(l, &r, PB_MSG_WORK_ITEM);
+    pb__init_msg(l, &r, PB_MSG_WORK_ITEM);
     r.work_item.item_id = id;
     r.work_item.lease_ms = (uint32_t)c->net.lease_ms;
     r.work_item.kind = PB_WORK_SEARCH;
@@ -188,29 +90,21 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     r.work_item.q_version = l->qw.version;
     r.work_item.expansions = (uint32_t)c->search.expansions;
     r.work_item.max_depth = (uint32_t)c->search.max_depth;
-    send_msg(l, p, &r);
+    pb__send_msg(l, p, &r);
     pb_log_debug(l->log, "search item %zu (%zu states) -> %s", idx, cnt,
                  p->sender);
     return;
   }
-  init_msg(l, &r, PB_MSG_NO_WORK);
+  pb__init_msg(l, &r, PB_MSG_NO_WORK);
   r.no_work.retry_ms = (uint32_t)c->net.heartbeat_ms;
-  send_msg(l, p, &r);
-}
-
-void pb__reject(pb_learner_t *l, peer_t *p, int code, const char *msg) {
-  pb_msg_t r;
-  init_msg(l, &r, PB_MSG_REJECT);
-  r.reject.code = code;
-  snprintf(r.reject.message, sizeof r.reject.message, "%s", msg);
-  send_msg(l, p, &r);
+  pb__send_msg(l, p, &r);
 }
 
 static void bad_result(pb_learner_t *l, pb_workq_t *q, peer_t *p, size_t idx,
                        const char *why) {
   l->results_bad++;
   pb_workq_requeue(q, idx);
-  if (may_warn(l))
+  if (pb__may_warn(l))
     pb_log_warn(l->log, "result for item %zu from %s refused (%s); re-queued",
                 idx, p->sender, why);
 }
@@ -331,7 +225,7 @@ static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
 static void on_weights_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   const pb_msg_weights_request_t *w = &m->weights_request;
   pb_msg_t r;
-  init_msg(l, &r, PB_MSG_WEIGHTS);
+  pb__init_msg(l, &r, PB_MSG_WEIGHTS);
   r.weights.version = w->version;
   if ((w->which & PB_WHICH_V) && w->version == l->vw.version && l->vw.buf) {
     r.weights.v_weights = l->vw.buf;
@@ -352,7 +246,7 @@ static void on_weights_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     pb__reject(l, p, PB_ENOTFOUND, msg);
     return;
   }
-  send_msg(l, p, &r);
+  pb__send_msg(l, p, &r);
 }
 
 static void on_heartbeat(pb_learner_t *l, const pb_msg_t *m) {
@@ -383,20 +277,20 @@ static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
   int rc = pb_msg_decode(buf, len, &ex, &m, &err);
   if (rc != 0) {
     char who[2 * RID_MAX + 1];
-    rid_text(rid, rid_len, who, sizeof who);
+    pb__rid_text(rid, rid_len, who, sizeof who);
     if (rc == PB_EMISMATCH) l->msgs_mismatch++;
     else l->msgs_bad++;
-    if (may_warn(l))
+    if (pb__may_warn(l))
       pb_log_warn(l->log, "dropped a message from peer %s (sender '%s'): %s",
                   who, m.header.sender_id, err.msg);
     if (rc == PB_EMISMATCH) {
-      peer_t *p = peer_find(l, rid, rid_len, 1);
+      peer_t *p = pb__peer_find(l, rid, rid_len, 1);
       pb__reject(l, p, PB_EMISMATCH, err.msg);
     }
     pb_msg_free(&m);
     return;
   }
-  peer_t *p = peer_find(l, rid, rid_len, 1);
+  peer_t *p = pb__peer_find(l, rid, rid_len, 1);
   p->last_seen = now(l);
   if (key != NULL && p->key[0] == '\0')
     snprintf(p->key, sizeof p->key, "%s", key);
@@ -416,7 +310,7 @@ static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
   case PB_MSG_BYE: on_bye(l, p, &m); break;
   default:
     l->msgs_bad++;
-    if (may_warn(l))
+    if (pb__may_warn(l))
       pb_log_warn(l->log, "unexpected %s from %s: dropped",
                   pb_msg_type_name(m.type), m.header.sender_id);
   }
@@ -458,7 +352,7 @@ void pb__drain(pb_learner_t *l) {
       }
       zmq_msg_close(&extra);
       l->msgs_bad++;
-      if (may_warn(l)) pb_log_warn(l->log, "dropped a multi-part message");
+      if (pb__may_warn(l)) pb_log_warn(l->log, "dropped a multi-part message");
       continue;
     }
     /* With CURVE, the ZAP handler made the worker's key its User-Id. */
@@ -496,69 +390,3 @@ static void on_zidle(uv_idle_t *h) {
   pb__drain(l);
 }
 
-/* ---- the sockets ------------------------------------------------------ */
-
-/* From the ZAP thread: a refused peer is worth a warning. */
-static void zap_note(void *ctx, int accepted, const char *address,
-                     const char *key) {
-  pb_learner_t *l = ctx;
-  if (accepted)
-    pb_log_info(l->log, "CURVE: worker key %s from %s accepted", key, address);
-  else
-    pb_log_warn(l->log,
-                "CURVE: refused a peer from %s with key %s (not in "
-                "authorized_keys)",
-                address, key);
-}
-
-int pb__open_sockets(pb_learner_t *l, pb_err_t *err) {
-  const pb_config_t *cfg = &l->cfg;
-  pb_log_t *log = l->log;
-  char path[4200];
-  l->zctx = zmq_ctx_new();
-  l->router = zmq_socket(l->zctx, ZMQ_ROUTER);
-  l->pub = zmq_socket(l->zctx, ZMQ_PUB);
-  if (l->router == NULL || l->pub == NULL) {
-    pb_err_set(err, PB_EIO, "cannot create ZeroMQ sockets: %s",
-               zmq_strerror(errno));
-    goto fail;
-  }
-  int hwm = cfg->net.hwm, linger = 0, mandatory = 1;
-  /* Nothing larger than a worker's biggest honest message gets buffered. */
-  int64_t maxsize = (int64_t)pb_msg_max_worker_bytes(
-      l->g, cfg->net.item_episodes, cfg->train.max_turns, cfg->net.item_states);
-  zmq_setsockopt(l->router, ZMQ_SNDHWM, &hwm, sizeof hwm);
-  zmq_setsockopt(l->router, ZMQ_RCVHWM, &hwm, sizeof hwm);
-  zmq_setsockopt(l->router, ZMQ_LINGER, &linger, sizeof linger);
-  zmq_setsockopt(l->router, ZMQ_MAXMSGSIZE, &maxsize, sizeof maxsize);
-  zmq_setsockopt(l->router, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory);
-  zmq_setsockopt(l->pub, ZMQ_SNDHWM, &hwm, sizeof hwm);
-  zmq_setsockopt(l->pub, ZMQ_LINGER, &linger, sizeof linger);
-  if (cfg->net.curve_dir[0] != '\0') {
-    /* CURVE: only the workers of authorized_keys get in. */
-    pb_curve_keys_t keys;
-    snprintf(path, sizeof path, "%s/learner.key", cfg->net.curve_dir);
-    if (pb_curve_load(path, 1, &keys, err) != 0) goto fail;
-    snprintf(path, sizeof path, "%s/authorized_keys", cfg->net.curve_dir);
-    if ((l->zap = pb_zap_start(l->zctx, path, zap_note, l, err)) == NULL ||
-        pb_curve_server(l->router, &keys, err) != 0 ||
-        pb_curve_server(l->pub, &keys, err) != 0)
-      goto fail;
-    pb_log_info(log, "CURVE on: learner key %s, %d authorized worker key(s)",
-                keys.pub, pb_zap_count(l->zap));
-    memset(&keys, 0, sizeof keys);
-  }
-  if (zmq_bind(l->router, cfg->net.work_endpoint) != 0) {
-    pb_err_set(err, PB_EIO, "cannot bind net.work_endpoint %s: %s",
-               cfg->net.work_endpoint, zmq_strerror(errno));
-    goto fail;
-  }
-  if (zmq_bind(l->pub, cfg->net.pub_endpoint) != 0) {
-    pb_err_set(err, PB_EIO, "cannot bind net.pub_endpoint %s: %s",
-               cfg->net.pub_endpoint, zmq_strerror(errno));
-    goto fail;
-  }
-  return 0;
-fail:
-  return err && err->code ? err->code : PB_EIO;
-}

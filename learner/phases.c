@@ -9,21 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "learner_impl.h"
+#include "state.h"
 #include "rundir.h"
 
 /* ---- phases ----------------------------------------------------------- */
-
-const char *pb__phase_name(int p) {
-  switch (p) {
-  case PH_SELFPLAY: return "selfplay";
-  case PH_TRAIN_V: return "train_v";
-  case PH_SEARCH: return "search";
-  case PH_TRAIN_Q: return "train_q";
-  case PH_DONE: return "done";
-  }
-  return "?";
-}
 
 static void start_job(pb_learner_t *l, int kind);
 
@@ -40,10 +29,6 @@ static int open_selfplay(pb_learner_t *l, uint64_t iter) {
   }
   l->sp_iter = iter;
   return 0;
-}
-
-int pb__pipelined(const pb_learner_t *l) {
-  return l->cfg.train.pipeline && l->cfg.train.max_staleness >= 1;
 }
 
 void pb__start_selfplay(pb_learner_t *l) {

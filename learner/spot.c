@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "learner_impl.h"
+#include "state.h"
 
 /* ---- the spot check of search results --------------------------------- */
 

@@ -11,7 +11,7 @@
 
 #include "elotable.h"
 #include "json.h"
-#include "learner_impl.h"
+#include "state.h"
 
 /* ---- metrics.jsonl and the progress log ------------------------------- */
 

@@ -3,9 +3,11 @@
  * generated probs.pb-c.h, and only net/msg*.c include it, so generated
  * names stay in these files.
  *
- *   msg.c         the public entry points, the table of message types that
- *                 picks the functions below, the error context, the
- *                 envelope and its header
+ *   msg_codec.c   the entry points (pb_msg_encode, pb_msg_decode), the
+ *                 table of message types that picks the functions below,
+ *                 the envelope and its header
+ *   msg.c         the messages' names, init and free, and the error
+ *                 context every file reports through
  *   msg_check.c   the field rules of each body (and of the header), shared
  *                 by encode (PB_EINVAL) and decode (PB_EPROTO)
  *   msg_encode.c  each body from pb_msg_t to its protobuf-c struct
@@ -31,10 +33,18 @@ typedef struct pb__msg_ctx {
   int code; /* for rule violations: PB_EINVAL (encode) or PB_EPROTO */
   int decoding;
   /* The header's game: NULL until the header is read, and for messages
-   * that need none (see needs_game in msg.c). */
+   * that need none (see needs_game in msg_codec.c). */
   const pb_game_t *game;
   char prefix[PB_MSG_ID_MAX + 48];
 } pb__msg_ctx_t;
+
+/* A fresh context for encoding (decoding 0: rule violations are
+ * PB_EINVAL, our own bug) or decoding (PB_EPROTO, a bad peer). */
+void pb__msg_ctx_init(pb__msg_ctx_t *c, pb_err_t *err, int decoding);
+
+/* Names the message in every later error: "encode TYPE", "TYPE" or "TYPE
+ * from 'SENDER'". */
+void pb__msg_ctx_name(pb__msg_ctx_t *c, int type, const char *sender);
 
 /* Sets c->err to code with "PREFIX: " and the formatted detail; returns
  * code. */

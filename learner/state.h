@@ -1,15 +1,20 @@
-/* learner_impl.h - private to learner/: the learner object and what the
- * files of the learner share. Not part of learner.h's interface; nothing
- * outside learner/ includes it.
+/* state.h - private to learner/: the learner object and what the files of
+ * the learner share. Not part of learner.h's interface; nothing outside
+ * learner/ includes it. The files, each using only those above it in
+ * this list:
  *
- *   learner.c  lifecycle (new, run, destroy) and the loop's turn (tick,
- *              signals, shutdown)
+ *   state.c    the learner's fate (fatal error, loop shut down), phase
+ *              names, who is alive
+ *   sockets.c  the ROUTER and PUB sockets, the table of peers, everything
+ *              the learner sends
+ *   status.c   /status, /metrics, the progress log, metrics.jsonl lines
  *   phases.c   the phases of an iteration and the jobs on the thread pool
- *   peers.c    the ZeroMQ sockets, drain, handle() and the message handlers
  *   spot.c     the spot check of search results and the quarantine
- *   status.c   /status, /metrics, the progress log, metrics.jsonl lines */
-#ifndef PB_LEARNER_IMPL_H
-#define PB_LEARNER_IMPL_H
+ *   peers.c    drain, handle() and the handlers of what workers send
+ *   learner.c  lifecycle (new, run, destroy) and the loop's turn (tick,
+ *              signals) */
+#ifndef PB_LEARNER_STATE_H
+#define PB_LEARNER_STATE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -169,7 +174,7 @@ static inline double now(pb_learner_t *l) {
   return pb_now();
 }
 
-/* ---- learner.c: lifecycle and the loop's turn ------------------------- */
+/* ---- state.c: the learner's fate, phase names, who is alive ---------- */
 
 /* Records the first fatal error (logged) and stops the loop;
  * pb_learner_run returns it. */
@@ -179,14 +184,60 @@ void pb__set_fatal(pb_learner_t *l, const pb_err_t *err);
  * when the running jobs are done. */
 void pb__shutdown_loop(pb_learner_t *l);
 
-/* ---- phases.c: the phases of an iteration and the jobs ---------------- */
-
 /* The name of phase p ("selfplay", ..., "done"; "?" for others). */
 const char *pb__phase_name(int p);
 
 /* Whether the next iteration's self-play starts while this one trains
  * (train.pipeline with train.max_staleness >= 1). */
 int pb__pipelined(const pb_learner_t *l);
+
+/* Workers seen within the heartbeat horizon, of role (0: any). */
+int pb__workers_alive(pb_learner_t *l, int role);
+
+/* ---- sockets.c: the sockets, the peers, what the learner sends -------- */
+
+/* Makes the ROUTER and PUB sockets (CURVE when net.curve_dir is set) and
+ * binds them. 0, or a PB_E* code with err filled. */
+int pb__open_sockets(pb_learner_t *l, pb_err_t *err);
+
+/* Whether a warning caused by a peer may be logged now (at most 20 a
+ * second: a flood must not fill the disk). */
+int pb__may_warn(pb_learner_t *l);
+
+/* A routing id as hex text (for logs). */
+void pb__rid_text(const uint8_t *rid, size_t n, char *out, size_t cap);
+
+/* The peer of routing id rid; with create, a new entry (the stalest is
+ * forgotten when the table is full), else NULL when unknown. */
+peer_t *pb__peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
+                      int create);
+
+/* m with this learner's header (run id, game, sender). */
+void pb__init_msg(pb_learner_t *l, pb_msg_t *m, int type);
+
+/* Encodes m and sends it to p without blocking (a failure is counted and,
+ * rate limited, logged). */
+void pb__send_msg(pb_learner_t *l, const peer_t *p, pb_msg_t *m);
+
+/* Publishes the version, iteration and phase on the PUB socket. */
+void pb__announce(pb_learner_t *l);
+
+/* Sends p a Reject with code and msg. */
+void pb__reject(pb_learner_t *l, peer_t *p, int code, const char *msg);
+
+/* ---- status.c: /status, /metrics, progress, metrics.jsonl ------------- */
+
+/* Logs an iteration's summary and appends its line to metrics.jsonl. */
+void pb__write_iteration_metrics(pb_learner_t *l);
+
+/* Every 5 s of self-play or search: a line of progress in the log. */
+void pb__log_progress(pb_learner_t *l, double t);
+
+/* The HTTP handler: /status, /metrics, and the web page's paths. */
+void pb__on_http(void *ctx, const char *method, const char *path,
+                 pb_http_response_t *res);
+
+/* ---- phases.c: the phases of an iteration and the jobs ---------------- */
 
 /* Starts the self-play phase of iteration version + 1 (its items may be
  * out already when pipelined). */
@@ -200,27 +251,6 @@ void pb__selfplay_done(pb_learner_t *l);
 /* Starts job TRAIN_Q when every search item is in and every spot check
  * done; does nothing otherwise. */
 void pb__search_maybe_done(pb_learner_t *l);
-
-/* ---- peers.c: sockets, drain, message handlers ------------------------ */
-
-/* Makes the ROUTER and PUB sockets (CURVE when net.curve_dir is set) and
- * binds them. 0, or a PB_E* code with err filled. */
-int pb__open_sockets(pb_learner_t *l, pb_err_t *err);
-
-/* The ROUTER's file descriptor is readable: drains it. */
-void pb__on_zpoll(uv_poll_t *h, int status, int events);
-
-/* Reads and handles the ROUTER's waiting messages (at most 512 a call). */
-void pb__drain(pb_learner_t *l);
-
-/* Workers seen within the heartbeat horizon, of role (0: any). */
-int pb__workers_alive(pb_learner_t *l, int role);
-
-/* Publishes the version, iteration and phase on the PUB socket. */
-void pb__announce(pb_learner_t *l);
-
-/* Sends p a Reject with code and msg. */
-void pb__reject(pb_learner_t *l, peer_t *p, int code, const char *msg);
 
 /* ---- spot.c: the spot check of search results ------------------------- */
 
@@ -239,16 +269,12 @@ void pb__spotq_free(spotq_t *q);
  * key); answers it with a Reject where it asks for one. 1 when dropped. */
 int pb__refused(pb_learner_t *l, peer_t *p, const pb_msg_t *m);
 
-/* ---- status.c: /status, /metrics, progress, metrics.jsonl ------------- */
+/* ---- peers.c: drain and the handlers of what workers send ------------- */
 
-/* Logs an iteration's summary and appends its line to metrics.jsonl. */
-void pb__write_iteration_metrics(pb_learner_t *l);
+/* The ROUTER's file descriptor is readable: drains it. */
+void pb__on_zpoll(uv_poll_t *h, int status, int events);
 
-/* Every 5 s of self-play or search: a line of progress in the log. */
-void pb__log_progress(pb_learner_t *l, double t);
-
-/* The HTTP handler: /status, /metrics, and the web page's paths. */
-void pb__on_http(void *ctx, const char *method, const char *path,
-                 pb_http_response_t *res);
+/* Reads and handles the ROUTER's waiting messages (at most 512 a call). */
+void pb__drain(pb_learner_t *l);
 
 #endif

@@ -1,4 +1,4 @@
-/* worker_impl.h - private to actor/: the worker object and what the files
+/* state.h - private to actor/: the worker object and what the files
  * of the worker share. Not part of worker.h's interface; nothing outside
  * actor/ includes it.
  *
@@ -9,8 +9,8 @@
  *   weights.c  3. weights: the networks held, WeightsRequest, loading
  *   jobs.c     4. work: the evaluators that heartbeat, self-play (PROBS
  *              and AlphaZero) and search items, 5. their results */
-#ifndef PB_WORKER_IMPL_H
-#define PB_WORKER_IMPL_H
+#ifndef PB_ACTOR_STATE_H
+#define PB_ACTOR_STATE_H
 
 #include <signal.h>
 #include <stddef.h>

@@ -1,0 +1,172 @@
+/* sockets.c - the learner's sockets: the ROUTER it serves workers on and
+ * the PUB it announces on (CURVE when net.curve_dir is set), the table of
+ * peers, and every message the learner sends (replies, Reject, Announce).
+ * The handlers of what workers send are in peers.c. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "state.h"
+
+/* ---- sending ---------------------------------------------------------- */
+
+/* Warnings caused by peers are rate limited: a flood must not fill the
+ * disk. */
+int pb__may_warn(pb_learner_t *l) {
+  double t = now(l);
+  if (t - l->log_budget_t > 1.0) {
+    l->log_budget_t = t;
+    l->log_budget = 20;
+  }
+  return l->log_budget-- > 0;
+}
+
+void pb__rid_text(const uint8_t *rid, size_t n, char *out, size_t cap) {
+  size_t k = 0;
+  for (size_t i = 0; i < n && k + 3 < cap; i++)
+    k += (size_t)snprintf(out + k, cap - k, "%02x", rid[i]);
+  out[k < cap ? k : cap - 1] = '\0';
+}
+
+peer_t *pb__peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
+                      int create) {
+  int free_slot = -1, oldest = -1;
+  for (int i = 0; i < l->max_peers; i++) {
+    peer_t *p = &l->peers[i];
+    if (!p->used) {
+      if (free_slot < 0) free_slot = i;
+      continue;
+    }
+    if (p->rid_len == n && !memcmp(p->rid, rid, n)) return p;
+    if (oldest < 0 || p->last_seen < l->peers[oldest].last_seen) oldest = i;
+  }
+  if (!create) return NULL;
+  int k = free_slot >= 0 ? free_slot : oldest; /* full: forget the stalest */
+  peer_t *p = &l->peers[k];
+  memset(p, 0, sizeof *p);
+  p->used = 1;
+  p->serial = ++l->peer_serial;
+  memcpy(p->rid, rid, n);
+  p->rid_len = n;
+  p->first_seen = p->last_seen = now(l);
+  return p;
+}
+
+void pb__send_msg(pb_learner_t *l, const peer_t *p, pb_msg_t *m) {
+  pb_err_t err;
+  if (pb_msg_encode_buf(m, &l->obuf, &err) != 0) {
+    pb_log_error(l->log, "cannot encode %s: %s", pb_msg_type_name(m->type),
+                 err.msg);
+    return;
+  }
+  if (zmq_send(l->router, p->rid, p->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+      zmq_send(l->router, l->obuf.data, l->obuf.len, ZMQ_DONTWAIT) < 0) {
+    l->sends_failed++;
+    if (pb__may_warn(l))
+      pb_log_warn(l->log, "cannot send %s to %s: %s", pb_msg_type_name(m->type),
+                  p->sender[0] ? p->sender : "peer", zmq_strerror(errno));
+  }
+}
+
+void pb__init_msg(pb_learner_t *l, pb_msg_t *m, int type) {
+  pb_msg_init(m, type, l->run_id, l->g->id, l->sender);
+}
+
+static int announce_phase(int p) {
+  switch (p) {
+  case PH_SELFPLAY: return PB_PHASE_SELFPLAY;
+  case PH_TRAIN_V: return PB_PHASE_TRAIN_V;
+  case PH_SEARCH: return PB_PHASE_SEARCH;
+  case PH_TRAIN_Q: return PB_PHASE_TRAIN_Q;
+  }
+  return PB_PHASE_STOPPING;
+}
+
+void pb__announce(pb_learner_t *l) {
+  pb_msg_t m;
+  pb_err_t err;
+  pb__init_msg(l, &m, PB_MSG_ANNOUNCE);
+  m.announce.version = pb_learn_version(l->learn);
+  m.announce.iteration = (uint32_t)(pb_learn_version(l->learn) +
+                                    (l->phase == PH_DONE ? 0 : 1));
+  m.announce.phase = announce_phase(l->phase);
+  if (pb_msg_encode_buf(&m, &l->obuf, &err) == 0)
+    zmq_send(l->pub, l->obuf.data, l->obuf.len, ZMQ_DONTWAIT);
+}
+
+void pb__reject(pb_learner_t *l, peer_t *p, int code, const char *msg) {
+  pb_msg_t r;
+  pb__init_msg(l, &r, PB_MSG_REJECT);
+  r.reject.code = code;
+  snprintf(r.reject.message, sizeof r.reject.message, "%s", msg);
+  pb__send_msg(l, p, &r);
+}
+
+/* ---- the sockets ------------------------------------------------------ */
+
+/* From the ZAP thread: a refused peer is worth a warning. */
+static void zap_note(void *ctx, int accepted, const char *address,
+                     const char *key) {
+  pb_learner_t *l = ctx;
+  if (accepted)
+    pb_log_info(l->log, "CURVE: worker key %s from %s accepted", key, address);
+  else
+    pb_log_warn(l->log,
+                "CURVE: refused a peer from %s with key %s (not in "
+                "authorized_keys)",
+                address, key);
+}
+
+int pb__open_sockets(pb_learner_t *l, pb_err_t *err) {
+  const pb_config_t *cfg = &l->cfg;
+  pb_log_t *log = l->log;
+  char path[4200];
+  l->zctx = zmq_ctx_new();
+  l->router = zmq_socket(l->zctx, ZMQ_ROUTER);
+  l->pub = zmq_socket(l->zctx, ZMQ_PUB);
+  if (l->router == NULL || l->pub == NULL) {
+    pb_err_set(err, PB_EIO, "cannot create ZeroMQ sockets: %s",
+               zmq_strerror(errno));
+    goto fail;
+  }
+  int hwm = cfg->net.hwm, linger = 0, mandatory = 1;
+  /* Nothing larger than a worker's biggest honest message gets buffered. */
+  int64_t maxsize = (int64_t)pb_msg_max_worker_bytes(
+      l->g, cfg->net.item_episodes, cfg->train.max_turns, cfg->net.item_states);
+  zmq_setsockopt(l->router, ZMQ_SNDHWM, &hwm, sizeof hwm);
+  zmq_setsockopt(l->router, ZMQ_RCVHWM, &hwm, sizeof hwm);
+  zmq_setsockopt(l->router, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(l->router, ZMQ_MAXMSGSIZE, &maxsize, sizeof maxsize);
+  zmq_setsockopt(l->router, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory);
+  zmq_setsockopt(l->pub, ZMQ_SNDHWM, &hwm, sizeof hwm);
+  zmq_setsockopt(l->pub, ZMQ_LINGER, &linger, sizeof linger);
+  if (cfg->net.curve_dir[0] != '\0') {
+    /* CURVE: only the workers of authorized_keys get in. */
+    pb_curve_keys_t keys;
+    snprintf(path, sizeof path, "%s/learner.key", cfg->net.curve_dir);
+    if (pb_curve_load(path, 1, &keys, err) != 0) goto fail;
+    snprintf(path, sizeof path, "%s/authorized_keys", cfg->net.curve_dir);
+    if ((l->zap = pb_zap_start(l->zctx, path, zap_note, l, err)) == NULL ||
+        pb_curve_server(l->router, &keys, err) != 0 ||
+        pb_curve_server(l->pub, &keys, err) != 0)
+      goto fail;
+    pb_log_info(log, "CURVE on: learner key %s, %d authorized worker key(s)",
+                keys.pub, pb_zap_count(l->zap));
+    memset(&keys, 0, sizeof keys);
+  }
+  if (zmq_bind(l->router, cfg->net.work_endpoint) != 0) {
+    pb_err_set(err, PB_EIO, "cannot bind net.work_endpoint %s: %s",
+               cfg->net.work_endpoint, zmq_strerror(errno));
+    goto fail;
+  }
+  if (zmq_bind(l->pub, cfg->net.pub_endpoint) != 0) {
+    pb_err_set(err, PB_EIO, "cannot bind net.pub_endpoint %s: %s",
+               cfg->net.pub_endpoint, zmq_strerror(errno));
+    goto fail;
+  }
+  return 0;
+fail:
+  return err && err->code ? err->code : PB_EIO;
+}

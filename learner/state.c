@@ -1,0 +1,58 @@
+/* state.c - what every file of the learner uses: the learner's fate (a
+ * fatal error, the loop shut down), the names of its phases, and who is
+ * alive. The learner object itself is in state.h. */
+#include <signal.h>
+#include <stdio.h>
+
+#include "state.h"
+
+void pb__set_fatal(pb_learner_t *l, const pb_err_t *err) {
+  if (!l->fatal) {
+    l->fatal = 1;
+    l->fatal_err = *err;
+    pb_log_error(l->log, "fatal: %s", err->msg);
+  }
+  uv_stop(&l->loop);
+}
+
+static void close_cb(uv_handle_t *h) { (void)h; }
+
+void pb__shutdown_loop(pb_learner_t *l) {
+  if (!l->handles_open) return;
+  l->handles_open = 0;
+  uv_poll_stop(&l->zpoll);
+  uv_close((uv_handle_t *)&l->zpoll, close_cb);
+  uv_close((uv_handle_t *)&l->zidle, close_cb);
+  uv_close((uv_handle_t *)&l->tick, close_cb);
+  uv_close((uv_handle_t *)&l->sigint, close_cb);
+  uv_close((uv_handle_t *)&l->sigterm, close_cb);
+  pb_http_destroy(&l->http);
+}
+
+const char *pb__phase_name(int p) {
+  switch (p) {
+  case PH_SELFPLAY: return "selfplay";
+  case PH_TRAIN_V: return "train_v";
+  case PH_SEARCH: return "search";
+  case PH_TRAIN_Q: return "train_q";
+  case PH_DONE: return "done";
+  }
+  return "?";
+}
+
+int pb__pipelined(const pb_learner_t *l) {
+  return l->cfg.train.pipeline && l->cfg.train.max_staleness >= 1;
+}
+
+int pb__workers_alive(pb_learner_t *l, int role) {
+  double t = now(l), horizon = 3.0 * l->cfg.net.heartbeat_ms / 1000.0;
+  if (horizon < 5.0) horizon = 5.0;
+  int n = 0;
+  for (int i = 0; i < l->max_peers; i++) {
+    peer_t *p = &l->peers[i];
+    if (p->used && t - p->last_seen < horizon && (role == 0 || p->role == role))
+      n++;
+  }
+  return n;
+}
+
