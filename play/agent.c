@@ -1,7 +1,8 @@
-/* agent.c - the core of agents: the kinds table, making an agent from a
- * spec (pb_agent_new, pb_agent_wrap), playing (pb_agent_act,
- * pb_agent_act_many), the accessors, and the small helpers the built-in
- * kinds share (agent_impl.h). The kinds live in their own files:
+/* agent.c - the core of agents: wrapping an implementation into an agent
+ * (pb_agent_wrap), playing (pb_agent_act, pb_agent_act_many), the
+ * accessors, and the small helpers the built-in kinds share (agent_impl.h).
+ * Making one from a spec (pb_agent_new) is agent_kinds.c's, the table of
+ * kinds above all of them. The kinds live in their own files:
  *   agent_baselines.c  random, lookahead:K, greedy
  *   agent_alphabeta.c  alphabeta:D and its heuristics
  *   agent_gtp.c        gtp:COMMAND, an external engine
@@ -24,61 +25,10 @@
 #include "agent_impl.h"
 #include "rng.h"
 
-/* The kinds. `usage` is how the kind is listed in messages. */
-typedef struct {
-  const char *kind;
-  const char *usage;
-  pb_agent_factory_fn create;
-} pb_agent_kind_t;
-
-static const pb_agent_kind_t kinds[] = {
-    {"random", "random", pb__agent_random_new},
-    {"lookahead", "lookahead:K (K = 1..4)", pb__agent_lookahead_new},
-    {"greedy", "greedy", pb__agent_greedy_new},
-    {"alphabeta", "alphabeta:D (D = 1..12)", pb__agent_alphabeta_new},
-    {"checkpoint", "checkpoint:PATH", pb__agent_checkpoint_new},
-    {"run", "run:DIR@ITER (or run:DIR: its newest)", pb__agent_run_new},
-    {"value", "value:PATH", pb__agent_value_new},
-    {"beam", "beam:PATH[,E=N][,M=N]", pb__agent_beam_new},
-    {"mcts", "mcts:PATH[,N=n] (alphazero checkpoints)", pb__agent_mcts_new},
-    {"gtp", "gtp:COMMAND (othello)", pb__agent_gtp_new},
-};
-#define PB__NKINDS (sizeof kinds / sizeof kinds[0])
-
 /* Streams of an agent's rng: the spec's seed gives stream 0. */
 #define PB__AGENT_STREAM 0x6167656e74ULL /* "agent" */
 
 /* ---------------------------------------------------------------- core */
-
-int pb_agent_kinds(char *buf, size_t n) {
-  if (buf == NULL || n == 0) return 0;
-  size_t k = 0;
-  buf[0] = '\0';
-  for (size_t i = 0; i < PB__NKINDS && k < n; i++) {
-    int w = snprintf(buf + k, n - k, "%s%s", i ? ", " : "", kinds[i].usage);
-    if (w < 0) break;
-    k += (size_t)w;
-  }
-  return (int)(k < n ? k : n - 1);
-}
-
-pb_agent_t *pb_agent_new(const pb_game_t *g, const char *spec, uint64_t seed,
-                         pb_err_t *err) {
-  if (g == NULL || spec == NULL) {
-    pb_err_set(err, PB_EINVAL, "agent: NULL game or spec");
-    return NULL;
-  }
-  const char *colon = strchr(spec, ':');
-  size_t klen = colon ? (size_t)(colon - spec) : strlen(spec);
-  for (size_t i = 0; i < PB__NKINDS; i++)
-    if (strlen(kinds[i].kind) == klen && !strncmp(kinds[i].kind, spec, klen))
-      return kinds[i].create(g, colon ? colon + 1 : NULL, seed, err);
-  char list[256];
-  pb_agent_kinds(list, sizeof list);
-  pb_err_set(err, PB_EINVAL, "agent: unknown spec \"%s\" (valid: %s)", spec,
-             list);
-  return NULL;
-}
 
 pb_agent_t *pb_agent_wrap(const pb_game_t *g, const pb_agent_vtable_t *vt,
                           void *impl, const char *name, pb_err_t *err) {

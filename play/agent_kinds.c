@@ -1,0 +1,62 @@
+/* agent_kinds.c - agents from spec strings: the table of the built-in
+ * kinds, pb_agent_new (the spec's kind picks the constructor) and
+ * pb_agent_kinds (the list in messages). Above the kinds' files, which
+ * never call back here. */
+#include "agent.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "agent_impl.h"
+
+/* The kinds. `usage` is how the kind is listed in messages. */
+typedef struct {
+  const char *kind;
+  const char *usage;
+  pb_agent_factory_fn create;
+} pb_agent_kind_t;
+
+static const pb_agent_kind_t kinds[] = {
+    {"random", "random", pb__agent_random_new},
+    {"lookahead", "lookahead:K (K = 1..4)", pb__agent_lookahead_new},
+    {"greedy", "greedy", pb__agent_greedy_new},
+    {"alphabeta", "alphabeta:D (D = 1..12)", pb__agent_alphabeta_new},
+    {"checkpoint", "checkpoint:PATH", pb__agent_checkpoint_new},
+    {"run", "run:DIR@ITER (or run:DIR: its newest)", pb__agent_run_new},
+    {"value", "value:PATH", pb__agent_value_new},
+    {"beam", "beam:PATH[,E=N][,M=N]", pb__agent_beam_new},
+    {"mcts", "mcts:PATH[,N=n] (alphazero checkpoints)", pb__agent_mcts_new},
+    {"gtp", "gtp:COMMAND (othello)", pb__agent_gtp_new},
+};
+#define PB__NKINDS (sizeof kinds / sizeof kinds[0])
+
+int pb_agent_kinds(char *buf, size_t n) {
+  if (buf == NULL || n == 0) return 0;
+  size_t k = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < PB__NKINDS && k < n; i++) {
+    int w = snprintf(buf + k, n - k, "%s%s", i ? ", " : "", kinds[i].usage);
+    if (w < 0) break;
+    k += (size_t)w;
+  }
+  return (int)(k < n ? k : n - 1);
+}
+
+pb_agent_t *pb_agent_new(const pb_game_t *g, const char *spec, uint64_t seed,
+                         pb_err_t *err) {
+  if (g == NULL || spec == NULL) {
+    pb_err_set(err, PB_EINVAL, "agent: NULL game or spec");
+    return NULL;
+  }
+  const char *colon = strchr(spec, ':');
+  size_t klen = colon ? (size_t)(colon - spec) : strlen(spec);
+  for (size_t i = 0; i < PB__NKINDS; i++)
+    if (strlen(kinds[i].kind) == klen && !strncmp(kinds[i].kind, spec, klen))
+      return kinds[i].create(g, colon ? colon + 1 : NULL, seed, err);
+  char list[256];
+  pb_agent_kinds(list, sizeof list);
+  pb_err_set(err, PB_EINVAL, "agent: unknown spec \"%s\" (valid: %s)", spec,
+             list);
+  return NULL;
+}
+
