@@ -1,6 +1,7 @@
 /* bytes.h - little-endian numbers in byte buffers: the byte order of every
- * number probs writes into a file or a buffer of its own (checkpoints and
- * their sections, network weights and state buffers). Header only. */
+ * number probs writes into a file or a buffer of its own (the games'
+ * packed positions, checkpoints and their sections, network weights and
+ * state buffers). Header only: inlined where the games pack positions. */
 #ifndef PB_BYTES_H
 #define PB_BYTES_H
 

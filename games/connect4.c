@@ -16,6 +16,7 @@
  * Actions 0..6 are columns 1..7 (left to right). */
 #include <string.h>
 
+#include "bytes.h"
 #include "game.h"
 #include "rng.h"
 
@@ -93,8 +94,8 @@ static void c4_encode(const pb_state_t *s, float *out) {
 }
 
 static void c4_pack(const pb_state_t *s, uint8_t *out) {
-  pb_put_le64(out, s->w[0]);
-  pb_put_le64(out + 8, s->w[1]);
+  pb_le_put64(out, s->w[0]);
+  pb_le_put64(out + 8, s->w[1]);
 }
 
 /* Could `p` (the previous mover's stones) have just completed its first
@@ -116,7 +117,7 @@ static int c4_unpack(pb_state_t *s, const uint8_t *in, size_t len,
     return pb_err_set(err, PB_ECORRUPT,
                       "connect4: packed state is %zu bytes, expected 16",
                       in == NULL ? (size_t)0 : len);
-  uint64_t me = pb_get_le64(in), mask = pb_get_le64(in + 8);
+  uint64_t me = pb_le_get64(in), mask = pb_le_get64(in + 8);
   if ((mask & ~C4_BOARD) || (me & ~C4_BOARD))
     return pb_err_set(err, PB_ECORRUPT,
                       "connect4: bits set outside the 6x7 board");

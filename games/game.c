@@ -105,13 +105,3 @@ int pb_game_text_out(char *buf, size_t n, const char *text, size_t len) {
   buf[len] = '\0';
   return (int)len;
 }
-
-void pb_put_le64(uint8_t *p, uint64_t x) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-
-uint64_t pb_get_le64(const uint8_t *p) {
-  uint64_t x = 0;
-  for (int i = 0; i < 8; i++) x |= (uint64_t)p[i] << (8 * i);
-  return x;
-}

@@ -144,10 +144,6 @@ uint64_t pb_game_count_games(const pb_game_t *g, const pb_state_t *s,
  * NUL-terminated; returns the length written (what render returns). */
 int pb_game_text_out(char *buf, size_t n, const char *text, size_t len);
 
-/* Little-endian 64-bit words of the packed forms. */
-void pb_put_le64(uint8_t *p, uint64_t x);
-uint64_t pb_get_le64(const uint8_t *p);
-
 extern const pb_game_t pb_game_connect4;
 extern const pb_game_t pb_game_tictactoe;
 extern const pb_game_t pb_game_othello;

@@ -22,6 +22,7 @@
  * the convolutions' zero padding, so edges and corners can be told apart). */
 #include <string.h>
 
+#include "bytes.h"
 #include "game.h"
 #include "rng.h"
 
@@ -138,8 +139,8 @@ static void ot_encode(const pb_state_t *s, float *out) {
 
 /* 17 bytes: the mover's discs, the opponent's (little-endian), the ply. */
 static void ot_pack(const pb_state_t *s, uint8_t *out) {
-  pb_put_le64(out, s->w[0]);
-  pb_put_le64(out + 8, s->w[1]);
+  pb_le_put64(out, s->w[0]);
+  pb_le_put64(out + 8, s->w[1]);
   out[16] = (uint8_t)s->w[2];
 }
 
@@ -149,7 +150,7 @@ static int ot_unpack(pb_state_t *s, const uint8_t *in, size_t len,
     return pb_err_set(err, PB_ECORRUPT,
                       "othello: packed state is %zu bytes, expected 17",
                       in == NULL ? (size_t)0 : len);
-  uint64_t me = pb_get_le64(in), opp = pb_get_le64(in + 8);
+  uint64_t me = pb_le_get64(in), opp = pb_le_get64(in + 8);
   int ply = in[16];
   if (me & opp)
     return pb_err_set(err, PB_ECORRUPT,
