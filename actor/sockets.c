@@ -65,7 +65,7 @@ int pb__worker_setup_sockets(pb_worker_t *w, pb_err_t *err) {
   if (rc == 0) rc = sockopt_int(w->sub, ZMQ_RECONNECT_IVL_MAX, 2000, s, err);
   if (rc == 0) { /* CURVE (net.curve_dir): talk only to the pinned learner */
     void *const socks[2] = {w->dealer, w->sub};
-    rc = pb_curve_client_dir(c->net.curve_dir, socks, 2, err);
+    rc = pb_curve_client_dir(c->net.curve_dir, c->net.curve_key, socks, 2, err);
   }
   if (rc != 0) return rc;
 

@@ -360,7 +360,7 @@ static int start_learner(const opts_t *o, learner_t *lr) {
     char kp[4300];
     snprintf(keydir, sizeof keydir, "%s/keys", lr->dir);
     snprintf(kp, sizeof kp, "%s/worker.key", keydir);
-    if (pb_curve_make_dir(keydir, &kerr) != 0 ||
+    if (pb_curve_make_dir(keydir, 0, &kerr) != 0 ||
         pb_curve_load(kp, 1, &lr->wkeys, &kerr) != 0 ||
         (snprintf(kp, sizeof kp, "%s/learner.pub", keydir),
          pb_curve_load(kp, 0, &lr->lkeys, &kerr) != 0)) {

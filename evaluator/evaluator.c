@@ -141,7 +141,8 @@ static int sub_open(sub_t *s, const pb_config_t *cfg, int game_id,
                       cfg->net.pub_endpoint, zmq_strerror(e));
   }
   void *const socks[1] = {s->sub};
-  int rc = pb_curve_client_dir(cfg->net.curve_dir, socks, 1, err);
+  int rc = pb_curve_client_dir(cfg->net.curve_dir, cfg->net.curve_key, socks, 1,
+                               err);
   if (rc != 0 || zmq_connect(s->sub, cfg->net.pub_endpoint) != 0) {
     int e = zmq_errno();
     sub_close(s);

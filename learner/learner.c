@@ -100,6 +100,11 @@ static void on_tick(uv_timer_t *h) {
     return;
   }
   pb__log_progress(l, t);
+  if (l->zap != NULL && pb_zap_count(l->zap) != l->zap_keys) {
+    l->zap_keys = pb_zap_count(l->zap);
+    pb_log_info(l->log, "CURVE: authorized_keys now lists %d worker key(s)",
+                l->zap_keys);
+  }
 }
 
 static void on_signal(uv_signal_t *h, int signum) {

@@ -152,8 +152,9 @@ int pb__open_sockets(pb_learner_t *l, pb_err_t *err) {
         pb_curve_server(l->router, &keys, err) != 0 ||
         pb_curve_server(l->pub, &keys, err) != 0)
       goto fail;
+    l->zap_keys = pb_zap_count(l->zap);
     pb_log_info(log, "CURVE on: learner key %s, %d authorized worker key(s)",
-                keys.pub, pb_zap_count(l->zap));
+                keys.pub, l->zap_keys);
     memset(&keys, 0, sizeof keys);
   }
   if (zmq_bind(l->router, cfg->net.work_endpoint) != 0) {

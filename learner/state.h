@@ -85,7 +85,8 @@ struct pb_learner {
   const pb_game_t *g;
   pb_log_t *log;
   int lock_fd; /* RUN_DIR/learner.lock, held while the learner lives */
-  pb_zap_t *zap; /* CURVE's ZAP handler, or NULL */
+  pb_zap_t *zap;
+  int zap_keys; /* worker keys accepted when last logged */ /* CURVE's ZAP handler, or NULL */
   pb_metrics_t *metrics;
   char run_id[PB_MSG_ID_MAX + 1];
   char sender[PB_MSG_ID_MAX + 1];

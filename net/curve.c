@@ -2,6 +2,7 @@
  * curve.h). */
 #include "curve.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -56,9 +58,65 @@ static int write_pair(const char *dir, const char *name, char *pub_out,
   return rc;
 }
 
-int pb_curve_make_dir(const char *dir, pb_err_t *err) {
+/* Appends "# NAME\nKEY\n" lines to DIR/authorized_keys under its lock
+ * file (several processes may add workers at once), rewriting the file
+ * atomically. */
+static int authorize(const char *dir, const char *const *names,
+                     char (*pubs)[PB_CURVE_Z85 + 1], int n, pb_err_t *err) {
+  char path[4200], lock[4300];
+  snprintf(path, sizeof path, "%s/authorized_keys", dir);
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+    if (fd >= 0) close(fd);
+    return pb_err_set(err, PB_EIO, "%s: cannot lock: %s", lock,
+                      strerror(errno));
+  }
+  char *old = NULL;
+  size_t len = 0;
+  int rc = 0;
+  if (access(path, F_OK) == 0)
+    rc = pb_read_file(path, 1 << 20, &old, &len, err);
+  else
+    old = strdup("# worker public keys the learner accepts, one per line\n");
+  if (rc == 0 && old == NULL) rc = pb_err_set(err, PB_ENOMEM, "out of memory");
+  char *text = NULL;
+  size_t tlen = 0;
+  FILE *f = rc == 0 ? open_memstream(&text, &tlen) : NULL;
+  if (rc == 0 && f == NULL) rc = pb_err_set(err, PB_ENOMEM, "out of memory");
+  if (rc == 0) {
+    fputs(old, f);
+    if (strlen(old) > 0 && old[strlen(old) - 1] != '\n') fputc('\n', f);
+    for (int i = 0; i < n; i++) fprintf(f, "# %s\n%s\n", names[i], pubs[i]);
+    fclose(f);
+    rc = pb_write_file(path, text, tlen, err);
+  }
+  free(old);
+  free(text);
+  flock(fd, LOCK_UN);
+  close(fd);
+  return rc;
+}
+
+/* A key's name: what a file name and a comment line can hold. */
+static int name_ok(const char *name) {
+  size_t n = strlen(name);
+  if (n < 1 || n > PB_CURVE_NAME_MAX || !strcmp(name, "learner") ||
+      name[0] == '.' || name[0] == '-')
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!isalnum((unsigned char)name[i]) && name[i] != '-' &&
+        name[i] != '_' && name[i] != '.')
+      return 0;
+  return 1;
+}
+
+int pb_curve_make_dir(const char *dir, int workers, pb_err_t *err) {
   if (dir == NULL || *dir == '\0')
     return pb_err_set(err, PB_EINVAL, "keys: no directory given");
+  if (workers < 0 || workers > PB_CURVE_MAX_WORKERS)
+    return pb_err_set(err, PB_EINVAL, "keys: %d worker keys (0..%d)", workers,
+                      PB_CURVE_MAX_WORKERS);
   if (!zmq_has("curve"))
     return pb_err_set(err, PB_EUNSUPP,
                       "keys: this libzmq was built without CURVE");
@@ -69,17 +127,53 @@ int pb_curve_make_dir(const char *dir, pb_err_t *err) {
   if (access(path, F_OK) == 0)
     return pb_err_set(err, PB_EINVAL, "%s exists already (not overwritten)",
                       path);
-  char lpub[PB_CURVE_Z85 + 1], wpub[PB_CURVE_Z85 + 1];
+  char lpub[PB_CURVE_Z85 + 1];
   rc = write_pair(dir, "learner", lpub, err);
-  if (rc == 0) rc = write_pair(dir, "worker", wpub, err);
-  if (rc == 0) {
-    char text[256];
-    snprintf(path, sizeof path, "%s/authorized_keys", dir);
-    snprintf(text, sizeof text,
-             "# worker public keys the learner accepts, one per line\n%s\n",
-             wpub);
-    rc = write_text(path, text, 0644, err);
+  /* One key for every worker (workers 0), or one each. */
+  int n = workers > 0 ? workers : 1;
+  char(*pubs)[PB_CURVE_Z85 + 1] = calloc((size_t)n, sizeof *pubs);
+  char(*names)[16] = calloc((size_t)n, sizeof *names);
+  const char **np = calloc((size_t)n, sizeof *np);
+  if (rc == 0 && (pubs == NULL || names == NULL || np == NULL))
+    rc = pb_err_set(err, PB_ENOMEM, "keys: out of memory");
+  for (int i = 0; i < n && rc == 0; i++) {
+    if (workers > 0)
+      snprintf(names[i], sizeof names[i], "worker-%d", i + 1);
+    else
+      snprintf(names[i], sizeof names[i], "worker");
+    np[i] = names[i];
+    rc = write_pair(dir, names[i], pubs[i], err);
   }
+  if (rc == 0) rc = authorize(dir, np, pubs, n, err);
+  free(pubs);
+  free(names);
+  free(np);
+  return rc;
+}
+
+int pb_curve_add_worker(const char *dir, const char *name, pb_err_t *err) {
+  if (dir == NULL || *dir == '\0' || name == NULL)
+    return pb_err_set(err, PB_EINVAL, "keys: no directory or name given");
+  if (!name_ok(name))
+    return pb_err_set(err, PB_EINVAL,
+                      "keys: worker name '%.80s': 1..%d characters of "
+                      "A-Z a-z 0-9 . _ -, not starting with . or -, and not "
+                      "'learner'",
+                      name, PB_CURVE_NAME_MAX);
+  if (!zmq_has("curve"))
+    return pb_err_set(err, PB_EUNSUPP,
+                      "keys: this libzmq was built without CURVE");
+  char path[4200];
+  snprintf(path, sizeof path, "%s/learner.pub", dir);
+  if (access(path, R_OK) != 0)
+    return pb_err_set(err, PB_ENOTFOUND,
+                      "%s: no learner key here (make the run's keys first: "
+                      "probs keys %s)",
+                      path, dir);
+  char pub[PB_CURVE_Z85 + 1];
+  int rc = write_pair(dir, name, pub, err);
+  const char *np[1] = {name};
+  if (rc == 0) rc = authorize(dir, np, &pub, 1, err);
   return rc;
 }
 
@@ -159,12 +253,13 @@ int pb_curve_client(void *sock, const pb_curve_keys_t *mine,
   return 0;
 }
 
-int pb_curve_client_dir(const char *dir, void *const *socks, int n,
-                        pb_err_t *err) {
+int pb_curve_client_dir(const char *dir, const char *key, void *const *socks,
+                        int n, pb_err_t *err) {
   if (dir == NULL || *dir == '\0') return 0;
   char path[4200];
   pb_curve_keys_t mine, learner;
-  snprintf(path, sizeof path, "%s/worker.key", dir);
+  snprintf(path, sizeof path, "%s/%s.key", dir,
+           key != NULL && *key != '\0' ? key : "worker");
   int rc = pb_curve_load(path, 1, &mine, err);
   if (rc != 0) return rc;
   snprintf(path, sizeof path, "%s/learner.pub", dir);
@@ -181,11 +276,50 @@ struct pb_zap {
   pthread_t thr;
   atomic_int stop;
   int started;
-  uint8_t (*keys)[32];
+  uint8_t (*keys)[32]; /* the zap thread's own, after the start */
   int nkeys;
+  atomic_int count; /* nkeys, for other threads */
+  char path[4200];  /* authorized_keys, read again when it changes */
+  struct timespec mtime;
+  off_t size;
   pb_zap_note_fn *note;
   void *ctx;
 };
+
+static int listed(const pb_zap_t *z, const uint8_t *key) {
+  for (int i = 0; i < z->nkeys; i++)
+    if (memcmp(z->keys[i], key, 32) == 0) return 1;
+  return 0;
+}
+
+static int load_authorized(pb_zap_t *z, const char *path, pb_err_t *err);
+
+/* An unknown key: authorized_keys may have gained it since it was read
+ * (`probs keys DIR --add-worker NAME`). Reads the file again when its
+ * time or size changed; a file that no longer parses leaves the list as
+ * it was. Returns 1 if the key is listed now. */
+static int listed_after_reload(pb_zap_t *z, const uint8_t *key) {
+  struct stat st;
+  if (stat(z->path, &st) != 0) return 0;
+  if (st.st_mtim.tv_sec == z->mtime.tv_sec &&
+      st.st_mtim.tv_nsec == z->mtime.tv_nsec && st.st_size == z->size)
+    return 0;
+  z->mtime = st.st_mtim;
+  z->size = st.st_size;
+  pb_zap_t fresh;
+  memset(&fresh, 0, sizeof fresh);
+  pb_err_t e;
+  pb_err_clear(&e);
+  if (load_authorized(&fresh, z->path, &e) != 0) {
+    free(fresh.keys);
+    return 0;
+  }
+  free(z->keys);
+  z->keys = fresh.keys;
+  z->nkeys = fresh.nkeys;
+  atomic_store(&z->count, fresh.nkeys);
+  return listed(z, key);
+}
 
 /* Receives one frame into buf (truncated to n); returns its size or -1. */
 static int recv_frame(void *s, void *buf, size_t n, int *more) {
@@ -221,12 +355,11 @@ static void *zap_main(void *arg) {
     int is_curve = len[5] == 5 && memcmp(f[5], "CURVE", 5) == 0;
     if (is_curve && nf >= 7 && len[6] == 32) {
       zmq_z85_encode(key, (uint8_t *)f[6], 32);
-      for (int i = 0; i < z->nkeys; i++)
-        if (memcmp(z->keys[i], f[6], 32) == 0) {
-          status = "200";
-          text = "OK";
-          break;
-        }
+      if (listed(z, (uint8_t *)f[6]) ||
+          listed_after_reload(z, (uint8_t *)f[6])) {
+        status = "200";
+        text = "OK";
+      }
     } else {
       text = "CURVE required";
     }
@@ -291,7 +424,14 @@ pb_zap_t *pb_zap_start(void *zctx, const char *authorized_path,
   }
   z->note = note;
   z->ctx = ctx;
+  snprintf(z->path, sizeof z->path, "%s", authorized_path);
+  struct stat st;
+  if (stat(authorized_path, &st) == 0) {
+    z->mtime = st.st_mtim;
+    z->size = st.st_size;
+  }
   if (load_authorized(z, authorized_path, err) != 0) goto fail;
+  atomic_store(&z->count, z->nkeys);
   z->rep = zmq_socket(zctx, ZMQ_REP);
   int linger = 0;
   if (z->rep == NULL ||
@@ -315,8 +455,8 @@ fail:
   return NULL;
 }
 
-int pb_zap_count(const pb_zap_t *z) {
-  return z ? z->nkeys : 0;
+int pb_zap_count(pb_zap_t *z) {
+  return z ? atomic_load(&z->count) : 0;
 }
 
 void pb_zap_stop(pb_zap_t **zp) {

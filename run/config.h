@@ -122,6 +122,7 @@ typedef struct pb_config {
     int http_port;                          /* /metrics and /status; 0 = off */
     char http_bind[PB_CONFIG_NAME_MAX];     /* IPv4 address it listens on */
     char curve_dir[PB_CONFIG_PATH_MAX];     /* CURVE keys; "" = off */
+    char curve_key[PB_CONFIG_NAME_MAX];     /* a worker's pair: NAME.key */
     int lease_ms;                           /* work-item lease */
     int lease_max_ms; /* longest a lease lasts, heartbeats or not */
     int heartbeat_ms;

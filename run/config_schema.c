@@ -187,6 +187,10 @@ const pb__row_t pb__schema[] = {
             "directory of the run's CURVE keys (probs keys DIR): encrypted "
             "links, and only workers listed in its authorized_keys may "
             "join; empty = off (loopback runs)"),
+    ROW_NAME("net.curve_key", net.curve_key, "worker",
+             "a worker's key pair in net.curve_dir: NAME.key (probs keys "
+             "DIR --workers N makes worker-1.. worker-N; --add-worker NAME "
+             "one more)"),
     ROW_STR("net.http_bind", net.http_bind, 1, "127.0.0.1",
             "IPv4 address the HTTP server listens on (0.0.0.0: every "
             "interface, as in a container)"),

@@ -33,7 +33,7 @@ static void test_key_files(void **state) {
   char dir[256], path[512];
   tp_tmpdir(dir, sizeof dir, "keys");
   pb_err_t err;
-  assert_int_equal(pb_curve_make_dir(dir, &err), 0);
+  assert_int_equal(pb_curve_make_dir(dir, 0, &err), 0);
   pb_curve_keys_t k, p;
   snprintf(path, sizeof path, "%s/learner.key", dir);
   assert_int_equal(pb_curve_load(path, 1, &k, &err), 0);
@@ -44,7 +44,7 @@ static void test_key_files(void **state) {
   assert_int_equal(pb_curve_load(path, 1, &p, &err), PB_ECONFIG);
   assert_non_null(strstr(err.msg, "secret-key"));
   /* Never overwritten. */
-  assert_int_equal(pb_curve_make_dir(dir, &err), PB_EINVAL);
+  assert_int_equal(pb_curve_make_dir(dir, 0, &err), PB_EINVAL);
   assert_non_null(strstr(err.msg, "exists"));
   /* Not key files. */
   snprintf(path, sizeof path, "%s/bad", dir);
@@ -56,6 +56,53 @@ static void test_key_files(void **state) {
   snprintf(path, sizeof path, "%s/missing", dir);
   assert_int_equal(pb_curve_load(path, 0, &p, &err), PB_EIO);
   char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* A key per worker: worker-1..N, each listed under its name; one more
+ * added later; bad names and a directory without a learner refused. */
+static void test_worker_keys(void **state) {
+  (void)state;
+  char dir[256], path[512];
+  tp_tmpdir(dir, sizeof dir, "wkeys");
+  pb_err_t err;
+  assert_int_equal(pb_curve_make_dir(dir, 3, &err), 0);
+  pb_curve_keys_t k[4];
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/worker-%d.key", dir, i + 1);
+    assert_int_equal(pb_curve_load(path, 1, &k[i], &err), 0);
+  }
+  snprintf(path, sizeof path, "%s/worker.key", dir);
+  assert_int_equal(pb_curve_load(path, 1, &k[3], &err), PB_EIO);
+  snprintf(path, sizeof path, "%s/authorized_keys", dir);
+  char *a = tp_slurp(path);
+  assert_non_null(a);
+  assert_non_null(strstr(a, "# worker-2\n"));
+  for (int i = 0; i < 3; i++) assert_non_null(strstr(a, k[i].pub));
+  free(a);
+  assert_int_equal(pb_curve_add_worker(dir, "node-7", &err), 0);
+  snprintf(path, sizeof path, "%s/node-7.key", dir);
+  assert_int_equal(pb_curve_load(path, 1, &k[3], &err), 0);
+  snprintf(path, sizeof path, "%s/authorized_keys", dir);
+  a = tp_slurp(path);
+  assert_non_null(strstr(a, "# node-7\n"));
+  assert_non_null(strstr(a, k[3].pub));
+  assert_non_null(strstr(a, k[0].pub)); /* the others stay */
+  free(a);
+  assert_int_equal(pb_curve_add_worker(dir, "node-7", &err), PB_EINVAL);
+  assert_non_null(strstr(err.msg, "exists"));
+  static const char *const bad[] = {"learner", "", "a/b", "-x", "a b"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(pb_curve_add_worker(dir, bad[i], &err), PB_EINVAL);
+  assert_int_equal(pb_curve_make_dir(dir, PB_CURVE_MAX_WORKERS + 1, &err),
+                   PB_EINVAL);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+  tp_tmpdir(dir, sizeof dir, "wkeys-none");
+  assert_int_equal(pb_curve_add_worker(dir, "w", &err), PB_ENOTFOUND);
+  assert_non_null(strstr(err.msg, "probs keys"));
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   assert_int_equal(system(cmd), 0);
 }
@@ -93,7 +140,7 @@ static void test_only_authorized_workers(void **state) {
   tp_tmpdir(dir, sizeof dir, "curve");
   snprintf(keys, sizeof keys, "%s/keys", dir);
   pb_err_t err;
-  assert_int_equal(pb_curve_make_dir(keys, &err), 0);
+  assert_int_equal(pb_curve_make_dir(keys, 0, &err), 0);
   int port = tp_port_base(11);
   char work[80], pub[80], ep[64], curve[400];
   snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
@@ -138,6 +185,14 @@ static void test_only_authorized_workers(void **state) {
   d = dealer(ctx, ep, &worker, learner.pub);
   assert_true(answered(d, 5000));
   zmq_close(d);
+  /* A worker added while the learner runs: accepted at once, no restart. */
+  assert_int_equal(pb_curve_add_worker(keys, "late-node", &err), 0);
+  pb_curve_keys_t late;
+  snprintf(path, sizeof path, "%s/late-node.key", keys);
+  assert_int_equal(pb_curve_load(path, 1, &late, &err), 0);
+  d = dealer(ctx, ep, &late, learner.pub);
+  assert_true(answered(d, 5000));
+  zmq_close(d);
   zmq_ctx_term(ctx);
 
   /* Real workers with the run's keys finish the run. */
@@ -168,6 +223,7 @@ int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_key_files),
+      cmocka_unit_test(test_worker_keys),
       cmocka_unit_test(test_only_authorized_workers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
