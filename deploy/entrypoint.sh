@@ -2,7 +2,7 @@
 # probs-entrypoint - runs one probs role in a container (or anywhere).
 #
 #   probs-entrypoint learner|actor|searcher|evaluator [EXTRA ARGS...]
-#   probs-entrypoint health          # exit 0 if the learner is serving /status
+#   probs-entrypoint health          # exit 0 if this container's role does its job
 #   probs-entrypoint help
 #   probs-entrypoint COMMAND ARGS... # anything else is run as is (probs, bash)
 #
@@ -23,7 +23,9 @@ roles:
   actor       PROBS_WORKERS x probs-actor --role selfplay (connects to the learner)
   searcher    PROBS_WORKERS x probs-actor --role search
   evaluator   probs-evaluator CONFIG --run-dir RUNS/NAME (follows the checkpoints)
-  health      exit 0 if the learner answers GET /status (or finished its run)
+  health      exit 0 if this container's role does its job: the learner
+              answers GET /status (or finished its run), a worker's or the
+              evaluator's processes are alive
   help        this text
 Anything else is run as a command (probs, probs-learner ..., bash).
 ARGS are appended to the program's command line (e.g. --set train.iterations=50).
@@ -47,12 +49,23 @@ environment (default):
                       the ones above (none)
   PROBS_IDLE_WHEN_DONE  1: a learner whose run is finished stays up idle
                       instead of exiting (so restart policies do not rerun it) (1)
-  PROBS_STATE_DIR     where the learner's "finished" marker lives (/tmp)
+  PROBS_STATE_DIR     where the role and its processes are noted for `health`,
+                      and the learner's "finished" marker (/tmp)
   PROBS_KEYS          directory of the run's CURVE keys (net.curve_dir): the
                       learner makes them there if missing (probs keys), the
                       workers and the evaluator wait for them; empty = no
                       CURVE (none; docker-compose.yml sets /keys, stack.yml
                       /run/secrets, where Swarm puts the key secrets)
+  PROBS_WORKER_KEY    a worker's or the evaluator's key pair in PROBS_KEYS,
+                      NAME.key (net.curve_key): worker (the pair every
+                      worker shares), a name given by `probs keys DIR
+                      --add-worker NAME` or --workers N (worker-I), or auto:
+                      the container makes its own pair, w-HOSTNAME, and
+                      authorizes it in PROBS_KEYS/authorized_keys (a shared,
+                      writable keys volume), so that the learner can refuse
+                      one container and keep the others (worker)
+  PROBS_KEYS_WAIT     seconds a worker waits for the keys before it gives up
+                      with an error (120)
 EOF
 }
 
@@ -74,6 +87,8 @@ PROBS_PUB_PORT=${PROBS_PUB_PORT:-5556}
 PROBS_HTTP_PORT=${PROBS_HTTP_PORT:-8080}
 PROBS_DEVICE=${PROBS_DEVICE:-}
 PROBS_KEYS=${PROBS_KEYS:-}
+PROBS_WORKER_KEY=${PROBS_WORKER_KEY:-worker}
+PROBS_KEYS_WAIT=${PROBS_KEYS_WAIT:-120}
 PROBS_THREADS=${PROBS_THREADS:-}
 PROBS_WORKERS=${PROBS_WORKERS:-1}
 PROBS_ITERATIONS=${PROBS_ITERATIONS:-}
@@ -82,6 +97,14 @@ PROBS_SET=${PROBS_SET:-}
 PROBS_IDLE_WHEN_DONE=${PROBS_IDLE_WHEN_DONE:-1}
 PROBS_STATE_DIR=${PROBS_STATE_DIR:-/tmp}
 MARKER="$PROBS_STATE_DIR/probs-learner-finished"
+ROLEFILE="$PROBS_STATE_DIR/probs-role"
+
+# note_role ROLE PID...: what `health` checks (ROLEFILE.ROLE: the role's
+# processes; in a container there is one role, on a shared host several).
+note_role() {
+  mkdir -p "$PROBS_STATE_DIR" 2>/dev/null
+  echo "${*:2}" >"$ROLEFILE.$1" 2>/dev/null
+}
 
 # check_int NAME VALUE LO HI: VALUE is a decimal integer in [LO, HI].
 check_int() {
@@ -144,16 +167,34 @@ common_sets() {
 }
 
 # For processes that connect to the learner: with PROBS_KEYS, wait (up to
-# PROBS_KEYS_WAIT seconds, 300) for the learner to have made the keys.
+# PROBS_KEYS_WAIT seconds) for the learner to have made the keys, then pick
+# this process's key pair (PROBS_WORKER_KEY; auto makes one for this
+# container) and add net.curve_key to SETS.
 wait_keys() {
   [ -n "$PROBS_KEYS" ] || return 0
-  local i
-  for ((i = 0; i < ${PROBS_KEYS_WAIT:-300}; i++)); do
-    [ -r "$PROBS_KEYS/worker.key" ] && [ -r "$PROBS_KEYS/learner.pub" ] && return 0
-    ((i == 0)) && say "waiting for the run's CURVE keys in $PROBS_KEYS"
+  check_int PROBS_KEYS_WAIT "$PROBS_KEYS_WAIT" 0 86400
+  local name=$PROBS_WORKER_KEY i
+  if [ "$name" = auto ]; then
+    name="w-$(hostname -s 2>/dev/null || hostname)"
+    name=${name:0:63}
+  fi
+  [[ "$name" =~ ^[A-Za-z0-9_][A-Za-z0-9._-]{0,62}$ ]] ||
+    die "PROBS_WORKER_KEY='$PROBS_WORKER_KEY' is not a key name (A-Z a-z 0-9 . _ -) or auto"
+  for ((i = 0; i <= 10#$PROBS_KEYS_WAIT; i++)); do
+    [ -r "$PROBS_KEYS/learner.pub" ] && break
+    ((i == 0)) && say "waiting up to $PROBS_KEYS_WAIT s for the run's CURVE keys in $PROBS_KEYS (the learner makes them)"
+    ((i == 10#$PROBS_KEYS_WAIT)) &&
+      die "PROBS_KEYS=$PROBS_KEYS: no learner.pub after $PROBS_KEYS_WAIT s (the learner makes the keys there on its first start; on another machine copy learner.pub and this worker's NAME.key there, see docs/deploy.md)"
     sleep 1
   done
-  die "PROBS_KEYS=$PROBS_KEYS: no worker.key and learner.pub there (the learner makes them; on another machine copy them)"
+  if [ "$PROBS_WORKER_KEY" = auto ] && [ ! -e "$PROBS_KEYS/$name.key" ]; then
+    probs keys "$PROBS_KEYS" --add-worker "$name" >/dev/null ||
+      die "PROBS_WORKER_KEY=auto: cannot add this container's key $name to $PROBS_KEYS (is the keys volume writable?)"
+    say "made and authorized this container's CURVE key $PROBS_KEYS/$name.key"
+  fi
+  [ -r "$PROBS_KEYS/$name.key" ] ||
+    die "PROBS_KEYS=$PROBS_KEYS: no $name.key there (PROBS_WORKER_KEY=$PROBS_WORKER_KEY; make it with: probs keys DIR --add-worker $name, and copy it here with learner.pub)"
+  SETS+=(--set "net.curve_key=$name")
 }
 
 # Endpoints for processes that connect to the learner.
@@ -206,6 +247,7 @@ run_learner() {
     --set "net.http_port=$PROBS_HTTP_PORT" --set "net.http_bind=0.0.0.0" \
     "${USER_SETS[@]}" "$@" &
   CHILDREN=($!)
+  note_role learner "${CHILDREN[0]}"
   wait_child "${CHILDREN[0]}"
   CHILDREN=()
   if [ -n "$SIGNALLED" ] || [ "$RC" -ne 0 ] || [ "$PROBS_IDLE_WHEN_DONE" != 1 ]; then
@@ -235,6 +277,7 @@ run_workers() {
              "${USER_SETS[@]}" "$@")
   say "$n x ${cmd[*]}"
   if [ "$n" -eq 1 ]; then
+    note_role "$role" $$
     exec "${cmd[@]}"
   fi
   local i
@@ -242,6 +285,7 @@ run_workers() {
     "${cmd[@]}" &
     CHILDREN+=($!)
   done
+  note_role "$role" "${CHILDREN[@]}"
   # The first process to end decides: a clean stop (the learner's STOPPING,
   # or our signal) is passed on to the others; a failure stops the others
   # too, so that the container exits and its restart policy starts it anew.
@@ -266,15 +310,30 @@ run_evaluator() {
   connect_sets
   wait_keys
   mkdir -p "$RUN_DIR" 2>/dev/null || die "cannot create the run directory $RUN_DIR"
+  note_role evaluator $$
   exec probs-evaluator "$PROBS_CONFIG" --run-dir "$RUN_DIR" "${SETS[@]}" "${CONNECT[@]}" \
     "${USER_SETS[@]}" "$@"
 }
 
+# health: exit 0 when this container's role is doing its job, for a compose
+# healthcheck, a Dockerfile HEALTHCHECK and Kubernetes probes alike. The
+# learner: it answers GET /status (or finished its run and idles); any other
+# role: its processes are alive. Before the role has started: unhealthy.
 health() {
-  check_int PROBS_HTTP_PORT "$PROBS_HTTP_PORT" 0 65535
-  [ -e "$MARKER" ] && exit 0
-  [ "$PROBS_HTTP_PORT" -ne 0 ] || exit 1
-  curl -fsS -m 5 -o /dev/null "http://127.0.0.1:$PROBS_HTTP_PORT/status"
+  local f p pids any=0
+  # The learner, where one runs here (or nothing has started yet).
+  if [ -e "$ROLEFILE.learner" ] || ! ls "$ROLEFILE".* >/dev/null 2>&1; then
+    check_int PROBS_HTTP_PORT "$PROBS_HTTP_PORT" 0 65535
+    [ -e "$MARKER" ] && exit 0
+    [ "$PROBS_HTTP_PORT" -ne 0 ] || exit 1
+    curl -fsS -m 5 -o /dev/null "http://127.0.0.1:$PROBS_HTTP_PORT/status"
+    exit
+  fi
+  for f in "$ROLEFILE".*; do
+    read -r pids <"$f" 2>/dev/null || exit 1
+    for p in $pids; do kill -0 "$p" 2>/dev/null || exit 1; any=1; done
+  done
+  [ "$any" = 1 ]
 }
 
 [ $# -ge 1 ] || { usage >&2; exit 2; }

@@ -45,8 +45,8 @@ pb_engine() {
 # The hash of what deploy/Dockerfile reads.
 pb_tree_hash() {
   (cd "$SRC" && find CMakeLists.txt proto base games solver cmake data run \
-      search nn train net play web cli learner actor evaluator bench tests \
-      configs scripts deploy -type f ! -name '*.o' 2>/dev/null | LC_ALL=C sort |
+      search nn train net play web cli learner actor evaluator configs \
+      scripts deploy -type f ! -name '*.o' 2>/dev/null | LC_ALL=C sort |
     xargs sha1sum | sha1sum | cut -c1-12)
 }
 

@@ -186,8 +186,9 @@ check "run 1: the four workers stop with status 0 on the learner's STOPPING" tes
 
 echo "== 2. resume with more iterations; host B's link cut and restored mid-run"
 # Long enough that the cut below falls well inside the run: twice the
-# episodes per iteration, and many iterations (about 0.5 s each here).
-TOTAL=60
+# episodes per iteration, and many iterations (0.1-0.5 s each here): enough
+# that host B, back after the cut, gets work before the end under load too.
+TOTAL=200
 start_learner "$TOTAL" "$TMP/learner2.log" train.episodes_per_iter=40
 start_workers run2
 check "run 2: the learner resumes from version 3" \
