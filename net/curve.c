@@ -132,7 +132,7 @@ int pb_curve_make_dir(const char *dir, int workers, pb_err_t *err) {
   /* One key for every worker (workers 0), or one each. */
   int n = workers > 0 ? workers : 1;
   char(*pubs)[PB_CURVE_Z85 + 1] = calloc((size_t)n, sizeof *pubs);
-  char(*names)[16] = calloc((size_t)n, sizeof *names);
+  char(*names)[24] = calloc((size_t)n, sizeof *names);
   const char **np = calloc((size_t)n, sizeof *np);
   if (rc == 0 && (pubs == NULL || names == NULL || np == NULL))
     rc = pb_err_set(err, PB_ENOMEM, "keys: out of memory");
