@@ -21,6 +21,8 @@
 #     checkpoint; SIGTERM to its batch script alone (what --signal=B:TERM
 #     does before the time limit) stops it cleanly too; the third job
 #     resumes again and completes the run.
+#  4. A learner that dies (kill -9) mid-run ends the job, exit code 1, with
+#     the reason in its output; the workers are stopped, nothing is left.
 #
 # Needs root; prints "SKIPPED: <reason>" and exits 0 without a Slurm.
 set -uo pipefail
@@ -324,6 +326,35 @@ check "third job: state COMPLETED, exit code 0:0 (is '$STATE' '$CODE')" \
 check "third job: the learner stopped at version 12" has "$RUN/learner.log" "learner stopped at version 12"
 check "third job: no probs process left" no_probs_left
 [ "$STATE" = COMPLETED ] || show_out "$OUT3"
+
+# --- 4. the learner dies -------------------------------------------------------------
+
+RUN="$TMP/runs/killed"
+submit killed PROBS_BIN="$BIN" PROBS_RUN_DIR="$RUN" PROBS_CONFIG="$CONFIG" \
+  PROBS_SET="train.iterations=50 train.episodes_per_iter=300" \
+  PROBS_ACTORS_PER_NODE=1 PROBS_SEARCHERS_PER_NODE=1 ||
+  { echo "FAIL: sbatch refused a job"; exit 1; }
+end=$((SECONDS + 300))
+while [ $SECONDS -lt $end ] && [ ! -e "$(ckpt "$RUN" 1)" ]; do
+  [ -z "$(squeue -h -j "$J" 2>/dev/null)" ] && break
+  sleep 0.2
+done
+learner=""
+for p in $(probs_pids); do
+  if [ "$(readlink "/proc/$p/exe")" = "$BIN/probs-learner" ] &&
+    tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qxF "$RUN"; then
+    learner=$p
+  fi
+done
+check "learner killed: found the running learner (pid ${learner:-none})" [ -n "$learner" ]
+[ -n "$learner" ] && kill -KILL "$learner"
+wait_job "$J" 120
+check "learner killed: the job fails with exit code 1 (is '$STATE' '$CODE')" \
+  bash -c "[ '$STATE' = FAILED ] && [ '$CODE' = 1:0 ]"
+check "learner killed: the output says the learner failed" \
+  has "$OUT" "probs.sbatch: the learner failed (exit status 137)"
+check "learner killed: no probs process left (the workers were stopped)" no_probs_left
+[ "$STATE" = FAILED ] || show_out "$OUT"
 
 echo "test_slurm: $PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
