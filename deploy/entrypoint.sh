@@ -25,7 +25,7 @@ roles:
   evaluator   probs-evaluator CONFIG --run-dir RUNS/NAME (follows the checkpoints)
   health      exit 0 if this container's role does its job: the learner
               answers GET /status (or finished its run), a worker's or the
-              evaluator's processes are alive
+              evaluator's program runs
   help        this text
 Anything else is run as a command (probs, probs-learner ..., bash).
 ARGS are appended to the program's command line (e.g. --set train.iterations=50).
@@ -49,8 +49,7 @@ environment (default):
                       the ones above (none)
   PROBS_IDLE_WHEN_DONE  1: a learner whose run is finished stays up idle
                       instead of exiting (so restart policies do not rerun it) (1)
-  PROBS_STATE_DIR     where the role and its processes are noted for `health`,
-                      and the learner's "finished" marker (/tmp)
+  PROBS_STATE_DIR     where the learner's "finished" marker lives (/tmp)
   PROBS_KEYS          directory of the run's CURVE keys (net.curve_dir): the
                       learner makes them there if missing (probs keys), the
                       workers and the evaluator wait for them; empty = no
@@ -97,14 +96,7 @@ PROBS_SET=${PROBS_SET:-}
 PROBS_IDLE_WHEN_DONE=${PROBS_IDLE_WHEN_DONE:-1}
 PROBS_STATE_DIR=${PROBS_STATE_DIR:-/tmp}
 MARKER="$PROBS_STATE_DIR/probs-learner-finished"
-ROLEFILE="$PROBS_STATE_DIR/probs-role"
 
-# note_role ROLE PID...: what `health` checks (ROLEFILE.ROLE: the role's
-# processes; in a container there is one role, on a shared host several).
-note_role() {
-  mkdir -p "$PROBS_STATE_DIR" 2>/dev/null
-  echo "${*:2}" >"$ROLEFILE.$1" 2>/dev/null
-}
 
 # check_int NAME VALUE LO HI: VALUE is a decimal integer in [LO, HI].
 check_int() {
@@ -247,7 +239,6 @@ run_learner() {
     --set "net.http_port=$PROBS_HTTP_PORT" --set "net.http_bind=0.0.0.0" \
     "${USER_SETS[@]}" "$@" &
   CHILDREN=($!)
-  note_role learner "${CHILDREN[0]}"
   wait_child "${CHILDREN[0]}"
   CHILDREN=()
   if [ -n "$SIGNALLED" ] || [ "$RC" -ne 0 ] || [ "$PROBS_IDLE_WHEN_DONE" != 1 ]; then
@@ -277,7 +268,6 @@ run_workers() {
              "${USER_SETS[@]}" "$@")
   say "$n x ${cmd[*]}"
   if [ "$n" -eq 1 ]; then
-    note_role "$role" $$
     exec "${cmd[@]}"
   fi
   local i
@@ -285,7 +275,6 @@ run_workers() {
     "${cmd[@]}" &
     CHILDREN+=($!)
   done
-  note_role "$role" "${CHILDREN[@]}"
   # The first process to end decides: a clean stop (the learner's STOPPING,
   # or our signal) is passed on to the others; a failure stops the others
   # too, so that the container exits and its restart policy starts it anew.
@@ -310,30 +299,34 @@ run_evaluator() {
   connect_sets
   wait_keys
   mkdir -p "$RUN_DIR" 2>/dev/null || die "cannot create the run directory $RUN_DIR"
-  note_role evaluator $$
   exec probs-evaluator "$PROBS_CONFIG" --run-dir "$RUN_DIR" "${SETS[@]}" "${CONNECT[@]}" \
     "${USER_SETS[@]}" "$@"
 }
 
 # health: exit 0 when this container's role is doing its job, for a compose
 # healthcheck, a Dockerfile HEALTHCHECK and Kubernetes probes alike. The
-# learner: it answers GET /status (or finished its run and idles); any other
-# role: its processes are alive. Before the role has started: unhealthy.
-health() {
-  local f p pids any=0
-  # The learner, where one runs here (or nothing has started yet).
-  if [ -e "$ROLEFILE.learner" ] || ! ls "$ROLEFILE".* >/dev/null 2>&1; then
-    check_int PROBS_HTTP_PORT "$PROBS_HTTP_PORT" 0 65535
-    [ -e "$MARKER" ] && exit 0
-    [ "$PROBS_HTTP_PORT" -ne 0 ] || exit 1
-    curl -fsS -m 5 -o /dev/null "http://127.0.0.1:$PROBS_HTTP_PORT/status"
-    exit
-  fi
-  for f in "$ROLEFILE".*; do
-    read -r pids <"$f" 2>/dev/null || exit 1
-    for p in $pids; do kill -0 "$p" 2>/dev/null || exit 1; any=1; done
+# role is the one PID 1 (tini) runs: a worker or the evaluator is healthy
+# while its program runs; the learner (and anything else, e.g. outside a
+# container) when GET /status answers or its run is finished.
+running() { # running NAME: a process of that name (its comm) is alive
+  local c
+  for c in /proc/[0-9]*/comm; do
+    [ "$(cat "$c" 2>/dev/null)" = "$1" ] && return 0
   done
-  [ "$any" = 1 ]
+  return 1
+}
+health() {
+  local role
+  role=$(tr '\0' '\n' </proc/1/cmdline 2>/dev/null |
+    awk 'f { print; exit } /probs-entrypoint$/ { f = 1 }')
+  case "$role" in
+    actor | selfplay | searcher | search) running probs-actor; exit ;;
+    evaluator) running probs-evaluator; exit ;;
+  esac
+  check_int PROBS_HTTP_PORT "$PROBS_HTTP_PORT" 0 65535
+  [ -e "$MARKER" ] && exit 0
+  [ "$PROBS_HTTP_PORT" -ne 0 ] || exit 1
+  curl -fsS -m 5 -o /dev/null "http://127.0.0.1:$PROBS_HTTP_PORT/status"
 }
 
 [ $# -ge 1 ] || { usage >&2; exit 2; }
