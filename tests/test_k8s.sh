@@ -3,15 +3,16 @@
 #
 #  1. kubectl, client side, no cluster: `kubectl kustomize` renders
 #     deploy/k8s (with keys made by `probs keys DIR --workers 3`, as the
-#     docs say) and its test overlay; kubectl reads every object (`label
-#     --local`) and decodes the Deployments into its typed objects (`set
-#     env --local`: field types, quantities); structural checks in Python
-#     (one Recreate learner with the evaluator in its pod on the claim, the
-#     Service's ports, probes, the non-root user, requests, one image, each
-#     pod mounting only its role's keys from the Secret, a key per worker
-#     Deployment, all of them authorized). Without keys it must fail.
-#     No kubectl: installs Debian's kubernetes-client when root, else skips
-#     this part.
+#     docs say), the same with per-pod-keys/ turned on, and the test
+#     overlay; kubectl reads every object (`label --local`) and decodes the
+#     Deployments into its typed objects (`set env --local`: field types,
+#     quantities); structural checks in Python (one Recreate learner with
+#     the evaluator in its pod on the claim, the headless Service's ports,
+#     probes, the non-root user, requests, one image, each pod mounting only
+#     its role's keys from the Secret, a key per worker Deployment, all of
+#     them authorized; with per-pod keys, the searchers' shared claim).
+#     Without keys it must fail. No kubectl: installs Debian's
+#     kubernetes-client when root, else skips everything else.
 #  2. podman kube play, the way a cluster would run them: the test overlay
 #     (connect4-smoke, 6 iterations, 2 searcher pods) with a unique name
 #     prefix and the image of this tree, on a podman network of its own with
@@ -19,14 +20,17 @@
 #     The Secret's files are mounted as the kubelet would (podman 4.3 mounts
 #     them base64-encoded): the learner's, each worker Deployment's and the
 #     evaluator's keys, as the manifests pick them. Checks: CURVE with the
-#     three keys, the liveness probe's command, the workers join, the run
-#     trains to the end as uid 10001 on the claim's volume, the evaluator
-#     rates it (elo.csv in the volume). Then the learner's pod is deleted and
-#     played again with more iterations (what `kubectl apply` of a changed
-#     setting does): it resumes from its newest checkpoint on the volume,
-#     answers /status over the pod network, the workers (restarted by their
-#     restart policy) reconnect, and the run ends at the new count. Then
-#     `podman kube down`, and the volumes are removed.
+#     three keys, the workers join, the run trains to the end as uid 10001
+#     on the claim's volume, the evaluator rates it (elo.csv in the volume),
+#     the liveness probe passes. Then the learner's and the searchers' pods
+#     are replaced (what `kubectl apply` of a changed setting does) by
+#     per-pod-keys ones with more iterations, the actor staying: the learner
+#     resumes from its newest checkpoint on the volume, each new searcher
+#     pod authorizes a key of its own, the actor reconnects, the run ends at
+#     the new count and is rated. With the workers gone (scaled to 0) the
+#     learner is replaced again: it resumes and answers /status over the pod
+#     network, and its liveness probe passes. Then `podman kube down`, and
+#     the volumes and the network are removed.
 #     Needs podman (tests/containers.sh finds it and builds the image);
 #     prints "SKIPPED: why" for this part where there is none.
 #
@@ -126,6 +130,7 @@ cat >"$TMP/check.py" <<'PYEOF'
 import base64, sys, yaml
 
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+perpod = len(sys.argv) > 2 and sys.argv[2] == "perpod"
 fails = 0
 def check(what, cond):
     global fails
@@ -220,21 +225,29 @@ check("each container's argument is its role (%s)" % roles,
                 "actor": "actor", "searcher": "searcher"})
 
 # The keys: what each container gets from the Secret, by the names the
-# entrypoint and the programs look for.
+# entrypoint and the programs look for; with per-pod keys the searchers make
+# their own on the shared claim.
 sdata = {k: base64.b64decode(v).decode() for k, v in secret.get("data", {}).items()}
 def pub_of(text):
     for line in text.splitlines():
         if line.startswith("public-key "):
             return line.split()[1]
-got = {}
+got, at_keys, claims_of, cmd_of = {}, {}, {}, {}
 for name, d in sorted(deps.items()):
     spec = d["spec"]["template"]["spec"]
     vols = {v["name"]: v for v in spec["volumes"]}
     for c in spec["containers"]:
         files = {}
+        cmd_of[c["name"]] = " ".join(c.get("command", []))
+        claims_of[c["name"]] = {}
         for m in c.get("volumeMounts", []):
-            s = vols[m["name"]].get("secret")
-            if s is None or m["mountPath"] != "/keys":
+            v = vols[m["name"]]
+            if m["mountPath"] == "/keys":
+                at_keys[c["name"]] = "secret" if "secret" in v else "emptyDir" if "emptyDir" in v else "?"
+            if "persistentVolumeClaim" in v:
+                claims_of[c["name"]][v["persistentVolumeClaim"]["claimName"]] = m["mountPath"]
+            s = v.get("secret")
+            if s is None:
                 continue
             check("%s/%s: the Secret is mounted read-only" % (name, c["name"]), m.get("readOnly") is True)
             check("%s/%s: the Secret volume refers to the generated Secret" % (name, c["name"]),
@@ -247,34 +260,57 @@ lk = got.get("learner", {})
 check("the learner gets learner.key, learner.pub, authorized_keys",
       sorted(lk) == ["authorized_keys", "learner.key", "learner.pub"] and
       "secret-key " in lk["learner.key"])
+secret_roles = ("actor", "evaluator") if perpod else ("actor", "searcher", "evaluator")
 worker_pubs = {}
-for role in ("actor", "searcher", "evaluator"):
+for role in secret_roles:
     f = got.get(role, {})
-    check("%s gets only worker.key and learner.pub" % role,
-          sorted(f) == ["learner.pub", "worker.key"] and "secret-key " in f.get("worker.key", ""))
+    check("%s gets only worker.key and learner.pub, at /keys" % role,
+          sorted(f) == ["learner.pub", "worker.key"] and "secret-key " in f.get("worker.key", "")
+          and at_keys.get(role) == "secret")
     worker_pubs[role] = pub_of(f.get("worker.key", ""))
-check("actor, searcher and evaluator have keys of their own",
-      None not in worker_pubs.values() and len(set(worker_pubs.values())) == 3)
+check("%s have keys of their own" % ", ".join(secret_roles),
+      None not in worker_pubs.values() and len(set(worker_pubs.values())) == len(secret_roles))
 auth = set(l.strip() for l in lk.get("authorized_keys", "").splitlines()
            if l.strip() and not l.startswith("#"))
-check("authorized_keys lets in exactly these three keys",
-      auth == set(worker_pubs.values()))
+check("the Secret's authorized_keys lets in these keys%s" % ("" if perpod else ", and no other"),
+      auth >= set(worker_pubs.values()) if perpod else auth == set(worker_pubs.values()))
 check("the workers pin the learner's public key",
       all(pub_of(got[r]["learner.pub"]) == pub_of(lk.get("learner.key", ""))
           for r in worker_pubs if "learner.pub" in got.get(r, {})))
+if perpod:
+    kc = one("PersistentVolumeClaim", "searcher-keys")
+    check("per-pod keys: a ReadWriteMany claim 'searcher-keys'",
+          kc is not None and kc["spec"].get("accessModes") == ["ReadWriteMany"])
+    check("per-pod keys: the searchers get no key from the Secret, an emptyDir at /keys",
+          got.get("searcher") == {} and at_keys.get("searcher") == "emptyDir")
+    check("per-pod keys: the searchers and the learner mount the claim at /keys-shared",
+          claims_of["searcher"].get("searcher-keys") == "/keys-shared" and
+          claims_of["learner"].get("searcher-keys") == "/keys-shared")
+    check("per-pod keys: a searcher authorizes a key named after its pod",
+          "--add-worker \"$me\"" in cmd_of["searcher"] and "me=$HOSTNAME" in cmd_of["searcher"])
+    check("per-pod keys: the learner's authorized_keys is the claim's",
+          at_keys.get("learner") == "emptyDir" and
+          'ln -sfn "$K/authorized_keys" "$PROBS_KEYS/authorized_keys"' in cmd_of["learner"])
+    check("per-pod keys: the evaluator and the actor are unchanged",
+          "searcher-keys" not in claims_of["evaluator"] and "searcher-keys" not in claims_of["actor"])
 sys.exit(1 if fails else 0)
 PYEOF
 
-# podmanize IN OUT VOLDIR [learner|workers|all] [pvc|nopvc]: the rendered
-# manifests as podman 4.3's `kube play` can run them. The Secret's files are
-# written under VOLDIR as the kubelet would mount them (decoded, items
-# renamed, defaultMode, group fsGroup) and each secret volume becomes a
-# read-only hostPath; Secrets and Services are left out (podman mounts the
-# one base64-encoded and ignores the other).
+# podmanize IN OUT VOLDIR DEPLOYMENTS CLAIMS: the rendered manifests as
+# podman 4.3's `kube play` can run them, with only the Deployments and
+# claims named (comma lists of the names before the prefix, or "all", or
+# "none"). The Secret's files are written under VOLDIR as the kubelet would
+# mount them (decoded, items renamed, defaultMode, group fsGroup) and each
+# secret volume becomes a read-only hostPath; Secrets and Services are left
+# out (podman mounts the one base64-encoded and ignores the other). An
+# emptyDir gets a unique name (podman makes a volume of that name, shared by
+# the replicas of a Deployment).
 cat >"$TMP/podmanize.py" <<'PYEOF'
 import base64, os, sys, yaml
 
-src, out, voldir, which, pvc = sys.argv[1:6]
+src, out, voldir, deploys, claims = sys.argv[1:6]
+def wanted(name, which):
+    return which == "all" or any(name.endswith("-" + w) or name == w for w in which.split(","))
 docs = [d for d in yaml.safe_load_all(open(src)) if d]
 secrets = {d["metadata"]["name"]: d.get("data", {}) for d in docs if d["kind"] == "Secret"}
 keep = []
@@ -282,11 +318,10 @@ for d in docs:
     kind, name = d["kind"], d["metadata"]["name"]
     if kind in ("Secret", "Service"):
         continue
-    if kind == "PersistentVolumeClaim" and pvc != "pvc":
+    if kind == "PersistentVolumeClaim" and not wanted(name, claims):
         continue
     if kind == "Deployment":
-        is_learner = name.endswith("learner")
-        if (which == "learner" and not is_learner) or (which == "workers" and is_learner):
+        if not wanted(name, deploys):
             continue
         spec = d["spec"]["template"]["spec"]
         group = spec.get("securityContext", {}).get("fsGroup")
@@ -309,6 +344,15 @@ for d in docs:
                     mode |= 0o444  # rootless: the file's owner maps to root inside
                 os.chmod(f, mode)
             v["hostPath"] = {"path": path, "type": "Directory"}
+        # podman names an emptyDir's volume after it, globally: make it
+        # unique (it is removed with the pod).
+        renamed = {}
+        for v in spec.get("volumes", []):
+            if "emptyDir" in v:
+                renamed[v["name"]] = v["name"] = name + "-" + v["name"]
+        for c in spec.get("containers", []):
+            for m in c.get("volumeMounts", []):
+                m["name"] = renamed.get(m["name"], m["name"])
     keep.append(d)
 order = {"ConfigMap": 0, "PersistentVolumeClaim": 1}
 keep.sort(key=lambda d: order.get(d["kind"], 2))
@@ -366,6 +410,25 @@ else
         esac
       done < <("$PY" "$TMP/check.py" "$TMP/render.yaml" 2>&1)
     fi
+    # The per-pod-keys variant: deploy/k8s with its lines uncommented.
+    cp -r "$TMP/k8s" "$TMP/k8s-perpod"
+    sed -i 's/^# resources:$/resources:/; s/^# patchesStrategicMerge:$/patchesStrategicMerge:/;
+      s|^# - per-pod-keys/|- per-pod-keys/|' "$TMP/k8s-perpod/kustomization.yaml"
+    if kc kustomize "$TMP/k8s-perpod" >"$TMP/render-perpod.yaml" 2>"$TMP/render-perpod.err"; then
+      ok "kubectl kustomize deploy/k8s with per-pod-keys renders ($(grep -c '^kind:' "$TMP/render-perpod.yaml") objects)"
+      n=$(kc set env --local -f "$TMP/render-perpod.yaml" PROBS_CHECK=1 -o name 2>/dev/null | wc -l)
+      check "kubectl decodes its Deployments into typed objects ($n)" test "$n" -eq 3
+      while IFS= read -r line; do
+        case "$line" in
+          ok:*) ok "per-pod-keys: ${line#ok: }" ;;
+          FAIL:*) bad "per-pod-keys: ${line#FAIL: }" ;;
+          *) echo "$line" ;;
+        esac
+      done < <("$PY" "$TMP/check.py" "$TMP/render-perpod.yaml" perpod 2>&1)
+    else
+      bad "kubectl kustomize deploy/k8s with per-pod-keys renders"
+      head -5 "$TMP/render-perpod.err"
+    fi
     if [ -s "$TMP/render-test.yaml" ]; then
       check "the test overlay: the same checks pass" \
         "$PY" "$TMP/check.py" "$TMP/render-test.yaml" >/dev/null 2>&1
@@ -412,39 +475,59 @@ if [ ! -s "$TMP/k8s/test/keys/learner.key" ]; then
 fi
 
 # The test's own overlay on deploy/k8s/test: unique names, this image, and
-# the learner's pod name for PROBS_LEARNER. render ITERATIONS OUT.
+# the learner's pod name for PROBS_LEARNER; with "perpod", per-pod-keys/'s
+# claim and patches too (copied: kustomize reads only files below an
+# overlay). render ITERATIONS OUT [perpod]: OUT.k8s, the rendered manifests.
 img_name=${PB_IMAGE%:*}
 img_tag=${PB_IMAGE##*:}
 case "$img_name" in */*) ;; *) img_name="localhost/$img_name" ;; esac
 mkdir -p "$TMP/play" "$TMP/vol"
+cp "$TMP/k8s/per-pod-keys/"*.yaml "$TMP/play/"
 render() {
-  cat >"$TMP/play/kustomization.yaml" <<EOF
-bases:
-- ../k8s/test
-namePrefix: $PREFIX
-images:
-- name: probs
-  newName: $img_name
-  newTag: "$img_tag"
-configMapGenerator:
-- name: probs-env
-  behavior: merge
-  literals:
-  - PROBS_LEARNER=${PREFIX}learner-pod-0
-  - PROBS_ITERATIONS=$1
-EOF
+  {
+    printf 'bases:\n- ../k8s/test\nnamePrefix: %s\n' "$PREFIX"
+    printf 'images:\n- name: probs\n  newName: %s\n  newTag: "%s"\n' "$img_name" "$img_tag"
+    printf 'configMapGenerator:\n- name: probs-env\n  behavior: merge\n  literals:\n'
+    printf '  - PROBS_LEARNER=%slearner-pod-0\n  - PROBS_ITERATIONS=%s\n' "$PREFIX" "$1"
+    if [ "${3:-}" = perpod ]; then
+      printf 'resources:\n- claim.yaml\npatchesStrategicMerge:\n- learner.yaml\n- searcher.yaml\n'
+    fi
+  } >"$TMP/play/kustomization.yaml"
   kc kustomize "$TMP/play" >"$2.k8s" 2>"$2.err" || { cat "$2.err"; return 1; }
 }
+# podmanize RENDERED OUT DEPLOYMENTS CLAIMS
+podmanize() { "$PY" "$TMP/podmanize.py" "$1" "$2" "$TMP/vol" "$3" "$4"; }
 RUN=/runs/k8s-smoke
 LPOD="${PREFIX}learner-pod-0"
 LC="$LPOD-learner"
 EC="$LPOD-evaluator"
 llog() { podman logs "$LC" 2>&1; }
-log_has() { llog | grep -q -- "$1"; } # log_has REGEX: the learner's log has it
+# (grep reads to the end: with pipefail, grep -q's early exit would fail the
+# writer with SIGPIPE.)
+log_has() { llog | grep -- "$1" >/dev/null; } # log_has REGEX: the learner's log has it
+since_start() { # since_start REGEX: seconds from the learner's start to the first line matching
+  llog | "$PY" -c 'import re, sys, datetime as d
+t0 = None
+for line in sys.stdin:
+    m = re.match(r"(\d{4}-\d\d-\d\dT[\d:.]+)Z", line)
+    if not m:
+        continue
+    t = d.datetime.fromisoformat(m.group(1))
+    t0 = t0 or t
+    if re.search(sys.argv[1], line):
+        print("%.1f" % (t - t0).total_seconds())
+        break
+else:
+    print("?")' "$1"
+}
+keys_accepted() { # distinct worker keys the learner let in
+  llog | grep -o 'CURVE: worker key [^ ]* from [^ ]* accepted' | awk '{print $4}' | sort -u | wc -l
+}
 elo_has() { # elo_has VERSION: elo.csv on the volume has a row for it
-  podman exec "$EC" cat "$RUN/elo.csv" 2>/dev/null | grep -q "^$1,"
+  podman exec "$EC" cat "$RUN/elo.csv" 2>/dev/null | grep "^$1," >/dev/null
 }
 down() { timeout 120 podman kube down "$1" >"$1.down" 2>&1; } # down FILE
+down2() { down "$1" && down "$2"; }
 play() { # play FILE
   PLAYED+=("$1")
   timeout 300 podman kube play --network "$NET" "$1" >"$1.out" 2>&1 || { tail -5 "$1.out"; return 1; }
@@ -454,30 +537,29 @@ if ! podman network create "$NET" >/dev/null 2>&1; then
   bad "podman network create $NET"
   finish
 fi
-if ! render 6 "$TMP/run1.yaml" ||
-  ! "$PY" "$TMP/podmanize.py" "$TMP/run1.yaml.k8s" "$TMP/run1.yaml" "$TMP/vol" all pvc; then
+if ! render 6 "$TMP/run6.yaml" || ! podmanize "$TMP/run6.yaml.k8s" "$TMP/run6.yaml" all runs; then
   bad "the test overlay renders for podman"
   finish
 fi
 t0=$SECONDS
 check "podman kube play: the claim, the learner (+ evaluator), 1 actor and 2 searcher pods" \
-  play "$TMP/run1.yaml"
+  play "$TMP/run6.yaml"
 npods=$(podman pod ls -q --filter "name=^$PREFIX" | wc -l)
 check "4 pods started ($npods)" test "$npods" -eq 4
 check "the learner says CURVE is on with 3 authorized worker keys" \
   wait_for 120 log_has 'CURVE on: .*3 authorized worker key'
-check "the learner trains its first iteration" \
-  wait_for 240 log_has 'iteration 1 done'
+check "the learner trains its first iteration" wait_for 240 log_has 'iteration 1 done'
 t_first=$((SECONDS - t0))
-check "run 1 trains to the end: all 6 iterations" \
-  wait_for 300 log_has 'all 6 iterations done'
+check "run 1 trains to the end: all 6 iterations" wait_for 300 log_has 'all 6 iterations done'
 t_done=$((SECONDS - t0))
 echo "podman kube play to the first iteration: ${t_first} s; to the end of 6 iterations: ${t_done} s"
+echo "from the learner's first line: a searcher joined after $(since_start 'searcher .* joined') s," \
+  "the actor after $(since_start 'actor .* joined') s, iteration 1 done after $(since_start 'iteration 1 done') s"
 nsearch=$(llog | grep -o "searcher [^ ]* joined (host [^,]*" | sed 's/.*host //' | sort -u | wc -l)
 check "both searcher pods joined ($nsearch hosts)" test "$nsearch" -ge 2
 check "the actor pod joined" log_has 'actor .* joined'
-nkeys=$(llog | grep -o 'CURVE: worker key [^ ]* from [^ ]* accepted' | awk '{print $4}' | sort -u | wc -l)
-check "three distinct worker keys were accepted (actor, searcher, evaluator: $nkeys)" test "$nkeys" -eq 3
+n=$(keys_accepted)
+check "three distinct worker keys were let in (actor, searcher, evaluator: $n)" test "$n" -eq 3
 check "no key was refused" not log_has 'CURVE: .* refused'
 check "the evaluator rates the run: elo.csv on the volume has version 6" wait_for 180 elo_has 6
 check "the run directory is written by uid 10001" \
@@ -485,61 +567,79 @@ check "the run directory is written by uid 10001" \
 # The learner's liveness probe (podman makes a healthcheck of it; nothing
 # runs it on its own here). The finished learner idles and stays healthy.
 if [ "$(podman inspect --format '{{.Config.Healthcheck}}' "$LC" 2>/dev/null)" != "<nil>" ]; then
-  check "the learner's liveness probe passes (podman healthcheck run)" \
+  check "the finished learner's liveness probe passes (podman healthcheck run)" \
     wait_for 60 podman healthcheck run "$LC"
 else
-  check "the learner's probe command passes (probs-entrypoint health)" \
+  check "the finished learner's probe command passes (probs-entrypoint health)" \
     wait_for 60 podman exec "$LC" /usr/local/bin/probs-entrypoint health
 fi
 
-# The learner's pod goes (a rescheduled pod, or `kubectl apply` of a changed
-# setting) while the workers stay; its successor raises the iterations and
-# resumes from the volume.
-# replace_learner FROM_ITERATIONS TO_ITERATIONS: the learner of the first
-# taken down, the second's played.
-replace_learner() {
-  render "$2" "$TMP/run$2.yaml" &&
-    "$PY" "$TMP/podmanize.py" "$TMP/run$2.yaml.k8s" "$TMP/learner$2.yaml" "$TMP/vol" learner nopvc ||
-    return 1
-  "$PY" "$TMP/podmanize.py" "$TMP/run$1.yaml.k8s" "$TMP/learner$1.yaml" "$TMP/vol" learner nopvc &&
-    down "$TMP/learner$1.yaml" || return 1
-  podman volume exists "${PREFIX}runs" || { echo "the volume ${PREFIX}runs is gone"; return 1; }
-  play "$TMP/learner$2.yaml"
-}
-echo "== resume: the learner's pod replaced (workers running), now 8 iterations"
-mv "$TMP/run1.yaml.k8s" "$TMP/run6.yaml.k8s"
+# The learner's and the searchers' pods are replaced (what `kubectl apply`
+# of a changed setting does), now with per-pod searcher keys; the actor
+# stays. The new learner raises the iterations and resumes from the volume.
+echo "== resume with 8 iterations; searchers replaced by per-pod-keys ones, the actor stays"
 t0=$SECONDS
-check "the learner's pod is taken down and played again with 8 iterations; the volume stays" \
-  replace_learner 6 8
+if render 8 "$TMP/run8.yaml" perpod &&
+  podmanize "$TMP/run8.yaml.k8s" "$TMP/run8.yaml" learner,searcher searcher-keys &&
+  podmanize "$TMP/run6.yaml.k8s" "$TMP/old.yaml" learner,searcher none; then
+  check "podman kube down of the learner's and the searchers' pods" down "$TMP/old.yaml"
+  check "the run's volume stays" podman volume exists "${PREFIX}runs"
+  check "podman kube play of the learner and 2 searchers with per-pod keys, 8 iterations" \
+    play "$TMP/run8.yaml"
+else
+  bad "the test overlay renders with per-pod-keys"
+fi
 check "the learner resumes from checkpoint 6 on the volume" \
   wait_for 120 log_has 'resumed from .*ckpt-000006.pbck'
-check "the workers reconnect and the run ends at 8 iterations" \
+check "the workers (re)connect and the run ends at 8 iterations" \
   wait_for 300 log_has 'all 8 iterations done'
-echo "resumed run: 2 more iterations in $((SECONDS - t0)) s (workers retry their Hello every 10 s)"
-restarts=0
-for c in $(podman ps -a --format '{{.Names}}' --filter "name=^${PREFIX}(actor|searcher)-pod"); do
-  case "$c" in *-infra) ;; *) restarts=$((restarts + $(podman inspect --format '{{.RestartCount}}' "$c" 2>/dev/null || echo 0))) ;; esac
-done
-echo "worker containers restarted $restarts time(s) by their restart policy (they exit 0 on STOPPING)"
+echo "resumed run: 2 more iterations in $((SECONDS - t0)) s"
+restarts=$(podman inspect --format '{{.RestartCount}}' "${PREFIX}actor-pod-0-actor" 2>/dev/null)
+echo "the actor's container was restarted ${restarts:-?} time(s) by its restart policy (it exits 0 on STOPPING)"
+check "the actor reconnected to the new learner" log_has 'actor .* joined'
+echo "the actor rejoined $(since_start 'actor .* joined') s after the new learner started"
+AK="$(podman exec "$LC" cat /keys-shared/authorized_keys 2>/dev/null)"
+n=$(grep -c "^# ${PREFIX}searcher-pod-[01]\$" <<<"$AK")
+check "each searcher pod authorized a key of its own on the shared claim ($n)" test "$n" -eq 2
+# The searcher pods' public keys, as they published them on the claim.
+pubkey() { podman exec "$LC" sed -n 's/^public-key //p' "/keys-shared/$1.pub" 2>/dev/null; }
+pk0=$(pubkey "${PREFIX}searcher-pod-0")
+pk1=$(pubkey "${PREFIX}searcher-pod-1")
+check "the two searcher pods' keys differ" test -n "$pk0" -a -n "$pk1" -a "$pk0" != "$pk1"
+accepted=$(llog | grep -o 'CURVE: worker key [^ ]* from' | awk '{print $4}' | sort -u)
+# (The run may end before the second searcher pod got in.)
+check "the learner let in a searcher pod's own key" \
+  grep -qxF -e "$pk0" -e "$pk1" <<<"$accepted"
+check "and not the Secret's searcher key (worker-2)" \
+  not grep -qxF -- "$(sed -n 's/^public-key //p' "$TMP/k8s/test/keys/worker-2.pub")" <<<"$accepted"
+check "no secret key on the shared claim" \
+  test -z "$(podman exec "$LC" bash -c 'ls /keys-shared/*.key 2>/dev/null')"
+check "the learner's key directory links authorized_keys to the claim's" \
+  test "$(podman exec "$LC" readlink /keys/authorized_keys 2>/dev/null)" = /keys-shared/authorized_keys
 check "the evaluator rates version 8" wait_for 180 elo_has 8
 echo "elo.csv: $(podman exec "$EC" cat "$RUN/elo.csv" 2>/dev/null | wc -l) lines (a header and a line per version rated)"
 
 # With no workers the learner waits, serving /status: ask it over the pod
 # network (what the Service needs: it listens on every interface).
 echo "== the workers scaled to 0, the learner replaced again (10 iterations)"
-"$PY" "$TMP/podmanize.py" "$TMP/run6.yaml.k8s" "$TMP/workers.yaml" "$TMP/vol" workers nopvc
-check "podman kube down of the worker pods" \
-  down "$TMP/workers.yaml"
-check "the learner's pod is played again with 10 iterations" replace_learner 8 10
-check "it resumes from checkpoint 8" \
-  wait_for 120 log_has 'resumed from .*ckpt-000008.pbck'
+if render 10 "$TMP/run10.yaml" perpod &&
+  podmanize "$TMP/run10.yaml.k8s" "$TMP/run10.yaml" learner none &&
+  podmanize "$TMP/run6.yaml.k8s" "$TMP/actor.yaml" actor none &&
+  podmanize "$TMP/run8.yaml.k8s" "$TMP/learner-searchers.yaml" learner,searcher none; then
+  check "podman kube down of every pod" down2 "$TMP/actor.yaml" "$TMP/learner-searchers.yaml"
+  check "podman kube play of the learner with 10 iterations" play "$TMP/run10.yaml"
+else
+  bad "the test overlay renders with 10 iterations"
+fi
+check "it resumes from checkpoint 8" wait_for 120 log_has 'resumed from .*ckpt-000008.pbck'
 status() { podman exec "$EC" curl -fsS -m 3 "http://$LPOD:8080/status" 2>/dev/null; }
-status_has() { status | grep -q -- "$1"; } # status_has REGEX
-check "/status answers over the pod network: version 8 of 10" \
-  wait_for 60 status_has '"version": *8,'
+status_has() { status | grep -- "$1" >/dev/null; } # status_has REGEX
+check "/status answers over the pod network: version 8" wait_for 60 status_has '"version": *8,'
 check "/status says 10 iterations" status_has '"iterations": *10,'
-echo "/status: $(status | head -c 300)"
+echo "/status: $(status | head -c 200)"
 check "the liveness probe passes on the running learner" podman healthcheck run "$LC"
+n=$(podman exec "$LC" grep -vc '^#' /keys-shared/authorized_keys 2>/dev/null)
+check "a restarted learner adds no key twice to the claim's authorized_keys ($n keys)" test "$n" -eq 5
 
 if [ "$FAIL" -ne 0 ]; then
   for c in $(podman ps -a --format '{{.Names}}' --filter "name=^$PREFIX" 2>/dev/null); do
@@ -552,10 +652,9 @@ fi
 # --- teardown ------------------------------------------------------------
 
 echo "== teardown"
-check "podman kube down" \
-  down "$TMP/learner10.yaml"
+check "podman kube down" down "$TMP/run10.yaml"
 PLAYED=()
 check "no pod of the test is left" test -z "$(podman pod ls -q --filter "name=^$PREFIX")"
-check "the run's volume is removed" quiet podman volume rm "${PREFIX}runs"
+check "the volumes are removed" quiet podman volume rm "${PREFIX}runs" "${PREFIX}searcher-keys"
 check "the network is removed" quiet podman network rm "$NET"
 finish
