@@ -46,7 +46,8 @@ pb_engine() {
 pb_tree_hash() {
   (cd "$SRC" && find CMakeLists.txt proto base games solver cmake data run \
       search nn train net play web cli learner actor evaluator configs \
-      scripts deploy -type f ! -name '*.o' 2>/dev/null | LC_ALL=C sort |
+      scripts deploy/Dockerfile deploy/entrypoint.sh .dockerignore \
+      -type f ! -name '*.o' 2>/dev/null | LC_ALL=C sort |
     xargs sha1sum | sha1sum | cut -c1-12)
 }
 
