@@ -73,9 +73,11 @@
 static void expired(pb_learner_t *l, const char *what, size_t index,
                     uint32_t worker) {
   l->leases_expired++;
-  const peer_t *p = worker < (uint32_t)l->max_peers ? &l->peers[worker] : NULL;
-  pb_log_warn(l->log, "lease of %s item %zu (%s) expired; re-queued", what,
-              index, p && p->used && p->sender[0] ? p->sender : "worker gone");
+  const peer_t *p = pb__peer_by_serial(l, worker);
+  pb_log_warn(l->log,
+              "lease of %s item %zu (%s) expired; re-queued for another "
+              "worker",
+              what, index, p && p->sender[0] ? p->sender : "worker gone");
 }
 
 static void on_expire(void *ctx, size_t index, uint32_t worker) {
@@ -84,6 +86,53 @@ static void on_expire(void *ctx, size_t index, uint32_t worker) {
 
 static void on_expire_sp(void *ctx, size_t index, uint32_t worker) {
   expired(ctx, "selfplay", index, worker);
+}
+
+/* Self-play or search waits for workers: with none the learner accepts
+ * (all gone, or all refused) for net.no_workers_exit_s, the run stops
+ * with an error saying so (PB_EDENIED when some were refused, PB_EAGAIN
+ * when none came). */
+static void check_starved(pb_learner_t *l, double t) {
+  int role = 0;
+  if (l->phase == PH_SELFPLAY && l->sp_iter != 0 && !pb_workq_finished(l->spq))
+    role = PB_ROLE_ACTOR;
+  else if (l->phase == PH_SEARCH && !pb_workq_finished(l->wq))
+    role = PB_ROLE_SEARCHER;
+  if (role == 0 || l->stopping || pb__workers_usable(l, role) > 0) {
+    if (l->starved_since > 0 && role != 0)
+      pb_log_info(l->log, "%ss are back after %.0f s", pb_msg_role_name(role),
+                  t - l->starved_since);
+    l->starved_since = 0;
+    return;
+  }
+  if (l->starved_since == 0) {
+    l->starved_since = t;
+    l->starved_warned = t;
+  }
+  const int limit = l->cfg.net.no_workers_exit_s;
+  const int refused = pb__workers_alive(l, role);
+  if (t - l->starved_warned >= 60.0) {
+    l->starved_warned = t;
+    pb_log_warn(l->log,
+                "no %s the learner accepts for %.0f s (%d refused as "
+                "quarantined)%s",
+                pb_msg_role_name(role), t - l->starved_since, refused,
+                limit > 0 ? "; the run stops at net.no_workers_exit_s" : "");
+  }
+  if (limit > 0 && t - l->starved_since >= limit) {
+    pb_err_t err;
+    pb_err_set(&err, refused > 0 || l->quarantined > 0 ? PB_EDENIED : PB_EAGAIN,
+               "no %s worked for this run for %d s (net.no_workers_exit_s): "
+               "%d connected but refused as quarantined, %" PRIu64
+               " quarantined in all; %s",
+               pb_msg_role_name(role), limit, refused, l->quarantined,
+               l->quarantined > 0
+                   ? "see the quarantine lines above; give each worker its "
+                     "own CURVE key so that one liar cannot lock the others "
+                     "out, then --resume"
+                   : "start workers, then --resume");
+    pb__set_fatal(l, &err);
+  }
 }
 
 static void on_tick(uv_timer_t *h) {
@@ -100,6 +149,7 @@ static void on_tick(uv_timer_t *h) {
     return;
   }
   pb__log_progress(l, t);
+  check_starved(l, t);
   if (l->zap != NULL && pb_zap_count(l->zap) != l->zap_keys) {
     l->zap_keys = pb_zap_count(l->zap);
     pb_log_info(l->log, "CURVE: authorized_keys now lists %d worker key(s)",
@@ -261,6 +311,9 @@ static int make_queues(pb_learner_t *l, pb_err_t *err) {
     goto fail;
   pb_workq_set_max_lease(l->wq, cfg->net.lease_max_ms / 1000.0);
   pb_workq_set_max_lease(l->spq, cfg->net.lease_max_ms / 1000.0);
+  /* An item that comes back goes to another worker first. */
+  pb_workq_set_avoid(l->wq, cfg->net.lease_ms / 1000.0);
+  pb_workq_set_avoid(l->spq, cfg->net.lease_ms / 1000.0);
   size_t nsp = (size_t)(cfg->train.episodes_per_iter + cfg->net.item_episodes - 1) /
                (size_t)cfg->net.item_episodes;
   l->item_eps = calloc(nsp, sizeof *l->item_eps);

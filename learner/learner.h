@@ -44,7 +44,10 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
  *   2. on the 100 ms tick: expire leases, log progress every 5 s;
  *   3. when a phase's items are all done: start the next step
  *      (train V -> search; train Q -> checkpoint -> next iteration);
- *   4. answer HTTP requests. */
+ *   4. answer HTTP requests.
+ * A phase with no worker the learner accepts for net.no_workers_exit_s
+ * ends the run with PB_EDENIED (workers came but all are refused as
+ * quarantined) or PB_EAGAIN (none came): a restart would not help. */
 int pb_learner_run(pb_learner_t *l, pb_err_t *err);
 
 /* Frees everything; accepts NULL and sets *l to NULL. */

@@ -7,8 +7,9 @@
  * main() reads the configuration, opens the log, and hands over to
  * pb_learner_run (learner/learner.c), the event loop. Exit status: 0 done,
  * 2 bad arguments or config, PB_SUPERVISE_EXIT_FATAL (78) when the learner
- * cannot start (probs train then stops instead of restarting it), 1 any
- * other failure. */
+ * cannot start or had no worker it accepts for net.no_workers_exit_s
+ * (probs train then stops instead of restarting it), 1 any other
+ * failure. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,5 +111,6 @@ int main(int argc, char **argv) {
   if (rc != 0) pb_log_error(log, "learner failed: %s", err.msg);
   pb_learner_destroy(&l);
   pb_log_destroy(&log);
+  if (rc == PB_EDENIED || rc == PB_EAGAIN) return PB_SUPERVISE_EXIT_FATAL;
   return rc == 0 ? 0 : 1;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zmq.h>
 
+#include "selfplay.h"
 #include "state.h"
 
 /* ---- message handlers ------------------------------------------------- */
@@ -45,6 +46,19 @@ static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   pb__send_msg(l, p, &r);
 }
 
+/* The most items of q one worker of `role` may hold: an even share of
+ * what is left among the workers of that role the learner accepts (at
+ * least 1). A greedy holder cannot take the whole phase. */
+static size_t share(pb_learner_t *l, const pb_workq_t *q, int role) {
+  pb_workq_counts_t c;
+  pb_workq_counts(q, &c);
+  size_t left = c.total - c.done;
+  int n = pb__workers_usable(l, role);
+  if (n < 1) n = 1;
+  size_t k = (left + (size_t)n - 1) / (size_t)n;
+  return k > 0 ? k : 1;
+}
+
 static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   const pb_config_t *c = &l->cfg;
   int role = m->work_request.role;
@@ -55,10 +69,11 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   size_t idx;
   uint64_t id;
   const double lease = c->net.lease_ms / 1000.0;
-  const uint32_t who = (uint32_t)(p - l->peers);
+  const uint32_t who = p->serial;
   if (role == PB_ROLE_ACTOR && !l->stopping && l->sp_iter != 0 &&
       (l->phase == PH_SELFPLAY || pb__pipelined(l)) &&
-      pb_workq_lease(l->spq, now(l), lease, who, &idx, &id) == 0) {
+      pb_workq_lease(l->spq, now(l), lease, who, share(l, l->spq, role), &idx,
+                     &id) == 0) {
     size_t first = idx * (size_t)c->net.item_episodes;
     size_t cnt = (size_t)c->train.episodes_per_iter - first;
     if (cnt > (size_t)c->net.item_episodes) cnt = (size_t)c->net.item_episodes;
@@ -76,7 +91,8 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     return;
   }
   if (l->phase == PH_SEARCH && role == PB_ROLE_SEARCHER && !l->stopping &&
-      pb_workq_lease(l->wq, now(l), lease, who, &idx, &id) == 0) {
+      pb_workq_lease(l->wq, now(l), lease, who, share(l, l->wq, role), &idx,
+                     &id) == 0) {
     size_t first = idx * (size_t)c->net.item_states;
     size_t cnt = l->n_uniq - first;
     if (cnt > (size_t)c->net.item_states) cnt = (size_t)c->net.item_states;
@@ -103,23 +119,35 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
 static void bad_result(pb_learner_t *l, pb_workq_t *q, peer_t *p, size_t idx,
                        const char *why) {
   l->results_bad++;
-  pb_workq_requeue(q, idx);
+  pb_workq_requeue(q, idx, now(l));
   if (pb__may_warn(l))
     pb_log_warn(l->log, "result for item %zu from %s refused (%s); re-queued",
                 idx, p->sender, why);
 }
 
-/* The first result for a leased item of the current phase is taken (the
- * item is then done, *idx set); anything else is a duplicate or stale
- * result and is dropped. */
+/* The first result for an item of the current phase, from the peer that
+ * holds its lease, is taken (the item is then done, *idx set); anything
+ * else (a duplicate, a stale result, a result of a lease that expired or
+ * was never this peer's) is dropped. */
 static int take_result(pb_learner_t *l, const peer_t *p, int phase,
                        uint64_t item_id, size_t *idx) {
-  int st = phase == PH_SELFPLAY
-               ? (l->sp_iter != 0 ? pb_workq_complete(l->spq, item_id, idx)
-                                  : PB_WORKQ_UNKNOWN)
-           : l->phase == phase ? pb_workq_complete(l->wq, item_id, idx)
-                               : PB_WORKQ_UNKNOWN;
+  int st =
+      phase == PH_SELFPLAY
+          ? (l->sp_iter != 0 ? pb_workq_complete(l->spq, item_id, p->serial, idx)
+                             : PB_WORKQ_UNKNOWN)
+      : l->phase == phase ? pb_workq_complete(l->wq, item_id, p->serial, idx)
+                          : PB_WORKQ_UNKNOWN;
   if (st == PB_WORKQ_ACCEPTED) return 1;
+  if (st == PB_WORKQ_NOT_HOLDER) {
+    l->results_not_holder++;
+    if (pb__may_warn(l))
+      pb_log_warn(l->log,
+                  "%s result from %s (address %s) refused: it does not hold "
+                  "that item's lease (expired, or never handed to it)",
+                  pb__phase_name(phase), p->sender[0] ? p->sender : "?",
+                  p->addr[0] ? p->addr : "?");
+    return 0;
+  }
   l->results_dup++;
   pb_log_debug(l->log, "dropped %s %s result from %s",
                st == PB_WORKQ_DUPLICATE ? "duplicate" : "stale",
@@ -144,20 +172,14 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   size_t npos = 0;
   for (uint32_t k = 0; k < r->n_episodes; k++) {
     const pb_msg_episode_t *ep = &r->episodes[k];
-    pb_state_t s0;
-    l->g->reset(&s0);
     /* Trained from version sp_iter - 1: the episode's Q may lag it by
      * train.max_staleness when pipelined, not at all otherwise. */
     const uint64_t base = l->sp_iter - 1;
     const uint64_t bound =
         pb__pipelined(l) ? (uint64_t)c->train.max_staleness : 0;
-    if (ep->q_version > base || base - ep->q_version > bound ||
-        memcmp(&ep->states[0], &s0, sizeof s0) != 0 ||
-        ep->n_states > (uint32_t)c->train.max_turns) {
+    if (ep->q_version > base || base - ep->q_version > bound) {
       pb_episodes_clear(e);
-      bad_result(l, l->spq, p, idx,
-                 "episode of a Q version too old or unknown, not from the "
-                 "start, or too long");
+      bad_result(l, l->spq, p, idx, "episode of a Q version too old or unknown");
       return;
     }
     const int az = pb_learn_alphazero(l->learn);
@@ -169,7 +191,17 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
                     : "episode with visit counts, but this is a probs run");
       return;
     }
+    /* Every move legal, the length within max_turns, the outcome the
+     * rules give (train/selfplay.h). */
     pb_err_t err;
+    if (pb_selfplay_check(l->g, ep->states, ep->n_states, ep->final_reward,
+                          (uint32_t)c->train.max_turns, &err) != 0) {
+      pb_episodes_clear(e);
+      char why[PB_ERR_MSG_MAX + 32];
+      snprintf(why, sizeof why, "episode %u: %s", k, err.msg);
+      bad_result(l, l->spq, p, idx, why);
+      return;
+    }
     if ((az ? pb_episodes_add_policy(e, ep->states, ep->n_states,
                                      ep->final_reward, ep->q_version,
                                      ep->policy, l->g->num_actions, &err)
@@ -249,16 +281,18 @@ static void on_weights_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   pb__send_msg(l, p, &r);
 }
 
-static void on_heartbeat(pb_learner_t *l, const pb_msg_t *m) {
+static void on_heartbeat(pb_learner_t *l, const peer_t *p, const pb_msg_t *m) {
   const double lease = l->cfg.net.lease_ms / 1000.0;
-  for (uint32_t i = 0; i < m->heartbeat.n_item_ids; i++)
-    if (pb_workq_renew(l->wq, m->heartbeat.item_ids[i], now(l), lease) != 0)
-      pb_workq_renew(l->spq, m->heartbeat.item_ids[i], now(l), lease);
+  for (uint32_t i = 0; i < m->heartbeat.n_item_ids; i++) {
+    const uint64_t id = m->heartbeat.item_ids[i];
+    if (pb_workq_renew(l->wq, id, p->serial, now(l), lease) != 0)
+      pb_workq_renew(l->spq, id, p->serial, now(l), lease);
+  }
 }
 
 static void on_bye(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
-  size_t k = pb_workq_release(l->wq, (uint32_t)(p - l->peers)) +
-             pb_workq_release(l->spq, (uint32_t)(p - l->peers));
+  size_t k = pb_workq_release(l->wq, p->serial) +
+             pb_workq_release(l->spq, p->serial);
   pb_log_info(l->log, "%s %s left (%s)%s", pb_msg_role_name(p->role),
               p->sender[0] ? p->sender : "worker", m->bye.reason,
               k ? "; its items are re-queued" : "");
@@ -306,7 +340,7 @@ static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
   case PB_MSG_SELFPLAY_RESULT: on_selfplay_result(l, p, &m); break;
   case PB_MSG_SEARCH_RESULT: on_search_result(l, p, &m); break;
   case PB_MSG_WEIGHTS_REQUEST: on_weights_request(l, p, &m); break;
-  case PB_MSG_HEARTBEAT: on_heartbeat(l, &m); break;
+  case PB_MSG_HEARTBEAT: on_heartbeat(l, p, &m); break;
   case PB_MSG_BYE: on_bye(l, p, &m); break;
   default:
     l->msgs_bad++;

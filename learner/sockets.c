@@ -54,6 +54,12 @@ peer_t *pb__peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
   return p;
 }
 
+peer_t *pb__peer_by_serial(pb_learner_t *l, uint32_t serial) {
+  for (int i = 0; i < l->max_peers; i++)
+    if (l->peers[i].used && l->peers[i].serial == serial) return &l->peers[i];
+  return NULL;
+}
+
 void pb__send_msg(pb_learner_t *l, const peer_t *p, pb_msg_t *m) {
   pb_err_t err;
   if (pb_msg_encode_buf(m, &l->obuf, &err) != 0) {

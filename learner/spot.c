@@ -2,12 +2,21 @@
  * to. A share (net.spot_check) of the positions of each accepted search
  * item waits in spot_wait; one job at a time on libuv's thread pool
  * searches them again with the learner's own networks (train/spotcheck.h),
- * beside the search phase, while the loop thread keeps serving. A searcher
- * more than net.spot_check_max_disagree of whose checked answers differ by
- * more than net.spot_check_tolerance is quarantined: its items of the
- * iteration are re-queued and its sender id and CURVE key are refused for
- * the rest of the learner's life. The search phase ends (phases.c) only
- * when every check is done. */
+ * beside the search phase, while the loop thread keeps serving.
+ *
+ * A checked position disagrees when a target differs by more than
+ * net.spot_check_tolerance. Its item is thrown away and re-queued for
+ * another worker, whoever sent it. Disagreements are tallied per
+ * connection, per CURVE key and (without CURVE) per IP address: a
+ * connection or a key with at least 3 and more than
+ * net.spot_check_max_disagree of its checked positions of the iteration
+ * disagreeing is quarantined, and so is an address 3 of whose connections
+ * disagreed (a peer that opens a new connection with a new sender id for
+ * every item). A quarantined connection's items of the iteration are
+ * re-queued; it, its sender id, its key, and new connections from its
+ * address are refused for the rest of the learner's life (connections of
+ * a banned address that never disagreed keep working). The search phase
+ * ends (phases.c) only when every check is done. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +90,44 @@ static int is_banned(const pb_learner_t *l, const char *id) {
   return 0;
 }
 
-static void ban(pb_learner_t *l, const char *id) {
+/* The tally of a key or an address; with create, a new one (a free entry,
+ * else the least recently seen one that is not banned). NULL when unknown
+ * or when the table is full of banned ones. */
+static ident_t *ident_find(pb_learner_t *l, int kind, const char *id,
+                           int create) {
+  ident_t *free_e = NULL, *stale = NULL;
+  for (int i = 0; i < IDENTS_MAX; i++) {
+    ident_t *e = &l->idents[i];
+    if (e->kind == kind && !strcmp(e->id, id)) return e;
+    if (e->kind == 0) {
+      if (free_e == NULL) free_e = e;
+    } else if (!e->banned && (stale == NULL || e->last < stale->last)) {
+      stale = e;
+    }
+  }
+  ident_t *fresh = free_e != NULL ? free_e : stale;
+  if (!create || fresh == NULL) return NULL;
+  memset(fresh, 0, sizeof *fresh);
+  fresh->kind = (uint8_t)kind;
+  snprintf(fresh->id, sizeof fresh->id, "%s", id);
+  return fresh;
+}
+
+/* Whether p is refused by its key or its address. */
+static int ident_refuses(pb_learner_t *l, const peer_t *p) {
+  if (p->key[0] != '\0') {
+    const ident_t *k = ident_find(l, IDENT_KEY, p->key, 0);
+    if (k != NULL && k->banned) return 1;
+  }
+  if (p->addr[0] != '\0' && l->zap == NULL) {
+    const ident_t *a = ident_find(l, IDENT_ADDR, p->addr, 0);
+    if (a != NULL && a->banned && (p->disagreed || p->first_seen >= a->banned_at))
+      return 1;
+  }
+  return 0;
+}
+
+static void ban_sender(pb_learner_t *l, const char *id) {
   if (id[0] == '\0' || is_banned(l, id)) return;
   int k = l->n_banned < BANNED_MAX ? l->n_banned++ : BANNED_MAX - 1;
   snprintf(l->banned[k], sizeof l->banned[k], "%s", id);
@@ -89,23 +135,24 @@ static void ban(pb_learner_t *l, const char *id) {
 
 /* A searcher whose results disagree: everything it delivered in this
  * iteration is re-queued, the checks of its results still waiting are
- * dropped, and it (its sender id, and its CURVE key when there is one) is
- * refused for the rest of the learner's life. */
-static void quarantine(pb_learner_t *l, peer_t *p) {
+ * dropped, and it (its connection and its sender id) is refused for the
+ * rest of the learner's life; `why` says what was tallied. */
+static void quarantine(pb_learner_t *l, peer_t *p, const char *why,
+                       const pb_spot_tally_t *t) {
   const uint32_t slot = (uint32_t)(p - l->peers);
   const owner_t who = {slot, p->serial};
+  if (p->quarantined) return;
   p->quarantined = 1;
   l->quarantined++;
-  ban(l, p->sender);
-  ban(l, p->key);
+  ban_sender(l, p->sender);
   size_t k = 0;
   for (size_t i = 0; i < l->n_bs_items; i++)
     if (same_owner(l->item_owner[i], who)) {
-      pb_workq_requeue(l->wq, i);
+      pb_workq_requeue(l->wq, i, now(l));
       l->item_owner[i] = (owner_t){UINT32_MAX, 0};
       k++;
     }
-  if (p->used) k += pb_workq_release(l->wq, slot);
+  if (p->used) k += pb_workq_release(l->wq, p->serial);
   spotq_t *q = &l->spot_wait;
   const int A = l->g->num_actions;
   size_t n = 0;
@@ -117,13 +164,12 @@ static void quarantine(pb_learner_t *l, peer_t *p) {
     q->item[n++] = q->item[i];
   }
   q->n = n;
-  const pb_spot_tally_t *t = &p->spot_tally;
   char msg[PB_MSG_TEXT_MAX];
   snprintf(msg, sizeof msg,
-           "quarantined: %" PRIu64 " of %" PRIu64 " search results the "
+           "quarantined (%s): %" PRIu64 " of %" PRIu64 " search results the "
            "learner searched again disagree with its own (largest "
            "difference %.3g, tolerance %g)",
-           t->disagree, t->checked, (double)t->max_diff,
+           why, t->disagree, t->checked, (double)t->max_diff,
            l->cfg.net.spot_check_tolerance);
   pb_log_warn(l->log,
               "searcher %s (address %s, host %s%s%s) %s; its %zu items of "
@@ -132,6 +178,104 @@ static void quarantine(pb_learner_t *l, peer_t *p) {
               p->host[0] ? p->host : "?", p->key[0] ? ", key " : "", p->key,
               msg, k);
   if (p->used) pb__reject(l, p, PB_EDENIED, msg);
+}
+
+/* A key or an address is banned: its connections are quarantined (for an
+ * address, those that disagreed; the others keep working), and new ones
+ * refused. */
+static void ban_ident(pb_learner_t *l, ident_t *e, const char *why) {
+  e->banned = 1;
+  e->banned_at = now(l);
+  int shared = 0;
+  for (int i = 0; i < l->max_peers; i++) {
+    peer_t *p = &l->peers[i];
+    if (!p->used) continue;
+    int match = e->kind == IDENT_KEY ? !strcmp(p->key, e->id)
+                                     : !strcmp(p->addr, e->id) && p->disagreed;
+    if (!match) continue;
+    if (!p->disagreed) shared++;
+    quarantine(l, p, why, &e->tally);
+  }
+  if (e->kind == IDENT_KEY)
+    pb_log_warn(l->log,
+                "CURVE key %s is quarantined (%s): every connection with it "
+                "is refused from now on%s",
+                e->id, why,
+                shared > 0 ? "; workers that never disagreed held it too: "
+                             "give each worker its own key (probs keys DIR "
+                             "--workers N, or --add-worker NAME)"
+                           : "");
+  else
+    pb_log_warn(l->log,
+                "address %s is quarantined (%s): new connections from it are "
+                "refused from now on; connections from it that never "
+                "disagreed keep working (workers of one host that must "
+                "survive a liar among them need their own CURVE keys)",
+                e->id, why);
+}
+
+/* A checked position of p's, off by d: tallied for p, its key and (without
+ * CURVE) its address; whatever crosses its limit is quarantined. */
+static void tally(pb_learner_t *l, peer_t *p, float d, uint64_t ver) {
+  const double tol = l->cfg.net.spot_check_tolerance;
+  const double most = l->cfg.net.spot_check_max_disagree;
+  const int bad = (double)d > tol;
+  const int first_bad = bad && !p->disagreed;
+  if (bad) p->disagreed = 1;
+  if (p->spot_version != ver) {
+    p->spot_version = ver;
+    memset(&p->spot_tally, 0, sizeof p->spot_tally);
+  }
+  pb_spot_count(&p->spot_tally, d, tol);
+  if (!p->quarantined && pb_spot_failed(&p->spot_tally, most))
+    quarantine(l, p, "its connection", &p->spot_tally);
+  ident_t *k = p->key[0] ? ident_find(l, IDENT_KEY, p->key, 1) : NULL;
+  if (k != NULL) {
+    k->last = now(l);
+    if (k->spot_version != ver) {
+      k->spot_version = ver;
+      memset(&k->tally, 0, sizeof k->tally);
+    }
+    pb_spot_count(&k->tally, d, tol);
+    if (!k->banned && pb_spot_failed(&k->tally, most))
+      ban_ident(l, k, "its CURVE key");
+  }
+  ident_t *a = p->addr[0] && l->zap == NULL
+                   ? ident_find(l, IDENT_ADDR, p->addr, 1)
+                   : NULL;
+  if (a != NULL) {
+    a->last = now(l);
+    if (a->spot_version != ver) {
+      a->spot_version = ver;
+      memset(&a->tally, 0, sizeof a->tally);
+    }
+    pb_spot_count(&a->tally, d, tol);
+    if (first_bad) a->bad_conns++;
+    if (!a->banned && a->bad_conns >= 3) {
+      char why[80];
+      snprintf(why, sizeof why, "%u connections from its address disagreed",
+               a->bad_conns);
+      ban_ident(l, a, why);
+    }
+  }
+}
+
+/* A position of item `item` (delivered by w) disagrees by d: the whole item
+ * goes back to the queue, for another worker. */
+static void throw_item(pb_learner_t *l, uint32_t item, owner_t w, float d) {
+  if (!same_owner(l->item_owner[item], w)) return; /* already redone */
+  pb_workq_requeue(l->wq, item, now(l));
+  l->item_owner[item] = (owner_t){UINT32_MAX, 0};
+  l->items_thrown++;
+  const peer_t *p = &l->peers[w.slot];
+  if (pb__may_warn(l))
+    pb_log_warn(l->log,
+                "search item %u thrown away: a position of %s (address %s) "
+                "differs from the learner's search by %.3g (tolerance %g); "
+                "re-queued for another worker",
+                item, p->serial == w.serial && p->sender[0] ? p->sender : "?",
+                p->serial == w.serial && p->addr[0] ? p->addr : "?",
+                (double)d, l->cfg.net.spot_check_tolerance);
 }
 
 /* On a pool thread: the networks are not trained while the search phase
@@ -168,23 +312,12 @@ static void spot_done(uv_work_t *req, int status) {
     owner_t w = q->who[i];
     peer_t *p = &l->peers[w.slot];
     l->spot_checked++;
-    if ((double)d > tol) l->spot_disagree++;
-    if (p->serial != w.serial) {
-      /* Its slot went to another peer: judge the item alone. */
-      if ((double)d > tol && same_owner(l->item_owner[q->item[i]], w)) {
-        pb_workq_requeue(l->wq, q->item[i]);
-        l->item_owner[q->item[i]] = (owner_t){UINT32_MAX, 0};
-      }
-      continue;
+    if ((double)d > tol) {
+      l->spot_disagree++;
+      throw_item(l, q->item[i], w, d);
     }
-    if (p->quarantined) continue;
-    if (p->spot_version != ver) {
-      p->spot_version = ver;
-      memset(&p->spot_tally, 0, sizeof p->spot_tally);
-    }
-    pb_spot_count(&p->spot_tally, d, tol);
-    if (pb_spot_failed(&p->spot_tally, l->cfg.net.spot_check_max_disagree))
-      quarantine(l, p);
+    /* A peer whose slot went to another is judged by its items alone. */
+    if (p->serial == w.serial) tally(l, p, d, ver);
   }
   pb__spot_kick(l);
   pb__search_maybe_done(l);
@@ -224,8 +357,10 @@ void pb__spot_kick(pb_learner_t *l) {
  * and results, nothing else). Returns 1 when the message is dropped. */
 int pb__refused(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   if (!p->quarantined && !is_banned(l, m->header.sender_id) &&
-      !is_banned(l, p->key))
+      !ident_refuses(l, p))
     return 0;
+  if (p->role == 0 && m->type == PB_MSG_WORK_REQUEST)
+    p->role = m->work_request.role; /* counted among the refused */
   if (!p->quarantined) {
     p->quarantined = 1;
     pb_log_warn(l->log, "refused %s from quarantined %s (address %s)%s%s",

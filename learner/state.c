@@ -44,15 +44,24 @@ int pb__pipelined(const pb_learner_t *l) {
   return l->cfg.train.pipeline && l->cfg.train.max_staleness >= 1;
 }
 
-int pb__workers_alive(pb_learner_t *l, int role) {
+static int count_alive(pb_learner_t *l, int role, int usable) {
   double t = now(l), horizon = 3.0 * l->cfg.net.heartbeat_ms / 1000.0;
   if (horizon < 5.0) horizon = 5.0;
   int n = 0;
   for (int i = 0; i < l->max_peers; i++) {
     peer_t *p = &l->peers[i];
-    if (p->used && t - p->last_seen < horizon && (role == 0 || p->role == role))
+    if (p->used && t - p->last_seen < horizon &&
+        (role == 0 || p->role == role) && !(usable && p->quarantined))
       n++;
   }
   return n;
+}
+
+int pb__workers_alive(pb_learner_t *l, int role) {
+  return count_alive(l, role, 0);
+}
+
+int pb__workers_usable(pb_learner_t *l, int role) {
+  return count_alive(l, role, 1);
 }
 

@@ -50,7 +50,9 @@ typedef struct {
   double first_seen, last_seen;
   uint64_t items, positions;
   uint32_t serial;       /* tells a reused slot from the peer that left */
-  int quarantined;       /* its results disagreed with the spot check */
+  int quarantined;       /* refused: its results disagreed with the spot
+                          * check, or it is of a banned key or address */
+  int disagreed;         /* a position it delivered failed the spot check */
   uint64_t spot_version; /* the iteration spot_tally counts for */
   pb_spot_tally_t spot_tally;
 } peer_t;
@@ -70,8 +72,24 @@ typedef struct {
   size_t n, cap;
 } spotq_t;
 
-/* Senders and keys refused for the rest of the run. */
+/* Sender ids refused for the rest of the run. */
 #define BANNED_MAX 64
+
+/* A CURVE key or an IP address, as the spot check tallies it: a peer
+ * picks its own sender id and opens as many connections as it likes, but
+ * not its key (the operator authorizes keys) nor, on one host, its
+ * address. */
+enum { IDENT_KEY = 1, IDENT_ADDR = 2 };
+#define IDENTS_MAX 256
+typedef struct {
+  uint8_t kind; /* IDENT_*, 0 = free */
+  uint8_t banned;
+  char id[64];  /* the key (Z85) or the address */
+  uint32_t bad_conns;    /* its connections that delivered a disagreement */
+  uint64_t spot_version; /* the iteration the tally counts for */
+  pb_spot_tally_t tally;
+  double banned_at, last;
+} ident_t;
 
 /* A weights buffer as served to workers. */
 typedef struct {
@@ -153,8 +171,13 @@ struct pb_learner {
   owner_t *item_owner; /* per search item of this iteration */
   size_t item_owner_cap;
   uint64_t spot_checked, spot_disagree, quarantined;
-  char banned[BANNED_MAX][PB_MSG_ID_MAX + 1]; /* sender ids and keys */
+  char banned[BANNED_MAX][PB_MSG_ID_MAX + 1]; /* sender ids */
   int n_banned;
+  ident_t idents[IDENTS_MAX]; /* keys and addresses (spot.c) */
+  uint64_t items_thrown; /* search items re-queued after a disagreement */
+
+  /* no worker the learner accepts for the phase, since (0: there is one) */
+  double starved_since, starved_warned;
 
   /* timings of the current iteration */
   double t_iter, t_phase, t_selfplay, t_search, t_train_v, t_train_q;
@@ -164,6 +187,7 @@ struct pb_learner {
   /* counters */
   uint64_t msgs_in, bytes_in, msgs_bad, msgs_mismatch, sends_failed;
   uint64_t positions_in, results_dup, results_bad, leases_expired;
+  uint64_t results_not_holder; /* results from a peer without the lease */
   double last_v_loss, last_q_loss, last_iter_s;
   int log_budget; /* warnings left in this second, against floods */
   double log_budget_t;
@@ -195,6 +219,9 @@ int pb__pipelined(const pb_learner_t *l);
 /* Workers seen within the heartbeat horizon, of role (0: any). */
 int pb__workers_alive(pb_learner_t *l, int role);
 
+/* Of those, the ones not refused (not quarantined). */
+int pb__workers_usable(pb_learner_t *l, int role);
+
 /* ---- sockets.c: the sockets, the peers, what the learner sends -------- */
 
 /* Makes the ROUTER and PUB sockets (CURVE when net.curve_dir is set) and
@@ -212,6 +239,9 @@ void pb__rid_text(const uint8_t *rid, size_t n, char *out, size_t cap);
  * forgotten when the table is full), else NULL when unknown. */
 peer_t *pb__peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
                       int create);
+
+/* The peer of connection serial `serial`, or NULL when it left. */
+peer_t *pb__peer_by_serial(pb_learner_t *l, uint32_t serial);
 
 /* m with this learner's header (run id, game, sender). */
 void pb__init_msg(pb_learner_t *l, pb_msg_t *m, int type);

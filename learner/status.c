@@ -60,6 +60,9 @@ void pb__write_iteration_metrics(pb_learner_t *l) {
   pb_json_kuint(&j, "spot_checked", l->spot_checked);
   pb_json_kuint(&j, "spot_disagree", l->spot_disagree);
   pb_json_kuint(&j, "searchers_quarantined", l->quarantined);
+  pb_json_kuint(&j, "search_items_thrown", l->items_thrown);
+  pb_json_kuint(&j, "results_not_holder", l->results_not_holder);
+  pb_json_kuint(&j, "results_refused", l->results_bad);
   pb_json_obj_end(&j);
   if (pb_json_cstr(&j)) pb_metrics_write(l->metrics, pb_json_cstr(&j));
   pb_json_free(&j);
@@ -116,7 +119,17 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kint(&j, "actors", pb__workers_alive(l, PB_ROLE_ACTOR));
   pb_json_kint(&j, "searchers", pb__workers_alive(l, PB_ROLE_SEARCHER));
   pb_json_kint(&j, "evaluators", pb__workers_alive(l, PB_ROLE_EVALUATOR));
+  pb_json_kint(&j, "refused", pb__workers_alive(l, 0) - pb__workers_usable(l, 0));
   pb_json_obj_end(&j);
+  if (l->starved_since > 0) {
+    /* No worker the phase needs: the run stops at no_workers_exit_s. */
+    pb_json_key(&j, "waiting_for_workers");
+    pb_json_obj_begin(&j);
+    pb_json_kstr(&j, "role", l->phase == PH_SELFPLAY ? "actor" : "searcher");
+    pb_json_kdouble(&j, "seconds", now(l) - l->starved_since);
+    pb_json_kint(&j, "exit_after_s", l->cfg.net.no_workers_exit_s);
+    pb_json_obj_end(&j);
+  }
   pb_json_key(&j, "queue");
   pb_json_obj_begin(&j);
   pb_json_kuint(&j, "total", c.total);
@@ -128,12 +141,15 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "messages", l->msgs_in);
   pb_json_kuint(&j, "messages_dropped", l->msgs_bad + l->msgs_mismatch);
   pb_json_kuint(&j, "leases_expired", l->leases_expired);
+  pb_json_kuint(&j, "results_not_holder", l->results_not_holder);
+  pb_json_kuint(&j, "results_refused", l->results_bad);
   pb_json_key(&j, "spot_check");
   pb_json_obj_begin(&j);
   pb_json_kdouble(&j, "share", l->cfg.net.spot_check);
   pb_json_kuint(&j, "checked", l->spot_checked);
   pb_json_kuint(&j, "disagree", l->spot_disagree);
   pb_json_kuint(&j, "quarantined", l->quarantined);
+  pb_json_kuint(&j, "items_thrown", l->items_thrown);
   pb_json_obj_end(&j);
   pb_json_kdouble(&j, "uptime_s", now(l) - l->t_start);
   pb_json_kint(&j, "rss_kb", rss_kb());

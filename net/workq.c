@@ -4,9 +4,12 @@
 
 typedef struct {
   uint8_t state;
-  uint32_t worker;
+  uint8_t has_avoid; /* avoid is set: the item came back from that worker */
+  uint32_t worker;   /* the holder (the last one once it comes back) */
+  uint32_t avoid;
   double deadline;
   double leased_at;
+  double avoid_until;
 } item_t;
 
 struct pb_workq {
@@ -17,8 +20,9 @@ struct pb_workq {
   uint64_t base; /* id of item 0 in this phase */
   uint64_t phase;
   uint64_t nonce;
-  uint64_t expired, duplicates, unknown;
+  uint64_t expired, duplicates, unknown, not_holder;
   double max_lease_s; /* 0: heartbeats renew without limit */
+  double avoid_s;     /* how long an item is kept from its last holder */
 };
 
 #define INDEX_BITS 24
@@ -55,7 +59,7 @@ int pb_workq_reset(pb_workq_t *q, size_t n, pb_err_t *err) {
   q->base = (q->nonce << 48) | ((q->phase & 0xFFFFFF) << INDEX_BITS);
   q->n = n;
   for (size_t i = 0; i < n; i++)
-    q->it[i] = (item_t){PB_WORKQ_PENDING, 0, 0, 0};
+    q->it[i] = (item_t){.state = PB_WORKQ_PENDING};
   q->pending = n;
   q->leased = q->done = 0;
   q->lowest_pending = 0;
@@ -67,13 +71,39 @@ long pb_workq_index(const pb_workq_t *q, uint64_t id) {
   return (long)(id - q->base);
 }
 
+size_t pb_workq_held(const pb_workq_t *q, uint32_t worker) {
+  size_t k = 0;
+  if (q->leased == 0) return 0;
+  for (size_t i = 0; i < q->n; i++)
+    k += q->it[i].state == PB_WORKQ_LEASED && q->it[i].worker == worker;
+  return k;
+}
+
+void pb_workq_set_avoid(pb_workq_t *q, double avoid_s) {
+  q->avoid_s = avoid_s > 0 ? avoid_s : 0;
+}
+
+static int avoids(const item_t *it, uint32_t worker, double now) {
+  return it->has_avoid && it->avoid == worker && now < it->avoid_until;
+}
+
 int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
-                   size_t *index, uint64_t *id) {
+                   size_t max_held, size_t *index, uint64_t *id) {
   if (q->pending == 0) return PB_EAGAIN;
+  if (max_held > 0 && pb_workq_held(q, worker) >= max_held) return PB_EAGAIN;
   size_t i = q->lowest_pending;
   while (i < q->n && q->it[i].state != PB_WORKQ_PENDING) i++;
   if (i == q->n) return PB_EAGAIN; /* cannot happen while pending > 0 */
-  q->lowest_pending = i + 1;
+  /* lowest_pending stays a lower bound: only an item taken from there
+   * moves it. */
+  if (avoids(&q->it[i], worker, now)) {
+    while (i < q->n && (q->it[i].state != PB_WORKQ_PENDING ||
+                        avoids(&q->it[i], worker, now)))
+      i++;
+    if (i == q->n) return PB_EAGAIN;
+  } else {
+    q->lowest_pending = i + 1;
+  }
   q->it[i].state = PB_WORKQ_LEASED;
   q->it[i].worker = worker;
   q->it[i].deadline = now + lease_s;
@@ -87,9 +117,11 @@ int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
   return 0;
 }
 
-int pb_workq_renew(pb_workq_t *q, uint64_t id, double now, double lease_s) {
+int pb_workq_renew(pb_workq_t *q, uint64_t id, uint32_t worker, double now,
+                   double lease_s) {
   long i = pb_workq_index(q, id);
-  if (i < 0 || q->it[i].state != PB_WORKQ_LEASED) return PB_ENOTFOUND;
+  if (i < 0 || q->it[i].state != PB_WORKQ_LEASED || q->it[i].worker != worker)
+    return PB_ENOTFOUND;
   double d = now + lease_s;
   if (q->max_lease_s > 0 && d > q->it[i].leased_at + q->max_lease_s)
     d = q->it[i].leased_at + q->max_lease_s;
@@ -101,7 +133,8 @@ void pb_workq_set_max_lease(pb_workq_t *q, double max_s) {
   q->max_lease_s = max_s > 0 ? max_s : 0;
 }
 
-int pb_workq_complete(pb_workq_t *q, uint64_t id, size_t *index) {
+int pb_workq_complete(pb_workq_t *q, uint64_t id, uint32_t worker,
+                      size_t *index) {
   long i = pb_workq_index(q, id);
   if (i < 0) {
     q->unknown++;
@@ -112,26 +145,35 @@ int pb_workq_complete(pb_workq_t *q, uint64_t id, size_t *index) {
     q->duplicates++;
     return PB_WORKQ_DUPLICATE;
   }
-  /* A result for a re-queued (expired) item is still the first result. */
-  if (it->state == PB_WORKQ_LEASED) q->leased--;
-  else q->pending--;
+  /* Only the holder of the lease: a result of an expired lease, or for an
+   * item the sender never held, could be anybody's. */
+  if (it->state != PB_WORKQ_LEASED || it->worker != worker) {
+    q->not_holder++;
+    return PB_WORKQ_NOT_HOLDER;
+  }
+  q->leased--;
   it->state = PB_WORKQ_DONE;
   q->done++;
   *index = (size_t)i;
   return PB_WORKQ_ACCEPTED;
 }
 
-static void to_pending(pb_workq_t *q, size_t i) {
+/* Item i back to pending; with avoid, its holder is kept from it until
+ * now + avoid_s. */
+static void to_pending(pb_workq_t *q, size_t i, int avoid, double now) {
   q->it[i].state = PB_WORKQ_PENDING;
+  q->it[i].has_avoid = avoid && q->avoid_s > 0;
+  q->it[i].avoid = q->it[i].worker;
+  q->it[i].avoid_until = now + q->avoid_s;
   q->pending++;
   if (i < q->lowest_pending) q->lowest_pending = i;
 }
 
-void pb_workq_requeue(pb_workq_t *q, size_t i) {
+void pb_workq_requeue(pb_workq_t *q, size_t i, double now) {
   if (i >= q->n || q->it[i].state == PB_WORKQ_PENDING) return;
   if (q->it[i].state == PB_WORKQ_LEASED) q->leased--;
   else q->done--;
-  to_pending(q, i);
+  to_pending(q, i, 1, now);
 }
 
 size_t pb_workq_expire(pb_workq_t *q, double now,
@@ -143,7 +185,7 @@ size_t pb_workq_expire(pb_workq_t *q, double now,
     item_t *it = &q->it[i];
     if (it->state != PB_WORKQ_LEASED || it->deadline >= now) continue;
     q->leased--;
-    to_pending(q, i);
+    to_pending(q, i, 1, now);
     q->expired++;
     k++;
     if (fn) fn(ctx, i, it->worker);
@@ -156,7 +198,7 @@ size_t pb_workq_release(pb_workq_t *q, uint32_t worker) {
   for (size_t i = 0; i < q->n; i++)
     if (q->it[i].state == PB_WORKQ_LEASED && q->it[i].worker == worker) {
       q->leased--;
-      to_pending(q, i);
+      to_pending(q, i, 0, 0.0); /* it left: nothing to avoid */
       k++;
     }
   return k;
@@ -170,6 +212,7 @@ void pb_workq_counts(const pb_workq_t *q, pb_workq_counts_t *c) {
   c->expired = q->expired;
   c->duplicates = q->duplicates;
   c->unknown = q->unknown;
+  c->not_holder = q->not_holder;
 }
 
 int pb_workq_finished(const pb_workq_t *q) { return q->done == q->n; }

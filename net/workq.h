@@ -5,8 +5,13 @@
  * worker does them in order, as the in-process trainer does). A handed-out
  * item is leased until a deadline; heartbeats renew it; an expired lease
  * puts the item back for the next worker. The first result for an item is
- * taken, any later one (a slow worker whose lease expired, a resend) is a
- * duplicate and must be dropped by the caller. Item ids are unique for the
+ * taken, and only from the worker that holds the item's lease: a result
+ * of a worker whose lease expired, or for an item it never held, is
+ * refused (PB_WORKQ_NOT_HOLDER), a second result is a duplicate; the
+ * caller drops both. An item that comes back (its lease expired, its
+ * result was refused) is not handed to the worker it came from again
+ * before pb_workq_set_avoid's time has passed, and no worker holds more
+ * than the share the caller allows it. Item ids are unique for the
  * life of the queue (a phase counter and a per-process nonce are folded in),
  * so a result from an earlier phase or an earlier learner never matches.
  *
@@ -25,7 +30,12 @@ typedef struct pb_workq pb_workq_t;
 enum { PB_WORKQ_PENDING = 0, PB_WORKQ_LEASED = 1, PB_WORKQ_DONE = 2 };
 
 /* Results of pb_workq_complete. */
-enum { PB_WORKQ_ACCEPTED = 0, PB_WORKQ_DUPLICATE = 1, PB_WORKQ_UNKNOWN = 2 };
+enum {
+  PB_WORKQ_ACCEPTED = 0,
+  PB_WORKQ_DUPLICATE = 1,
+  PB_WORKQ_UNKNOWN = 2,
+  PB_WORKQ_NOT_HOLDER = 3
+};
 
 /* A queue able to hold phases of up to max_items items; nonce makes ids
  * differ between learner processes. */
@@ -38,15 +48,28 @@ void pb_workq_destroy(pb_workq_t **q);
  * Returns PB_ERANGE if n exceeds max_items. */
 int pb_workq_reset(pb_workq_t *q, size_t n, pb_err_t *err);
 
-/* Leases the lowest-numbered pending item to `worker` until now + lease_s.
- * Returns 0 and sets *index and *id, or PB_EAGAIN when none is pending. */
+/* Leases the lowest-numbered pending item to `worker` until now + lease_s,
+ * skipping the items that came back from `worker` less than the avoid
+ * time ago (pb_workq_set_avoid). Returns 0 and sets *index and *id, or
+ * PB_EAGAIN when no item is pending for it, or when it holds max_held
+ * items already (0: no limit). */
 int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
-                   size_t *index, uint64_t *id);
+                   size_t max_held, size_t *index, uint64_t *id);
 
-/* Extends the lease of item `id` to now + lease_s if it is leased, but
+/* How long an item that came back from a worker (its lease expired, its
+ * result refused) is kept from that worker: others take it first; after
+ * avoid_s, it may go back (it may be the only worker). Default 0. */
+void pb_workq_set_avoid(pb_workq_t *q, double avoid_s);
+
+/* How many items `worker` holds now. */
+size_t pb_workq_held(const pb_workq_t *q, uint32_t worker);
+
+/* Extends the lease of item `id` to now + lease_s if it is leased to
+ * `worker` (another's heartbeat cannot keep it alive), but
  * never past the cap (pb_workq_set_max_lease) after it was leased.
- * Returns 0, or PB_ENOTFOUND if it is not leased in this phase. */
-int pb_workq_renew(pb_workq_t *q, uint64_t id, double now, double lease_s);
+ * Returns 0, or PB_ENOTFOUND if worker holds no such lease. */
+int pb_workq_renew(pb_workq_t *q, uint64_t id, uint32_t worker, double now,
+                   double lease_s);
 
 /* Caps every lease at max_s seconds from when it was handed out, whatever
  * the heartbeats say: a peer that holds an item longer (stuck, or stalling
@@ -55,15 +78,21 @@ int pb_workq_renew(pb_workq_t *q, uint64_t id, double now, double lease_s);
  * done by then (the first result wins). */
 void pb_workq_set_max_lease(pb_workq_t *q, double max_s);
 
-/* Records a result for item `id`: PB_WORKQ_ACCEPTED (first result; *index
- * set, the item is done), PB_WORKQ_DUPLICATE (already done) or
+/* Records `worker`'s result for item `id`: PB_WORKQ_ACCEPTED (the item
+ * was leased to worker; *index set, the item is done), PB_WORKQ_DUPLICATE
+ * (already done), PB_WORKQ_NOT_HOLDER (pending, or leased to another
+ * worker: the sender's lease expired, or it never had one) or
  * PB_WORKQ_UNKNOWN (not an item of this phase). */
-int pb_workq_complete(pb_workq_t *q, uint64_t id, size_t *index);
+int pb_workq_complete(pb_workq_t *q, uint64_t id, uint32_t worker,
+                      size_t *index);
 
-/* Puts item `index` back to pending (a result that failed validation). */
-void pb_workq_requeue(pb_workq_t *q, size_t index);
+/* Puts item `index` back to pending (a result that failed validation or
+ * the spot check); the worker it was leased to is avoided from now on for
+ * the avoid time. */
+void pb_workq_requeue(pb_workq_t *q, size_t index, double now);
 
-/* Returns leased items whose deadline is before now to pending. Calls
+/* Returns leased items whose deadline is before now to pending (their
+ * holders are avoided for the avoid time). Calls
  * fn(ctx, index, worker) for each (for logging; fn may be NULL). Returns
  * how many expired. */
 size_t pb_workq_expire(pb_workq_t *q, double now,
@@ -79,7 +108,7 @@ long pb_workq_index(const pb_workq_t *q, uint64_t id);
 
 typedef struct pb_workq_counts {
   size_t total, pending, leased, done;
-  uint64_t expired, duplicates, unknown; /* since creation */
+  uint64_t expired, duplicates, unknown, not_holder; /* since creation */
 } pb_workq_counts_t;
 
 void pb_workq_counts(const pb_workq_t *q, pb_workq_counts_t *c);

@@ -125,6 +125,8 @@ typedef struct pb_config {
     char curve_key[PB_CONFIG_NAME_MAX];     /* a worker's pair: NAME.key */
     int lease_ms;                           /* work-item lease */
     int lease_max_ms; /* longest a lease lasts, heartbeats or not */
+    int no_workers_exit_s; /* learner: stop when a phase has had no usable
+                            * worker this long; 0 = wait forever */
     int heartbeat_ms;
     int hwm;           /* ZeroMQ high-water mark (messages) */
     int item_episodes; /* episodes per self-play work item */

@@ -199,6 +199,11 @@ const pb__row_t pb__schema[] = {
     ROW_INT("net.lease_max_ms", net.lease_max_ms, 10, 86400000, "600000",
             "a work item is handed out again this long after it was leased, "
             "whatever the worker's heartbeats say"),
+    ROW_INT("net.no_workers_exit_s", net.no_workers_exit_s, 0, 31536000,
+            "900",
+            "the learner stops with an error (exit status 78) when self-play "
+            "or search has had no worker it accepts (all gone, or all "
+            "refused as quarantined) for this long; 0 = wait forever"),
     ROW_INT("net.heartbeat_ms", net.heartbeat_ms, 1, 3600000, "1000",
             "worker heartbeat period"),
     ROW_INT("net.hwm", net.hwm, 1, 10000000, "1000",
@@ -218,8 +223,9 @@ const pb__row_t pb__schema[] = {
             "learner's by more than this"),
     ROW_DBL("net.spot_check_max_disagree", net.spot_check_max_disagree, 0.0,
             1.0, "0.05",
-            "a searcher is quarantined when more than this share of its "
-            "checked positions in an iteration disagree (and at least 3)"),
+            "a searcher (a connection, a CURVE key) is quarantined when more "
+            "than this share of its checked positions in an iteration "
+            "disagree (and at least 3)"),
 
     ROW_BOOL("eval.enabled", eval.enabled, "true", "run the evaluator"),
     ROW_INT("eval.games_per_opponent", eval.games_per_opponent, 1, 10000000,

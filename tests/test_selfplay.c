@@ -162,6 +162,78 @@ static void test_turn_limit(void **state) {
   pb_episodes_free(&e);
 }
 
+/* pb_selfplay_check takes every episode self-play makes (decided games,
+ * games cut at the limit, every game) and refuses each kind of forgery:
+ * a one-position "draw", a wrong outcome, a position skipped or made up,
+ * a game longer than the run's limit, a start elsewhere. */
+static void test_check_episodes(void **state) {
+  (void)state;
+  const char *games[] = {"connect4", "tictactoe", "othello", "toguz"};
+  pb_err_t err;
+  for (int gi = 0; gi < 4; gi++) {
+    const pb_game_t *g = pb_game_by_name(games[gi]);
+    for (int mt = 5; mt <= 400; mt += 395) {
+      uint64_t h[30];
+      pb_episodes_t e;
+      pb_episodes_init(&e);
+      run_and_hash(g, 4, 30, mt, 11, h, &e);
+      int decided = 0;
+      for (size_t k = 0; k < e.n_eps; k++) {
+        const pb_state_t *s = e.states + e.start[k];
+        const uint32_t n = e.len[k];
+        const int r = e.reward[k];
+        decided += r != 0;
+        assert_int_equal(pb_selfplay_check(g, s, n, r, (uint32_t)mt, &err), 0);
+        /* Another outcome: refused, unless the rules allow it too (a draw
+         * of a game cut at the limit). */
+        for (int o = -1; o <= 1; o++) {
+          if (o == r) continue;
+          int rc = pb_selfplay_check(g, s, n, o, (uint32_t)mt, &err);
+          if (rc == 0) continue; /* another last move gives o */
+          assert_int_equal(rc, PB_ECORRUPT);
+          assert_non_null(strstr(err.msg, "announced"));
+        }
+        /* A shorter limit than the episode's length. */
+        if (n > 1) {
+          assert_int_equal(pb_selfplay_check(g, s, n, r, n - 1, &err),
+                           PB_ECORRUPT);
+          assert_non_null(strstr(err.msg, "moves"));
+        }
+        /* The first positions only, as a draw: no move of the last one
+         * ends the game in a draw and the game is not at the limit. */
+        if (n > 2 && r != 0) {
+          int rc = pb_selfplay_check(g, s, 1, 0, (uint32_t)mt, &err);
+          assert_int_equal(rc, PB_ECORRUPT);
+        }
+        /* A position left out. */
+        if (n > 3) {
+          pb_state_t *c = malloc(n * sizeof *c);
+          assert_non_null(c);
+          memcpy(c, s, n * sizeof *c);
+          memmove(&c[1], &c[2], (n - 2) * sizeof *c);
+          assert_int_equal(pb_selfplay_check(g, c, n - 1, r, (uint32_t)mt, &err),
+                           PB_ECORRUPT);
+          assert_non_null(strstr(err.msg, "legal move"));
+          /* Not from the start. */
+          assert_int_equal(
+              pb_selfplay_check(g, s + 1, n - 1, r, (uint32_t)mt, &err),
+              PB_ECORRUPT);
+          free(c);
+        }
+      }
+      if (mt > 100) assert_true(decided > 0);
+      pb_episodes_free(&e);
+    }
+    /* The forgery of issue 26: the initial position alone, as a draw. */
+    pb_state_t s0;
+    g->reset(&s0);
+    assert_int_equal(pb_selfplay_check(g, &s0, 1, 0, 400, &err), PB_ECORRUPT);
+    assert_int_equal(pb_selfplay_check(g, &s0, 0, 0, 400, &err), PB_ECORRUPT);
+    /* A one-move run: the draw at the limit is what self-play makes. */
+    assert_int_equal(pb_selfplay_check(g, &s0, 1, 0, 1, &err), 0);
+  }
+}
+
 static void test_episode_store(void **state) {
   (void)state;
   pb_episodes_t a, b;
@@ -347,6 +419,7 @@ int main(void) {
       cmocka_unit_test(test_episodes_real_and_deterministic),
       cmocka_unit_test(test_turn_limit),
       cmocka_unit_test(test_episode_store),
+      cmocka_unit_test(test_check_episodes),
       cmocka_unit_test(test_bad_options),
       cmocka_unit_test(test_pick_temperature),
       cmocka_unit_test(test_selfplay_temperature),

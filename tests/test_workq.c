@@ -1,4 +1,5 @@
-/* test_workq.c - leases, expiry, duplicates and ids of net/workq. */
+/* test_workq.c - leases, expiry, duplicates, holders, shares and ids of
+ * net/workq. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,26 +17,26 @@ static void test_in_order_and_done(void **state) {
   uint64_t ids[5];
   for (size_t k = 0; k < 5; k++) {
     size_t i;
-    assert_int_equal(pb_workq_lease(q, 0.0, 10.0, 1, &i, &ids[k]), 0);
+    assert_int_equal(pb_workq_lease(q, 0.0, 10.0, 1, 0, &i, &ids[k]), 0);
     assert_int_equal(i, k);
   }
   size_t i;
   uint64_t id;
-  assert_int_equal(pb_workq_lease(q, 0.0, 10.0, 1, &i, &id), PB_EAGAIN);
+  assert_int_equal(pb_workq_lease(q, 0.0, 10.0, 1, 0, &i, &id), PB_EAGAIN);
   for (int k = 4; k >= 0; k--) {
     assert_false(pb_workq_finished(q));
-    assert_int_equal(pb_workq_complete(q, ids[k], &i), PB_WORKQ_ACCEPTED);
+    assert_int_equal(pb_workq_complete(q, ids[k], 1, &i), PB_WORKQ_ACCEPTED);
     assert_int_equal(i, (size_t)k);
   }
   assert_true(pb_workq_finished(q));
-  assert_int_equal(pb_workq_complete(q, ids[2], &i), PB_WORKQ_DUPLICATE);
+  assert_int_equal(pb_workq_complete(q, ids[2], 1, &i), PB_WORKQ_DUPLICATE);
   pb_workq_counts_t c;
   pb_workq_counts(q, &c);
   assert_int_equal(c.duplicates, 1);
   assert_int_equal(c.done, 5);
   /* A new phase: old ids are unknown. */
   assert_int_equal(pb_workq_reset(q, 3, &err), 0);
-  assert_int_equal(pb_workq_complete(q, ids[0], &i), PB_WORKQ_UNKNOWN);
+  assert_int_equal(pb_workq_complete(q, ids[0], 1, &i), PB_WORKQ_UNKNOWN);
   assert_int_equal(pb_workq_reset(q, 17, &err), PB_ERANGE);
   pb_workq_destroy(&q);
   assert_null(q);
@@ -55,34 +56,122 @@ static void test_lease_expiry_and_renew(void **state) {
   pb_workq_reset(q, 3, &err);
   size_t i0, i1, i;
   uint64_t id0, id1, id;
-  pb_workq_lease(q, 0.0, 1.0, 9, &i0, &id0);
-  pb_workq_lease(q, 0.0, 1.0, 9, &i1, &id1);
-  assert_int_equal(pb_workq_renew(q, id1, 0.9, 1.0), 0); /* until 1.9 */
+  pb_workq_lease(q, 0.0, 1.0, 9, 0, &i0, &id0);
+  pb_workq_lease(q, 0.0, 1.0, 9, 0, &i1, &id1);
+  /* Only the holder's heartbeat renews. */
+  assert_int_equal(pb_workq_renew(q, id1, 4, 0.9, 1.0), PB_ENOTFOUND);
+  assert_int_equal(pb_workq_renew(q, id1, 9, 0.9, 1.0), 0); /* until 1.9 */
   expired_seen = 0;
   assert_int_equal(pb_workq_expire(q, 1.5, on_expire, NULL), 1);
   assert_int_equal(expired_seen, 1); /* item 0 */
-  assert_int_equal(pb_workq_renew(q, id0, 1.5, 1.0), PB_ENOTFOUND);
+  assert_int_equal(pb_workq_renew(q, id0, 9, 1.5, 1.0), PB_ENOTFOUND);
   /* Item 0 is handed out again before item 2. */
-  assert_int_equal(pb_workq_lease(q, 1.5, 1.0, 3, &i, &id), 0);
+  assert_int_equal(pb_workq_lease(q, 1.5, 1.0, 3, 0, &i, &id), 0);
   assert_int_equal(i, 0);
-  /* The slow worker's late result still counts (first result) ... */
-  assert_int_equal(pb_workq_complete(q, id0, &i), PB_WORKQ_ACCEPTED);
-  /* ... and the new holder's becomes a duplicate. */
-  assert_int_equal(pb_workq_complete(q, id, &i), PB_WORKQ_DUPLICATE);
+  /* The slow worker's late result is refused: worker 3 holds the lease
+   * now ... */
+  assert_int_equal(pb_workq_complete(q, id0, 9, &i), PB_WORKQ_NOT_HOLDER);
+  /* ... and its result is the one taken; a second is a duplicate. */
+  assert_int_equal(pb_workq_complete(q, id, 3, &i), PB_WORKQ_ACCEPTED);
+  assert_int_equal(pb_workq_complete(q, id, 3, &i), PB_WORKQ_DUPLICATE);
   /* Requeue after a bad result. */
-  assert_int_equal(pb_workq_complete(q, id1, &i), PB_WORKQ_ACCEPTED);
-  pb_workq_requeue(q, 1);
+  assert_int_equal(pb_workq_complete(q, id1, 9, &i), PB_WORKQ_ACCEPTED);
+  pb_workq_requeue(q, 1, 2.0);
   pb_workq_counts_t c;
   pb_workq_counts(q, &c);
   assert_int_equal(c.pending, 2);
   assert_int_equal(c.done, 1);
-  assert_int_equal(pb_workq_lease(q, 2.0, 1.0, 3, &i, &id), 0);
+  assert_int_equal(c.not_holder, 1);
+  assert_int_equal(pb_workq_lease(q, 2.0, 1.0, 3, 0, &i, &id), 0);
   assert_int_equal(i, 1);
   /* A worker that leaves gives its items back at once. */
   assert_int_equal(pb_workq_release(q, 3), 1);
   assert_int_equal(pb_workq_release(q, 3), 0);
   pb_workq_counts(q, &c);
   assert_int_equal(c.pending, 2);
+  pb_workq_destroy(&q);
+}
+
+/* A result is taken only from the holder of the item's lease: not for an
+ * item never handed out, not for another worker's item, not after the
+ * lease expired (even when nobody took the item since). */
+static void test_only_the_holder(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_workq_t *q = pb_workq_new(8, 3, &err);
+  pb_workq_reset(q, 3, &err);
+  size_t i;
+  uint64_t id0, id1;
+  assert_int_equal(pb_workq_lease(q, 0.0, 1.0, 5, 0, &i, &id0), 0);
+  /* Item 1 was never leased: its id is easy to guess, and refused. */
+  assert_int_equal(pb_workq_complete(q, id0 + 1, 5, &i), PB_WORKQ_NOT_HOLDER);
+  assert_int_equal(pb_workq_complete(q, id0, 6, &i), PB_WORKQ_NOT_HOLDER);
+  assert_int_equal(pb_workq_expire(q, 2.0, NULL, NULL), 1);
+  assert_int_equal(pb_workq_complete(q, id0, 5, &i), PB_WORKQ_NOT_HOLDER);
+  assert_false(pb_workq_finished(q));
+  assert_int_equal(pb_workq_lease(q, 2.0, 1.0, 6, 0, &i, &id1), 0);
+  assert_int_equal(id1, id0);
+  assert_int_equal(pb_workq_complete(q, id0, 6, &i), PB_WORKQ_ACCEPTED);
+  pb_workq_counts_t c;
+  pb_workq_counts(q, &c);
+  assert_int_equal(c.not_holder, 3);
+  pb_workq_destroy(&q);
+}
+
+/* An item that comes back (lease expired, result refused) goes to another
+ * worker first: the worker it came from gets the next item instead, and
+ * the same one only after the avoid time (it may be the only worker). */
+static void test_expired_item_goes_elsewhere(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_workq_t *q = pb_workq_new(8, 4, &err);
+  pb_workq_set_avoid(q, 10.0);
+  pb_workq_reset(q, 2, &err);
+  size_t i;
+  uint64_t id;
+  assert_int_equal(pb_workq_lease(q, 0.0, 1.0, 1, 0, &i, &id), 0);
+  assert_int_equal(i, 0);
+  assert_int_equal(pb_workq_expire(q, 1.5, NULL, NULL), 1);
+  /* The greedy holder asks again at once: item 1, not item 0. */
+  assert_int_equal(pb_workq_lease(q, 1.5, 1.0, 1, 0, &i, &id), 0);
+  assert_int_equal(i, 1);
+  assert_int_equal(pb_workq_lease(q, 1.6, 1.0, 1, 0, &i, &id), PB_EAGAIN);
+  /* Another worker takes item 0. */
+  assert_int_equal(pb_workq_lease(q, 1.7, 1.0, 2, 0, &i, &id), 0);
+  assert_int_equal(i, 0);
+  /* A refused result: the same again. */
+  assert_int_equal(pb_workq_complete(q, id, 2, &i), PB_WORKQ_ACCEPTED);
+  pb_workq_requeue(q, 0, 2.0);
+  assert_int_equal(pb_workq_lease(q, 2.0, 1.0, 2, 0, &i, &id), PB_EAGAIN);
+  /* Alone, it gets it back once the avoid time is over. */
+  assert_int_equal(pb_workq_lease(q, 12.5, 1.0, 2, 0, &i, &id), 0);
+  assert_int_equal(i, 0);
+  /* Without an avoid time (the default), it goes back at once. */
+  pb_workq_set_avoid(q, 0);
+  assert_int_equal(pb_workq_expire(q, 20.0, NULL, NULL), 2);
+  assert_int_equal(pb_workq_lease(q, 20.0, 1.0, 2, 0, &i, &id), 0);
+  assert_int_equal(i, 0);
+  pb_workq_destroy(&q);
+}
+
+/* max_held caps what one worker holds at once. */
+static void test_share(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_workq_t *q = pb_workq_new(8, 5, &err);
+  pb_workq_reset(q, 6, &err);
+  size_t i;
+  uint64_t id[6];
+  for (int k = 0; k < 3; k++)
+    assert_int_equal(pb_workq_lease(q, 0.0, 1.0, 1, 3, &i, &id[k]), 0);
+  assert_int_equal(pb_workq_held(q, 1), 3);
+  assert_int_equal(pb_workq_lease(q, 0.0, 1.0, 1, 3, &i, &id[3]), PB_EAGAIN);
+  assert_int_equal(pb_workq_lease(q, 0.0, 1.0, 2, 3, &i, &id[3]), 0);
+  assert_int_equal(i, 3);
+  assert_int_equal(pb_workq_complete(q, id[0], 1, &i), PB_WORKQ_ACCEPTED);
+  assert_int_equal(pb_workq_held(q, 1), 2);
+  assert_int_equal(pb_workq_lease(q, 0.0, 1.0, 1, 3, &i, &id[4]), 0);
+  assert_int_equal(i, 4);
   pb_workq_destroy(&q);
 }
 
@@ -97,25 +186,25 @@ static void test_lease_cap(void **state) {
   assert_int_equal(pb_workq_reset(q, 1, &err), 0);
   size_t idx;
   uint64_t id;
-  assert_int_equal(pb_workq_lease(q, 0.0, 1.0, 7, &idx, &id), 0);
+  assert_int_equal(pb_workq_lease(q, 0.0, 1.0, 7, 0, &idx, &id), 0);
   /* A heartbeat every half second, for ten seconds. */
   size_t expired_at = 0;
   for (int k = 1; k <= 20 && expired_at == 0; k++) {
     double t = 0.5 * k;
     if (pb_workq_expire(q, t, NULL, NULL) > 0) expired_at = (size_t)k;
-    else assert_int_equal(pb_workq_renew(q, id, t, 1.0), 0);
+    else assert_int_equal(pb_workq_renew(q, id, 7, t, 1.0), 0);
   }
   /* Renewed to 3.0 at most: expired at the first check after it. */
   assert_int_equal(expired_at, 7);
   uint64_t id2;
-  assert_int_equal(pb_workq_lease(q, 3.5, 1.0, 8, &idx, &id2), 0);
+  assert_int_equal(pb_workq_lease(q, 3.5, 1.0, 8, 0, &idx, &id2), 0);
   assert_int_equal(id2, id);
   /* A lease shorter than the cap is untouched by it; no cap: no limit. */
   pb_workq_set_max_lease(q, 0);
   for (int k = 1; k <= 40; k++) {
     double t = 3.5 + 0.5 * k;
     assert_int_equal(pb_workq_expire(q, t, NULL, NULL), 0);
-    assert_int_equal(pb_workq_renew(q, id, t, 1.0), 0);
+    assert_int_equal(pb_workq_renew(q, id, 8, t, 1.0), 0);
   }
   pb_workq_destroy(&q);
 }
@@ -128,10 +217,10 @@ static void test_ids_differ_between_queues(void **state) {
   pb_workq_reset(b, 1, &err);
   size_t i;
   uint64_t ia, ib;
-  pb_workq_lease(a, 0, 1, 0, &i, &ia);
-  pb_workq_lease(b, 0, 1, 0, &i, &ib);
+  pb_workq_lease(a, 0, 1, 0, 0, &i, &ia);
+  pb_workq_lease(b, 0, 1, 0, 0, &i, &ib);
   assert_true(ia != ib);
-  assert_int_equal(pb_workq_complete(b, ia, &i), PB_WORKQ_UNKNOWN);
+  assert_int_equal(pb_workq_complete(b, ia, 0, &i), PB_WORKQ_UNKNOWN);
   assert_int_equal(pb_workq_index(a, ia), 0);
   assert_int_equal(pb_workq_index(a, ia + 1), -1);
   pb_workq_destroy(&a);
@@ -147,7 +236,7 @@ static void test_empty_phase(void **state) {
   assert_true(pb_workq_finished(q));
   size_t i;
   uint64_t id;
-  assert_int_equal(pb_workq_lease(q, 0, 1, 0, &i, &id), PB_EAGAIN);
+  assert_int_equal(pb_workq_lease(q, 0, 1, 0, 0, &i, &id), PB_EAGAIN);
   pb_workq_destroy(&q);
 }
 
@@ -155,6 +244,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_in_order_and_done),
       cmocka_unit_test(test_lease_expiry_and_renew),
+      cmocka_unit_test(test_only_the_holder),
+      cmocka_unit_test(test_expired_item_goes_elsewhere),
+      cmocka_unit_test(test_share),
       cmocka_unit_test(test_lease_cap),
       cmocka_unit_test(test_ids_differ_between_queues),
       cmocka_unit_test(test_empty_phase),

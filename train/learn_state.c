@@ -231,6 +231,19 @@ void pb_learn_report_json(const pb_learn_t *l, const pb_learn_report_t *r,
   pb_json_kuint(j, "distinct_positions", r->n_distinct);
   pb_json_kuint(j, "targets_crc",
                 pb_learn_targets_crc(l, r->eps, r->qtargets, r->n_distinct));
+  if (!l->az && r->qtargets != NULL) {
+    /* The mean Q-target (over nonzero ones: illegal actions are 0), what
+     * a poisoner of the search would move. */
+    double sum = 0;
+    size_t cnt = 0;
+    const size_t n = r->n_distinct * (size_t)l->g->num_actions;
+    for (size_t i = 0; i < n; i++)
+      if (r->qtargets[i] != 0.0f) {
+        sum += r->qtargets[i];
+        cnt++;
+      }
+    pb_json_kdouble(j, "q_target_mean", cnt ? sum / (double)cnt : 0.0);
+  }
   pb_json_kdouble(j, "selfplay_s", r->selfplay_s);
   if (!l->az) pb_json_kdouble(j, "train_v_s", r->v->seconds);
   if (!l->az) pb_json_kdouble(j, "search_s", r->search_s);

@@ -165,3 +165,60 @@ int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
 uint64_t pb_selfplay_positions(const pb_selfplay_t *sp) {
   return sp->positions;
 }
+
+/* Whether some legal move of s leads to next. */
+static int has_child(const pb_game_t *g, const pb_state_t *s,
+                     const pb_state_t *next) {
+  uint8_t acts[PB_MAX_ACTIONS];
+  int na = g->legal(s, acts);
+  for (int k = 0; k < na; k++) {
+    pb_state_t c = *s;
+    int done = 0;
+    g->step(&c, acts[k], &done);
+    if (!done && memcmp(&c, next, sizeof c) == 0) return 1;
+  }
+  return 0;
+}
+
+/* Whether the last move of an episode from s can end as announced. */
+static int can_end(const pb_game_t *g, const pb_state_t *s, int reward,
+                   int cut) {
+  uint8_t acts[PB_MAX_ACTIONS];
+  int na = g->legal(s, acts);
+  for (int k = 0; k < na; k++) {
+    pb_state_t c = *s;
+    int done = 0;
+    float r = g->step(&c, acts[k], &done);
+    if (done ? (int)lrintf(r) == reward : cut && reward == 0) return 1;
+  }
+  return 0;
+}
+
+int pb_selfplay_check(const pb_game_t *g, const pb_state_t *states,
+                      uint32_t n, int final_reward, uint32_t max_turns,
+                      pb_err_t *err) {
+  uint32_t T = max_turns;
+  if (T == 0 || T > (uint32_t)g->max_turns) T = (uint32_t)g->max_turns;
+  if (n == 0 || n > T)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "an episode of %u moves (1 to %u in this run)", n, T);
+  pb_state_t s0;
+  g->reset(&s0);
+  if (memcmp(&states[0], &s0, sizeof s0) != 0)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "an episode that does not start at the initial position");
+  for (uint32_t i = 0; i + 1 < n; i++) {
+    if (!has_child(g, &states[i], &states[i + 1]))
+      return pb_err_set(err, PB_ECORRUPT,
+                        "ply %u of an episode does not follow from ply %u by "
+                        "a legal move that leaves the game going",
+                        i + 1, i);
+  }
+  if (!can_end(g, &states[n - 1], final_reward, n == T))
+    return pb_err_set(err, PB_ECORRUPT,
+                      "an episode of %u moves announced as %+d: no legal move "
+                      "of its last position ends the game so (and it is not "
+                      "cut at max_turns %u with a draw)",
+                      n, final_reward, T);
+  return 0;
+}

@@ -52,6 +52,19 @@ int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
 int pb_selfplay_pick(const float *q, const uint8_t *acts, int na, double eps,
                      double alpha, double temperature, pb_rng_t *rng);
 
+/* Checks an episode a worker sent against the rules and the run, as
+ * pb_selfplay_run (and the AlphaZero self-play) make them: states[0] is
+ * the initial position, each state follows the one before by a legal move
+ * that leaves the game going, and from the last state a legal move either
+ * ends the game with the mover's reward final_reward or, with
+ * final_reward 0 and n == max_turns (the run's limit, at most the game's),
+ * leaves it unfinished. (The wire decoder checks less: it cannot know the
+ * run's max_turns, so it takes any draw.) 0, or PB_ECORRUPT with err
+ * naming the first fault and its ply. */
+int pb_selfplay_check(const pb_game_t *g, const pb_state_t *states,
+                      uint32_t n, int final_reward, uint32_t max_turns,
+                      pb_err_t *err);
+
 /* Positions played (moves chosen) since creation. */
 uint64_t pb_selfplay_positions(const pb_selfplay_t *sp);
 

@@ -1,0 +1,510 @@
+/* test_poison.c - workers that lie, hop identities, hoard or forge, against
+ * a real learner over real sockets on loopback (issue 26): nothing they
+ * send is trained on, a quarantine bans the liar and not the run, a run
+ * whose workers are all refused stops with an error, and the lease rules
+ * hold (results only from the holder, an expired item goes elsewhere, a
+ * greedy holder gets its share and no more). Honest workers are the real
+ * probs-actor; the hostile ones are written here with the wire codec. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <zmq.h>
+
+#include "curve.h"
+#include "game.h"
+#include "msg.h"
+#include "proc.h"
+
+#define BIN PB_BIN_DIR
+#define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
+#define RUN "c4-smoke"
+
+typedef struct {
+  char dir[256];
+  char ep[64];               /* the learner's work endpoint */
+  char work[96], pub[96];    /* --set values for both endpoints */
+  const char *extra[16];     /* more --set values, NULL-terminated */
+} run_t;
+
+static void run_init(run_t *r, const char *tag, int slot) {
+  memset(r, 0, sizeof *r);
+  tp_tmpdir(r->dir, sizeof r->dir, tag);
+  assert_true(r->dir[0] != '\0');
+  int port = tp_port_base(slot);
+  snprintf(r->ep, sizeof r->ep, "tcp://127.0.0.1:%d", port);
+  snprintf(r->work, sizeof r->work, "net.work_endpoint=%s", r->ep);
+  snprintf(r->pub, sizeof r->pub, "net.pub_endpoint=tcp://127.0.0.1:%d",
+           port + 1);
+}
+
+static pid_t start(run_t *r, const char *prog, const char *const *args,
+                   const char *logname) {
+  char *argv[80];
+  int n = 0;
+  char path[512], log[512];
+  snprintf(path, sizeof path, "%s/%s", BIN, prog);
+  snprintf(log, sizeof log, "%s/%s.out", r->dir, logname);
+  argv[n++] = path;
+  argv[n++] = (char *)CONFIG;
+  for (int i = 0; args[i] != NULL; i++) argv[n++] = (char *)args[i];
+  argv[n++] = (char *)"--set";
+  argv[n++] = r->work;
+  argv[n++] = (char *)"--set";
+  argv[n++] = r->pub;
+  for (int i = 0; r->extra[i] != NULL && n < 76; i++) {
+    argv[n++] = (char *)"--set";
+    argv[n++] = (char *)r->extra[i];
+  }
+  argv[n] = NULL;
+  pid_t pid = tp_spawn(argv, log);
+  assert_true(pid > 0);
+  return pid;
+}
+
+static pid_t start_learner(run_t *r) {
+  const char *a[] = {"--run-dir", r->dir, NULL};
+  return start(r, "probs-learner", a, "learner");
+}
+
+/* A real worker; key (or NULL) is its net.curve_key. */
+static pid_t start_worker(run_t *r, const char *role, const char *id,
+                          const char *key) {
+  char k[80];
+  snprintf(k, sizeof k, "net.curve_key=%s", key ? key : "worker");
+  const char *a[] = {"--role", role, "--id", id, "--set", k, NULL};
+  if (key == NULL) a[4] = NULL;
+  return start(r, "probs-actor", a, id);
+}
+
+/* Whether pid still runs; once it has exited, its wait status is kept in
+ * *st (tp_alive would reap it and lose the status). */
+static int running(pid_t pid, int *st) {
+  if (*st != -1) return 0;
+  int w;
+  pid_t r = waitpid(pid, &w, WNOHANG);
+  if (r == 0) return 1;
+  *st = r == pid ? w : -2;
+  return 0;
+}
+
+/* The exit status of pid within timeout_s, given what running() kept. */
+static int wait_kept(pid_t pid, int st, double timeout_s) {
+  return st != -1 ? st : tp_wait(pid, timeout_s);
+}
+
+static void path_of(const run_t *r, const char *name, char *buf, size_t n) {
+  snprintf(buf, n, "%s/%s", r->dir, name);
+}
+
+static int exit_status(int st) {
+  return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Sum of "key":<number> over metrics.jsonl's iteration lines (or the
+ * values, into out). Returns how many lines had it. */
+static int metric(const run_t *r, const char *key, double *sum, double *out,
+                  int max) {
+  char path[512];
+  path_of(r, "metrics.jsonl", path, sizeof path);
+  char *b = tp_slurp(path);
+  if (!b) return 0;
+  int n = 0;
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  *sum = 0;
+  for (char *line = strtok(b, "\n"); line; line = strtok(NULL, "\n")) {
+    if (!strstr(line, "\"event\":\"iteration\"")) continue;
+    char *p = strstr(line, pat);
+    if (!p) continue;
+    double v = strtod(p + strlen(pat), NULL);
+    *sum += v;
+    if (out && n < max) out[n] = v;
+    n++;
+  }
+  free(b);
+  return n;
+}
+
+/* ---- a hostile peer, written with the wire codec ---------------------- */
+
+static void *peer_new(void *ctx, const char *ep, const pb_curve_keys_t *mine,
+                      const char *server_pub) {
+  void *d = zmq_socket(ctx, ZMQ_DEALER);
+  int linger = 2000; /* what it sent last still goes out after close */
+  zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof linger);
+  pb_err_t err;
+  if (mine != NULL)
+    assert_int_equal(pb_curve_client(d, mine, server_pub, &err), 0);
+  assert_int_equal(zmq_connect(d, ep), 0);
+  return d;
+}
+
+static void send_msg(void *sock, const pb_msg_t *m) {
+  uint8_t *buf;
+  size_t len;
+  pb_err_t err;
+  assert_int_equal(pb_msg_encode(m, &buf, &len, &err), 0);
+  assert_true(zmq_send(sock, buf, len, 0) == (int)len);
+  free(buf);
+}
+
+/* One message within timeout_ms, decoded; its type or -1. */
+static int recv_msg(void *sock, int timeout_ms, pb_msg_t *out) {
+  zmq_pollitem_t it = {sock, 0, ZMQ_POLLIN, 0};
+  double end = tp_now() + timeout_ms / 1000.0;
+  while (tp_now() < end) {
+    if (zmq_poll(&it, 1, 50) <= 0) continue;
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    int n = zmq_msg_recv(&m, sock, 0);
+    int type = -1;
+    pb_err_t err;
+    if (n >= 0 && pb_msg_decode(zmq_msg_data(&m), zmq_msg_size(&m), NULL, out,
+                                &err) == 0)
+      type = out->type;
+    zmq_msg_close(&m);
+    if (type >= 0) return type;
+  }
+  return -1;
+}
+
+/* Asks for work as `role`; the reply's type (-1: none in 2 s), in *r. */
+static int ask(void *sock, const char *sender, int role, pb_msg_t *r) {
+  pb_msg_t m;
+  pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, sender);
+  m.work_request.role = role;
+  send_msg(sock, &m);
+  return recv_msg(sock, 2000, r);
+}
+
+/* The lie of issue 26: +1 on every legal action of every state (in range,
+ * finite, zero on illegal actions: every check of the message passes). */
+static void answer_lie(void *sock, const char *sender,
+                       const pb_msg_work_item_t *it) {
+  const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
+  const uint32_t ns = it->n_states, A = (uint32_t)g->num_actions;
+  float *q = calloc((size_t)ns * A, sizeof *q);
+  assert_non_null(q);
+  for (uint32_t i = 0; i < ns; i++) {
+    uint8_t acts[PB_MAX_ACTIONS];
+    int na = g->legal(&it->states[i], acts);
+    for (int k = 0; k < na; k++) q[i * A + acts[k]] = 1.0f;
+  }
+  pb_msg_t res;
+  pb_msg_init(&res, PB_MSG_SEARCH_RESULT, RUN, PB_GAME_CONNECT4, sender);
+  res.search_result.item_id = it->item_id;
+  res.search_result.n_states = ns;
+  res.search_result.n_actions = A;
+  res.search_result.qvalues = q;
+  send_msg(sock, &res);
+  free(q);
+}
+
+/* A searcher that opens a new connection under a new sender id for every
+ * item and lies on each, until `refusals` new connections in a row were
+ * refused, the learner exits, or limit_s pass. Counts what it answered and
+ * how often it was refused. */
+typedef struct {
+  int answered, refused;
+} hop_t;
+
+static hop_t hop_and_lie(const run_t *r, pid_t learner, int *lst, void *ctx,
+                         const pb_curve_keys_t *mine, const char *server_pub,
+                         int refusals, double limit_s) {
+  hop_t h = {0, 0};
+  int in_a_row = 0;
+  double t0 = tp_now();
+  for (int k = 0; tp_now() - t0 < limit_s && in_a_row < refusals; k++) {
+    if (!running(learner, lst)) break;
+    char sender[32];
+    snprintf(sender, sizeof sender, "liar-%d", k);
+    void *d = peer_new(ctx, r->ep, mine, server_pub);
+    pb_msg_t m;
+    int t = ask(d, sender, PB_ROLE_SEARCHER, &m);
+    if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SEARCH) {
+      answer_lie(d, sender, &m.work_item);
+      h.answered++;
+      in_a_row = 0;
+    } else if (t == PB_MSG_REJECT && m.reject.code == PB_EDENIED) {
+      assert_non_null(strstr(m.reject.message, "quarantined"));
+      h.refused++;
+      in_a_row++;
+    } else {
+      tp_sleep(0.1);
+    }
+    if (t >= 0) pb_msg_free(&m);
+    zmq_close(d);
+  }
+  return h;
+}
+
+/* The mean Q-targets of a clean run of the same config, in process, one
+ * per iteration into v (2 at most). */
+static void clean_q_target_mean(run_t *ref, double *v) {
+  char path[512], log[512];
+  snprintf(path, sizeof path, "%s/probs", BIN);
+  snprintf(log, sizeof log, "%s/inproc.out", ref->dir);
+  char *argv[32] = {path, (char *)"train", (char *)CONFIG, (char *)"--inproc",
+                    (char *)"--run-dir", ref->dir};
+  int n = 6;
+  for (int i = 0; ref->extra[i] != NULL; i++) {
+    argv[n++] = (char *)"--set";
+    argv[n++] = (char *)ref->extra[i];
+  }
+  argv[n] = NULL;
+  pid_t p = tp_spawn(argv, log);
+  assert_true(p > 0);
+  assert_int_equal(exit_status(tp_wait(p, 300)), 0);
+  double sum;
+  assert_int_equal(metric(ref, "q_target_mean", &sum, v, 2), 2);
+}
+
+/* Without CURVE, a liar that takes a new connection and sender id for
+ * every item: each of its items is thrown away at the first disagreeing
+ * position and redone by the real searcher; its address is quarantined at
+ * its third disagreeing connection (new connections from it refused); the
+ * real workers, connected before, finish the run; the Q-targets trained
+ * are those of a clean run. */
+static void test_hopping_liar_trains_nothing(void **state) {
+  (void)state;
+  run_t r, ref;
+  run_init(&r, "hop", 20);
+  run_init(&ref, "hop-ref", 21);
+  const char *extra[] = {"train.iterations=2", "train.episodes_per_iter=40",
+                         "net.item_states=16", "net.spot_check=0.05", NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = ref.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  pid_t w[2] = {start_worker(&r, "selfplay", "actor-1", NULL),
+                start_worker(&r, "search", "searcher-1", NULL)};
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "searcher searcher-1 joined", 1, 120));
+  assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
+  void *ctx = zmq_ctx_new();
+  int lst = -1;
+  hop_t h = hop_and_lie(&r, l, &lst, ctx, NULL, NULL, 2, 240);
+  zmq_ctx_term(ctx);
+  double clean[2];
+  clean_q_target_mean(&ref, clean);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  for (int i = 0; i < 2; i++) assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+
+  print_message("liar answered %d items on as many connections, refused %d "
+                "times\n", h.answered, h.refused);
+  assert_true(h.answered >= 3);
+  assert_true(h.refused >= 1);
+  assert_true(tp_count(log, "address 127.0.0.1 is quarantined") == 1);
+  assert_true(tp_count(log, "thrown away") >= 1);
+  double thrown, qmean, v[4];
+  assert_int_equal(metric(&r, "search_items_thrown", &thrown, NULL, 0), 2);
+  assert_true(thrown >= 3);
+  assert_int_equal(metric(&r, "q_target_mean", &qmean, v, 4), 2);
+  for (int i = 0; i < 2; i++) {
+    print_message("iteration %d: mean Q-target %.4f, clean run %.4f\n", i + 1,
+                  v[i], clean[i]);
+    assert_true(fabs(v[i] - clean[i]) < 0.01);
+  }
+  /* The real workers were never refused. */
+  char out[512];
+  path_of(&r, "searcher-1.out", out, sizeof out);
+  assert_int_equal(tp_count(out, "quarantined"), 0);
+}
+
+/* The liar's connections are all refused and no other searcher comes:
+ * /status says the run waits for searchers, and after
+ * net.no_workers_exit_s the learner stops with an error naming the cause,
+ * exit status 78 (probs train does not restart it). */
+static void test_all_refused_run_stops(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "refused", 22);
+  char http[48];
+  int http_port = tp_port_base(23);
+  snprintf(http, sizeof http, "net.http_port=%d", http_port);
+  const char *extra[] = {"train.iterations=1", "net.item_states=16",
+                         "net.no_workers_exit_s=6", http, NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  pid_t a = start_worker(&r, "selfplay", "actor-1", NULL);
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
+  void *ctx = zmq_ctx_new();
+  int lst = -1;
+  hop_t h = hop_and_lie(&r, l, &lst, ctx, NULL, NULL, 3, 240);
+  assert_true(h.refused >= 3);
+  /* /status while it waits. */
+  char cmd[800], out[512];
+  path_of(&r, "status.json", out, sizeof out);
+  snprintf(cmd, sizeof cmd,
+           "curl -s --max-time 5 http://127.0.0.1:%d/status > '%s'",
+           http_port, out);
+  int waited = 0;
+  for (int i = 0; i < 200 && !waited && running(l, &lst); i++) {
+    if (system(cmd) == 0) waited = tp_count(out, "\"waiting_for_workers\"") > 0;
+    if (!waited) tp_sleep(0.1);
+  }
+  assert_true(waited);
+  assert_true(tp_count(out, "\"role\":\"searcher\"") == 1);
+  /* Keep knocking while it waits: refused connections do not count. */
+  double t0 = tp_now();
+  while (running(l, &lst) && tp_now() - t0 < 60) {
+    void *d = peer_new(ctx, r.ep, NULL, NULL);
+    pb_msg_t m;
+    if (ask(d, "liar-again", PB_ROLE_SEARCHER, &m) >= 0) pb_msg_free(&m);
+    zmq_close(d);
+    tp_sleep(0.5);
+  }
+  zmq_ctx_term(ctx);
+  assert_int_equal(exit_status(wait_kept(l, lst, 30)), 78);
+  assert_true(tp_count(log, "no searcher worked for this run for 6 s") >= 1);
+  path_of(&r, "learner.out", out, sizeof out);
+  assert_true(tp_count(out, "no searcher worked for this run") >= 1);
+  kill(a, SIGTERM);
+  tp_wait(a, 30);
+}
+
+/* With CURVE and a key per worker: a liar holding its own key, hopping
+ * connections, gets that key quarantined (every new connection with it
+ * refused); the real workers, with another key, finish the run. */
+static void test_curve_liar_bans_only_its_key(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "keyliar", 24);
+  char keys[300], curve[320], path[512];
+  snprintf(keys, sizeof keys, "%s/keys", r.dir);
+  pb_err_t err;
+  assert_int_equal(pb_curve_make_dir(keys, 2, &err), 0);
+  snprintf(curve, sizeof curve, "net.curve_dir=%s", keys);
+  const char *extra[] = {"train.iterations=2", "train.episodes_per_iter=40",
+                         "net.item_states=16", curve, NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  pid_t w[2] = {start_worker(&r, "selfplay", "actor-1", "worker-1"),
+                start_worker(&r, "search", "searcher-1", "worker-1")};
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "searcher searcher-1 joined", 1, 120));
+  pb_curve_keys_t learner, liar;
+  snprintf(path, sizeof path, "%s/learner.pub", keys);
+  assert_int_equal(pb_curve_load(path, 0, &learner, &err), 0);
+  snprintf(path, sizeof path, "%s/worker-2.key", keys);
+  assert_int_equal(pb_curve_load(path, 1, &liar, &err), 0);
+  void *ctx = zmq_ctx_new();
+  int lst = -1;
+  hop_t h = hop_and_lie(&r, l, &lst, ctx, &liar, learner.pub, 2, 240);
+  zmq_ctx_term(ctx);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  for (int i = 0; i < 2; i++) assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+  print_message("liar answered %d, refused %d\n", h.answered, h.refused);
+  assert_true(h.answered >= 3);
+  assert_true(h.refused >= 1);
+  char line[200];
+  snprintf(line, sizeof line, "CURVE key %s is quarantined", liar.pub);
+  assert_int_equal(tp_count(log, line), 1);
+  assert_int_equal(tp_count(log, "address 127.0.0.1 is quarantined"), 0);
+  snprintf(path, sizeof path, "%s/searcher-1.out", r.dir);
+  assert_int_equal(tp_count(path, "quarantined"), 0);
+}
+
+/* Self-play: a result for an item the sender never held is refused; a
+ * worker whose lease expired is handed another item, not the same; forged
+ * episodes (the initial position alone, as a draw) are refused and the
+ * item redone by a real actor; with a real actor beside it, a greedy
+ * holder gets no more than its share of the items. */
+static void test_selfplay_leases_and_forgery(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "forge", 25);
+  const char *extra[] = {"train.iterations=1", "net.lease_ms=1000",
+                         "net.heartbeat_ms=200", NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  pid_t s = start_worker(&r, "search", "searcher-1", NULL);
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  void *ctx = zmq_ctx_new();
+  void *d = NULL;
+  pb_msg_t m;
+  uint64_t first = 0;
+  /* A new connection for each try: an item handed out in answer to an
+   * earlier try (a late reply) is another connection's. */
+  for (int tries = 0; tries < 120 && first == 0; tries++) {
+    d = peer_new(ctx, r.ep, NULL, NULL);
+    int t = ask(d, "greedy", PB_ROLE_ACTOR, &m);
+    if (t == PB_MSG_WORK_ITEM) first = m.work_item.item_id;
+    if (t >= 0) pb_msg_free(&m);
+    if (first == 0) {
+      zmq_close(d);
+      tp_sleep(0.5);
+    }
+  }
+  assert_true(first != 0);
+  /* A result for the next item, never handed to it. */
+  pb_state_t s0;
+  pb_game_by_id(PB_GAME_CONNECT4)->reset(&s0);
+  pb_msg_episode_t eps[5];
+  for (int k = 0; k < 5; k++)
+    eps[k] = (pb_msg_episode_t){.states = &s0, .n_states = 1,
+                                .final_reward = 0, .q_version = 0};
+  pb_msg_t res;
+  pb_msg_init(&res, PB_MSG_SELFPLAY_RESULT, RUN, PB_GAME_CONNECT4, "greedy");
+  res.selfplay_result.item_id = first + 1;
+  res.selfplay_result.episodes = eps;
+  res.selfplay_result.n_episodes = 5;
+  send_msg(d, &res);
+  assert_true(tp_wait_for(log, "does not hold that item's lease", 1, 30));
+  /* Its lease expires (no heartbeat); asking at once gets another item. */
+  tp_sleep(1.6);
+  assert_true(tp_wait_for(log, "expired; re-queued", 1, 30));
+  int t = ask(d, "greedy", PB_ROLE_ACTOR, &m);
+  assert_int_equal(t, PB_MSG_WORK_ITEM);
+  uint64_t second = m.work_item.item_id;
+  uint32_t n_eps = m.work_item.episodes;
+  pb_msg_free(&m);
+  assert_true(second != first);
+  /* The forgery: every episode the initial position alone, as a draw. */
+  res.selfplay_result.item_id = second;
+  res.selfplay_result.n_episodes = n_eps;
+  send_msg(d, &res);
+  assert_true(tp_wait_for(log, "an episode of 1 moves announced as +0", 1, 30));
+  /* A real actor joins; the greedy peer asks for all it can. */
+  pid_t a = start_worker(&r, "selfplay", "actor-1", NULL);
+  assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
+  int got = 0;
+  for (int k = 0; k < 4; k++) {
+    t = ask(d, "greedy", PB_ROLE_ACTOR, &m);
+    if (t == PB_MSG_WORK_ITEM) got++;
+    if (t >= 0) pb_msg_free(&m);
+  }
+  /* 4 items, 2 workers: a share of 2 at most. */
+  print_message("the greedy peer got %d of its 4 requests\n", got);
+  assert_true(got <= 2);
+  zmq_close(d);
+  zmq_ctx_term(ctx);
+  assert_int_equal(exit_status(tp_wait(l, 300)), 0);
+  assert_int_equal(exit_status(tp_wait(a, 30)), 0);
+  assert_int_equal(exit_status(tp_wait(s, 30)), 0);
+  double v, pos;
+  assert_int_equal(metric(&r, "results_not_holder", &v, NULL, 0), 1);
+  assert_true(v >= 1);
+  assert_int_equal(metric(&r, "results_refused", &v, NULL, 0), 1);
+  assert_true(v >= 1);
+  /* Real games only: far more distinct positions than episodes. */
+  assert_int_equal(metric(&r, "distinct_positions", &pos, NULL, 0), 1);
+  assert_true(pos > 100);
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_selfplay_leases_and_forgery),
+      cmocka_unit_test(test_hopping_liar_trains_nothing),
+      cmocka_unit_test(test_curve_liar_bans_only_its_key),
+      cmocka_unit_test(test_all_refused_run_stops),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
