@@ -1,7 +1,7 @@
 /* probs-actor - a self-play actor or beam-search worker for a probs learner.
  *
  *   probs-actor CONFIG --role selfplay|search [--set KEY=VALUE]...
- *               [--id NAME] [--log FILE]
+ *               [--id NAME] [--run-id ID] [--log FILE]
  *
  * main() reads the arguments and the config, installs the signal handlers,
  * and hands over to the worker (actor/worker.h): pb_worker_new,
@@ -10,7 +10,8 @@
  * config it cannot load or a failure while it runs, and
  * PB_SUPERVISE_EXIT_FATAL (78) when the worker cannot start (a device it
  * cannot use, an endpoint or key it cannot use: restarting it would only
- * repeat that, so `probs train` stops instead). Usage: docs/worker.md. */
+ * repeat that, so `probs train` stops instead) and when the learner is of
+ * another start than --run-id says. Usage: docs/worker.md. */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "log.h"
 #include "msg.h"
 #include "nn.h"
+#include "rundir.h"
 #include "supervise.h"
 #include "worker.h"
 #include "util.h"
@@ -35,6 +37,9 @@ static void usage(FILE *f) {
           "worker)\n"
           "  --set KEY=VALUE    override a config key (repeatable)\n"
           "  --id NAME          sender id (default ROLE-HOSTNAME-PID)\n"
+          "  --run-id ID        join only the learner of this run id (its\n"
+          "                     RUN_DIR/run-id; default: any learner of "
+          "run.name)\n"
           "  --log FILE         also append the log to FILE\n"
           "  --keys             list every config key with its default\n"
           "  --help             this text\n"
@@ -48,12 +53,13 @@ int main(int argc, char **argv) {
   if (pb_die_with_parent_or_say("probs-actor") != 0) return 1;
   static const struct option opts[] = {{"role", required_argument, 0, 'r'},
                                        {"id", required_argument, 0, 'i'},
+                                       {"run-id", required_argument, 0, 'I'},
                                        {"log", required_argument, 0, 'l'},
                                        PB_ENTRY_OPTIONS,
                                        {0, 0, 0, 0}};
   pb_entry_t e;
   pb_entry_init(&e, "probs-actor", usage);
-  const char *role_arg = NULL, *id = NULL, *log_path = NULL;
+  const char *role_arg = NULL, *id = NULL, *log_path = NULL, *run_id = NULL;
   int c;
   pb_err_t err;
   pb_err_clear(&err);
@@ -70,6 +76,9 @@ int main(int argc, char **argv) {
         break;
       case 'l':
         log_path = optarg;
+        break;
+      case 'I':
+        run_id = optarg;
         break;
       default:
         usage(stderr);
@@ -103,6 +112,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "probs-actor: %s: %s\n", cfg_path, err.msg);
     return 1;
   }
+  if (run_id != NULL && pb_rundir_run_id_check(cfg.run.name, run_id, &err)) {
+    fprintf(stderr, "probs-actor: --run-id: %s\n", err.msg);
+    return 2;
+  }
 
   pb_log_t *log = pb_log_new(pb_worker_component(role), log_path,
                              pb_log_level_parse(cfg.log.level), &err);
@@ -117,7 +130,7 @@ int main(int argc, char **argv) {
    * freed activation buffers makes large batches 2-4x faster. */
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(cfg.model.threads);
-  pb_worker_t *w = pb_worker_new(&cfg, role, id, log, &err);
+  pb_worker_t *w = pb_worker_new(&cfg, role, id, run_id, log, &err);
   if (w == NULL) {
     pb_log_error(log, "cannot start: %s", err.msg);
     pb_log_destroy(&log);
@@ -125,7 +138,8 @@ int main(int argc, char **argv) {
   }
   int rc = pb_worker_run(w, &stop_flag, &err);
   if (rc != 0) pb_log_error(log, "failed: %s", err.msg);
+  int wrong_start = pb_worker_wrong_start(w);
   pb_worker_destroy(&w);
   pb_log_destroy(&log);
-  return rc == 0 ? 0 : 1;
+  return rc == 0 ? 0 : wrong_start ? PB_SUPERVISE_EXIT_FATAL : 1;
 }

@@ -73,9 +73,15 @@ struct pb_worker {
   int stopping; /* the learner announced STOPPING */
   int said_bye;
 
+  /* The start to join: the run id given, "" for any start of run.name;
+   * set when a learner of another start answered. */
+  char want_start[PB_MSG_ID_MAX + 1];
+  int wrong_start;
+
   /* The run joined (valid while joined). */
   int joined;
   char run_id[PB_MSG_ID_MAX + 1];
+  char start_id[PB_MSG_ID_MAX + 1]; /* its learner's start ("" if unsaid) */
   const pb_game_t *g;
   pb_msg_hello_reply_t hello;
 

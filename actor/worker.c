@@ -132,7 +132,7 @@ static int probe_device(pb_worker_t *w, pb_err_t *err) {
 }
 
 pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
-                           pb_log_t *log, pb_err_t *err) {
+                           const char *run_id, pb_log_t *log, pb_err_t *err) {
   if (cfg == NULL) {
     pb_err_set(err, PB_EINVAL, "worker: config is NULL");
     return NULL;
@@ -143,6 +143,11 @@ pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
     return NULL;
   }
   if (id != NULL && pb_worker_id_check(id, err) != 0) return NULL;
+  if (run_id != NULL && strlen(run_id) > PB_MSG_ID_MAX) {
+    pb_err_set(err, PB_EINVAL, "worker: run id longer than %d bytes",
+               PB_MSG_ID_MAX);
+    return NULL;
+  }
   if (pb_config_check(cfg, err) != 0) return NULL;
   pb_worker_t *w = calloc(1, sizeof *w);
   if (w == NULL) {
@@ -157,6 +162,8 @@ pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
   else
     pb_worker_default_id(role, w->id, sizeof w->id);
   hostname_of(w->host, sizeof w->host);
+  if (run_id != NULL)
+    snprintf(w->want_start, sizeof w->want_start, "%s", run_id);
   pb_episodes_init(&w->eps);
   pb_nn_set_threads(cfg->model.threads);
   if (probe_device(w, err) != 0 || pb__worker_setup_sockets(w, err) != 0) {
@@ -217,6 +224,10 @@ const char *pb_worker_id(const pb_worker_t *w) {
   return w->id;
 }
 
+int pb_worker_wrong_start(const pb_worker_t *w) {
+  return w->wrong_start;
+}
+
 void pb_worker_stats(const pb_worker_t *w, pb_worker_stats_t *st) {
   *st = w->st;
 }
@@ -232,7 +243,9 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
   const pb_game_t *g = pb_game_by_id(h->game_id);
   if (g == NULL) /* decode guarantees a known game */
     return pb_err_set(err, PB_EPROTO, "HelloReply names game %d", h->game_id);
-  int same_run = w->g == g && strcmp(w->run_id, h->run_id) == 0;
+  /* Another start of the same run may number other weights alike. */
+  int same_run = w->g == g && strcmp(w->run_id, h->run_id) == 0 &&
+                 strcmp(w->start_id, r->start_id) == 0;
   if (!same_run) {
     w->v.have = w->q.have = 0;
     pb_neteval_destroy(&w->ne); /* its batch bound follows the run's E */
@@ -267,6 +280,7 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
                 g->name, w->cfg.game);
   w->g = g;
   snprintf(w->run_id, sizeof w->run_id, "%s", h->run_id);
+  snprintf(w->start_id, sizeof w->start_id, "%s", r->start_id);
   w->hello = *r;
   if (w->ne == NULL) {
     /* The batch bound is the learner's (same formula, its E), so that
@@ -283,11 +297,11 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
   w->joined = 1;
   w->st.joins++;
   pb_log_info(w->log,
-              "hello accepted: run '%s', game %s, model version %" PRIu64
-              ", E=%u M=%u max_turns=%u eps=%g alpha=%g%s%s",
-              w->run_id, g->name, r->version, r->expansions, r->max_depth,
-              r->max_turns, r->eps, r->alpha, r->message[0] ? ": " : "",
-              r->message);
+              "hello accepted: run '%s', run id %s, game %s, model "
+              "version %" PRIu64 ", E=%u M=%u max_turns=%u eps=%g alpha=%g%s%s",
+              w->run_id, w->start_id[0] ? w->start_id : "(unsaid)", g->name,
+              r->version, r->expansions, r->max_depth, r->max_turns, r->eps,
+              r->alpha, r->message[0] ? ": " : "", r->message);
   return 0;
 }
 
@@ -300,8 +314,24 @@ static int join(pb_worker_t *w, pb_err_t *err) {
     m.hello.threads = (uint32_t)w->cfg.model.threads;
     m.hello.pid = (uint32_t)getpid();
     snprintf(m.hello.hostname, sizeof m.hello.hostname, "%s", w->host);
+    snprintf(m.hello.start_id, sizeof m.hello.start_id, "%s", w->want_start);
     int rc = pb__worker_request(w, &m, BIT(PB_MSG_HELLO_REPLY), &r, err);
     if (rc != 0) return rc;
+    if (w->want_start[0] != '\0' &&
+        strcmp(r.hello_reply.start_id, w->want_start) != 0) {
+      /* Two starts of one run: ours is not the one at this endpoint. */
+      w->wrong_start = 1;
+      rc = pb_err_set(
+          err, PB_EMISMATCH,
+          "the learner at %s is run id %s, but this worker was "
+          "given run id %s: another start of run '%s'; not "
+          "joining it",
+          w->cfg.net.work_endpoint,
+          r.hello_reply.start_id[0] ? r.hello_reply.start_id : "(unsaid)",
+          w->want_start, r.header.run_id);
+      pb_msg_free(&r);
+      return rc;
+    }
     if (r.hello_reply.accepted) {
       rc = adopt_run(w, &r.header, &r.hello_reply, err);
       pb_msg_free(&r);

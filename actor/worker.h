@@ -55,7 +55,10 @@ int pb_worker_id_check(const char *id, pb_err_t *err);
 
 /* Creates a worker of `role` (PB_ROLE_ACTOR or PB_ROLE_SEARCHER) for the
  * checked config cfg (copied). id is the sender id (NULL: the default id);
- * log is borrowed and must outlive the worker (NULL logs to stderr). Sets
+ * run_id is the run id of the learner's start to join (run/rundir.h; what
+ * `probs train` gives its workers), or NULL to join any learner of
+ * run.name; log is borrowed and must outlive the worker (NULL logs to
+ * stderr). Sets
  * libtorch's thread count to model.threads for the calling thread, which
  * must be the one that calls pb_worker_run. Tries model.device once (a
  * throwaway network) so that a device that cannot work fails here, not at
@@ -66,7 +69,7 @@ int pb_worker_id_check(const char *id, pb_err_t *err);
  * CUDA) or PB_ENN (libtorch fails), PB_EIO (a socket cannot be created or
  * an endpoint is refused by ZeroMQ, naming the endpoint), PB_ENOMEM. */
 pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
-                           pb_log_t *log, pb_err_t *err);
+                           const char *run_id, pb_log_t *log, pb_err_t *err);
 
 /* Sends nothing more, closes the sockets (waiting at most net linger, 1 s,
  * for a Bye still queued) and frees everything; accepts NULL and sets *w to
@@ -80,7 +83,11 @@ const char *pb_worker_id(const pb_worker_t *w);
  * the learner announces STOPPING. One turn of the loop:
  *
  *   1. join     Hello until an accepted HelloReply; its header gives the
- *               run id and game that every later message must carry.
+ *               run id and game that every later message must carry. With
+ *               a run id given (pb_worker_new), a learner of another start
+ *               ends the run with PB_EMISMATCH naming both run ids
+ *               (pb_worker_wrong_start), whether it refused the Hello or
+ *               not: retrying cannot change which learner is there.
  *   2. ask      WorkRequest -> WorkItem, or NoWork: wait retry_ms or until
  *               an Announce, then ask again.
  *   3. weights  WeightsRequest for each network version the item needs and
@@ -104,6 +111,10 @@ const char *pb_worker_id(const pb_worker_t *w);
  * cure: socket errors, out of memory, a network that cannot be created on
  * model.device, a learner's settings the engines refuse. */
 int pb_worker_run(pb_worker_t *w, volatile sig_atomic_t *stop, pb_err_t *err);
+
+/* 1 when pb_worker_run ended because the learner is of another start
+ * than the run id the worker was given; a restart would not help. */
+int pb_worker_wrong_start(const pb_worker_t *w);
 
 /* Counters since creation, for logs and tests. */
 typedef struct pb_worker_stats {

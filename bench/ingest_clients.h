@@ -147,7 +147,8 @@ static int client_join(client_t *c, session_t *ss) {
   while (!atomic_load(&c->ctl->stop) && !c->joined) {
     pb_msg_t m, r;
     pb_msg_init(&m, PB_MSG_HELLO, "", 0, ss->sender);
-    m.hello = (pb_msg_hello_t){PB_ROLE_ACTOR, 1, (uint32_t)getpid(), "bench"};
+    m.hello =
+        (pb_msg_hello_t){PB_ROLE_ACTOR, 1, (uint32_t)getpid(), "bench", ""};
     if (pb_msg_encode_buf(&m, &ss->buf, &ss->err) != 0 ||
         zmq_send(ss->s, ss->buf.data, ss->buf.len, 0) < 0) {
       snprintf(c->why, sizeof c->why, "hello: %.200s", ss->err.msg);

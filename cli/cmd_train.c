@@ -9,8 +9,11 @@
  * the programs that sit next to this `probs` binary:
  *
  *   learner       probs-learner CONFIG --run-dir DIR [--resume] [--set ..]
+ *                 --run-id ID
  *   actor-<i>     probs-actor CONFIG --role selfplay --id actor-<i> [--set ..]
+ *                 --run-id ID
  *   searcher-<i>  probs-actor CONFIG --role search --id searcher-<i> [--set ..]
+ *                 --run-id ID
  *   evaluator     probs-evaluator CONFIG --run-dir DIR [--set ..]
  *                 (when eval.enabled, without --no-eval, if the binary is
  *                 there)
@@ -18,7 +21,12 @@
  * and supervises them (net/supervise.h): crashed children are started
  * again (the learner with --resume), the learner's exit 0 ends the run,
  * Ctrl-C stops everything. Every --set goes unchanged to every child, so
- * the config file plus the overrides are the whole configuration. Each
+ * the config file plus the overrides are the whole configuration. ID is the
+ * run id of this start (run/rundir.h), made here: the workers join only a
+ * learner of this start, never the learner of another start of the same
+ * config that happens to hold the ports, and a restarted learner keeps it.
+ * Without --resume or --restart, a run dir that holds a run already is
+ * refused before anything is started or written (both modes). Each
  * child's output goes to RUN_DIR/logs/<name>.log; the supervisor's own
  * lines go to stderr and RUN_DIR/logs/train.log; stdout gets one short
  * progress line per "iteration" (learner) or "elo" (evaluator) event
@@ -46,6 +54,7 @@
 #include "log.h"
 #include "nn.h"
 #include "progress.h"
+#include "rundir.h"
 #include "supervise.h"
 #include "util.h"
 
@@ -67,7 +76,9 @@ static void usage(FILE *f) {
           "  --run-dir DIR      run directory (overrides run.dir)\n"
           "  --resume           continue from the newest intact checkpoint\n"
           "  --restart          the same, but a run dir whose checkpoints are\n"
-          "                     gone starts over (its history moved aside)\n"
+          "                     gone starts over (its history moved aside);\n"
+          "                     without either, a run dir that holds a run is\n"
+          "                     refused (exit status 78), nothing changed\n"
           "  --iterations N     stop once N iterations are done\n"
           "  --set KEY=VALUE    override any config key (repeatable)\n"
           "  --keys             list every config key with its default\n"
@@ -207,6 +218,7 @@ typedef struct {
   int nsets;
   int actors, searchers; /* < 0: the default (train_distributed) */
   int resume, no_eval;   /* resume: 0, 1 --resume, 2 --restart */
+  const char *run_id;    /* this start's, for the learner and the workers */
 } dist_opts_t;
 
 /* The children's programs: probs-learner, probs-actor and
@@ -277,6 +289,10 @@ static int add_children(pb_supervise_t *sup, const char *run_dir,
   arg(&ra, "--resume");
   add_sets(&a, o->sets, o->nsets);
   add_sets(&ra, o->sets, o->nsets);
+  arg(&a, "--run-id");
+  arg(&a, o->run_id);
+  arg(&ra, "--run-id");
+  arg(&ra, o->run_id);
   snprintf(path, sizeof path, "%s/learner.log", logs);
   int rc =
       pb_supervise_add(sup, "learner", a.v, ra.v, path, PB_SUPERVISE_MAIN, err);
@@ -293,6 +309,8 @@ static int add_children(pb_supervise_t *sup, const char *run_dir,
       arg(&a, "--id");
       arg(&a, id);
       add_sets(&a, o->sets, o->nsets);
+      arg(&a, "--run-id");
+      arg(&a, o->run_id);
       snprintf(path, sizeof path, "%s/%s.log", logs, id);
       rc = pb_supervise_add(sup, id, a.v, NULL, path, 0, err);
     }
@@ -331,9 +349,15 @@ static void log_outcome(pb_log_t *log, int rc, int sig, const pb_err_t *err,
                 metrics);
 }
 
-static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
+static int run_distributed(const pb_config_t *cfg, dist_opts_t *o) {
   pb_err_t err;
   pb_err_clear(&err);
+  char run_id[PB_RUNDIR_RUN_ID_MAX + 1];
+  if (pb_rundir_new_run_id(cfg->run.name, run_id, sizeof run_id, &err) != 0) {
+    fprintf(stderr, "probs train: %s\n", err.msg);
+    return 1;
+  }
+  o->run_id = run_id;
   /* The children learn our pid from the environment and ask the kernel to
    * end them when we die, even by SIGKILL (pb_die_with_parent). */
   char ppid[32];
@@ -391,9 +415,9 @@ static int run_distributed(const pb_config_t *cfg, const dist_opts_t *o) {
    * resets every signal to its default in the children. */
   signal(SIGPIPE, SIG_IGN);
   pb_log_info(log,
-              "run %s in %s: learner, %d actor(s), %d searcher(s)%s; logs in "
-              "%s; Ctrl-C stops",
-              cfg->run.name, run_dir, o->actors, o->searchers,
+              "run %s (run id %s) in %s: learner, %d actor(s), %d "
+              "searcher(s)%s; logs in %s; Ctrl-C stops",
+              cfg->run.name, o->run_id, run_dir, o->actors, o->searchers,
               with_eval ? ", evaluator" : "", logs);
   if (cfg->net.http_port > 0)
     pb_log_info(log, "learner status: http://127.0.0.1:%d/status",
@@ -544,12 +568,23 @@ int pb_cmd_train(int argc, char **argv) {
   }
   pb_config_t cfg;
   if (pb_entry_config(&e, &cfg, argv[optind], run_dir) != 0) return 2;
+  pb_err_t err;
+  pb_err_clear(&err);
+  /* A plain start never writes over a run: nothing is touched before. */
+  if (resume == 0 && pb_rundir_check_new(cfg.run.dir, &err) != 0) {
+    fprintf(stderr, "probs train: %s\n", err.msg);
+    return PB_SUPERVISE_EXIT_FATAL;
+  }
   if (!inproc) {
     /* Room for the overrides the distributed mode adds. */
     const char *sets[MAX_SETS + 1];
     int nsets = e.nsets;
     memcpy(sets, e.sets, (size_t)nsets * sizeof *sets);
-    dist_opts_t d = {argv[optind], NULL, 0, actors, searchers, resume, no_eval};
+    dist_opts_t d = {.config_path = argv[optind],
+                     .actors = actors,
+                     .searchers = searchers,
+                     .resume = resume,
+                     .no_eval = no_eval};
     return train_distributed(&cfg, sets, nsets, iterations, &d);
   }
   pb_log_t *log = open_inproc_log(&cfg);
@@ -558,8 +593,6 @@ int pb_cmd_train(int argc, char **argv) {
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(cfg.model.threads);
   pb_inproc_opts_t o = {resume, &stop_flag, iterations};
-  pb_err_t err;
-  pb_err_clear(&err);
   int rc = pb_inproc_run(&cfg, log, &o, &err);
   if (rc != 0) pb_log_error(log, "training failed: %s", err.msg);
   pb_log_destroy(&log);

@@ -68,6 +68,9 @@
 #include "state.h"
 #include "rundir.h"
 
+_Static_assert(PB_RUNDIR_RUN_ID_MAX <= PB_MSG_ID_MAX,
+               "a run id travels in Hello and HelloReply");
+
 /* ---- the loop's turn -------------------------------------------------- */
 
 static void expired(pb_learner_t *l, const char *what, size_t index,
@@ -284,6 +287,12 @@ static int open_trainer(pb_learner_t *l, const char *latest, pb_err_t *err) {
     free(yaml);
     if (rc != 0) goto fail;
   }
+  {
+    char id[PB_RUNDIR_RUN_ID_MAX + 2];
+    int n = snprintf(id, sizeof id, "%s\n", l->start_id);
+    pb_rundir_path(cfg->run.dir, PB_RUNDIR_RUN_ID, path, sizeof path);
+    if (pb_write_file(path, id, (size_t)n, err) != 0) goto fail;
+  }
   /* AlphaZero has no V: only the policy+value network is served, as Q. */
   if ((pb_learn_v(l->learn) != NULL &&
        pb_nn_weights_save(pb_learn_v(l->learn), pb_learn_version(l->learn),
@@ -375,8 +384,8 @@ fail:
   return err && err->code ? err->code : PB_EIO;
 }
 
-pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
-                             pb_err_t *err) {
+pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags,
+                             const char *run_id, pb_log_t *log, pb_err_t *err) {
   pb_learner_t *l = calloc(1, sizeof *l);
   if (l == NULL) {
     pb_err_set(err, PB_ENOMEM, "learner: out of memory");
@@ -390,6 +399,13 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
   if (pb_config_check(cfg, err) != 0) goto fail;
   l->g = pb_game_by_name(cfg->game);
   snprintf(l->run_id, sizeof l->run_id, "%s", cfg->run.name);
+  if (run_id != NULL) {
+    if (pb_rundir_run_id_check(cfg->run.name, run_id, err) != 0) goto fail;
+    snprintf(l->start_id, sizeof l->start_id, "%s", run_id);
+  } else if (pb_rundir_new_run_id(cfg->run.name, l->start_id,
+                                  sizeof l->start_id, err) != 0) {
+    goto fail;
+  }
   char host[64] = "host";
   gethostname(host, sizeof host - 1);
   snprintf(l->sender, sizeof l->sender, "learner-%.40s-%ld", host,
@@ -424,6 +440,10 @@ int pb_learner_run(pb_learner_t *l, pb_err_t *err) {
               pb_learn_alphazero(l->learn) ? "policy+value" : "Q",
               pb_nn_param_count(pb_learn_q(l->learn)),
               pb_nn_device(pb_learn_q(l->learn)));
+  pb_log_info(l->log,
+              "run id %s (%s/" PB_RUNDIR_RUN_ID
+              "): a worker given another one is refused",
+              l->start_id, l->cfg.run.dir);
   if (pb_learn_version(l->learn) >= (uint64_t)l->cfg.train.iterations) {
     l->phase = PH_DONE;
     l->done_at = now(l);

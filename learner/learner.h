@@ -31,10 +31,13 @@ enum {
  * dir without history starts at version 0, and one with history
  * (metrics.jsonl or elo.csv) is an error (PB_ENOTFOUND, saying so) unless
  * PB_LEARNER_RESTART is set: then that history is moved aside and the run
- * starts at version 0. flags 0 starts at version 0. log is borrowed. NULL
- * with err filled on failure. */
-pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags, pb_log_t *log,
-                             pb_err_t *err);
+ * starts at version 0. flags 0 starts at version 0 (main.c first refuses
+ * a run dir that holds a run: pb_rundir_check_new). run_id is this start's
+ * run id (run/rundir.h; NULL: a new one, pb_rundir_new_run_id), written to
+ * RUN_DIR/run-id and logged: a Hello that names another run id is refused
+ * (docs/protocol.md). log is borrowed. NULL with err filled on failure. */
+pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags,
+                             const char *run_id, pb_log_t *log, pb_err_t *err);
 
 /* Runs until the configured number of iterations is done (returns 0), a
  * SIGINT/SIGTERM arrives (finishes the running training step, returns 0),

@@ -1,10 +1,13 @@
 /* probs-learner - the learner process.
  *
  *   probs-learner CONFIG [--run-dir DIR] [--resume] [--restart]
- *                 [--set KEY=VALUE]...
+ *                 [--run-id ID] [--set KEY=VALUE]...
  *   probs-learner --resume RUN_DIR [--set KEY=VALUE]...
  *
- * main() reads the configuration, opens the log, and hands over to
+ * main() reads the configuration, refuses a start without --resume or
+ * --restart on a run dir that holds a run already (before it creates or
+ * changes any file there), takes the run id of this start (--run-id, or a
+ * new one: run/rundir.h), opens the log, and hands over to
  * pb_learner_run (learner/learner.c), the event loop. Exit status: 0 done,
  * 2 bad arguments or config, PB_SUPERVISE_EXIT_FATAL (78) when the learner
  * cannot start or had no worker it accepts for net.no_workers_exit_s
@@ -27,7 +30,8 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: probs-learner CONFIG [--run-dir DIR] [--resume] "
-          "[--restart] [--set KEY=VALUE]...\n"
+          "[--restart] [--run-id ID]\n"
+          "                     [--set KEY=VALUE]...\n"
           "       probs-learner --resume RUN_DIR [--set KEY=VALUE]...\n"
           "  --resume continues from the newest intact checkpoint in the run\n"
           "  directory (starting fresh if the directory has none and no\n"
@@ -35,6 +39,11 @@ static void usage(FILE *f) {
           "  directory instead of CONFIG, the run's own config.yaml is used.\n"
           "  --restart as --resume, but history without a checkpoint is\n"
           "  moved aside (*.before-restart-TIME) and the run starts over.\n"
+          "  Without either, a run directory that holds a run already is\n"
+          "  refused (exit status 78), every file left as it was.\n"
+          "  --run-id ID is this start's run id (RUN_NAME-SUFFIX; default:\n"
+          "  a new one), written to RUN_DIR/run-id; workers given it\n"
+          "  (probs-actor --run-id) join this learner only.\n"
           "  --set KEY=VALUE overrides a config key (repeatable); --keys lists\n"
           "  every key with its default.\n");
 }
@@ -50,11 +59,12 @@ int main(int argc, char **argv) {
       {"run-dir", required_argument, 0, 'd'},
       {"resume", no_argument, 0, 'r'},
       {"restart", no_argument, 0, 'R'},
+      {"run-id", required_argument, 0, 'I'},
       PB_ENTRY_OPTIONS,
       {0, 0, 0, 0}};
   pb_entry_t e;
   pb_entry_init(&e, "probs-learner", usage);
-  const char *run_dir = NULL;
+  const char *run_dir = NULL, *run_id = NULL;
   int resume = 0, c;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     int rc = pb_entry_option(&e, c, optarg);
@@ -64,6 +74,7 @@ int main(int argc, char **argv) {
     case 'd': run_dir = optarg; break;
     case 'r': resume |= PB_LEARNER_RESUME; break;
     case 'R': resume |= PB_LEARNER_RESTART; break;
+    case 'I': run_id = optarg; break;
     default: usage(stderr); return 2;
     }
   }
@@ -84,6 +95,22 @@ int main(int argc, char **argv) {
   if (pb_entry_config(&e, &cfg, cfg_path, run_dir) != 0) return 2;
   pb_err_t err;
   pb_err_clear(&err);
+  /* A plain start never writes over a run: nothing is touched before this. */
+  if (resume == 0 && pb_rundir_check_new(cfg.run.dir, &err) != 0) {
+    fprintf(stderr, "probs-learner: %s\n", err.msg);
+    return PB_SUPERVISE_EXIT_FATAL;
+  }
+  char id[PB_RUNDIR_RUN_ID_MAX + 1];
+  if (run_id != NULL) {
+    if (pb_rundir_run_id_check(cfg.run.name, run_id, &err) != 0) {
+      fprintf(stderr, "probs-learner: --run-id: %s\n", err.msg);
+      return 2;
+    }
+    snprintf(id, sizeof id, "%s", run_id);
+  } else if (pb_rundir_new_run_id(cfg.run.name, id, sizeof id, &err) != 0) {
+    fprintf(stderr, "probs-learner: %s\n", err.msg);
+    return 1;
+  }
   if (pb_mkdir_p(cfg.run.dir, &err) != 0) {
     fprintf(stderr, "probs-learner: %s\n", err.msg);
     return 1;
@@ -99,7 +126,7 @@ int main(int argc, char **argv) {
   /* Process-wide torch settings, before any thread exists. */
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(cfg.model.threads);
-  pb_learner_t *l = pb_learner_new(&cfg, resume, log, &err);
+  pb_learner_t *l = pb_learner_new(&cfg, resume, id, log, &err);
   if (l == NULL) {
     /* A start-up error (a config that does not fit the run dir, lost
      * checkpoints, a port in use): restarting would only repeat it. */

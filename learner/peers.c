@@ -17,7 +17,34 @@
 
 /* ---- message handlers ------------------------------------------------- */
 
+/* A worker given the run id of another start of this run (two starts of
+ * one config, one's workers at the other's port) is refused, told this
+ * learner's run id, and its later messages are refused too (handle). */
+static int other_start(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
+  const char *want = m->hello.start_id;
+  p->other_start = want[0] != '\0' && strcmp(want, l->start_id) != 0;
+  if (!p->other_start) return 0;
+  l->msgs_mismatch++;
+  pb_log_warn(l->log,
+              "refused %s %s (host %s, pid %u): it was given run id %s, this "
+              "learner is run id %s (another start of run '%s'); its work "
+              "is not taken",
+              pb_msg_role_name(m->hello.role), m->header.sender_id,
+              m->hello.hostname, m->hello.pid, want, l->start_id, l->run_id);
+  pb_msg_t r;
+  pb__init_msg(l, &r, PB_MSG_HELLO_REPLY);
+  snprintf(r.hello_reply.message, sizeof r.hello_reply.message,
+           "this learner is run id %s, you were given %s: another start of "
+           "run '%s'",
+           l->start_id, want, l->run_id);
+  snprintf(r.hello_reply.start_id, sizeof r.hello_reply.start_id, "%s",
+           l->start_id);
+  pb__send_msg(l, p, &r);
+  return 1;
+}
+
 static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
+  if (other_start(l, p, m)) return;
   p->role = m->hello.role;
   snprintf(p->sender, sizeof p->sender, "%s", m->header.sender_id);
   snprintf(p->host, sizeof p->host, "%s", m->hello.hostname);
@@ -29,6 +56,8 @@ static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   r.hello_reply.accepted = 1;
   snprintf(r.hello_reply.message, sizeof r.hello_reply.message, "welcome to %s",
            l->run_id);
+  snprintf(r.hello_reply.start_id, sizeof r.hello_reply.start_id, "%s",
+           l->start_id);
   r.hello_reply.version = pb_learn_version(l->learn);
   r.hello_reply.expansions = (uint32_t)l->cfg.search.expansions;
   r.hello_reply.max_depth = (uint32_t)l->cfg.search.max_depth;
@@ -331,6 +360,15 @@ static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
   if (addr != NULL && p->addr[0] == '\0')
     snprintf(p->addr, sizeof p->addr, "%s", addr);
   if (pb__refused(l, p, &m)) {
+    pb_msg_free(&m);
+    return;
+  }
+  if (p->other_start && m.type != PB_MSG_HELLO) {
+    l->msgs_mismatch++;
+    if (m.type != PB_MSG_BYE && m.type != PB_MSG_HEARTBEAT)
+      pb__reject(l, p, PB_EMISMATCH,
+                 "your Hello named another start of this run (see the "
+                 "learner's run id in its HelloReply)");
     pb_msg_free(&m);
     return;
   }

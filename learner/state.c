@@ -50,7 +50,7 @@ static int count_alive(pb_learner_t *l, int role, int usable) {
   int n = 0;
   for (int i = 0; i < l->max_peers; i++) {
     peer_t *p = &l->peers[i];
-    if (p->used && t - p->last_seen < horizon &&
+    if (p->used && !p->other_start && t - p->last_seen < horizon &&
         (role == 0 || p->role == role) && !(usable && p->quarantined))
       n++;
   }

@@ -53,6 +53,7 @@ typedef struct {
   int quarantined;       /* refused: its results disagreed with the spot
                           * check, or it is of a banned key or address */
   int disagreed;         /* a position it delivered failed the spot check */
+  int other_start;       /* its Hello named another start's run id */
   uint64_t spot_version; /* the iteration spot_tally counts for */
   pb_spot_tally_t spot_tally;
 } peer_t;
@@ -106,7 +107,8 @@ struct pb_learner {
   pb_zap_t *zap;
   int zap_keys; /* worker keys accepted when last logged */ /* CURVE's ZAP handler, or NULL */
   pb_metrics_t *metrics;
-  char run_id[PB_MSG_ID_MAX + 1];
+  char run_id[PB_MSG_ID_MAX + 1];   /* run.name: every header's run_id */
+  char start_id[PB_MSG_ID_MAX + 1]; /* this start's run id (RUN_DIR/run-id) */
   char sender[PB_MSG_ID_MAX + 1];
 
   uv_loop_t loop;

@@ -107,6 +107,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_init(&j);
   pb_json_obj_begin(&j);
   pb_json_kstr(&j, "run", l->run_id);
+  pb_json_kstr(&j, "run_id", l->start_id);
   pb_json_kstr(&j, "game", l->g->name);
   pb_json_kuint(&j, "version", pb_learn_version(l->learn));
   pb_json_kuint(&j, "iteration", pb_learn_version(l->learn) +

@@ -107,11 +107,16 @@ typedef struct pb_msg_header {
   char sender_id[PB_MSG_ID_MAX + 1]; /* never "" */
 } pb_msg_header_t;
 
+/* A start id is the run id of one start of a learner ("NAME-XXXXXXXX",
+ * run/rundir.h): header.run_id names the run (run.name), the start id which
+ * of its starts. Printable ASCII, <= PB_MSG_ID_MAX bytes. */
 typedef struct pb_msg_hello {
   int role;         /* PB_ROLE_* */
   uint32_t threads; /* 1..PB_MSG_MAX_THREADS */
   uint32_t pid;
   char hostname[PB_MSG_HOST_MAX + 1];
+  /* the start the worker was given; "": any start of header.run_id */
+  char start_id[PB_MSG_ID_MAX + 1];
 } pb_msg_hello_t;
 
 typedef struct pb_msg_hello_reply {
@@ -129,6 +134,7 @@ typedef struct pb_msg_hello_reply {
   uint32_t simulations; /* alphazero: 1..PB_MSG_MAX_SIMULATIONS */
   double c_puct;        /* alphazero: (0, 100] */
   uint32_t temp_moves;  /* alphazero: <= PB_MSG_MAX_TURNS */
+  char start_id[PB_MSG_ID_MAX + 1]; /* the learner's start ("" if unsaid) */
 } pb_msg_hello_reply_t;
 
 enum { PB_ALGO_PROBS = 0, PB_ALGO_ALPHAZERO = 1 };

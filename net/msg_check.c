@@ -78,7 +78,10 @@ int pb__msg_check_hello(pb__msg_ctx_t *c, const pb_msg_t *m) {
   if ((rc = pb__msg_check_range(c, "threads", b->threads, 1,
                                 PB_MSG_MAX_THREADS)))
     return rc;
-  return check_text(c, "hostname", b->hostname, PB_MSG_HOST_MAX, TEXT_ID, 0);
+  if ((rc =
+           check_text(c, "hostname", b->hostname, PB_MSG_HOST_MAX, TEXT_ID, 0)))
+    return rc;
+  return check_text(c, "start_id", b->start_id, PB_MSG_ID_MAX, TEXT_ID, 0);
 }
 
 int pb__msg_check_hello_reply(pb__msg_ctx_t *c, const pb_msg_t *m) {
@@ -89,6 +92,8 @@ int pb__msg_check_hello_reply(pb__msg_ctx_t *c, const pb_msg_t *m) {
     return rc;
   if ((rc =
            check_text(c, "message", b->message, PB_MSG_TEXT_MAX, TEXT_FREE, 0)))
+    return rc;
+  if ((rc = check_text(c, "start_id", b->start_id, PB_MSG_ID_MAX, TEXT_ID, 0)))
     return rc;
   if ((rc = pb__msg_check_range(c, "expansions", b->expansions, 0,
                                 PB_MSG_MAX_EXPANSIONS)))

@@ -131,7 +131,9 @@ int pb__msg_decode_hello(pb__msg_ctx_t *c, Probs__Envelope *env,
   out->hello.threads = w->threads;
   out->hello.pid = w->pid;
   if ((rc = pb__msg_copy_text(c, "hostname", out->hello.hostname, w->hostname,
-                              PB_MSG_HOST_MAX)))
+                              PB_MSG_HOST_MAX)) ||
+      (rc = pb__msg_copy_text(c, "start_id", out->hello.start_id, w->start_id,
+                              PB_MSG_ID_MAX)))
     return rc;
   return pb__msg_check_hello(c, out);
 }
@@ -157,6 +159,9 @@ int pb__msg_decode_hello_reply(pb__msg_ctx_t *c, Probs__Envelope *env,
   d->simulations = w->simulations;
   d->c_puct = w->c_puct;
   d->temp_moves = w->temp_moves;
+  if ((rc = pb__msg_copy_text(c, "start_id", d->start_id, w->start_id,
+                              PB_MSG_ID_MAX)))
+    return rc;
   return pb__msg_check_hello_reply(c, out);
 }
 

@@ -45,6 +45,7 @@ int pb__msg_encode_hello(pb__msg_wire_t *w, const pb_msg_t *m) {
   w->body.hello.threads = m->hello.threads;
   w->body.hello.pid = m->hello.pid;
   w->body.hello.hostname = (char *)m->hello.hostname;
+  w->body.hello.start_id = (char *)m->hello.start_id;
   w->env.hello = &w->body.hello;
   return 0;
 }
@@ -67,6 +68,7 @@ int pb__msg_encode_hello_reply(pb__msg_wire_t *w, const pb_msg_t *m) {
   d->simulations = s->simulations;
   d->c_puct = s->c_puct;
   d->temp_moves = s->temp_moves;
+  d->start_id = (char *)s->start_id;
   w->env.hello_reply = d;
   return 0;
 }

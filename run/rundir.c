@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -192,4 +193,89 @@ int pb_rundir_lock_learner(const char *run_dir, pb_err_t *err) {
                         ? "this run dir is in use by another learner: "
                         : "",
                     e.msg);
+}
+
+/* ---- one run per directory, one run id per start ---------------------- */
+
+/* Size of RUN_DIR/name, or -1 when it does not exist. */
+static long long file_size(const char *run_dir, const char *name) {
+  char path[PB_RUNDIR_PATH_MAX];
+  struct stat st;
+  if (pb_rundir_path(run_dir, name, path, sizeof path) != 0) return -1;
+  return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+int pb_rundir_check_new(const char *run_dir, pb_err_t *err) {
+  if (run_dir == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_rundir_check_new: NULL run dir");
+  if (strlen(run_dir) >= PB_RUNDIR_DIR_MAX)
+    return pb_err_set(err, PB_EINVAL, "%.200s: run directory path too long",
+                      run_dir);
+  uint64_t *v = NULL;
+  size_t n = 0;
+  int rc = pb_rundir_versions(run_dir, &v, &n, err);
+  if (rc != 0) return rc;
+  char what[160] = "";
+  size_t len = 0;
+  if (n > 0)
+    len += (size_t)snprintf(what, sizeof what, "checkpoints up to version %llu",
+                            (unsigned long long)v[n - 1]);
+  free(v);
+  static const char *const hist[] = {PB_RUNDIR_METRICS, PB_RUNDIR_ELO_CSV};
+  for (int i = 0; i < 2; i++)
+    if (file_size(run_dir, hist[i]) > 0 && len < sizeof what)
+      len += (size_t)snprintf(what + len, sizeof what - len, "%s%s",
+                              len ? ", " : "", hist[i]);
+  if (len == 0) return 0;
+  return pb_err_set(err, PB_ECONFIG,
+                    "%.200s already holds a run (%s%s): not starting a new "
+                    "run over it. --resume continues that run; --restart "
+                    "continues it too, and starts it over only if its "
+                    "checkpoints are gone (moving its history aside); or "
+                    "give this run another directory (--run-dir, run.dir)",
+                    run_dir, what, n == 0 ? ", but no checkpoint" : "");
+}
+
+/* The part of run.name that starts a run id: at most this many bytes, so
+ * that "-" and 8 hex digits fit in PB_RUNDIR_RUN_ID_MAX. */
+#define PB__RUN_ID_NAME 55
+
+int pb_rundir_new_run_id(const char *name, char *buf, size_t n, pb_err_t *err) {
+  if (name == NULL || name[0] == '\0' || buf == NULL ||
+      n < (size_t)PB_RUNDIR_RUN_ID_MAX + 1)
+    return pb_err_set(err, PB_EINVAL,
+                      "pb_rundir_new_run_id: empty name or buffer too small");
+  uint32_t r = 0;
+  ssize_t got = -1;
+  for (int i = 0; i < 100 && got < 0; i++) {
+    got = getrandom(&r, sizeof r, 0);
+    if (got < 0 && errno != EINTR) break;
+  }
+  if (got != (ssize_t)sizeof r)
+    return pb_err_set(err, PB_EIO, "cannot draw a run id: getrandom: %s",
+                      got < 0 ? strerror(errno) : "short read");
+  snprintf(buf, n, "%.*s-%08x", PB__RUN_ID_NAME, name, (unsigned)r);
+  return 0;
+}
+
+int pb_rundir_run_id_check(const char *name, const char *id, pb_err_t *err) {
+  if (name == NULL || id == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_rundir_run_id_check: NULL argument");
+  size_t cut = strnlen(name, PB__RUN_ID_NAME), len = strlen(id);
+  if (len > PB_RUNDIR_RUN_ID_MAX)
+    return pb_err_set(err, PB_EINVAL,
+                      "run id '%.80s...' is %zu bytes long, at most %d allowed",
+                      id, len, PB_RUNDIR_RUN_ID_MAX);
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)id[i] < 0x21 || (unsigned char)id[i] > 0x7e)
+      return pb_err_set(err, PB_EINVAL,
+                        "run id '%s': byte 0x%02x at %zu; only printable ASCII "
+                        "without spaces is allowed",
+                        id, (unsigned char)id[i], i);
+  if (len <= cut + 1 || strncmp(id, name, cut) != 0 || id[cut] != '-')
+    return pb_err_set(err, PB_EINVAL,
+                      "run id '%s' is not one of run '%.*s' (NAME-SUFFIX, as "
+                      "the learner writes it to RUN_DIR/" PB_RUNDIR_RUN_ID ")",
+                      id, (int)cut, name);
+  return 0;
 }

@@ -6,7 +6,12 @@
  *   RUN_DIR/learner.log, metrics.jsonl     the learner's log and metrics
  *   RUN_DIR/elo.csv, elo.svg, elo-time.svg the evaluator's ratings
  *   RUN_DIR/learner.lock, evaluator.lock   held (flock) while each runs
+ *   RUN_DIR/run-id                         the learner's run id (below)
  *   RUN_DIR/logs/CHILD.log                 `probs train`'s children
+ *
+ * A run directory holds one run: a start without --resume or --restart
+ * takes only a directory that holds none yet (pb_rundir_check_new), so that
+ * re-running a command never writes a second run over the first.
  *
  * Checkpoints are written by the learner (or the in-process trainer) and
  * read by everyone; the learner prunes old ones (pb_rundir_prune), sparing
@@ -34,6 +39,7 @@
 #define PB_RUNDIR_ELO_CSV "elo.csv"
 #define PB_RUNDIR_LEARNER_LOCK "learner.lock"
 #define PB_RUNDIR_EVALUATOR_LOCK "evaluator.lock"
+#define PB_RUNDIR_RUN_ID "run-id"
 
 /* Longest run directory path the functions below take (room is left for
  * the file names), and a buffer that holds any path they make. */
@@ -94,5 +100,31 @@ int pb_rundir_lock_evaluator(const char *run_dir, pb_log_t *log);
  * ("this run dir is in use by another learner", naming its pid) or
  * PB_EIO. */
 int pb_rundir_lock_learner(const char *run_dir, pb_err_t *err);
+
+/* Whether a new run may start in run_dir (a start without --resume or
+ * --restart): yes (0) when the directory does not exist or holds no run:
+ * no checkpoint in RUN_DIR/checkpoints and no history (a non-empty
+ * metrics.jsonl or elo.csv; logs and config.yaml alone do not count).
+ * Otherwise PB_ECONFIG, with a message that names the directory and what
+ * it holds, and says that --resume continues the run and --restart does
+ * too (starting over only when its checkpoints are gone); PB_EIO when the
+ * directory cannot be read. Reads only: nothing is created or changed. */
+int pb_rundir_check_new(const char *run_dir, pb_err_t *err);
+
+/* The run id of one start of a run: "NAME-XXXXXXXX", the run's name
+ * (run.name, cut to its first 55 bytes) and 8 hex digits that are drawn
+ * anew at every start from the kernel's random source (getrandom), never
+ * from the run's seed, so that two starts of one config differ. It names
+ * the start on the wire (Hello and HelloReply, docs/protocol.md), in the
+ * learner's log and in RUN_DIR/run-id. At most PB_RUNDIR_RUN_ID_MAX bytes.
+ * Returns 0, PB_EINVAL (name empty, buf too small) or PB_EIO. */
+#define PB_RUNDIR_RUN_ID_MAX 64
+int pb_rundir_new_run_id(const char *name, char *buf, size_t n, pb_err_t *err);
+
+/* Checks a run id given on a command line (--run-id) for run `name`: it is
+ * pb_rundir_new_run_id's "NAME-" (the same cut name) followed by 1 or more
+ * printable ASCII characters without spaces, PB_RUNDIR_RUN_ID_MAX bytes at
+ * most. Returns 0 or PB_EINVAL saying what is wrong. */
+int pb_rundir_run_id_check(const char *name, const char *id, pb_err_t *err);
 
 #endif

@@ -49,7 +49,7 @@ static void test_round_trip_small(void **state) {
   pb_err_t e;
 
   pb_msg_init(&m, PB_MSG_HELLO, RUN, PB_GAME_CONNECT4, SENDER);
-  m.hello = (pb_msg_hello_t){PB_ROLE_SEARCHER, 12, 4242, "node-3.cluster"};
+  m.hello = (pb_msg_hello_t){PB_ROLE_SEARCHER, 12, 4242, "node-3.cluster", ""};
   assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
   check_header(&m, &d);
   assert_int_equal(d.hello.role, PB_ROLE_SEARCHER);
@@ -343,6 +343,41 @@ static void test_hello_reply_alphazero(void **state) {
   pb_msg_free(&d);
 }
 
+/* Hello's and HelloReply's start ids (the run id of one learner start)
+ * round trip; empty is "any start"; an id with a space or longer than an id
+ * may be is refused. */
+static void test_start_id(void **state) {
+  (void)state;
+  pb_msg_t m, d;
+  pb_err_t e;
+  pb_msg_init(&m, PB_MSG_HELLO, "", 0, SENDER);
+  m.hello = (pb_msg_hello_t){PB_ROLE_ACTOR, 1, 7, "node", "c4-0123abcd"};
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_string_equal(d.hello.start_id, "c4-0123abcd");
+  assert_string_equal(d.hello.hostname, "node");
+  pb_msg_free(&d);
+  m.hello.start_id[0] = '\0';
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_string_equal(d.hello.start_id, "");
+  pb_msg_free(&d);
+  snprintf(m.hello.start_id, sizeof m.hello.start_id, "c4 0123abcd");
+  encode_refused(&m, PB_EINVAL, "start_id");
+  memset(m.hello.start_id, 'x', sizeof m.hello.start_id); /* no NUL */
+  encode_refused(&m, PB_EINVAL, "start_id");
+
+  pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
+  m.hello_reply.accepted = 0;
+  snprintf(m.hello_reply.message, sizeof m.hello_reply.message, "not you");
+  snprintf(m.hello_reply.start_id, sizeof m.hello_reply.start_id, "%s-89abcdef",
+           RUN);
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_int_equal(d.hello_reply.accepted, 0);
+  assert_string_equal(d.hello_reply.start_id, m.hello_reply.start_id);
+  pb_msg_free(&d);
+  m.hello_reply.start_id[3] = '\n';
+  encode_refused(&m, PB_EINVAL, "start_id");
+}
+
 static void test_round_trip_search(void **state) {
   (void)state;
   pb_rng_t r;
@@ -438,7 +473,7 @@ static void test_hello_before_run_is_known(void **state) {
   pb_msg_t m, d;
   pb_err_t e;
   pb_msg_init(&m, PB_MSG_HELLO, "", 0, SENDER);
-  m.hello = (pb_msg_hello_t){PB_ROLE_ACTOR, 1, 1, ""};
+  m.hello = (pb_msg_hello_t){PB_ROLE_ACTOR, 1, 1, "", ""};
   assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
   assert_string_equal(d.header.run_id, "");
   assert_int_equal(d.header.game_id, 0);
@@ -477,7 +512,7 @@ static void test_mismatch(void **state) {
 
   /* A Hello naming another run is refused as well. */
   pb_msg_init(&m, PB_MSG_HELLO, "old-run", PB_GAME_CONNECT4, SENDER);
-  m.hello = (pb_msg_hello_t){PB_ROLE_ACTOR, 1, 1, "h"};
+  m.hello = (pb_msg_hello_t){PB_ROLE_ACTOR, 1, 1, "h", ""};
   assert_int_equal(pb_msg_encode(&m, &bytes, &len, &e), 0);
   expect_refusal(bytes, len, &EXPECT_C4, PB_EMISMATCH, "run_id", "old-run",
                  NULL);
@@ -656,6 +691,7 @@ int main(void) {
       cmocka_unit_test(test_round_trip_selfplay),
       cmocka_unit_test(test_round_trip_policy),
       cmocka_unit_test(test_hello_reply_alphazero),
+      cmocka_unit_test(test_start_id),
       cmocka_unit_test(test_round_trip_search),
       cmocka_unit_test(test_round_trip_tictactoe),
       cmocka_unit_test(test_hello_before_run_is_known),

@@ -354,12 +354,12 @@ static void test_encode_refuses(void **state) {
   (void)state;
   pb_msg_t m;
   pb_msg_init(&m, PB_MSG_HELLO, RUN, PB_GAME_CONNECT4, "");
-  m.hello = (pb_msg_hello_t){PB_ROLE_ACTOR, 1, 1, "h"};
+  m.hello = (pb_msg_hello_t){PB_ROLE_ACTOR, 1, 1, "h", ""};
   encode_refused(&m, PB_EINVAL, "sender_id");
   pb_msg_init(&m, PB_MSG_HELLO, RUN, PB_GAME_CONNECT4, SENDER);
-  m.hello = (pb_msg_hello_t){0, 1, 1, "h"};
+  m.hello = (pb_msg_hello_t){0, 1, 1, "h", ""};
   encode_refused(&m, PB_EINVAL, "role");
-  m.hello = (pb_msg_hello_t){PB_ROLE_ACTOR, 1, 1, "has space"};
+  m.hello = (pb_msg_hello_t){PB_ROLE_ACTOR, 1, 1, "has space", ""};
   encode_refused(&m, PB_EINVAL, "hostname");
   pb_msg_init(&m, PB_MSG_BYE, RUN, PB_GAME_CONNECT4, SENDER);
   memset(m.bye.reason, 'x', sizeof m.bye.reason); /* not terminated */
@@ -528,7 +528,7 @@ static int make_corpus(uint8_t **out, size_t *lens) {
     pb_msg_init(&m, t, RUN, PB_GAME_CONNECT4, SENDER);
     switch (t) {
       case PB_MSG_HELLO:
-        m.hello = (pb_msg_hello_t){1, 2, 3, "h"};
+        m.hello = (pb_msg_hello_t){1, 2, 3, "h", ""};
         break;
       case PB_MSG_HELLO_REPLY:
         m.hello_reply.accepted = 1;

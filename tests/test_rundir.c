@@ -1,7 +1,9 @@
 /* test_rundir.c - the run directory (run/rundir): file paths, the listing
- * of checkpoint versions, the one-learner lock, and the retention protocol
+ * of checkpoint versions, the one-learner lock, the retention protocol
  * between the learner and a live evaluator (the lock, and elo.csv's newest
- * row). The same protocol in a real training run: test_inproc. */
+ * row), which directories a new run may start in, and run ids. The same
+ * protocol in a real training run: test_inproc; the refusals of real
+ * programs: test_train_cli.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,6 +126,77 @@ static void test_learner_lock(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* A new run starts only in a directory without a run: absent, empty, or
+ * with logs and config.yaml alone; a checkpoint or history refuses it,
+ * naming the directory, what it holds, --resume and --restart. */
+static void test_check_new(void **state) {
+  (void)state;
+  char dir[256], sub[300], cmd[400];
+  tp_tmpdir(dir, sizeof dir, "rundir-n");
+  pb_err_t err;
+  snprintf(sub, sizeof sub, "%s/absent", dir);
+  assert_int_equal(pb_rundir_check_new(sub, &err), 0);
+  assert_int_equal(access(sub, F_OK), -1); /* not made */
+  assert_int_equal(pb_rundir_check_new(dir, &err), 0);
+  snprintf(sub, sizeof sub, "%s/logs", dir);
+  assert_int_equal(pb_mkdir_p(sub, &err), 0);
+  touch(dir, "config.yaml", "game: connect4\n");
+  touch(dir, PB_RUNDIR_METRICS, ""); /* empty: no history */
+  snprintf(sub, sizeof sub, "%s/checkpoints", dir);
+  assert_int_equal(pb_mkdir_p(sub, &err), 0);
+  touch(sub, "ckpt-000001.pbck.tmp.5", "x");
+  assert_int_equal(pb_rundir_check_new(dir, &err), 0);
+
+  touch(dir, PB_RUNDIR_ELO_CSV, "iteration,version,elo\n");
+  pb_err_clear(&err);
+  assert_int_equal(pb_rundir_check_new(dir, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, dir));
+  assert_non_null(strstr(err.msg, "elo.csv, but no checkpoint"));
+  assert_non_null(strstr(err.msg, "--resume"));
+  assert_non_null(strstr(err.msg, "--restart"));
+  touch(sub, "ckpt-000007.pbck", "x");
+  touch(sub, "ckpt-000003.pbck", "x");
+  touch(dir, PB_RUNDIR_METRICS, "{}\n");
+  assert_int_equal(pb_rundir_check_new(dir, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg,
+                         "(checkpoints up to version 7, "
+                         "metrics.jsonl, elo.csv)"));
+  assert_int_equal(pb_rundir_check_new(NULL, &err), PB_EINVAL);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* A run id is NAME-XXXXXXXX, new at every call; a given one must be of
+ * the run. */
+static void test_run_id(void **state) {
+  (void)state;
+  char a[PB_RUNDIR_RUN_ID_MAX + 1], b[PB_RUNDIR_RUN_ID_MAX + 1];
+  pb_err_t err;
+  assert_int_equal(pb_rundir_new_run_id("c4", a, sizeof a, &err), 0);
+  assert_int_equal(pb_rundir_new_run_id("c4", b, sizeof b, &err), 0);
+  assert_int_equal(strlen(a), 11);
+  assert_memory_equal(a, "c4-", 3);
+  assert_true(strspn(a + 3, "0123456789abcdef") == 8);
+  assert_string_not_equal(a, b); /* 1 in 2^32 to fail */
+  assert_int_equal(pb_rundir_run_id_check("c4", a, &err), 0);
+  assert_int_equal(pb_rundir_run_id_check("c4", "c4-x", &err), 0);
+  assert_int_equal(pb_rundir_run_id_check("c4", "c5-1234", &err), PB_EINVAL);
+  assert_non_null(strstr(err.msg, "not one of run 'c4'"));
+  assert_int_equal(pb_rundir_run_id_check("c4", "c4-", &err), PB_EINVAL);
+  assert_int_equal(pb_rundir_run_id_check("c4", "c4", &err), PB_EINVAL);
+  assert_int_equal(pb_rundir_run_id_check("c4", "c4-a b", &err), PB_EINVAL);
+  assert_int_equal(pb_rundir_run_id_check("c4", "c4x12345", &err), PB_EINVAL);
+  /* a long name is cut so that the id fits a message's id */
+  char name[64];
+  memset(name, 'n', 63);
+  name[63] = '\0';
+  assert_int_equal(pb_rundir_new_run_id(name, a, sizeof a, &err), 0);
+  assert_int_equal(strlen(a), PB_RUNDIR_RUN_ID_MAX);
+  assert_int_equal(pb_rundir_run_id_check(name, a, &err), 0);
+  assert_int_equal(pb_rundir_new_run_id("c4", a, 20, &err), PB_EINVAL);
+  assert_int_equal(pb_rundir_new_run_id("", a, sizeof a, &err), PB_EINVAL);
+}
+
 /* keep_last 0 keeps every checkpoint: nothing is even looked at. */
 static void test_prune_keep_all(void **state) {
   (void)state;
@@ -143,6 +216,8 @@ int main(void) {
       cmocka_unit_test(test_protect_from),
       cmocka_unit_test(test_learner_lock),
       cmocka_unit_test(test_prune_keep_all),
+      cmocka_unit_test(test_check_new),
+      cmocka_unit_test(test_run_id),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -544,16 +544,26 @@ static void test_probs_train_with_fake_children(void **state) {
   assert_non_null(strstr(args,
                          "tictactoe-smoke.yaml --run-dir run --set "
                          "seed=9 --set search.expansions=7"));
+  /* the run id made for this start: the learner's is the workers' */
+  char run_id[80] = "";
+  const char *at = strstr(args, "--run-id ttt-smoke-");
+  assert_non_null(at);
+  assert_int_equal(sscanf(at, "--run-id %70s", run_id), 1);
+  assert_int_equal(strlen(run_id), strlen("ttt-smoke-") + 8);
   free(args);
+  char want[128];
+  snprintf(want, sizeof want, "--run-id %s", run_id);
   snprintf(path, sizeof path, "%s/actor-1.args", f->dir);
   args = slurp(path);
   assert_non_null(strstr(args,
                          "--role selfplay --id actor-1 --set seed=9 "
                          "--set search.expansions=7"));
+  assert_non_null(strstr(args, want));
   free(args);
   snprintf(path, sizeof path, "%s/searcher-0.args", f->dir);
   args = slurp(path);
   assert_non_null(strstr(args, "--role search --id searcher-0 --set seed=9"));
+  assert_non_null(strstr(args, want));
   free(args);
   snprintf(path, sizeof path, "%s/run/logs/train.log", f->dir);
   assert_int_equal(access(path, R_OK), 0);

@@ -4,7 +4,11 @@
 # behind (each child asks the kernel for SIGTERM when its parent dies), a
 # second learner on the same run dir is refused naming the first one's
 # pid, and the killed run resumes; a run with small run.keep_last /
-# run.keep_every keeps exactly the checkpoints it should, and resumes.
+# run.keep_every keeps exactly the checkpoints it should, and resumes; a
+# plain re-run into a run dir that holds a run (checkpoints or history) is
+# refused by probs train (both modes) and by the learner, every file left
+# as it was; every start has its own run id, and workers given one are
+# refused by a learner of another start of the same config.
 set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: test_train_cli.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
@@ -36,7 +40,7 @@ echo $PIDS >"$T/pids"
 [ -n "$PIDS" ] && ok "children: $(echo $PIDS)" || bad "no child pids in train.log"
 
 # A second learner on the same run dir, while the first holds it.
-timeout 30 "$BIN/probs-learner" "$SRC/configs/connect4-smoke.yaml" --run-dir "$RUN" \
+timeout 30 "$BIN/probs-learner" "$SRC/configs/connect4-smoke.yaml" --run-dir "$RUN" --resume \
   --set "net.work_endpoint=ipc://$T/work2" --set "net.pub_endpoint=ipc://$T/pub2" \
   >"$T/second.out" 2>&1
 rc=$?
@@ -154,5 +158,130 @@ if [ "$rc" -eq 0 ] && [ "$got" = "$want" ] &&
    grep -q "resumed from .*ckpt-000005.pbck" "$RUN2/learner.log"; then
   ok "the pruned run resumes from 5 and ends with 0, 3, 6, 7"
 else bad "resume after pruning: exit $rc, files: $got"; fi
+
+# --- a plain re-run never writes over a run --------------------------------
+# Every file and directory of a run dir: path, size, mtime, and contents.
+snap() {
+  (cd "$1" && find . -printf '%p %s %T@\n' | sort &&
+     find . -type f -exec md5sum {} + | sort)
+}
+C4="$SRC/configs/connect4-smoke.yaml"
+# refused WHAT DIR COMMAND...: exit 78, a message naming DIR, --resume and
+# --restart, and not a byte of DIR changed.
+refused() {
+  local what=$1 dir=$2 before out rc
+  shift 2
+  before=$(snap "$dir")
+  out=$(timeout 60 "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -eq 78 ] && grep -qF -- "$dir already holds a run" <<<"$out" &&
+     grep -q -- "--resume continues that run; --restart" <<<"$out"; then
+    ok "$what: refused (exit 78), naming the run dir, --resume and --restart"
+  else bad "$what: exit $rc: $(head -c 400 <<<"$out")"; fi
+  [ "$(snap "$dir")" = "$before" ] && ok "$what: every file left as it was" \
+    || bad "$what: the run dir changed"
+}
+refused "probs train again on a finished run" "$RUN2" \
+  "$P" train "$C4" --run-dir "$RUN2" --set train.iterations=7 --actors 1 \
+  --searchers 1 --no-eval "${EP[@]}"
+refused "probs train --inproc again on it" "$RUN2" \
+  "$P" train "$C4" --inproc --run-dir "$RUN2" --set train.iterations=7
+refused "probs-learner without --resume on it" "$RUN2" \
+  "$BIN/probs-learner" "$C4" --run-dir "$RUN2" "${EP[@]}"
+# History without checkpoints (metrics.jsonl and elo.csv of a run whose
+# checkpoints are gone) is a run too.
+HIST="$T/history"
+mkdir -p "$HIST"
+cp "$RUN2/metrics.jsonl" "$HIST/"
+printf 'iteration,version,elo\n1,1,100\n' >"$HIST/elo.csv"
+refused "probs train on history without checkpoints" "$HIST" \
+  "$P" train "$C4" --run-dir "$HIST" --actors 1 --searchers 1 --no-eval "${EP[@]}"
+refused "probs train --inproc on history without checkpoints" "$HIST" \
+  "$P" train "$C4" --inproc --run-dir "$HIST"
+# An empty run dir (made beforehand) starts as an absent one does.
+mkdir -p "$T/empty"
+"$P" train "$C4" --inproc --run-dir "$T/empty" --set train.iterations=1 \
+  >"$T/empty.out" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && [ "$(grep -c '"event":"iteration"' "$T/empty/metrics.jsonl")" -eq 1 ] \
+  && ok "an empty run dir starts a run" || bad "empty run dir: exit $rc: $(tail -c 300 "$T/empty.out")"
+
+# --- one run id per start ---------------------------------------------------
+# probs train hands the run id it made to the learner (RUN_DIR/run-id) and
+# to its workers, which joined that start.
+ID2=$(cat "$RUN2/run-id" 2>/dev/null)
+if [[ "$ID2" =~ ^c4-smoke-[0-9a-f]{8}$ ]] &&
+   grep -q "run id $ID2" "$RUN2/learner.log" &&
+   grep -q "hello accepted: run 'c4-smoke', run id $ID2" "$RUN2/logs/actor-0.log" &&
+   grep -q "hello accepted: run 'c4-smoke', run id $ID2" "$RUN2/logs/searcher-0.log"; then
+  ok "probs train: run id $ID2 in run-id, the learner's log and its workers'"
+else bad "run id of $RUN2: '$ID2'"; fi
+# Two learners of one config (starts A and B). B's workers, pointed at A,
+# are refused, say so with both run ids, and exit 78; A takes none of their
+# work and finishes with its own workers: one given A's run id, one given
+# none (as in deploy/, joining any learner of run.name).
+EA=(--set "net.work_endpoint=ipc://$T/ida-work" --set "net.pub_endpoint=ipc://$T/ida-pub"
+    --set net.http_port=0)
+EB=(--set "net.work_endpoint=ipc://$T/idb-work" --set "net.pub_endpoint=ipc://$T/idb-pub"
+    --set net.http_port=0)
+"$BIN/probs-learner" "$C4" --run-dir "$T/idA" --set train.iterations=2 "${EA[@]}" \
+  >"$T/idA.out" 2>&1 &
+LA=$!
+"$BIN/probs-learner" "$C4" --run-dir "$T/idB" --set train.iterations=2 "${EB[@]}" \
+  >"$T/idB.out" 2>&1 &
+LB=$!
+echo "$LA $LB" >>"$T/pids"
+for _ in $(seq 1 300); do
+  grep -q "run id" "$T/idA/learner.log" 2>/dev/null &&
+    grep -q "run id" "$T/idB/learner.log" 2>/dev/null && break
+  sleep 0.1
+done
+IDA=$(cat "$T/idA/run-id" 2>/dev/null) IDB=$(cat "$T/idB/run-id" 2>/dev/null)
+if [[ "$IDA" =~ ^c4-smoke-[0-9a-f]{8}$ ]] && [[ "$IDB" =~ ^c4-smoke-[0-9a-f]{8}$ ]] &&
+   [ "$IDA" != "$IDB" ]; then
+  ok "two starts of one config: run ids $IDA and $IDB"
+else bad "run ids: '$IDA' '$IDB'"; fi
+for role in selfplay search; do
+  timeout 60 "$BIN/probs-actor" "$C4" --role $role --id "b-$role" --run-id "$IDB" \
+    "${EA[@]}" >"$T/b-$role.out" 2>&1
+  rc=$?
+  if [ "$rc" -eq 78 ] &&
+     grep -q "failed: the learner at ipc://$T/ida-work is run id $IDA, but this worker was given run id $IDB" \
+       "$T/b-$role.out"; then
+    ok "a $role worker of start B at learner A: exit 78, naming both run ids"
+  else bad "$role worker of B at A: exit $rc: $(tail -c 300 "$T/b-$role.out")"; fi
+done
+n=$(grep -c "refused .* b-.*given run id $IDB, this learner is run id $IDA" "$T/idA/learner.log")
+[ "$n" -eq 2 ] && ok "learner A logs both refusals" || bad "refusals in A's log: $n"
+"$BIN/probs-actor" "$C4" --role selfplay --id a-actor --run-id "$IDA" "${EA[@]}" \
+  >"$T/a-actor.out" 2>&1 &
+WA=$!
+"$BIN/probs-actor" "$C4" --role search --id a-searcher "${EA[@]}" \
+  >"$T/a-searcher.out" 2>&1 &
+WS=$!
+echo "$WA $WS" >>"$T/pids"
+# reap PID SECONDS: its exit status, SIGKILLed (137) if it runs longer.
+reap() {
+  for _ in $(seq 1 $(($2 * 10))); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$1" 2>/dev/null
+  wait "$1"
+}
+reap "$LA" 180
+ra=$?
+reap "$WA" 30
+wa=$?
+reap "$WS" 30
+ws=$?
+joined=$(grep "joined" "$T/idA/learner.log" | sed 's/.* \(actor\|searcher\) \([^ ]*\) joined.*/\2/' | sort | paste -sd' ')
+if [ "$ra" -eq 0 ] && [ "$wa" -eq 0 ] && [ "$ws" -eq 0 ] &&
+   [ "$(grep -c '"event":"iteration"' "$T/idA/metrics.jsonl")" -eq 2 ] &&
+   [ "$joined" = "a-actor a-searcher" ]; then
+  ok "learner A finishes with its own workers only (joined: $joined)"
+else bad "run A: exit $ra, workers $wa/$ws, joined '$joined'"; fi
+kill -TERM "$LB"
+reap "$LB" 30
+rb=$?
+[ "$rb" -eq 0 ] && ! grep -q "joined" "$T/idB/learner.log" \
+  && ok "learner B stops cleanly, nobody joined it" || bad "learner B: exit $rb"
 
 finish test_train_cli
