@@ -15,6 +15,7 @@ static const pb_cmd_t commands[] = {
     {"match", pb_cmd_match, "play two agents against each other"},
     {"search", pb_cmd_search, "beam-search Q-values of a position"},
     {"play", pb_cmd_play, "play against an agent in the terminal"},
+    {"gtp", pb_cmd_gtp, "a checkpoint as a GTP engine on stdin/stdout"},
     {"analyze", pb_cmd_analyze, "a checkpoint's V, Q and search of a position"},
     {"train", pb_cmd_train, "train with PROBS (local processes or --inproc)"},
     {"elo-calibrate", pb_cmd_elo_calibrate, "Elo of the baselines (anchors)"},

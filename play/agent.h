@@ -55,6 +55,11 @@
  *                 default 100), the run's mcts.c_puct and no noise; plays
  *                 the most visited move, ties to the lowest. Searches of
  *                 the positions of pb_agent_act_many run together.
+ *   gtp:COMMAND   an external engine that speaks the Go Text Protocol,
+ *                 started as a child process (gtp.h, moves in its
+ *                 notation): Othello engines such as gtp-rhino, or
+ *                 `probs gtp --model CKPT` (gtp_engine.h) in any game. An
+ *                 engine of another game refuses its boardsize (PB_EPROTO).
  *   AlphaZero checkpoints also play as checkpoint:/run: (the legal move of
  *   highest policy logit) and value: (the value head one ply deep); beam:
  *   refuses them (no V and Q) and mcts: refuses PROBS checkpoints, both

@@ -1,5 +1,6 @@
-/* agent_gtp.c - the gtp:COMMAND agent of agent.h: an external Othello
- * engine over the Go Text Protocol (gtp.h). */
+/* agent_gtp.c - the gtp:COMMAND agent of agent.h: an external engine
+ * over the Go Text Protocol (gtp.h), in any game: Othello engines such as
+ * gtp-rhino, or `probs gtp` (gtp_engine.h) in every game. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,13 +10,14 @@
 #include "agent_impl.h"
 #include "gtp.h"
 
-/* An external engine over the Go Text Protocol (gtp.h), for Othello. The
- * agent is only shown positions, so it keeps the position the engine has
- * (`cur`) and brings the engine to each new one: by the one move that
- * leads there from cur (the usual case in a game: the opponent's reply),
- * or else from a cleared board by a sequence of moves it finds (discs are
- * never removed in Othello, so only squares occupied in the target need
- * trying). */
+/* An external engine over the Go Text Protocol (gtp.h; moves in the
+ * notation of gtp.h). The agent is only shown positions, so it keeps the
+ * position the engine has (`cur`) and brings the engine to each new one:
+ * by the one move that leads there from cur (the usual case in a game:
+ * the opponent's reply), or else from a cleared board by a sequence of
+ * moves it finds, within a budget (in Othello discs are never removed, so
+ * only squares occupied in the target need trying; in the other games
+ * every move is tried, which reaches the few plies of random openings). */
 enum { GTP_TIMEOUT_MS = 60000, GTP_FIND_BUDGET = 2000000 };
 
 typedef struct {
@@ -37,8 +39,8 @@ static const char *gtp_color(const pb_game_t *g, const pb_state_t *s) {
 }
 
 /* Sends "play COLOR MOVE" for action a in cur, and steps cur. Passes are
- * not sent: Othello engines (gtp-rhino) pass for a side without a move by
- * themselves and refuse "play COLOR pass". */
+ * not sent: Othello engines (gtp-rhino, probs gtp) pass for a side without
+ * a move by themselves, and gtp-rhino refuses "play COLOR pass". */
 static int gtp_play(gtp_agent_t *ga, int a, pb_err_t *err) {
   char name[8], cmd[64];
   ga->g->action_name(a, name, sizeof name);
@@ -62,12 +64,15 @@ static int gtp_find(const pb_game_t *g, const pb_state_t *s,
                     long *budget) {
   if (plies == 0) return memcmp(s, target, sizeof *s) == 0;
   if (--*budget < 0) return 0;
+  int othello = g->id == PB_GAME_OTHELLO;
   uint64_t occ = target->w[0] | target->w[1], have = s->w[0] | s->w[1];
-  if (__builtin_popcountll(occ) - __builtin_popcountll(have) > plies) return 0;
+  if (othello &&
+      __builtin_popcountll(occ) - __builtin_popcountll(have) > plies)
+    return 0;
   uint8_t acts[PB_MAX_ACTIONS];
   int n = g->legal(s, acts);
   for (int i = 0; i < n; i++) {
-    if (acts[i] < 64 && !((occ >> acts[i]) & 1)) continue;
+    if (othello && acts[i] < 64 && !((occ >> acts[i]) & 1)) continue;
     pb_state_t c = *s;
     int done = 0;
     g->step(&c, acts[i], &done);
@@ -126,17 +131,11 @@ static int gtp_act(void *impl, const pb_state_t *s, const uint8_t *legal,
     ga->synced = 0;
     return rc;
   }
-  /* A square ("D6", "d6") or "pass"; anything else, or a move that is not
-   * legal here, is the engine's fault. */
-  for (char *p = reply; *p; p++)
-    if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
-  int a = -1;
-  for (int i = 0; i < n && a < 0; i++) {
-    char name[8];
-    g->action_name(legal[i], name, sizeof name);
-    if (strcmp(name, reply) == 0) a = legal[i];
-  }
-  if (a < 0) {
+  /* A move in gtp.h's notation ("D6", "d6", "pass", "4"); anything else,
+   * or a move that is not legal here, is the engine's fault. */
+  int a = pb_gtp_parse_move(g, reply), ok = 0;
+  for (int i = 0; i < n && a >= 0; i++) ok |= legal[i] == a;
+  if (!ok) {
     ga->synced = 0;
     return pb_err_set(err, PB_EPROTO,
                       "agent: gtp engine '%s' answered \"%s\" to \"%s\", "
@@ -160,20 +159,17 @@ pb_agent_t *pb__agent_gtp_new(const pb_game_t *g, const char *arg,
                "(e.g. gtp:gtp-rhino)");
     return NULL;
   }
-  if (g->id != PB_GAME_OTHELLO) {
-    pb_err_set(err, PB_EUNSUPP, "agent: gtp plays othello only, not %s",
-               g->name);
-    return NULL;
-  }
   gtp_agent_t *ga = calloc(1, sizeof *ga);
   if (ga == NULL) {
     pb_err_set(err, PB_ENOMEM, "agent: out of memory");
     return NULL;
   }
   ga->g = g;
+  /* An engine of another game refuses the size: "unacceptable size". */
+  char size[32];
+  snprintf(size, sizeof size, "boardsize %d", pb_gtp_board_size(g));
   ga->gtp = pb_gtp_new(arg, GTP_TIMEOUT_MS, err);
-  if (ga->gtp == NULL ||
-      pb_gtp_cmd(ga->gtp, "boardsize 8", NULL, 0, err) < 0 ||
+  if (ga->gtp == NULL || pb_gtp_cmd(ga->gtp, size, NULL, 0, err) < 0 ||
       pb_gtp_cmd(ga->gtp, "clear_board", NULL, 0, err) < 0) {
     gtp_agent_destroy(ga);
     return NULL;

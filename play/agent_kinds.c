@@ -26,7 +26,7 @@ static const pb_agent_kind_t kinds[] = {
     {"value", "value:PATH", pb__agent_value_new},
     {"beam", "beam:PATH[,E=N][,M=N]", pb__agent_beam_new},
     {"mcts", "mcts:PATH[,N=n] (alphazero checkpoints)", pb__agent_mcts_new},
-    {"gtp", "gtp:COMMAND (othello)", pb__agent_gtp_new},
+    {"gtp", "gtp:COMMAND", pb__agent_gtp_new},
 };
 #define PB__NKINDS (sizeof kinds / sizeof kinds[0])
 

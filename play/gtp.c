@@ -1,4 +1,5 @@
-/* gtp.c - Go Text Protocol client over pipes (see gtp.h). */
+/* gtp.c - Go Text Protocol client over pipes, and the notation of moves
+ * (see gtp.h). */
 #include "gtp.h"
 
 #include <errno.h>
@@ -287,4 +288,25 @@ void pb_gtp_destroy(pb_gtp_t **gp) {
   free(g->command);
   free(g);
   *gp = NULL;
+}
+
+/* The network input's width is the size in every game (8, 7, 3, 9). */
+int pb_gtp_board_size(const pb_game_t *g) {
+  return g != NULL ? g->width : 0;
+}
+
+int pb_gtp_parse_move(const pb_game_t *g, const char *text) {
+  if (g == NULL || text == NULL) return PB_EINVAL;
+  char low[16];
+  size_t len = strlen(text);
+  if (len == 0 || len >= sizeof low) return PB_EINVAL;
+  for (size_t i = 0; i <= len; i++)
+    low[i] = (text[i] >= 'A' && text[i] <= 'Z') ? (char)(text[i] - 'A' + 'a')
+                                                : text[i];
+  for (int a = 0; a < g->num_actions; a++) {
+    char name[16];
+    if (g->action_name(a, name, sizeof name) > 0 && strcmp(name, low) == 0)
+      return a;
+  }
+  return PB_EINVAL;
 }

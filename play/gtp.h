@@ -1,8 +1,10 @@
-/* gtp.h - a client for engines that speak the Go Text Protocol over a pipe.
+/* gtp.h - a client for engines that speak the Go Text Protocol over a pipe,
+ * and the notation of moves over GTP in each game.
  *
- * Used by the gtp:COMMAND agent (agent.h) to play Othello against external
- * engines such as Debian's gtp-rhino (packages grhino and grhino-data). A
- * handful of commands per move; nothing here is on a hot path.
+ * Used by the gtp:COMMAND agent (agent.h) to play against external
+ * engines such as Debian's gtp-rhino (Othello; packages grhino and
+ * grhino-data) or `probs gtp` (any game; gtp_engine.h). A handful of
+ * commands per move; nothing here is on a hot path.
  *
  * The engine is started without a shell: COMMAND is split on blanks into a
  * program and its arguments; a program without a '/' is looked up in PATH
@@ -24,6 +26,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "game.h"
 
 #define PB_GTP_REPLY_MAX 8192 /* longest accepted answer, bytes */
 
@@ -49,5 +52,22 @@ const char *pb_gtp_command(const pb_gtp_t *g);
 /* Sends "quit", closes the pipes, waits up to a second for the engine and
  * kills it if it is still running; accepts NULL and nulls *g. */
 void pb_gtp_destroy(pb_gtp_t **g);
+
+/* ---- The notation (both sides: the gtp: agent and gtp_engine.h) --------
+ * A move is the game's action name (game.h action_name), read in either
+ * case:
+ *   othello    a square, column letter a-h and row 1-8 ("d3"), or "pass"
+ *   connect4   a column number 1-7
+ *   tictactoe  a cell number 1-9, in reading order
+ *   toguz      one of the mover's hole numbers 1-9
+ * Black is the side that moves first ('X' in render), white the second. */
+
+/* The one size `boardsize` accepts in g: 8 (othello), 7 (connect4: the
+ * columns of its 7 x 6 board), 3 (tictactoe), 9 (toguz: holes a side). */
+int pb_gtp_board_size(const pb_game_t *g);
+
+/* The action of g that `text` names (either case, nothing around it), in
+ * 0..num_actions-1 (legal or not), or PB_EINVAL. */
+int pb_gtp_parse_move(const pb_game_t *g, const char *text);
 
 #endif

@@ -453,9 +453,11 @@ static void test_gtp_agent(void **state) {
   }
   pb_agent_destroy(&a);
 
-  /* Other games, no command, a missing engine. */
+  /* An Othello engine in another game (it refuses the board size), no
+   * command, a missing engine. */
   assert_null(pb_agent_new(C4, "gtp:gtp-rhino", 0, &err));
-  assert_int_equal(err.code, PB_EUNSUPP);
+  assert_int_equal(err.code, PB_EPROTO);
+  assert_non_null(strstr(err.msg, "unacceptable size"));
   assert_null(pb_agent_new(OT, "gtp", 0, &err));
   assert_int_equal(err.code, PB_EINVAL);
   assert_null(pb_agent_new(OT, "gtp:/nonexistent/gtp-rhino", 0, &err));

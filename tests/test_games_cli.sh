@@ -38,7 +38,7 @@ expect "othello: a missing engine names the packages" 2 \
   "$P" match --game othello --a gtp:/nonexistent/gtp-rhino --b random --games 2
 expect "toguz: greedy and alphabeta" 0 '^result: ' \
   "$P" match --game toguz --a greedy --b alphabeta:3 --games 20 --opening-random 2
-expect "toguz: gtp is for othello" 2 'gtp plays othello only' \
+expect "toguz: gtp-rhino refuses the board size" 2 'refused "boardsize 9": unacceptable size' \
   "$P" match --game toguz --a gtp:gtp-rhino --b random --games 2
 expect "connect4: greedy needs material" 2 'greedy needs material' \
   "$P" match --game connect4 --a greedy --b random --games 2

@@ -1,0 +1,104 @@
+/* probs gtp - a checkpoint's agent as a Go Text Protocol engine on stdin
+ * and stdout (play/gtp_engine.h, docs/gtp.md), for GUIs, match managers
+ * and the gtp:COMMAND agent. stdout carries GTP only; messages go to
+ * stderr. Exits 0 on quit, at the end of input and on SIGINT/SIGTERM
+ * (after the command in progress). */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent.h"
+#include "args.h"
+#include "cmds.h"
+#include "entry.h"
+#include "game.h"
+#include "gtp_engine.h"
+#include "model.h"
+
+PB_ENTRY_STOP_FLAG(stop_flag, on_signal)
+
+static void gtp_usage(FILE *f) {
+  fprintf(f,
+          "usage: probs gtp --model CKPT [--agent SPEC] [--seed S]\n"
+          "  Speaks the Go Text Protocol (version 2) on stdin and stdout:\n"
+          "  the checkpoint's game, moves by the agent (docs/gtp.md).\n"
+          "  --model CKPT  a probs checkpoint (required): the game, and the\n"
+          "                network of the agent\n"
+          "  --agent SPEC  the agent, any spec of `probs match`; checkpoint,\n"
+          "                value, beam[,E=N][,M=N] and mcts[,N=n] may leave\n"
+          "                out the path (default checkpoint = checkpoint:CKPT,\n"
+          "                the legal move of highest Q or policy logit)\n"
+          "  --seed S      the agent's seed (default 1)\n"
+          "Moves: othello d3 or pass, connect4 column 1-7, tictactoe cell\n"
+          "1-9, toguz hole 1-9; black moves first. Example:\n"
+          "  probs match --game othello --b gtp:gtp-rhino --games 10 \\\n"
+          "    --a 'gtp:build/bin/probs gtp --model CKPT'\n");
+}
+
+/* "beam,E=20" -> "beam:MODEL,E=20"; "checkpoint", "value", "mcts,N=50"
+ * likewise; any other spec as it is. */
+static void expand_spec(const char *spec, const char *model, char *buf,
+                        size_t n) {
+  static const char *const kinds[] = {"checkpoint", "value", "beam", "mcts"};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    size_t kl = strlen(kinds[k]);
+    if (strncmp(spec, kinds[k], kl) == 0 &&
+        (spec[kl] == '\0' || spec[kl] == ',')) {
+      snprintf(buf, n, "%s:%s%s", kinds[k], model, spec + kl);
+      return;
+    }
+  }
+  snprintf(buf, n, "%s", spec);
+}
+
+int pb_cmd_gtp(int argc, char **argv) {
+  enum { O_MODEL, O_AGENT, O_SEED, O_N };
+  static const char *const names[O_N] = {"--model", "--agent", "--seed"};
+  const char *val[O_N] = {NULL, "checkpoint", "1"};
+  int parsed = pb_cli_options(argc, argv, "gtp", names, O_N, val, gtp_usage);
+  if (parsed != 0) return parsed == 1 ? 0 : parsed;
+  if (val[O_MODEL] == NULL) {
+    fprintf(stderr, "probs gtp: --model CKPT is required\n");
+    gtp_usage(stderr);
+    return 2;
+  }
+  unsigned long long seed;
+  if (pb_cli_seed(val[O_SEED], &seed) != 0) {
+    fprintf(stderr, "probs gtp: bad --seed '%s' (expected 0..2^64-1)\n",
+            val[O_SEED]);
+    return 2;
+  }
+  pb_err_t err;
+  pb_err_clear(&err);
+  /* The checkpoint tells the game. */
+  pb_model_t *m = pb_model_open(val[O_MODEL], "cpu", NULL, &err);
+  if (m == NULL) {
+    fprintf(stderr, "probs gtp: --model: %s\n", err.msg);
+    return 2;
+  }
+  const pb_game_t *g = pb_model_game(m);
+  pb_model_destroy(&m);
+  char spec[4400];
+  expand_spec(val[O_AGENT], val[O_MODEL], spec, sizeof spec);
+  pb_agent_t *agent = pb_agent_new(g, spec, (uint64_t)seed, &err);
+  if (agent == NULL) {
+    fprintf(stderr, "probs gtp: --agent: %s\n", err.msg);
+    return err.code == PB_EINVAL || err.code == PB_EMISMATCH ? 2 : 1;
+  }
+  pb_gtp_engine_t *e = pb_gtp_engine_new(g, agent, NULL, &err);
+  if (e == NULL) {
+    fprintf(stderr, "probs gtp: %s\n", err.msg);
+    pb_agent_destroy(&agent);
+    return 1;
+  }
+  /* A controller that goes away is a write error, not a SIGPIPE. */
+  signal(SIGPIPE, SIG_IGN);
+  pb_entry_signals(on_signal);
+  fprintf(stderr, "probs gtp: %s, agent %s; GTP on stdin/stdout\n", g->name,
+          pb_agent_name(agent));
+  int rc = pb_gtp_engine_run(e, stdin, stdout, &stop_flag, &err);
+  if (rc < 0) fprintf(stderr, "probs gtp: %s\n", err.msg);
+  pb_gtp_engine_destroy(&e);
+  pb_agent_destroy(&agent);
+  return rc < 0 ? 1 : 0;
+}
