@@ -38,7 +38,7 @@ typedef struct {
   char last_query[256];
   int done_calls;
   /* counters read on the loop thread just before closing */
-  unsigned long requests, refused;
+  unsigned long requests, refused, cut;
   int conns_at_stop;
 } srv_t;
 
@@ -97,6 +97,7 @@ static void on_stop(uv_async_t *a) {
   srv_t *s = a->data;
   s->requests = pb_http_requests(s->h);
   s->refused = pb_http_refused(s->h);
+  s->cut = pb_http_cut(s->h);
   s->conns_at_stop = pb_http_connections(s->h);
   pb_http_close(s->h, on_done, s);
   s->h = NULL;
@@ -109,7 +110,9 @@ static void *loop_main(void *arg) {
   return NULL;
 }
 
-static srv_t *srv_start(int max_conns, int timeout_ms) {
+/* write_ms, conn_ms: pb_http_set_deadlines, 0 for the defaults. */
+static srv_t *srv_start_dl(int max_conns, int timeout_ms, int write_ms,
+                           int conn_ms) {
   srv_t *s = calloc(1, sizeof *s);
   assert_non_null(s);
   pthread_mutex_init(&s->mu, NULL);
@@ -119,12 +122,23 @@ static srv_t *srv_start(int max_conns, int timeout_ms) {
   s->h = pb_http_new(&s->loop, "127.0.0.1", 0, handler, s, &err);
   assert_non_null(s->h);
   assert_int_equal(pb_http_set_limits(s->h, max_conns, timeout_ms), 0);
+  if (write_ms > 0 || conn_ms > 0)
+    assert_int_equal(pb_http_set_deadlines(s->h,
+                                           write_ms > 0 ? write_ms
+                                                        : PB_HTTP_WRITE_MS,
+                                           conn_ms > 0 ? conn_ms
+                                                       : PB_HTTP_CONN_MS),
+                     0);
   s->port = pb_http_port(s->h);
   assert_true(s->port > 0 && s->port < 65536);
   assert_int_equal(uv_async_init(&s->loop, &s->stop, on_stop), 0);
   s->stop.data = s;
   assert_int_equal(pthread_create(&s->thr, NULL, loop_main, s), 0);
   return s;
+}
+
+static srv_t *srv_start(int max_conns, int timeout_ms) {
+  return srv_start_dl(max_conns, timeout_ms, 0, 0);
 }
 
 /* Closes the server from its loop thread, waits for the loop to end and
@@ -537,6 +551,119 @@ static void test_connection_limit(void **state) {
   srv_stop(s);
 }
 
+/* A client that never reads: a small receive buffer (set before connect,
+ * so the window is small from the start), the request sent whole, and
+ * nothing read from then on. */
+static int dial_deaf(int port, const char *req) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  assert_true(fd >= 0);
+  int rcv = 2048;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+  struct sockaddr_in sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons((uint16_t)port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  send_all(fd, req, strlen(req));
+  return fd;
+}
+
+/* Whether the server has ended the connection: a FIN (POLLRDHUP) or a
+ * reset (POLLHUP/POLLERR), seen without reading anything. */
+static int ended_by_server(int fd) {
+  struct pollfd p = {fd, POLLRDHUP, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* Waits up to timeout_s for every fd to be ended by the server; returns
+ * how many were. */
+static int wait_ended(const int *fds, int n, double timeout_s) {
+  double end = now_s() + timeout_s;
+  int done = 0;
+  while (now_s() < end) {
+    done = 0;
+    for (int i = 0; i < n; i++) done += ended_by_server(fds[i]);
+    if (done == n) break;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return done;
+}
+
+/* Clients that send a whole request and then neither read the answer nor
+ * close, 40 of them against 8 slots with the default deadlines: each new
+ * client takes the slot of the oldest one that has had its answer, and
+ * every honest request among them is answered. (Before the deadlines they
+ * kept their slots for seconds, and honest requests were refused.) */
+static void test_unread_responses_lose_their_slots(void **state) {
+  (void)state;
+  srv_t *s = srv_start(8, 5000);
+  enum { DEAF = 40 };
+  int deaf[DEAF];
+  int honest = 0, answered = 0;
+  for (int i = 0; i < DEAF; i++) {
+    deaf[i] = dial_deaf(s->port, "GET /status HTTP/1.1\r\n\r\n");
+    if (i % 4 == 3) {
+      char *r = get(s->port, "GET /metrics HTTP/1.1\r\n\r\n", NULL);
+      honest++;
+      answered += status_of(r) == 200;
+      free(r);
+    }
+  }
+  assert_int_equal(answered, honest);
+  /* The oldest of them were closed to make room. */
+  assert_true(wait_ended(deaf, 8, 10.0) == 8);
+  for (int i = 0; i < DEAF; i++) close(deaf[i]);
+  srv_stop(s);
+}
+
+/* The write deadline: clients that ask for 1 MiB and read none of it are
+ * reset once their response has not moved for write_ms (200 ms here), and
+ * honest requests are answered all along. */
+static void test_write_deadline(void **state) {
+  (void)state;
+  srv_t *s = srv_start_dl(64, 5000, 200, 60000);
+  enum { DEAF = 16 };
+  int deaf[DEAF];
+  for (int i = 0; i < DEAF; i++) {
+    deaf[i] = dial_deaf(s->port, "GET /big HTTP/1.1\r\n\r\n");
+    char *r = get(s->port, "GET /status HTTP/1.1\r\n\r\n", NULL);
+    assert_int_equal(status_of(r), 200);
+    free(r);
+  }
+  /* Bounded wait, far above the deadline: every one of them is cut. */
+  assert_int_equal(wait_ended(deaf, DEAF, 20.0), DEAF);
+  for (int i = 0; i < DEAF; i++) close(deaf[i]);
+  char *r = get(s->port, "GET /big HTTP/1.1\r\n\r\n", NULL);
+  assert_int_equal(status_of(r), 200); /* a reader still gets it all */
+  assert_int_equal(content_length(r), 1 << 20);
+  free(r);
+  uv_async_send(&s->stop);
+  pthread_join(s->thr, NULL);
+  assert_true(s->cut >= DEAF);
+  assert_int_equal(s->conns_at_stop, 0);
+  assert_int_equal(uv_loop_close(&s->loop), 0);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+/* The whole connection's deadline: with a request-head timeout of a
+ * minute, a client that sends nothing is still closed at conn_ms (300 ms),
+ * and the server answers as before. */
+static void test_connection_deadline(void **state) {
+  (void)state;
+  srv_t *s = srv_start_dl(64, 60000, 60000, 300);
+  int idle = dial(s->port);
+  send_all(idle, "GET /metr", 9); /* half a head */
+  assert_int_equal(wait_ended(&idle, 1, 20.0), 1);
+  close(idle);
+  char *r = get(s->port, "GET /metrics HTTP/1.1\r\n\r\n", NULL);
+  assert_int_equal(status_of(r), 200);
+  free(r);
+  srv_stop(s);
+}
+
 static void test_close_with_open_connections(void **state) {
   (void)state;
   srv_t *s = srv_start(64, 5000);
@@ -595,6 +722,10 @@ static void test_new_errors(void **state) {
   assert_non_null(a);
   assert_int_equal(pb_http_set_limits(a, 0, 10), PB_EINVAL);
   assert_int_equal(pb_http_set_limits(a, 1, 0), PB_EINVAL);
+  assert_int_equal(pb_http_set_deadlines(a, 0, 10), PB_EINVAL);
+  assert_int_equal(pb_http_set_deadlines(a, 10, 0), PB_EINVAL);
+  assert_int_equal(pb_http_set_deadlines(NULL, 10, 10), PB_EINVAL);
+  assert_int_equal(pb_http_set_deadlines(a, 10, 10), 0);
   pb_err_clear(&err);
   assert_null(
       pb_http_new(&loop, "127.0.0.1", pb_http_port(a), handler, NULL, &err));
@@ -659,6 +790,9 @@ int main(void) {
       cmocka_unit_test(test_slowloris_cut),
       cmocka_unit_test(test_many_clients),
       cmocka_unit_test(test_connection_limit),
+      cmocka_unit_test(test_unread_responses_lose_their_slots),
+      cmocka_unit_test(test_write_deadline),
+      cmocka_unit_test(test_connection_deadline),
       cmocka_unit_test(test_close_with_open_connections),
       cmocka_unit_test(test_counters),
       cmocka_unit_test(test_new_errors),

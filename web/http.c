@@ -9,9 +9,19 @@
  *            read and discard until the client closes, so that closing
  *            with unread bytes in the kernel does not turn into an RST
  *            that could destroy the response before the client reads it.
- * The timer bounds WRITING + DRAIN as well. Every path ends in conn_close,
- * which closes the socket and the timer; the connection is freed by the
- * second close callback.
+ * Deadlines (one timer per connection, always armed for the nearest):
+ *   - the whole connection: conn_ms from accept, whatever its state;
+ *   - HEAD: timeout_ms from accept (then 408);
+ *   - WRITING and DRAIN: every write_ms the bytes of the response not yet
+ *     taken by the client (libuv's write queue + the kernel's send queue,
+ *     SIOCOUTQ) must have gone down; if they did not, the client does not
+ *     read: the connection is reset (SO_LINGER 0, so the kernel drops the
+ *     unsent bytes at once). A client that has the whole response and
+ *     still has not closed after write_ms is closed normally.
+ * At the connection limit the oldest DRAIN connection (served already)
+ * makes room first, then the oldest HEAD connection (no request yet).
+ * Every path ends in conn_close, which closes the socket and the timer;
+ * the connection is freed by the second close callback.
  *
  * The server counts its live libuv handles (listener, two per connection,
  * one per refused connection) so that pb_http_close can free everything
@@ -21,11 +31,16 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/sockios.h> /* SIOCOUTQ */
+#endif
 
 enum { C_HEAD, C_WRITING, C_DRAIN };
 
@@ -45,6 +60,9 @@ struct conn {
   int closing;
   int open_handles; /* of tcp and timer, not yet through their close cb */
   int eof;          /* the client has shut its side down */
+  uint64_t deadline; /* loop time (ms) at which the whole connection ends */
+  size_t pending;    /* response bytes the client had not taken at the last
+                        look (WRITING, DRAIN) */
   char *body;       /* owned (malloc'd), or NULL */
   size_t len;       /* bytes of the request head received */
   size_t out_len;
@@ -66,14 +84,16 @@ struct pb_http {
   void *ctx;
   int port;
   int max_conns;
-  int timeout_ms;
+  int timeout_ms; /* to send a request head */
+  int write_ms;   /* longest a response may go without progress */
+  int conn_ms;    /* longest a connection lives */
   int n_conns;   /* connections open (not closing) */
   int n_handles; /* our handles not yet through their close callback */
   conn_t *conns;
   int closing;
   void (*done)(void *);
   void *done_arg;
-  unsigned long requests, refused, evicted;
+  unsigned long requests, refused, evicted, cut;
   const char *query; /* of the request being handled, during the handler */
 };
 
@@ -161,6 +181,46 @@ static void conn_close(conn_t *c) {
 
 static void on_timer(uv_timer_t *t);
 
+/* Bytes of the response the client has not taken yet: those libuv still
+ * holds and those in the kernel's send queue (sent but not acknowledged,
+ * or not sent for want of window). */
+static size_t unread_bytes(conn_t *c) {
+  size_t n = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+#ifdef SIOCOUTQ
+  uv_os_fd_t fd;
+  int q = 0;
+  if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 &&
+      ioctl(fd, SIOCOUTQ, &q) == 0 && q > 0)
+    n += (size_t)q;
+#endif
+  return n;
+}
+
+/* Ends a connection at a deadline or to make room: one whose client has
+ * not taken its whole response is reset, so that the kernel drops the
+ * bytes it holds for it instead of trying to deliver them for minutes;
+ * any other is closed normally. */
+static void conn_cut(conn_t *c) {
+  if (c->closing) return;
+  c->h->cut++;
+  uv_os_fd_t fd;
+  if (c->state != C_HEAD && unread_bytes(c) > 0 &&
+      uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0) {
+    struct linger lg = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  }
+  conn_close(c);
+}
+
+/* Arms the timer for ms from now, or for the connection's own deadline
+ * when that comes first. */
+static void arm(conn_t *c, uint64_t ms) {
+  uint64_t now = uv_now(c->h->loop);
+  uint64_t left = c->deadline > now ? c->deadline - now : 0;
+  uv_timer_stop(&c->timer);
+  uv_timer_start(&c->timer, on_timer, ms < left ? ms : left, 0);
+}
+
 /* ---- responding ----------------------------------------------------- */
 
 static void on_shutdown(uv_shutdown_t *req, int status) {
@@ -197,7 +257,7 @@ static int ctype_ok(const char *s) {
 
 /* Queues the response. Takes ownership of `body` (malloc'd or NULL); a
  * NULL body becomes "<status> <reason>\n". With `head_only` (HEAD) only
- * the head goes out. Restarts the timer for the write and drain. */
+ * the head goes out. Arms the timer for the write deadline. */
 static void respond(conn_t *c, int status, const char *ctype, char *body,
                     size_t body_len, int head_only) {
   pb_http_t *h = c->h;
@@ -235,13 +295,14 @@ static void respond(conn_t *c, int status, const char *ctype, char *body,
   bufs[0] = uv_buf_init(c->out, (unsigned)c->out_len);
   bufs[1] = uv_buf_init((char *)out_body, (unsigned)body_len);
   c->wreq.data = c;
-  uv_timer_stop(&c->timer);
-  uv_timer_start(&c->timer, on_timer, (uint64_t)h->timeout_ms, 0);
   if (uv_write(&c->wreq, (uv_stream_t *)&c->tcp, bufs,
                head_only || body_len == 0 ? 1 : 2, on_write) != 0) {
     /* on_write will not be called: the body is freed with the conn. */
     conn_close(c);
+    return;
   }
+  c->pending = unread_bytes(c);
+  arm(c, (uint64_t)h->write_ms);
 }
 
 /* ---- parsing -------------------------------------------------------- */
@@ -404,11 +465,23 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 static void on_timer(uv_timer_t *t) {
   conn_t *c = t->data;
   if (c->closing) return;
+  if (uv_now(c->h->loop) >= c->deadline) {
+    conn_cut(c); /* the whole connection's deadline */
+    return;
+  }
   if (c->state == C_HEAD) {
     c->h->refused++;
     respond(c, 408, NULL, NULL, 0, 0);
+    return;
+  }
+  /* The write deadline: has the client taken anything since last time? */
+  size_t left = unread_bytes(c);
+  if ((left > 0 && left < c->pending) || (left == 0 && c->state == C_WRITING)) {
+    /* progress (or a write whose callback is still to come) */
+    c->pending = left;
+    arm(c, (uint64_t)c->h->write_ms);
   } else {
-    conn_close(c);
+    conn_cut(c); /* reads nothing, or has it all and does not close */
   }
 }
 
@@ -424,15 +497,25 @@ static void on_connection(uv_stream_t *server, int status) {
   if (status < 0 || h->closing) return;
   if (h->n_conns >= h->max_conns) {
     /* Idle peers must not lock others out: make room by closing the
-     * oldest connection that has not yet sent a whole request head (the
-     * list is newest first). A client that sends its request at once is
-     * served in a few milliseconds, so only idlers lose their slot. */
-    conn_t *oldest = NULL;
-    for (conn_t *c = h->conns; c != NULL; c = c->next)
-      if (c->state == C_HEAD && !c->closing) oldest = c;
-    if (oldest != NULL) {
+     * oldest connection that has its whole response already (DRAIN: we
+     * only wait for it to close), else the oldest that has not yet sent a
+     * whole request head (the list is newest first). A client that sends
+     * its request at once and reads the answer is served in a few
+     * milliseconds, so only idlers and clients that do not read lose
+     * their slot. */
+    conn_t *drain = NULL, *head = NULL;
+    for (conn_t *c = h->conns; c != NULL; c = c->next) {
+      if (c->closing) continue;
+      if (c->state == C_DRAIN) drain = c;
+      if (c->state == C_HEAD) head = c;
+    }
+    conn_t *victim = drain != NULL ? drain : head;
+    if (victim != NULL) {
       h->evicted++;
-      conn_close(oldest);
+      if (victim->state == C_DRAIN)
+        conn_cut(victim);
+      else
+        conn_close(victim);
     }
   }
   if (h->n_conns >= h->max_conns) {
@@ -461,12 +544,13 @@ static void on_connection(uv_stream_t *server, int status) {
   if (h->conns != NULL) h->conns->prev = c;
   h->conns = c;
   h->n_conns++;
+  c->deadline = uv_now(h->loop) + (uint64_t)h->conn_ms;
   if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 ||
-      uv_timer_start(&c->timer, on_timer, (uint64_t)h->timeout_ms, 0) != 0 ||
       uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
     conn_close(c);
     return;
   }
+  arm(c, (uint64_t)h->timeout_ms);
   uv_tcp_nodelay(&c->tcp, 1);
 }
 
@@ -532,6 +616,8 @@ pb_http_t *pb_http_new(uv_loop_t *loop, const char *host, int port,
   h->ctx = ctx;
   h->max_conns = PB_HTTP_MAX_CONNS;
   h->timeout_ms = PB_HTTP_TIMEOUT_MS;
+  h->write_ms = PB_HTTP_WRITE_MS;
+  h->conn_ms = PB_HTTP_CONN_MS;
   h->port = ntohs(bound.ss_family == AF_INET
                       ? ((struct sockaddr_in *)&bound)->sin_port
                       : ((struct sockaddr_in6 *)&bound)->sin6_port);
@@ -564,6 +650,13 @@ int pb_http_set_limits(pb_http_t *h, int max_conns, int timeout_ms) {
   return 0;
 }
 
+int pb_http_set_deadlines(pb_http_t *h, int write_ms, int conn_ms) {
+  if (h == NULL || write_ms < 1 || conn_ms < 1) return PB_EINVAL;
+  h->write_ms = write_ms;
+  h->conn_ms = conn_ms;
+  return 0;
+}
+
 int pb_http_port(const pb_http_t *h) {
   return h ? h->port : -1;
 }
@@ -578,6 +671,10 @@ unsigned long pb_http_requests(const pb_http_t *h) {
 
 unsigned long pb_http_refused(const pb_http_t *h) {
   return h ? h->refused : 0;
+}
+
+unsigned long pb_http_cut(const pb_http_t *h) {
+  return h ? h->cut : 0;
 }
 
 static void on_listener_closed(uv_handle_t *handle) {

@@ -14,9 +14,16 @@
  *   408  a client that has not sent a whole request head within the timeout
  *        (slow or idle clients, "slowloris"); the connection is then closed;
  *   431  a request head larger than PB_HTTP_HEAD_MAX bytes;
+ * Deadlines (pb_http_set_deadlines): a client that takes none of its
+ * response for `write_ms` (it does not read) loses its connection, reset
+ * so that the kernel drops what it still holds for it; one that has the
+ * whole response and has not closed after `write_ms` is closed; and no
+ * connection lives longer than `conn_ms` from accept, whatever it does.
  * At the connection limit a new client takes the slot of the oldest
- * connection that has not yet sent a whole request head (idle or slow
- * peers cannot lock others out); only when every slot is busy answering is
+ * connection that has its whole response already (the server only waits
+ * for it to close), else of the oldest that has not yet sent a whole
+ * request head (idle, slow or non-reading peers cannot lock others out);
+ * only when every slot is busy answering is
  * the new one accepted and closed at once, so a flood of clients costs a
  * bounded amount of memory. Only well-formed GET
  * and HEAD requests reach the handler, which decides everything else
@@ -37,6 +44,8 @@
 #define PB_HTTP_HEAD_MAX 8192   /* request line + headers, bytes */
 #define PB_HTTP_MAX_CONNS 64    /* default concurrent connections */
 #define PB_HTTP_TIMEOUT_MS 5000 /* default time to send a request head */
+#define PB_HTTP_WRITE_MS 5000   /* default: a response makes progress */
+#define PB_HTTP_CONN_MS 30000   /* default: the longest a connection lives */
 
 typedef struct pb_http pb_http_t;
 
@@ -81,9 +90,20 @@ pb_http_t *pb_http_new(uv_loop_t *loop, const char *host, int port,
 
 /* Changes the limits for connections accepted from now on: at most
  * `max_conns` (>= 1) open at once, each given `timeout_ms` (>= 1) to send
- * its request head and again to read the response. Returns 0 or PB_EINVAL.
+ * its request head. Returns 0 or PB_EINVAL.
  * Defaults: PB_HTTP_MAX_CONNS, PB_HTTP_TIMEOUT_MS. */
 int pb_http_set_limits(pb_http_t *h, int max_conns, int timeout_ms);
+
+/* Changes the deadlines of connections accepted from now on:
+ * write_ms (>= 1): once the response is queued, the bytes the client has
+ *   not taken yet (in the server and in the kernel's send queue) must go
+ *   down at least once every write_ms, or the connection is reset; when
+ *   the client has them all but has not closed within write_ms, it is
+ *   closed;
+ * conn_ms (>= 1): no connection lives longer than this from accept (a
+ *   slow reader of a large response included).
+ * Returns 0 or PB_EINVAL. Defaults: PB_HTTP_WRITE_MS, PB_HTTP_CONN_MS. */
+int pb_http_set_deadlines(pb_http_t *h, int write_ms, int conn_ms);
 
 /* The port actually bound (useful after binding port 0); -1 if h is NULL. */
 int pb_http_port(const pb_http_t *h);
@@ -95,6 +115,10 @@ int pb_http_connections(const pb_http_t *h);
  * server itself (400, 405, 408, 431, connection limit). */
 unsigned long pb_http_requests(const pb_http_t *h);
 unsigned long pb_http_refused(const pb_http_t *h);
+
+/* Connections ended by a deadline (write_ms, conn_ms) or closed to make
+ * room for a new client after their response was sent. */
+unsigned long pb_http_cut(const pb_http_t *h);
 
 /* Stops listening and closes every connection (responses in flight are
  * abandoned) through uv_close. Once the loop has run every close callback
