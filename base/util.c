@@ -137,11 +137,25 @@ int pb_die_with_parent_or_say(const char *prog) {
 }
 
 int pb_lock_file(const char *path, pb_err_t *err) {
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
-                      strerror(errno));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  int fd = -1, locked = -1;
+  /* A holder may unlink the file before it lets go (a start that failed
+   * takes back what it made): a lock won on a file no longer at `path`
+   * locks nothing, so take it again on the file that is there now. */
+  for (int tries = 0;; tries++) {
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
+                        strerror(errno));
+    locked = flock(fd, LOCK_EX | LOCK_NB);
+    if (locked != 0) break; /* held by another: said below */
+    struct stat held, now;
+    if (tries >= 100 || (fstat(fd, &held) == 0 && stat(path, &now) == 0 &&
+                         held.st_dev == now.st_dev &&
+                         held.st_ino == now.st_ino))
+      break;
+    close(fd);
+  }
+  if (locked != 0) {
     int e = errno;
     char buf[32] = "";
     ssize_t n = pread(fd, buf, sizeof buf - 1, 0);

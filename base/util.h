@@ -38,9 +38,11 @@ int pb_die_with_parent(pb_err_t *err);
 int pb_die_with_parent_or_say(const char *prog);
 
 /* Takes an exclusive lock on `path` (created if needed) for as long as the
- * process lives, and writes its pid into the file. Returns the open
- * descriptor (>= 0, to be kept open), PB_EAGAIN naming the pid that holds
- * it when another process does, or PB_EIO. */
+ * process lives, and writes its pid into the file. A holder may unlink the
+ * file before it lets go (a failed start taking back what it made): a lock
+ * won on a file no longer at `path` is taken again on the one there now.
+ * Returns the open descriptor (>= 0, to be kept open), PB_EAGAIN naming
+ * the pid that holds it when another process does, or PB_EIO. */
 int pb_lock_file(const char *path, pb_err_t *err);
 
 #endif

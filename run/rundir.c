@@ -279,3 +279,59 @@ int pb_rundir_run_id_check(const char *name, const char *id, pb_err_t *err) {
                       id, (int)cut, name);
   return 0;
 }
+
+/* ---- taking back a failed start ------------------------------------- */
+
+void pb_rundir_undo_init(pb_rundir_undo_t *u) {
+  u->n = 0;
+}
+
+static int undo_add(pb_rundir_undo_t *u, const char *path, int is_dir) {
+  if (u->n >= PB_RUNDIR_UNDO_MAX || strlen(path) >= PB_RUNDIR_PATH_MAX)
+    return 0;
+  snprintf(u->path[u->n], PB_RUNDIR_PATH_MAX, "%s", path);
+  u->is_dir[u->n] = is_dir;
+  u->n++;
+  return 1;
+}
+
+int pb_rundir_undo_mkdir(pb_rundir_undo_t *u, const char *dir, pb_err_t *err) {
+  char buf[PB_RUNDIR_PATH_MAX];
+  size_t n = dir != NULL ? strlen(dir) : 0;
+  if (n == 0 || n >= sizeof buf)
+    return pb_err_set(err, PB_EINVAL, "bad directory path '%.200s'",
+                      dir != NULL ? dir : "(null)");
+  memcpy(buf, dir, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (buf[i] != '/' && buf[i] != '\0') continue;
+    char c = buf[i];
+    buf[i] = '\0';
+    if (mkdir(buf, 0755) == 0)
+      undo_add(u, buf, 1);
+    else if (errno != EEXIST)
+      return pb_err_set(err, PB_EIO, "cannot create directory '%s': %s", buf,
+                        strerror(errno));
+    buf[i] = c;
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return pb_err_set(err, PB_EIO, "'%s' is not a directory", dir);
+  return 0;
+}
+
+int pb_rundir_undo_note(pb_rundir_undo_t *u, const char *path) {
+  struct stat st;
+  if (lstat(path, &st) == 0 || errno != ENOENT) return 0;
+  return undo_add(u, path, 0);
+}
+
+void pb_rundir_undo_run(pb_rundir_undo_t *u, pb_log_t *log) {
+  for (int i = u->n - 1; i >= 0; i--) {
+    const char *p = u->path[i];
+    if (u->is_dir[i] ? rmdir(p) == 0 : unlink(p) == 0) {
+      if (log != NULL)
+        pb_log_info(log, "failed start: removed %s (made by this start)", p);
+    }
+  }
+  u->n = 0;
+}

@@ -7,6 +7,8 @@
  *   RUN_DIR/elo.csv, elo.svg, elo-time.svg the evaluator's ratings
  *   RUN_DIR/learner.lock, evaluator.lock   held (flock) while each runs
  *   RUN_DIR/run-id                         the learner's run id (below)
+ *   RUN_DIR/endpoints                      what the learner bound, while it
+ *                                          runs (net.* lines for --set)
  *   RUN_DIR/logs/CHILD.log                 `probs train`'s children
  *
  * A run directory holds one run: a start without --resume or --restart
@@ -40,6 +42,7 @@
 #define PB_RUNDIR_LEARNER_LOCK "learner.lock"
 #define PB_RUNDIR_EVALUATOR_LOCK "evaluator.lock"
 #define PB_RUNDIR_RUN_ID "run-id"
+#define PB_RUNDIR_ENDPOINTS "endpoints"
 
 /* Longest run directory path the functions below take (room is left for
  * the file names), and a buffer that holds any path they make. */
@@ -126,5 +129,34 @@ int pb_rundir_new_run_id(const char *name, char *buf, size_t n, pb_err_t *err);
  * printable ASCII characters without spaces, PB_RUNDIR_RUN_ID_MAX bytes at
  * most. Returns 0 or PB_EINVAL saying what is wrong. */
 int pb_rundir_run_id_check(const char *name, const char *id, pb_err_t *err);
+/* What a starting process made in a run directory, so that a start that
+ * fails can take it back and leave nothing behind: the directories and
+ * files it created, never one that was there before. Fixed size (no
+ * allocation); paths beyond PB_RUNDIR_UNDO_MAX are not noted (and so kept). */
+#define PB_RUNDIR_UNDO_MAX 16
+typedef struct pb_rundir_undo {
+  int n;
+  int is_dir[PB_RUNDIR_UNDO_MAX];
+  char path[PB_RUNDIR_UNDO_MAX][PB_RUNDIR_PATH_MAX];
+} pb_rundir_undo_t;
+
+/* Starts an empty list. */
+void pb_rundir_undo_init(pb_rundir_undo_t *u);
+
+/* mkdir -p dir, noting each directory it creates. 0, or PB_EINVAL /
+ * PB_EIO naming the directory (what was made before the error stays
+ * noted). */
+int pb_rundir_undo_mkdir(pb_rundir_undo_t *u, const char *dir, pb_err_t *err);
+
+/* To be called just before the caller creates the file `path`: notes it
+ * when it does not exist yet. Returns 1 when noted, 0 when it exists (or
+ * the list is full, or the path too long). */
+int pb_rundir_undo_note(pb_rundir_undo_t *u, const char *path);
+
+/* Takes back what was noted, newest first: files are unlinked (one
+ * already gone is fine), directories removed when empty (one that is not
+ * stays: something else lives there now). Each removal is logged at info
+ * level (log may be NULL: nothing is logged). The list is then empty. */
+void pb_rundir_undo_run(pb_rundir_undo_t *u, pb_log_t *log);
 
 #endif

@@ -1,9 +1,10 @@
 /* test_rundir.c - the run directory (run/rundir): file paths, the listing
  * of checkpoint versions, the one-learner lock, the retention protocol
  * between the learner and a live evaluator (the lock, and elo.csv's newest
- * row), which directories a new run may start in, and run ids. The same
- * protocol in a real training run: test_inproc; the refusals of real
- * programs: test_train_cli.sh. */
+ * row), which directories a new run may start in, run ids, and what a
+ * failed start takes back (pb_rundir_undo_*). The same protocol in a real
+ * training run: test_inproc; the refusals of real programs:
+ * test_train_cli.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,6 +167,53 @@ static void test_check_new(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+static int exists(const char *dir, const char *name) {
+  char p[PB_RUNDIR_PATH_MAX];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  return access(p, F_OK) == 0;
+}
+
+/* What a failed start takes back: the directories and files it made,
+ * newest first; never a file that was there, never a directory that
+ * holds something it did not make. */
+static void test_undo(void **state) {
+  (void)state;
+  char dir[256], p[PB_RUNDIR_PATH_MAX];
+  tp_tmpdir(dir, sizeof dir, "rundir-u");
+  touch(dir, "mine.txt", "there before\n");
+  pb_rundir_undo_t u;
+  pb_rundir_undo_init(&u);
+  pb_err_t err;
+  snprintf(p, sizeof p, "%s/a/b/c", dir);
+  assert_int_equal(pb_rundir_undo_mkdir(&u, p, &err), 0);
+  assert_int_equal(u.n, 3); /* a, a/b, a/b/c */
+  assert_int_equal(pb_rundir_undo_mkdir(&u, p, &err), 0);
+  assert_int_equal(u.n, 3); /* nothing new */
+  snprintf(p, sizeof p, "%s/a/b/c/x", dir);
+  assert_int_equal(pb_rundir_undo_note(&u, p), 1);
+  touch(dir, "a/b/c/x", "made\n");
+  snprintf(p, sizeof p, "%s/mine.txt", dir);
+  assert_int_equal(pb_rundir_undo_note(&u, p), 0); /* exists: not ours */
+  touch(dir, "mine.txt", "overwritten\n");
+  touch(dir, "a/b/theirs", "made by someone else meanwhile\n");
+  pb_rundir_undo_run(&u, NULL);
+  assert_int_equal(u.n, 0);
+  assert_false(exists(dir, "a/b/c/x"));
+  assert_false(exists(dir, "a/b/c"));
+  assert_true(exists(dir, "a/b/theirs")); /* a/b is not empty: stays */
+  assert_true(exists(dir, "mine.txt"));
+  /* A list with only what is gone already: nothing happens. */
+  snprintf(p, sizeof p, "%s/never", dir);
+  assert_int_equal(pb_rundir_undo_note(&u, p), 1);
+  pb_rundir_undo_run(&u, NULL);
+  assert_int_equal(pb_rundir_undo_mkdir(&u, "", &err), PB_EINVAL);
+  snprintf(p, sizeof p, "%s/mine.txt/sub", dir);
+  assert_int_equal(pb_rundir_undo_mkdir(&u, p, &err), PB_EIO);
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* A run id is NAME-XXXXXXXX, new at every call; a given one must be of
  * the run. */
 static void test_run_id(void **state) {
@@ -218,6 +266,7 @@ int main(void) {
       cmocka_unit_test(test_prune_keep_all),
       cmocka_unit_test(test_check_new),
       cmocka_unit_test(test_run_id),
+      cmocka_unit_test(test_undo),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
