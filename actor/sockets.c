@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <zmq.h>
 
 #include "curve.h"
@@ -69,6 +70,18 @@ int pb__worker_setup_sockets(pb_worker_t *w, pb_err_t *err) {
   }
   if (rc != 0) return rc;
 
+  /* A '*' port is for the learner to bind; a worker needs the real one. */
+  const char *const eps[2] = {c->net.work_endpoint, c->net.pub_endpoint};
+  for (int i = 0; i < 2; i++) {
+    size_t n = strlen(eps[i]);
+    if (n > 2 && eps[i][n - 2] == ':' && eps[i][n - 1] == '*')
+      return pb_err_set(err, PB_EINVAL,
+                        "%s '%s' has no port ('*' is for the learner, "
+                        "which writes the ports it bound to "
+                        "RUN_DIR/endpoints)",
+                        i == 0 ? "net.work_endpoint" : "net.pub_endpoint",
+                        eps[i]);
+  }
   if (zmq_connect(w->dealer, c->net.work_endpoint) != 0)
     return pb_err_set(err, PB_EIO,
                       "cannot connect to net.work_endpoint '%s': %s",
@@ -239,6 +252,7 @@ static int recv_msg(pb_worker_t *w, void *sock, pb_msg_t *m, pb_err_t *err) {
     pb_msg_free(m);
     return 0;
   }
+  w->heard_at = pb_now(); /* a message of the learner's, decoded */
   return 1;
 }
 
@@ -277,14 +291,30 @@ int pb__worker_drain_announcements(pb_worker_t *w, int *woke, pb_err_t *err) {
  * WAIT_RESEND sends w->req again after lease_ms without a reply. Returns 0
  * with *m filled (the caller frees it), W_TIMEOUT, W_WAKE (an Announce,
  * with WAIT_WAKE), W_STOP, or PB_EIO. */
+/* net.give_up_s: whether the learner has been silent too long in this
+ * wait (PB_EAGAIN, err naming the endpoint), else 0. */
+static int silent_too_long(pb_worker_t *w, double entered, double now,
+                           pb_err_t *err) {
+  const int give_up = w->cfg.net.give_up_s;
+  double since = w->heard_at > entered ? w->heard_at : entered;
+  if (give_up <= 0 || now - since < give_up) return 0;
+  return pb_err_set(err, PB_EAGAIN,
+                    "no word from the learner at %s for %.0f s (waiting "
+                    "for %s; net.give_up_s = %d): giving up",
+                    w->cfg.net.work_endpoint, now - since,
+                    w->req_name ? w->req_name : "a message", give_up);
+}
+
 int pb__worker_wait_for(pb_worker_t *w, unsigned want, double deadline,
                         int flags, pb_msg_t *m, pb_err_t *err) {
   const double lease = w->cfg.net.lease_ms / 1000.0;
-  double sent_at = pb_now();
+  double sent_at = pb_now(), entered = sent_at;
   for (;;) {
     if (pb__worker_stop_requested(w)) return W_STOP;
     double now = pb_now();
     if (deadline > 0 && now >= deadline) return W_TIMEOUT;
+    int quiet = silent_too_long(w, entered, now, err);
+    if (quiet != 0) return quiet;
     if ((flags & WAIT_RESEND) && now - sent_at >= lease) {
       w->st.resends++;
       pb_log_warn(w->log,

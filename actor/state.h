@@ -104,6 +104,7 @@ struct pb_worker {
   double item_hb_s;    /* heartbeat interval for this item */
   double last_item_hb; /* last heartbeat naming the item */
   double last_send;    /* last message of any kind to the learner */
+  double heard_at;     /* last message from the learner (net.give_up_s) */
 
   /* Buffers reused from item to item. */
   pb_episodes_t eps;
@@ -154,8 +155,12 @@ int pb__worker_drain_announcements(pb_worker_t *w, int *woke, pb_err_t *err);
 /* Waits for a message of a type in the bit set `want` (BIT(type)) on the
  * DEALER until `deadline` (pb_now() seconds; 0: none), heartbeating and
  * handling announcements meanwhile; WAIT_RESEND resends w->req after
- * lease_ms of silence, WAIT_WAKE returns on an Announce. Returns 0 with *m
- * filled (the caller frees it), W_TIMEOUT, W_WAKE, W_STOP, or PB_EIO. */
+ * lease_ms of silence, WAIT_WAKE returns on an Announce. With
+ * net.give_up_s > 0, a wait that hears nothing from the learner (no valid
+ * message on either socket) for that long, counted from the later of the
+ * last message heard and the start of the wait, ends in PB_EAGAIN naming
+ * the endpoint and the time waited. Returns 0 with *m filled (the caller
+ * frees it), W_TIMEOUT, W_WAKE, W_STOP, PB_EAGAIN or PB_EIO. */
 int pb__worker_wait_for(pb_worker_t *w, unsigned want, double deadline,
                         int flags, pb_msg_t *m, pb_err_t *err);
 

@@ -23,8 +23,11 @@
  * Where each part lives (state.h, private to learner/, holds the learner
  * object and the pb__ functions the files share; each file uses only the
  * ones listed before it there):
- *   learner.c  main() (main.c) -> pb_learner_new (open_run_dir,
- *              open_trainer, make_queues, pb__open_sockets, open_loop),
+ *   learner.c  main() (main.c) -> pb_learner_new (lock_run_dir,
+ *              pb__open_sockets, open_loop: every socket is bound before
+ *              any file of the run but the lock is made; then
+ *              open_run_dir, open_trainer, make_queues, write_endpoints;
+ *              a failure takes back what this start made),
  *              then pb_learner_run: starts the handles and the first phase
  *              (pb__start_selfplay), then uv_run, whose turns call
  *                pb__on_zpoll (peers.c) when the ROUTER is readable;
@@ -225,23 +228,32 @@ static int start_over(const char *run_dir, int flags, pb_log_t *log,
   return 0;
 }
 
-/* Opens RUN_DIR: makes checkpoints/, takes the learner's lock, removes
- * the leftovers of cut-short checkpoint writes, and with RESUME or RESTART
- * puts the newest intact checkpoint's path in latest ("" when there is
- * none; see start_over). 0, or a PB_E* code with err filled. */
+/* Takes RUN_DIR/learner.lock: one learner per run dir. The first file of
+ * the run a start makes (noted for pb_rundir_undo_run). 0, or a PB_E*
+ * code with err filled. */
+static int lock_run_dir(pb_learner_t *l, pb_err_t *err) {
+  char path[PB_RUNDIR_PATH_MAX];
+  if (pb_rundir_path(l->cfg.run.dir, PB_RUNDIR_LEARNER_LOCK, path,
+                     sizeof path) == 0)
+    pb_rundir_undo_note(&l->undo, path);
+  if ((l->lock_fd = pb_rundir_lock_learner(l->cfg.run.dir, err)) < 0) {
+    l->lock_fd = -1;
+    return err && err->code ? err->code : PB_EIO;
+  }
+  return 0;
+}
+
+/* Opens RUN_DIR: makes checkpoints/, removes the leftovers of cut-short
+ * checkpoint writes, and with RESUME or RESTART puts the newest intact
+ * checkpoint's path in latest ("" when there is none; see start_over).
+ * 0, or a PB_E* code with err filled. */
 static int open_run_dir(pb_learner_t *l, int flags, char *latest, size_t cap,
                         pb_err_t *err) {
   const pb_config_t *cfg = &l->cfg;
   pb_log_t *log = l->log;
   char path[4200];
   snprintf(path, sizeof path, "%s/checkpoints", cfg->run.dir);
-  if (pb_mkdir_p(path, err) != 0) goto fail;
-  /* One learner per run dir. */
-  if ((l->lock_fd = pb_rundir_lock_learner(cfg->run.dir, err)) < 0) {
-    l->lock_fd = -1;
-    goto fail;
-  }
-  snprintf(path, sizeof path, "%s/checkpoints", cfg->run.dir);
+  if (pb_rundir_undo_mkdir(&l->undo, path, err) != 0) goto fail;
   /* Leftovers of a checkpoint write that a crash cut short. */
   if (pb_ckpt_clean_tmp(path, time(NULL), note_info, log, err) < 0)
     goto fail;
@@ -260,14 +272,15 @@ fail:
 }
 
 /* Opens metrics.jsonl and the trainer (loaded from latest unless it is
- * ""), writes version 0's checkpoint when starting from scratch and
- * config.yaml, and makes the weights buffers served first. 0, or a PB_E*
- * code with err filled. */
+ * ""), writes version 0's checkpoint when starting from scratch,
+ * config.yaml and run-id, and makes the weights buffers served first; each
+ * file it creates is noted in l->undo. 0, or a PB_E* code with err filled. */
 static int open_trainer(pb_learner_t *l, const char *latest, pb_err_t *err) {
   const pb_config_t *cfg = &l->cfg;
   pb_log_t *log = l->log;
   char path[4200];
   snprintf(path, sizeof path, "%s/metrics.jsonl", cfg->run.dir);
+  pb_rundir_undo_note(&l->undo, path);
   if ((l->metrics = pb_metrics_new(path, err)) == NULL) goto fail;
   if ((l->learn = pb_learn_new(cfg, err)) == NULL) goto fail;
   if (latest[0] != '\0') {
@@ -277,12 +290,14 @@ static int open_trainer(pb_learner_t *l, const char *latest, pb_err_t *err) {
   }
   if (pb_learn_version(l->learn) == 0) {
     pb_rundir_ckpt_path(cfg->run.dir, 0, path, sizeof path);
+    pb_rundir_undo_note(&l->undo, path);
     if (pb_learn_save(l->learn, path, NULL, 0, err) != 0) goto fail;
   }
   {
     char *yaml = NULL;
     if (pb_config_to_yaml(cfg, &yaml, err) != 0) goto fail;
     snprintf(path, sizeof path, "%s/config.yaml", cfg->run.dir);
+    pb_rundir_undo_note(&l->undo, path);
     int rc = pb_write_file(path, yaml, strlen(yaml), err);
     free(yaml);
     if (rc != 0) goto fail;
@@ -291,6 +306,7 @@ static int open_trainer(pb_learner_t *l, const char *latest, pb_err_t *err) {
     char id[PB_RUNDIR_RUN_ID_MAX + 2];
     int n = snprintf(id, sizeof id, "%s\n", l->start_id);
     pb_rundir_path(cfg->run.dir, PB_RUNDIR_RUN_ID, path, sizeof path);
+    pb_rundir_undo_note(&l->undo, path);
     if (pb_write_file(path, id, (size_t)n, err) != 0) goto fail;
   }
   /* AlphaZero has no V: only the policy+value network is served, as Q. */
@@ -353,8 +369,8 @@ fail:
 }
 
 /* Makes the loop and its handles (ZeroMQ poll, idle, tick, signals), and
- * with net.http_port > 0 the HTTP server and the web page. 0, or a PB_E*
- * code with err filled. */
+ * unless net.http_port is 0 the HTTP server (-1: on a port the kernel
+ * picks) and the web page. 0, or a PB_E* code with err filled. */
 static int open_loop(pb_learner_t *l, pb_err_t *err) {
   const pb_config_t *cfg = &l->cfg;
   if (uv_loop_init(&l->loop) != 0) {
@@ -373,15 +389,36 @@ static int open_loop(pb_learner_t *l, pb_err_t *err) {
   l->zpoll.data = l->zidle.data = l->tick.data = l;
   l->sigint.data = l->sigterm.data = l;
   l->handles_open = 1;
-  if (cfg->net.http_port > 0) {
-    l->http = pb_http_new(&l->loop, cfg->net.http_bind, cfg->net.http_port,
+  if (cfg->net.http_port != 0) {
+    l->http = pb_http_new(&l->loop, cfg->net.http_bind,
+                          cfg->net.http_port > 0 ? cfg->net.http_port : 0,
                           pb__on_http, l, err);
     if (l->http == NULL) goto fail;
+    l->http_port = pb_http_port(l->http);
     if ((l->web = pb_web_new(cfg, err)) == NULL) goto fail;
   }
   return 0;
 fail:
   return err && err->code ? err->code : PB_EIO;
+}
+
+/* Writes RUN_DIR/endpoints (atomically): what the learner bound, as the
+ * --set values a worker or a test needs, a '*' port resolved. Removed by
+ * pb_learner_destroy. 0, or a PB_E* code with err filled. */
+static int write_endpoints(pb_learner_t *l, pb_err_t *err) {
+  char path[PB_RUNDIR_PATH_MAX], text[2 * sizeof l->work_ep + 96];
+  if (pb_rundir_path(l->cfg.run.dir, PB_RUNDIR_ENDPOINTS, path,
+                     sizeof path) != 0)
+    return pb_err_set(err, PB_EINVAL, "%.200s: run directory path too long",
+                      l->cfg.run.dir);
+  int n = snprintf(text, sizeof text,
+                   "net.work_endpoint=%s\nnet.pub_endpoint=%s\n"
+                   "net.http_port=%d\n",
+                   l->work_ep, l->pub_ep, l->http_port);
+  if (pb_write_file(path, text, (size_t)n, err) != 0)
+    return err && err->code ? err->code : PB_EIO;
+  l->endpoints_written = 1;
+  return 0;
 }
 
 pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags,
@@ -395,6 +432,7 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags,
   l->log = log;
   l->lock_fd = -1;
   l->t_start = pb_now();
+  pb_rundir_undo_init(&l->undo);
   pb_episodes_init(&l->eps);
   if (pb_config_check(cfg, err) != 0) goto fail;
   l->g = pb_game_by_name(cfg->game);
@@ -411,13 +449,20 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags,
   snprintf(l->sender, sizeof l->sender, "learner-%.40s-%ld", host,
            (long)getpid());
 
+  /* The sockets first: a port in use fails the start before it has made
+   * any file of the run but the lock. */
   char latest[4200] = "";
-  if (open_run_dir(l, flags, latest, sizeof latest, err) != 0 ||
+  if (lock_run_dir(l, err) != 0 || pb__open_sockets(l, err) != 0 ||
+      open_loop(l, err) != 0 ||
+      open_run_dir(l, flags, latest, sizeof latest, err) != 0 ||
       open_trainer(l, latest, err) != 0 || make_queues(l, err) != 0 ||
-      pb__open_sockets(l, err) != 0 || open_loop(l, err) != 0)
+      write_endpoints(l, err) != 0)
     goto fail;
+  pb_rundir_undo_init(&l->undo); /* started: what it made stays */
   return l;
 fail:
+  /* Before the lock is let go (pb_learner_destroy closes it). */
+  pb_rundir_undo_run(&l->undo, l->log);
   pb_learner_destroy(&l);
   return NULL;
 }
@@ -433,8 +478,7 @@ int pb_learner_run(pb_learner_t *l, pb_err_t *err) {
               "%s %ld params on %s",
               l->sender, l->run_id, l->g->name, l->cfg.algorithm,
               pb_learn_version(l->learn), l->cfg.train.iterations,
-              l->cfg.net.work_endpoint, l->cfg.net.pub_endpoint,
-              l->cfg.net.http_port,
+              l->work_ep, l->pub_ep, l->http_port,
               pb_learn_v(l->learn) ? pb_nn_param_count(pb_learn_v(l->learn))
                                    : 0L,
               pb_learn_alphazero(l->learn) ? "policy+value" : "Q",
@@ -475,6 +519,12 @@ void pb_learner_destroy(pb_learner_t **pl) {
     uv_run(&l->loop, UV_RUN_DEFAULT);
   }
   if (l->loop_inited) uv_loop_close(&l->loop);
+  if (l->endpoints_written) {
+    char path[PB_RUNDIR_PATH_MAX];
+    if (pb_rundir_path(l->cfg.run.dir, PB_RUNDIR_ENDPOINTS, path,
+                       sizeof path) == 0)
+      unlink(path);
+  }
   if (l->lock_fd >= 0) close(l->lock_fd);
   if (l->router) zmq_close(l->router);
   pb_zap_stop(&l->zap);

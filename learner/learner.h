@@ -23,9 +23,16 @@ enum {
                                   checkpoints are gone starts over */
 };
 
-/* Creates the learner for cfg (copied): opens RUN_DIR (cfg->run.dir),
- * removes the temporary files of checkpoint writes cut short by a crash
- * (each logged), binds the sockets and the HTTP port. With
+/* Creates the learner for cfg (copied): takes RUN_DIR/learner.lock
+ * (cfg->run.dir must exist), binds the sockets and the HTTP port (before
+ * it makes any other file of the run, so that a port in use fails the
+ * start at once), opens RUN_DIR, removes the temporary files of checkpoint
+ * writes cut short by a crash (each logged), and writes RUN_DIR/endpoints:
+ * what it bound, one `net.KEY=VALUE` line each for net.work_endpoint,
+ * net.pub_endpoint and net.http_port (a '*' port of an endpoint, or
+ * net.http_port -1, resolved to the port the kernel gave; http 0 when
+ * off), removed by pb_learner_destroy. A start that fails removes every
+ * file and directory it made (never one that was there before). With
  * PB_LEARNER_RESUME it continues from the newest intact checkpoint; each
  * damaged one skipped is named in a warning. When there is none, a run
  * dir without history starts at version 0, and one with history

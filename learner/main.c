@@ -12,7 +12,11 @@
  * 2 bad arguments or config, PB_SUPERVISE_EXIT_FATAL (78) when the learner
  * cannot start or had no worker it accepts for net.no_workers_exit_s
  * (probs train then stops instead of restarting it), 1 any other
- * failure. */
+ * failure. A start that fails leaves nothing of its own behind: the
+ * learner takes back the files of the run it made, and when the run
+ * directory did not exist before, main() removes learner.log and the
+ * directories it made as well (the reason is on stderr). In a run
+ * directory that was there, learner.log keeps the reason. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,16 +115,23 @@ int main(int argc, char **argv) {
     fprintf(stderr, "probs-learner: %s\n", err.msg);
     return 1;
   }
-  if (pb_mkdir_p(cfg.run.dir, &err) != 0) {
+  /* The directories made here, and with them the log, go again if the
+   * start fails. */
+  pb_rundir_undo_t undo;
+  pb_rundir_undo_init(&undo);
+  if (pb_rundir_undo_mkdir(&undo, cfg.run.dir, &err) != 0) {
     fprintf(stderr, "probs-learner: %s\n", err.msg);
+    pb_rundir_undo_run(&undo, NULL);
     return 1;
   }
   char log_path[4200];
   pb_rundir_path(cfg.run.dir, PB_RUNDIR_LOG, log_path, sizeof log_path);
+  if (undo.n > 0) pb_rundir_undo_note(&undo, log_path);
   pb_log_t *log =
       pb_log_new("learner", log_path, pb_log_level_parse(cfg.log.level), &err);
   if (log == NULL) {
     fprintf(stderr, "probs-learner: %s\n", err.msg);
+    pb_rundir_undo_run(&undo, NULL);
     return 1;
   }
   /* Process-wide torch settings, before any thread exists. */
@@ -132,6 +143,7 @@ int main(int argc, char **argv) {
      * checkpoints, a port in use): restarting would only repeat it. */
     pb_log_error(log, "learner cannot start: %s", err.msg);
     pb_log_destroy(&log);
+    pb_rundir_undo_run(&undo, NULL);
     return PB_SUPERVISE_EXIT_FATAL;
   }
   int rc = pb_learner_run(l, &err);

@@ -173,6 +173,13 @@ int pb__open_sockets(pb_learner_t *l, pb_err_t *err) {
                cfg->net.pub_endpoint, zmq_strerror(errno));
     goto fail;
   }
+  /* A '*' port is the kernel's choice: what workers must connect to. */
+  size_t n = sizeof l->work_ep;
+  if (zmq_getsockopt(l->router, ZMQ_LAST_ENDPOINT, l->work_ep, &n) != 0)
+    snprintf(l->work_ep, sizeof l->work_ep, "%s", cfg->net.work_endpoint);
+  n = sizeof l->pub_ep;
+  if (zmq_getsockopt(l->pub, ZMQ_LAST_ENDPOINT, l->pub_ep, &n) != 0)
+    snprintf(l->pub_ep, sizeof l->pub_ep, "%s", cfg->net.pub_endpoint);
   return 0;
 fail:
   return err && err->code ? err->code : PB_EIO;

@@ -27,6 +27,7 @@
 #include "learner.h"
 #include "msg.h"
 #include "rng.h"
+#include "rundir.h"
 #include "spotcheck.h"
 #include "util.h"
 #include "web.h"
@@ -123,6 +124,13 @@ struct pb_learner {
 
   void *zctx, *router, *pub;
   pb_msg_buf_t obuf;
+  /* What was bound (ZMQ_LAST_ENDPOINT; a '*' port resolved), the HTTP
+   * port (0: off), and whether RUN_DIR/endpoints says so. */
+  char work_ep[PB_CONFIG_PATH_MAX + 64], pub_ep[PB_CONFIG_PATH_MAX + 64];
+  int http_port;
+  int endpoints_written;
+  /* What this start made in RUN_DIR, taken back if it fails. */
+  pb_rundir_undo_t undo;
 
   pb_learn_t *learn;
   pb_workq_t *wq;  /* search items */
@@ -226,8 +234,9 @@ int pb__workers_usable(pb_learner_t *l, int role);
 
 /* ---- sockets.c: the sockets, the peers, what the learner sends -------- */
 
-/* Makes the ROUTER and PUB sockets (CURVE when net.curve_dir is set) and
- * binds them. 0, or a PB_E* code with err filled. */
+/* Makes the ROUTER and PUB sockets (CURVE when net.curve_dir is set),
+ * binds them and puts what they bound in work_ep and pub_ep. 0, or a PB_E*
+ * code with err filled. */
 int pb__open_sockets(pb_learner_t *l, pb_err_t *err);
 
 /* Whether a warning caused by a peer may be logged now (at most 20 a

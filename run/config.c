@@ -108,6 +108,14 @@ static int endpoint_ok(const char *e) {
   return 0;
 }
 
+/* tcp://HOST:* (or :0): the kernel picks the port, so two such endpoints
+ * of the same host are not the same. */
+static int any_port(const char *e) {
+  size_t n = strlen(e);
+  return !strncmp(e, "tcp://", 6) && n > 2 && e[n - 2] == ':' &&
+         (e[n - 1] == '*' || e[n - 1] == '0');
+}
+
 /* "random,lookahead:1": non-empty items, each a name with an optional
  * ":parameter". What the names mean is the evaluator's business. */
 static int opponent_ok(const char *p, size_t len) {
@@ -260,7 +268,8 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
                       "net.http_bind: '%.*s' is not an IPv4 address (e.g. "
                       "127.0.0.1, or 0.0.0.0 for every interface)",
                       PB__SHOW, c->net.http_bind);
-  if (!strcmp(c->net.work_endpoint, c->net.pub_endpoint))
+  if (!strcmp(c->net.work_endpoint, c->net.pub_endpoint) &&
+      !any_port(c->net.work_endpoint))
     return pb_err_set(err, PB_ECONFIG,
                       "net.work_endpoint and net.pub_endpoint are both '%.*s'",
                       PB__SHOW, c->net.work_endpoint);

@@ -119,7 +119,7 @@ typedef struct pb_config {
   struct {
     char work_endpoint[PB_CONFIG_PATH_MAX]; /* ROUTER, learner binds */
     char pub_endpoint[PB_CONFIG_PATH_MAX];  /* PUB, learner binds */
-    int http_port;                          /* /metrics and /status; 0 = off */
+    int http_port; /* /metrics and /status; 0 = off, -1 = kernel's pick */
     char http_bind[PB_CONFIG_NAME_MAX];     /* IPv4 address it listens on */
     char curve_dir[PB_CONFIG_PATH_MAX];     /* CURVE keys; "" = off */
     char curve_key[PB_CONFIG_NAME_MAX];     /* a worker's pair: NAME.key */
@@ -128,6 +128,7 @@ typedef struct pb_config {
     int no_workers_exit_s; /* learner: stop when a phase has had no usable
                             * worker this long; 0 = wait forever */
     int heartbeat_ms;
+    int give_up_s; /* a worker's patience with a silent learner, 0 = none */
     int hwm;           /* ZeroMQ high-water mark (messages) */
     int item_episodes; /* episodes per self-play work item */
     int item_states;   /* states per search work item */

@@ -178,11 +178,15 @@ const pb__row_t pb__schema[] = {
     NET_ROWS(q, "Q"),
 
     ROW_STR("net.work_endpoint", net.work_endpoint, 1, "tcp://127.0.0.1:5555",
-            "work socket (learner ROUTER binds, workers connect)"),
+            "work socket (learner ROUTER binds, workers connect); port '*': "
+            "the learner binds one the kernel picks and writes it to "
+            "RUN_DIR/endpoints"),
     ROW_STR("net.pub_endpoint", net.pub_endpoint, 1, "tcp://127.0.0.1:5556",
-            "version announcements (learner PUB binds)"),
-    ROW_INT("net.http_port", net.http_port, 0, 65535, "8080",
-            "HTTP /metrics and /status; 0 = off"),
+            "version announcements (learner PUB binds); port '*' as "
+            "net.work_endpoint"),
+    ROW_INT("net.http_port", net.http_port, -1, 65535, "8080",
+            "HTTP /metrics and /status; 0 = off, -1 = a port the kernel "
+            "picks (written to RUN_DIR/endpoints)"),
     ROW_STR("net.curve_dir", net.curve_dir, 0, "",
             "directory of the run's CURVE keys (probs keys DIR): encrypted "
             "links, and only workers listed in its authorized_keys may "
@@ -206,6 +210,10 @@ const pb__row_t pb__schema[] = {
             "refused as quarantined) for this long; 0 = wait forever"),
     ROW_INT("net.heartbeat_ms", net.heartbeat_ms, 1, 3600000, "1000",
             "worker heartbeat period"),
+    ROW_INT("net.give_up_s", net.give_up_s, 0, 31536000, "0",
+            "a worker that has heard nothing from its learner for this long "
+            "while waiting on it exits (status 1) naming the endpoint; 0 = "
+            "never (a service waits for its learner to come back)"),
     ROW_INT("net.hwm", net.hwm, 1, 10000000, "1000",
             "ZeroMQ high-water mark (messages)"),
     ROW_INT("net.item_episodes", net.item_episodes, 1, 1000000, "16",

@@ -242,8 +242,9 @@ static void test_out_of_range(void **state) {
   expect_load_error("search:\n  max_depth: 201\n", "search.max_depth", "1..200",
                     NULL);
   expect_load_error("train:\n  eps: 1.5\n", "train.eps", "1.5", "0..1", NULL);
-  expect_load_error("net:\n  http_port: 70000\n", "net.http_port", "0..65535",
-                    NULL);
+  expect_load_error("net:\n  http_port: 70000\n", "net.http_port",
+                    "-1..65535", NULL);
+  expect_load_error("net:\n  give_up_s: -1\n", "net.give_up_s", NULL);
   expect_load_error("seed: -1\n", "seed", "-1", NULL);
   expect_load_error("train:\n  iterations: 3000000000\n", "train.iterations",
                     NULL);
@@ -428,6 +429,13 @@ static void test_check(void **state) {
                    0);
   assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
   assert_msg_has(err.msg, "net.pub_endpoint");
+  /* Two '*' ports (the kernel picks each) are not the same endpoint. */
+  assert_int_equal(pb_config_apply_override(
+                       &c, "net.pub_endpoint=tcp://127.0.0.1:*", &err), 0);
+  assert_int_equal(pb_config_apply_override(
+                       &c, "net.work_endpoint=tcp://127.0.0.1:*", &err), 0);
+  assert_int_equal(pb_config_apply_override(&c, "net.http_port=-1", &err), 0);
+  assert_int_equal(pb_config_check(&c, &err), 0);
 
   pb_config_defaults(&c);
   assert_int_equal(pb_config_apply_override(&c, "train.pipeline=on", &err), 0);
