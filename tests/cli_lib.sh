@@ -25,3 +25,41 @@ finish() {
   echo "$1: $PASS passed, $FAIL failed"
   [ "$FAIL" -eq 0 ]
 }
+# descendants PID: every process below PID, deepest first (not the
+# command substitution that asks).
+descendants() {
+  local c
+  for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+    [ "$c" = "$BASHPID" ] && continue
+    descendants "$c"
+    echo "$c"
+  done
+}
+# kill_started: SIGKILL to every process this script started that is
+# still running (its descendants), so that a failed or interrupted test
+# leaves nothing behind.
+kill_started() {
+  local p
+  p=$(descendants $$)
+  [ -n "$p" ] && kill -9 $p 2>/dev/null
+  return 0
+}
+# on_exit CMD: when the script exits, also by SIGINT, SIGTERM or SIGHUP,
+# kill what it started, then run CMD (the test's own cleaning up).
+on_exit() {
+  trap "kill_started; $1" EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  trap 'exit 129' HUP
+}
+# free_ports N: N distinct TCP ports on 127.0.0.1 that the kernel gives
+# (bound together, then let go), space-separated.
+free_ports() {
+  python3 - "$1" <<'PY'
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+}

@@ -16,9 +16,10 @@ SRC=$(cd "$2" && pwd) || exit 2
 P="$BIN/probs"
 CFG="$SRC/configs/tictactoe-alphazero.yaml"
 T=$(mktemp -d /tmp/pb_test_az_XXXXXX)
-trap 'kill -9 $(cat "$T"/pids 2>/dev/null) 2>/dev/null; rm -rf "$T"' EXIT
 
 . "$SRC/tests/cli_lib.sh"
+# Whatever the test started dies with it (a failure, Ctrl-C, a timeout).
+on_exit 'kill -9 $(cat "$T"/pids 2>/dev/null) 2>/dev/null; rm -rf "$T"'
 
 RUN="$T/run"
 EP=(--set "net.work_endpoint=ipc://$T/work" --set "net.pub_endpoint=ipc://$T/pub"

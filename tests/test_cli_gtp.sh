@@ -13,9 +13,9 @@ BIN=$(cd "$1" && pwd) || exit 2
 SRC=$(cd "$2" && pwd) || exit 2
 P="$BIN/probs"
 T=$(mktemp -d /tmp/pb_test_gtp_XXXXXX)
-trap 'rm -rf "$T"' EXIT
 
 . "$SRC/tests/cli_lib.sh"
+on_exit 'rm -rf "$T"' # and kills what the test started (probs gtp &)
 
 # --- checkpoints ------------------------------------------------------------
 for game in connect4 tictactoe othello toguz; do

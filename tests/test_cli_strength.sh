@@ -10,9 +10,9 @@ BIN=$(cd "$1" && pwd) || exit 2
 SRC=$(cd "$2" && pwd) || exit 2
 P="$BIN/probs"
 T=$(mktemp -d /tmp/pb_test_cli_XXXXXX)
-trap 'rm -rf "$T"' EXIT
 
 . "$SRC/tests/cli_lib.sh"
+on_exit 'rm -rf "$T"' # and kills what the test started
 
 # --- probs solve ------------------------------------------------------------
 expect "solve: immediate win and double threat values" 0 \

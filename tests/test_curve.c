@@ -141,20 +141,29 @@ static void test_only_authorized_workers(void **state) {
   snprintf(keys, sizeof keys, "%s/keys", dir);
   pb_err_t err;
   assert_int_equal(pb_curve_make_dir(keys, 0, &err), 0);
-  int port = tp_port_base(11);
-  char work[80], pub[80], ep[64], curve[400];
-  snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
-  snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
-  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
+  char curve[400], ep[320];
   snprintf(curve, sizeof curve, "net.curve_dir=%s", keys);
   snprintf(path, sizeof path, "%s/probs-learner", BIN);
   snprintf(out, sizeof out, "%s/learner.out", dir);
-  char *argv[] = {path, (char *)CONFIG, (char *)"--run-dir", dir,
-                  (char *)"--set", work, (char *)"--set", pub,
-                  (char *)"--set", curve, (char *)"--set",
-                  (char *)"train.iterations=1", NULL};
+  /* Ports the kernel picks; the learner says which in RUN_DIR/endpoints. */
+  char *argv[] = {path,
+                  (char *)CONFIG,
+                  (char *)"--run-dir",
+                  dir,
+                  (char *)"--set",
+                  (char *)"net.work_endpoint=tcp://127.0.0.1:*",
+                  (char *)"--set",
+                  (char *)"net.pub_endpoint=tcp://127.0.0.1:*",
+                  (char *)"--set",
+                  curve,
+                  (char *)"--set",
+                  (char *)"train.iterations=1",
+                  NULL};
   pid_t l = tp_spawn(argv, out);
   assert_true(l > 0);
+  tp_endpoints_t e;
+  assert_true(tp_endpoints(dir, l, 120, &e));
+  snprintf(ep, sizeof ep, "%s", e.work + strlen("net.work_endpoint="));
   snprintf(log, sizeof log, "%s/learner.log", dir);
   assert_true(tp_wait_for(log, "CURVE on", 1, 60));
 
@@ -202,9 +211,19 @@ static void test_only_authorized_workers(void **state) {
     char wp[512], wo[512];
     snprintf(wp, sizeof wp, "%s/probs-actor", BIN);
     snprintf(wo, sizeof wo, "%s/worker-%d.out", dir, i);
-    char *wa[] = {wp, (char *)CONFIG, (char *)"--role", (char *)roles[i],
-                  (char *)"--set", work, (char *)"--set", pub,
-                  (char *)"--set", curve, NULL};
+    char *wa[] = {wp,
+                  (char *)CONFIG,
+                  (char *)"--role",
+                  (char *)roles[i],
+                  (char *)"--set",
+                  e.work,
+                  (char *)"--set",
+                  e.pub,
+                  (char *)"--set",
+                  curve,
+                  (char *)"--set",
+                  (char *)"net.give_up_s=60", /* no orphans */
+                  NULL};
     w[i] = tp_spawn(wa, wo);
     assert_true(w[i] > 0);
   }
@@ -224,7 +243,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_key_files),
       cmocka_unit_test(test_worker_keys),
-      cmocka_unit_test(test_only_authorized_workers),
+      cmocka_unit_test_teardown(test_only_authorized_workers, tp_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

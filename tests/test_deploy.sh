@@ -412,9 +412,10 @@ check "entrypoint runs any other command as is" \
 refused "health fails when no learner answers" \
   env PROBS_HTTP_PORT=1 PROBS_STATE_DIR="$TMP" bash "$EP" health
 
-# A free TCP port for the learner's HTTP server.
+# A free TCP port for the learner's HTTP server, from the kernel (never a
+# guess: a busy machine may use any port of its ephemeral range).
 HTTP=$("${PY:-python3}" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null)
-[ -n "$HTTP" ] || HTTP=$((20000 + $$ % 20000))
+[ -n "$HTTP" ] || { echo "FAIL: no free port from the kernel (python3 missing?)"; exit 1; }
 # PROBS_KEYS as docker-compose.yml sets it: the learner makes the run's CURVE
 # keys, the workers and the evaluator wait for them and use them.
 export PROBS_CONFIG="$CFG" PROBS_RUNS="$TMP/runs" PROBS_RUN_NAME=deploytest \

@@ -2,9 +2,15 @@
  * real sockets on loopback: probs-learner, probs-actor in both roles, and
  * probs train --inproc as the reference.
  *
- * Each test gets its own run directory and ports. Timeouts are generous:
- * under AddressSanitizer a process that loads libtorch takes seconds to
- * start. */
+ * Each test gets its own run directory; the learner binds ports the
+ * kernel picks (tcp://127.0.0.1:*, net.http_port=-1) and the workers are
+ * started with what it wrote to RUN_DIR/endpoints, so parallel tests never
+ * collide. Tests whose learner restarts use ipc:// endpoints in the run
+ * directory, which the new learner binds again. Every worker gives up
+ * after 60 s without a word from its learner (net.give_up_s), and every
+ * process a test starts is killed when it ends, fails or is interrupted
+ * (tests/proc.h, tp_teardown). Timeouts are generous: under
+ * AddressSanitizer a process that loads libtorch takes seconds to start. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +18,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -26,17 +33,26 @@
 
 typedef struct {
   char dir[256];
-  char work[64], pub[64];
-  char *extra[16]; /* more --set values, NULL-terminated */
+  char work[320], pub[320]; /* --set values: what the learner binds, and */
+                            /* once it has, what workers connect to */
+  int http;                 /* the learner's HTTP port, once bound */
+  char *extra[16];          /* more --set values, NULL-terminated */
 } run_t;
 
-static void run_init(run_t *r, const char *tag, int slot) {
+static void run_init(run_t *r, const char *tag) {
   memset(r, 0, sizeof *r);
   tp_tmpdir(r->dir, sizeof r->dir, tag);
   assert_true(r->dir[0] != '\0');
-  int port = tp_port_base(slot);
-  snprintf(r->work, sizeof r->work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
-  snprintf(r->pub, sizeof r->pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
+  snprintf(r->work, sizeof r->work, "net.work_endpoint=tcp://127.0.0.1:*");
+  snprintf(r->pub, sizeof r->pub, "net.pub_endpoint=tcp://127.0.0.1:*");
+}
+
+/* For a learner that is killed and started again: ipc:// endpoints in the
+ * run dir, the same for every learner of the run. */
+static void run_use_ipc(run_t *r) {
+  snprintf(r->work, sizeof r->work, "net.work_endpoint=ipc://%s/work.ipc",
+           r->dir);
+  snprintf(r->pub, sizeof r->pub, "net.pub_endpoint=ipc://%s/pub.ipc", r->dir);
 }
 
 /* argv for one process: prog CONFIG <role args> --set ... */
@@ -60,15 +76,38 @@ static pid_t start(run_t *r, const char *prog, const char *a1, const char *a2,
     argv[n++] = (char *)"--set";
     argv[n++] = r->extra[i];
   }
+  if (strcmp(prog, "probs-actor") == 0) {
+    argv[n++] = (char *)"--set"; /* no orphan outlives a failed test */
+    argv[n++] = (char *)"net.give_up_s=60";
+  }
   argv[n] = NULL;
   pid_t pid = tp_spawn(argv, log);
   assert_true(pid > 0);
   return pid;
 }
 
+/* Starts the learner and waits until it has bound its sockets; from then
+ * on r->work, r->pub and r->http say where (RUN_DIR/endpoints). */
+static pid_t start_learner_as(run_t *r, const char *flag) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/endpoints", r->dir);
+  unlink(path); /* a killed learner's */
+  pid_t pid = start(r, "probs-learner", "--run-dir", r->dir, flag, NULL,
+                    "learner");
+  tp_endpoints_t e;
+  if (!tp_endpoints(r->dir, pid, 240, &e)) {
+    snprintf(path, sizeof path, "%s/learner.out", r->dir);
+    char *out = tp_slurp(path);
+    fail_msg("the learner wrote no RUN_DIR/endpoints: %s", out ? out : "");
+  }
+  snprintf(r->work, sizeof r->work, "%s", e.work);
+  snprintf(r->pub, sizeof r->pub, "%s", e.pub);
+  r->http = e.http;
+  return pid;
+}
+
 static pid_t start_learner(run_t *r, int resume) {
-  return start(r, "probs-learner", "--run-dir", r->dir,
-               resume ? "--resume" : NULL, NULL, "learner");
+  return start_learner_as(r, resume ? "--resume" : NULL);
 }
 
 static pid_t start_worker(run_t *r, const char *role, const char *id) {
@@ -103,13 +142,13 @@ static int metric_values(const char *path, const char *key, double *out,
 static void test_two_iterations_two_workers_each(void **state) {
   (void)state;
   run_t r;
-  run_init(&r, "dist", 0);
+  run_init(&r, "dist");
+  pid_t l = start_learner(&r, 0);
   pid_t w[4];
   w[0] = start_worker(&r, "selfplay", "actor-1");
   w[1] = start_worker(&r, "selfplay", "actor-2");
   w[2] = start_worker(&r, "search", "searcher-1");
   w[3] = start_worker(&r, "search", "searcher-2");
-  pid_t l = start_learner(&r, 0);
   assert_true(exited_ok(tp_wait(l, 300)));
   for (int i = 0; i < 4; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
   char p[512];
@@ -142,10 +181,10 @@ static void run_beside_inproc(run_t *r, run_t *ref) {
   char *argv[] = {path, (char *)"train", (char *)CONFIG, (char *)"--inproc",
                   (char *)"--run-dir", ref->dir, NULL};
   pid_t ip = tp_spawn(argv, log);
+  pid_t l = start_learner(r, 0);
   pid_t w[2];
   w[0] = start_worker(r, "selfplay", "actor-1");
   w[1] = start_worker(r, "search", "searcher-1");
-  pid_t l = start_learner(r, 0);
   assert_true(exited_ok(tp_wait(ip, 300)));
   assert_true(exited_ok(tp_wait(l, 300)));
   for (int i = 0; i < 2; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
@@ -156,8 +195,8 @@ static void run_beside_inproc(run_t *r, run_t *ref) {
 static void test_matches_inproc(void **state) {
   (void)state;
   run_t r, ref;
-  run_init(&r, "same", 1);
-  run_init(&ref, "ref", 2);
+  run_init(&r, "same");
+  run_init(&ref, "ref");
   run_beside_inproc(&r, &ref);
   const char *keys[] = {"targets_crc", "positions", "distinct_positions",
                         "v_loss", "q_loss"};
@@ -186,8 +225,8 @@ static void test_matches_inproc(void **state) {
 static void test_threaded_workers(void **state) {
   (void)state;
   run_t r, ref;
-  run_init(&r, "threads", 8);
-  run_init(&ref, "threads-ref", 9);
+  run_init(&r, "threads");
+  run_init(&ref, "threads-ref");
   r.extra[0] = (char *)"search.threads=3";
   r.extra[1] = (char *)"train.selfplay_threads=2";
   run_beside_inproc(&r, &ref);
@@ -217,14 +256,14 @@ static void test_threaded_workers(void **state) {
 static void test_pipelined(void **state) {
   (void)state;
   run_t r;
-  run_init(&r, "pipe", 10);
+  run_init(&r, "pipe");
   r.extra[0] = (char *)"train.pipeline=true";
   r.extra[1] = (char *)"train.iterations=5";
+  pid_t l = start_learner(&r, 0);
   pid_t w[3];
   w[0] = start_worker(&r, "selfplay", "actor-1");
   w[1] = start_worker(&r, "selfplay", "actor-2");
   w[2] = start_worker(&r, "search", "searcher-1");
-  pid_t l = start_learner(&r, 0);
   assert_true(exited_ok(tp_wait(l, 300)));
   for (int i = 0; i < 3; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
   char p[512];
@@ -251,17 +290,17 @@ static void test_pipelined(void **state) {
 static void test_searcher_killed(void **state) {
   (void)state;
   run_t r;
-  run_init(&r, "kill", 3);
+  run_init(&r, "kill");
   r.extra[0] = (char *)"train.episodes_per_iter=60";
   r.extra[1] = (char *)"net.item_states=8";
   r.extra[2] = (char *)"net.lease_ms=1500";
   r.extra[3] = (char *)"net.heartbeat_ms=300";
   r.extra[4] = (char *)"search.expansions=30";
+  pid_t l = start_learner(&r, 0);
   pid_t w[3];
   w[0] = start_worker(&r, "selfplay", "actor-1");
   w[1] = start_worker(&r, "search", "searcher-1");
   w[2] = start_worker(&r, "search", "searcher-2");
-  pid_t l = start_learner(&r, 0);
   char p[512];
   path_of(&r, "learner.log", p, sizeof p);
   assert_true(tp_wait_for(p, "beam search of", 1, 240));
@@ -281,13 +320,14 @@ static void test_searcher_killed(void **state) {
 static void test_learner_killed_and_resumed(void **state) {
   (void)state;
   run_t r;
-  run_init(&r, "resume", 4);
+  run_init(&r, "resume");
+  run_use_ipc(&r);
   r.extra[0] = (char *)"train.iterations=3";
   r.extra[1] = (char *)"net.lease_ms=3000";
+  pid_t l = start_learner(&r, 0);
   pid_t w[2];
   w[0] = start_worker(&r, "selfplay", "actor-1");
   w[1] = start_worker(&r, "search", "searcher-1");
-  pid_t l = start_learner(&r, 0);
   char log[512], met[512];
   path_of(&r, "learner.log", log, sizeof log);
   path_of(&r, "metrics.jsonl", met, sizeof met);
@@ -329,13 +369,14 @@ static void test_learner_killed_and_resumed(void **state) {
 static void test_lost_checkpoints(void **state) {
   (void)state;
   run_t r;
-  run_init(&r, "lost", 6);
+  run_init(&r, "lost");
+  run_use_ipc(&r);
   r.extra[0] = (char *)"train.iterations=2";
   r.extra[1] = (char *)"net.lease_ms=3000";
+  pid_t l = start_learner(&r, 0);
   pid_t w[2];
   w[0] = start_worker(&r, "selfplay", "actor-1");
   w[1] = start_worker(&r, "search", "searcher-1");
-  pid_t l = start_learner(&r, 0);
   char log[512], met[512], cmd[600];
   path_of(&r, "learner.log", log, sizeof log);
   path_of(&r, "metrics.jsonl", met, sizeof met);
@@ -346,7 +387,8 @@ static void test_lost_checkpoints(void **state) {
   assert_int_equal(system(cmd), 0);
   char *before = tp_slurp(met);
   assert_non_null(before);
-  l = start_learner(&r, 1);
+  l = start(&r, "probs-learner", "--run-dir", r.dir, "--resume", NULL,
+            "learner");
   int st = tp_wait(l, 60);
   assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0);
   assert_true(tp_count(log, "no readable checkpoint") >= 1);
@@ -355,8 +397,7 @@ static void test_lost_checkpoints(void **state) {
   assert_string_equal(after, before); /* nothing appended, nothing lost */
   free(after);
   /* --restart: the history moves aside, the run starts over and ends. */
-  l = start(&r, "probs-learner", "--run-dir", r.dir, "--restart", NULL,
-            "learner");
+  l = start_learner_as(&r, "--restart");
   assert_true(exited_ok(tp_wait(l, 300)));
   assert_true(tp_count(log, "moved to") >= 1);
   snprintf(cmd, sizeof cmd, "ls '%s' | grep -q '^metrics.jsonl.before-restart-'",
@@ -401,12 +442,11 @@ static char *http_get(int port, const char *path) {
 static void test_http_status_and_metrics(void **state) {
   (void)state;
   run_t r;
-  run_init(&r, "http", 5);
-  int port = tp_port_base(5) + 2;
-  char http[64];
-  snprintf(http, sizeof http, "net.http_port=%d", port);
-  r.extra[0] = http;
+  run_init(&r, "http");
+  r.extra[0] = (char *)"net.http_port=-1"; /* the kernel picks */
   pid_t l = start_learner(&r, 0);
+  int port = r.http;
+  assert_true(port > 0);
   char *st = NULL;
   for (int i = 0; i < 600 && st == NULL; i++) {
     st = http_get(port, "/status");
@@ -458,17 +498,273 @@ static void test_http_status_and_metrics(void **state) {
   assert_true(exited_ok(tp_wait(l, 60)));
 }
 
+/* A TCP socket listening on a port the kernel picks on 127.0.0.1: a port
+ * in use. Returns the fd, and the port in *port. */
+static int take_port(int *port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  assert_true(fd >= 0);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t n = sizeof a;
+  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  assert_int_equal(listen(fd, 1), 0);
+  assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &n), 0);
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
+/* The names in dir, sorted, space-separated ("" if empty); NULL when dir
+ * does not exist. */
+static char *listing(const char *dir) {
+  struct dirent **names;
+  int n = scandir(dir, &names, NULL, alphasort);
+  if (n < 0) return NULL;
+  char *out = calloc(1, 4096);
+  assert_non_null(out);
+  for (int i = 0; i < n; i++) {
+    const char *nm = names[i]->d_name;
+    if (strcmp(nm, ".") != 0 && strcmp(nm, "..") != 0 &&
+        strlen(out) + strlen(nm) + 2 < 4096) {
+      strcat(out, out[0] ? " " : "");
+      strcat(out, nm);
+    }
+    free(names[i]);
+  }
+  free(names);
+  return out;
+}
+
+/* Runs the learner on run_dir with the given --set values; returns its
+ * exit status and its output in *out (malloc'd). */
+static int learner_exit(const char *tmp, const char *run_dir,
+                        const char *set1, const char *set2, const char *set3,
+                        char **out) {
+  char path[512], log[512];
+  snprintf(path, sizeof path, "%s/probs-learner", BIN);
+  snprintf(log, sizeof log, "%s/failed-start.out", tmp);
+  unlink(log);
+  char *argv[] = {path,          (char *)CONFIG, (char *)"--run-dir",
+                  (char *)run_dir, (char *)"--set", (char *)set1,
+                  (char *)"--set", (char *)set2,  (char *)"--set",
+                  (char *)set3,  NULL};
+  pid_t pid = tp_spawn(argv, log);
+  assert_true(pid > 0);
+  int st = tp_wait(pid, 120);
+  *out = tp_slurp(log);
+  assert_non_null(*out);
+  return st;
+}
+
+/* A learner that cannot bind one of its ports (each in turn: work,
+ * announcements, HTTP) exits 78 naming the address, and leaves nothing it
+ * made: a run dir it made is gone; in one that was there, every file that
+ * was there is as it was, and only learner.log (the reason) was added. */
+static void test_learner_port_taken_leaves_nothing(void **state) {
+  (void)state;
+  char tmp[256], run[400], addr[64], s1[128], s2[128], s3[128];
+  tp_tmpdir(tmp, sizeof tmp, "taken");
+  assert_true(tmp[0] != '\0');
+  int port, fd = take_port(&port);
+  snprintf(addr, sizeof addr, "tcp://127.0.0.1:%d", port);
+  char *out;
+  /* The work port, in a run dir that does not exist yet (two levels). */
+  snprintf(run, sizeof run, "%s/new/run", tmp);
+  snprintf(s1, sizeof s1, "net.work_endpoint=%s", addr);
+  int st = learner_exit(tmp, run, s1, "net.pub_endpoint=tcp://127.0.0.1:*",
+                        "net.http_port=-1", &out);
+  assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 78);
+  if (strstr(out, addr) == NULL) fail_msg("no '%s' in: %s", addr, out);
+  assert_non_null(strstr(out, "net.work_endpoint"));
+  free(out);
+  snprintf(run, sizeof run, "%s/new", tmp);
+  assert_null(listing(run)); /* not there, as before */
+  /* The announcement port, in a run dir that exists with files of its
+   * own: a lock of an earlier learner and a note of the user's. */
+  snprintf(run, sizeof run, "%s/old", tmp);
+  assert_int_equal(mkdir(run, 0755), 0);
+  char p[600];
+  snprintf(p, sizeof p, "%s/notes.txt", run);
+  FILE *f = fopen(p, "w");
+  fputs("mine\n", f);
+  fclose(f);
+  snprintf(p, sizeof p, "%s/learner.lock", run);
+  f = fopen(p, "w");
+  fclose(f);
+  snprintf(s2, sizeof s2, "net.pub_endpoint=%s", addr);
+  st = learner_exit(tmp, run, "net.work_endpoint=tcp://127.0.0.1:*", s2,
+                    "net.http_port=0", &out);
+  assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 78);
+  assert_non_null(strstr(out, addr));
+  free(out);
+  char *ls = listing(run);
+  assert_non_null(ls);
+  assert_string_equal(ls, "learner.lock learner.log notes.txt");
+  free(ls);
+  snprintf(p, sizeof p, "%s/notes.txt", run);
+  char *notes = tp_slurp(p);
+  assert_string_equal(notes, "mine\n");
+  free(notes);
+  /* The HTTP port, in a fresh run dir that exists (empty). */
+  snprintf(run, sizeof run, "%s/empty", tmp);
+  assert_int_equal(mkdir(run, 0755), 0);
+  snprintf(s3, sizeof s3, "net.http_port=%d", port);
+  st = learner_exit(tmp, run, "net.work_endpoint=tcp://127.0.0.1:*",
+                    "net.pub_endpoint=tcp://127.0.0.1:*", s3, &out);
+  assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 78);
+  snprintf(addr, sizeof addr, "127.0.0.1 port %d", port);
+  if (strstr(out, addr) == NULL) fail_msg("no '%s' in: %s", addr, out);
+  free(out);
+  ls = listing(run);
+  assert_non_null(ls);
+  assert_string_equal(ls, "learner.log");
+  free(ls);
+  close(fd);
+}
+
+/* A worker whose learner never answers gives up after net.give_up_s,
+ * exiting non-zero with a message naming the endpoint and the wait. */
+static void test_worker_gives_up(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "giveup");
+  run_use_ipc(&r); /* nobody binds it */
+  char path[512], log[512], work[400];
+  snprintf(path, sizeof path, "%s/probs-actor", BIN);
+  snprintf(log, sizeof log, "%s/actor.out", r.dir);
+  char *argv[] = {path,          (char *)CONFIG, (char *)"--role",
+                  (char *)"selfplay", (char *)"--set", r.work,
+                  (char *)"--set", r.pub,        (char *)"--set",
+                  (char *)"net.give_up_s=2", NULL};
+  pid_t w = tp_spawn(argv, log);
+  assert_true(w > 0);
+  int st = tp_wait(w, 120);
+  assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0);
+  snprintf(work, sizeof work, "no word from the learner at %s",
+           r.work + strlen("net.work_endpoint="));
+  char *out = tp_slurp(log);
+  assert_non_null(out);
+  if (strstr(out, work) == NULL) fail_msg("no '%s' in: %s", work, out);
+  assert_non_null(strstr(out, "net.give_up_s = 2"));
+  free(out);
+}
+
+/* Whether pid is gone (or a zombie nobody has reaped yet). */
+static int gone(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  char *st = tp_slurp(path);
+  if (st == NULL) return 1;
+  const char *rp = strrchr(st, ')');
+  int z = rp != NULL && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+  free(st);
+  return z;
+}
+
+static int wait_gone(pid_t pid, double timeout_s) {
+  double end = tp_now() + timeout_s;
+  while (!gone(pid))
+    if (tp_now() > end) return 0;
+    else tp_sleep(0.05);
+  return 1;
+}
+
+/* The pid a shell wrote to path, waiting up to 60 s for it. */
+static pid_t pid_in(const char *path) {
+  for (int i = 0; i < 1200; i++) {
+    char *t = tp_slurp(path);
+    long v = t != NULL ? strtol(t, NULL, 10) : 0;
+    free(t);
+    if (v > 1) return (pid_t)v;
+    tp_sleep(0.05);
+  }
+  fail_msg("no pid in %s", path);
+  return -1;
+}
+
+/* What a test starts dies with it (tests/proc.h): the cmocka teardown
+ * (which runs after a failed assertion too) kills a child and what that
+ * child started; a test program stopped by SIGTERM takes its children
+ * with it; and one killed by SIGKILL, where no handler runs, still does,
+ * as the probs programs ask for SIGTERM when their parent dies. */
+static void test_started_processes_die_with_the_test(void **state) {
+  (void)state;
+  char tmp[256], pidf[400], log[400];
+  tp_tmpdir(tmp, sizeof tmp, "orphans");
+  snprintf(pidf, sizeof pidf, "%s/grandchild", tmp);
+  snprintf(log, sizeof log, "%s/sh.out", tmp);
+  char script[600];
+  snprintf(script, sizeof script, "sleep 600 & echo $! > '%s'; wait", pidf);
+  char *sh[] = {(char *)"/bin/sh", (char *)"-c", script, NULL};
+  /* 1. The teardown. */
+  pid_t c = tp_spawn(sh, log);
+  assert_true(c > 0);
+  pid_t g = pid_in(pidf);
+  assert_int_equal(tp_teardown(NULL), 0);
+  assert_true(wait_gone(c, 30) && wait_gone(g, 30));
+  /* 2. SIGTERM to the test program (a fork of this one). */
+  unlink(pidf);
+  pid_t t = fork();
+  assert_true(t >= 0);
+  if (t == 0) {
+    if (tp_spawn(sh, log) < 0) _exit(3);
+    for (;;) pause(); /* until the signal */
+  }
+  g = pid_in(pidf);
+  kill(t, SIGTERM);
+  int st;
+  assert_int_equal(waitpid(t, &st, 0), t);
+  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+  assert_true(wait_gone(g, 30));
+  /* 3. SIGKILL to the test program: its worker follows (PROBS_PARENT_PID,
+   * PR_SET_PDEATHSIG), though it would wait for its learner for 10 min. */
+  char aout[400], pidw[400], ep1[400], ep2[400];
+  snprintf(aout, sizeof aout, "%s/actor.out", tmp);
+  snprintf(pidw, sizeof pidw, "%s/worker", tmp);
+  snprintf(ep1, sizeof ep1, "net.work_endpoint=ipc://%s/w.ipc", tmp);
+  snprintf(ep2, sizeof ep2, "net.pub_endpoint=ipc://%s/p.ipc", tmp);
+  t = fork();
+  assert_true(t >= 0);
+  if (t == 0) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/probs-actor", BIN);
+    char *argv[] = {path, (char *)CONFIG, (char *)"--role",
+                    (char *)"selfplay", (char *)"--set", ep1,
+                    (char *)"--set", ep2, (char *)"--set",
+                    (char *)"net.give_up_s=600", NULL};
+    pid_t w = tp_spawn(argv, aout);
+    FILE *f = fopen(pidw, "w");
+    if (w < 0 || f == NULL) _exit(3);
+    fprintf(f, "%ld\n", (long)w);
+    fclose(f);
+    for (;;) pause();
+  }
+  pid_t w = pid_in(pidw);
+  assert_true(tp_wait_for(aout, "starting:", 1, 120)); /* past its prctl */
+  kill(t, SIGKILL);
+  assert_int_equal(waitpid(t, &st, 0), t);
+  assert_true(wait_gone(w, 60));
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
+  /* tp_teardown: whatever a test started is killed when it ends, also
+   * when an assertion fails. */
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_two_iterations_two_workers_each),
-      cmocka_unit_test(test_matches_inproc),
-      cmocka_unit_test(test_threaded_workers),
-      cmocka_unit_test(test_pipelined),
-      cmocka_unit_test(test_searcher_killed),
-      cmocka_unit_test(test_learner_killed_and_resumed),
-      cmocka_unit_test(test_lost_checkpoints),
-      cmocka_unit_test(test_http_status_and_metrics),
+      cmocka_unit_test_teardown(test_two_iterations_two_workers_each,
+                                tp_teardown),
+      cmocka_unit_test_teardown(test_matches_inproc, tp_teardown),
+      cmocka_unit_test_teardown(test_threaded_workers, tp_teardown),
+      cmocka_unit_test_teardown(test_pipelined, tp_teardown),
+      cmocka_unit_test_teardown(test_searcher_killed, tp_teardown),
+      cmocka_unit_test_teardown(test_learner_killed_and_resumed, tp_teardown),
+      cmocka_unit_test_teardown(test_lost_checkpoints, tp_teardown),
+      cmocka_unit_test_teardown(test_http_status_and_metrics, tp_teardown),
+      cmocka_unit_test_teardown(test_learner_port_taken_leaves_nothing,
+                                tp_teardown),
+      cmocka_unit_test_teardown(test_worker_gives_up, tp_teardown),
+      cmocka_unit_test_teardown(test_started_processes_die_with_the_test,
+                                tp_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

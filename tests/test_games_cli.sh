@@ -12,9 +12,9 @@ BIN=$(cd "$1" && pwd) || exit 2
 SRC=$(cd "$2" && pwd) || exit 2
 P="$BIN/probs"
 T=$(mktemp -d /tmp/pb_test_games_XXXXXX)
-trap 'rm -rf "$T"' EXIT
 
 . "$SRC/tests/cli_lib.sh"
+on_exit 'rm -rf "$T"' # and kills what the test started
 
 # --- perft ------------------------------------------------------------------
 expect "othello perft 8 from the start" 0 '^390216$' \

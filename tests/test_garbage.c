@@ -1,7 +1,9 @@
 /* test_garbage.c - hostile peers: every process keeps running, logs what it
  * dropped, and still serves well-behaved peers after garbage, truncated
  * and oversized frames, multi-part junk, and valid messages from another
- * run or game. Real processes, real ZeroMQ sockets on loopback. */
+ * run or game. Real processes, real ZeroMQ sockets on loopback, on ports
+ * the kernel picks (the learner says which in RUN_DIR/endpoints); every
+ * process a test starts is killed when it ends or fails (tp_teardown). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,6 +49,28 @@ static int recv_type(void *sock, int timeout_ms, pb_msg_t *out) {
   return -1;
 }
 
+/* The kernel's pick of ports, for a learner to bind. */
+#define ANY_WORK "net.work_endpoint=tcp://127.0.0.1:*"
+#define ANY_PUB "net.pub_endpoint=tcp://127.0.0.1:*"
+/* Workers started here give up on a silent learner (no orphans). */
+#define GIVE_UP "net.give_up_s=60"
+
+/* Waits for the learner l on dir to bind its sockets, then fills work and
+ * pub with the --set values for its workers and ep with the bare work
+ * endpoint (each 320 bytes). */
+static void bound(const char *dir, pid_t l, char *work, char *pub, char *ep) {
+  tp_endpoints_t e;
+  if (!tp_endpoints(dir, l, 120, &e)) {
+    char out[512];
+    snprintf(out, sizeof out, "%s/learner.out", dir);
+    char *o = tp_slurp(out);
+    fail_msg("the learner wrote no RUN_DIR/endpoints: %s", o ? o : "");
+  }
+  snprintf(work, 320, "%s", e.work);
+  snprintf(pub, 320, "%s", e.pub);
+  snprintf(ep, 320, "%s", e.work + strlen("net.work_endpoint="));
+}
+
 /* Peak resident memory of a process (VmHWM, kB), or -1. */
 static long vm_hwm_kb(pid_t pid) {
   char path[64], line[256];
@@ -77,25 +101,22 @@ static void spray_garbage(void *sock, pb_rng_t *rng) {
 
 static void test_learner_survives_garbage(void **state) {
   (void)state;
-  char dir[256], log[512], work[80], pub[80], path[512], out[512];
+  char dir[256], log[512], work[320], pub[320], ep[320], path[512], out[512];
   tp_tmpdir(dir, sizeof dir, "garbage-l");
-  int port = tp_port_base(7);
-  snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
-  snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
   snprintf(path, sizeof path, "%s/probs-learner", BIN);
   snprintf(out, sizeof out, "%s/learner.out", dir);
   char *argv[] = {path, (char *)CONFIG, (char *)"--run-dir", dir,
-                  (char *)"--set", work, (char *)"--set", pub, NULL};
+                  (char *)"--set", (char *)ANY_WORK, (char *)"--set",
+                  (char *)ANY_PUB, NULL};
   pid_t l = tp_spawn(argv, out);
   assert_true(l > 0);
+  bound(dir, l, work, pub, ep);
   snprintf(log, sizeof log, "%s/learner.log", dir);
   assert_true(tp_wait_for(log, "self-play of", 1, 120));
 
   void *ctx = zmq_ctx_new(), *d = zmq_socket(ctx, ZMQ_DEALER);
   int linger = 0;
   zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof linger);
-  char ep[64];
-  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
   assert_int_equal(zmq_connect(d, ep), 0);
   pb_rng_t rng;
   pb_rng_seed(&rng, 99, 0);
@@ -185,27 +206,30 @@ static void test_learner_survives_garbage(void **state) {
  * another game, and publishes garbage: it logs, drops, and stays up. */
 static void test_worker_survives_garbage(void **state) {
   (void)state;
-  char dir[256], work[80], pub[80], path[512], out[512];
+  char dir[256], work[320], pub[320], path[512], out[512];
   tp_tmpdir(dir, sizeof dir, "garbage-w");
-  int port = tp_port_base(8);
-  snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
-  snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
   void *ctx = zmq_ctx_new();
   void *router = zmq_socket(ctx, ZMQ_ROUTER), *ps = zmq_socket(ctx, ZMQ_PUB);
   int linger = 0;
   zmq_setsockopt(router, ZMQ_LINGER, &linger, sizeof linger);
   zmq_setsockopt(ps, ZMQ_LINGER, &linger, sizeof linger);
-  char ep[64];
-  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
-  assert_int_equal(zmq_bind(router, ep), 0);
-  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port + 1);
-  assert_int_equal(zmq_bind(ps, ep), 0);
+  /* The fake learner binds ports the kernel picks. */
+  char ep[256];
+  size_t epl = sizeof ep;
+  assert_int_equal(zmq_bind(router, "tcp://127.0.0.1:*"), 0);
+  assert_int_equal(zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &epl), 0);
+  snprintf(work, sizeof work, "net.work_endpoint=%s", ep);
+  epl = sizeof ep;
+  assert_int_equal(zmq_bind(ps, "tcp://127.0.0.1:*"), 0);
+  assert_int_equal(zmq_getsockopt(ps, ZMQ_LAST_ENDPOINT, ep, &epl), 0);
+  snprintf(pub, sizeof pub, "net.pub_endpoint=%s", ep);
 
   snprintf(path, sizeof path, "%s/probs-actor", BIN);
   snprintf(out, sizeof out, "%s/actor.out", dir);
   char *argv[] = {path, (char *)CONFIG, (char *)"--role", (char *)"selfplay",
                   (char *)"--id", (char *)"victim", (char *)"--set", work,
-                  (char *)"--set", pub, NULL};
+                  (char *)"--set", pub, (char *)"--set", (char *)GIVE_UP,
+                  NULL};
   pid_t w = tp_spawn(argv, out);
   assert_true(w > 0);
 
@@ -284,22 +308,19 @@ static pid_t spawn_learner(const char *dir, const char *const *sets) {
  * a real actor, and the run finishes. */
 static void test_lease_hog_is_cut(void **state) {
   (void)state;
-  char dir[256], log[512], work[80], pub[80];
+  char dir[256], log[512], work[320], pub[320], ep[320];
   tp_tmpdir(dir, sizeof dir, "hog");
-  int port = tp_port_base(9);
-  snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
-  snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
-  const char *sets[] = {work, pub, "train.iterations=1", "net.lease_ms=1000",
-                        "net.heartbeat_ms=200", "net.lease_max_ms=3000", NULL};
+  const char *sets[] = {ANY_WORK, ANY_PUB, "train.iterations=1",
+                        "net.lease_ms=1000", "net.heartbeat_ms=200",
+                        "net.lease_max_ms=3000", NULL};
   pid_t l = spawn_learner(dir, sets);
+  bound(dir, l, work, pub, ep);
   snprintf(log, sizeof log, "%s/learner.log", dir);
 
   void *ctx = zmq_ctx_new();
   void *d = zmq_socket(ctx, ZMQ_DEALER);
   int linger = 0;
   zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof linger);
-  char ep[64];
-  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
   assert_int_equal(zmq_connect(d, ep), 0);
   pb_msg_t m, r;
   uint64_t item = 0;
@@ -321,8 +342,9 @@ static void test_lease_hog_is_cut(void **state) {
     char wp[512], wo[512];
     snprintf(wp, sizeof wp, "%s/probs-actor", BIN);
     snprintf(wo, sizeof wo, "%s/worker-%d.out", dir, i);
-    char *wa[] = {wp, (char *)CONFIG, (char *)"--role", (char *)roles[i],
-                  (char *)"--set", work, (char *)"--set", pub, NULL};
+    char *wa[] = {wp,    (char *)CONFIG, (char *)"--role", (char *)roles[i],
+                  (char *)"--set", work,  (char *)"--set", pub,
+                  (char *)"--set", (char *)GIVE_UP, NULL};
     w[i] = tp_spawn(wa, wo);
     assert_true(w[i] > 0);
   }
@@ -333,9 +355,8 @@ static void test_lease_hog_is_cut(void **state) {
     m.heartbeat.item_ids = &item;
     m.heartbeat.n_item_ids = 1;
     send_msg(d, &m);
-    int ls;
-    if (waitpid(l, &ls, WNOHANG) == l) {
-      st = ls;
+    if (tp_exited(l)) {
+      st = tp_wait(l, 10);
       break;
     }
     tp_sleep(0.2);
@@ -358,14 +379,12 @@ static void test_lease_hog_is_cut(void **state) {
  * the run finishes. */
 static void test_lying_searcher_quarantined(void **state) {
   (void)state;
-  char dir[256], log[512], work[80], pub[80], path[512];
+  char dir[256], log[512], work[320], pub[320], ep[320], path[512];
   tp_tmpdir(dir, sizeof dir, "liar");
-  int port = tp_port_base(10);
-  snprintf(work, sizeof work, "net.work_endpoint=tcp://127.0.0.1:%d", port);
-  snprintf(pub, sizeof pub, "net.pub_endpoint=tcp://127.0.0.1:%d", port + 1);
-  const char *sets[] = {work, pub, "train.iterations=1",
+  const char *sets[] = {ANY_WORK, ANY_PUB, "train.iterations=1",
                         "net.spot_check=0.05", NULL};
   pid_t l = spawn_learner(dir, sets);
+  bound(dir, l, work, pub, ep);
   snprintf(log, sizeof log, "%s/learner.log", dir);
 
   /* A real actor; the real searcher comes once the liar has answered. */
@@ -375,8 +394,9 @@ static void test_lying_searcher_quarantined(void **state) {
   snprintf(wp, sizeof wp, "%s/probs-actor", BIN);
   for (int i = 0; i < 2; i++)
     snprintf(wo[i], sizeof wo[i], "%s/worker-%d.out", dir, i);
-  char *wa0[] = {wp, (char *)CONFIG, (char *)"--role", (char *)roles[0],
-                 (char *)"--set", work, (char *)"--set", pub, NULL};
+  char *wa0[] = {wp,    (char *)CONFIG, (char *)"--role", (char *)roles[0],
+                 (char *)"--set", work,  (char *)"--set", pub,
+                 (char *)"--set", (char *)GIVE_UP, NULL};
   w[0] = tp_spawn(wa0, wo[0]);
   assert_true(w[0] > 0);
 
@@ -384,8 +404,6 @@ static void test_lying_searcher_quarantined(void **state) {
   void *d = zmq_socket(ctx, ZMQ_DEALER);
   int linger = 0;
   zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof linger);
-  char ep[64];
-  snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
   assert_int_equal(zmq_connect(d, ep), 0);
   const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
   pb_msg_t m, r;
@@ -425,8 +443,9 @@ static void test_lying_searcher_quarantined(void **state) {
   }
   assert_true(answered >= 1);
   assert_true(denied);
-  char *wa1[] = {wp, (char *)CONFIG, (char *)"--role", (char *)roles[1],
-                 (char *)"--set", work, (char *)"--set", pub, NULL};
+  char *wa1[] = {wp,    (char *)CONFIG, (char *)"--role", (char *)roles[1],
+                 (char *)"--set", work,  (char *)"--set", pub,
+                 (char *)"--set", (char *)GIVE_UP, NULL};
   w[1] = tp_spawn(wa1, wo[1]);
   assert_true(w[1] > 0);
   /* Still refused under the same sender id on a new connection. */
@@ -458,10 +477,10 @@ static void test_lying_searcher_quarantined(void **state) {
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_learner_survives_garbage),
-      cmocka_unit_test(test_worker_survives_garbage),
-      cmocka_unit_test(test_lease_hog_is_cut),
-      cmocka_unit_test(test_lying_searcher_quarantined),
+      cmocka_unit_test_teardown(test_learner_survives_garbage, tp_teardown),
+      cmocka_unit_test_teardown(test_worker_survives_garbage, tp_teardown),
+      cmocka_unit_test_teardown(test_lease_hog_is_cut, tp_teardown),
+      cmocka_unit_test_teardown(test_lying_searcher_quarantined, tp_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,10 @@
  * whose workers are all refused stops with an error, and the lease rules
  * hold (results only from the holder, an expired item goes elsewhere, a
  * greedy holder gets its share and no more). Honest workers are the real
- * probs-actor; the hostile ones are written here with the wire codec. */
+ * probs-actor; the hostile ones are written here with the wire codec.
+ * The learner binds ports the kernel picks (its RUN_DIR/endpoints says
+ * which), the real workers give up on a silent learner after 60 s, and
+ * whatever a test starts is killed when it ends or fails (tp_teardown). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,20 +27,18 @@
 
 typedef struct {
   char dir[256];
-  char ep[64];               /* the learner's work endpoint */
-  char work[96], pub[96];    /* --set values for both endpoints */
-  const char *extra[16];     /* more --set values, NULL-terminated */
+  char ep[320];            /* the learner's work endpoint, once bound */
+  char work[320], pub[320]; /* --set values for both endpoints */
+  int http;                 /* its HTTP port, once bound (0: off) */
+  const char *extra[16];    /* more --set values, NULL-terminated */
 } run_t;
 
-static void run_init(run_t *r, const char *tag, int slot) {
+static void run_init(run_t *r, const char *tag) {
   memset(r, 0, sizeof *r);
   tp_tmpdir(r->dir, sizeof r->dir, tag);
   assert_true(r->dir[0] != '\0');
-  int port = tp_port_base(slot);
-  snprintf(r->ep, sizeof r->ep, "tcp://127.0.0.1:%d", port);
-  snprintf(r->work, sizeof r->work, "net.work_endpoint=%s", r->ep);
-  snprintf(r->pub, sizeof r->pub, "net.pub_endpoint=tcp://127.0.0.1:%d",
-           port + 1);
+  snprintf(r->work, sizeof r->work, "net.work_endpoint=tcp://127.0.0.1:*");
+  snprintf(r->pub, sizeof r->pub, "net.pub_endpoint=tcp://127.0.0.1:*");
 }
 
 static pid_t start(run_t *r, const char *prog, const char *const *args,
@@ -64,9 +65,23 @@ static pid_t start(run_t *r, const char *prog, const char *const *args,
   return pid;
 }
 
+/* Starts the learner on ports the kernel picks and waits until it has
+ * bound them: r->ep, r->work, r->pub and r->http say where. */
 static pid_t start_learner(run_t *r) {
   const char *a[] = {"--run-dir", r->dir, NULL};
-  return start(r, "probs-learner", a, "learner");
+  pid_t l = start(r, "probs-learner", a, "learner");
+  tp_endpoints_t e;
+  if (!tp_endpoints(r->dir, l, 240, &e)) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/learner.out", r->dir);
+    char *out = tp_slurp(path);
+    fail_msg("the learner wrote no RUN_DIR/endpoints: %s", out ? out : "");
+  }
+  snprintf(r->work, sizeof r->work, "%s", e.work);
+  snprintf(r->pub, sizeof r->pub, "%s", e.pub);
+  snprintf(r->ep, sizeof r->ep, "%s", e.work + strlen("net.work_endpoint="));
+  r->http = e.http;
+  return l;
 }
 
 /* A real worker; key (or NULL) is its net.curve_key. */
@@ -74,19 +89,19 @@ static pid_t start_worker(run_t *r, const char *role, const char *id,
                           const char *key) {
   char k[80];
   snprintf(k, sizeof k, "net.curve_key=%s", key ? key : "worker");
-  const char *a[] = {"--role", role, "--id", id, "--set", k, NULL};
-  if (key == NULL) a[4] = NULL;
+  const char *a[] = {"--role", role, "--id",  id,
+                     "--set",  "net.give_up_s=60", /* no orphans */
+                     "--set",  k,      NULL};
+  if (key == NULL) a[6] = NULL;
   return start(r, "probs-actor", a, id);
 }
 
-/* Whether pid still runs; once it has exited, its wait status is kept in
- * *st (tp_alive would reap it and lose the status). */
+/* Whether pid still runs; once it has exited, it is reaped (tp_wait) and
+ * its wait status kept in *st. */
 static int running(pid_t pid, int *st) {
   if (*st != -1) return 0;
-  int w;
-  pid_t r = waitpid(pid, &w, WNOHANG);
-  if (r == 0) return 1;
-  *st = r == pid ? w : -2;
+  if (!tp_exited(pid)) return 1;
+  *st = tp_wait(pid, 10);
   return 0;
 }
 
@@ -271,8 +286,8 @@ static void clean_q_target_mean(run_t *ref, double *v) {
 static void test_hopping_liar_trains_nothing(void **state) {
   (void)state;
   run_t r, ref;
-  run_init(&r, "hop", 20);
-  run_init(&ref, "hop-ref", 21);
+  run_init(&r, "hop");
+  run_init(&ref, "hop-ref");
   const char *extra[] = {"train.iterations=2", "train.episodes_per_iter=40",
                          "net.item_states=16", "net.spot_check=0.05", NULL};
   for (int i = 0; extra[i]; i++) r.extra[i] = ref.extra[i] = extra[i];
@@ -320,14 +335,14 @@ static void test_hopping_liar_trains_nothing(void **state) {
 static void test_all_refused_run_stops(void **state) {
   (void)state;
   run_t r;
-  run_init(&r, "refused", 22);
-  char http[48];
-  int http_port = tp_port_base(23);
-  snprintf(http, sizeof http, "net.http_port=%d", http_port);
+  run_init(&r, "refused");
   const char *extra[] = {"train.iterations=1", "net.item_states=16",
-                         "net.no_workers_exit_s=6", http, NULL};
+                         "net.no_workers_exit_s=6",
+                         "net.http_port=-1", /* the kernel picks */ NULL};
   for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
   pid_t l = start_learner(&r);
+  int http_port = r.http;
+  assert_true(http_port > 0);
   pid_t a = start_worker(&r, "selfplay", "actor-1", NULL);
   char log[512];
   path_of(&r, "learner.log", log, sizeof log);
@@ -373,7 +388,7 @@ static void test_all_refused_run_stops(void **state) {
 static void test_curve_liar_bans_only_its_key(void **state) {
   (void)state;
   run_t r;
-  run_init(&r, "keyliar", 24);
+  run_init(&r, "keyliar");
   char keys[300], curve[320], path[512];
   snprintf(keys, sizeof keys, "%s/keys", r.dir);
   pb_err_t err;
@@ -418,7 +433,7 @@ static void test_curve_liar_bans_only_its_key(void **state) {
 static void test_selfplay_leases_and_forgery(void **state) {
   (void)state;
   run_t r;
-  run_init(&r, "forge", 25);
+  run_init(&r, "forge");
   const char *extra[] = {"train.iterations=1", "net.lease_ms=1000",
                          "net.heartbeat_ms=200", NULL};
   for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
@@ -501,10 +516,11 @@ static void test_selfplay_leases_and_forgery(void **state) {
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_selfplay_leases_and_forgery),
-      cmocka_unit_test(test_hopping_liar_trains_nothing),
-      cmocka_unit_test(test_curve_liar_bans_only_its_key),
-      cmocka_unit_test(test_all_refused_run_stops),
+      cmocka_unit_test_teardown(test_selfplay_leases_and_forgery, tp_teardown),
+      cmocka_unit_test_teardown(test_hopping_liar_trains_nothing, tp_teardown),
+      cmocka_unit_test_teardown(test_curve_liar_bans_only_its_key,
+                                tp_teardown),
+      cmocka_unit_test_teardown(test_all_refused_run_stops, tp_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,9 +16,10 @@ BIN=$(cd "$1" && pwd) || exit 2
 SRC=$(cd "$2" && pwd) || exit 2
 P="$BIN/probs"
 T=$(mktemp -d /tmp/pb_test_train_XXXXXX)
-trap 'kill -9 $(cat "$T"/pids 2>/dev/null) 2>/dev/null; rm -rf "$T"' EXIT
 
 . "$SRC/tests/cli_lib.sh"
+# Whatever the test started dies with it (a failure, Ctrl-C, a timeout).
+on_exit 'kill -9 $(cat "$T"/pids 2>/dev/null) 2>/dev/null; rm -rf "$T"'
 
 # alive PID: running and not a zombie
 alive() { [ -r "/proc/$1/stat" ] && ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$1/stat"; }
@@ -70,10 +71,12 @@ else bad "resume: exit $rc: $(tail -c 400 "$T/train2.out")"; fi
 
 # Two runs side by side with the same config and ports: the second finds
 # them taken, moves to free ones (said on stderr), and each run keeps its
-# own workers.
-PA=$((20000 + RANDOM % 20000))
+# own workers. The ports are two the kernel gives (never a guess in its
+# ephemeral range, which a busy machine may be using).
+read -r PA PB <<<"$(free_ports 2)"
+[ -n "$PB" ] || bad "no free ports from the kernel (python3?)"
 TWO=(--set "net.work_endpoint=tcp://127.0.0.1:$PA" \
-     --set "net.pub_endpoint=tcp://127.0.0.1:$((PA + 1))" \
+     --set "net.pub_endpoint=tcp://127.0.0.1:$PB" \
      --actors 1 --searchers 1 --no-eval)
 # A runs long enough to be running still when B starts.
 "$P" train "$SRC/configs/connect4-smoke.yaml" --run-dir "$T/runA" "${TWO[@]}" \
@@ -95,7 +98,7 @@ if [ "$ra" -eq 0 ] && [ "$rb" -eq 0 ] && grep -q "iteration 30/30" "$T/a.out" \
   ok "two runs with the same ports both finish"
 else bad "two runs: exit $ra/$rb: $(tail -c 300 "$T/a.err") / $(tail -c 300 "$T/b.err")"; fi
 grep -q "port $PA (net.work_endpoint) is in use" "$T/b.err" \
-  && grep -q "port $((PA + 1)) (net.pub_endpoint) is in use" "$T/b.err" \
+  && grep -q "port $PB (net.pub_endpoint) is in use" "$T/b.err" \
   && ok "the second run says it moved to free ports" \
   || bad "no port message: $(head -c 400 "$T/b.err")"
 na=$(grep -c "joined" "$T/runA/learner.log")

@@ -25,9 +25,10 @@ cleanup() {
   [ -n "$LEARNER" ] && kill -9 "$LEARNER" 2>/dev/null
   rm -rf "$T"
 }
-trap cleanup EXIT
 
 . "$SRC/tests/cli_lib.sh"
+# Whatever the test started dies with it (a failure, Ctrl-C, a timeout).
+on_exit cleanup
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROMIUM" ]; then
@@ -68,11 +69,19 @@ if "$BIN/probs-evaluator" --run-dir "$RUN" --all --no-png >"$T/eval.out" 2>&1 &&
   ok "the evaluator rated versions 0..2"
 else bad "evaluator: $(tail -c 400 "$T/eval.out")"; fi
 
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# net.http_port=-1: a port the kernel gives, which the learner writes to
+# RUN_DIR/endpoints once it is bound.
 "$BIN/probs-learner" --resume "$RUN" --set train.iterations=1000 \
-  --set "net.http_port=$PORT" --set "net.work_endpoint=ipc://$T/work" \
+  --set "net.http_port=-1" --set "net.work_endpoint=ipc://$T/work" \
   --set "net.pub_endpoint=ipc://$T/pub" >"$T/learner.out" 2>&1 &
 LEARNER=$!
+PORT=""
+for _ in $(seq 1 600); do
+  PORT=$(sed -n 's/^net.http_port=//p' "$RUN/endpoints" 2>/dev/null)
+  [ -n "$PORT" ] && break
+  sleep 0.1
+done
+[ -n "$PORT" ] || bad "no RUN_DIR/endpoints from the learner: $(tail -c 300 "$T/learner.out")"
 for _ in $(seq 1 300); do
   get /status | grep -q '"phase":"selfplay"' && break
   sleep 0.2
