@@ -5,6 +5,7 @@
  * kinds above all of them. The kinds live in their own files:
  *   agent_baselines.c  random, lookahead:K, greedy
  *   agent_alphabeta.c  alphabeta:D and its heuristics
+ *   agent_uct.c        uct:N, plain UCT with random playouts
  *   agent_gtp.c        gtp:COMMAND, an external engine
  *   agent_net.c        trained networks: checkpoint:, run:, value:, beam:,
  *                      mcts:, and pb_agent_networks, pb_agent_evaluations,

@@ -28,6 +28,17 @@
  *                 perfectly). Othello: the weighted piece counter of the
  *                 TD-learning study in ../shared/papers/004 (Fig. 3),
  *                 corners first. Toguz Kumalak: the kazna difference.
+ *   uct:N[,c=X][,discount=0|1]  plain UCT (search/uct.h): N = 1..100000
+ *                 simulations per move, each adding one node to a fresh
+ *                 tree, the UCB1 tree policy with constant c (default
+ *                 sqrt(2), results in {-1, 0, +1}), uniformly random
+ *                 playouts to the end of the game (Toguz Kumalak: a draw at
+ *                 max_turns, as in matches); plays the most visited move.
+ *                 discount=1: the discounting heuristic (terminal payoffs
+ *                 divided by their plies from the root; default 0). Every
+ *                 game. Options are comma-separated, so in comma-separated
+ *                 lists (eval.opponents, elo-calibrate --players) only the
+ *                 bare uct:N fits.
  *   checkpoint:PATH  a trained network from a probs checkpoint file: greedy,
  *                 the legal move of highest Q (no noise, no search); ties
  *                 go to the lowest action, so it ignores its seed. The
@@ -52,9 +63,10 @@
  *                 pb_agent_act_many).
  *   mcts:PATH[,N=n]  an AlphaZero checkpoint (algorithm: alphazero) in
  *                 PUCT MCTS (mcts.h) with n simulations (1..100000,
- *                 default 100), the run's mcts.c_puct and no noise; plays
- *                 the most visited move, ties to the lowest. Searches of
- *                 the positions of pb_agent_act_many run together.
+ *                 default 100), the run's mcts.c_puct and mcts.discount,
+ *                 and no noise; plays the most visited move, ties to the
+ *                 lowest. Searches of the positions of pb_agent_act_many
+ *                 run together.
  *   gtp:COMMAND   an external engine that speaks the Go Text Protocol,
  *                 started as a child process (gtp.h, moves in its
  *                 notation): Othello engines such as gtp-rhino, or
@@ -70,9 +82,9 @@
  *
  * Adding a kind: write a factory (pb_agent_factory_fn) that builds the
  * private state and returns pb_agent_wrap(...), declare it in agent_impl.h,
- * and add one line to the kinds table at the top of agent.c. The kinds
- * live in agent_baselines.c, agent_alphabeta.c, agent_gtp.c and
- * agent_net.c.
+ * and add one line to the kinds table at the top of agent_kinds.c. The
+ * kinds live in agent_baselines.c, agent_alphabeta.c, agent_uct.c,
+ * agent_gtp.c and agent_net.c.
  *
  * A pb_agent_t is used by one thread at a time. */
 #ifndef PB_AGENT_H

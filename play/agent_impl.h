@@ -7,6 +7,7 @@
  *                      the accessors; the shared helpers below
  *   agent_baselines.c  random, lookahead:K, greedy
  *   agent_alphabeta.c  alphabeta:D
+ *   agent_uct.c        uct:N[,c=X][,discount=0|1]
  *   agent_gtp.c        gtp:COMMAND
  *   agent_net.c        checkpoint:, run:, value:, beam:, mcts: */
 #ifndef PB_AGENT_IMPL_H
@@ -38,6 +39,9 @@ pb_agent_t *pb__agent_greedy_new(const pb_game_t *g, const char *arg,
 /* agent_alphabeta.c */
 pb_agent_t *pb__agent_alphabeta_new(const pb_game_t *g, const char *arg,
                                     uint64_t seed, pb_err_t *err);
+/* agent_uct.c */
+pb_agent_t *pb__agent_uct_new(const pb_game_t *g, const char *arg,
+                              uint64_t seed, pb_err_t *err);
 /* agent_net.c */
 pb_agent_t *pb__agent_checkpoint_new(const pb_game_t *g, const char *arg,
                                      uint64_t seed, pb_err_t *err);

@@ -21,6 +21,7 @@ static const pb_agent_kind_t kinds[] = {
     {"lookahead", "lookahead:K (K = 1..4)", pb__agent_lookahead_new},
     {"greedy", "greedy", pb__agent_greedy_new},
     {"alphabeta", "alphabeta:D (D = 1..12)", pb__agent_alphabeta_new},
+    {"uct", "uct:N[,c=X][,discount=0|1]", pb__agent_uct_new},
     {"checkpoint", "checkpoint:PATH", pb__agent_checkpoint_new},
     {"run", "run:DIR@ITER (or run:DIR: its newest)", pb__agent_run_new},
     {"value", "value:PATH", pb__agent_value_new},
@@ -53,7 +54,7 @@ pb_agent_t *pb_agent_new(const pb_game_t *g, const char *spec, uint64_t seed,
   for (size_t i = 0; i < PB__NKINDS; i++)
     if (strlen(kinds[i].kind) == klen && !strncmp(kinds[i].kind, spec, klen))
       return kinds[i].create(g, colon ? colon + 1 : NULL, seed, err);
-  char list[256];
+  char list[512];
   pb_agent_kinds(list, sizeof list);
   pb_err_set(err, PB_EINVAL, "agent: unknown spec \"%s\" (valid: %s)", spec,
              list);

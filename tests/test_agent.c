@@ -1,7 +1,7 @@
 /* test_agent.c - agent specs, the core (pb_agent_wrap, pb_agent_act), and
  * the baselines' tactics on positions with known answers: random,
- * lookahead, greedy, alphabeta (Connect Four, Tic-Tac-Toe, Othello) and the
- * gtp agent. Network agents: test_agent_net.c. */
+ * lookahead, greedy, alphabeta (Connect Four, Tic-Tac-Toe, Othello), uct
+ * (every game) and the gtp agent. Network agents: test_agent_net.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -420,6 +420,113 @@ static void test_alphabeta_othello(void **state) {
   assert_true(r.wins > r.losses);
 }
 
+/* uct:N[,c=X][,discount=0|1]: good specs keep their text as the name; bad
+ * ones (unknown option, N out of range, c <= 0, ...) are refused with a
+ * message naming the spec. */
+static void test_uct_specs(void **state) {
+  (void)state;
+  pb_err_t err;
+  const char *good[] = {"uct:1",
+                        "uct:100000",
+                        "uct:50,c=0.5",
+                        "uct:50,discount=1",
+                        "uct:50,c=2,discount=0",
+                        "uct:50,discount=1,c=1e-3"};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    pb_agent_t *a = pb_agent_new(T3, good[i], 1, &err);
+    if (a == NULL) fail_msg("%s: %s", good[i], err.msg);
+    assert_string_equal(pb_agent_name(a), good[i]);
+    pb_agent_destroy(&a);
+  }
+  const struct {
+    const char *spec, *says;
+  } bad[] = {{"uct", "uct:N"},
+             {"uct:", "uct:N"},
+             {"uct:0", "uct:0"},
+             {"uct:100001", "uct:100001"},
+             {"uct:-5", "uct:-5"},
+             {"uct:x", "uct:x"},
+             {"uct:10x", "uct:10x"},
+             {"uct:10,", "uct:10,"},
+             {"uct:10,c", "uct:10,c"},
+             {"uct:10,c=", "uct:10,c="},
+             {"uct:10,c=0", "uct:10,c=0"},
+             {"uct:10,c=-1", "uct:10,c=-1"},
+             {"uct:10,c=x", "uct:10,c=x"},
+             {"uct:10,c=nan", "uct:10,c=nan"},
+             {"uct:10,c=inf", "uct:10,c=inf"},
+             {"uct:10,c=1,c=2", "twice"},
+             {"uct:10,discount=2", "uct:10,discount=2"},
+             {"uct:10,discount=yes", "uct:10,discount=yes"},
+             {"uct:10,depth=3", "unknown option \"depth\""},
+             {"uct:10,,c=1", "uct:10,,c=1"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pb_err_clear(&err);
+    pb_agent_t *a = pb_agent_new(T3, bad[i].spec, 1, &err);
+    if (a != NULL) fail_msg("spec \"%s\" was accepted", bad[i].spec);
+    assert_int_equal(err.code, PB_EINVAL);
+    if (strstr(err.msg, bad[i].says) == NULL)
+      fail_msg("%s: \"%s\" does not say \"%s\"", bad[i].spec, err.msg,
+               bad[i].says);
+  }
+  char kinds[512];
+  pb_agent_kinds(kinds, sizeof kinds);
+  assert_non_null(strstr(kinds, "uct:N"));
+}
+
+/* uct: wins at once and blocks in Tic-Tac-Toe as the exact minimax says;
+ * its moves are a function of the seed (reseeding equals a fresh agent);
+ * it plays legal moves to the end of games of every game, Toguz Kumalak's
+ * cut at max_turns included. */
+static void test_uct_agent(void **state) {
+  (void)state;
+  pb_err_t err;
+  const struct {
+    const char *moves;
+    int best;
+  } cases[] = {{"7185", 8}, {"9385", 6}, {"152", 2}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    pb_state_t s = pos(T3, cases[i].moves);
+    pb_state_t c = s;
+    int done = 0;
+    float r = T3->step(&c, cases[i].best, &done);
+    int v = done ? (int)r : -t3_minimax(&c);
+    assert_int_equal(v, t3_minimax(&s)); /* the move keeps the exact value */
+    int count[PB_MAX_ACTIONS];
+    histogram(T3, "uct:1000", cases[i].moves, 4, count);
+    assert_int_equal(count[cases[i].best], 4);
+  }
+  pb_agent_t *a = pb_agent_new(C4, "uct:200", 9, &err);
+  pb_agent_t *b = pb_agent_new(C4, "uct:200", 1, &err);
+  assert_non_null(a);
+  assert_non_null(b);
+  pb_state_t s = pos(C4, "4444");
+  int first[6];
+  for (int i = 0; i < 6; i++) first[i] = pb_agent_act(a, &s, &err);
+  pb_agent_reseed(b, 9);
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(pb_agent_act(b, &s, &err), first[i]);
+  pb_agent_destroy(&a);
+  pb_agent_destroy(&b);
+
+  const pb_game_t *games[] = {C4, T3, &pb_game_othello, &pb_game_toguz};
+  for (size_t gi = 0; gi < 4; gi++) {
+    pb_match_opts_t o;
+    pb_match_opts_default(&o);
+    o.a_spec = gi & 1 ? "uct:16,discount=1" : "uct:16";
+    o.b_spec = "random";
+    o.games = 2;
+    o.threads = 1;
+    o.seed = 5;
+    o.max_turns = gi == 3 ? 60 : 0; /* a Toguz game is cut at 60 plies */
+    pb_match_result_t res;
+    if (pb_match_play(games[gi], &o, &res, &err) != 0)
+      fail_msg("%s: %s", games[gi]->name, err.msg);
+    assert_int_equal(res.games, 2);
+    assert_true(res.plies > 8);
+  }
+}
+
 static void test_gtp_agent(void **state) {
   (void)state;
   pb_err_t err;
@@ -514,6 +621,8 @@ int main(void) {
       cmocka_unit_test(test_alphabeta_optimal_tictactoe),
       cmocka_unit_test(test_greedy_othello),
       cmocka_unit_test(test_alphabeta_othello),
+      cmocka_unit_test(test_uct_specs),
+      cmocka_unit_test(test_uct_agent),
       cmocka_unit_test(test_gtp_agent),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
