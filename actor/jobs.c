@@ -141,7 +141,8 @@ static int do_azplay(pb_worker_t *w, const pb_msg_work_item_t *it,
     double alpha = w->hello.alpha > 0.0 ? w->hello.alpha : 1.0;
     pb_azplay_opts_t o = {w->cfg.train.selfplay_parallel, (int)mt,
                           (int)w->hello.simulations, w->hello.c_puct,
-                          w->hello.eps, alpha, (int)w->hello.temp_moves};
+                          w->hello.eps, alpha, (int)w->hello.temp_moves,
+                          w->hello.discount};
     pb_err_t e;
     pb_err_clear(&e);
     w->az = pb_azplay_new(g, &o, &e);

@@ -261,7 +261,8 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
       r->temperature != w->hello.temperature ||
       r->algorithm != w->hello.algorithm ||
       r->simulations != w->hello.simulations ||
-      r->c_puct != w->hello.c_puct || r->temp_moves != w->hello.temp_moves) {
+      r->c_puct != w->hello.c_puct || r->temp_moves != w->hello.temp_moves ||
+      r->discount != w->hello.discount) {
     for (int t = 0; t < w->threads; t++) pb_selfplay_destroy(&w->sp[t]);
     pb_azplay_destroy(&w->az);
     pb_pveval_destroy(&w->pve);

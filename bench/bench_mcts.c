@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
     evctx_t c = {pb_neteval_new(g, 4096, 262144, &err), g->num_actions, NULL};
     if (c.ne == NULL) die("neteval", &err);
     pb_neteval_bind(c.ne, v, q);
-    pb_mcts_opts_t o = {S, 1.25, 0.0, 0.0, par[k]};
+    pb_mcts_opts_t o = {S, 1.25, 0.0, 0.0, par[k], 0};
     pb_mcts_t *m = pb_mcts_new(g, &o, &err);
     if (m == NULL) die("mcts", &err);
     pb_mcts_evalfn_t ev = {eval, &c};

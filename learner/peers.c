@@ -71,6 +71,7 @@ static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     r.hello_reply.simulations = (uint32_t)l->cfg.mcts.simulations;
     r.hello_reply.c_puct = l->cfg.mcts.c_puct;
     r.hello_reply.temp_moves = (uint32_t)l->cfg.mcts.temp_moves;
+    r.hello_reply.discount = l->cfg.mcts.discount ? 1 : 0;
   }
   pb__send_msg(l, p, &r);
 }

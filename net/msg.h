@@ -135,6 +135,7 @@ typedef struct pb_msg_hello_reply {
   double c_puct;        /* alphazero: (0, 100] */
   uint32_t temp_moves;  /* alphazero: <= PB_MSG_MAX_TURNS */
   char start_id[PB_MSG_ID_MAX + 1]; /* the learner's start ("" if unsaid) */
+  int discount;         /* alphazero: MCTS discounting, 0 or 1 */
 } pb_msg_hello_reply_t;
 
 enum { PB_ALGO_PROBS = 0, PB_ALGO_ALPHAZERO = 1 };

@@ -121,6 +121,9 @@ int pb__msg_check_hello_reply(pb__msg_ctx_t *c, const pb_msg_t *m) {
                                   PB_MSG_MAX_TURNS)))
       return rc;
   }
+  if ((rc = pb__msg_check_range(c, "discount", (uint64_t)(unsigned)b->discount,
+                                0, 1)))
+    return rc;
   return check_real(c, "alpha", b->alpha, 0.0, 1e6);
 }
 

@@ -162,6 +162,7 @@ int pb__msg_decode_hello_reply(pb__msg_ctx_t *c, Probs__Envelope *env,
   if ((rc = pb__msg_copy_text(c, "start_id", d->start_id, w->start_id,
                               PB_MSG_ID_MAX)))
     return rc;
+  d->discount = w->discount != 0;
   return pb__msg_check_hello_reply(c, out);
 }
 

@@ -69,6 +69,7 @@ int pb__msg_encode_hello_reply(pb__msg_wire_t *w, const pb_msg_t *m) {
   d->c_puct = s->c_puct;
   d->temp_moves = s->temp_moves;
   d->start_id = (char *)s->start_id;
+  d->discount = s->discount != 0;
   w->env.hello_reply = d;
   return 0;
 }

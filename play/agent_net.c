@@ -303,8 +303,9 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
     pb_neteval_bind(na->ne, pb_model_v(l), pb_model_q(l));
   }
   if (ok && mode == NET_MCTS) {
-    /* The run's c_puct; no noise at play time. */
-    pb_mcts_opts_t mo = {N, ccfg.mcts.c_puct, 0.0, 0.0, NET_CHUNK};
+    /* The run's c_puct and discount; no noise at play time. */
+    pb_mcts_opts_t mo = {N, ccfg.mcts.c_puct, 0.0, 0.0, NET_CHUNK,
+                         ccfg.mcts.discount};
     na->mcts = pb_mcts_new(g, &mo, &e);
     na->pve = na->mcts ? pb_pveval_new(g, NET_CHUNK, &e) : NULL;
     if (na->pve == NULL || pb_pveval_bind(na->pve, pb_model_q(l), &e) != 0) {

@@ -104,6 +104,8 @@ typedef struct pb_config {
     double c_puct;   /* exploration constant */
     int temp_moves;  /* moves drawn in proportion to the visits; later
                         moves take the most visited action */
+    bool discount;   /* the discounting heuristic: terminal values over
+                        their depth in the search (search/mcts.h) */
   } mcts;
 
   struct {

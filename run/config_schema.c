@@ -156,6 +156,10 @@ const pb__row_t pb__schema[] = {
             "alphazero: the first N moves of a self-play game are drawn in "
             "proportion to the visit counts, later ones take the most "
             "visited move (train.eps and train.alpha are the root noise)"),
+    ROW_BOOL("mcts.discount", mcts.discount, "false",
+             "alphazero: the discounting heuristic in the search: a "
+             "terminal position's value divided by its plies from the root "
+             "(a quicker win counts more); network values unchanged"),
 
     ROW_ENUM("model.device", model.device, "cpu|cuda|auto", "auto",
              "where networks run, for every role whose own key is auto: "

@@ -60,10 +60,11 @@ pb_mcts_t *pb_mcts_new(const pb_game_t *g, const pb_mcts_opts_t *o,
                        pb_err_t *err) {
   if (g == NULL || o == NULL || o->simulations < 1 ||
       o->simulations > 10000000 || !(o->c_puct > 0) || !(o->eps >= 0) ||
-      o->eps > 1 || (o->eps > 0 && !(o->alpha > 0)) || o->parallel < 1) {
+      o->eps > 1 || (o->eps > 0 && !(o->alpha > 0)) || o->parallel < 1 ||
+      (o->discount != 0 && o->discount != 1)) {
     pb_err_set(err, PB_EINVAL,
                "mcts: bad options (simulations >= 1, c_puct > 0, eps in "
-               "[0, 1], alpha > 0, parallel >= 1)");
+               "[0, 1], alpha > 0, parallel >= 1, discount 0 or 1)");
     return NULL;
   }
   pb_mcts_t *m = calloc(1, sizeof *m);
@@ -211,7 +212,10 @@ static int descend(pb_mcts_t *m, int s, int root, int *nleaf) {
     }
     if (m->terminal[c]) {
       m->visits[c]++;
-      backup(m, s, m->term_value[c]);
+      /* Discounting: the payoff over its depth (plies from the root). */
+      float v = m->term_value[c];
+      if (m->o.discount) v /= (float)m->plen[s];
+      backup(m, s, v);
       return 0;
     }
     i = c;

@@ -14,6 +14,13 @@
  * every one of the `simulations` ends in a child of the root: the root's
  * children's visit counts sum to `simulations`.
  *
+ * With `discount` (the discounting heuristic of Cazenave et al., as used by
+ * ../shared/papers/001, section 2.4.3) the value of a terminal position is
+ * divided by the number of plies from the root to it (its depth, >= 1)
+ * before it is backed up: a win in 1 scores 1, a win in 3 scores 1/3. The
+ * network's values of non-terminal leaves are not discounted (they are not
+ * payoffs of a finished game). Off, the search is exactly the plain one.
+ *
  * Workload: pb_mcts_run advances up to `parallel` searches together; in
  * each round every unfinished search descends to one leaf and all the
  * round's leaves are evaluated with one batched network call. The trees
@@ -46,6 +53,7 @@ typedef struct pb_mcts_opts {
   double eps;      /* weight of the root's Dirichlet noise, 0..1 */
   double alpha;    /* its parameter, > 0 when eps > 0 */
   int parallel;    /* searches advanced together, >= 1 */
+  int discount;    /* 1: terminal values divided by their depth; 0 or 1 */
 } pb_mcts_opts_t;
 
 /* A searcher for game g; NULL with err filled on bad options. */

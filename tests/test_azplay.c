@@ -29,7 +29,7 @@
 static pb_azplay_t *engine(const pb_game_t *g, int parallel, int sims,
                            int temp_moves) {
   pb_azplay_opts_t o = {parallel, g->max_turns, sims, 1.5, 0.25, 1.0,
-                        temp_moves};
+                        temp_moves, 0};
   pb_err_t err;
   pb_azplay_t *p = pb_azplay_new(g, &o, &err);
   if (p == NULL) fail_msg("azplay_new: %s", err.msg);
@@ -173,7 +173,7 @@ static void test_rngs_per_root(void **state) {
   (void)state;
   const pb_game_t *g = C4;
   const int A = g->num_actions;
-  pb_mcts_opts_t o = {40, 1.5, 0.25, 1.0, 8};
+  pb_mcts_opts_t o = {40, 1.5, 0.25, 1.0, 8, 0};
   pb_err_t err;
   pb_mcts_t *m = pb_mcts_new(g, &o, &err);
   assert_non_null(m);
@@ -206,12 +206,12 @@ static void test_errors(void **state) {
   (void)state;
   const pb_game_t *g = T3;
   pb_err_t err;
-  pb_azplay_opts_t bad = {0, 9, 10, 1.5, 0.25, 1.0, 2};
+  pb_azplay_opts_t bad = {0, 9, 10, 1.5, 0.25, 1.0, 2, 0};
   assert_null(pb_azplay_new(g, &bad, &err));
   assert_int_equal(err.code, PB_EINVAL);
-  pb_azplay_opts_t bad2 = {4, 9, 0, 1.5, 0.25, 1.0, 2};
+  pb_azplay_opts_t bad2 = {4, 9, 0, 1.5, 0.25, 1.0, 2, 0};
   assert_null(pb_azplay_new(g, &bad2, &err));
-  pb_azplay_opts_t bad3 = {4, 9, 10, 1.5, 0.25, 1.0, -1};
+  pb_azplay_opts_t bad3 = {4, 9, 10, 1.5, 0.25, 1.0, -1, 0};
   assert_null(pb_azplay_new(g, &bad3, &err));
   pb_azplay_t *p = engine(g, 4, 8, 2);
   net_t nt = {g, 0, 0, 5, 1};

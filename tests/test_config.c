@@ -662,7 +662,7 @@ static void test_algorithm(void **state) {
   assert_int_equal(pb_config_load_string(&c,
                                          "algorithm: alphazero\n"
                                          "mcts: {simulations: 64, c_puct: 2.5, "
-                                         "temp_moves: 3}\n"
+                                         "temp_moves: 3, discount: true}\n"
                                          "eval: {mcts_simulations: 32}\n",
                                          &err),
                    0);
@@ -670,6 +670,7 @@ static void test_algorithm(void **state) {
   assert_int_equal(c.mcts.simulations, 64);
   assert_true(c.mcts.c_puct == 2.5);
   assert_int_equal(c.mcts.temp_moves, 3);
+  assert_true(c.mcts.discount);
   assert_int_equal(c.eval.mcts_simulations, 32);
   assert_int_equal(pb_config_check(&c, &err), 0);
   c.train.v_search_mix = 0.5;
@@ -682,9 +683,13 @@ static void test_algorithm(void **state) {
   assert_int_equal(pb_config_set(&c, "mcts.simulations", "0", &err),
                    PB_ECONFIG);
   assert_int_equal(pb_config_set(&c, "mcts.c_puct", "-1", &err), PB_ECONFIG);
+  assert_false(c.mcts.discount); /* off by default */
+  assert_int_equal(pb_config_set(&c, "mcts.discount", "maybe", &err),
+                   PB_ECONFIG);
   /* round trip through YAML, as checkpoints store it */
   pb_config_defaults(&c);
   assert_int_equal(pb_config_set(&c, "algorithm", "alphazero", &err), 0);
+  assert_int_equal(pb_config_set(&c, "mcts.discount", "true", &err), 0);
   char *yaml = NULL;
   assert_int_equal(pb_config_to_yaml(&c, &yaml, &err), 0);
   pb_config_t d;

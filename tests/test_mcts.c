@@ -2,13 +2,15 @@
  * enough simulations it finds the winning move and the only block in
  * hand-picked Tic-Tac-Toe positions; visit counts sum to the simulations;
  * many searches advanced together give exactly what one at a time gives;
- * errors pass through. */
+ * errors pass through; the discounting heuristic prefers a win in 1 to a
+ * win in 3. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +41,7 @@ static int argmax(const float *v, int n) {
 static void test_finds_win_and_block(void **state) {
   (void)state;
   pb_err_t err;
-  pb_mcts_opts_t o = {2000, 1.5, 0.0, 0.0, 8};
+  pb_mcts_opts_t o = {2000, 1.5, 0.0, 0.0, 8, 0};
   pb_mcts_t *m = pb_mcts_new(T3, &o, &err);
   assert_non_null(m);
   net_t nt = {T3, 0, 0, 0, 0};
@@ -98,7 +100,8 @@ static void test_batched_same_as_one(void **state) {
     }
   }
   float want[N * A], got[N * A], wv[N], gv[N];
-  pb_mcts_opts_t one = {S, 1.25, 0.0, 0.0, 1}, many = {S, 1.25, 0.0, 0.0, 64};
+  pb_mcts_opts_t one = {S, 1.25, 0.0, 0.0, 1, 0},
+                 many = {S, 1.25, 0.0, 0.0, 64, 0};
   net_t n1 = {C4, 0, 0, 0, 1}, n2 = {C4, 0, 0, 0, 1};
   pb_mcts_evalfn_t e1 = {net_eval, &n1}, e2 = {net_eval, &n2};
   pb_mcts_t *m1 = pb_mcts_new(C4, &one, &err), *m2 = pb_mcts_new(C4, &many, &err);
@@ -132,7 +135,7 @@ static void test_batched_same_as_one(void **state) {
 static void test_noise_and_errors(void **state) {
   (void)state;
   pb_err_t err;
-  pb_mcts_opts_t o = {100, 1.25, 0.25, 0.3, 4};
+  pb_mcts_opts_t o = {100, 1.25, 0.25, 0.3, 4, 0};
   pb_mcts_t *m = pb_mcts_new(T3, &o, &err);
   assert_non_null(m);
   net_t nt = {T3, 0, 0, 0, 1};
@@ -160,13 +163,70 @@ static void test_noise_and_errors(void **state) {
   assert_int_equal(pb_mcts_run(m, &s, 1, &evb, &r1, v1, NULL, &err), PB_ENN);
   assert_non_null(strstr(err.msg, "call 3 fails"));
   pb_mcts_destroy(&m);
-  pb_mcts_opts_t badopts[] = {{0, 1, 0, 0, 1}, {10, 0, 0, 0, 1},
-                              {10, 1, 0.5, 0, 1}, {10, 1, 0, 0, 0},
-                              {10, 1, 1.5, 0.3, 1}};
+  pb_mcts_opts_t badopts[] = {{0, 1, 0, 0, 1, 0},      {10, 0, 0, 0, 1, 0},
+                              {10, 1, 0.5, 0, 1, 0},   {10, 1, 0, 0, 0, 0},
+                              {10, 1, 1.5, 0.3, 1, 0}, {10, 1, 0, 0, 1, 2}};
   for (size_t i = 0; i < sizeof badopts / sizeof badopts[0]; i++) {
     assert_null(pb_mcts_new(T3, &badopts[i], &err));
     assert_int_equal(err.code, PB_EINVAL);
   }
+}
+
+/* Exact minimax value of a Tic-Tac-Toe position for its side to move. */
+static int t3_value(const pb_state_t *s) {
+  uint8_t acts[PB_MAX_ACTIONS];
+  int n = T3->legal(s, acts), best = -2;
+  for (int i = 0; i < n; i++) {
+    pb_state_t c = *s;
+    int done = 0;
+    float r = T3->step(&c, acts[i], &done);
+    int v = done ? (int)r : -t3_value(&c);
+    if (v > best) best = v;
+  }
+  return best;
+}
+
+/* A perfect value network for Tic-Tac-Toe (the exact value, undiscounted)
+ * whose policy favours action 4 (logit 3, the others 0). */
+static int oracle_eval(void *ctx, const pb_state_t *s, int n, float *policy,
+                       float *value, pb_err_t *err) {
+  (void)ctx;
+  (void)err;
+  for (int i = 0; i < n; i++) {
+    value[i] = (float)t3_value(&s[i]);
+    for (int a = 0; a < 9; a++) policy[i * 9 + a] = a == 4 ? 3.0f : 0.0f;
+  }
+  return 0;
+}
+
+/* Discounting: in "1248" X wins at once at 7 (action 6) and in 3 plies
+ * after 5 (action 4, the move the policy favours). With exact values both
+ * are worth 1, so plain PUCT follows the policy to the win in 3; with
+ * discount the win in 3 scores at most 1/3 at its terminal positions and
+ * the search prefers the win in 1, in its visits and its root value. */
+static void test_discount_prefers_quick_win(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_state_t s = pos(T3, "1248");
+  pb_mcts_evalfn_t ev = {oracle_eval, NULL};
+  float visits[2][9], rv[2];
+  for (int d = 0; d <= 1; d++) {
+    pb_mcts_opts_t o = {2000, 1.5, 0.0, 0.0, 1, d};
+    pb_mcts_t *m = pb_mcts_new(T3, &o, &err);
+    assert_non_null(m);
+    assert_int_equal(pb_mcts_run(m, &s, 1, &ev, NULL, visits[d], &rv[d], &err),
+                     0);
+    pb_mcts_destroy(&m);
+  }
+  printf(
+      "off: visits %.0f (win in 1), %.0f (win in 3), root %.3f; on: %.0f, "
+      "%.0f, %.3f\n",
+      visits[0][6], visits[0][4], rv[0], visits[1][6], visits[1][4], rv[1]);
+  assert_true(visits[0][4] > visits[0][6]); /* off: the policy's choice */
+  assert_true(visits[1][6] > visits[1][4]); /* on: the quicker win */
+  assert_int_equal(argmax(visits[1], 9), 6);
+  assert_true(rv[1] < rv[0]);
+  assert_true(rv[1] > 0.5f);
 }
 
 int main(void) {
@@ -174,6 +234,7 @@ int main(void) {
       cmocka_unit_test(test_finds_win_and_block),
       cmocka_unit_test(test_batched_same_as_one),
       cmocka_unit_test(test_noise_and_errors),
+      cmocka_unit_test(test_discount_prefers_quick_win),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

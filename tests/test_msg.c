@@ -308,7 +308,8 @@ static void test_round_trip_policy(void **state) {
   assert_non_null(strstr(e.msg, "episodes[2].policy"));
 }
 
-/* HelloReply's alphazero settings round trip and are range-checked. */
+/* HelloReply's alphazero settings (discount included) round trip and are
+ * range-checked. */
 static void test_hello_reply_alphazero(void **state) {
   (void)state;
   pb_msg_t m, d;
@@ -325,7 +326,15 @@ static void test_hello_reply_alphazero(void **state) {
   assert_int_equal(d.hello_reply.simulations, 200);
   assert_true(d.hello_reply.c_puct == 1.25);
   assert_int_equal(d.hello_reply.temp_moves, 12);
+  assert_int_equal(d.hello_reply.discount, 0);
   pb_msg_free(&d);
+  m.hello_reply.discount = 1;
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_int_equal(d.hello_reply.discount, 1);
+  pb_msg_free(&d);
+  m.hello_reply.discount = 2;
+  encode_refused(&m, PB_EINVAL, "discount");
+  m.hello_reply.discount = 0;
   m.hello_reply.simulations = 0;
   encode_refused(&m, PB_EINVAL, "simulations");
   m.hello_reply.simulations = 10;

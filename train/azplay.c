@@ -42,7 +42,7 @@ pb_azplay_t *pb_azplay_new(const pb_game_t *g, const pb_azplay_opts_t *o,
     return NULL;
   }
   pb_mcts_opts_t mo = {o->simulations, o->c_puct, o->eps, o->alpha,
-                       o->parallel};
+                       o->parallel, o->discount};
   pb_mcts_t *m = pb_mcts_new(g, &mo, err);
   if (m == NULL) return NULL;
   pb_azplay_t *p = calloc(1, sizeof *p);

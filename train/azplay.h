@@ -38,6 +38,7 @@ typedef struct pb_azplay_opts {
   double eps;      /* weight of the root noise, 0..1 */
   double alpha;    /* Dirichlet parameter, > 0 */
   int temp_moves;  /* moves drawn in proportion to the visits, >= 0 */
+  int discount;    /* the search's discounting heuristic (mcts.h), 0 or 1 */
 } pb_azplay_opts_t;
 
 /* An engine for game g; NULL with err filled on bad options (PB_EINVAL)

@@ -280,7 +280,7 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
     pb_azplay_opts_t ao = {cfg->train.selfplay_parallel, cfg->train.max_turns,
                            cfg->mcts.simulations, cfg->mcts.c_puct,
                            cfg->train.eps, cfg->train.alpha,
-                           cfg->mcts.temp_moves};
+                           cfg->mcts.temp_moves, cfg->mcts.discount};
     if ((r.az = pb_azplay_new(r.g, &ao, err)) == NULL ||
         (r.pve = pb_pveval_new(r.g, cfg->train.selfplay_parallel, err)) == NULL)
       goto fail;
