@@ -5,6 +5,19 @@
 
 #include <stdio.h>
 
+/* The exit statuses of every probs command (README, "Exit status"):
+ * 0 done; 1 failed while working (I/O, out of memory, a network or an
+ * engine that failed); 2 bad input: usage, config, or a file or spec named
+ * on the command line that cannot be used (missing, corrupt, of another
+ * game); 78 the learner cannot start (probs train); 128 + N stopped by
+ * signal N (130 for Ctrl-C, 143 for SIGTERM). */
+enum {
+  PB_EXIT_OK = 0,
+  PB_EXIT_FAILED = 1,
+  PB_EXIT_USAGE = 2,
+  PB_EXIT_SIGNAL_BASE = 128
+};
+
 /* Reads argv[1..argc) as options named names[0..n): each takes a value,
  * given as the next argument or after '='. val[k] receives the value of
  * names[k] (the caller fills in defaults first). "--help"/"-h" prints the

@@ -178,8 +178,8 @@ int pb_cmd_accuracy(int argc, char **argv) {
       rc = PB_ENOMEM;
       break;
     }
-    rc = pb_accuracy_moves(ts, spec, (uint64_t)seed, (int)threads, &acc, moves,
-                           &err);
+    rc = pb_accuracy_moves(ts, spec, (uint64_t)seed, (int)threads, NULL, &acc,
+                           moves, &err);
     if (rc != 0) {
       fprintf(stderr, "probs accuracy: %s\n", err.msg);
       free(moves);

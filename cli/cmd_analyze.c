@@ -157,7 +157,7 @@ int pb_cmd_analyze(int argc, char **argv) {
   pb_model_t *net = pb_model_open(model, "cpu", NULL, &err);
   if (net == NULL) {
     fprintf(stderr, "probs analyze: %s: %s\n", model, err.msg);
-    return 1;
+    return PB_EXIT_USAGE; /* the checkpoint named cannot be used */
   }
   const pb_game_t *g = pb_model_game(net);
   pb_state_t s;

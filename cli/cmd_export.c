@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "cmds.h"
 #include "config.h"
 #include "model.h"
@@ -80,7 +81,7 @@ int pb_cmd_export(int argc, char **argv) {
   pb_model_t *l = pb_model_open(pos[0], "cpu", &cfg, &err);
   if (l == NULL) {
     fprintf(stderr, "probs export: %s\n", err.msg);
-    return 1;
+    return PB_EXIT_USAGE; /* the checkpoint named cannot be used */
   }
   pb_nn_t *nets[2];
   const char *prefix[2];

@@ -65,7 +65,6 @@ int pb_cmd_perft(int argc, char **argv) {
   if (g == NULL) {
     fprintf(stderr, "probs perft: unknown game '%s' (known: %s)\n", game,
             pb_game_names());
-    perft_usage(stderr);
     return 2;
   }
   if (depth_s == NULL) {
@@ -79,7 +78,6 @@ int pb_cmd_perft(int argc, char **argv) {
   if (errno != 0 || end == depth_s || *end != '\0' || depth < 1 || depth > 42) {
     fprintf(stderr, "probs perft: bad --depth '%s' (expected 1..42)\n",
             depth_s);
-    perft_usage(stderr);
     return 2;
   }
   pb_state_t s;
@@ -87,7 +85,6 @@ int pb_cmd_perft(int argc, char **argv) {
   pb_err_clear(&err);
   if (g->parse(&s, position, &err) < 0) {
     fprintf(stderr, "probs perft: bad --position: %s\n", err.msg);
-    perft_usage(stderr);
     return 2;
   }
   char board[256];

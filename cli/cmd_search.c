@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "beam_search.h"
 #include "cmds.h"
 #include "game.h"
@@ -71,7 +72,7 @@ int pb_cmd_search(int argc, char **argv) {
     net = pb_model_open(model, "cpu", &cfg, &err);
     if (net == NULL) {
       fprintf(stderr, "probs search: %s\n", err.msg);
-      return 1;
+      return PB_EXIT_USAGE; /* the checkpoint named cannot be used */
     }
     g = pb_model_game(net);
   }

@@ -36,6 +36,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -46,6 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
+#include "ckpt.h"
 #include "cmds.h"
 #include "config.h"
 #include "entry.h"
@@ -349,6 +352,30 @@ static void log_outcome(pb_log_t *log, int rc, int sig, const pb_err_t *err,
                 metrics);
 }
 
+/* --resume: what goes on where it stopped, and what starts afresh. */
+static void say_what_resumes(pb_log_t *log, const pb_config_t *cfg,
+                             const char *run_dir, int with_eval) {
+  char dir[PB_RUNDIR_PATH_MAX], path[PB_RUNDIR_PATH_MAX];
+  pb_rundir_path(run_dir, PB_RUNDIR_CHECKPOINTS, dir, sizeof dir);
+  uint64_t v = 0;
+  pb_err_t e;
+  if (pb_ckpt_newest(dir, "ckpt", path, sizeof path, &v, &e) != 0) {
+    pb_log_info(log, "resume: no checkpoint yet, the run starts at "
+                     "iteration 1");
+    return;
+  }
+  pb_log_info(log,
+              "resume: the learner continues from its newest intact "
+              "checkpoint (version %" PRIu64 ", of %d iterations), with its "
+              "replay buffer; actors and searchers start afresh (they keep "
+              "no state)%s",
+              v, cfg->train.iterations,
+              with_eval ? "; the evaluator rates the checkpoints written from "
+                          "now on (rate the ones elo.csv lacks with "
+                          "probs-evaluator --run-dir DIR --all)"
+                        : "");
+}
+
 static int run_distributed(const pb_config_t *cfg, dist_opts_t *o) {
   pb_err_t err;
   pb_err_clear(&err);
@@ -422,12 +449,14 @@ static int run_distributed(const pb_config_t *cfg, dist_opts_t *o) {
   if (cfg->net.http_port > 0)
     pb_log_info(log, "learner status: http://127.0.0.1:%d/status",
                 cfg->net.http_port);
+  if (o->resume) say_what_resumes(log, cfg, run_dir, with_eval);
   rc = pb_supervise_run(sup, &err);
   int sig = pb_supervise_signal(sup);
   log_outcome(log, rc, sig, &err, logs, &prog, metrics);
   pb_supervise_destroy(&sup);
   pb_log_destroy(&log);
-  return rc == 0 ? 0 : 1;
+  if (rc != 0) return PB_EXIT_FAILED;
+  return sig != 0 ? PB_EXIT_SIGNAL_BASE + sig : PB_EXIT_OK;
 }
 
 /* The distributed mode from the command line: --iterations (when > 0)
@@ -596,5 +625,6 @@ int pb_cmd_train(int argc, char **argv) {
   int rc = pb_inproc_run(&cfg, log, &o, &err);
   if (rc != 0) pb_log_error(log, "training failed: %s", err.msg);
   pb_log_destroy(&log);
-  return rc == 0 ? 0 : 1;
+  if (rc != 0 && rc != PB_EINTR) return PB_EXIT_FAILED;
+  return stop_flag ? PB_EXIT_SIGNAL_BASE + stop_flag : PB_EXIT_OK;
 }

@@ -133,7 +133,7 @@ static void put_string(line_t *l, const member_t *v) {
     put(l, "%.*s", (int)v->vn, v->v);
 }
 
-/* ---- the two events ----------------------------------------------------- */
+/* ---- the events ----------------------------------------------------- */
 
 static void iteration_line(pb_progress_t *p, const member_t *m, int n,
                            line_t *l) {
@@ -191,6 +191,39 @@ static void iteration_line(pb_progress_t *p, const member_t *m, int n,
     for (int i = 0; i < p->n_recent; i++) sum += p->recent[i];
     put(l, ", ETA ");
     put_duration(l, sum / p->n_recent * (p->iterations - it));
+  }
+}
+
+/* {"event":"progress"}: where an iteration's self-play or search stands
+ * (the learner writes one every 5 s of a phase). */
+static void progress_line(pb_progress_t *p, const member_t *m, int n,
+                          line_t *l) {
+  put_clock(l, m, n);
+  double it = num(m, n, "iteration");
+  put(l, "iteration");
+  if (isfinite(it)) put(l, " %.0f", it);
+  if (p->iterations > 0) put(l, "/%d", p->iterations);
+  const member_t *ph = member(m, n, "phase");
+  if (ph != NULL) {
+    put(l, " ");
+    put_string(l, ph);
+    put(l, ":");
+  }
+  double done = num(m, n, "done"), total = num(m, n, "total");
+  if (isfinite(done) && isfinite(total))
+    put(l, " %.0f/%.0f items (%.0f%%)", done, total,
+        total > 0 ? 100.0 * done / total : 100.0);
+  double units = num(m, n, "units"), secs = num(m, n, "seconds");
+  const member_t *u = member(m, n, "unit");
+  if (isfinite(units) && isfinite(secs) && secs > 0 && u != NULL) {
+    put(l, ", %.0f ", units / secs);
+    put_string(l, u);
+    put(l, "/s");
+  }
+  double eta = num(m, n, "eta_s");
+  if (isfinite(eta) && eta >= 0) {
+    put(l, ", ETA ");
+    put_duration(l, eta);
   }
 }
 
@@ -283,6 +316,8 @@ int pb_progress_line(pb_progress_t *p, const char *json, char *out,
     iteration_line(p, m, n, &l);
   else if (ev->vn == 5 && memcmp(ev->v, "\"elo\"", 5) == 0)
     eval_line(m, n, &l);
+  else if (ev->vn == 10 && memcmp(ev->v, "\"progress\"", 10) == 0)
+    progress_line(p, m, n, &l);
   else
     return 0;
   out[l.len] = '\0';

@@ -10,6 +10,8 @@
  *            states/s | elapsed 3m05s, ETA 22m10s
  *   21:31:20 eval v12: Elo 1895 [1848, 1946] | vs lookahead:3 (1603):
  *            W/D/L 169/6/25 | optimal moves: Q 0.756, V 0.768, beam 0.804
+ *   21:31:27 iteration 13/100 search: 12/40 items (30%), 1650 states/s,
+ *            ETA 21s
  *
  * (each on one line). The clock is the line's own "unix_time" (local
  * time), elapsed counts from pb_progress_init, the ETA is the mean of the

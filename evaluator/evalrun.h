@@ -51,7 +51,8 @@ typedef struct pb_evalrun_opts {
   int opening_random_moves;    /* random plies opening each game */
   int threads;                 /* 0: every online CPU */
   uint64_t seed;               /* the run seed */
-  volatile sig_atomic_t *stop; /* checked between games; may be NULL */
+  volatile sig_atomic_t *stop; /* checked between games and between chunks
+                                * of an accuracy pass; may be NULL */
   /* Accuracy on a solved test set (pb_evalrun_t only): */
   int accuracy;                       /* measure it (games with a solver) */
   char testset[PB_CONFIG_PATH_MAX];   /* "" = the shipped set */

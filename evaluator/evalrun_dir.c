@@ -229,7 +229,9 @@ static int measure_accuracy(pb_evalrun_t *r, const char *ckpt,
       snprintf(spec, slen, "beam:%s,E=%d,M=%d", ckpt, r->o.search_expansions,
                r->o.search_depth);
     pb_accuracy_t a;
-    rc = pb_accuracy_of_agent(r->testset, spec, r->o.seed, 1, &a, err);
+    /* A stop (Ctrl-C on probs train) ends a long accuracy pass within
+     * a chunk of positions, not after it. */
+    rc = pb_accuracy_until(r->testset, spec, r->o.seed, 1, r->o.stop, &a, err);
     if (rc == 0) *dst[k] = a.share;
   }
   r->acc_seconds = pb_now() - t0;

@@ -73,6 +73,37 @@ static pb_workq_t *phase_queue(const pb_learner_t *l) {
   return l->phase == PH_SELFPLAY ? l->spq : l->wq;
 }
 
+/* The same, as a metrics.jsonl line for the terminal of probs train
+ * (cli/progress.h): items done, the phase's rate and its ETA. */
+static void progress_event(pb_learner_t *l, double t,
+                           const pb_workq_counts_t *c) {
+  const int sp = l->phase == PH_SELFPLAY;
+  const double secs = t - l->t_phase;
+  /* episodes or states done: whole items, the last one may be smaller */
+  const size_t per = sp ? (size_t)l->cfg.net.item_episodes
+                        : (size_t)l->cfg.net.item_states;
+  const size_t all = sp ? (size_t)l->cfg.train.episodes_per_iter : l->n_uniq;
+  size_t units = c->done * per;
+  if (units > all) units = all;
+  pb_json_t j;
+  pb_json_init(&j);
+  pb_json_obj_begin(&j);
+  pb_json_kstr(&j, "event", "progress");
+  pb_json_kuint(&j, "iteration", pb_learn_version(l->learn) + 1);
+  pb_json_kstr(&j, "phase", sp ? "self-play" : "search");
+  pb_json_kuint(&j, "done", c->done);
+  pb_json_kuint(&j, "total", c->total);
+  pb_json_kuint(&j, "units", units);
+  pb_json_kstr(&j, "unit", sp ? "episodes" : "states");
+  pb_json_kdouble(&j, "seconds", secs);
+  if (c->done > 0 && c->done <= c->total)
+    pb_json_kdouble(&j, "eta_s", secs * (double)(c->total - c->done) /
+                                     (double)c->done);
+  pb_json_obj_end(&j);
+  if (pb_json_cstr(&j)) pb_metrics_write(l->metrics, pb_json_cstr(&j));
+  pb_json_free(&j);
+}
+
 void pb__log_progress(pb_learner_t *l, double t) {
   if (t - l->last_progress >= 5.0 &&
       (l->phase == PH_SELFPLAY || l->phase == PH_SEARCH)) {
@@ -85,6 +116,7 @@ void pb__log_progress(pb_learner_t *l, double t) {
                 pb_learn_version(l->learn) + 1, pb__phase_name(l->phase),
                 c.done, c.total, c.leased, pb__workers_alive(l, PB_ROLE_ACTOR),
                 pb__workers_alive(l, PB_ROLE_SEARCHER));
+    progress_event(l, t, &c);
   }
 }
 

@@ -31,9 +31,15 @@ typedef struct {
   uint64_t seed;
   int tid, nthreads;
   int *moves;
+  volatile sig_atomic_t *stop;
   int rc;
   pb_err_t err;
 } acc_job_t;
+
+static int stopped(volatile sig_atomic_t *stop, pb_err_t *err) {
+  if (stop == NULL || !*stop) return 0;
+  return pb_err_set(err, PB_EINTR, "accuracy: stopped");
+}
 
 static void *acc_thread(void *p) {
   acc_job_t *j = p;
@@ -45,6 +51,10 @@ static void *acc_thread(void *p) {
   }
   size_t n = pb_testset_count(j->ts);
   for (size_t i = (size_t)j->tid; i < n && j->rc == 0; i += (size_t)j->nthreads) {
+    if (stopped(j->stop, &j->err)) {
+      j->rc = PB_EINTR;
+      break;
+    }
     int rc = pb_agent_act_many(a, pb_testset_state(j->ts, i), 1,
                                j->seed + i, &j->moves[i], &j->err);
     if (rc < 0) j->rc = rc;
@@ -56,12 +66,23 @@ static void *acc_thread(void *p) {
 int pb_accuracy_of_agent(const pb_testset_t *ts, const char *spec,
                          uint64_t seed, int threads, pb_accuracy_t *out,
                          pb_err_t *err) {
-  return pb_accuracy_moves(ts, spec, seed, threads, out, NULL, err);
+  return pb_accuracy_moves(ts, spec, seed, threads, NULL, out, NULL, err);
 }
 
+int pb_accuracy_until(const pb_testset_t *ts, const char *spec, uint64_t seed,
+                      int threads, volatile sig_atomic_t *stop,
+                      pb_accuracy_t *out, pb_err_t *err) {
+  return pb_accuracy_moves(ts, spec, seed, threads, stop, out, NULL, err);
+}
+
+/* Positions per batched call between two looks at the stop flag: a
+ * multiple of the network agents' own chunk (agent_net.c), so the batches,
+ * and the figure, are the same as in one call. */
+enum { ACC_CHUNK = 256 };
+
 int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
-                      int threads, pb_accuracy_t *out, int *moves_out,
-                      pb_err_t *err) {
+                      int threads, volatile sig_atomic_t *stop,
+                      pb_accuracy_t *out, int *moves_out, pb_err_t *err) {
   const pb_game_t *g = pb_testset_game(ts);
   const size_t n = pb_testset_count(ts);
   double t0 = pb_now();
@@ -77,8 +98,13 @@ int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
   if (pb_agent_batched(a)) {
     /* A network agent: every position in batches, on this thread. The
      * states of a test set are contiguous. */
-    rc = pb_agent_act_many(a, pb_testset_state(ts, 0), (int)n, seed, moves,
-                           err);
+    for (size_t i = 0; i < n && rc == 0; i += ACC_CHUNK) {
+      size_t m = n - i < ACC_CHUNK ? n - i : ACC_CHUNK;
+      rc = stopped(stop, err);
+      if (rc == 0)
+        rc = pb_agent_act_many(a, pb_testset_state(ts, i), (int)m, seed + i,
+                               moves + i, err);
+    }
     epm = n ? (double)pb_agent_evaluations(a) / (double)n : 0.0;
   } else {
     int nt = online_cpus(threads);
@@ -89,7 +115,7 @@ int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
       rc = pb_err_set(err, PB_ENOMEM, "accuracy: out of memory");
     int started = 0;
     for (int t = 0; rc == 0 && t < nt; t++) {
-      jobs[t] = (acc_job_t){ts, spec, seed, t, nt, moves, 0, {0, ""}};
+      jobs[t] = (acc_job_t){ts, spec, seed, t, nt, moves, stop, 0, {0, ""}};
       if (pthread_create(&tids[t], NULL, acc_thread, &jobs[t]) != 0) {
         rc = pb_err_set(err, PB_EIO, "accuracy: cannot start a thread");
         break;

@@ -46,12 +46,20 @@ int pb_accuracy_of_agent(const pb_testset_t *ts, const char *spec,
                          uint64_t seed, int threads, pb_accuracy_t *out,
                          pb_err_t *err);
 
+/* As pb_accuracy_of_agent, stopping early with PB_EINTR (nothing in *out)
+ * once *stop is set (may be NULL): it is checked between chunks of
+ * positions, so a stop waits for at most one chunk. The figure is the
+ * same as without it (the chunks are the agents' own batches). */
+int pb_accuracy_until(const pb_testset_t *ts, const char *spec, uint64_t seed,
+                      int threads, volatile sig_atomic_t *stop,
+                      pb_accuracy_t *out, pb_err_t *err);
+
 /* The same, also writing the move chosen in every position to moves
  * (pb_testset_count(ts) entries; may be NULL), for breakdowns such as
- * accuracy by ply. */
+ * accuracy by ply; with a stop flag as pb_accuracy_until. */
 int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
-                      int threads, pb_accuracy_t *out, int *moves,
-                      pb_err_t *err);
+                      int threads, volatile sig_atomic_t *stop,
+                      pb_accuracy_t *out, int *moves, pb_err_t *err);
 
 typedef struct pb_testgen_opts {
   const pb_game_t *g;

@@ -77,12 +77,14 @@ int pb_entry_config(const pb_entry_t *e, pb_config_t *cfg, const char *path,
 /* Defines, at file scope of a main.c, the process's stop flag and the
  * signal handler that raises it:
  *     PB_ENTRY_STOP_FLAG(stop_flag, on_signal)
- *     ... pb_entry_signals(on_signal); ... while (!stop_flag) ... */
+ *     ... pb_entry_signals(on_signal); ... while (!stop_flag) ...
+ * The flag holds the number of the signal that came (nonzero), so that
+ * main can exit with 128 + it, as a shell reports a process a signal
+ * ended. */
 #define PB_ENTRY_STOP_FLAG(flag, handler) \
   static volatile sig_atomic_t flag;      \
   static void handler(int sig) {          \
-    (void)sig;                            \
-    flag = 1;                             \
+    flag = sig > 0 ? sig : 1;             \
   }
 
 /* Calls `handler` on SIGINT and SIGTERM, without SA_RESTART, so that a

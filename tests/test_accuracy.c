@@ -127,6 +127,31 @@ static void test_connect4_lookahead(void **state) {
   pb_testset_destroy(&ts);
 }
 
+/* A stop flag: unset, the same figure as without one (threads or not);
+ * set, PB_EINTR and nothing measured. */
+static void test_accuracy_stop(void **state) {
+  (void)state;
+  pb_testset_t *ts = builtin(C4);
+  pb_err_t err;
+  volatile sig_atomic_t stop = 0;
+  for (int threads = 1; threads <= 2; threads++) {
+    pb_accuracy_t a, b;
+    assert_int_equal(
+        pb_accuracy_of_agent(ts, "lookahead:1", 9, threads, &a, &err), 0);
+    assert_int_equal(
+        pb_accuracy_until(ts, "lookahead:1", 9, threads, &stop, &b, &err), 0);
+    assert_int_equal(a.optimal, b.optimal);
+    stop = SIGTERM;
+    memset(&b, 0, sizeof b);
+    assert_int_equal(
+        pb_accuracy_until(ts, "lookahead:1", 9, threads, &stop, &b, &err),
+        PB_EINTR);
+    assert_int_equal(b.positions, 0);
+    stop = 0;
+  }
+  pb_testset_destroy(&ts);
+}
+
 static void test_accuracy_errors(void **state) {
   (void)state;
   pb_testset_t *ts = builtin(T3);
@@ -346,6 +371,7 @@ int main(void) {
       cmocka_unit_test(test_random_player),
       cmocka_unit_test(test_connect4_lookahead),
       cmocka_unit_test(test_accuracy_errors),
+      cmocka_unit_test(test_accuracy_stop),
       cmocka_unit_test(test_testgen),
       cmocka_unit_test(test_testgen_players),
       cmocka_unit_test(test_testgen_shortfall),

@@ -8,12 +8,14 @@
 #include <cmocka.h>
 #include <ftw.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "accuracy.h"
 #include "agent.h"
 #include "agent_fixtures.h"
 #include "beam_search.h"
@@ -27,6 +29,7 @@
 #include "nn.h"
 #include "rng.h"
 #include "rundir.h"
+#include "testset.h"
 
 /* ------------------------------------------------------ network agents */
 
@@ -550,8 +553,44 @@ static void test_beam_tictactoe(void **state) {
   rmdir(dir);
 }
 
+/* The accuracy pass looks at its stop flag between chunks of positions;
+ * the moves are those of one batched call over the whole set (the chunks
+ * are the network agents' own batches), for greedy Q and beam search. */
+static void test_accuracy_in_chunks(void **state) {
+  run_fixture_t *f = *state;
+  pb_err_t err;
+  pb_testset_t *ts = pb_testset_builtin(C4, &err);
+  assert_non_null(ts);
+  const size_t n = pb_testset_count(ts);
+  assert_true(n > 256);
+  int *one = calloc(n, sizeof *one), *chunked = calloc(n, sizeof *chunked);
+  assert_non_null(one);
+  assert_non_null(chunked);
+  const char *kinds[] = {"checkpoint", "beam"};
+  for (int k = 0; k < 2; k++) {
+    char spec[4400];
+    snprintf(spec, sizeof spec, "%s:%s%s", kinds[k], f->ckpt[1],
+             k == 1 ? ",E=10,M=3" : "");
+    pb_agent_t *a = pb_agent_new(C4, spec, 5, &err);
+    assert_non_null(a);
+    assert_int_equal(
+        pb_agent_act_many(a, pb_testset_state(ts, 0), (int)n, 5, one, &err), 0);
+    pb_agent_destroy(&a);
+    volatile sig_atomic_t stop = 0;
+    pb_accuracy_t acc;
+    assert_int_equal(
+        pb_accuracy_moves(ts, spec, 5, 1, &stop, &acc, chunked, &err), 0);
+    assert_memory_equal(one, chunked, n * sizeof *one);
+  }
+  free(one);
+  free(chunked);
+  pb_testset_destroy(&ts);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_accuracy_in_chunks, run_setup,
+                                      run_teardown),
       cmocka_unit_test_setup_teardown(test_checkpoint_agent_greedy, run_setup,
                                       run_teardown),
       cmocka_unit_test_setup_teardown(test_run_agent, run_setup, run_teardown),

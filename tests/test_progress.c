@@ -141,6 +141,38 @@ static void test_alphazero(void **state) {
                                "mcts 0.992"));
 }
 
+/* A progress event of the learner, within an iteration: items done, the
+ * phase's rate, its ETA; it does not count as an iteration for the ETA of
+ * the run. */
+static void test_progress_event(void **state) {
+  (void)state;
+  pb_progress_t p;
+  pb_progress_init(&p, 100, 0);
+  char line[1024];
+  assert_int_equal(
+      pb_progress_line(&p,
+                       "{\"event\":\"progress\",\"iteration\":13,"
+                       "\"phase\":\"search\",\"done\":12,\"total\":40,"
+                       "\"units\":3072,\"unit\":\"states\",\"seconds\":2,"
+                       "\"eta_s\":4.6667}",
+                       line, sizeof line),
+      1);
+  assert_string_equal(line,
+                      "iteration 13/100 search: 12/40 items (30%), 1536 "
+                      "states/s, ETA 5s");
+  assert_int_equal(p.n_recent, 0);
+  /* Nothing done yet: no rate, no ETA. */
+  assert_int_equal(
+      pb_progress_line(&p,
+                       "{\"event\":\"progress\",\"iteration\":1,"
+                       "\"phase\":\"self-play\",\"done\":0,\"total\":4,"
+                       "\"units\":0,\"unit\":\"episodes\",\"seconds\":5}",
+                       line, sizeof line),
+      1);
+  assert_string_equal(line, "iteration 1/100 self-play: 0/4 items (0%), 0 "
+                            "episodes/s");
+}
+
 static void test_other_lines(void **state) {
   (void)state;
   pb_progress_t p;
@@ -170,6 +202,7 @@ static void test_other_lines(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_iteration),
+      cmocka_unit_test(test_progress_event),
       cmocka_unit_test(test_eta),
       cmocka_unit_test(test_eval),
       cmocka_unit_test(test_alphazero),
