@@ -24,6 +24,7 @@ static const pb_cmd_t commands[] = {
     {"testset", pb_cmd_testset, "make a solved test set"},
     {"keys", pb_cmd_keys, "make the CURVE keys of a run (net.curve_dir)"},
     {"export", pb_cmd_export, "a checkpoint's networks as a PyTorch file"},
+    {"serve", pb_cmd_serve, "a run's dashboard and board, read-only"},
 };
 
 static void usage(FILE *f) {

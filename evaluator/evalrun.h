@@ -107,7 +107,9 @@ enum {
 /* The Elo chart of the table (svgplot.h): Elo against iteration or wall
  * time (x_axis, PB_EVALRUN_X_*) with the interval as a band, a dashed line
  * per anchored opponent, and the accuracies (right axis, 0..1) when the
- * table has any. `title` may be NULL. Caller frees *out. */
+ * table has any. The chart's title is `title` (NULL: "Elo") followed by
+ * " by version" or " by wall time", so that the two charts of a run
+ * (elo.svg, elo-time.svg) tell themselves apart. Caller frees *out. */
 int pb_evalrun_chart(const pb_elotable_t *t,
                          const pb_evalrun_opts_t *o, const char *title,
                          int x_axis, char **out, size_t *len, pb_err_t *err);

@@ -52,8 +52,12 @@ int pb_evalrun_chart(const pb_elotable_t *t,
              o->opponents[j], o->anchor[j]);
     nl++;
   }
+  /* Each chart its own title: the x axis says which one it is. */
+  char full[320];
+  snprintf(full, sizeof full, "%s by %s", title != NULL ? title : "Elo",
+           x_axis == PB_EVALRUN_X_MINUTES ? "wall time" : "version");
   pb_svgplot_t p = {0};
-  p.title = title;
+  p.title = full;
   p.xlabel = x_axis == PB_EVALRUN_X_MINUTES
                  ? "minutes since the run started (wall time)"
                  : "iteration";

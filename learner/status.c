@@ -151,7 +151,6 @@ static char *status_json(pb_learner_t *l) {
   pb_json_obj_begin(&j);
   pb_json_kint(&j, "actors", pb__workers_alive(l, PB_ROLE_ACTOR));
   pb_json_kint(&j, "searchers", pb__workers_alive(l, PB_ROLE_SEARCHER));
-  pb_json_kint(&j, "evaluators", pb__workers_alive(l, PB_ROLE_EVALUATOR));
   pb_json_kint(&j, "refused", pb__workers_alive(l, 0) - pb__workers_usable(l, 0));
   pb_json_obj_end(&j);
   if (l->starved_since > 0) {
@@ -196,7 +195,10 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kstr(&j, "searcher",
                pb_config_device(&l->cfg, PB_DEVICE_SEARCHER, NULL));
   pb_json_obj_end(&j);
-  if (l->web) pb_web_status(l->web, &j); /* elapsed, ETA, last iteration */
+  /* elapsed, ETA, last iteration, and the evaluator: it talks to no
+   * socket of the learner, so what is known of it comes from the run
+   * directory (its lock and elo.csv), not from the workers above. */
+  if (l->web) pb_web_status(l->web, &j);
   pb_json_obj_end(&j);
   return pb_json_take(&j);
 }

@@ -9,6 +9,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -193,6 +194,67 @@ int pb_rundir_lock_learner(const char *run_dir, pb_err_t *err) {
                         ? "this run dir is in use by another learner: "
                         : "",
                     e.msg);
+}
+
+/* 1 when another open file holds a lock on path (a shared non-blocking
+ * flock fails), 0 when not, PB_EIO. */
+static int probe_lock(const char *path, pb_err_t *err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? 0
+                           : pb_err_set(err, PB_EIO, "%s: cannot open: %s",
+                                        path, strerror(errno));
+  int held = 0;
+  if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+    flock(fd, LOCK_UN);
+  else if (errno == EWOULDBLOCK)
+    held = 1;
+  else
+    held = pb_err_set(err, PB_EIO, "%s: cannot probe the lock: %s", path,
+                      strerror(errno));
+  close(fd);
+  return held;
+}
+
+int pb_rundir_lock_held(const char *run_dir, const char *name, int probe,
+                        long *pid, pb_err_t *err) {
+  if (pid != NULL) *pid = 0;
+  if (run_dir == NULL || name == NULL)
+    return pb_err_set(err, PB_EINVAL, "pb_rundir_lock_held: NULL argument");
+  char path[PB_RUNDIR_PATH_MAX];
+  if (pb_rundir_path(run_dir, name, path, sizeof path) != 0)
+    return pb_err_set(err, PB_EINVAL, "%.200s: run directory path too long",
+                      run_dir);
+  struct stat st;
+  if (stat(path, &st) != 0) return 0; /* no lock file: nobody holds it */
+  FILE *f = fopen("/proc/locks", "r");
+  if (f == NULL)
+    return pb_err_set(err, PB_EIO, "/proc/locks: cannot open: %s",
+                      strerror(errno));
+  /* "1: FLOCK  ADVISORY  WRITE 1234 fe:00:10952937 0 EOF"; a process
+   * waiting for a lock has "1: -> FLOCK ..." and does not hold it. */
+  char line[256];
+  int held = 0;
+  while (!held && fgets(line, sizeof line, f) != NULL) {
+    char kind[16], mode[16], rw[16];
+    long who = 0;
+    unsigned int maj = 0, min = 0;
+    unsigned long long ino = 0;
+    const char *p = strchr(line, ':');
+    if (p == NULL || strstr(line, "->") != NULL) continue;
+    if (sscanf(p + 1, "%15s %15s %15s %ld %x:%x:%llu", kind, mode, rw, &who,
+               &maj, &min, &ino) != 7 ||
+        strcmp(kind, "FLOCK") != 0)
+      continue;
+    if (ino == (unsigned long long)st.st_ino && maj == major(st.st_dev) &&
+        min == minor(st.st_dev)) {
+      held = 1;
+      if (pid != NULL) *pid = who > 0 ? who : 0;
+    }
+  }
+  fclose(f);
+  if (!held && probe) held = probe_lock(path, err);
+  return held;
 }
 
 /* ---- one run per directory, one run id per start ---------------------- */

@@ -104,6 +104,22 @@ int pb_rundir_lock_evaluator(const char *run_dir, pb_log_t *log);
  * PB_EIO. */
 int pb_rundir_lock_learner(const char *run_dir, pb_err_t *err);
 
+/* Whether a process holds the lock RUN_DIR/name (PB_RUNDIR_LEARNER_LOCK or
+ * PB_RUNDIR_EVALUATOR_LOCK), looked up without touching the lock: the
+ * kernel's table of locks (/proc/locks) is searched for a flock on that
+ * file, so that looking never makes a starting learner fail to take it.
+ * That table shows only holders in the caller's pid namespace; with
+ * `probe` non-zero a lock not found there is also probed as
+ * pb_rundir_protect_from does (a shared non-blocking flock, released at
+ * once), which sees a holder in another container too. Probe only locks
+ * whose takers retry (the evaluator's: pb_rundir_lock_evaluator), never
+ * the learner's. Returns 1 (held; *pid, when not NULL, the holder's pid
+ * as the kernel gives it, 0 when it is not known), 0 (not held, or no
+ * such file), or PB_EINVAL (NULL argument, a path too long) / PB_EIO
+ * (/proc/locks unreadable, or the probe failed). */
+int pb_rundir_lock_held(const char *run_dir, const char *name, int probe,
+                        long *pid, pb_err_t *err);
+
 /* Whether a new run may start in run_dir (a start without --resume or
  * --restart): yes (0) when the directory does not exist or holds no run:
  * no checkpoint in RUN_DIR/checkpoints and no history (a non-empty

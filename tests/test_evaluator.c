@@ -298,6 +298,12 @@ static void test_all_writes_csv_and_svg(void **state) {
   if (why != NULL) fail_msg("elo-time.svg: %s", why);
   assert_non_null(strstr(svg, "minutes since the run started"));
   assert_non_null(strstr(svg, "random (1000)"));
+  /* Each chart its own title. */
+  assert_non_null(strstr(svg, "<title>Elo (connect4) by wall time</title>"));
+  free(svg);
+  fx_path(path, sizeof path, "elo.svg");
+  svg = slurp(path);
+  assert_non_null(strstr(svg, "<title>Elo (connect4) by version</title>"));
   free(svg);
 
   /* metrics.jsonl: one valid JSON line per result. */
@@ -336,7 +342,10 @@ static void test_all_writes_csv_and_svg(void **state) {
   fx_path(path, sizeof path, "elo.svg");
   svg = slurp(path);
   assert_non_null(strstr(svg, "accuracy: greedy Q"));
-  assert_non_null(strstr(svg, "accuracy: beam search E=10 M=3"));
+  assert_non_null(strstr(svg, ">accuracy: beam search E=10 M=3</text>"));
+  /* Every name of the legend whole and inside the picture. */
+  why = svg_legend_fits(svg, pb_svgplot_text_width);
+  if (why != NULL) fail_msg("elo.svg: %s", why);
   free(svg);
   fx_path(path, sizeof path, "metrics.jsonl");
   m = slurp(path);

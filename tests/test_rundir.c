@@ -127,6 +127,67 @@ static void test_learner_lock(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* pb_rundir_lock_held sees a lock without taking it: no file, a file
+ * nobody holds, the learner's lock held (by us: the pid is ours), the
+ * evaluator's, and a learner can still take its lock right after a probe. */
+static void test_lock_held(void **state) {
+  (void)state;
+  char dir[256];
+  tp_tmpdir(dir, sizeof dir, "rundir-h");
+  pb_err_t err;
+  long pid = -1;
+  assert_int_equal(
+      pb_rundir_lock_held(dir, PB_RUNDIR_LEARNER_LOCK, 0, &pid, &err), 0);
+  assert_int_equal(pid, 0);
+  int fd = pb_rundir_lock_learner(dir, &err);
+  assert_true(fd >= 0);
+  assert_int_equal(
+      pb_rundir_lock_held(dir, PB_RUNDIR_LEARNER_LOCK, 0, &pid, &err), 1);
+  assert_int_equal(pid, (long)getpid());
+  assert_int_equal(
+      pb_rundir_lock_held(dir, PB_RUNDIR_EVALUATOR_LOCK, 1, NULL, &err), 0);
+  close(fd);
+  /* The file stays behind, unlocked. */
+  assert_int_equal(
+      pb_rundir_lock_held(dir, PB_RUNDIR_LEARNER_LOCK, 0, &pid, &err), 0);
+  for (int i = 0; i < 50; i++) {
+    assert_int_equal(
+        pb_rundir_lock_held(dir, PB_RUNDIR_LEARNER_LOCK, 0, NULL, &err), 0);
+    fd = pb_rundir_lock_learner(dir, &err);
+    assert_true(fd >= 0);
+    close(fd);
+  }
+  /* The evaluator's, with and without the probe (which also sees a
+   * holder in another pid namespace): both see it held, then not; an
+   * evaluator starting between probes still takes its lock. */
+  for (int probe = 0; probe <= 1; probe++) {
+    assert_int_equal(
+        pb_rundir_lock_held(dir, PB_RUNDIR_EVALUATOR_LOCK, probe, NULL, &err),
+        0);
+    int ev = pb_rundir_lock_evaluator(dir, NULL);
+    assert_true(ev >= 0);
+    assert_int_equal(
+        pb_rundir_lock_held(dir, PB_RUNDIR_EVALUATOR_LOCK, probe, &pid, &err),
+        1);
+    assert_int_equal(pid, (long)getpid());
+    close(ev);
+    assert_int_equal(
+        pb_rundir_lock_held(dir, PB_RUNDIR_EVALUATOR_LOCK, probe, NULL, &err),
+        0);
+  }
+  for (int i = 0; i < 50; i++) {
+    assert_int_equal(
+        pb_rundir_lock_held(dir, PB_RUNDIR_EVALUATOR_LOCK, 1, NULL, &err), 0);
+    int ev = pb_rundir_lock_evaluator(dir, NULL);
+    assert_true(ev >= 0);
+    close(ev);
+  }
+  assert_int_equal(pb_rundir_lock_held(NULL, "x", 0, NULL, &err), PB_EINVAL);
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* A new run starts only in a directory without a run: absent, empty, or
  * with logs and config.yaml alone; a checkpoint or history refuses it,
  * naming the directory, what it holds, --resume and --restart. */
@@ -263,6 +324,7 @@ int main(void) {
       cmocka_unit_test(test_versions),
       cmocka_unit_test(test_protect_from),
       cmocka_unit_test(test_learner_lock),
+      cmocka_unit_test(test_lock_held),
       cmocka_unit_test(test_prune_keep_all),
       cmocka_unit_test(test_check_new),
       cmocka_unit_test(test_run_id),

@@ -1,8 +1,10 @@
 /* test_svgplot.c - the SVG line chart (web/svgplot): tick choice, and
  * the series on the right axis: a well-formed document with each series
  * in the legend and drawn, the x range covering them, a chart without
- * them exactly as before, and the arguments it refuses. The main series
- * alone is also covered by test_evaluator. */
+ * them exactly as before, and the arguments it refuses; the legend's
+ * names whole and inside the picture (widened, or wrapped when too long),
+ * the title too. The same in a browser's own fonts: test_serve.sh. The main
+ * series alone is also covered by test_evaluator. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -307,7 +309,9 @@ static void test_right_wellformed(void **state) {
    * axis label lies right of the tick labels, and the legend right of
    * it and inside the picture. */
   area_t a = plot_area(svg);
-  assert_true(fabs(a.W - (800 - 72 - 170 - 64)) < 1e-9);
+  assert_true(a.W <= 800 - 72 - 170 - 64 + 1e-9);
+  assert_true(a.W >= 800 - 72 - 0.4 * 800 - 64 - 1e-9);
+  assert_null(svg_legend_fits(svg, pb_svgplot_text_width));
   double label_x = attr(strstr(axis, "class=\"y2label\""), "x");
   assert_true(label_x > a.L + a.W + 40);
   double legend_x = attr(strstr(legend, "<text"), "x");
@@ -502,6 +506,139 @@ static void test_label_placement(void **state) {
   free(svg);
 }
 
+/* The legend's names are whole and inside the picture: short names keep
+ * the usual column (170 pixels), the evaluator's long names widen it (the
+ * plot narrows), and a name too long for 40% of the picture wraps onto
+ * lines that are each inside it and together the whole name. The title
+ * stays inside the picture too. */
+static int legend_has(const char *svg, const char *name, int *lines) {
+  svg_text_t t[24];
+  int n = svg_legend_texts(svg, t, 24);
+  for (int i = 0; i < n && i < 24; i++)
+    if (!strcmp(t[i].whole, name)) {
+      if (lines) *lines = t[i].nline;
+      return 1;
+    }
+  return 0;
+}
+
+static void test_legend_fits(void **state) {
+  (void)state;
+  pb_svgplot_point_t acc[3] = {
+      {0, 0.4, 0, 0, 0}, {1, 0.5, 0, 0, 0}, {4, 0.6, 0, 0, 0}};
+  /* The widths: monotone, every ASCII character counted, none nothing. */
+  assert_true(pb_svgplot_text_width("abc", 12) > 0);
+  assert_true(pb_svgplot_text_width("abcd", 12) >
+              pb_svgplot_text_width("abc", 12));
+  assert_true(pb_svgplot_text_width("WWW", 12) >
+              pb_svgplot_text_width("iii", 12));
+  assert_true(fabs(pb_svgplot_text_width("ab", 24) -
+                   2 * pb_svgplot_text_width("ab", 12)) < 1e-9);
+  assert_true(pb_svgplot_text_width("\xc3\xa9", 10) == 10.0); /* é: 1 em */
+  assert_true(pb_svgplot_text_width(NULL, 12) == 0.0);
+
+  /* Short names: the usual layout. */
+  pb_svgplot_t p = elo_chart();
+  char *svg = render_ok(&p);
+  area_t a = plot_area(svg);
+  assert_true(fabs(a.W - (800 - 72 - 170)) < 1e-9);
+  assert_null(svg_legend_fits(svg, pb_svgplot_text_width));
+  assert_true(legend_has(svg, "Elo", NULL));
+  free(svg);
+
+  /* The evaluator's names (evaluator/evalrun_chart.c): whole, one line
+   * each, inside; the plot narrower than with short names. */
+  static const char *const names[3] = {"accuracy: greedy Q",
+                                       "accuracy: V one ply",
+                                       "accuracy: beam search E=200 M=8"};
+  pb_svgplot_series_t right[3];
+  for (int i = 0; i < 3; i++)
+    right[i] = (pb_svgplot_series_t){names[i], acc, 3};
+  p.series = "Elo (max. likelihood)";
+  p.right = right;
+  p.nright = 3;
+  p.y2label = "share of optimal moves (solved test set)";
+  p.y2min = 0;
+  p.y2max = 1;
+  svg = render_ok(&p);
+  assert_wellformed(svg);
+  const char *why = svg_legend_fits(svg, pb_svgplot_text_width);
+  if (why != NULL) fail_msg("%s\n%s", why, svg);
+  for (int i = 0; i < 3; i++) {
+    int lines = 0;
+    if (!legend_has(svg, names[i], &lines))
+      fail_msg("legend lacks \"%s\":\n%s", names[i], svg);
+    assert_int_equal(lines, 1);
+  }
+  assert_non_null(strstr(svg, ">accuracy: beam search E=200 M=8</text>"));
+  a = plot_area(svg);
+  assert_true(a.W < 800 - 72 - 170 - 64);
+  assert_true(a.W >= 800 - 72 - 0.4 * 800 - 64 - 1e-9);
+  /* The legend starts right of the right axis' label. */
+  svg_text_t t[24];
+  int nt = svg_legend_texts(svg, t, 24);
+  for (int i = 0; i < nt; i++) assert_true(t[i].x > a.L + a.W + 64);
+  free(svg);
+
+  /* Too long for 40% of the picture: wrapped at spaces, each line inside,
+   * the lines together the whole name; a word longer than a line is cut
+   * between characters (a UTF-8 character stays whole); markup escaped. */
+  static const char *const longer[3] = {
+      "accuracy of the beam search agent with E=200 expansions and M=8 "
+      "depth on the solved test set of 1000 positions",
+      "x<y&z_Supercalifragilisticexpialidocious_Supercalifragilistic_"
+      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"
+      "\xa9\xc3\xa9\xc3\xa9",
+      "short"};
+  for (int i = 0; i < 3; i++) right[i].name = longer[i];
+  for (int width = 800; width <= 1600; width += 800) {
+    p.width = width;
+    svg = render_ok(&p);
+    assert_wellformed(svg);
+    if (python_xml_ok(svg) == 1) fail_msg("python3 rejects:\n%s", svg);
+    why = svg_legend_fits(svg, pb_svgplot_text_width);
+    if (why != NULL) fail_msg("%s\n%s", why, svg);
+    for (int i = 0; i < 3; i++) {
+      int lines = 0;
+      if (i == 1) {
+        /* Cut inside a word: the lines join without the spaces. */
+        nt = svg_legend_texts(svg, t, 24);
+        char joined[2048] = "";
+        for (int k = 0; k < nt; k++)
+          if (!strncmp(t[k].line[0], "x<y&z", 5)) {
+            for (int l = 0; l < t[k].nline; l++) strcat(joined, t[k].line[l]);
+            lines = t[k].nline;
+          }
+        assert_string_equal(joined, longer[1]);
+        assert_true(lines >= (width == 800 ? 2 : 1));
+        continue;
+      }
+      if (!legend_has(svg, longer[i], &lines))
+        fail_msg("legend lacks \"%s\":\n%s", longer[i], svg);
+      if (i == 0) assert_true(lines >= (width == 800 ? 3 : 2));
+      if (i == 2) assert_int_equal(lines, 1);
+    }
+    /* Wrapped names push the entries below them down: y grows. */
+    nt = svg_legend_texts(svg, t, 24);
+    for (int k = 1; k < nt; k++)
+      assert_true(t[k].y > t[k - 1].y + 14.0 * (t[k - 1].nline - 1));
+    free(svg);
+  }
+
+  /* A long title is moved in to stay whole. */
+  p = elo_chart();
+  p.title =
+      "Elo of a run with a rather long name indeed (connect4) by "
+      "wall time";
+  svg = render_ok(&p);
+  const char *tt = strstr(svg, "<text class=\"title\"");
+  assert_non_null(tt);
+  double cx = svg_attr(tt, "x", 0),
+         tw = 1.1 * pb_svgplot_text_width(p.title, 16);
+  assert_true(cx - tw / 2 >= 0 && cx + tw / 2 <= 800);
+  free(svg);
+}
+
 static void test_bad_arguments(void **state) {
   (void)state;
   pb_svgplot_point_t acc[2] = {{0, 0.5, 0, 0, 0}, {1, 0.6, 0, 0, 0}};
@@ -575,6 +712,7 @@ int main(void) {
       cmocka_unit_test(test_unchanged_without_right),
       cmocka_unit_test(test_x_range),
       cmocka_unit_test(test_label_placement),
+      cmocka_unit_test(test_legend_fits),
       cmocka_unit_test(test_bad_arguments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,13 +2,17 @@
  * run directory written here (metrics.jsonl lines as the learner and the
  * evaluator write them, an elo.csv, a checkpoint): /api/history picks the
  * iteration records, keeps bounds and summarises; /status gets its extra
- * members; /api/move answers legal, illegal, garbled and too long input. */
+ * members (the evaluator from its lock and elo.csv, the board's player);
+ * a stopped run's elapsed time; the help text per game; the evaluator's
+ * charts; /api/move answers legal, illegal, garbled and too long input,
+ * from the newest checkpoint or a pinned one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,7 +186,28 @@ static void test_history(void **state) {
   assert_non_null(strstr(s, "\"elapsed_s\":9,\"eta_s\":21,"));
   assert_non_null(strstr(s, "\"last_iteration\":{\"event\":\"iteration\","
                             "\"mode\":\"distributed\",\"iteration\":3,"));
+  /* The evaluator, from its lock (nobody holds it) and elo.csv (versions
+   * 0 and 2); the board's player (no move yet, not pinned). */
+  assert_non_null(strstr(s, "\"evaluator\":{\"running\":false,\"rated\":2,"
+                            "\"rated_version\":2}"));
+  assert_non_null(strstr(s, "\"play\":{\"version\":null,\"pinned\":false}"));
   pb_json_free(&j);
+  /* An evaluator holding its lock is seen running. */
+  int lk = pb_rundir_lock_evaluator(f->dir, NULL);
+  assert_true(lk >= 0);
+  pb_json_init(&j);
+  pb_json_obj_begin(&j);
+  assert_int_equal(pb_web_status(w, &j), 0);
+  pb_json_obj_end(&j);
+  assert_non_null(strstr(pb_json_cstr(&j), "\"evaluator\":{\"running\":true,"));
+  pb_json_free(&j);
+  close(lk);
+  pb_web_summary_t sum;
+  assert_int_equal(pb_web_summary(w, &sum), 0);
+  assert_int_equal(sum.count, 3);
+  assert_int_equal(sum.version, 3);
+  assert_true(fabs(sum.mean_iteration_s - 3.0) < 1e-9);
+  assert_true(isnan(sum.last_unix_time));
 
   /* unix_time, when present, gives the wall time since the start: the
    * first record's time less its iteration_s. */
@@ -198,6 +223,17 @@ static void test_history(void **state) {
   assert_true(el >= 101.0 && el < 160.0);
   assert_non_null(strstr(h, "\"unix_time\":"));
   free(h);
+  /* A run that has stopped ended with its newest record: 2 + 100 - 50 s,
+   * and no ETA while iterations are left. */
+  pb_web_set_live(w, 0);
+  h = history(w);
+  e = strstr(h, "\"elapsed_s\":");
+  el = strtod(e + 12, NULL);
+  assert_true(fabs(el - 52.0) < 0.01);
+  assert_non_null(strstr(h, "\"eta_s\":null"));
+  free(h);
+  assert_int_equal(pb_web_summary(w, &sum), 0);
+  assert_true(fabs(sum.last_unix_time - (now - 50)) < 0.01);
   pb_web_destroy(&w);
   assert_null(w);
   pb_web_destroy(&w);
@@ -256,7 +292,9 @@ static void route(pb_web_t *w, const char *path, const char *query,
   if (needle != NULL && strstr(res.body, needle) == NULL)
     fail_msg("%s?%s: no \"%s\" in %s", path, query ? query : "", needle,
              res.body);
-  if (strcmp(path, "/") != 0 && strcmp(path, "/play") != 0) {
+  if (res.status == 200 && strstr(path, ".svg") != NULL) {
+    assert_string_equal(res.content_type, "image/svg+xml");
+  } else if (strcmp(path, "/") != 0 && strcmp(path, "/play") != 0) {
     assert_string_equal(res.content_type, "application/json");
     assert_int_equal(pb_json_validate(res.body), 0);
   }
@@ -273,7 +311,11 @@ static void test_routes(void **state) {
   assert_int_equal(pb_web_handle(w, "/", NULL, &res), 1);
   assert_int_equal(res.status, 200);
   assert_string_equal(res.content_type, "text/html; charset=utf-8");
-  assert_non_null(strstr(res.body, "<title>probs learner</title>"));
+  assert_non_null(strstr(res.body, "<title>probs</title>"));
+  /* Help text for each game, not one game's for all. */
+  assert_non_null(strstr(res.body, "connect4: \"Click a column"));
+  assert_non_null(strstr(res.body, "toguz: \"Press the number"));
+  assert_null(strstr(res.body, "in Toguz Kumalak, a hole number"));
   assert_non_null(strstr(res.body, "/api/move?moves="));
   /* Nothing loaded from elsewhere. */
   assert_null(strstr(res.body, "<script src"));
@@ -291,6 +333,20 @@ static void test_routes(void **state) {
   assert_int_equal(pb_web_handle(NULL, "/", NULL, &res), 0);
 
   route(w, "/api/history", NULL, 200, "\"records\":[]");
+  /* The evaluator's charts: 404 before it wrote them, then as on disk. */
+  route(w, "/elo.svg", NULL, 404, "no chart yet");
+  route(w, "/elo-time.svg", NULL, 404, "no chart yet");
+  write_file(f, "elo.svg", "<svg>by version</svg>");
+  write_file(f, "elo-time.svg", "<svg>by wall time</svg>");
+  route(w, "/elo.svg", NULL, 200, "<svg>by version</svg>");
+  route(w, "/elo-time.svg", "x=1", 200, "<svg>by wall time</svg>");
+  res = (pb_http_response_t){404, NULL, NULL, 0};
+  assert_int_equal(pb_web_handle(w, "/elo.svg", NULL, &res), 1);
+  assert_string_equal(res.content_type, "image/svg+xml");
+  free(res.body);
+  res = (pb_http_response_t){404, NULL, NULL, 0};
+  assert_int_equal(pb_web_handle(w, "/learner.log", NULL, &res), 0);
+  assert_int_equal(pb_web_handle(w, "/../elo.svg", NULL, &res), 0);
   /* Moves before there is a checkpoint. */
   route(w, "/api/move", "moves=4&reply=0", 200, "\"moves\":\"4\"");
   route(w, "/api/move", "moves=4", 503, "no checkpoint");
@@ -303,6 +359,27 @@ static void test_routes(void **state) {
   assert_non_null(l);
   assert_int_equal(pb_learn_save(l, path, NULL, 0, &err), 0);
   pb_learn_destroy(&l);
+  route(w, "/api/move", "moves=4", 200, "\"version\":2");
+  /* Pinned to a version: it plays that one, newer ones or not; a missing
+   * version is refused and changes nothing; unpinned, the newest again. */
+  assert_int_equal(pb_web_pin(w, 5, &err), PB_ENOTFOUND);
+  assert_non_null(strstr(err.msg, "ckpt-000005.pbck"));
+  pb_rundir_ckpt_path(f->dir, 1, path, sizeof path);
+  l = pb_learn_new(&f->cfg, &err);
+  assert_non_null(l);
+  assert_int_equal(pb_learn_save(l, path, NULL, 0, &err), 0);
+  pb_learn_destroy(&l);
+  assert_int_equal(pb_web_pin(w, 1, &err), 0);
+  route(w, "/api/move", "moves=4", 200, "\"version\":1");
+  pb_json_t js;
+  pb_json_init(&js);
+  pb_json_obj_begin(&js);
+  assert_int_equal(pb_web_status(w, &js), 0);
+  pb_json_obj_end(&js);
+  assert_non_null(
+      strstr(pb_json_cstr(&js), "\"play\":{\"version\":1,\"pinned\":true}"));
+  pb_json_free(&js);
+  assert_int_equal(pb_web_pin(w, -1, &err), 0);
   route(w, "/api/move", "moves=4", 200, "\"version\":2");
   route(w, "/api/move", "moves=4&reply=1", 200, "\"ply\":2");
   route(w, "/api/move", "", 200, "\"ply\":1"); /* the model opens */

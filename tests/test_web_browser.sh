@@ -5,7 +5,9 @@
 # it with train.iterations=1000 and no workers, so it waits in self-play of
 # iteration 3 and only serves HTTP. Checks that
 #   - the rendered page (--dump-dom) shows the run's name, the iteration,
-#     the last V loss of metrics.jsonl, the newest Elo row, drawn charts;
+#     the last V loss of metrics.jsonl, the newest Elo row, drawn charts,
+#     the evaluator's state (from the run directory), the self-play
+#     positions/s of metrics.jsonl and Connect Four's help text;
 #   - a screenshot is a real PNG of the window's size;
 #   - a move clicked in the page is answered by the model: tests/web_cdp.py
 #     clicks a column with real mouse events through the DevTools protocol
@@ -110,6 +112,21 @@ if dom_has 'id="run">run c4-smoke<' && dom_has 'id="iter">3 / 1000<' &&
   ok "the page shows the run, iteration 3 / 1000, V loss $VLOSS, Elo of version 2"
 else
   bad "rendered page lacks the run's numbers (V loss $VLOSS): $(grep -o 'id="\(run\|iter\|vloss\|phase\|elo\)"[^<]*<' "$T/dom.html" | tr '\n' ' ')"
+fi
+# The evaluator talks to no socket of the learner: the page says what the
+# run directory says (it ran with --all and has exited), not "evaluators 0";
+# self-play positions/s is the terminal's figure (metrics.jsonl's
+# selfplay_positions_per_s); the help text is Connect Four's.
+PPS=$(python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if "\"event\":\"iteration\"" in l]
+print("%.0f" % recs[-1]["selfplay_positions_per_s"])' "$RUN/metrics.jsonl")
+if dom_has 'id="evaluator">not running; newest rated: version 2<' &&
+   dom_has 'id="workers">actors 0, searchers 0<' && ! dom_has 'evaluators' &&
+   dom_has "id=\"pps\">$PPS<" && dom_has 'id="play-help">Click a column'; then
+  ok "evaluator from the run directory, positions/s $PPS as the terminal's, Connect Four's help"
+else
+  bad "evaluator, workers, positions/s ($PPS) or help: $(grep -o 'id="\(evaluator\|workers\|pps\|play-help\)"[^<]*<' "$T/dom.html" | tr '\n' ' ')"
 fi
 if [ "$(grep -o '<polyline' "$T/dom.html" | wc -l)" -ge 4 ] && dom_has 'class="cell"'; then
   ok "the charts are drawn (SVG polylines) and the board is there"

@@ -1,7 +1,7 @@
 /* test_webplay.c - web/webplay: the newest checkpoint answers a move list
  * (Tic-Tac-Toe, untrained networks saved by pb_learn_save), bad move lists
  * are refused with a message, the cached agent follows new versions and
- * survives a corrupt newest file. */
+ * survives a corrupt newest file, or stays on a pinned version. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -211,11 +211,57 @@ static void test_versions(void **state) {
   pb_webplay_destroy(&w);
 }
 
+/* Pinned to a version (probs serve --checkpoint): it plays that one
+ * whatever newer ones appear; a missing, corrupt or foreign one is
+ * refused and changes nothing; unpinned, the newest plays again. */
+static void test_pin(void **state) {
+  fx_t *f = *state;
+  pb_err_t err;
+  save_ckpt(f, "tictactoe", 2);
+  save_ckpt(f, "tictactoe", 3);
+  save_ckpt(f, "connect4", 4);
+  pb_webplay_t *w =
+      pb_webplay_new(pb_game_by_name("tictactoe"), f->dir, 1, &err);
+  assert_non_null(w);
+  assert_int_equal(pb_webplay_pinned(w), -1);
+  assert_int_equal(pb_webplay_pin(w, 9, &err), PB_ENOTFOUND);
+  assert_non_null(strstr(err.msg, "ckpt-000009.pbck"));
+  assert_int_equal(pb_webplay_pin(w, 4, &err), PB_EMISMATCH);
+  char path[4200];
+  pb_rundir_ckpt_path(f->dir, 5, path, sizeof path);
+  assert_int_equal(pb_write_file(path, "garbage", 7, &err), 0);
+  int rc = pb_webplay_pin(w, 5, &err);
+  assert_true(rc == PB_ECORRUPT || rc == PB_EIO);
+  assert_int_equal(pb_webplay_pinned(w), -1);
+  assert_int_equal(pb_webplay_version(w), -1);
+  assert_int_equal(pb_webplay_pin(w, 2, &err), 0);
+  assert_int_equal(pb_webplay_pinned(w), 2);
+  assert_int_equal(pb_webplay_version(w), 2);
+  save_ckpt(f, "tictactoe", 6);
+  char *j = play_ok(w, "5", 1);
+  assert_non_null(strstr(j, "\"version\":2"));
+  free(j);
+  /* Another pin replaces it; a refused one keeps it. */
+  assert_int_equal(pb_webplay_pin(w, 3, &err), 0);
+  assert_int_equal(pb_webplay_pin(w, 9, &err), PB_ENOTFOUND);
+  j = play_ok(w, "5", 1);
+  assert_non_null(strstr(j, "\"version\":3"));
+  free(j);
+  assert_int_equal(pb_webplay_pin(w, -1, &err), 0);
+  assert_int_equal(pb_webplay_pinned(w), -1);
+  j = play_ok(w, "5", 1);
+  assert_non_null(strstr(j, "\"version\":6"));
+  free(j);
+  assert_int_equal(pb_webplay_pin(NULL, 1, &err), PB_EINVAL);
+  pb_webplay_destroy(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_no_checkpoint, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reply_and_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_versions, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pin, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

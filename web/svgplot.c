@@ -36,10 +36,11 @@ int pb_svgplot_ticks(double lo, double hi, int target, double *first,
   return count;
 }
 
-/* Writes s with XML's special characters escaped; control characters
- * (which XML 1.0 forbids) become '?'. */
-static void xml_text(FILE *f, const char *s) {
-  for (; s != NULL && *s; s++) {
+/* Writes the first n bytes of s (up to its NUL) with XML's special
+ * characters escaped; control characters (which XML 1.0 forbids) become
+ * '?'. */
+static void xml_text_n(FILE *f, const char *s, size_t n) {
+  for (const char *e = s + n; s != NULL && s < e && *s; s++) {
     unsigned char c = (unsigned char)*s;
     switch (c) {
       case '&':
@@ -63,6 +64,41 @@ static void xml_text(FILE *f, const char *s) {
   }
 }
 
+static void xml_text(FILE *f, const char *s) {
+  xml_text_n(f, s, s != NULL ? strlen(s) : 0);
+}
+
+/* Advance widths of ASCII 32..126 in DejaVu Sans, in thousandths of the
+ * font size: the widest of the usual "sans-serif" fonts (Liberation Sans,
+ * Arial and Helvetica are narrower), so text measured with it fits. */
+static const unsigned short SANS_W[95] = {
+    318, 402, 461, 838, 636,  950, 780, 275, 390, 390, 500, 838, 318, 361,
+    318, 337, 636, 636, 636,  636, 636, 636, 636, 636, 636, 636, 337, 337,
+    838, 838, 838, 531, 1000, 684, 686, 698, 770, 632, 575, 775, 752, 295,
+    295, 656, 557, 863, 748,  787, 603, 787, 695, 635, 611, 732, 684, 989,
+    685, 611, 685, 390, 337,  390, 838, 500, 500, 613, 635, 550, 635, 615,
+    352, 635, 634, 278, 278,  579, 278, 974, 634, 612, 635, 635, 411, 521,
+    392, 634, 592, 818, 592,  592, 525, 636, 337, 636, 838};
+
+/* The width in pixels of the first n bytes of s at font size px (a
+ * character outside ASCII counts as a whole em, a control character as
+ * the '?' it is written as). */
+static double text_width_n(const char *s, size_t n, double px) {
+  double w = 0;
+  for (size_t i = 0; i < n && s[i]; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x80)
+      w += (c & 0xC0) == 0x80 ? 0 : 1000; /* one per UTF-8 lead byte */
+    else
+      w += SANS_W[(c < 32 || c > 126 ? '?' : c) - 32];
+  }
+  return w * px / 1000.0;
+}
+
+double pb_svgplot_text_width(const char *s, double px) {
+  return s != NULL ? text_width_n(s, strlen(s), px) : 0.0;
+}
+
 /* A tick label with as many decimals as the step needs. */
 static void tick_label(char *buf, size_t n, double v, double step) {
   int dec = step >= 1.0 ? 0 : (int)ceil(-log10(step) - 1e-9);
@@ -75,6 +111,7 @@ typedef struct {
   double x0, x1, y0, y1; /* data range */
   double L, T, W, H;     /* plot area in pixels */
   double z0, z1;         /* right axis range, padded (nright > 0) */
+  double text_room;      /* pixels a legend name may take on one line */
 } frame_t;
 
 static double px(const frame_t *fr, double x) {
@@ -172,6 +209,17 @@ static const char *const RIGHT_MARKER[PB_SVGPLOT_MAX_RIGHT] = {
     "m-3 -3h6v6h-6z", "m0 -4l4 4l-4 4l-4 -4z", "m0 -4l3.6 6.4h-7.2z",
     "m0 4l3.6 -6.4h-7.2z"};
 #define PB__RIGHT_ROOM 64 /* pixels for the right axis' ticks and label */
+/* The legend's column right of the plot: LEGEND_GAP, a key of
+ * LEGEND_KEY pixels, the text and LEGEND_MARGIN before the picture's edge;
+ * at least LEGEND_MIN pixels, widened for longer names up to
+ * LEGEND_MAX_SHARE of the picture, past which names wrap. */
+#define PB__LEGEND_MIN 170
+#define PB__LEGEND_GAP 16
+#define PB__LEGEND_KEY 32
+#define PB__LEGEND_MARGIN 8
+#define PB__LEGEND_MAX_SHARE 0.4
+#define PB__LEGEND_FONT 12.0
+#define PB__LEGEND_LINE 14 /* pixels between the lines of a wrapped name */
 
 static void draw_axes(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
   double first, step;
@@ -433,9 +481,78 @@ static void draw_right(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
   fprintf(f, "</g>\n");
 }
 
+/* Writes one legend name at (x, y), on one line when it fits in `room`
+ * pixels, else wrapped at spaces (a word wider than the room is cut
+ * between characters) into lines PB__LEGEND_LINE apart, each a <tspan>.
+ * Returns the number of lines. */
+static int legend_text(FILE *f, double x, double y, const char *name,
+                       double room) {
+  const double px = PB__LEGEND_FONT;
+  fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">", x, y);
+  size_t n = strlen(name);
+  if (text_width_n(name, n, px) <= room) {
+    xml_text(f, name);
+    fprintf(f, "</text>\n");
+    return 1;
+  }
+  int lines = 0;
+  size_t i = 0;
+  while (i < n) {
+    while (i < n && name[i] == ' ') i++;
+    if (i >= n) break;
+    /* The longest run of whole words from i that fits; else the longest
+     * run of whole characters (at least one). */
+    size_t end = i, brk = 0;
+    for (size_t k = i; k <= n; k++) {
+      if (k == n || name[k] == ' ') {
+        if (text_width_n(name + i, k - i, px) > room) break;
+        brk = k;
+      }
+    }
+    if (brk > i) {
+      end = brk;
+    } else {
+      end = i + 1;
+      while (end < n && ((unsigned char)name[end] & 0xC0) == 0x80) end++;
+      for (size_t k = end; k < n && name[k] != ' ';) {
+        size_t next = k + 1;
+        while (next < n && ((unsigned char)name[next] & 0xC0) == 0x80) next++;
+        if (text_width_n(name + i, next - i, px) > room) break;
+        end = k = next;
+      }
+    }
+    fprintf(f, "<tspan x=\"%.2f\" dy=\"%d\">", x,
+            lines == 0 ? 0 : PB__LEGEND_LINE);
+    xml_text_n(f, name + i, end - i);
+    fprintf(f, "</tspan>");
+    lines++;
+    i = end;
+  }
+  fprintf(f, "</text>\n");
+  return lines > 0 ? lines : 1;
+}
+
+/* The widest name the legend shows, in pixels. */
+static double legend_widest(const pb_svgplot_t *p) {
+  const double px = PB__LEGEND_FONT;
+  double w = pb_svgplot_text_width(p->series ? p->series : "value", px);
+  double b = pb_svgplot_text_width(p->band ? p->band : "95% interval", px);
+  if (b > w) w = b;
+  b = pb_svgplot_text_width("won or lost all", px);
+  if (b > w) w = b;
+  for (int s = 0; s < p->nright; s++) {
+    b = p->right[s].name ? pb_svgplot_text_width(p->right[s].name, px)
+                         : pb_svgplot_text_width("series 4", px);
+    if (b > w) w = b;
+  }
+  return w;
+}
+
 static void draw_legend(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
-  double x = fr->L + fr->W + (p->nright > 0 ? PB__RIGHT_ROOM : 0) + 16,
-         y = fr->T + 10;
+  double x = fr->L + fr->W + (p->nright > 0 ? PB__RIGHT_ROOM : 0) +
+             PB__LEGEND_GAP,
+         y = fr->T + 10, tx = x + PB__LEGEND_KEY;
+  int lines;
   fprintf(f,
           "<g class=\"legend\" font-family=\"sans-serif\" "
           "font-size=\"12\" fill=\"#333\">\n");
@@ -445,24 +562,23 @@ static void draw_legend(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
           x, y, x + 24, y, LINE_COLOUR);
   fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"/>\n",
           x + 12, y, LINE_COLOUR);
-  fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">", x + 32, y + 4);
-  xml_text(f, p->series != NULL ? p->series : "value");
-  fprintf(f, "</text>\n");
-  y += 22;
+  lines = legend_text(f, tx, y + 4, p->series != NULL ? p->series : "value",
+                      fr->text_room);
+  y += 22 + PB__LEGEND_LINE * (lines - 1);
   fprintf(f,
           "<rect x=\"%.2f\" y=\"%.2f\" width=\"24\" height=\"10\" "
           "fill=\"%s\" fill-opacity=\"0.45\"/>\n",
           x, y - 5, BAND_COLOUR);
-  fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">", x + 32, y + 4);
-  xml_text(f, p->band != NULL ? p->band : "95% interval");
-  fprintf(f, "</text>\n");
+  lines = legend_text(f, tx, y + 4, p->band != NULL ? p->band : "95% interval",
+                      fr->text_room);
+  y += PB__LEGEND_LINE * (lines - 1);
   if (p->nlines > 0) {
     y += 22;
     fprintf(f,
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
             "stroke=\"%s\" stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n",
             x, y, x + 24, y, REF_COLOUR);
-    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">baselines</text>\n", x + 32, y + 4);
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">baselines</text>\n", tx, y + 4);
   }
   int marked = 0;
   for (int i = 0; i < p->n; i++)
@@ -473,7 +589,7 @@ static void draw_legend(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
             "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"#ffffff\" "
             "stroke=\"%s\" stroke-width=\"1.5\"/>\n",
             x + 12, y, LINE_COLOUR);
-    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">won or lost all</text>\n", x + 32,
+    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">won or lost all</text>\n", tx,
             y + 4);
   }
   if (p->nright > 0) {
@@ -491,12 +607,12 @@ static void draw_legend(FILE *f, const pb_svgplot_t *p, const frame_t *fr) {
             x, y, x + 24, y, RIGHT_COLOUR[s]);
     fprintf(f, "<path d=\"M%.2f %.2f%s\" fill=\"%s\"/>\n", x + 12, y,
             RIGHT_MARKER[s], RIGHT_COLOUR[s]);
-    fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">", x + 32, y + 4);
-    if (p->right[s].name != NULL)
-      xml_text(f, p->right[s].name);
-    else
-      fprintf(f, "series %d", s + 1);
-    fprintf(f, "</text>\n");
+    char dflt[32];
+    snprintf(dflt, sizeof dflt, "series %d", s + 1);
+    lines = legend_text(f, tx, y + 4,
+                        p->right[s].name != NULL ? p->right[s].name : dflt,
+                        fr->text_room);
+    y += PB__LEGEND_LINE * (lines - 1);
   }
   fprintf(f, "</g>\n");
 }
@@ -543,7 +659,16 @@ int pb_svgplot_render(const pb_svgplot_t *p, char **out, size_t *len,
   data_range(p, &fr);
   fr.L = 72;
   fr.T = 44;
-  fr.W = w - fr.L - 170 - (p->nright > 0 ? PB__RIGHT_ROOM : 0);
+  /* The legend's column: wide enough for its longest name, within
+   * bounds; a name still too long wraps (legend_text). */
+  double legend =
+      PB__LEGEND_GAP + PB__LEGEND_KEY + legend_widest(p) + PB__LEGEND_MARGIN;
+  double legend_max = PB__LEGEND_MAX_SHARE * w;
+  if (legend > legend_max) legend = legend_max;
+  if (legend < PB__LEGEND_MIN) legend = PB__LEGEND_MIN;
+  legend = ceil(legend);
+  fr.text_room = legend - PB__LEGEND_GAP - PB__LEGEND_KEY - PB__LEGEND_MARGIN;
+  fr.W = w - fr.L - legend - (p->nright > 0 ? PB__RIGHT_ROOM : 0);
   fr.H = h - fr.T - 56;
 
   char *buf = NULL;
@@ -560,11 +685,16 @@ int pb_svgplot_render(const pb_svgplot_t *p, char **out, size_t *len,
   fprintf(f, "</title>\n");
   fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
   if (p->title != NULL) {
+    /* Centred over the plot, moved in to stay whole in the picture (bold
+     * is about 10% wider than the regular widths measured). */
+    double tw = 1.1 * pb_svgplot_text_width(p->title, 16), cx = fr.L + fr.W / 2;
+    if (cx + tw / 2 > w - 4) cx = w - 4 - tw / 2;
+    if (cx - tw / 2 < 4) cx = tw + 8 <= w ? 4 + tw / 2 : w / 2.0;
     fprintf(f,
             "<text class=\"title\" x=\"%.2f\" y=\"26\" text-anchor=\"middle\" "
             "font-family=\"sans-serif\" font-size=\"16\" "
             "font-weight=\"bold\" fill=\"#222\">",
-            fr.L + fr.W / 2);
+            cx);
     xml_text(f, p->title);
     fprintf(f, "</text>\n");
   }

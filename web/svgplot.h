@@ -6,7 +6,9 @@
  * label drawn over the data with a white halo, at the end of its line where
  * the series passes farthest from it),
  * axes with "nice" ticks (1, 2 or 5 times a power of ten), axis labels, a
- * title and a legend. The output is one standalone SVG 1.1 document
+ * title and a legend (right of the plot, widened for long names up to 40%
+ * of the picture, past which a name wraps onto more lines; the title is
+ * kept inside the picture). The output is one standalone SVG 1.1 document
  * (well-formed XML, no scripts, no external resources), readable in any
  * browser. Text is XML-escaped. Nothing here touches files.
  *
@@ -85,6 +87,12 @@ typedef struct pb_svgplot {
  * names the field), or PB_ENOMEM. On failure *out is NULL. */
 int pb_svgplot_render(const pb_svgplot_t *p, char **out, size_t *len,
                       pb_err_t *err);
+
+/* The width in pixels of text s drawn in a sans-serif font of size px, as
+ * the chart measures its legend and title: DejaVu Sans's advance widths
+ * (the widest of the common sans-serif fonts), a character outside ASCII
+ * counted as 1 em. 0 for NULL. */
+double pb_svgplot_text_width(const char *s, double px);
 
 /* Chooses axis ticks for the range [lo, hi] (lo < hi, finite): about
  * `target` (>= 2) ticks at multiples of *step, *step = 1, 2 or 5 times a

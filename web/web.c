@@ -10,6 +10,7 @@
 
 #include "elotable.h"
 #include "game.h"
+#include "rundir.h"
 #include "webplay.h"
 
 /* The page, compiled in by cmake/embed_web.cmake. */
@@ -37,12 +38,15 @@ struct pb_web {
   int truncated;
   size_t count;
   uint64_t version;
-  double sum_iter_s, first_unix, first_iter_s;
-  int has_unix;
+  double sum_iter_s, first_unix, first_iter_s, last_unix;
+  int has_unix, has_last_unix;
+  int live; /* the run goes on: elapsed runs to now (pb_web_set_live) */
 
   /* elo.csv */
   fstamp_t e_stamp;
   char *elo;         /* "[...]" or NULL */
+  int elo_rows;
+  uint64_t elo_newest; /* the newest row's version (elo_rows > 0) */
 };
 
 pb_web_t *pb_web_new(const pb_config_t *cfg, pb_err_t *err) {
@@ -58,6 +62,7 @@ pb_web_t *pb_web_new(const pb_config_t *cfg, pb_err_t *err) {
   }
   w->cfg = *cfg;
   w->g = g;
+  w->live = 1;
   w->play = pb_webplay_new(g, cfg->run.dir, cfg->model.threads, err);
   if (w->play == NULL) {
     free(w);
@@ -137,8 +142,8 @@ static int load_metrics(pb_web_t *w, pb_err_t *err) {
   w->truncated = 0;
   w->count = 0;
   w->version = 0;
-  w->sum_iter_s = w->first_unix = w->first_iter_s = 0;
-  w->has_unix = 0;
+  w->sum_iter_s = w->first_unix = w->first_iter_s = w->last_unix = 0;
+  w->has_unix = w->has_last_unix = 0;
 
   char *buf = NULL;
   size_t n = 0;
@@ -201,6 +206,7 @@ static int load_metrics(pb_web_t *w, pb_err_t *err) {
       w->has_unix = num_field(line, "unix_time", &w->first_unix);
     }
     if (num_field(line, "version", &v) && v >= 0) w->version = (uint64_t)v;
+    w->has_last_unix = num_field(line, "unix_time", &w->last_unix);
     w->count++;
   }
   if (rc == 0) rc = append(&out, &len, &cap, "]", 1);
@@ -227,6 +233,8 @@ static int load_elo(pb_web_t *w, pb_err_t *err) {
   if (!changed(path, &w->e_stamp, &size) && w->elo != NULL) return 0;
   free(w->elo);
   w->elo = NULL;
+  w->elo_rows = 0;
+  w->elo_newest = 0;
   pb_json_t j;
   pb_json_init(&j);
   pb_json_arr_begin(&j);
@@ -250,6 +258,9 @@ static int load_elo(pb_web_t *w, pb_err_t *err) {
     pb_json_kdouble(&j, "minutes", r->minutes);
     pb_json_kint(&j, "games", r->games);
     pb_json_obj_end(&j);
+    if (w->elo_rows == 0 || r->version > w->elo_newest)
+      w->elo_newest = r->version;
+    w->elo_rows++;
   }
   pb_elotable_destroy(&t);
   pb_json_arr_end(&j);
@@ -270,13 +281,22 @@ static double wall_now(void) {
 /* The summary's members into an open object. */
 static void summary(const pb_web_t *w, pb_json_t *j) {
   double mean = w->count ? w->sum_iter_s / (double)w->count : NAN;
-  double elapsed = w->has_unix ? wall_now() - (w->first_unix - w->first_iter_s)
-                               : w->sum_iter_s;
+  /* A run that has stopped ended with its newest record. */
+  double end = w->live || !w->has_last_unix ? wall_now() : w->last_unix;
+  double elapsed = w->has_unix && (w->live || w->has_last_unix)
+                       ? end - (w->first_unix - w->first_iter_s)
+                       : w->sum_iter_s;
   long long left = (long long)w->cfg.train.iterations - (long long)w->version;
   if (left < 0) left = 0;
   pb_json_kdouble(j, "mean_iteration_s", mean);
   pb_json_kdouble(j, "elapsed_s", w->count ? elapsed : NAN);
-  pb_json_kdouble(j, "eta_s", w->count ? mean * (double)left : NAN);
+  pb_json_kdouble(j, "eta_s",
+                  w->count && (w->live || left == 0) ? mean * (double)left
+                                                     : NAN);
+}
+
+void pb_web_set_live(pb_web_t *w, int live) {
+  if (w != NULL) w->live = live != 0;
 }
 
 int pb_web_history(pb_web_t *w, char **out, size_t *len, pb_err_t *err) {
@@ -323,13 +343,69 @@ int pb_web_history(pb_web_t *w, char **out, size_t *len, pb_err_t *err) {
   return 0;
 }
 
+int pb_web_summary(pb_web_t *w, pb_web_summary_t *s) {
+  if (w == NULL || s == NULL) return PB_EINVAL;
+  memset(s, 0, sizeof *s);
+  if (load_metrics(w, NULL) != 0) return PB_ENOMEM;
+  s->count = w->count;
+  s->version = w->version;
+  s->mean_iteration_s = w->count ? w->sum_iter_s / (double)w->count : NAN;
+  s->last_unix_time = w->has_last_unix ? w->last_unix : NAN;
+  return 0;
+}
+
+/* "evaluator": what the run directory says of its evaluator, which talks
+ * to nobody: whether one holds RUN_DIR/evaluator.lock now (probed too, so
+ * that one in another container counts), and the newest version elo.csv
+ * has a row for. */
+static int evaluator_status(pb_web_t *w, pb_json_t *j) {
+  long pid = 0;
+  int held = pb_rundir_lock_held(w->cfg.run.dir, PB_RUNDIR_EVALUATOR_LOCK, 1,
+                                 &pid, NULL);
+  if (load_elo(w, NULL) != 0) return PB_ENOMEM;
+  pb_json_key(j, "evaluator");
+  pb_json_obj_begin(j);
+  pb_json_key(j, "running");
+  if (held < 0)
+    pb_json_null(j); /* cannot tell */
+  else
+    pb_json_bool(j, held == 1);
+  pb_json_kint(j, "rated", w->elo_rows);
+  pb_json_key(j, "rated_version");
+  if (w->elo_rows > 0)
+    pb_json_uint(j, w->elo_newest);
+  else
+    pb_json_null(j);
+  return pb_json_obj_end(j);
+}
+
 int pb_web_status(pb_web_t *w, pb_json_t *j) {
   if (w == NULL || j == NULL) return PB_EINVAL;
   if (load_metrics(w, NULL) != 0) return PB_ENOMEM;
   summary(w, j);
   int rc = pb_json_key(j, "last_iteration");
   if (rc == 0) rc = w->last != NULL ? pb_json_raw(j, w->last) : pb_json_null(j);
+  if (rc == 0) rc = evaluator_status(w, j);
+  if (rc == 0) {
+    /* The board's player: the version it played last (null before its
+     * first move) and whether it is pinned to one. */
+    long long v = pb_webplay_version(w->play);
+    pb_json_key(j, "play");
+    pb_json_obj_begin(j);
+    pb_json_key(j, "version");
+    if (v >= 0)
+      pb_json_int(j, v);
+    else
+      pb_json_null(j);
+    pb_json_kbool(j, "pinned", pb_webplay_pinned(w->play) >= 0);
+    rc = pb_json_obj_end(j);
+  }
   return rc;
+}
+
+int pb_web_pin(pb_web_t *w, long long version, pb_err_t *err) {
+  if (w == NULL) return pb_err_set(err, PB_EINVAL, "web: NULL argument");
+  return pb_webplay_pin(w->play, version, err);
 }
 
 /* Sets a JSON error answer {"error": msg}. */
@@ -395,6 +471,36 @@ static void answer_move(pb_web_t *w, const char *query,
   answer_error(res, status, e.msg[0] ? e.msg : pb_strerror(rc));
 }
 
+/* RUN_DIR/name, an SVG chart the evaluator wrote, as it is on disk. */
+static void answer_chart(pb_web_t *w, const char *name,
+                         pb_http_response_t *res) {
+  char path[PATH_MAX_];
+  snprintf(path, sizeof path, "%s/%s", w->cfg.run.dir, name);
+  struct stat sb;
+  if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    answer_error(res, 404, "no chart yet: the evaluator writes it once it "
+                           "has rated a checkpoint");
+    return;
+  }
+  if ((long long)sb.st_size > (long long)PB_WEB_TAIL_BYTES) {
+    answer_error(res, 500, "chart file too large");
+    return;
+  }
+  FILE *f = fopen(path, "rb");
+  char *b = f ? malloc((size_t)sb.st_size + 1) : NULL;
+  size_t n = b ? fread(b, 1, (size_t)sb.st_size, f) : 0;
+  if (f) fclose(f);
+  if (b == NULL) {
+    answer_error(res, f ? 500 : 404, f ? "out of memory" : "cannot read it");
+    return;
+  }
+  b[n] = '\0';
+  res->status = 200;
+  res->content_type = "image/svg+xml";
+  res->body = b;
+  res->body_len = n;
+}
+
 int pb_web_handle(pb_web_t *w, const char *path, const char *query,
                   pb_http_response_t *res) {
   if (w == NULL || path == NULL || res == NULL) return 0;
@@ -428,6 +534,10 @@ int pb_web_handle(pb_web_t *w, const char *path, const char *query,
   }
   if (!strcmp(path, "/api/move")) {
     answer_move(w, query, res);
+    return 1;
+  }
+  if (!strcmp(path, "/elo.svg") || !strcmp(path, "/elo-time.svg")) {
+    answer_chart(w, path + 1, res);
     return 1;
   }
   return 0;

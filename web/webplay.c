@@ -4,18 +4,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "analysis.h"
 #include "ckpt.h"
 #include "json.h"
 #include "nn.h"
+#include "rundir.h"
 
 #define PATH_MAX_ 4200
 
 struct pb_webplay {
   const pb_game_t *g;
   char dir[PATH_MAX_]; /* RUN_DIR/checkpoints */
+  char run_dir[PATH_MAX_];
+  long long pinned;    /* the version to play, -1: the newest */
   int threads;
   pb_agent_t *agent;
   long long version;   /* of agent, -1 when none */
@@ -37,6 +41,8 @@ pb_webplay_t *pb_webplay_new(const pb_game_t *g, const char *run_dir,
   }
   w->g = g;
   snprintf(w->dir, sizeof w->dir, "%s/checkpoints", run_dir);
+  snprintf(w->run_dir, sizeof w->run_dir, "%s", run_dir);
+  w->pinned = -1;
   w->threads = threads < 1 ? 1 : threads;
   w->version = w->bad = -1;
   return w;
@@ -53,8 +59,56 @@ long long pb_webplay_version(const pb_webplay_t *w) {
   return w ? w->version : -1;
 }
 
-/* Makes sure the agent is the newest loadable checkpoint's. */
+/* The agent of the checkpoint at `path` (version num), or NULL + err. */
+static pb_agent_t *load(const pb_webplay_t *w, const char *path,
+                        pb_err_t *err) {
+  char spec[PATH_MAX_ + 80];
+  snprintf(spec, sizeof spec, "checkpoint:%s", path);
+  pb_agent_t *a = pb_agent_new(w->g, spec, 0, err);
+  if (a == NULL && err != NULL && err->code == 0) err->code = PB_EIO;
+  return a;
+}
+
+int pb_webplay_pin(pb_webplay_t *w, long long version, pb_err_t *err) {
+  if (w == NULL) return pb_err_set(err, PB_EINVAL, "webplay: NULL argument");
+  if (version < 0) {
+    if (w->pinned >= 0) {
+      pb_agent_destroy(&w->agent);
+      w->version = w->bad = -1;
+    }
+    w->pinned = -1;
+    return 0;
+  }
+  char path[PATH_MAX_ + 64];
+  pb_rundir_ckpt_path(w->run_dir, (uint64_t)version, path, sizeof path);
+  if (access(path, F_OK) != 0)
+    return pb_err_set(err, PB_ENOTFOUND,
+                      "no checkpoint of version %lld: %s does not exist "
+                      "(pruned, or not trained yet)",
+                      version, path);
+  pb_err_t e;
+  pb_err_clear(&e);
+  pb_agent_t *a = load(w, path, &e);
+  if (a == NULL) {
+    if (err) *err = e;
+    return e.code;
+  }
+  pb_agent_destroy(&w->agent);
+  w->agent = a;
+  w->version = version;
+  w->bad = -1;
+  w->pinned = version;
+  return 0;
+}
+
+long long pb_webplay_pinned(const pb_webplay_t *w) {
+  return w ? w->pinned : -1;
+}
+
+/* Makes sure the agent is the newest loadable checkpoint's (or the pinned
+ * one, loaded by pb_webplay_pin). */
 static int refresh(pb_webplay_t *w, pb_err_t *err) {
+  if (w->pinned >= 0 && w->agent != NULL) return 0;
   char path[PATH_MAX_ + 64];
   uint64_t num = 0;
   int rc = pb_ckpt_newest(w->dir, "ckpt", path, sizeof path, &num, err);
@@ -68,16 +122,13 @@ static int refresh(pb_webplay_t *w, pb_err_t *err) {
     if (err) *err = w->bad_err;
     return w->bad_err.code;
   }
-  char spec[PATH_MAX_ + 80];
-  snprintf(spec, sizeof spec, "checkpoint:%s", path);
   pb_err_t e;
   pb_err_clear(&e);
-  pb_agent_t *a = pb_agent_new(w->g, spec, 0, &e);
+  pb_agent_t *a = load(w, path, &e);
   if (a == NULL) {
     /* Keep playing with the previous one; do not retry this file. */
     w->bad = (long long)num;
     w->bad_err = e;
-    if (w->bad_err.code == 0) w->bad_err.code = PB_EIO;
     if (w->agent != NULL) return 0;
     if (err) *err = w->bad_err;
     return w->bad_err.code;

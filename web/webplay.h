@@ -10,6 +10,8 @@
  * agent keeps playing. So it never touches the learner's own networks,
  * which a training job may be using on another thread.
  *
+ * pb_webplay_pin fixes the version instead (probs serve --checkpoint).
+ *
  * A request is a move list from the initial position in the game's
  * notation (games/game.h `parse`: Connect Four "4453", Tic-Tac-Toe "159",
  * Othello "f5d6c3" or "pass", Toguz Kumalak hole digits) and whether the
@@ -41,6 +43,18 @@ pb_webplay_t *pb_webplay_new(const pb_game_t *g, const char *run_dir,
 
 /* Frees the agent and the object; accepts NULL and sets *w to NULL. */
 void pb_webplay_destroy(pb_webplay_t **w);
+
+/* Pins the player to checkpoint `version` of the run
+ * (RUN_DIR/checkpoints/ckpt-NNNNNN.pbck, run/rundir.h), loading it now:
+ * from then on it plays that version whatever newer ones appear (probs
+ * serve --checkpoint). A negative version unpins: the newest plays again,
+ * and 0 is returned without loading anything. Returns 0, PB_ENOTFOUND
+ * (no such file, naming it), or the load's error (PB_ECORRUPT,
+ * PB_EMISMATCH, PB_EIO...); on an error nothing changes. */
+int pb_webplay_pin(pb_webplay_t *w, long long version, pb_err_t *err);
+
+/* The pinned version, or -1 when the newest plays. */
+long long pb_webplay_pinned(const pb_webplay_t *w);
 
 /* Plays `moves` from the initial position; then, if `reply` is non-zero
  * and the game is not over, the newest checkpoint plays one move for the

@@ -1,0 +1,153 @@
+/* probs serve - the dashboard and the board over a run directory, without
+ * its learner: a finished run, or one still training elsewhere.
+ *
+ *   probs serve RUN_DIR [--port P] [--bind ADDR] [--checkpoint N]
+ *
+ * Serves web/webserve.h on ADDR:P (127.0.0.1:8080 by default; --port 0
+ * or -1: a free port the kernel picks), read-only: the page, /status made
+ * from the run's files, /api/history, /api/move, the evaluator's charts.
+ * Prints one line naming the address once it listens, then runs until
+ * SIGINT or SIGTERM (exit 0). Exit status 1 when RUN_DIR is not a run
+ * directory, the checkpoint cannot be loaded or the address cannot be
+ * bound (the message says which), 2 for bad usage. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <uv.h>
+
+#include "args.h"
+#include "cmds.h"
+#include "webserve.h"
+
+static void serve_usage(FILE *f) {
+  fprintf(f,
+          "usage: probs serve RUN_DIR [--port P] [--bind ADDR] "
+          "[--checkpoint N]\n"
+          "Serves the dashboard of the run in RUN_DIR (its charts, numbers "
+          "and a\nboard that plays the newest checkpoint) without its "
+          "learner, read-only:\nnothing served changes the run. Files are "
+          "re-read as they change, so\nthe page of a run still training "
+          "keeps up.\n"
+          "  --port P         port to listen on (default 8080; 0 or -1: a "
+          "free\n                   port, printed)\n"
+          "  --bind ADDR      address to listen on (default 127.0.0.1; "
+          "0.0.0.0 or ::\n                   opens it to the network: "
+          "anyone who reaches it can\n                   read the run and "
+          "play its model)\n"
+          "  --checkpoint N   the board plays version N "
+          "(RUN_DIR/checkpoints/\n                   ckpt-N.pbck) instead "
+          "of the newest\n"
+          "Ctrl-C stops it.\n");
+}
+
+typedef struct {
+  pb_webserve_t *srv;
+  uv_signal_t sig[2];
+  int signo;
+} serve_t;
+
+static void on_signal(uv_signal_t *h, int signo) {
+  serve_t *s = h->data;
+  s->signo = signo;
+  pb_webserve_destroy(&s->srv);
+  for (int i = 0; i < 2; i++)
+    if (!uv_is_closing((uv_handle_t *)&s->sig[i]))
+      uv_close((uv_handle_t *)&s->sig[i], NULL);
+}
+
+int pb_cmd_serve(int argc, char **argv) {
+  const char *dir = NULL, *port_s = "8080", *bind = "127.0.0.1", *ckpt_s = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      serve_usage(stdout);
+      return 0;
+    }
+    static const char *const names[3] = {"--port", "--bind", "--checkpoint"};
+    const char **vals[3] = {&port_s, &bind, &ckpt_s};
+    int k = -1;
+    for (int j = 0; j < 3 && k < 0; j++) {
+      size_t n = strlen(names[j]);
+      if (!strncmp(a, names[j], n) && (a[n] == '\0' || a[n] == '=')) k = j;
+    }
+    if (k >= 0) {
+      const char *eq = strchr(a, '=');
+      if (eq == NULL && i + 1 >= argc) {
+        fprintf(stderr, "probs serve: option '%s' needs a value\n", names[k]);
+        serve_usage(stderr);
+        return 2;
+      }
+      *vals[k] = eq ? eq + 1 : argv[++i];
+    } else if (a[0] == '-' && a[1] != '\0') {
+      fprintf(stderr, "probs serve: unknown option '%s'\n", a);
+      serve_usage(stderr);
+      return 2;
+    } else if (dir == NULL) {
+      dir = a;
+    } else {
+      fprintf(stderr, "probs serve: unexpected argument '%s'\n", a);
+      serve_usage(stderr);
+      return 2;
+    }
+  }
+  if (dir == NULL) {
+    fprintf(stderr, "probs serve: need RUN_DIR\n");
+    serve_usage(stderr);
+    return 2;
+  }
+  long port = 0, ckpt = -1;
+  if (pb_cli_long(port_s, -1, 65535, &port) != 0) {
+    fprintf(stderr, "probs serve: --port '%s': expected -1..65535\n", port_s);
+    return 2;
+  }
+  if (ckpt_s != NULL && pb_cli_long(ckpt_s, 0, 999999999, &ckpt) != 0) {
+    fprintf(stderr,
+            "probs serve: --checkpoint '%s': expected a version "
+            "number\n",
+            ckpt_s);
+    return 2;
+  }
+
+  uv_loop_t loop;
+  if (uv_loop_init(&loop) != 0) {
+    fprintf(stderr, "probs serve: cannot start the event loop\n");
+    return 1;
+  }
+  serve_t s = {0};
+  pb_err_t err;
+  pb_err_clear(&err);
+  pb_webserve_opts_t o = {dir, bind, (int)port, ckpt};
+  s.srv = pb_webserve_new(&loop, &o, &err);
+  if (s.srv == NULL) {
+    fprintf(stderr, "probs serve: %s%s\n", err.msg,
+            err.code == PB_EIO ? " (another probs serve or a learner on "
+                                 "that port? --port 0 picks a free one)"
+                               : "");
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    /* A port in use is a failure; a directory that is no run, bad input
+     * (README, "Exit status"). */
+    return err.code == PB_EIO || err.code == PB_ENOMEM ? PB_EXIT_FAILED
+                                                      : PB_EXIT_USAGE;
+  }
+  static const int signos[2] = {SIGINT, SIGTERM};
+  for (int i = 0; i < 2; i++) {
+    uv_signal_init(&loop, &s.sig[i]);
+    s.sig[i].data = &s;
+    uv_signal_start(&s.sig[i], on_signal, signos[i]);
+  }
+  const int v6 = strchr(bind, ':') != NULL;
+  printf(
+      "probs serve: run %s (%s) from %s on http://%s%s%s:%d/ "
+      "(read-only; Ctrl-C stops)\n",
+      pb_webserve_run(s.srv), pb_webserve_game(s.srv), dir, v6 ? "[" : "", bind,
+      v6 ? "]" : "", pb_webserve_port(s.srv));
+  fflush(stdout);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  if (uv_loop_close(&loop) != 0)
+    fprintf(stderr, "probs serve: the event loop did not close cleanly\n");
+  fprintf(stderr, "probs serve: stopped (%s)\n",
+          s.signo == SIGTERM ? "SIGTERM" : "SIGINT");
+  return 0;
+}
