@@ -163,7 +163,8 @@ static void test_only_authorized_workers(void **state) {
   assert_true(l > 0);
   tp_endpoints_t e;
   assert_true(tp_endpoints(dir, l, 120, &e));
-  snprintf(ep, sizeof ep, "%s", e.work + strlen("net.work_endpoint="));
+  assert_true(snprintf(ep, sizeof ep, "%s", e.work + strlen("net.work_endpoint=")) <
+              (int)sizeof ep);
   snprintf(log, sizeof log, "%s/learner.log", dir);
   assert_true(tp_wait_for(log, "CURVE on", 1, 60));
 

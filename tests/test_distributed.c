@@ -640,8 +640,9 @@ static void test_worker_gives_up(void **state) {
   assert_true(w > 0);
   int st = tp_wait(w, 120);
   assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0);
-  snprintf(work, sizeof work, "no word from the learner at %s",
-           r.work + strlen("net.work_endpoint="));
+  assert_true(snprintf(work, sizeof work, "no word from the learner at %s",
+                       r.work + strlen("net.work_endpoint=")) <
+              (int)sizeof work);
   char *out = tp_slurp(log);
   assert_non_null(out);
   if (strstr(out, work) == NULL) fail_msg("no '%s' in: %s", work, out);

@@ -77,9 +77,13 @@ static pid_t start_learner(run_t *r) {
     char *out = tp_slurp(path);
     fail_msg("the learner wrote no RUN_DIR/endpoints: %s", out ? out : "");
   }
-  snprintf(r->work, sizeof r->work, "%s", e.work);
-  snprintf(r->pub, sizeof r->pub, "%s", e.pub);
-  snprintf(r->ep, sizeof r->ep, "%s", e.work + strlen("net.work_endpoint="));
+  assert_true(snprintf(r->work, sizeof r->work, "%s", e.work) <
+              (int)sizeof r->work);
+  assert_true(snprintf(r->pub, sizeof r->pub, "%s", e.pub) <
+              (int)sizeof r->pub);
+  assert_true(snprintf(r->ep, sizeof r->ep, "%s",
+                       e.work + strlen("net.work_endpoint=")) <
+              (int)sizeof r->ep);
   r->http = e.http;
   return l;
 }
