@@ -143,10 +143,10 @@ expired_before=$(learner_log | grep -c 'expired; re-queued')
 expired() { [ "$(learner_log | grep -c 'expired; re-queued')" -gt "$expired_before" ]; }
 # Kill it right after it finished an item (it asks for the next one at
 # once, so it most likely holds a lease); a worker killed between items
-# holds none, so try again, up to three times.
+# holds none, so try again, up to five times.
 victim="${P}_searcher_2"
 killed=0
-for attempt in 1 2 3; do
+for attempt in 1 2 3 4 5; do
   n0=$(logs "$victim" | grep -c 'search item .* in ')
   for _ in $(seq 150); do
     [ "$(logs "$victim" | grep -c 'search item .* in ')" -gt "$n0" ] && break
