@@ -215,7 +215,7 @@ static void progress_line(pb_progress_t *p, const member_t *m, int n,
         total > 0 ? 100.0 * done / total : 100.0);
   double units = num(m, n, "units"), secs = num(m, n, "seconds");
   const member_t *u = member(m, n, "unit");
-  if (isfinite(units) && isfinite(secs) && secs > 0 && u != NULL) {
+  if (isfinite(units) && units > 0 && isfinite(secs) && secs > 0 && u != NULL) {
     put(l, ", %.0f ", units / secs);
     put_string(l, u);
     put(l, "/s");

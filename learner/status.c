@@ -116,7 +116,8 @@ void pb__log_progress(pb_learner_t *l, double t) {
                 pb_learn_version(l->learn) + 1, pb__phase_name(l->phase),
                 c.done, c.total, c.leased, pb__workers_alive(l, PB_ROLE_ACTOR),
                 pb__workers_alive(l, PB_ROLE_SEARCHER));
-    progress_event(l, t, &c);
+    /* On the terminal only for a phase that lasts: not every 5-s tick. */
+    if (t - l->t_phase >= 4.5) progress_event(l, t, &c);
   }
 }
 
