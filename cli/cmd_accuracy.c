@@ -34,22 +34,6 @@ static void usage(FILE *f) {
           "  --by-ply N       also the share per ply range of N plies\n");
 }
 
-/* The agent spec for `spec` given the model path: "value" -> "value:CKPT",
- * "beam,E=.." -> "beam:CKPT,E=..", "checkpoint" -> "checkpoint:CKPT". */
-static void expand_spec(const char *spec, const char *model, char *buf,
-                        size_t n) {
-  static const char *const kinds[] = {"checkpoint", "value", "beam"};
-  for (size_t k = 0; model != NULL && k < 3; k++) {
-    size_t kl = strlen(kinds[k]);
-    if (strncmp(spec, kinds[k], kl) == 0 &&
-        (spec[kl] == '\0' || spec[kl] == ',')) {
-      snprintf(buf, n, "%s:%s%s", kinds[k], model, spec + kl);
-      return;
-    }
-  }
-  snprintf(buf, n, "%s", spec);
-}
-
 /* The game of the run: the checkpoint's when there is a --model (then
  * --game, if given, must agree), else --game (default connect4). Returns
  * it, or NULL after saying why. */
@@ -169,7 +153,7 @@ int pb_cmd_accuracy(int argc, char **argv) {
   int rc = 0;
   for (int k = 0; k < nagents && rc == 0; k++) {
     char spec[4400];
-    expand_spec(agents[k], model, spec, sizeof spec);
+    pb_agent_spec_with_model(agents[k], model, spec, sizeof spec);
     pb_accuracy_t acc;
     size_t n = pb_testset_count(ts);
     int *moves = malloc(n * sizeof *moves);

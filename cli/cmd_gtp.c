@@ -35,22 +35,6 @@ static void gtp_usage(FILE *f) {
           "    --a 'gtp:build/bin/probs gtp --model CKPT'\n");
 }
 
-/* "beam,E=20" -> "beam:MODEL,E=20"; "checkpoint", "value", "mcts,N=50"
- * likewise; any other spec as it is. */
-static void expand_spec(const char *spec, const char *model, char *buf,
-                        size_t n) {
-  static const char *const kinds[] = {"checkpoint", "value", "beam", "mcts"};
-  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-    size_t kl = strlen(kinds[k]);
-    if (strncmp(spec, kinds[k], kl) == 0 &&
-        (spec[kl] == '\0' || spec[kl] == ',')) {
-      snprintf(buf, n, "%s:%s%s", kinds[k], model, spec + kl);
-      return;
-    }
-  }
-  snprintf(buf, n, "%s", spec);
-}
-
 int pb_cmd_gtp(int argc, char **argv) {
   enum { O_MODEL, O_AGENT, O_SEED, O_N };
   static const char *const names[O_N] = {"--model", "--agent", "--seed"};
@@ -79,7 +63,7 @@ int pb_cmd_gtp(int argc, char **argv) {
   const pb_game_t *g = pb_model_game(m);
   pb_model_destroy(&m);
   char spec[4400];
-  expand_spec(val[O_AGENT], val[O_MODEL], spec, sizeof spec);
+  pb_agent_spec_with_model(val[O_AGENT], val[O_MODEL], spec, sizeof spec);
   pb_agent_t *agent = pb_agent_new(g, spec, (uint64_t)seed, &err);
   if (agent == NULL) {
     fprintf(stderr, "probs gtp: --agent: %s\n", err.msg);

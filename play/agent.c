@@ -173,3 +173,18 @@ void pb__agent_ties_add(pb__agent_ties_t *t, int value, int action) {
 int pb__agent_ties_pick(const pb__agent_ties_t *t, pb_rng_t *rng) {
   return t->move[pb_rng_below(rng, (uint32_t)t->n)];
 }
+
+void pb_agent_spec_with_model(const char *spec, const char *model, char *buf,
+                              size_t n) {
+  static const char *const kinds[] = {"checkpoint", "value", "beam", "mcts"};
+  for (size_t k = 0; model != NULL && k < sizeof kinds / sizeof kinds[0];
+       k++) {
+    size_t kl = strlen(kinds[k]);
+    if (strncmp(spec, kinds[k], kl) == 0 &&
+        (spec[kl] == '\0' || spec[kl] == ',')) {
+      snprintf(buf, n, "%s:%s%s", kinds[k], model, spec + kl);
+      return;
+    }
+  }
+  snprintf(buf, n, "%s", spec);
+}

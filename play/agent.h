@@ -142,6 +142,14 @@ pb_agent_t *pb_agent_wrap(const pb_game_t *g, const pb_agent_vtable_t *vt,
  * the kind, reported rather than played); or the kind's own error. */
 int pb_agent_act(pb_agent_t *a, const pb_state_t *s, pb_err_t *err);
 
+/* The spec of agent `spec` over the checkpoint `model` (may be NULL: spec
+ * unchanged): the network kinds given without a path take it, "value" ->
+ * "value:MODEL", "beam,E=10" -> "beam:MODEL,E=10" (checkpoint, value,
+ * beam, mcts); any other spec is copied. Into buf (n bytes, truncated). For
+ * commands that take --model and --agent. */
+void pb_agent_spec_with_model(const char *spec, const char *model, char *buf,
+                              size_t n);
+
 /* Chooses a move in each of the n non-terminal positions s[0..n): out[i]
  * is what a fresh agent reseeded with pb_mix64(seed + i) would play in
  * s[i] (network agents ignore the seed). Kinds with act_batch answer in

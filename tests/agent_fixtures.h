@@ -1,5 +1,5 @@
-/* agent_fixtures.h - what the agent tests (test_agent.c, test_agent_net.c)
- * share: the games, positions from move strings or random play, and the
+/* agent_fixtures.h - what the agent and search tests (test_agent.c,
+ * test_agent_net.c, test_mcts.c, test_uct.c) share: the games, positions from move strings or random play, and the
  * exact Tic-Tac-Toe minimax. Include after cmocka.h. */
 #ifndef PB_TEST_AGENT_FIXTURES_H
 #define PB_TEST_AGENT_FIXTURES_H
@@ -9,8 +9,8 @@
 #include "game.h"
 #include "rng.h"
 
-static const pb_game_t *C4 = &pb_game_connect4;
-static const pb_game_t *T3 = &pb_game_tictactoe;
+#define C4 (&pb_game_connect4)
+#define T3 (&pb_game_tictactoe)
 
 static inline pb_state_t pos(const pb_game_t *g, const char *moves) {
   pb_state_t s;

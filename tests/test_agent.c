@@ -608,6 +608,27 @@ static void test_gtp_agent(void **state) {
   rmdir(dir);
 }
 
+/* --model and --agent: the network kinds given without a path take the
+ * model's; others, and every spec without a model, are copied. */
+static void test_spec_with_model(void **state) {
+  (void)state;
+  char buf[256];
+  pb_agent_spec_with_model("beam,E=10,M=3", "m.pbck", buf, sizeof buf);
+  assert_string_equal(buf, "beam:m.pbck,E=10,M=3");
+  pb_agent_spec_with_model("value", "m.pbck", buf, sizeof buf);
+  assert_string_equal(buf, "value:m.pbck");
+  pb_agent_spec_with_model("mcts,N=50", "m.pbck", buf, sizeof buf);
+  assert_string_equal(buf, "mcts:m.pbck,N=50");
+  pb_agent_spec_with_model("checkpoint", "m.pbck", buf, sizeof buf);
+  assert_string_equal(buf, "checkpoint:m.pbck");
+  pb_agent_spec_with_model("beamish", "m.pbck", buf, sizeof buf);
+  assert_string_equal(buf, "beamish");
+  pb_agent_spec_with_model("alphabeta:4", "m.pbck", buf, sizeof buf);
+  assert_string_equal(buf, "alphabeta:4");
+  pb_agent_spec_with_model("value", NULL, buf, sizeof buf);
+  assert_string_equal(buf, "value");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_specs),
@@ -622,6 +643,7 @@ int main(void) {
       cmocka_unit_test(test_greedy_othello),
       cmocka_unit_test(test_alphabeta_othello),
       cmocka_unit_test(test_uct_specs),
+      cmocka_unit_test(test_spec_with_model),
       cmocka_unit_test(test_uct_agent),
       cmocka_unit_test(test_gtp_agent),
   };

@@ -16,6 +16,7 @@
 
 #include "curve.h"
 #include "msg.h"
+#include "peer_fixtures.h"
 #include "proc.h"
 
 #define BIN PB_BIN_DIR
@@ -122,17 +123,6 @@ static int answered(void *sock, int ms) {
   return zmq_poll(&it, 1, ms) > 0;
 }
 
-static void *dealer(void *ctx, const char *ep, const pb_curve_keys_t *mine,
-                    const char *server_pub) {
-  void *d = zmq_socket(ctx, ZMQ_DEALER);
-  int linger = 0;
-  zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof linger);
-  pb_err_t err;
-  if (mine != NULL)
-    assert_int_equal(pb_curve_client(d, mine, server_pub, &err), 0);
-  assert_int_equal(zmq_connect(d, ep), 0);
-  return d;
-}
 
 static void test_only_authorized_workers(void **state) {
   (void)state;
@@ -175,11 +165,11 @@ static void test_only_authorized_workers(void **state) {
   assert_int_equal(zmq_curve_keypair(stranger.pub, stranger.sec), 0);
   assert_int_equal(zmq_curve_keypair(other.pub, other.sec), 0);
   /* No CURVE at all. */
-  void *d = dealer(ctx, ep, NULL, NULL);
+  void *d = tp_peer(ctx, ep, NULL, NULL, 0);
   assert_false(answered(d, 1500));
   zmq_close(d);
   /* A key the learner does not list: refused, and logged with the key. */
-  d = dealer(ctx, ep, &stranger, learner.pub);
+  d = tp_peer(ctx, ep, &stranger, learner.pub, 0);
   assert_false(answered(d, 1500));
   zmq_close(d);
   assert_true(tp_wait_for(log, "refused a peer", 1, 10));
@@ -188,11 +178,11 @@ static void test_only_authorized_workers(void **state) {
   pb_curve_keys_t worker;
   snprintf(path, sizeof path, "%s/worker.key", keys);
   assert_int_equal(pb_curve_load(path, 1, &worker, &err), 0);
-  d = dealer(ctx, ep, &worker, other.pub);
+  d = tp_peer(ctx, ep, &worker, other.pub, 0);
   assert_false(answered(d, 1500));
   zmq_close(d);
   /* The authorized key: answered. */
-  d = dealer(ctx, ep, &worker, learner.pub);
+  d = tp_peer(ctx, ep, &worker, learner.pub, 0);
   assert_true(answered(d, 5000));
   zmq_close(d);
   /* A worker added while the learner runs: accepted at once, no restart. */
@@ -200,7 +190,7 @@ static void test_only_authorized_workers(void **state) {
   pb_curve_keys_t late;
   snprintf(path, sizeof path, "%s/late-node.key", keys);
   assert_int_equal(pb_curve_load(path, 1, &late, &err), 0);
-  d = dealer(ctx, ep, &late, learner.pub);
+  d = tp_peer(ctx, ep, &late, learner.pub, 0);
   assert_true(answered(d, 5000));
   zmq_close(d);
   zmq_ctx_term(ctx);

@@ -13,41 +13,12 @@
 
 #include "game.h"
 #include "msg.h"
+#include "peer_fixtures.h"
 #include "proc.h"
 #include "rng.h"
 
 #define BIN PB_BIN_DIR
 #define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
-
-static void send_msg(void *sock, const pb_msg_t *m) {
-  uint8_t *buf;
-  size_t len;
-  pb_err_t err;
-  assert_int_equal(pb_msg_encode(m, &buf, &len, &err), 0);
-  assert_true(zmq_send(sock, buf, len, 0) == (int)len);
-  free(buf);
-}
-
-/* Receives one message within timeout_ms and decodes it (any run). Returns
- * its type or -1. */
-static int recv_type(void *sock, int timeout_ms, pb_msg_t *out) {
-  zmq_pollitem_t it = {sock, 0, ZMQ_POLLIN, 0};
-  double end = tp_now() + timeout_ms / 1000.0;
-  while (tp_now() < end) {
-    if (zmq_poll(&it, 1, 100) <= 0) continue;
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    int n = zmq_msg_recv(&m, sock, 0);
-    int type = -1;
-    pb_err_t err;
-    if (n >= 0 && pb_msg_decode(zmq_msg_data(&m), zmq_msg_size(&m), NULL, out,
-                                &err) == 0)
-      type = out->type;
-    zmq_msg_close(&m);
-    if (type >= 0) return type;
-  }
-  return -1;
-}
 
 /* The kernel's pick of ports, for a learner to bind. */
 #define ANY_WORK "net.work_endpoint=tcp://127.0.0.1:*"
@@ -146,16 +117,16 @@ static void test_learner_survives_garbage(void **state) {
   pb_msg_init(&m, PB_MSG_WORK_REQUEST, "someone-elses-run", PB_GAME_CONNECT4,
               "intruder");
   m.work_request.role = PB_ROLE_ACTOR;
-  send_msg(d, &m);
-  assert_int_equal(recv_type(d, 10000, &r), PB_MSG_REJECT);
+  tp_peer_send(d, &m);
+  assert_int_equal(tp_peer_recv(d, 10000, &r), PB_MSG_REJECT);
   assert_int_equal(r.reject.code, PB_EMISMATCH);
   assert_non_null(strstr(r.reject.message, "run"));
   pb_msg_free(&r);
   pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", PB_GAME_TICTACTOE,
               "intruder");
   m.work_request.role = PB_ROLE_ACTOR;
-  send_msg(d, &m);
-  assert_int_equal(recv_type(d, 10000, &r), PB_MSG_REJECT);
+  tp_peer_send(d, &m);
+  assert_int_equal(tp_peer_recv(d, 10000, &r), PB_MSG_REJECT);
   pb_msg_free(&r);
   /* Workers of an Othello and a Toguz Kumalak run: refused, naming both
    * games. */
@@ -167,8 +138,8 @@ static void test_learner_survives_garbage(void **state) {
     pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", others[i].id,
                 "other-game-worker");
     m.work_request.role = PB_ROLE_SEARCHER;
-    send_msg(d, &m);
-    assert_int_equal(recv_type(d, 10000, &r), PB_MSG_REJECT);
+    tp_peer_send(d, &m);
+    assert_int_equal(tp_peer_recv(d, 10000, &r), PB_MSG_REJECT);
     assert_int_equal(r.reject.code, PB_EMISMATCH);
     assert_non_null(strstr(r.reject.message, others[i].name));
     assert_non_null(strstr(r.reject.message, "connect4"));
@@ -182,7 +153,7 @@ static void test_learner_survives_garbage(void **state) {
   m.selfplay_result.item_id = 12345;
   m.selfplay_result.episodes = &ep1;
   m.selfplay_result.n_episodes = 1;
-  send_msg(d, &m);
+  tp_peer_send(d, &m);
 
   /* Still serving: a proper Hello gets a HelloReply. */
   pb_msg_init(&m, PB_MSG_HELLO, "", 0, "good-worker");
@@ -190,8 +161,8 @@ static void test_learner_survives_garbage(void **state) {
   m.hello.threads = 1;
   m.hello.pid = 1;
   snprintf(m.hello.hostname, sizeof m.hello.hostname, "test");
-  send_msg(d, &m);
-  assert_int_equal(recv_type(d, 10000, &r), PB_MSG_HELLO_REPLY);
+  tp_peer_send(d, &m);
+  assert_int_equal(tp_peer_recv(d, 10000, &r), PB_MSG_HELLO_REPLY);
   assert_string_equal(r.header.run_id, "c4-smoke");
   pb_msg_free(&r);
   assert_true(tp_alive(l));
@@ -330,8 +301,8 @@ static void test_lease_hog_is_cut(void **state) {
   for (int tries = 0; tries < 100 && item == 0; tries++) {
     pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", PB_GAME_CONNECT4, "hog");
     m.work_request.role = PB_ROLE_ACTOR;
-    send_msg(d, &m);
-    int t = recv_type(d, 1000, &r);
+    tp_peer_send(d, &m);
+    int t = tp_peer_recv(d, 1000, &r);
     if (t == PB_MSG_WORK_ITEM) item = r.work_item.item_id;
     if (t >= 0) pb_msg_free(&r);
   }
@@ -357,7 +328,7 @@ static void test_lease_hog_is_cut(void **state) {
     pb_msg_init(&m, PB_MSG_HEARTBEAT, "c4-smoke", PB_GAME_CONNECT4, "hog");
     m.heartbeat.item_ids = &item;
     m.heartbeat.n_item_ids = 1;
-    send_msg(d, &m);
+    tp_peer_send(d, &m);
     if (tp_exited(l)) {
       st = tp_wait(l, 10);
       break;
@@ -415,8 +386,8 @@ static void test_lying_searcher_quarantined(void **state) {
   while (tp_now() - t0 < 120 && !denied) {
     pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", PB_GAME_CONNECT4, "liar");
     m.work_request.role = PB_ROLE_SEARCHER;
-    send_msg(d, &m);
-    int t = recv_type(d, 1000, &r);
+    tp_peer_send(d, &m);
+    int t = tp_peer_recv(d, 1000, &r);
     if (t == PB_MSG_REJECT) {
       denied = r.reject.code == PB_EDENIED;
       if (denied) assert_non_null(strstr(r.reject.message, "quarantined"));
@@ -436,7 +407,7 @@ static void test_lying_searcher_quarantined(void **state) {
       res.search_result.n_states = ns;
       res.search_result.n_actions = A;
       res.search_result.qvalues = q;
-      send_msg(d, &res);
+      tp_peer_send(d, &res);
       free(q);
       answered++;
     } else if (t < 0) {
@@ -457,8 +428,8 @@ static void test_lying_searcher_quarantined(void **state) {
   assert_int_equal(zmq_connect(d2, ep), 0);
   pb_msg_init(&m, PB_MSG_WORK_REQUEST, "c4-smoke", PB_GAME_CONNECT4, "liar");
   m.work_request.role = PB_ROLE_SEARCHER;
-  send_msg(d2, &m);
-  assert_int_equal(recv_type(d2, 10000, &r), PB_MSG_REJECT);
+  tp_peer_send(d2, &m);
+  assert_int_equal(tp_peer_recv(d2, 10000, &r), PB_MSG_REJECT);
   assert_int_equal(r.reject.code, PB_EDENIED);
   pb_msg_free(&r);
 

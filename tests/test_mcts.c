@@ -14,19 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent_fixtures.h"
 #include "game.h"
 #include "mcts.h"
 #include "rng.h"
-
-#define T3 (pb_game_by_id(PB_GAME_TICTACTOE))
-#define C4 (pb_game_by_id(PB_GAME_CONNECT4))
-
-static pb_state_t pos(const pb_game_t *g, const char *moves) {
-  pb_state_t s;
-  pb_err_t err;
-  if (g->parse(&s, moves, &err) != 0) fail_msg("parse %s: %s", moves, err.msg);
-  return s;
-}
 
 #include "plain_net.h"
 
@@ -172,20 +163,6 @@ static void test_noise_and_errors(void **state) {
   }
 }
 
-/* Exact minimax value of a Tic-Tac-Toe position for its side to move. */
-static int t3_value(const pb_state_t *s) {
-  uint8_t acts[PB_MAX_ACTIONS];
-  int n = T3->legal(s, acts), best = -2;
-  for (int i = 0; i < n; i++) {
-    pb_state_t c = *s;
-    int done = 0;
-    float r = T3->step(&c, acts[i], &done);
-    int v = done ? (int)r : -t3_value(&c);
-    if (v > best) best = v;
-  }
-  return best;
-}
-
 /* A perfect value network for Tic-Tac-Toe (the exact value, undiscounted)
  * whose policy favours action 4 (logit 3, the others 0). */
 static int oracle_eval(void *ctx, const pb_state_t *s, int n, float *policy,
@@ -193,7 +170,7 @@ static int oracle_eval(void *ctx, const pb_state_t *s, int n, float *policy,
   (void)ctx;
   (void)err;
   for (int i = 0; i < n; i++) {
-    value[i] = (float)t3_value(&s[i]);
+    value[i] = (float)t3_minimax(&s[i]);
     for (int a = 0; a < 9; a++) policy[i * 9 + a] = a == 4 ? 3.0f : 0.0f;
   }
   return 0;

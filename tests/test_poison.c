@@ -19,6 +19,7 @@
 #include "curve.h"
 #include "game.h"
 #include "msg.h"
+#include "peer_fixtures.h"
 #include "proc.h"
 
 #define BIN PB_BIN_DIR
@@ -149,54 +150,13 @@ static int metric(const run_t *r, const char *key, double *sum, double *out,
 
 /* ---- a hostile peer, written with the wire codec ---------------------- */
 
-static void *peer_new(void *ctx, const char *ep, const pb_curve_keys_t *mine,
-                      const char *server_pub) {
-  void *d = zmq_socket(ctx, ZMQ_DEALER);
-  int linger = 2000; /* what it sent last still goes out after close */
-  zmq_setsockopt(d, ZMQ_LINGER, &linger, sizeof linger);
-  pb_err_t err;
-  if (mine != NULL)
-    assert_int_equal(pb_curve_client(d, mine, server_pub, &err), 0);
-  assert_int_equal(zmq_connect(d, ep), 0);
-  return d;
-}
-
-static void send_msg(void *sock, const pb_msg_t *m) {
-  uint8_t *buf;
-  size_t len;
-  pb_err_t err;
-  assert_int_equal(pb_msg_encode(m, &buf, &len, &err), 0);
-  assert_true(zmq_send(sock, buf, len, 0) == (int)len);
-  free(buf);
-}
-
-/* One message within timeout_ms, decoded; its type or -1. */
-static int recv_msg(void *sock, int timeout_ms, pb_msg_t *out) {
-  zmq_pollitem_t it = {sock, 0, ZMQ_POLLIN, 0};
-  double end = tp_now() + timeout_ms / 1000.0;
-  while (tp_now() < end) {
-    if (zmq_poll(&it, 1, 50) <= 0) continue;
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    int n = zmq_msg_recv(&m, sock, 0);
-    int type = -1;
-    pb_err_t err;
-    if (n >= 0 && pb_msg_decode(zmq_msg_data(&m), zmq_msg_size(&m), NULL, out,
-                                &err) == 0)
-      type = out->type;
-    zmq_msg_close(&m);
-    if (type >= 0) return type;
-  }
-  return -1;
-}
-
 /* Asks for work as `role`; the reply's type (-1: none in 2 s), in *r. */
 static int ask(void *sock, const char *sender, int role, pb_msg_t *r) {
   pb_msg_t m;
   pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, sender);
   m.work_request.role = role;
-  send_msg(sock, &m);
-  return recv_msg(sock, 2000, r);
+  tp_peer_send(sock, &m);
+  return tp_peer_recv(sock, 2000, r);
 }
 
 /* The lie of issue 26: +1 on every legal action of every state (in range,
@@ -218,7 +178,7 @@ static void answer_lie(void *sock, const char *sender,
   res.search_result.n_states = ns;
   res.search_result.n_actions = A;
   res.search_result.qvalues = q;
-  send_msg(sock, &res);
+  tp_peer_send(sock, &res);
   free(q);
 }
 
@@ -240,7 +200,7 @@ static hop_t hop_and_lie(const run_t *r, pid_t learner, int *lst, void *ctx,
     if (!running(learner, lst)) break;
     char sender[32];
     snprintf(sender, sizeof sender, "liar-%d", k);
-    void *d = peer_new(ctx, r->ep, mine, server_pub);
+    void *d = tp_peer(ctx, r->ep, mine, server_pub, 2000);
     pb_msg_t m;
     int t = ask(d, sender, PB_ROLE_SEARCHER, &m);
     if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SEARCH) {
@@ -371,7 +331,7 @@ static void test_all_refused_run_stops(void **state) {
   /* Keep knocking while it waits: refused connections do not count. */
   double t0 = tp_now();
   while (running(l, &lst) && tp_now() - t0 < 60) {
-    void *d = peer_new(ctx, r.ep, NULL, NULL);
+    void *d = tp_peer(ctx, r.ep, NULL, NULL, 2000);
     pb_msg_t m;
     if (ask(d, "liar-again", PB_ROLE_SEARCHER, &m) >= 0) pb_msg_free(&m);
     zmq_close(d);
@@ -452,7 +412,7 @@ static void test_selfplay_leases_and_forgery(void **state) {
   /* A new connection for each try: an item handed out in answer to an
    * earlier try (a late reply) is another connection's. */
   for (int tries = 0; tries < 120 && first == 0; tries++) {
-    d = peer_new(ctx, r.ep, NULL, NULL);
+    d = tp_peer(ctx, r.ep, NULL, NULL, 2000);
     int t = ask(d, "greedy", PB_ROLE_ACTOR, &m);
     if (t == PB_MSG_WORK_ITEM) first = m.work_item.item_id;
     if (t >= 0) pb_msg_free(&m);
@@ -474,7 +434,7 @@ static void test_selfplay_leases_and_forgery(void **state) {
   res.selfplay_result.item_id = first + 1;
   res.selfplay_result.episodes = eps;
   res.selfplay_result.n_episodes = 5;
-  send_msg(d, &res);
+  tp_peer_send(d, &res);
   assert_true(tp_wait_for(log, "does not hold that item's lease", 1, 30));
   /* Its lease expires (no heartbeat); asking at once gets another item. */
   tp_sleep(1.6);
@@ -488,7 +448,7 @@ static void test_selfplay_leases_and_forgery(void **state) {
   /* The forgery: every episode the initial position alone, as a draw. */
   res.selfplay_result.item_id = second;
   res.selfplay_result.n_episodes = n_eps;
-  send_msg(d, &res);
+  tp_peer_send(d, &res);
   assert_true(tp_wait_for(log, "an episode of 1 moves announced as +0", 1, 30));
   /* A real actor joins; the greedy peer asks for all it can. */
   pid_t a = start_worker(&r, "selfplay", "actor-1", NULL);

@@ -16,19 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent_fixtures.h"
 #include "game.h"
 #include "rng.h"
 #include "solver.h"
 #include "uct.h"
-
-#define T3 (&pb_game_tictactoe)
-
-static pb_state_t pos(const pb_game_t *g, const char *moves) {
-  pb_state_t s;
-  pb_err_t err;
-  if (g->parse(&s, moves, &err) != 0) fail_msg("parse %s: %s", moves, err.msg);
-  return s;
-}
 
 static pb_uct_t *uct(const pb_game_t *g, int sims, int discount) {
   pb_uct_opts_t o = {sims, PB_UCT_DEFAULT_C, discount, 0};
