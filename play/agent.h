@@ -61,12 +61,30 @@
  *                 value, ties to the lowest. Network calls are batched
  *                 and cached within a move (and across the positions of
  *                 pb_agent_act_many).
- *   mcts:PATH[,N=n]  an AlphaZero checkpoint (algorithm: alphazero) in
- *                 PUCT MCTS (mcts.h) with n simulations (1..100000,
- *                 default 100), the run's mcts.c_puct and mcts.discount,
- *                 and no noise; plays the most visited move, ties to the
- *                 lowest. Searches of the positions of pb_agent_act_many
- *                 run together.
+ *   mcts:PATH[,N=n][,T=x][,c=x]  PUCT MCTS (mcts.h) with n simulations
+ *                 (1..100000, default 100), c_puct c (0.001..100; default
+ *                 the run's mcts.c_puct), the run's mcts.discount and no
+ *                 noise; plays the most visited move, ties to the lowest.
+ *                 An AlphaZero checkpoint (algorithm: alphazero) gives
+ *                 its policy and value head; a PROBS checkpoint its V at
+ *                 the leaves and priors softmax(Q / T) over the legal
+ *                 moves (T 0.001..1000, default 1; a leaf costs a V and a
+ *                 Q evaluation, both batched and cached as beam's).
+ *                 Searches of the positions of pb_agent_act_many run
+ *                 together.
+ *   abnet:PATH[,nodes=N][,time=MS][,depth=D][,qplies=K][,batch=0|1]  a
+ *                 PROBS checkpoint's V and Q in alpha-beta (abnet.h:
+ *                 negamax with PVS, V at the horizon, Q to order moves, a
+ *                 transposition table, iterative deepening): at most N
+ *                 network evaluations per move (1..100000000, default
+ *                 1000; with time= alone, no limit) and at most MS
+ *                 milliseconds (default none), iterations up to depth D
+ *                 (1..64, default 64); Q orders the nodes fewer than K
+ *                 plies below the root (1..64, default 64); batch=1 (the
+ *                 default) values the children of a node next to the
+ *                 horizon in one V call. Plays the move of the deepest
+ *                 completed iteration (none: the move of highest Q).
+ *                 Deterministic without time=. One position at a time.
  *   gtp:COMMAND   an external engine that speaks the Go Text Protocol,
  *                 started as a child process (gtp.h, moves in its
  *                 notation): Othello engines such as gtp-rhino, or
@@ -74,9 +92,10 @@
  *                 engine of another game refuses its boardsize (PB_EPROTO).
  *   AlphaZero checkpoints also play as checkpoint:/run: (the legal move of
  *   highest policy logit) and value: (the value head one ply deep); beam:
- *   refuses them (no V and Q) and mcts: refuses PROBS checkpoints, both
- *   with PB_EMISMATCH.
- * Network agents (checkpoint, run, value, beam) are deterministic.
+ *   and abnet: refuse them (no V and Q), and so does mcts: with T=, with
+ *   PB_EMISMATCH.
+ * Network agents (checkpoint, run, value, beam, mcts, abnet without
+ * time=) are deterministic.
  * Every kind is deterministic for a given seed. Choosing a move allocates
  * nothing in our code (libtorch allocates inside a network's forward).
  *
@@ -160,8 +179,9 @@ int pb_agent_act_many(pb_agent_t *a, const pb_state_t *s, int n,
                       uint64_t seed, int *out, pb_err_t *err);
 
 /* Network evaluations the agent has made since it was made: positions run
- * through one network (a beam: agent's V and Q calls count separately,
- * cache hits not at all; an mcts: agent's policy+value calls once each);
+ * through one network (a beam:, abnet: or PROBS mcts: agent's V and Q
+ * calls count separately, cache hits not at all; an AlphaZero mcts:
+ * agent's policy+value calls once each);
  * 0 for agents without a network. Compares search budgets. */
 uint64_t pb_agent_evaluations(const pb_agent_t *a);
 
@@ -183,7 +203,7 @@ const pb_game_t *pb_agent_game(const pb_agent_t *a);
  * ...") into buf (NUL-terminated, truncated to n); returns its length. */
 int pb_agent_kinds(char *buf, size_t n);
 
-/* The networks of a network agent (checkpoint, run, value, beam),
+/* The networks of a network agent (checkpoint, run, value, beam, mcts, abnet),
  * borrowed: valid while a lives, used by the thread that uses a. *E and *M
  * (either may be NULL) receive a beam agent's search settings, 0 for the
  * other kinds. NULL (and *E = *M = 0) for agents without networks. */

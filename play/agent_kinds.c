@@ -26,7 +26,9 @@ static const pb_agent_kind_t kinds[] = {
     {"run", "run:DIR@ITER (or run:DIR: its newest)", pb__agent_run_new},
     {"value", "value:PATH", pb__agent_value_new},
     {"beam", "beam:PATH[,E=N][,M=N]", pb__agent_beam_new},
-    {"mcts", "mcts:PATH[,N=n] (alphazero checkpoints)", pb__agent_mcts_new},
+    {"mcts", "mcts:PATH[,N=n][,T=x][,c=x]", pb__agent_mcts_new},
+    {"abnet", "abnet:PATH[,nodes=N][,time=MS][,depth=D][,qplies=K][,batch=0|1]",
+     pb__agent_abnet_new},
     {"gtp", "gtp:COMMAND", pb__agent_gtp_new},
 };
 #define PB__NKINDS (sizeof kinds / sizeof kinds[0])

@@ -1,7 +1,8 @@
 /* agent_net.c - the network agents of agent.h: a trained checkpoint
  * playing greedily on Q (checkpoint:PATH, run:DIR@ITER), on V one ply deep
- * (value:PATH), in beam search (beam:PATH) or in AlphaZero MCTS
- * (mcts:PATH); and what reads them: pb_agent_networks,
+ * (value:PATH), in beam search (beam:PATH), in PUCT MCTS (mcts:PATH, with
+ * an AlphaZero network or a PROBS V and Q) or in alpha-beta over V and Q
+ * (abnet:PATH); and what reads them: pb_agent_networks,
  * pb_agent_evaluations, pb_agent_argmax_legal.
  *
  * Workload: one batch-1 forward pass per move in matches, batches of
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abnet.h"
 #include "agent.h"
 #include "agent_impl.h"
 #include "beam_search.h"
@@ -28,8 +30,18 @@
 #include "rundir.h"
 
 /* A trained checkpoint playing greedily on Q (checkpoint:, run:), on V one
- * ply deep (value:), or through beam search with V and Q (beam:). */
-enum { NET_Q = 0, NET_V1 = 1, NET_BEAM = 2, NET_MCTS = 3 };
+ * ply deep (value:), through beam search with V and Q (beam:), PUCT MCTS
+ * (mcts:) or alpha-beta over V and Q (abnet:). */
+enum { NET_Q = 0, NET_V1 = 1, NET_BEAM = 2, NET_MCTS = 3, NET_AB = 4 };
+
+/* The settings of the searching kinds. */
+typedef struct {
+  int E, M;           /* beam: */
+  int N;              /* mcts: simulations */
+  double T, c;        /* mcts: prior temperature (probs; 0: unset = 1) and
+                         c_puct (0: the run's) */
+  pb_abnet_opts_t ab; /* abnet: */
+} net_settings_t;
 enum { NET_CHUNK = 256 }; /* positions per batched call */
 
 typedef struct {
@@ -40,10 +52,13 @@ typedef struct {
   float *in, *out;   /* planes and outputs of up to NET_CHUNK * A rows */
   pb_state_t *kids;  /* NET_V1: children of a chunk */
   pb_beam_t *beam;   /* NET_BEAM: searches of a chunk */
-  pb_neteval_t *ne;  /* NET_BEAM: batched, cached V and Q */
+  pb_neteval_t *ne;  /* NET_BEAM, NET_AB, NET_MCTS of a probs checkpoint:
+                        batched, cached V and Q */
   int N;             /* NET_MCTS: simulations per move */
   pb_mcts_t *mcts;   /* NET_MCTS: searches of a chunk */
-  pb_pveval_t *pve;  /* NET_MCTS: the policy+value network */
+  pb_pveval_t *pve;  /* NET_MCTS: the policy+value network (alphazero) */
+  pb_mcts_vq_t vq;   /* NET_MCTS: V and Q as its evaluator (probs) */
+  pb_abnet_t *ab;    /* NET_AB: the searcher */
   /* Where V and Q come from: a PROBS checkpoint's V (one column) and Q;
    * an AlphaZero checkpoint's policy+value network for both (Q: the
    * policy logits, columns 0..A-1; V: column A). */
@@ -64,6 +79,7 @@ static void net_destroy(void *impl) {
   pb_neteval_destroy(&na->ne);
   pb_mcts_destroy(&na->mcts);
   pb_pveval_destroy(&na->pve);
+  pb_abnet_destroy(&na->ab);
   pb_model_destroy(&na->model);
   free(na->in);
   free(na->out);
@@ -105,7 +121,8 @@ static int net_mcts_chunk(net_agent_t *na, const pb_state_t *s, int n,
                           int *out, pb_err_t *err) {
   const pb_game_t *g = na->g;
   const int A = g->num_actions;
-  pb_mcts_evalfn_t fn = pb_pveval_fn(na->pve);
+  pb_mcts_evalfn_t fn =
+      na->pve != NULL ? pb_pveval_fn(na->pve) : pb_mcts_vq_fn(&na->vq);
   int rc = pb_mcts_run(na->mcts, s, n, &fn, NULL, na->out, NULL, err);
   if (rc < 0) return rc;
   for (int i = 0; i < n; i++) {
@@ -176,6 +193,19 @@ static int net_beam_chunk(net_agent_t *na, const pb_state_t *s, int n,
   return 0;
 }
 
+/* Alpha-beta over V and Q, one position at a time. */
+static int net_ab_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
+                        pb_err_t *err) {
+  pb_evalfn_t fn = pb_neteval_fn(na->ne);
+  for (int i = 0; i < n; i++) {
+    pb_abnet_result_t r;
+    int rc = pb_abnet_search(na->ab, &s[i], &fn, &r, err);
+    if (rc < 0) return rc;
+    out[i] = r.move;
+  }
+  return 0;
+}
+
 static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
                          pb_err_t *err) {
   net_agent_t *na = impl;
@@ -192,7 +222,8 @@ static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
              : na->mode == NET_V1 ? net_v1_chunk(na, s + i, m, out + i, err)
              : na->mode == NET_MCTS
                  ? net_mcts_chunk(na, s + i, m, out + i, err)
-                 : net_beam_chunk(na, s + i, m, out + i, err);
+             : na->mode == NET_AB ? net_ab_chunk(na, s + i, m, out + i, err)
+                                  : net_beam_chunk(na, s + i, m, out + i, err);
     if (rc < 0) return rc;
   }
   return 0;
@@ -233,10 +264,13 @@ pb_model_t *pb_agent_networks(const pb_agent_t *a, int *E, int *M) {
 }
 
 /* Opens the checkpoint at `path` as an agent named `name` playing in
- * `mode` (E, M: beam settings; N: MCTS simulations). */
+ * `mode` with settings ns (NULL for the kinds without). */
 static pb_agent_t *net_open(const pb_game_t *g, const char *path,
-                            const char *name, int mode, int E, int M, int N,
-                            pb_err_t *err) {
+                            const char *name, int mode,
+                            const net_settings_t *ns, pb_err_t *err) {
+  net_settings_t none;
+  memset(&none, 0, sizeof none);
+  if (ns == NULL) ns = &none;
   pb_err_t e;
   pb_err_clear(&e);
   pb_config_t ccfg;
@@ -254,13 +288,16 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
     return NULL;
   }
   const int az = pb_model_alphazero(l);
-  if (az ? mode == NET_BEAM : mode == NET_MCTS) {
-    pb_err_set(err, PB_EMISMATCH,
-               "agent %s: %s", name,
-               az ? "an alphazero checkpoint has no V and Q for beam search: "
-                    "play it with mcts:PATH[,N=...]"
-                  : "mcts plays alphazero checkpoints (a policy+value "
-                    "network); this one is probs: play it with beam:PATH");
+  if (az && (mode == NET_BEAM || mode == NET_AB || ns->T > 0)) {
+    if (mode == NET_MCTS)
+      pb_err_set(err, PB_EMISMATCH,
+                 "agent %s: T= tempers a probs checkpoint's Q; this "
+                 "alphazero checkpoint has a policy: leave T out", name);
+    else
+      pb_err_set(err, PB_EMISMATCH,
+                 "agent %s: an alphazero checkpoint has no V and Q for %s "
+                 "search: play it with mcts:PATH[,N=...]",
+                 name, mode == NET_BEAM ? "beam" : "alpha-beta");
     pb_model_destroy(&l);
     return NULL;
   }
@@ -272,9 +309,9 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
   }
   na->g = g;
   na->mode = mode;
-  na->E = E;
-  na->M = M;
-  na->N = N;
+  na->E = ns->E;
+  na->M = ns->M;
+  na->N = ns->N;
   na->model = l;
   const size_t A = (size_t)g->num_actions;
   na->qnet = pb_model_q(l);
@@ -289,11 +326,14 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
   if (mode == NET_V1) na->kids = malloc(rows * sizeof *na->kids);
   int ok = na->in != NULL && na->out != NULL &&
            (mode != NET_V1 || na->kids != NULL);
-  if (ok && mode == NET_BEAM) {
+  if (ok && (mode == NET_BEAM || mode == NET_AB || (mode == NET_MCTS && !az))) {
     /* Trees for up to NET_CHUNK searches at once (pb_beam_new lowers the
      * count if they would not fit its memory bound). */
-    na->beam = pb_beam_new(g, E, M, NET_CHUNK, &e);
-    na->ne = na->beam ? pb_neteval_new(g, 512, 1u << 18, &e) : NULL;
+    int made = 1;
+    if (mode == NET_BEAM)
+      made = (na->beam = pb_beam_new(g, ns->E, ns->M, NET_CHUNK, &e)) != NULL;
+    if (mode == NET_AB) made = (na->ab = pb_abnet_new(g, &ns->ab, &e)) != NULL;
+    na->ne = made ? pb_neteval_new(g, 512, 1u << 18, &e) : NULL;
     if (na->ne == NULL) {
       net_destroy(na);
       pb_err_set(err, e.code < 0 ? e.code : PB_ENOMEM, "agent %s: %s", name,
@@ -303,12 +343,21 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
     pb_neteval_bind(na->ne, pb_model_v(l), pb_model_q(l));
   }
   if (ok && mode == NET_MCTS) {
-    /* The run's c_puct and discount; no noise at play time. */
-    pb_mcts_opts_t mo = {N, ccfg.mcts.c_puct, 0.0, 0.0, NET_CHUNK,
-                         ccfg.mcts.discount};
+    /* The run's c_puct (or c=) and discount; no noise at play time. A
+     * probs checkpoint: priors softmax(Q / T), V at the leaves. */
+    pb_mcts_opts_t mo = {ns->N, ns->c > 0 ? ns->c : ccfg.mcts.c_puct, 0.0,
+                         0.0, NET_CHUNK, ccfg.mcts.discount};
     na->mcts = pb_mcts_new(g, &mo, &e);
-    na->pve = na->mcts ? pb_pveval_new(g, NET_CHUNK, &e) : NULL;
-    if (na->pve == NULL || pb_pveval_bind(na->pve, pb_model_q(l), &e) != 0) {
+    if (!az) {
+      na->vq.g = g;
+      na->vq.ev = pb_neteval_fn(na->ne);
+      na->vq.temperature = ns->T > 0 ? ns->T : 1.0;
+    } else {
+      na->pve = na->mcts ? pb_pveval_new(g, NET_CHUNK, &e) : NULL;
+    }
+    if (na->mcts == NULL ||
+        (az && (na->pve == NULL ||
+                pb_pveval_bind(na->pve, pb_model_q(l), &e) != 0))) {
       net_destroy(na);
       pb_err_set(err, e.code < 0 ? e.code : PB_ENOMEM, "agent %s: %s", name,
                  e.msg);
@@ -340,7 +389,7 @@ pb_agent_t *pb__agent_checkpoint_new(const pb_game_t *g, const char *arg,
   }
   char name[4200];
   net_name(name, sizeof name, "checkpoint", arg);
-  return net_open(g, arg, name, NET_Q, 0, 0, 0, err);
+  return net_open(g, arg, name, NET_Q, NULL, err);
 }
 
 pb_agent_t *pb__agent_run_new(const pb_game_t *g, const char *arg,
@@ -390,7 +439,7 @@ pb_agent_t *pb__agent_run_new(const pb_game_t *g, const char *arg,
       return NULL;
     }
   }
-  return net_open(g, path, name, NET_Q, 0, 0, 0, err);
+  return net_open(g, path, name, NET_Q, NULL, err);
 }
 
 pb_agent_t *pb__agent_value_new(const pb_game_t *g, const char *arg,
@@ -403,15 +452,17 @@ pb_agent_t *pb__agent_value_new(const pb_game_t *g, const char *arg,
   }
   char name[4200];
   net_name(name, sizeof name, "value", arg);
-  return net_open(g, arg, name, NET_V1, 0, 0, 0, err);
+  return net_open(g, arg, name, NET_V1, NULL, err);
 }
 
-/* One setting ",K=n" of a beam: or mcts: spec: letter K, an integer in
- * lo..hi into *val (which holds its default). */
+/* One setting ",KEY=x" of a beam:, mcts: or abnet: spec: a number in
+ * lo..hi into *ival (an integer) or *dval (a real number; ival NULL),
+ * which holds its default. */
 typedef struct {
-  char key;
-  int lo, hi;
-  int *val;
+  const char *key;
+  double lo, hi;
+  int *ival;
+  double *dval;
 } net_opt_t;
 
 /* Splits arg into the checkpoint path (into path[0..size)) and the
@@ -430,20 +481,34 @@ static int net_path_opts(const char *arg, const char *name, char *path,
     if (comma == NULL) break;
     char *opt = comma + 1;
     int k = 0;
-    while (k < nopts && !(opt[0] == opts[k].key && opt[1] == '=' && !seen[k]))
-      k++;
+    for (; k < nopts; k++) {
+      size_t kl = strlen(opts[k].key);
+      if (!seen[k] && strncmp(opt, opts[k].key, kl) == 0 && opt[kl] == '=')
+        break;
+    }
     if (k == nopts) break;
     seen[k] = 1;
+    const char *val = opt + strlen(opts[k].key) + 1;
     char *end = NULL;
     errno = 0;
-    long v = strtol(opt + 2, &end, 10);
-    if (errno != 0 || end == opt + 2 || *end != '\0' || v < opts[k].lo ||
-        v > opts[k].hi)
+    double v = opts[k].ival != NULL ? (double)strtol(val, &end, 10)
+                                    : strtod(val, &end);
+    if (errno != 0 || end == val || *end != '\0' || !(v >= opts[k].lo) ||
+        !(v <= opts[k].hi)) {
+      if (opts[k].ival != NULL)
+        return pb_err_set(err, PB_EINVAL,
+                          "agent %s: bad %s=\"%s\" (expected an integer in "
+                          "%.0f..%.0f)",
+                          name, opts[k].key, val, opts[k].lo, opts[k].hi);
       return pb_err_set(err, PB_EINVAL,
-                        "agent %s: bad %c=\"%s\" (expected an integer in "
-                        "%d..%d)",
-                        name, opt[0], opt + 2, opts[k].lo, opts[k].hi);
-    *opts[k].val = (int)v;
+                        "agent %s: bad %s=\"%s\" (expected a number in "
+                        "%g..%g)",
+                        name, opts[k].key, val, opts[k].lo, opts[k].hi);
+    }
+    if (opts[k].ival != NULL)
+      *opts[k].ival = (int)v;
+    else
+      *opts[k].dval = v;
     *comma = '\0';
   }
   if (path[0] == '\0')
@@ -464,29 +529,65 @@ pb_agent_t *pb__agent_beam_new(const pb_game_t *g, const char *arg,
   }
   char path[4096], name[4200];
   net_name(name, sizeof name, "beam", arg);
-  int E = 30, M = 3;
-  net_opt_t opts[2] = {{'E', 1, 100000, &E}, {'M', 1, 99, &M}};
+  net_settings_t ns = {.E = 30, .M = 3};
+  net_opt_t opts[2] = {{"E", 1, 100000, &ns.E, NULL},
+                       {"M", 1, 99, &ns.M, NULL}};
   if (net_path_opts(arg, name, path, sizeof path, opts, 2, err) != 0)
     return NULL;
-  return net_open(g, path, name, NET_BEAM, E, M, 0, err);
+  return net_open(g, path, name, NET_BEAM, &ns, err);
 }
 
-/* mcts:PATH[,N=n]: an AlphaZero checkpoint searching n simulations per
- * move. */
+/* mcts:PATH[,N=n][,T=x][,c=x]: n simulations per move with an AlphaZero
+ * checkpoint's policy+value network, or a probs checkpoint's V and Q
+ * (priors softmax(Q / T)). */
 pb_agent_t *pb__agent_mcts_new(const pb_game_t *g, const char *arg,
                                uint64_t seed, pb_err_t *err) {
   (void)seed;
   if (arg == NULL || *arg == '\0') {
     pb_err_set(err, PB_EINVAL,
-               "agent: mcts needs a checkpoint file, mcts:PATH[,N=n] (e.g. "
+               "agent: mcts needs a checkpoint file, "
+               "mcts:PATH[,N=n][,T=x][,c=x] (e.g. "
                "mcts:runs/az/checkpoints/ckpt-000100.pbck,N=200)");
     return NULL;
   }
   char path[4096], name[4200];
   net_name(name, sizeof name, "mcts", arg);
-  int N = 100;
-  net_opt_t opt = {'N', 1, 100000, &N};
-  if (net_path_opts(arg, name, path, sizeof path, &opt, 1, err) != 0)
+  net_settings_t ns = {.N = 100};
+  net_opt_t opts[3] = {{"N", 1, 100000, &ns.N, NULL},
+                       {"T", 0.001, 1000, NULL, &ns.T},
+                       {"c", 0.001, 100, NULL, &ns.c}};
+  if (net_path_opts(arg, name, path, sizeof path, opts, 3, err) != 0)
     return NULL;
-  return net_open(g, path, name, NET_MCTS, 0, 0, N, err);
+  return net_open(g, path, name, NET_MCTS, &ns, err);
+}
+
+/* abnet:PATH[,nodes=N][,time=MS][,depth=D][,qplies=K][,batch=0|1] */
+pb_agent_t *pb__agent_abnet_new(const pb_game_t *g, const char *arg,
+                                uint64_t seed, pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: abnet needs a checkpoint file, abnet:PATH[,nodes=N]"
+               "[,time=MS][,depth=D][,qplies=K][,batch=0|1] (e.g. "
+               "abnet:runs/x/checkpoints/ckpt-000100.pbck,nodes=1000)");
+    return NULL;
+  }
+  char path[4096], name[4200];
+  net_name(name, sizeof name, "abnet", arg);
+  net_settings_t ns;
+  memset(&ns, 0, sizeof ns);
+  pb_abnet_defaults(&ns.ab);
+  int nodes = -1, batch = ns.ab.batch;
+  net_opt_t opts[5] = {
+      {"nodes", 1, 100000000, &nodes, NULL},
+      {"time", 1, 3600000, &ns.ab.time_ms, NULL},
+      {"depth", 1, PB_ABNET_MAX_DEPTH, &ns.ab.max_depth, NULL},
+      {"qplies", 1, PB_ABNET_MAX_DEPTH, &ns.ab.q_plies, NULL},
+      {"batch", 0, 1, &batch, NULL}};
+  if (net_path_opts(arg, name, path, sizeof path, opts, 5, err) != 0)
+    return NULL;
+  /* A time budget alone: no limit on the evaluations. */
+  ns.ab.nodes = nodes > 0 ? (uint64_t)nodes : ns.ab.time_ms > 0 ? 0 : 1000;
+  ns.ab.batch = batch;
+  return net_open(g, path, name, NET_AB, &ns, err);
 }

@@ -308,3 +308,28 @@ int pb_mcts_run_rngs(pb_mcts_t *m, const pb_state_t *states, int n,
 }
 
 uint64_t pb_mcts_evaluations(const pb_mcts_t *m) { return m->evaluations; }
+
+static int vq_eval(void *ctx, const pb_state_t *states, int n, float *policy,
+                   float *value, pb_err_t *err) {
+  const pb_mcts_vq_t *vq = ctx;
+  if (vq->g == NULL || !(vq->temperature > 0))
+    return pb_err_set(err, PB_EINVAL,
+                      "mcts: V and Q evaluator without a game or with "
+                      "temperature %g (must be > 0)",
+                      vq->temperature);
+  int rc = vq->ev.qvalues(vq->ev.ctx, states, n, policy, err);
+  if (rc != 0) return rc;
+  rc = vq->ev.value(vq->ev.ctx, states, n, value, err);
+  if (rc != 0) return rc;
+  if (vq->temperature != 1.0) {
+    const float inv = (float)(1.0 / vq->temperature);
+    const size_t m = (size_t)n * (size_t)vq->g->num_actions;
+    for (size_t i = 0; i < m; i++) policy[i] *= inv;
+  }
+  return 0;
+}
+
+pb_mcts_evalfn_t pb_mcts_vq_fn(pb_mcts_vq_t *vq) {
+  pb_mcts_evalfn_t fn = {vq_eval, vq};
+  return fn;
+}

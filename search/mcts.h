@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "evalfn.h"
 #include "game.h"
 #include "rng.h"
 
@@ -46,6 +47,19 @@ typedef struct pb_mcts_evalfn {
               float *value, pb_err_t *err);
   void *ctx;
 } pb_mcts_evalfn_t;
+
+/* PROBS networks as the evaluator: the policy logits are Q(s)[a] / T, so
+ * the priors are softmax(Q / T) over the legal moves, and the value is
+ * V(s) (one call of each of ev's callbacks per batch: a leaf costs two
+ * evaluations). Fill it and take pb_mcts_vq_fn(&vq); vq must outlive the
+ * searches that use it. */
+typedef struct pb_mcts_vq {
+  const pb_game_t *g; /* the game (its number of actions) */
+  pb_evalfn_t ev;     /* V and Q */
+  double temperature; /* T > 0 */
+} pb_mcts_vq_t;
+
+pb_mcts_evalfn_t pb_mcts_vq_fn(pb_mcts_vq_t *vq);
 
 typedef struct pb_mcts_opts {
   int simulations; /* per root, >= 1 */

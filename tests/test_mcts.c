@@ -3,7 +3,9 @@
  * hand-picked Tic-Tac-Toe positions; visit counts sum to the simulations;
  * many searches advanced together give exactly what one at a time gives;
  * errors pass through; the discounting heuristic prefers a win in 1 to a
- * win in 3. */
+ * win in 3; a PROBS V and Q as the evaluator (pb_mcts_vq_fn): logits Q/T,
+ * value V, and with exact V and Q the most visited move is optimal in
+ * Tic-Tac-Toe and late Connect Four positions. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,9 +17,11 @@
 #include <string.h>
 
 #include "agent_fixtures.h"
+#include "evalfn.h"
 #include "game.h"
 #include "mcts.h"
 #include "rng.h"
+#include "solver.h"
 
 #include "plain_net.h"
 
@@ -206,12 +210,143 @@ static void test_discount_prefers_quick_win(void **state) {
   assert_true(rv[1] > 0.5f);
 }
 
+/* ---- a PROBS V and Q as the evaluator ---------------------------------- */
+
+/* Exact V and Q from the solver: V(s) the result for s's side to move,
+ * Q(s)[a] the result of playing a; illegal actions 0. With `flat`, Q is 0
+ * everywhere (uniform priors). */
+typedef struct {
+  const pb_game_t *g;
+  pb_solver_t *sol;
+  int flat, v_rows, q_rows;
+} exact_t;
+
+static int exact_result(exact_t *x, const pb_state_t *s) {
+  pb_solve_value_t v;
+  pb_err_t err;
+  if (pb_solver_solve(x->sol, s, 1, &v, &err) != 0) fail_msg("%s", err.msg);
+  return v.result;
+}
+
+static int ex_value(void *ctx, const pb_state_t *s, int n, float *out,
+                    pb_err_t *err) {
+  (void)err;
+  exact_t *x = ctx;
+  x->v_rows += n;
+  for (int i = 0; i < n; i++) out[i] = (float)exact_result(x, &s[i]);
+  return 0;
+}
+
+static int ex_q(void *ctx, const pb_state_t *s, int n, float *out,
+                pb_err_t *err) {
+  (void)err;
+  exact_t *x = ctx;
+  const int A = x->g->num_actions;
+  x->q_rows += n;
+  for (int i = 0; i < n; i++) {
+    uint8_t acts[PB_MAX_ACTIONS];
+    int na = x->g->legal(&s[i], acts);
+    for (int a = 0; a < A; a++) out[i * A + a] = 0.0f;
+    for (int k = 0; k < na && !x->flat; k++) {
+      pb_state_t c = s[i];
+      int done = 0;
+      float r = x->g->step(&c, acts[k], &done);
+      out[i * A + acts[k]] = done ? r : (float)-exact_result(x, &c);
+    }
+  }
+  return 0;
+}
+
+/* The adapter: logits Q / T, values V, one call of each per batch. */
+static void test_vq_adapter(void **state) {
+  (void)state;
+  pb_err_t err;
+  exact_t x = {T3, pb_solver_new(T3, 0, &err), 0, 0, 0};
+  assert_non_null(x.sol);
+  pb_mcts_vq_t vq = {T3, {ex_value, ex_q, &x}, 0.25};
+  pb_mcts_evalfn_t fn = pb_mcts_vq_fn(&vq);
+  /* X (7, 8) against O (1, 5): X wins at 9 and loses elsewhere. */
+  pb_state_t s[2] = {pos(T3, "7185"), pos(T3, "5")};
+  float pol[2 * 9], val[2];
+  assert_int_equal(fn.eval(fn.ctx, s, 2, pol, val, &err), 0);
+  assert_true(val[0] == 1.0f && val[1] == 0.0f);
+  assert_true(pol[8] == 4.0f && pol[2] == -4.0f);
+  assert_true(pol[9 + 0] == 0.0f);
+  assert_int_equal(x.v_rows, 2);
+  assert_int_equal(x.q_rows, 2);
+  vq.temperature = 0;
+  assert_int_equal(fn.eval(fn.ctx, s, 1, pol, val, &err), PB_EINVAL);
+  pb_solver_destroy(&x.sol);
+}
+
+/* With exact V (and exact or flat Q priors, T 1 or 0.2) the most visited
+ * move keeps the position's exact result. */
+static void test_vq_exact_converges(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 21, 0);
+  const pb_game_t *games[2] = {T3, C4};
+  const int sims[2] = {600, 300}, npos[2] = {12, 5};
+  for (int gi = 0; gi < 2; gi++) {
+    const pb_game_t *g = games[gi];
+    const int A = g->num_actions;
+    exact_t x = {g, pb_solver_new(g, 16, &err), 0, 0, 0};
+    assert_non_null(x.sol);
+    for (int t = 0; t < npos[gi]; t++) {
+      pb_state_t s;
+      for (;;) { /* a position where some move is worse than the best */
+        g->reset(&s);
+        int plies = gi == 0 ? (int)pb_rng_below(&rng, 6) : 26 + (int)pb_rng_below(&rng, 8);
+        int done = 0;
+        for (int p = 0; p < plies && !done; p++) {
+          uint8_t acts[PB_MAX_ACTIONS];
+          int na = g->legal(&s, acts);
+          pb_state_t c = s;
+          g->step(&c, acts[pb_rng_below(&rng, (uint32_t)na)], &done);
+          if (!done) s = c;
+        }
+        pb_solve_value_t mv[PB_MAX_ACTIONS];
+        assert_int_equal(pb_solver_moves(x.sol, &s, 1, mv, &err), 0);
+        int lo = 2, hi = -2;
+        for (int a = 0; a < A; a++)
+          if (mv[a].result != PB_SOLVE_ILLEGAL) {
+            lo = mv[a].result < lo ? mv[a].result : lo;
+            hi = mv[a].result > hi ? mv[a].result : hi;
+          }
+        if (lo < hi) break;
+      }
+      pb_solve_value_t sv, mv[PB_MAX_ACTIONS];
+      assert_int_equal(pb_solver_solve(x.sol, &s, 1, &sv, &err), 0);
+      assert_int_equal(pb_solver_moves(x.sol, &s, 1, mv, &err), 0);
+      for (int v = 0; v < 3; v++) {
+        x.flat = v == 2;
+        pb_mcts_vq_t vq = {g, {ex_value, ex_q, &x}, v == 1 ? 0.2 : 1.0};
+        pb_mcts_evalfn_t fn = pb_mcts_vq_fn(&vq);
+        pb_mcts_opts_t o = {sims[gi], 1.5, 0.0, 0.0, 1, 0};
+        pb_mcts_t *m = pb_mcts_new(g, &o, &err);
+        assert_non_null(m);
+        float visits[PB_MAX_ACTIONS], rv;
+        assert_int_equal(pb_mcts_run(m, &s, 1, &fn, NULL, visits, &rv, &err), 0);
+        int best = argmax(visits, A);
+        if (mv[best].result != sv.result)
+          fail_msg("%s t=%d variant %d: most visited %d (result %d), exact %d",
+                   g->name, t, v, best, mv[best].result, sv.result);
+        pb_mcts_destroy(&m);
+      }
+    }
+    pb_solver_destroy(&x.sol);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_finds_win_and_block),
       cmocka_unit_test(test_batched_same_as_one),
       cmocka_unit_test(test_noise_and_errors),
       cmocka_unit_test(test_discount_prefers_quick_win),
+      cmocka_unit_test(test_vq_adapter),
+      cmocka_unit_test(test_vq_exact_converges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
