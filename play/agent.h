@@ -80,7 +80,7 @@
  *                 1000; with time= alone, no limit) and at most MS
  *                 milliseconds (default none), iterations up to depth D
  *                 (1..64, default 64); Q orders the nodes fewer than K
- *                 plies below the root (1..64, default 64); batch=1 (the
+ *                 plies below the root (1..64, default 2); batch=1 (the
  *                 default) values the children of a node next to the
  *                 horizon in one V call. Plays the move of the deepest
  *                 completed iteration (none: the move of highest Q).

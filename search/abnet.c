@@ -55,7 +55,7 @@ void pb_abnet_defaults(pb_abnet_opts_t *o) {
   o->nodes = 1000;
   o->time_ms = 0;
   o->max_depth = PB_ABNET_MAX_DEPTH;
-  o->q_plies = PB_ABNET_MAX_DEPTH;
+  o->q_plies = 2;
   o->batch = 1;
 }
 
@@ -401,7 +401,7 @@ static float node(pb_abnet_t *ab, const pb_state_t *s, int depth, int ply,
           ab->killer[ply][1] = ab->killer[ply][0];
           ab->killer[ply][0] = mv;
         }
-        ab->hist[side][mv] += depth * depth;
+        if (ab->hist[side][mv] < (1 << 30)) ab->hist[side][mv] += depth * depth;
       }
       break;
     }

@@ -68,8 +68,11 @@ typedef struct pb_abnet_opts {
 } pb_abnet_opts_t;
 
 /* The defaults: nodes 1000, no time budget, max_depth
- * PB_ABNET_MAX_DEPTH, q_plies PB_ABNET_MAX_DEPTH (Q everywhere it is
- * used), batch 1. */
+ * PB_ABNET_MAX_DEPTH, q_plies 2 (Q at the root and its children; deeper
+ * nodes by the table, killers and history), batch 1. Measured on Connect
+ * Four (docs/strength.md): q_plies 1..3 play as well as Q everywhere at
+ * 100..3000 evaluations and take 20-40% less time; batch 0 plays as well
+ * per evaluation and takes twice the time. */
 void pb_abnet_defaults(pb_abnet_opts_t *o);
 
 typedef struct pb_abnet_result {

@@ -182,6 +182,25 @@ static void expand(pb_beam_t *b, slot_t *sl, uint32_t idx, const float *q) {
   }
   b->st.nodes += (uint64_t)na;
   b->st.expanded++;
+  b->st.expanded_at[d < 7 ? d : 7]++;
+}
+
+/* Adds the shape of slot sl's finished tree to the counters. */
+static void tree_shape(pb_beam_t *b, const slot_t *sl) {
+  const node_t *nodes = sl->nodes;
+  int deepest = 0;
+  for (uint32_t k = 0; k < sl->nnodes; k++)
+    if (nodes[k].nchild > 0 && nodes[k].depth > deepest)
+      deepest = nodes[k].depth;
+  b->st.depth_max_sum += (uint64_t)deepest;
+  b->st.root_moves += nodes[0].nchild;
+  for (uint32_t c = nodes[0].first; c < nodes[0].first + nodes[0].nchild; c++) {
+    int deep = 0;
+    for (uint32_t k = nodes[c].first;
+         nodes[c].nchild > 0 && k < nodes[c].first + nodes[c].nchild; k++)
+      deep |= nodes[k].nchild > 0;
+    b->st.root_moves_deep += (uint64_t)deep;
+  }
 }
 
 /* Runs one group of m <= parallel searches to completion. */
@@ -273,6 +292,7 @@ static int run_group(pb_beam_t *b, const pb_state_t *states, int m,
         if (-nodes[c].value > best) best = -nodes[c].value;
       nd->value = best;
     }
+    tree_shape(b, sl);
     float *o = &out[(size_t)i * A];
     memset(o, 0, (size_t)A * sizeof *o);
     for (uint32_t c = nodes[0].first; c < nodes[0].first + nodes[0].nchild; c++)

@@ -37,6 +37,13 @@ typedef struct pb_beam_stats {
   uint64_t q_asked;    /* positions passed to the Q callback */
   uint64_t v_asked;    /* leaves passed to the V callback */
   uint64_t q_calls, v_calls;
+  /* The shape of the trees (instrumentation; the search is the same):
+   * summed over searches, the depth of the deepest expanded node, the
+   * root's legal moves, and those of them whose subtree has an expanded
+   * node below the move itself (searched past 2 plies); expansions by the
+   * depth of the node expanded (index 7: 7 and deeper). */
+  uint64_t depth_max_sum, root_moves, root_moves_deep;
+  uint64_t expanded_at[8];
 } pb_beam_stats_t;
 
 /* A searcher for game g with E = expansions (>= 1), M = max_depth (>= 1),

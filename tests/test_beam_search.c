@@ -207,6 +207,14 @@ static void test_priorities_and_backup(void **state) {
   assert_int_equal(st.nodes, 7 + 49 + 7);
   assert_int_equal(st.v_asked, 1 + 63 - 9); /* leaves: all nodes but expanded */
   assert_int_equal(st.q_asked, 8);          /* not the root */
+  /* The shape: the root, its 7 children, one grandchild under child 1. */
+  assert_int_equal(st.expanded_at[0], 1);
+  assert_int_equal(st.expanded_at[1], 7);
+  assert_int_equal(st.expanded_at[2], 1);
+  assert_int_equal(st.expanded_at[3], 0);
+  assert_int_equal(st.depth_max_sum, 2);
+  assert_int_equal(st.root_moves, 7);
+  assert_int_equal(st.root_moves_deep, 1);
   assert_int_equal(pb_beam_search_ref(g, &s, 9, 3, &fn, ref, &err), 0);
   assert_memory_equal(out, ref, sizeof out);
   pb_beam_destroy(&b);
@@ -229,6 +237,9 @@ static void test_depth_limit(void **state) {
   assert_int_equal(st.expanded, 8);
   assert_int_equal(st.nodes, 7 + 49);
   assert_int_equal(st.q_asked, 0); /* depth-1 nodes queue nothing */
+  assert_int_equal(st.depth_max_sum, 1);
+  assert_int_equal(st.root_moves_deep, 0);
+  assert_int_equal(st.expanded_at[1], 7);
   /* child value = max(-V(grandchild)) = 0.25, so Q = -0.25 */
   for (int a = 0; a < 7; a++) assert_true(out[a] == -0.25f);
   pb_beam_destroy(&b);
