@@ -164,7 +164,7 @@ int pb_agent_act(pb_agent_t *a, const pb_state_t *s, pb_err_t *err);
 /* The spec of agent `spec` over the checkpoint `model` (may be NULL: spec
  * unchanged): the network kinds given without a path take it, "value" ->
  * "value:MODEL", "beam,E=10" -> "beam:MODEL,E=10" (checkpoint, value,
- * beam, mcts); any other spec is copied. Into buf (n bytes, truncated). For
+ * beam, mcts, abnet); any other spec is copied. Into buf (n bytes, truncated). For
  * commands that take --model and --agent. */
 void pb_agent_spec_with_model(const char *spec, const char *model, char *buf,
                               size_t n);

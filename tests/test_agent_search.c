@@ -198,9 +198,13 @@ static void test_bad_specs(void **state) {
     if (err.code != PB_EINVAL || strstr(err.msg, bad[i].names) == NULL)
       fail_msg("spec \"%s\": %s (%s)", spec, pb_err_name(err.code), err.msg);
   }
-  /* Settings in any order; the kinds list names abnet. */
+  /* Settings in any order (the path from --model too); the kinds list
+   * names abnet. */
   char spec[512], list[1024];
-  snprintf(spec, sizeof spec, "abnet:%s,batch=0,depth=2,nodes=30,qplies=1", p);
+  pb_agent_spec_with_model("abnet,batch=0,depth=2,nodes=30,qplies=1", p, spec,
+                           sizeof spec);
+  assert_int_equal(strncmp(spec, "abnet:", 6), 0);
+  assert_non_null(strstr(spec, ",batch=0,depth=2,nodes=30,qplies=1"));
   pb_agent_t *a = pb_agent_new(C4, spec, 1, &err);
   if (a == NULL) fail_msg("%s: %s", spec, err.msg);
   pb_agent_destroy(&a);
