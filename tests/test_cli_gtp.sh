@@ -36,8 +36,8 @@ expect "a file that is not a checkpoint" 2 'probs gtp: --model: .*bad.pbck' \
   "$P" gtp --model "$T/bad.pbck"
 expect "an unknown agent" 2 'unknown spec "minimax:3"' \
   "$P" gtp --model "$C4" --agent minimax:3
-expect "mcts on a PROBS checkpoint" 2 'mcts plays alphazero checkpoints' \
-  "$P" gtp --model "$C4" --agent mcts,N=10
+expect "abnet with a bad budget" 2 'nodes' \
+  "$P" gtp --model "$C4" --agent abnet,nodes=0
 expect "a bad seed" 2 "bad --seed 'x'" "$P" gtp --model "$C4" --seed x
 expect "--help" 0 '^usage: probs gtp --model CKPT' "$P" gtp --help
 expect "probs --help lists gtp" 0 '^  gtp ' "$P" --help
