@@ -51,9 +51,11 @@ static void play_help(const pb_game_t *g) {
              : "its name");
 }
 
-static void draw(const pb_game_t *g, const pb_state_t *s, int human) {
-  char board[1024];
-  pb_analysis_board(g, s, board, sizeof board);
+/* The board of s, reached from prev (NULL at the start: no last move). */
+static void draw(const pb_game_t *g, const pb_state_t *prev,
+                 const pb_state_t *s, int human) {
+  char board[1400];
+  pb_analysis_board_after(g, prev, s, board, sizeof board);
   printf("\n%s", board);
   char res[64];
   if (!pb_analysis_result(g, s, res, sizeof res))
@@ -156,7 +158,7 @@ static int human_turn(const pb_game_t *g, pb_agent_t *agent, pb_analysis_t **an,
     } else if (!strcmp(line, "help") || !strcmp(line, "?")) {
       play_help(g);
     } else if (!strcmp(line, "board")) {
-      draw(g, s, 1);
+      draw(g, k > 0 ? &hist[k - 1] : NULL, s, 1);
     } else if (!strcmp(line, "undo")) {
       if (k >= 2) return TURN_UNDO;
       printf("nothing to undo\n");
@@ -249,7 +251,7 @@ int pb_cmd_play(int argc, char **argv) {
   for (;;) {
     const pb_state_t *s = &hist[k];
     int human = k % 2 == human_parity;
-    draw(g, s, human);
+    draw(g, k > 0 ? &hist[k - 1] : NULL, s, human);
     char res[64];
     if (pb_analysis_result(g, s, res, sizeof res)) {
       float r = 0;

@@ -42,6 +42,69 @@ int pb_analysis_board(const pb_game_t *g, const pb_state_t *s, char *buf,
   return pb_game_text_out(buf, n, tmp, k);
 }
 
+/* The action that leads from prev to s, or -1. */
+static int move_between(const pb_game_t *g, const pb_state_t *prev,
+                        const pb_state_t *s) {
+  uint8_t acts[PB_MAX_ACTIONS];
+  int na = g->legal(prev, acts);
+  for (int i = 0; i < na; i++) {
+    pb_state_t c = *prev;
+    int done = 0;
+    g->step(&c, acts[i], &done);
+    if (memcmp(&c, s, sizeof c) == 0) return acts[i];
+  }
+  return -1;
+}
+
+int pb_analysis_board_after(const pb_game_t *g, const pb_state_t *prev,
+                            const pb_state_t *s, char *buf, size_t n) {
+  if (g->id != PB_GAME_OTHELLO) return pb_analysis_board(g, s, buf, n);
+  if (buf == NULL || n == 0) return 0;
+  /* The render: a header line, then 8 lines "R c c c c c c c c", the
+   * square of column c at 2 + 2c. */
+  char board[1024];
+  int len = g->render(s, board, sizeof board);
+  if (len < 0 || len >= (int)sizeof board) return pb_analysis_board(g, s, buf, n);
+  char *line[9];
+  int nl = 0;
+  for (char *p = board; nl < 9 && *p != '\0';) {
+    line[nl++] = p;
+    char *e = strchr(p, '\n');
+    if (e == NULL) break;
+    *e = '\0';
+    p = e + 1;
+  }
+  if (nl < 9) return pb_analysis_board(g, s, buf, n);
+  int x = 0, o = 0;
+  for (int r = 1; r < 9; r++)
+    for (const char *c = line[r] + 2; *c != '\0'; c++) {
+      x += *c == 'X';
+      o += *c == 'O';
+    }
+  uint8_t acts[PB_MAX_ACTIONS];
+  int na = g->legal(s, acts);
+  for (int i = 0; i < na; i++)
+    if (acts[i] < 64 && (int)strlen(line[1 + acts[i] / 8]) > 2 + 2 * (acts[i] % 8))
+      line[1 + acts[i] / 8][2 + 2 * (acts[i] % 8)] = '*';
+  const int last = prev != NULL ? move_between(g, prev, s) : -1;
+  char out[1400];
+  size_t k = (size_t)snprintf(out, sizeof out, "%s\n", line[0]);
+  for (int r = 1; r < 9; r++) {
+    const char *L = line[r];
+    const int lc = last >= 0 && last < 64 && last / 8 == r - 1 ? last % 8 : -1;
+    for (int i = 0; L[i] != '\0' && k + 4 < sizeof out; i++) {
+      /* "[X]" around the last move: its brackets take the blanks beside. */
+      if (lc >= 0 && i == 1 + 2 * lc) out[k++] = '[';
+      else if (lc >= 0 && i == 3 + 2 * lc) out[k++] = ']';
+      else out[k++] = L[i];
+    }
+    if (lc == 7) out[k++] = ']';
+    out[k++] = '\n';
+  }
+  k += (size_t)snprintf(out + k, sizeof out - k, "discs: X %d, O %d\n", x, o);
+  return pb_game_text_out(buf, n, out, k < sizeof out ? k : sizeof out - 1);
+}
+
 char pb_analysis_side(const pb_game_t *g, const pb_state_t *s) {
   return (g->ply(s) & 1) == 0 ? 'X' : 'O';
 }

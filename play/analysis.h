@@ -30,6 +30,14 @@
 int pb_analysis_board(const pb_game_t *g, const pb_state_t *s, char *buf,
                       size_t n);
 
+/* As pb_analysis_board, for a game in progress that reached s from prev
+ * (NULL: none known): an Othello board also marks the last move's disc
+ * ("[X]"), the legal moves of the side to move ("*"), and counts the discs
+ * ("discs: X 3, O 1"); the other games are drawn as pb_analysis_board
+ * draws them. Returns the length written. */
+int pb_analysis_board_after(const pb_game_t *g, const pb_state_t *prev,
+                            const pb_state_t *s, char *buf, size_t n);
+
 /* The mark of the side to move in s, 'X' (the first player) or 'O', as
  * the boards draw them. */
 char pb_analysis_side(const pb_game_t *g, const pb_state_t *s);

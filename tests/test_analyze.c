@@ -257,6 +257,32 @@ static void test_module(void **state) {
   assert_int_equal(pb_analysis_result(t3, &s, buf, sizeof buf), 0);
   pb_analysis_board(t3, &s, buf, sizeof buf);
   assert_string_equal(buf, ". . .     1 2 3\n. X .     4 5 6\n. . .     7 8 9\n");
+  /* Othello during a game: the last move in brackets, the legal moves of
+   * the side to move, the discs counted; other games as before. */
+  pb_state_t before;
+  assert_int_equal(ot->parse(&before, "", &err), 0);
+  assert_int_equal(ot->parse(&s, "d3", &err), 0);
+  pb_analysis_board_after(ot, &before, &s, buf, sizeof buf);
+  assert_string_equal(buf,
+                      "  a b c d e f g h\n"
+                      "1 . . . . . . . .\n"
+                      "2 . . . . . . . .\n"
+                      "3 . . *[X]* . . .\n"
+                      "4 . . . X X . . .\n"
+                      "5 . . * X O . . .\n"
+                      "6 . . . . . . . .\n"
+                      "7 . . . . . . . .\n"
+                      "8 . . . . . . . .\n"
+                      "discs: X 4, O 1\n");
+  pb_analysis_board_after(ot, NULL, &before, buf, sizeof buf);
+  assert_non_null(strstr(buf, "4 . . * O X . . .\n"));
+  assert_non_null(strstr(buf, "discs: X 2, O 2\n"));
+  assert_null(strchr(buf, '['));
+  char plain[1024];
+  assert_int_equal(t3->parse(&s, "5", &err), 0);
+  pb_analysis_board(t3, &s, plain, sizeof plain);
+  pb_analysis_board_after(t3, NULL, &s, buf, sizeof buf);
+  assert_string_equal(buf, plain);
 
   pb_model_t *l = pb_model_open(g_ckpt, "cpu", NULL, &err);
   if (l == NULL) fail_msg("%s", err.msg);
