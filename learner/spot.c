@@ -214,6 +214,17 @@ static void ban_ident(pb_learner_t *l, ident_t *e, const char *why) {
                 e->id, why);
 }
 
+/* Counts a checked position, off by d, in tally t of iteration *tv (which
+ * starts afresh in iteration ver). */
+static void count_in(pb_spot_tally_t *t, uint64_t *tv, uint64_t ver, float d,
+                     double tol) {
+  if (*tv != ver) {
+    *tv = ver;
+    memset(t, 0, sizeof *t);
+  }
+  pb_spot_count(t, d, tol);
+}
+
 /* A checked position of p's, off by d: tallied for p, its key and (without
  * CURVE) its address; whatever crosses its limit is quarantined. */
 static void tally(pb_learner_t *l, peer_t *p, float d, uint64_t ver) {
@@ -222,21 +233,13 @@ static void tally(pb_learner_t *l, peer_t *p, float d, uint64_t ver) {
   const int bad = (double)d > tol;
   const int first_bad = bad && !p->disagreed;
   if (bad) p->disagreed = 1;
-  if (p->spot_version != ver) {
-    p->spot_version = ver;
-    memset(&p->spot_tally, 0, sizeof p->spot_tally);
-  }
-  pb_spot_count(&p->spot_tally, d, tol);
+  count_in(&p->spot_tally, &p->spot_version, ver, d, tol);
   if (!p->quarantined && pb_spot_failed(&p->spot_tally, most))
     quarantine(l, p, "its connection", &p->spot_tally);
   ident_t *k = p->key[0] ? ident_find(l, IDENT_KEY, p->key, 1) : NULL;
   if (k != NULL) {
     k->last = now(l);
-    if (k->spot_version != ver) {
-      k->spot_version = ver;
-      memset(&k->tally, 0, sizeof k->tally);
-    }
-    pb_spot_count(&k->tally, d, tol);
+    count_in(&k->tally, &k->spot_version, ver, d, tol);
     if (!k->banned && pb_spot_failed(&k->tally, most))
       ban_ident(l, k, "its CURVE key");
   }
@@ -245,11 +248,7 @@ static void tally(pb_learner_t *l, peer_t *p, float d, uint64_t ver) {
                    : NULL;
   if (a != NULL) {
     a->last = now(l);
-    if (a->spot_version != ver) {
-      a->spot_version = ver;
-      memset(&a->tally, 0, sizeof a->tally);
-    }
-    pb_spot_count(&a->tally, d, tol);
+    count_in(&a->tally, &a->spot_version, ver, d, tol);
     if (first_bad) a->bad_conns++;
     if (!a->banned && a->bad_conns >= 3) {
       char why[80];

@@ -63,3 +63,20 @@ for s in socks:
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
 }
+# need_browser NAME: sets CHROMIUM to the browser a test drives (and checks
+# python3, its driver); without chromium, the test NAME is skipped (exit 0)
+# when PB_SKIP_BROWSER=1 and fails otherwise (exit 1).
+need_browser() {
+  CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+  if [ -z "$CHROMIUM" ]; then
+    if [ "${PB_SKIP_BROWSER:-0}" = 1 ]; then
+      echo "SKIPPED: no chromium, and PB_SKIP_BROWSER=1"
+      echo "$1: 0 passed, 0 failed, 1 skipped"
+      exit 0
+    fi
+    bad "chromium is not installed (scripts/setup.sh installs it; PB_SKIP_BROWSER=1 skips this test)"
+    finish "$1"
+    exit 1
+  fi
+  command -v python3 >/dev/null || { bad "no python3"; finish "$1"; exit 1; }
+}

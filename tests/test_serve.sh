@@ -36,18 +36,7 @@ cleanup() {
 . "$SRC/tests/cli_lib.sh"
 on_exit cleanup
 
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROMIUM" ]; then
-  if [ "${PB_SKIP_BROWSER:-0}" = 1 ]; then
-    echo "SKIPPED: no chromium, and PB_SKIP_BROWSER=1"
-    echo "test_serve: 0 passed, 0 failed, 1 skipped"
-    exit 0
-  fi
-  bad "chromium is not installed (scripts/setup.sh installs it; PB_SKIP_BROWSER=1 skips this test)"
-  finish test_serve
-  exit 1
-fi
-command -v python3 >/dev/null || { bad "no python3"; finish test_serve; exit 1; }
+need_browser test_serve
 
 # req [METHOD] PATH: the body, or "HTTP <code>: <body>" for an error status;
 # a first line "content-type: ..." with HEADERS=1.

@@ -32,18 +32,7 @@ cleanup() {
 # Whatever the test started dies with it (a failure, Ctrl-C, a timeout).
 on_exit cleanup
 
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROMIUM" ]; then
-  if [ "${PB_SKIP_BROWSER:-0}" = 1 ]; then
-    echo "SKIPPED: no chromium, and PB_SKIP_BROWSER=1"
-    echo "test_web_browser: 0 passed, 0 failed, 1 skipped"
-    exit 0
-  fi
-  bad "chromium is not installed (scripts/setup.sh installs it; PB_SKIP_BROWSER=1 skips this test)"
-  finish test_web_browser
-  exit 1
-fi
-command -v python3 >/dev/null || { bad "no python3"; finish test_web_browser; exit 1; }
+need_browser test_web_browser
 
 # get PATH: prints the body, or "HTTP <code>: <body>" for an error status.
 get() {
