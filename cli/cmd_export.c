@@ -1,18 +1,26 @@
 /* probs export - a checkpoint's networks as a file for PyTorch.
  *
  *   probs export CKPT OUT.pt [--net both|v|q]
+ *   probs export CKPT OUT.pbck
  *
  * Reads the learner checkpoint CKPT (RUN_DIR/checkpoints/ckpt-NNNNNN.pbck)
  * and writes its V and/or Q weights with pb_nn_export_torch: one
  * torch.save-compatible file holding the state dict "v.<param>" /
  * "q.<param>" -> tensor, which torch.load(OUT, weights_only=True) reads.
- * docs/nn.md has the matching torch.nn.Module. Exit status 0, 1 when the
+ * docs/nn.md has the matching torch.nn.Module. With an OUT ending in
+ * .pbck it writes a model file instead (nn/model.h): the checkpoint's
+ * config and networks without the optimizer's moments or the trainer's
+ * sections, which every command that takes --model reads (data/models/
+ * holds such files). Exit status 0, 1 when the
  * checkpoint cannot be read or OUT cannot be written (the message names
  * the file), 2 for bad usage. */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
+#include "ckpt.h"
 #include "cmds.h"
 #include "config.h"
 #include "model.h"
@@ -21,6 +29,7 @@
 static void export_usage(FILE *f) {
   fprintf(f,
           "usage: probs export CKPT OUT.pt [--net both|v|q]\n"
+          "       probs export CKPT OUT.pbck\n"
           "Writes the networks of the checkpoint CKPT (a learner checkpoint,\n"
           "RUN_DIR/checkpoints/ckpt-NNNNNN.pbck) to OUT.pt in torch.save's\n"
           "format: a dict \"v.<param>\" / \"q.<param>\" -> tensor (names and\n"
@@ -30,7 +39,48 @@ static void export_usage(FILE *f) {
           "  --net both|v|q   which networks (default both; the keys keep\n"
           "                   their \"v.\" / \"q.\" prefix either way)\n"
           "A checkpoint of an alphazero run holds one policy+value network,\n"
-          "written as \"pv.<param>\" (--net is then ignored).\n");
+          "written as \"pv.<param>\" (--net is then ignored).\n"
+          "With OUT.pbck it writes a model file: the checkpoint's config\n"
+          "and network weights without the optimizer state (about a third\n"
+          "of the size), which every --model and CKPT of an agent reads.\n");
+}
+
+/* probs export CKPT OUT.pbck: the model file of CKPT. */
+static int export_model_file(const char *in, const char *out) {
+  char rin[PATH_MAX], rout[PATH_MAX];
+  if (realpath(in, rin) != NULL && realpath(out, rout) != NULL &&
+      !strcmp(rin, rout)) {
+    fprintf(stderr, "probs export: %s: OUT is CKPT itself; give another path\n",
+            out);
+    return PB_EXIT_USAGE;
+  }
+  pb_err_t err;
+  pb_err_clear(&err);
+  pb_config_t cfg;
+  pb_model_t *l = pb_model_open(in, "cpu", &cfg, &err);
+  if (l == NULL) {
+    fprintf(stderr, "probs export: %s\n", err.msg);
+    return PB_EXIT_USAGE; /* the checkpoint named cannot be used */
+  }
+  pb_ckpt_t *ck = pb_ckpt_new(&err);
+  int rc = ck ? 0 : err.code;
+  if (rc == 0)
+    rc = pb_model_write_weights(ck, &cfg, pb_model_game(l),
+                                pb_model_version(l), pb_model_v(l),
+                                pb_model_q(l), &err);
+  if (rc == 0) rc = pb_ckpt_write(ck, out, &err);
+  pb_ckpt_destroy(&ck);
+  if (rc != 0) {
+    fprintf(stderr, "probs export: %s: %s\n", out, err.msg);
+    pb_model_destroy(&l);
+    return 1;
+  }
+  printf("wrote %s: the model file of %s (game %s, algorithm %s, version "
+         "%llu)\n",
+         out, in, cfg.game, pb_model_alphazero(l) ? "alphazero" : "probs",
+         (unsigned long long)pb_model_version(l));
+  pb_model_destroy(&l);
+  return 0;
 }
 
 int pb_cmd_export(int argc, char **argv) {
@@ -74,6 +124,10 @@ int pb_cmd_export(int argc, char **argv) {
     fprintf(stderr, "probs export: --net '%s': expected both, v or q\n", net);
     return 2;
   }
+
+  size_t ol = strlen(pos[1]);
+  if (ol > 5 && !strcmp(pos[1] + ol - 5, PB_CKPT_SUFFIX))
+    return export_model_file(pos[0], pos[1]);
 
   pb_err_t err;
   pb_err_clear(&err);

@@ -14,16 +14,21 @@
 #include "game.h"
 #include "gtp_engine.h"
 #include "model.h"
+#include "models.h"
 
 PB_ENTRY_STOP_FLAG(stop_flag, on_signal)
 
 static void gtp_usage(FILE *f) {
   fprintf(f,
-          "usage: probs gtp --model CKPT [--agent SPEC] [--seed S]\n"
+          "usage: probs gtp [--model CKPT | --game NAME] [--agent SPEC] "
+          "[--seed S]\n"
           "  Speaks the Go Text Protocol (version 2) on stdin and stdout:\n"
           "  the checkpoint's game, moves by the agent (docs/gtp.md).\n"
-          "  --model CKPT  a probs checkpoint (required): the game, and the\n"
-          "                network of the agent\n"
+          "  --model CKPT  a probs checkpoint or model file: the game, and\n"
+          "                the network of the agent (default: the shipped\n"
+          "                model of --game, data/models/GAME.pbck)\n"
+          "  --game NAME   without --model: whose shipped model (default\n"
+          "                othello)\n"
           "  --agent SPEC  the agent, any spec of `probs match`; checkpoint,\n"
           "                value, beam[,E=N][,M=N] and mcts[,N=n] may leave\n"
           "                out the path (default checkpoint = checkpoint:CKPT,\n"
@@ -36,15 +41,32 @@ static void gtp_usage(FILE *f) {
 }
 
 int pb_cmd_gtp(int argc, char **argv) {
-  enum { O_MODEL, O_AGENT, O_SEED, O_N };
-  static const char *const names[O_N] = {"--model", "--agent", "--seed"};
-  const char *val[O_N] = {NULL, "checkpoint", "1"};
+  enum { O_MODEL, O_AGENT, O_SEED, O_GAME, O_N };
+  static const char *const names[O_N] = {"--model", "--agent", "--seed",
+                                         "--game"};
+  const char *val[O_N] = {NULL, "checkpoint", "1", NULL};
   int parsed = pb_cli_options(argc, argv, "gtp", names, O_N, val, gtp_usage);
   if (parsed != 0) return parsed == 1 ? 0 : parsed;
+  char shipped[4096];
+  if (val[O_MODEL] != NULL && val[O_GAME] != NULL) {
+    fprintf(stderr, "probs gtp: give --model or --game, not both (the "
+                    "model tells the game)\n");
+    return PB_EXIT_USAGE;
+  }
   if (val[O_MODEL] == NULL) {
-    fprintf(stderr, "probs gtp: --model CKPT is required\n");
-    gtp_usage(stderr);
-    return 2;
+    const char *game = val[O_GAME] ? val[O_GAME] : "othello";
+    pb_err_t e;
+    pb_err_clear(&e);
+    if (pb_game_by_name(game) == NULL) {
+      fprintf(stderr, "probs gtp: unknown game '%s' (known: %s)\n", game,
+              pb_game_names());
+      return PB_EXIT_USAGE;
+    }
+    if (pb_cli_shipped_model(game, shipped, sizeof shipped, &e) != 0) {
+      fprintf(stderr, "probs gtp: %s\n", e.msg);
+      return PB_EXIT_USAGE;
+    }
+    val[O_MODEL] = shipped;
   }
   unsigned long long seed;
   if (pb_cli_seed(val[O_SEED], &seed) != 0) {

@@ -14,16 +14,23 @@
 #include "cmds.h"
 #include "game.h"
 #include "model.h"
+#include "models.h"
 
 static void play_usage(FILE *f) {
   char kinds[256];
   pb_agent_kinds(kinds, sizeof kinds);
   fprintf(f,
-          "usage: probs play [--game NAME] [--agent SPEC] [--first human|agent]\n"
-          "                  [--seed S] [--position MOVES]\n"
-          "  --game NAME       %s (default connect4)\n"
+          "usage: probs play [--game NAME] [--model CKPT] [--agent SPEC]\n"
+          "                  [--first human|agent] [--seed S] [--position MOVES]\n"
+          "  --game NAME       %s (default connect4, or the model's)\n"
+          "  --model CKPT      the opponent's networks: a checkpoint or model\n"
+          "                    file (default: the game's shipped model,\n"
+          "                    data/models/GAME.pbck)\n"
           "  --agent SPEC      the opponent, as in `probs match`: %s\n"
-          "                    (default random)\n"
+          "                    (default abnet over the model, mcts over an\n"
+          "                    alphazero one; random when there is none); a\n"
+          "                    kind that takes a checkpoint may leave it out\n"
+          "                    (abnet,nodes=3000) to use the model\n"
           "  --first WHO       human (default) or agent: who moves first\n"
           "  --seed S          the agent's seed (default 1)\n"
           "  --position MOVES  start from these moves (game notation)\n"
@@ -186,20 +193,72 @@ static int human_turn(const pb_game_t *g, pb_agent_t *agent, pb_analysis_t **an,
   }
 }
 
+/* The opponent's spec into spec[0..n): --agent completed with the model
+ * (--model, else the game's shipped model when the agent needs one), or
+ * the default agent of that model. Returns 0 or an exit status. */
+static int opponent(const pb_game_t **g, const char *game, const char *agent,
+                    const char *model, char *spec, size_t n) {
+  char shipped[4096];
+  pb_err_t err;
+  pb_err_clear(&err);
+  if (model == NULL) {
+    char probe[4400];
+    pb_agent_spec_with_model(agent ? agent : "abnet", "M", probe,
+                             sizeof probe);
+    int needs = agent == NULL || strcmp(probe, agent) != 0;
+    if (needs && pb_cli_shipped_model((*g)->name, shipped, sizeof shipped,
+                                      &err) == 0) {
+      model = shipped;
+    } else if (needs && agent != NULL) {
+      fprintf(stderr, "probs play: --agent %s needs a model: %s\n", agent,
+              err.msg);
+      return PB_EXIT_USAGE;
+    } else if (needs) {
+      fprintf(stderr, "probs play: %s; the opponent plays at random\n",
+              err.msg);
+      agent = "random";
+    }
+  }
+  if (model != NULL) {
+    pb_model_t *m = pb_model_open(model, "cpu", NULL, &err);
+    if (m == NULL) {
+      fprintf(stderr, "probs play: --model: %s\n", err.msg);
+      return PB_EXIT_USAGE;
+    }
+    const pb_game_t *mg = pb_model_game(m);
+    int az = pb_model_alphazero(m);
+    pb_model_destroy(&m);
+    if (game != NULL && mg != *g) {
+      fprintf(stderr, "probs play: --model %s is a %s model, not %s\n", model,
+              mg->name, (*g)->name);
+      return PB_EXIT_USAGE;
+    }
+    *g = mg;
+    if (agent == NULL) agent = az ? "mcts" : "abnet";
+  }
+  pb_agent_spec_with_model(agent, model, spec, n);
+  return 0;
+}
+
 int pb_cmd_play(int argc, char **argv) {
-  enum { O_GAME, O_AGENT, O_FIRST, O_SEED, O_POS, O_N };
-  static const char *const names[O_N] = {"--game", "--agent", "--first",
-                                         "--seed", "--position"};
-  const char *val[O_N] = {"connect4", "random", "human", "1", ""};
+  enum { O_GAME, O_AGENT, O_FIRST, O_SEED, O_POS, O_MODEL, O_N };
+  static const char *const names[O_N] = {"--game", "--agent",    "--first",
+                                         "--seed", "--position", "--model"};
+  const char *val[O_N] = {NULL, NULL, "human", "1", "", NULL};
   int parsed = pb_cli_options(argc, argv, "play", names, O_N, val, play_usage);
   if (parsed != 0) return parsed == 1 ? 0 : parsed;
 
-  const pb_game_t *g = pb_game_by_name(val[O_GAME]);
+  const char *game = val[O_GAME] ? val[O_GAME] : "connect4";
+  const pb_game_t *g = pb_game_by_name(game);
   if (g == NULL) {
-    fprintf(stderr, "probs play: unknown game '%s' (known: %s)\n", val[O_GAME],
+    fprintf(stderr, "probs play: unknown game '%s' (known: %s)\n", game,
             pb_game_names());
     return 2;
   }
+  char spec[4400];
+  int orc = opponent(&g, val[O_GAME], val[O_AGENT], val[O_MODEL], spec,
+                     sizeof spec);
+  if (orc != 0) return orc;
   int human_first;
   if (!strcmp(val[O_FIRST], "human")) {
     human_first = 1;
@@ -223,7 +282,7 @@ int pb_cmd_play(int argc, char **argv) {
     fprintf(stderr, "probs play: bad --position: %s\n", err.msg);
     return 2;
   }
-  pb_agent_t *agent = pb_agent_new(g, val[O_AGENT], seed, &err);
+  pb_agent_t *agent = pb_agent_new(g, spec, seed, &err);
   if (agent == NULL) {
     fprintf(stderr, "probs play: %s\n", err.msg);
     return err.code == PB_EINVAL || err.code == PB_EMISMATCH ? 2 : 1;

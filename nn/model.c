@@ -70,9 +70,12 @@ int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
 
 /* ---- the sections of a checkpoint ---------------------------------------- */
 
-int pb_model_write(pb_ckpt_t *ck, const pb_config_t *cfg, const pb_game_t *g,
-                   uint64_t version, const uint64_t rng[4], const pb_nn_t *v,
-                   const pb_nn_t *q, pb_err_t *err) {
+/* The sections of pb_model_write (states: weights and Adam moments) and
+ * of pb_model_write_weights (weights only). */
+static int write_sections(pb_ckpt_t *ck, const pb_config_t *cfg,
+                          const pb_game_t *g, uint64_t version,
+                          const uint64_t rng[4], const pb_nn_t *v,
+                          const pb_nn_t *q, int weights_only, pb_err_t *err) {
   uint8_t meta[META_LEN];
   pb_le_put64(meta, META_MAGIC);
   pb_le_put64(meta + 8, (uint64_t)g->id);
@@ -81,12 +84,20 @@ int pb_model_write(pb_ckpt_t *ck, const pb_config_t *cfg, const pb_game_t *g,
   uint8_t *vb = NULL, *qb = NULL;
   size_t vl = 0, ql = 0;
   char *yaml = NULL;
-  int rc = v ? pb_nn_state_save(v, &vb, &vl, err) : 0;
-  if (rc == 0) rc = pb_nn_state_save(q, &qb, &ql, err);
+  int rc = 0;
+  if (weights_only) {
+    if (v) rc = pb_nn_weights_save(v, version, &vb, &vl, err);
+    if (rc == 0) rc = pb_nn_weights_save(q, version, &qb, &ql, err);
+  } else {
+    if (v) rc = pb_nn_state_save(v, &vb, &vl, err);
+    if (rc == 0) rc = pb_nn_state_save(q, &qb, &ql, err);
+  }
+  const char *vname = weights_only ? "v.weights" : "v.state";
+  const char *qname = weights_only ? "q.weights" : "q.state";
   if (rc == 0) rc = pb_config_to_yaml(cfg, &yaml, err);
   if (rc == 0) rc = pb_ckpt_add(ck, "learn.meta", meta, sizeof meta, err);
-  if (rc == 0 && v) rc = pb_ckpt_add(ck, "v.state", vb, vl, err);
-  if (rc == 0) rc = pb_ckpt_add(ck, "q.state", qb, ql, err);
+  if (rc == 0 && v) rc = pb_ckpt_add(ck, vname, vb, vl, err);
+  if (rc == 0) rc = pb_ckpt_add(ck, qname, qb, ql, err);
   if (rc == 0) rc = pb_ckpt_add(ck, "config.yaml", yaml, strlen(yaml), err);
   free(vb);
   free(qb);
@@ -94,10 +105,38 @@ int pb_model_write(pb_ckpt_t *ck, const pb_config_t *cfg, const pb_game_t *g,
   return rc;
 }
 
+int pb_model_write(pb_ckpt_t *ck, const pb_config_t *cfg, const pb_game_t *g,
+                   uint64_t version, const uint64_t rng[4], const pb_nn_t *v,
+                   const pb_nn_t *q, pb_err_t *err) {
+  return write_sections(ck, cfg, g, version, rng, v, q, 0, err);
+}
+
+int pb_model_write_weights(pb_ckpt_t *ck, const pb_config_t *cfg,
+                           const pb_game_t *g, uint64_t version,
+                           const pb_nn_t *v, const pb_nn_t *q, pb_err_t *err) {
+  static const uint64_t no_rng[4] = {0, 0, 0, 0};
+  return write_sections(ck, cfg, g, version, no_rng, v, q, 1, err);
+}
+
+/* A network's section in ck: "<net>.state" (*weights 0) or, in a model
+ * file, "<net>.weights" (*weights 1). PB_ENOTFOUND when neither. */
+static int net_section(const pb_ckpt_t *ck, const char *net,
+                       const uint8_t **buf, size_t *len, int *weights) {
+  char name[16];
+  snprintf(name, sizeof name, "%s.state", net);
+  *weights = 0;
+  if (pb_ckpt_get(ck, name, (const void **)buf, len) == 0) return 0;
+  snprintf(name, sizeof name, "%s.weights", net);
+  *weights = 1;
+  return pb_ckpt_get(ck, name, (const void **)buf, len);
+}
+
 static int same_spec(const pb_nn_t *nn, const uint8_t *buf, size_t len,
-                     const char *what, const char *path, pb_err_t *err) {
+                     int weights, const char *what, const char *path,
+                     pb_err_t *err) {
   pb_nn_spec_t sp;
-  int rc = pb_nn_state_peek(buf, len, &sp, err);
+  int rc = weights ? pb_nn_weights_peek(buf, len, &sp, NULL, err)
+                   : pb_nn_state_peek(buf, len, &sp, err);
   if (rc != 0) return rc;
   if (memcmp(&sp, pb_nn_spec(nn), sizeof sp) != 0)
     return pb_err_set(err, PB_EMISMATCH,
@@ -112,11 +151,12 @@ int pb_model_check(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
                    const pb_nn_t *v, const pb_nn_t *q, pb_err_t *err) {
   const uint8_t *meta, *vb = NULL, *qb;
   size_t ml, vl = 0, ql;
+  int vw = 0, qw;
   if (pb_ckpt_get(ck, "learn.meta", (const void **)&meta, &ml) != 0 ||
-      pb_ckpt_get(ck, "q.state", (const void **)&qb, &ql) != 0)
+      net_section(ck, "q", &qb, &ql, &qw) != 0)
     return pb_err_set(err, PB_ECORRUPT, "%s: not a probs learner checkpoint",
                       path);
-  int has_v = pb_ckpt_get(ck, "v.state", (const void **)&vb, &vl) == 0;
+  int has_v = net_section(ck, "v", &vb, &vl, &vw) == 0;
   if (has_v != (v != NULL))
     return pb_err_set(err, PB_EMISMATCH,
                       "%s: a checkpoint of algorithm %s, but this run is %s",
@@ -131,8 +171,15 @@ int pb_model_check(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
                       og ? og->name : "unknown", g->name);
   }
   int rc;
-  if (v && (rc = same_spec(v, vb, vl, "V", path, err)) != 0) return rc;
-  return same_spec(q, qb, ql, "Q", path, err);
+  if (v && (rc = same_spec(v, vb, vl, vw, "V", path, err)) != 0) return rc;
+  return same_spec(q, qb, ql, qw, "Q", path, err);
+}
+
+/* Loads one network's section (a state or, in a model file, weights). */
+static int load_net(pb_nn_t *nn, const uint8_t *buf, size_t len, int weights,
+                    pb_err_t *err) {
+  return weights ? pb_nn_weights_load(nn, buf, len, NULL, err)
+                 : pb_nn_state_load(nn, buf, len, err);
 }
 
 int pb_model_read(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
@@ -142,18 +189,19 @@ int pb_model_read(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
   if (rc != 0) return rc;
   const uint8_t *meta, *vb = NULL, *qb;
   size_t ml, vl = 0, ql;
+  int vw = 0, qw;
   pb_ckpt_get(ck, "learn.meta", (const void **)&meta, &ml);
-  pb_ckpt_get(ck, "q.state", (const void **)&qb, &ql);
-  if (v != NULL) pb_ckpt_get(ck, "v.state", (const void **)&vb, &vl);
+  net_section(ck, "q", &qb, &ql, &qw);
+  if (v != NULL) net_section(ck, "v", &vb, &vl, &vw);
   /* V is loaded first; if Q's buffer then fails its checks, V gets its
    * old state back, so a refusal changes nothing. */
   uint8_t *vold = NULL;
   size_t voldl = 0;
   if (v == NULL)
-    rc = pb_nn_state_load(q, qb, ql, err);
+    rc = load_net(q, qb, ql, qw, err);
   else if ((rc = pb_nn_state_save(v, &vold, &voldl, err)) == 0 &&
-           (rc = pb_nn_state_load(v, vb, vl, err)) == 0 &&
-           (rc = pb_nn_state_load(q, qb, ql, err)) != 0)
+           (rc = load_net(v, vb, vl, vw, err)) == 0 &&
+           (rc = load_net(q, qb, ql, qw, err)) != 0)
     pb_nn_state_load(v, vold, voldl, NULL);
   free(vold);
   if (rc != 0) return rc;

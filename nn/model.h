@@ -11,6 +11,12 @@
  *   q.state       Q, or the policy+value network of an alphazero run
  *   config.yaml   the run's config as YAML (pb_config_to_yaml)
  *
+ * A model file (probs export OUT.pbck, data/models/) is a checkpoint with
+ * v.weights / q.weights (pb_nn_weights_save: the weights alone, a third of
+ * the states' size) in place of v.state / q.state, and learn.meta's RNG
+ * words zero. Everything that reads a model reads either; a learner
+ * resuming from a model file starts with fresh Adam moments.
+ *
  * The trainer adds its own sections beside them (its second RNG stream,
  * the replay window, the learner's blob). Everything that only plays,
  * analyses or exports a model opens it with pb_model_open, and so never
@@ -62,6 +68,13 @@ int pb_model_write(pb_ckpt_t *ck, const pb_config_t *cfg, const pb_game_t *g,
                    uint64_t version, const uint64_t rng[4], const pb_nn_t *v,
                    const pb_nn_t *q, pb_err_t *err);
 
+/* As pb_model_write, but a model file: learn.meta (RNG words zero),
+ * v.weights (when v is not NULL), q.weights and config.yaml. Errors as
+ * pb_model_write (pb_nn_weights_save's instead of pb_nn_state_save's). */
+int pb_model_write_weights(pb_ckpt_t *ck, const pb_config_t *cfg,
+                           const pb_game_t *g, uint64_t version,
+                           const pb_nn_t *v, const pb_nn_t *q, pb_err_t *err);
+
 /* Checks that ck (read from `path`, for messages) holds a model of game g
  * whose networks have the shapes of v and q (v NULL: an alphazero model),
  * without loading anything. Returns 0, PB_ECORRUPT (not a probs learner
@@ -71,9 +84,9 @@ int pb_model_check(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
                    const pb_nn_t *v, const pb_nn_t *q, pb_err_t *err);
 
 /* pb_model_check, then loads the networks' states (weights, Adam moments,
- * step counts) into v and q and sets *version and rng[4] (either may be
- * NULL) from learn.meta. All or nothing: on an error v and q keep their
- * states. */
+ * step counts; a model file's weights alone) into v and q and sets
+ * *version and rng[4] (either may be NULL) from learn.meta. All or
+ * nothing: on an error v and q keep their states. */
 int pb_model_read(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
                   pb_nn_t *v, pb_nn_t *q, uint64_t *version, uint64_t rng[4],
                   pb_err_t *err);

@@ -28,7 +28,11 @@ C4=$(ck connect4)
 OT=$(ck othello)
 
 # --- bad command lines ------------------------------------------------------
-expect "no --model" 2 'probs gtp: --model CKPT is required' "$P" gtp
+expect "no --model, no shipped model of the game" 2 \
+  'probs gtp: no shipped model tictactoe.pbck .*give --model' \
+  "$P" gtp --game tictactoe
+expect "--model and --game" 2 'give --model or --game, not both' \
+  "$P" gtp --model "$C4" --game connect4
 expect "a missing checkpoint" 2 'probs gtp: --model: .*none.pbck: cannot open' \
   "$P" gtp --model "$T/none.pbck"
 printf 'not a checkpoint\n' >"$T/bad.pbck"
@@ -39,7 +43,7 @@ expect "an unknown agent" 2 'unknown spec "minimax:3"' \
 expect "abnet with a bad budget" 2 'nodes' \
   "$P" gtp --model "$C4" --agent abnet,nodes=0
 expect "a bad seed" 2 "bad --seed 'x'" "$P" gtp --model "$C4" --seed x
-expect "--help" 0 '^usage: probs gtp --model CKPT' "$P" gtp --help
+expect "--help" 0 '^usage: probs gtp \[--model CKPT | --game NAME\]' "$P" gtp --help
 expect "probs --help lists gtp" 0 '^  gtp ' "$P" --help
 
 # --- a session --------------------------------------------------------------

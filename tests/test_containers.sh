@@ -62,6 +62,10 @@ echo "== 1. the image"
 T0=$SECONDS
 pb_image || { bad "the CPU image builds"; echo "test_containers: $PASS passed, $FAIL failed"; exit 1; }
 ok "the CPU image is there ($PB_IMAGE, $((SECONDS - T0)) s)"
+# The shipped networks are in the image: probs gtp plays without --model.
+gtp_out=$(printf 'genmove b\nquit\n' | $E run --rm -i "$PB_IMAGE" probs gtp --game connect4 2>&1)
+if grep -qE '^= [1-7]$' <<<"$gtp_out"; then ok "the image's probs gtp plays the shipped model"
+else bad "probs gtp in the image: $(head -c 400 <<<"$gtp_out")"; fi
 
 P="pbct$$"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/probs-containers.XXXXXX") || exit 2

@@ -2,7 +2,8 @@
  * sections of a checkpoint written and read back exactly, a checkpoint
  * opened on its own (pb_model_open) computing what the trainer's networks
  * compute, and checkpoints of another game, algorithm or shape refused
- * with nothing changed. */
+ * with nothing changed; a model file (weights only) opened as the
+ * checkpoint it came from. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -236,6 +237,78 @@ static void test_refuses(void **state) {
   for (int i = 0; i < 6; i++) pb_nn_destroy(&all[i]);
 }
 
+/* A model file (pb_model_write_weights): weights only, opened by pb_model_open computing what the checkpoint's
+ * networks compute, for both algorithms; a shape mismatch still refused. */
+static void test_model_file(void **state) {
+  (void)state;
+  char dir[256], full[320], slim[320];
+  tp_tmpdir(dir, sizeof dir, "model-file");
+  snprintf(full, sizeof full, "%s/ckpt.pbck", dir);
+  snprintf(slim, sizeof slim, "%s/model.pbck", dir);
+  static const char *const az[] = {"algorithm=alphazero", NULL};
+  for (int alg = 0; alg < 2; alg++) {
+    pb_config_t c;
+    config(&c, alg ? az : NULL);
+    pb_err_t err;
+    pb_learn_t *l = pb_learn_new(&c, &err);
+    assert_non_null(l);
+    assert_int_equal(pb_learn_save(l, full, NULL, 0, &err), 0);
+    pb_config_t got;
+    pb_model_t *m = pb_model_open(full, "cpu", &got, &err);
+    if (m == NULL) fail_msg("%s", err.msg);
+    pb_ckpt_t *ck = pb_ckpt_new(&err);
+    assert_int_equal(pb_model_write_weights(ck, &got, pb_model_game(m), 7,
+                                            pb_model_v(m), pb_model_q(m), &err),
+                     0);
+    const void *d;
+    size_t n;
+    assert_int_equal(pb_ckpt_get(ck, "q.weights", &d, &n), 0);
+    assert_int_equal(pb_ckpt_get(ck, "q.state", &d, &n), PB_ENOTFOUND);
+    assert_int_equal(pb_ckpt_get(ck, "v.weights", &d, &n) == 0, !alg);
+    assert_int_equal(pb_ckpt_write(ck, slim, &err), 0);
+    pb_ckpt_destroy(&ck);
+    pb_model_t *s = pb_model_open(slim, "cpu", NULL, &err);
+    if (s == NULL) fail_msg("%s", err.msg);
+    assert_int_equal(pb_model_version(s), 7);
+    assert_int_equal(pb_model_alphazero(s), alg);
+    const int A = alg ? 8 : 7; /* PV: 7 policy logits and the value */
+    float a[3 * 8], b[3 * 8];
+    outputs_of(pb_model_q(m), &pb_game_connect4, a);
+    outputs_of(pb_model_q(s), &pb_game_connect4, b);
+    assert_memory_equal(a, b, 3 * (size_t)A * sizeof(float));
+    if (!alg) {
+      outputs_of(pb_model_v(m), &pb_game_connect4, a);
+      outputs_of(pb_model_v(s), &pb_game_connect4, b);
+      assert_memory_equal(a, b, 3 * sizeof(float));
+    }
+    /* another shape is still refused, naming the file */
+    if (!alg) {
+      static const char *const wide[] = {"model.q.dense_units=9", NULL};
+      pb_config_t cw;
+      config(&cw, wide);
+      pb_nn_t *wv, *wq;
+      assert_int_equal(pb_model_nets(&cw, &pb_game_connect4, "cpu", "test",
+                                     &wv, &wq, &err),
+                       0);
+      pb_ckpt_t *rk = pb_ckpt_read(slim, &err);
+      assert_non_null(rk);
+      assert_int_equal(pb_model_read(rk, slim, &pb_game_connect4, wv, wq, NULL,
+                                     NULL, &err),
+                       PB_EMISMATCH);
+      assert_non_null(strstr(err.msg, "model.pbck"));
+      pb_ckpt_destroy(&rk);
+      pb_nn_destroy(&wv);
+      pb_nn_destroy(&wq);
+    }
+    pb_model_destroy(&s);
+    pb_model_destroy(&m);
+    pb_learn_destroy(&l);
+  }
+  unlink(full);
+  unlink(slim);
+  rmdir(dir);
+}
+
 int main(void) {
   pb_nn_set_threads(1);
   const struct CMUnitTest tests[] = {
@@ -243,6 +316,7 @@ int main(void) {
       cmocka_unit_test(test_write_read),
       cmocka_unit_test(test_open),
       cmocka_unit_test(test_refuses),
+      cmocka_unit_test(test_model_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
