@@ -63,9 +63,10 @@ static void json_probs(pb_json_t *j, const pb_game_t *g, const request_t *rq,
                        const pb_analysis_eval_t *ev) {
   char name[16];
   pb_json_kstr(j, "algorithm", "probs");
-  pb_json_kstr(j, "search", ev->has_abnet && ev->has_beam ? "both"
-                            : ev->has_beam                ? "beam"
-                                                          : "abnet");
+  pb_json_kstr(j, "search",
+               ev->has_abnet && ev->has_beam ? "both"
+               : ev->has_beam                ? "beam"
+                                             : "abnet");
   pb_json_kfloat(j, "v", ev->v);
   pb_json_key(j, "moves");
   pb_json_arr_begin(j);
@@ -188,11 +189,12 @@ static void print_probs(const pb_game_t *g, const pb_state_t *s,
     const pb_abnet_result_t *r = &ev->ab;
     char line[PB_ABNET_MAX_DEPTH * 8];
     pb_analysis_line(g, r->pv, r->pv_len, line, sizeof line);
-    printf("abnet (nodes=%llu): value %+.4f at depth %d%s, %llu "
-           "evaluations, line: %s\n",
-           (unsigned long long)rq->o.ab.nodes, r->value, r->depth,
-           r->solved ? " (solved)" : "",
-           (unsigned long long)(r->v_evals + r->q_evals), line);
+    printf(
+        "abnet (nodes=%llu): value %+.4f at depth %d%s, %llu "
+        "evaluations, line: %s\n",
+        (unsigned long long)rq->o.ab.nodes, r->value, r->depth,
+        r->solved ? " (solved)" : "",
+        (unsigned long long)(r->v_evals + r->q_evals), line);
     move_name(g, ev->best_abnet, name, sizeof name);
     printf("best by abnet (nodes=%llu): %s\n",
            (unsigned long long)rq->o.ab.nodes, name);
@@ -235,62 +237,73 @@ static int settle(const given_t *gv, int az, request_t *rq) {
   pb_analysis_defaults(&rq->o);
   long v = 0;
   if (az) {
-    const char *probs_only = gv->search ? "--search"
+    const char *probs_only = gv->search  ? "--search"
                              : gv->nodes ? "--nodes"
                              : gv->E     ? "-E"
                              : gv->M     ? "-M"
                                          : NULL;
     if (probs_only != NULL) {
-      fprintf(stderr, "probs analyze: %s is for probs checkpoints; %s is an "
+      fprintf(stderr,
+              "probs analyze: %s is for probs checkpoints; %s is an "
               "alphazero checkpoint (no V and Q), analysed with MCTS "
-              "(--simulations N)\n", probs_only, rq->model);
+              "(--simulations N)\n",
+              probs_only, rq->model);
       return 2;
     }
     if (gv->sims && pb_cli_long(gv->sims, 1, 100000, &v) < 0) {
-      fprintf(stderr, "probs analyze: bad --simulations '%s' (expected "
-              "1..100000)\n", gv->sims);
+      fprintf(stderr,
+              "probs analyze: bad --simulations '%s' (expected "
+              "1..100000)\n",
+              gv->sims);
       return 2;
     }
     if (gv->sims) rq->o.simulations = (int)v;
     return 0;
   }
   if (gv->sims) {
-    fprintf(stderr, "probs analyze: --simulations is for alphazero "
+    fprintf(stderr,
+            "probs analyze: --simulations is for alphazero "
             "checkpoints (MCTS); %s is a probs checkpoint: --nodes N sets "
-            "the alpha-beta budget, -E/-M the beam's\n", rq->model);
+            "the alpha-beta budget, -E/-M the beam's\n",
+            rq->model);
     return 2;
   }
-  const char *search = gv->search ? gv->search
+  const char *search = gv->search       ? gv->search
                        : gv->E || gv->M ? "both"
                                         : "abnet";
   if (strcmp(search, "abnet") && strcmp(search, "beam") &&
       strcmp(search, "both")) {
-    fprintf(stderr, "probs analyze: bad --search '%s' (expected abnet, beam "
-            "or both)\n", search);
+    fprintf(stderr,
+            "probs analyze: bad --search '%s' (expected abnet, beam "
+            "or both)\n",
+            search);
     return 2;
   }
   rq->o.abnet = strcmp(search, "beam") != 0;
   int beam = strcmp(search, "abnet") != 0;
   if (!rq->o.abnet && gv->nodes) {
-    fprintf(stderr, "probs analyze: --nodes is alpha-beta's budget; "
+    fprintf(stderr,
+            "probs analyze: --nodes is alpha-beta's budget; "
             "--search beam has no alpha-beta\n");
     return 2;
   }
   if (!beam && (gv->E || gv->M)) {
-    fprintf(stderr, "probs analyze: -E/-M set the beam search; --search "
+    fprintf(stderr,
+            "probs analyze: -E/-M set the beam search; --search "
             "abnet has none (use --search both)\n");
     return 2;
   }
   if (gv->nodes && pb_cli_long(gv->nodes, 1, 100000000, &v) < 0) {
-    fprintf(stderr, "probs analyze: bad --nodes '%s' (expected "
-            "1..100000000)\n", gv->nodes);
+    fprintf(stderr,
+            "probs analyze: bad --nodes '%s' (expected "
+            "1..100000000)\n",
+            gv->nodes);
     return 2;
   }
   if (gv->nodes) rq->o.ab.nodes = (uint64_t)v;
   long E = 30, M = 3;
   if (gv->E && pb_cli_long(gv->E, 1, 100000, &E) < 0) {
-    fprintf(stderr, "probs analyze: bad -E '%s' (expected 1..100000)\n",
-            gv->E);
+    fprintf(stderr, "probs analyze: bad -E '%s' (expected 1..100000)\n", gv->E);
     return 2;
   }
   if (gv->M && pb_cli_long(gv->M, 1, 99, &M) < 0) {
@@ -321,25 +334,43 @@ static int parse(int argc, char **argv, given_t *gv, request_t *rq,
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":E:M:m:p:h", opts, NULL)) != -1) {
     switch (c) {
-    case 'm': rq->model = optarg; break;
-    case 'p': rq->position = optarg; break;
-    case 'E': gv->E = optarg; break;
-    case 'M': gv->M = optarg; break;
-    case O_SEARCH: gv->search = optarg; break;
-    case O_NODES: gv->nodes = optarg; break;
-    case O_SIMS: gv->sims = optarg; break;
-    case 'j': *json = true; break;
-    case 'h': usage(stdout); return 0;
-    case ':':
-      fprintf(stderr, "probs analyze: option '%s' needs a value\n",
-              argv[optind - 1]);
-      usage(stderr);
-      return 2;
-    default:
-      fprintf(stderr, "probs analyze: unknown option '%s'\n",
-              argv[optind - 1]);
-      usage(stderr);
-      return 2;
+      case 'm':
+        rq->model = optarg;
+        break;
+      case 'p':
+        rq->position = optarg;
+        break;
+      case 'E':
+        gv->E = optarg;
+        break;
+      case 'M':
+        gv->M = optarg;
+        break;
+      case O_SEARCH:
+        gv->search = optarg;
+        break;
+      case O_NODES:
+        gv->nodes = optarg;
+        break;
+      case O_SIMS:
+        gv->sims = optarg;
+        break;
+      case 'j':
+        *json = true;
+        break;
+      case 'h':
+        usage(stdout);
+        return 0;
+      case ':':
+        fprintf(stderr, "probs analyze: option '%s' needs a value\n",
+                argv[optind - 1]);
+        usage(stderr);
+        return 2;
+      default:
+        fprintf(stderr, "probs analyze: unknown option '%s'\n",
+                argv[optind - 1]);
+        usage(stderr);
+        return 2;
     }
   }
   if (optind != argc) {

@@ -20,7 +20,8 @@ static void play_usage(FILE *f) {
   pb_agent_kinds(kinds, sizeof kinds);
   fprintf(f,
           "usage: probs play [--game NAME] [--model CKPT] [--agent SPEC]\n"
-          "                  [--first human|agent] [--seed S] [--position MOVES]\n"
+          "                  [--first human|agent] [--seed S]\n"
+          "                  [--position MOVES]\n"
           "  --game NAME       %s (default connect4, or the\n"
           "                    checkpoint's game)\n"
           "  --model CKPT      a checkpoint: the game, and the opponent's\n"
@@ -264,7 +265,8 @@ static int pick_agent(const char *game, const char *agent, const char *model,
       return 2;
     }
     if (agent != NULL && !strcmp(agent, "search")) {
-      fprintf(stderr, "probs play: --agent search needs --model CKPT (the "
+      fprintf(stderr,
+              "probs play: --agent search needs --model CKPT (the "
               "checkpoint to search with)\n");
       return 2;
     }

@@ -3,7 +3,7 @@
  * (value:PATH), in beam search (beam:PATH), in PUCT MCTS (mcts:PATH, with
  * an AlphaZero network or a PROBS V and Q) or in alpha-beta over V and Q
  * (abnet:PATH); and what reads them: pb_agent_networks,
- * pb_agent_evaluations, pb_agent_argmax_legal.
+ * pb_agent_search_of, pb_agent_evaluations, pb_agent_argmax_legal.
  *
  * Workload: one batch-1 forward pass per move in matches, batches of
  * NET_CHUNK positions through pb_agent_act_many. A network agent's input

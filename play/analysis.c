@@ -200,8 +200,8 @@ void pb_analysis_defaults(pb_analysis_opts_t *o) {
   o->simulations = 200;
 }
 
-int pb_analysis_line(const pb_game_t *g, const uint8_t *moves, int n,
-                     char *buf, size_t size) {
+int pb_analysis_line(const pb_game_t *g, const uint8_t *moves, int n, char *buf,
+                     size_t size) {
   if (buf == NULL || size == 0) return 0;
   size_t k = 0;
   buf[0] = '\0';
@@ -256,9 +256,11 @@ static int new_az(pb_analysis_t *a, const pb_analysis_opts_t *o,
                       "(simulations 1..100000, c_puct 0.001..100)",
                       o->simulations, o->c_puct);
   const pb_config_t *cfg = pb_model_config(a->model);
-  pb_mcts_opts_t mo = {o->simulations,
-                       o->c_puct > 0 ? o->c_puct : cfg->mcts.c_puct,
-                       0.0, 0.0, 1, cfg->mcts.discount};
+  /* As the mcts: agent: no noise, the checkpoint's discount. */
+  pb_mcts_opts_t mo = {.simulations = o->simulations,
+                       .c_puct = o->c_puct > 0 ? o->c_puct : cfg->mcts.c_puct,
+                       .parallel = 1,
+                       .discount = cfg->mcts.discount};
   a->simulations = o->simulations;
   a->mcts = pb_mcts_new(a->g, &mo, err);
   if (a->mcts == NULL) return code_of(err);
@@ -356,7 +358,8 @@ static int eval_probs(pb_analysis_t *a, const pb_state_t *s,
   float q[PB_MAX_ACTIONS];
   rc = fn.qvalues(fn.ctx, s, 1, q, err);
   if (rc < 0) return rc;
-  for (int i = 0; i < out->n_legal; i++) out->q[out->legal[i]] = q[out->legal[i]];
+  for (int i = 0; i < out->n_legal; i++)
+    out->q[out->legal[i]] = q[out->legal[i]];
   /* Children that do not end the game, valued in one call. */
   pb_state_t kids[PB_MAX_ACTIONS];
   int kid_action[PB_MAX_ACTIONS];
@@ -386,8 +389,7 @@ static int eval_az(pb_analysis_t *a, const pb_state_t *s,
   double mx = -INFINITY, sum = 0;
   for (int i = 0; i < out->n_legal; i++)
     if (logits[out->legal[i]] > mx) mx = logits[out->legal[i]];
-  for (int i = 0; i < out->n_legal; i++)
-    sum += exp(logits[out->legal[i]] - mx);
+  for (int i = 0; i < out->n_legal; i++) sum += exp(logits[out->legal[i]] - mx);
   for (int i = 0; i < out->n_legal; i++) {
     int act = out->legal[i];
     out->p[act] = (float)(exp(logits[act] - mx) / sum);

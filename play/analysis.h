@@ -69,22 +69,22 @@ typedef struct pb_analysis pb_analysis_t;
 
 /* Writes the moves[0..n) in the game's notation, blank-separated, into buf
  * (NUL-terminated, truncated to size). Returns the length written. */
-int pb_analysis_line(const pb_game_t *g, const uint8_t *moves, int n,
-                     char *buf, size_t size);
+int pb_analysis_line(const pb_game_t *g, const uint8_t *moves, int n, char *buf,
+                     size_t size);
 
 /* What an analyser searches. A PROBS checkpoint (V and Q) can be searched
  * by beam search and by alpha-beta; an AlphaZero checkpoint (one
  * policy+value network) by PUCT MCTS. Settings of the other algorithm's
  * searches are ignored. */
 typedef struct pb_analysis_opts {
-  int E, M;            /* PROBS: beam search with E expansions (1..100000)
-                        * and depth limit M (1..99); E = 0: none */
-  int abnet;           /* PROBS: 1 = alpha-beta over V and Q (abnet.h)
-                        * with `ab`, as the abnet: agent searches; 0: none */
-  pb_abnet_opts_t ab;  /* its options, checked by pb_abnet_new */
-  int simulations;     /* AlphaZero: PUCT MCTS simulations, 1..100000 */
-  double c_puct;       /* its c_puct (0.001..100); 0: the checkpoint's
-                        * mcts.c_puct */
+  int E, M;           /* PROBS: beam search with E expansions (1..100000)
+                       * and depth limit M (1..99); E = 0: none */
+  int abnet;          /* PROBS: 1 = alpha-beta over V and Q (abnet.h)
+                       * with `ab`, as the abnet: agent searches; 0: none */
+  pb_abnet_opts_t ab; /* its options, checked by pb_abnet_new */
+  int simulations;    /* AlphaZero: PUCT MCTS simulations, 1..100000 */
+  double c_puct;      /* its c_puct (0.001..100); 0: the checkpoint's
+                       * mcts.c_puct */
 } pb_analysis_opts_t;
 
 /* The defaults: no beam search; alpha-beta at pb_abnet_defaults (1000
@@ -122,11 +122,11 @@ typedef struct pb_analysis_eval {
                                    * the lowest (NaN counts as -inf); -1 for
                                    * best_beam without a search, best_q for
                                    * AlphaZero */
-  int best_abnet;                /* the move alpha-beta plays; -1: none */
-  int best_policy, best_mcts;    /* AlphaZero: the policy's argmax and the
-                                  * most visited move, ties to the lowest
-                                  * (what mcts:CKPT,N=simulations plays);
-                                  * -1 for PROBS */
+  int best_abnet;                 /* the move alpha-beta plays; -1: none */
+  int best_policy, best_mcts;     /* AlphaZero: the policy's argmax and the
+                                   * most visited move, ties to the lowest
+                                   * (what mcts:CKPT,N=simulations plays);
+                                   * -1 for PROBS */
 } pb_analysis_eval_t;
 
 /* An analyser of l's game with l's networks (borrowed: l must outlive it)

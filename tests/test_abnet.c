@@ -2,8 +2,9 @@
  * brute-force depth-d negamax over the same V (bit for bit, whatever the
  * budget stopped at, with the table, PVS, batching and Q ordering in every
  * combination), against exact values (the solvers) when the budget covers
- * the whole tree, and with exact value functions at small budgets; errors,
- * budgets and determinism. */
+ * the whole tree, and with exact value functions at small budgets; its
+ * principal variation replayed to the value it claims; errors, budgets and
+ * determinism. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,8 +180,8 @@ static void check_pv(fn_t *f, const pb_state_t *s, const pb_abnet_result_t *r) {
   /* The last move was the root side's when the line is odd. */
   float want = r->pv_len % 2 ? end : -end;
   if (want != r->value)
-    fail_msg("pv of %d moves ends at %.6f for the root, value %.6f",
-             r->pv_len, want, r->value);
+    fail_msg("pv of %d moves ends at %.6f for the root, value %.6f", r->pv_len,
+             want, r->value);
 }
 
 /* ---- tests ---------------------------------------------------------------- */

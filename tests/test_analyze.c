@@ -217,7 +217,9 @@ static void test_errors(void **state) {
       {{"analyze", "--model", g_ckpt, "--search", "mcts", NULL},
        2,
        "bad --search 'mcts'"},
-      {{"analyze", "--model", g_ckpt, "--nodes", "0", NULL}, 2, "bad --nodes '0'"},
+      {{"analyze", "--model", g_ckpt, "--nodes", "0", NULL},
+       2,
+       "bad --nodes '0'"},
       {{"analyze", "--model", g_ckpt, "--search", "beam", "--nodes", "9", NULL},
        2,
        "--search beam has no alpha-beta"},
@@ -260,8 +262,8 @@ static void test_default_search(void **state) {
       strstr(out, "beam") != NULL)
     fail_msg("the default search is not abnet alone:\n%s", out);
   free(out);
-  const char *bargs[] = {"analyze",  "--model", g_ckpt, "--position",
-                         "5",        "--search", "beam", NULL};
+  const char *bargs[] = {"analyze", "--model",  g_ckpt, "--position",
+                         "5",       "--search", "beam", NULL};
   assert_int_equal(run_probs(&out, bargs), 0);
   if (strstr(out, "best by beam search (E=30, M=3): ") == NULL ||
       strstr(out, "abnet") != NULL)
@@ -325,8 +327,8 @@ static void test_json(void **state) {
   if (g->parse(&s, line, &err) != 0)
     fail_msg("pv %s is not a line of legal moves: %s", line, err.msg);
   free(out);
-  const char *bargs[] = {"analyze", "--model", g_ckpt, "--search", "both",
-                         "--json",  NULL};
+  const char *bargs[] = {"analyze", "--model", g_ckpt, "--search",
+                         "both",    "--json",  NULL};
   assert_int_equal(run_probs(&out, bargs), 0);
   n = strlen(out);
   while (n > 0 && out[n - 1] == '\n') out[--n] = '\0';
@@ -370,9 +372,9 @@ static void test_alphazero_json(void **state) {
   static const char *const positions[] = {"", "5", "1592"};
   for (size_t pi = 0; pi < 3; pi++) {
     char *out = NULL;
-    const char *args[] = {"analyze", "--model",       g_azckpt,
+    const char *args[] = {"analyze",    "--model",     g_azckpt,
                           "--position", positions[pi], "--simulations",
-                          "37",      "--json",        NULL};
+                          "37",         "--json",      NULL};
     assert_int_equal(run_probs(&out, args), 0);
     size_t n = strlen(out);
     while (n > 0 && out[n - 1] == '\n') out[--n] = '\0';
@@ -390,7 +392,8 @@ static void test_alphazero_json(void **state) {
     int nl = g->legal(&s, legal), moves = 0, sum_visits = 0, most = -1;
     int most_visits = -1;
     double sum_p = 0;
-    for (const char *c = json_at(out, "moves"); (c = strstr(c, "\"move\":\"")); ) {
+    for (const char *c = json_at(out, "moves");
+         (c = strstr(c, "\"move\":\""));) {
       int a = c[8] - '1';
       c += 9;
       double p = strtod(json_at(c, "p"), NULL);
@@ -427,12 +430,12 @@ static void test_alphazero_json(void **state) {
 static void test_alphazero_text(void **state) {
   (void)state;
   char *out = NULL;
-  const char *args[] = {"analyze", "--model", g_azckpt, "--position", "5",
-                        NULL};
+  const char *args[] = {"analyze",    "--model", g_azckpt,
+                        "--position", "5",       NULL};
   assert_int_equal(run_probs(&out, args), 0);
   if (strstr(out, "alphazero), position") == NULL ||
-      strstr(out, "value = ") == NULL ||
-      strstr(out, "move 1: P=") == NULL || strstr(out, "move 5:") != NULL ||
+      strstr(out, "value = ") == NULL || strstr(out, "move 1: P=") == NULL ||
+      strstr(out, "move 5:") != NULL ||
       strstr(out, "best by policy: ") == NULL ||
       strstr(out, "MCTS (200 simulations): root value ") == NULL ||
       strstr(out, "best by MCTS (200 simulations): ") == NULL)
@@ -444,8 +447,7 @@ static void test_alphazero_text(void **state) {
   free(out);
 }
 
-/* The module itself: typed moves, results, boards, and the evaluation of
- * a terminal position refused. */
+/* The module itself: typed moves, results, boards, lines of moves. */
 static void test_module(void **state) {
   (void)state;
   pb_err_t err;
@@ -508,7 +510,18 @@ static void test_module(void **state) {
   uint8_t line[3] = {4, 0, 8};
   assert_int_equal(pb_analysis_line(t3, line, 3, buf, sizeof buf), 5);
   assert_string_equal(buf, "5 1 9");
+}
 
+/* The analyser: settings checked against the checkpoint's algorithm; a
+ * PROBS checkpoint without searches; an AlphaZero one with MCTS (visits
+ * summing to the simulations, probabilities to 1); a terminal position
+ * refused. */
+static void test_module_networks(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_state_t s;
+  const pb_game_t *t3 = &pb_game_tictactoe;
+  assert_int_equal(t3->parse(&s, "5", &err), 0);
   pb_model_t *l = pb_model_open(g_ckpt, "cpu", NULL, &err);
   if (l == NULL) fail_msg("%s", err.msg);
   pb_analysis_opts_t o;
@@ -586,6 +599,7 @@ int main(void) {
       cmocka_unit_test(test_alphazero_json),
       cmocka_unit_test(test_alphazero_text),
       cmocka_unit_test(test_module),
+      cmocka_unit_test(test_module_networks),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

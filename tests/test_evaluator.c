@@ -178,8 +178,7 @@ static void test_opts(void **state) {
   pb_evalrun_search_spec(&o, "c.pbck", spec, sizeof spec, name, sizeof name);
   assert_string_equal(spec, "beam:c.pbck,E=10,M=3");
   assert_string_equal(name, "E=10,M=3");
-  assert_int_equal(pb_config_set(&c, "eval.search", "mcts", &err),
-                   PB_ECONFIG);
+  assert_int_equal(pb_config_set(&c, "eval.search", "mcts", &err), PB_ECONFIG);
   assert_int_equal(pb_config_set(&c, "algorithm", "alphazero", &err), 0);
   assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
   pb_evalrun_search_spec(&o, "c.pbck", spec, sizeof spec, NULL, 0);
