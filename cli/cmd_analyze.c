@@ -1,6 +1,9 @@
-/* probs analyze - what a checkpoint's networks say about one position: V,
- * the Q of every legal move, V one ply deep, the beam-search values, and
- * the move each would play. */
+/* probs analyze - what a checkpoint's networks say about one position. A
+ * PROBS checkpoint: V, the Q of every legal move, V one ply deep, and
+ * alpha-beta over V and Q (the abnet: agent's search, by default) and/or
+ * beam search, with the move each would play. An AlphaZero checkpoint:
+ * the policy's probability of every legal move, the value head (at the
+ * position and one ply deep) and PUCT MCTS's visit counts. */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,17 +19,33 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: probs analyze --model CHECKPOINT [--position MOVES] "
-          "[-E N] [-M N] [--json]\n"
-          "  Prints the board, the side to move, V of the position and, for\n"
-          "  every legal move, Q, V one ply deep (-V of the position after\n"
-          "  it, or its result) and the beam-search value, with the move\n"
-          "  each of the three would play. The game is the checkpoint's.\n"
+          "[--search S]\n"
+          "                     [--nodes N] [-E N] [-M N] [--simulations N] "
+          "[--json]\n"
+          "  Prints the board, the side to move and what the checkpoint "
+          "says.\n"
+          "  A probs checkpoint: V of the position and, for every legal move,\n"
+          "  Q and V one ply deep (-V of the position after it, or its\n"
+          "  result), then the search: alpha-beta over V and Q (the abnet:\n"
+          "  agent's search) with its value, depth and principal variation,\n"
+          "  and/or beam search (each move's value), with the move each\n"
+          "  would play. An alphazero checkpoint: the value head's value,\n"
+          "  and for every legal move the policy's probability, the value\n"
+          "  one ply deep and its visits in PUCT MCTS, with the move MCTS\n"
+          "  picks (what mcts:CHECKPOINT,N=... plays). The game is the\n"
+          "  checkpoint's.\n"
           "  --position MOVES  moves from the start in the game's notation\n"
           "                    (connect4 \"4453\", tictactoe \"159\", othello\n"
           "                    \"f5d6\", toguz \"7315\"; default: the start)\n"
+          "  --search S        probs: abnet (default), beam, or both\n"
+          "  --nodes N         abnet: network evaluations, 1..100000000\n"
+          "                    (default 1000, as the abnet: agent)\n"
           "  -E N, -M N        beam search: expansions 1..100000 (default\n"
           "                    30), depth limit 1..99 (default 3), as in\n"
-          "                    `probs search` and the beam:PATH agent\n"
+          "                    `probs search` and the beam:PATH agent; either\n"
+          "                    alone adds the beam (--search both)\n"
+          "  --simulations N   alphazero: MCTS simulations 1..100000\n"
+          "                    (default 200)\n"
           "  --json            one JSON object instead of text\n");
 }
 
@@ -34,46 +53,114 @@ static void move_name(const pb_game_t *g, int a, char *buf, size_t n) {
   if (a < 0 || g->action_name(a, buf, n) < 0) snprintf(buf, n, "-");
 }
 
-static int print_json(const pb_game_t *g, const char *model,
-                      const char *position, const pb_state_t *s, int E, int M,
-                      const pb_analysis_eval_t *ev, const char *result) {
+/* What was asked for. */
+typedef struct {
+  const char *model, *position;
+  pb_analysis_opts_t o;
+} request_t;
+
+static void json_probs(pb_json_t *j, const pb_game_t *g, const request_t *rq,
+                       const pb_analysis_eval_t *ev) {
+  char name[16];
+  pb_json_kstr(j, "algorithm", "probs");
+  pb_json_kstr(j, "search",
+               ev->has_abnet && ev->has_beam ? "both"
+               : ev->has_beam                ? "beam"
+                                             : "abnet");
+  pb_json_kfloat(j, "v", ev->v);
+  pb_json_key(j, "moves");
+  pb_json_arr_begin(j);
+  for (int i = 0; i < ev->n_legal; i++) {
+    int a = ev->legal[i];
+    move_name(g, a, name, sizeof name);
+    pb_json_obj_begin(j);
+    pb_json_kstr(j, "move", name);
+    pb_json_kfloat(j, "q", ev->q[a]);
+    pb_json_kfloat(j, "v1", ev->v1[a]);
+    if (ev->has_beam) pb_json_kfloat(j, "beam", ev->beam[a]);
+    pb_json_obj_end(j);
+  }
+  pb_json_arr_end(j);
+  move_name(g, ev->best_q, name, sizeof name);
+  pb_json_kstr(j, "best_q", name);
+  move_name(g, ev->best_v1, name, sizeof name);
+  pb_json_kstr(j, "best_v1", name);
+  if (ev->has_abnet) {
+    const pb_abnet_result_t *r = &ev->ab;
+    pb_json_key(j, "abnet");
+    pb_json_obj_begin(j);
+    pb_json_kuint(j, "nodes", rq->o.ab.nodes);
+    pb_json_kfloat(j, "value", r->value);
+    pb_json_kint(j, "depth", r->depth);
+    pb_json_kbool(j, "solved", r->solved != 0);
+    pb_json_kuint(j, "evaluations", r->v_evals + r->q_evals);
+    pb_json_key(j, "pv");
+    pb_json_arr_begin(j);
+    for (int i = 0; i < r->pv_len; i++) {
+      move_name(g, r->pv[i], name, sizeof name);
+      pb_json_str(j, name);
+    }
+    pb_json_arr_end(j);
+    pb_json_obj_end(j);
+    move_name(g, ev->best_abnet, name, sizeof name);
+    pb_json_kstr(j, "best_abnet", name);
+  }
+  if (ev->has_beam) {
+    pb_json_kint(j, "E", rq->o.E);
+    pb_json_kint(j, "M", rq->o.M);
+    move_name(g, ev->best_beam, name, sizeof name);
+    pb_json_kstr(j, "best_beam", name);
+  }
+}
+
+static void json_az(pb_json_t *j, const pb_game_t *g,
+                    const pb_analysis_eval_t *ev) {
+  char name[16];
+  pb_json_kstr(j, "algorithm", "alphazero");
+  pb_json_kfloat(j, "v", ev->v);
+  pb_json_kint(j, "simulations", ev->simulations);
+  pb_json_kfloat(j, "mcts_value", ev->mcts_value);
+  pb_json_key(j, "moves");
+  pb_json_arr_begin(j);
+  for (int i = 0; i < ev->n_legal; i++) {
+    int a = ev->legal[i];
+    move_name(g, a, name, sizeof name);
+    pb_json_obj_begin(j);
+    pb_json_kstr(j, "move", name);
+    pb_json_kfloat(j, "p", ev->p[a]);
+    pb_json_kfloat(j, "v1", ev->v1[a]);
+    pb_json_kint(j, "visits", ev->visits[a]);
+    pb_json_obj_end(j);
+  }
+  pb_json_arr_end(j);
+  move_name(g, ev->best_policy, name, sizeof name);
+  pb_json_kstr(j, "best_policy", name);
+  move_name(g, ev->best_v1, name, sizeof name);
+  pb_json_kstr(j, "best_v1", name);
+  move_name(g, ev->best_mcts, name, sizeof name);
+  pb_json_kstr(j, "best_mcts", name);
+}
+
+static int print_json(const pb_game_t *g, const request_t *rq,
+                      const pb_state_t *s, const pb_analysis_eval_t *ev,
+                      const char *result) {
   pb_json_t j;
   pb_json_init(&j);
-  char board[1024], side[2] = {pb_analysis_side(g, s), '\0'}, name[16];
+  char board[1024], side[2] = {pb_analysis_side(g, s), '\0'};
   g->render(s, board, sizeof board);
   pb_json_obj_begin(&j);
   pb_json_kstr(&j, "game", g->name);
-  pb_json_kstr(&j, "model", model);
-  pb_json_kstr(&j, "position", position);
+  pb_json_kstr(&j, "model", rq->model);
+  pb_json_kstr(&j, "position", rq->position);
   pb_json_kstr(&j, "board", board);
   pb_json_kstr(&j, "to_move", side);
   pb_json_kint(&j, "ply", g->ply(s));
-  if (result != NULL) {
+  if (result != NULL)
     pb_json_kstr(&j, "result", result);
-  } else {
-    pb_json_kint(&j, "E", E);
-    pb_json_kint(&j, "M", M);
-    pb_json_kfloat(&j, "v", ev->v);
-    pb_json_key(&j, "moves");
-    pb_json_arr_begin(&j);
-    for (int i = 0; i < ev->n_legal; i++) {
-      int a = ev->legal[i];
-      move_name(g, a, name, sizeof name);
-      pb_json_obj_begin(&j);
-      pb_json_kstr(&j, "move", name);
-      pb_json_kfloat(&j, "q", ev->q[a]);
-      pb_json_kfloat(&j, "v1", ev->v1[a]);
-      pb_json_kfloat(&j, "beam", ev->beam[a]);
-      pb_json_obj_end(&j);
-    }
-    pb_json_arr_end(&j);
-    move_name(g, ev->best_q, name, sizeof name);
-    pb_json_kstr(&j, "best_q", name);
-    move_name(g, ev->best_v1, name, sizeof name);
-    pb_json_kstr(&j, "best_v1", name);
-    move_name(g, ev->best_beam, name, sizeof name);
-    pb_json_kstr(&j, "best_beam", name);
-  }
+  else if (ev->alphazero)
+    json_az(&j, g, ev);
+  else
+    json_probs(&j, g, rq, ev);
   pb_json_obj_end(&j);
   int rc = pb_json_error(&j);
   if (rc == 0) printf("%s\n", pb_json_cstr(&j));
@@ -82,31 +169,163 @@ static int print_json(const pb_game_t *g, const char *model,
   return rc == 0 ? 0 : 1;
 }
 
-static void print_text(const pb_game_t *g, const pb_state_t *s, int E, int M,
-                       const pb_analysis_eval_t *ev) {
+static void print_probs(const pb_game_t *g, const pb_state_t *s,
+                        const request_t *rq, const pb_analysis_eval_t *ev) {
   char name[16];
   printf("V = %+.4f (for %c, the side to move)\n", ev->v,
          pb_analysis_side(g, s));
   for (int i = 0; i < ev->n_legal; i++) {
     int a = ev->legal[i];
     move_name(g, a, name, sizeof name);
-    printf("move %s: Q=%+.4f V1=%+.4f beam=%+.4f\n", name, ev->q[a],
-           ev->v1[a], ev->beam[a]);
+    printf("move %s: Q=%+.4f V1=%+.4f", name, ev->q[a], ev->v1[a]);
+    if (ev->has_beam) printf(" beam=%+.4f", ev->beam[a]);
+    printf("\n");
   }
   move_name(g, ev->best_q, name, sizeof name);
   printf("best by Q: %s\n", name);
   move_name(g, ev->best_v1, name, sizeof name);
   printf("best by V one ply: %s\n", name);
-  move_name(g, ev->best_beam, name, sizeof name);
-  printf("best by beam search (E=%d, M=%d): %s\n", E, M, name);
+  if (ev->has_abnet) {
+    const pb_abnet_result_t *r = &ev->ab;
+    char line[PB_ABNET_MAX_DEPTH * 8];
+    pb_analysis_line(g, r->pv, r->pv_len, line, sizeof line);
+    printf(
+        "abnet (nodes=%llu): value %+.4f at depth %d%s, %llu "
+        "evaluations, line: %s\n",
+        (unsigned long long)rq->o.ab.nodes, r->value, r->depth,
+        r->solved ? " (solved)" : "",
+        (unsigned long long)(r->v_evals + r->q_evals), line);
+    move_name(g, ev->best_abnet, name, sizeof name);
+    printf("best by abnet (nodes=%llu): %s\n",
+           (unsigned long long)rq->o.ab.nodes, name);
+  }
+  if (ev->has_beam) {
+    move_name(g, ev->best_beam, name, sizeof name);
+    printf("best by beam search (E=%d, M=%d): %s\n", rq->o.E, rq->o.M, name);
+  }
 }
 
-int pb_cmd_analyze(int argc, char **argv) {
-  const char *position = "", *model = NULL, *es = "30", *ms = "3";
-  bool json = false;
+static void print_az(const pb_game_t *g, const pb_state_t *s,
+                     const pb_analysis_eval_t *ev) {
+  char name[16];
+  printf("value = %+.4f (for %c, the side to move: the value head)\n", ev->v,
+         pb_analysis_side(g, s));
+  for (int i = 0; i < ev->n_legal; i++) {
+    int a = ev->legal[i];
+    move_name(g, a, name, sizeof name);
+    printf("move %s: P=%.4f V1=%+.4f visits=%d\n", name, ev->p[a], ev->v1[a],
+           ev->visits[a]);
+  }
+  move_name(g, ev->best_policy, name, sizeof name);
+  printf("best by policy: %s\n", name);
+  move_name(g, ev->best_v1, name, sizeof name);
+  printf("best by value one ply: %s\n", name);
+  printf("MCTS (%d simulations): root value %+.4f\n", ev->simulations,
+         ev->mcts_value);
+  move_name(g, ev->best_mcts, name, sizeof name);
+  printf("best by MCTS (%d simulations): %s\n", ev->simulations, name);
+}
+
+/* The option values as given (NULL: not given). */
+typedef struct {
+  const char *search, *nodes, *E, *M, *sims;
+} given_t;
+
+/* Checks the options against the checkpoint's algorithm into rq->o.
+ * Returns 0, or 2 after printing the one-line error. */
+static int settle(const given_t *gv, int az, request_t *rq) {
+  pb_analysis_defaults(&rq->o);
+  long v = 0;
+  if (az) {
+    const char *probs_only = gv->search  ? "--search"
+                             : gv->nodes ? "--nodes"
+                             : gv->E     ? "-E"
+                             : gv->M     ? "-M"
+                                         : NULL;
+    if (probs_only != NULL) {
+      fprintf(stderr,
+              "probs analyze: %s is for probs checkpoints; %s is an "
+              "alphazero checkpoint (no V and Q), analysed with MCTS "
+              "(--simulations N)\n",
+              probs_only, rq->model);
+      return 2;
+    }
+    if (gv->sims && pb_cli_long(gv->sims, 1, 100000, &v) < 0) {
+      fprintf(stderr,
+              "probs analyze: bad --simulations '%s' (expected "
+              "1..100000)\n",
+              gv->sims);
+      return 2;
+    }
+    if (gv->sims) rq->o.simulations = (int)v;
+    return 0;
+  }
+  if (gv->sims) {
+    fprintf(stderr,
+            "probs analyze: --simulations is for alphazero "
+            "checkpoints (MCTS); %s is a probs checkpoint: --nodes N sets "
+            "the alpha-beta budget, -E/-M the beam's\n",
+            rq->model);
+    return 2;
+  }
+  const char *search = gv->search       ? gv->search
+                       : gv->E || gv->M ? "both"
+                                        : "abnet";
+  if (strcmp(search, "abnet") && strcmp(search, "beam") &&
+      strcmp(search, "both")) {
+    fprintf(stderr,
+            "probs analyze: bad --search '%s' (expected abnet, beam "
+            "or both)\n",
+            search);
+    return 2;
+  }
+  rq->o.abnet = strcmp(search, "beam") != 0;
+  int beam = strcmp(search, "abnet") != 0;
+  if (!rq->o.abnet && gv->nodes) {
+    fprintf(stderr,
+            "probs analyze: --nodes is alpha-beta's budget; "
+            "--search beam has no alpha-beta\n");
+    return 2;
+  }
+  if (!beam && (gv->E || gv->M)) {
+    fprintf(stderr,
+            "probs analyze: -E/-M set the beam search; --search "
+            "abnet has none (use --search both)\n");
+    return 2;
+  }
+  if (gv->nodes && pb_cli_long(gv->nodes, 1, 100000000, &v) < 0) {
+    fprintf(stderr,
+            "probs analyze: bad --nodes '%s' (expected "
+            "1..100000000)\n",
+            gv->nodes);
+    return 2;
+  }
+  if (gv->nodes) rq->o.ab.nodes = (uint64_t)v;
+  long E = 30, M = 3;
+  if (gv->E && pb_cli_long(gv->E, 1, 100000, &E) < 0) {
+    fprintf(stderr, "probs analyze: bad -E '%s' (expected 1..100000)\n", gv->E);
+    return 2;
+  }
+  if (gv->M && pb_cli_long(gv->M, 1, 99, &M) < 0) {
+    fprintf(stderr, "probs analyze: bad -M '%s' (expected 1..99)\n", gv->M);
+    return 2;
+  }
+  rq->o.E = beam ? (int)E : 0;
+  rq->o.M = beam ? (int)M : 0;
+  return 0;
+}
+
+/* Parses argv into *gv and rq's model and position. Returns -1 to go on,
+ * else the exit status (0 for --help). */
+static int parse(int argc, char **argv, given_t *gv, request_t *rq,
+                 bool *json) {
+  enum { O_SEARCH = 1000, O_NODES, O_SIMS };
   static const struct option opts[] = {
       {"model", required_argument, 0, 'm'},
       {"position", required_argument, 0, 'p'},
+      {"search", required_argument, 0, O_SEARCH},
+      {"nodes", required_argument, 0, O_NODES},
+      {"simulations", required_argument, 0, O_SIMS},
       {"json", no_argument, 0, 'j'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
@@ -115,22 +334,43 @@ int pb_cmd_analyze(int argc, char **argv) {
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":E:M:m:p:h", opts, NULL)) != -1) {
     switch (c) {
-    case 'm': model = optarg; break;
-    case 'p': position = optarg; break;
-    case 'E': es = optarg; break;
-    case 'M': ms = optarg; break;
-    case 'j': json = true; break;
-    case 'h': usage(stdout); return 0;
-    case ':':
-      fprintf(stderr, "probs analyze: option '%s' needs a value\n",
-              argv[optind - 1]);
-      usage(stderr);
-      return 2;
-    default:
-      fprintf(stderr, "probs analyze: unknown option '%s'\n",
-              argv[optind - 1]);
-      usage(stderr);
-      return 2;
+      case 'm':
+        rq->model = optarg;
+        break;
+      case 'p':
+        rq->position = optarg;
+        break;
+      case 'E':
+        gv->E = optarg;
+        break;
+      case 'M':
+        gv->M = optarg;
+        break;
+      case O_SEARCH:
+        gv->search = optarg;
+        break;
+      case O_NODES:
+        gv->nodes = optarg;
+        break;
+      case O_SIMS:
+        gv->sims = optarg;
+        break;
+      case 'j':
+        *json = true;
+        break;
+      case 'h':
+        usage(stdout);
+        return 0;
+      case ':':
+        fprintf(stderr, "probs analyze: option '%s' needs a value\n",
+                argv[optind - 1]);
+        usage(stderr);
+        return 2;
+      default:
+        fprintf(stderr, "probs analyze: unknown option '%s'\n",
+                argv[optind - 1]);
+        usage(stderr);
+        return 2;
     }
   }
   if (optind != argc) {
@@ -138,64 +378,70 @@ int pb_cmd_analyze(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  if (model == NULL) {
+  if (rq->model == NULL) {
     fprintf(stderr, "probs analyze: --model CHECKPOINT is required\n");
     usage(stderr);
     return 2;
   }
-  long E, M;
-  if (pb_cli_long(es, 1, 100000, &E) < 0) {
-    fprintf(stderr, "probs analyze: bad -E '%s' (expected 1..100000)\n", es);
-    return 2;
-  }
-  if (pb_cli_long(ms, 1, 99, &M) < 0) {
-    fprintf(stderr, "probs analyze: bad -M '%s' (expected 1..99)\n", ms);
-    return 2;
-  }
+  return -1;
+}
+
+int pb_cmd_analyze(int argc, char **argv) {
+  request_t rq = {NULL, "", {0}};
+  given_t gv = {NULL, NULL, NULL, NULL, NULL};
+  bool json = false;
+  int rc = parse(argc, argv, &gv, &rq, &json);
+  if (rc >= 0) return rc;
   pb_err_t err;
   pb_err_clear(&err);
-  pb_model_t *net = pb_model_open(model, "cpu", NULL, &err);
+  pb_model_t *net = pb_model_open(rq.model, "cpu", NULL, &err);
   if (net == NULL) {
-    fprintf(stderr, "probs analyze: %s: %s\n", model, err.msg);
+    fprintf(stderr, "probs analyze: %s: %s\n", rq.model, err.msg);
     return PB_EXIT_USAGE; /* the checkpoint named cannot be used */
   }
   const pb_game_t *g = pb_model_game(net);
   pb_state_t s;
-  if (g->parse(&s, position, &err) != 0) {
+  if (settle(&gv, pb_model_alphazero(net), &rq) != 0) {
+    pb_model_destroy(&net);
+    return PB_EXIT_USAGE;
+  }
+  if (g->parse(&s, rq.position, &err) != 0) {
     fprintf(stderr, "probs analyze: bad position for %s (the checkpoint's "
             "game): %s\n", g->name, err.msg);
     pb_model_destroy(&net);
-    return 2;
+    return PB_EXIT_USAGE;
   }
   char result[64];
   int over = pb_analysis_result(g, &s, result, sizeof result);
   pb_analysis_eval_t ev;
   memset(&ev, 0, sizeof ev);
-  int rc = 0;
+  rc = 0;
   if (!over) {
-    pb_analysis_t *an = pb_analysis_new(net, (int)E, (int)M, &err);
+    pb_analysis_t *an = pb_analysis_new(net, &rq.o, &err);
     rc = an == NULL ? -1 : pb_analysis_eval(an, &s, &ev, &err);
     pb_analysis_destroy(&an);
     if (rc != 0) {
       fprintf(stderr, "probs analyze: %s\n", err.msg);
       pb_model_destroy(&net);
-      return 1;
+      return PB_EXIT_FAILED;
     }
   }
   if (json) {
-    rc = print_json(g, model, position, &s, (int)E, (int)M, &ev,
-                    over ? result : NULL);
+    rc = print_json(g, &rq, &s, &ev, over ? result : NULL);
   } else {
     char board[1024];
     pb_analysis_board(g, &s, board, sizeof board);
-    printf("%s (checkpoint %s, version %llu), position \"%s\"\n", g->name,
-           model, (unsigned long long)pb_model_version(net), position);
+    printf("%s (checkpoint %s, version %llu, %s), position \"%s\"\n", g->name,
+           rq.model, (unsigned long long)pb_model_version(net),
+           pb_model_alphazero(net) ? "alphazero" : "probs", rq.position);
     printf("%s", board);
     printf("to move: %c (ply %d)\n", pb_analysis_side(g, &s), g->ply(&s));
     if (over)
       printf("game over: %s\n", result);
+    else if (ev.alphazero)
+      print_az(g, &s, &ev);
     else
-      print_text(g, &s, (int)E, (int)M, &ev);
+      print_probs(g, &s, &rq, &ev);
   }
   pb_model_destroy(&net);
   return rc;

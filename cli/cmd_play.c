@@ -21,16 +21,21 @@ static void play_usage(FILE *f) {
   pb_agent_kinds(kinds, sizeof kinds);
   fprintf(f,
           "usage: probs play [--game NAME] [--model CKPT] [--agent SPEC]\n"
-          "                  [--first human|agent] [--seed S] [--position MOVES]\n"
-          "  --game NAME       %s (default connect4, or the model's)\n"
-          "  --model CKPT      the opponent's networks: a checkpoint or model\n"
-          "                    file (default: the game's shipped model,\n"
-          "                    data/models/GAME.pbck)\n"
-          "  --agent SPEC      the opponent, as in `probs match`: %s\n"
-          "                    (default abnet over the model, mcts over an\n"
-          "                    alphazero one; random when there is none); a\n"
-          "                    kind that takes a checkpoint may leave it out\n"
-          "                    (abnet,nodes=3000) to use the model\n"
+          "                  [--first human|agent] [--seed S]\n"
+          "                  [--position MOVES]\n"
+          "  --game NAME       %s (default connect4, or the\n"
+          "                    checkpoint's game)\n"
+          "  --model CKPT      a checkpoint or model file: the game, and the\n"
+          "                    opponent's network (default: the game's\n"
+          "                    shipped model, data/models/GAME.pbck)\n"
+          "  --agent SPEC      the opponent, as in `probs match`: %s.\n"
+          "                    With --model: search (the default) is the\n"
+          "                    best search over it, abnet:CKPT (alpha-beta,\n"
+          "                    1000 evaluations a move) for a probs\n"
+          "                    checkpoint, mcts:CKPT for an alphazero one;\n"
+          "                    checkpoint, value, beam[,E=N][,M=N],\n"
+          "                    mcts[,N=n] and abnet[,nodes=N] take CKPT.\n"
+          "                    Random when there is no model at all\n"
           "  --first WHO       human (default) or agent: who moves first\n"
           "  --seed S          the agent's seed (default 1)\n"
           "  --position MOVES  start from these moves (game notation)\n"
@@ -70,39 +75,94 @@ static void draw(const pb_game_t *g, const pb_state_t *prev,
            human ? "you" : "agent");
 }
 
-/* The eval command: the networks' view for a network agent, and the move
- * the agent would play here. Returns 0, or the agent's error code. */
+/* The analysis settings that mirror the agent's own search: its beam or
+ * alpha-beta (PROBS), its MCTS (AlphaZero; 200 simulations for the
+ * AlphaZero agents that do not search). */
+static void search_opts(pb_model_t *l, const pb_agent_search_t *sr,
+                        pb_analysis_opts_t *o) {
+  pb_analysis_defaults(o);
+  o->abnet = sr->kind == PB_AGENT_SEARCH_ABNET;
+  if (o->abnet) o->ab = sr->ab;
+  if (sr->kind == PB_AGENT_SEARCH_BEAM) {
+    o->E = sr->E;
+    o->M = sr->M;
+  }
+  if (pb_model_alphazero(l) && sr->kind == PB_AGENT_SEARCH_MCTS) {
+    o->simulations = sr->N;
+    o->c_puct = sr->c;
+  }
+}
+
+/* The networks' view of s (an analysis of *an). */
+static void print_view(const pb_game_t *g, pb_agent_t *agent,
+                       const pb_state_t *s, const pb_agent_search_t *sr,
+                       const pb_analysis_eval_t *ev) {
+  char name[16];
+  const char *who = pb_agent_name(agent);
+  if (ev->alphazero)
+    printf("%s: value = %+.4f for %c, the side to move\n", who, ev->v,
+           pb_analysis_side(g, s));
+  else
+    printf("%s: V = %+.4f for %c, the side to move\n", who, ev->v,
+           pb_analysis_side(g, s));
+  for (int i = 0; i < ev->n_legal; i++) {
+    int a = ev->legal[i];
+    g->action_name(a, name, sizeof name);
+    if (ev->alphazero) {
+      printf("  move %-4s P=%.4f V1=%+.4f visits=%d\n", name, ev->p[a],
+             ev->v1[a], ev->visits[a]);
+      continue;
+    }
+    printf("  move %-4s Q=%+.4f V1=%+.4f", name, ev->q[a], ev->v1[a]);
+    if (ev->has_beam) printf(" beam=%+.4f", ev->beam[a]);
+    printf("\n");
+  }
+  if (ev->alphazero) {
+    g->action_name(ev->best_policy, name, sizeof name);
+    printf("best by policy: %s", name);
+    g->action_name(ev->best_v1, name, sizeof name);
+    printf(", by value one ply: %s", name);
+    g->action_name(ev->best_mcts, name, sizeof name);
+    printf(", by MCTS (%d simulations, root value %+.4f): %s\n",
+           ev->simulations, ev->mcts_value, name);
+    return;
+  }
+  g->action_name(ev->best_q, name, sizeof name);
+  printf("best by Q: %s", name);
+  g->action_name(ev->best_v1, name, sizeof name);
+  printf(", by V one ply: %s", name);
+  if (ev->has_beam) {
+    g->action_name(ev->best_beam, name, sizeof name);
+    printf(", by beam search (E=%d, M=%d): %s", sr->E, sr->M, name);
+  }
+  printf("\n");
+  if (ev->has_abnet) {
+    char line[PB_ABNET_MAX_DEPTH * 8];
+    pb_analysis_line(g, ev->ab.pv, ev->ab.pv_len, line, sizeof line);
+    printf("abnet: value %+.4f at depth %d%s, %llu evaluations, line: %s\n",
+           ev->ab.value, ev->ab.depth, ev->ab.solved ? " (solved)" : "",
+           (unsigned long long)(ev->ab.v_evals + ev->ab.q_evals), line);
+  }
+}
+
+/* The eval command: the networks' view for a network agent (with the
+ * agent's own search), and the move the agent would play here. Returns 0,
+ * or the agent's error code. */
 static int show_eval(const pb_game_t *g, pb_agent_t *agent,
                      pb_analysis_t **an, const pb_state_t *s, pb_err_t *err) {
-  int E = 0, M = 0;
-  pb_model_t *l = pb_agent_networks(agent, &E, &M);
+  pb_agent_search_t sr;
+  pb_model_t *l = pb_agent_search_of(agent, &sr);
   char name[16];
-  if (l != NULL && pb_model_alphazero(l)) {
-    printf("%s: an alphazero checkpoint (no V and Q to show)\n",
-           pb_agent_name(agent));
-  } else if (l != NULL) {
-    if (*an == NULL) *an = pb_analysis_new(l, E, M, err);
+  if (l != NULL) {
+    if (*an == NULL) {
+      pb_analysis_opts_t o;
+      search_opts(l, &sr, &o);
+      *an = pb_analysis_new(l, &o, err);
+    }
     pb_analysis_eval_t ev;
     if (*an == NULL || pb_analysis_eval(*an, s, &ev, err) < 0)
       return err->code < 0 ? err->code : PB_ENN;
-    printf("%s: V = %+.4f for %c, the side to move\n", pb_agent_name(agent),
-           ev.v, pb_analysis_side(g, s));
-    for (int i = 0; i < ev.n_legal; i++) {
-      int a = ev.legal[i];
-      g->action_name(a, name, sizeof name);
-      printf("  move %-4s Q=%+.4f V1=%+.4f", name, ev.q[a], ev.v1[a]);
-      if (ev.has_beam) printf(" beam=%+.4f", ev.beam[a]);
-      printf("\n");
-    }
-    g->action_name(ev.best_q, name, sizeof name);
-    printf("best by Q: %s", name);
-    g->action_name(ev.best_v1, name, sizeof name);
-    printf(", by V one ply: %s", name);
-    if (ev.has_beam) {
-      g->action_name(ev.best_beam, name, sizeof name);
-      printf(", by beam search (E=%d, M=%d): %s", E, M, name);
-    }
-    printf("\n");
+    print_view(g, agent, s, &sr, &ev);
   } else {
     printf("%s has no evaluation to show\n", pb_agent_name(agent));
   }
@@ -193,72 +253,76 @@ static int human_turn(const pb_game_t *g, pb_agent_t *agent, pb_analysis_t **an,
   }
 }
 
-/* The opponent's spec into spec[0..n): --agent completed with the model
- * (--model, else the game's shipped model when the agent needs one), or
- * the default agent of that model. Returns 0 or an exit status. */
-static int opponent(const pb_game_t **g, const char *game, const char *agent,
-                    const char *model, char *spec, size_t n) {
+/* The game and the agent's spec from the options: with --model, the
+ * checkpoint's game and by default its search (abnet:CKPT for a PROBS
+ * checkpoint, mcts:CKPT for an AlphaZero one); network kinds may leave out
+ * the path. Returns 0, or the exit status after printing the error. */
+static int pick_agent(const char *game, const char *agent, const char *model,
+                      const pb_game_t **g, char *spec, size_t n) {
+  /* No --model: the game's shipped one, when the agent takes a model. */
   char shipped[4096];
+  char probe[4400];
+  pb_err_t serr;
+  pb_err_clear(&serr);
+  if (agent != NULL) pb_agent_spec_with_model(agent, "M", probe, sizeof probe);
+  int takes = agent == NULL || !strcmp(agent, "search") || strcmp(probe, agent);
+  const pb_game_t *sg = pb_game_by_name(game != NULL ? game : "connect4");
+  if (model == NULL && takes && sg != NULL &&
+      pb_cli_shipped_model(sg->name, shipped, sizeof shipped, &serr) == 0)
+    model = shipped;
+  else if (model == NULL && takes && sg != NULL && agent == NULL)
+    fprintf(stderr, "probs play: %s; the opponent plays at random\n",
+            serr.msg);
+  if (model == NULL) {
+    *g = pb_game_by_name(game != NULL ? game : "connect4");
+    if (*g == NULL) {
+      fprintf(stderr, "probs play: unknown game '%s' (known: %s)\n", game,
+              pb_game_names());
+      return 2;
+    }
+    if (agent != NULL && takes) {
+      fprintf(stderr, "probs play: --agent %s needs a model: %s\n", agent,
+              serr.msg);
+      return 2;
+    }
+    snprintf(spec, n, "%s", agent != NULL ? agent : "random");
+    return 0;
+  }
   pb_err_t err;
   pb_err_clear(&err);
-  if (model == NULL) {
-    char probe[4400];
-    pb_agent_spec_with_model(agent ? agent : "abnet", "M", probe,
-                             sizeof probe);
-    int needs = agent == NULL || strcmp(probe, agent) != 0;
-    if (needs && pb_cli_shipped_model((*g)->name, shipped, sizeof shipped,
-                                      &err) == 0) {
-      model = shipped;
-    } else if (needs && agent != NULL) {
-      fprintf(stderr, "probs play: --agent %s needs a model: %s\n", agent,
-              err.msg);
-      return PB_EXIT_USAGE;
-    } else if (needs) {
-      fprintf(stderr, "probs play: %s; the opponent plays at random\n",
-              err.msg);
-      agent = "random";
-    }
+  pb_model_t *m = pb_model_open(model, "cpu", NULL, &err);
+  if (m == NULL) {
+    fprintf(stderr, "probs play: --model: %s\n", err.msg);
+    return 2;
   }
-  if (model != NULL) {
-    pb_model_t *m = pb_model_open(model, "cpu", NULL, &err);
-    if (m == NULL) {
-      fprintf(stderr, "probs play: --model: %s\n", err.msg);
-      return PB_EXIT_USAGE;
-    }
-    const pb_game_t *mg = pb_model_game(m);
-    int az = pb_model_alphazero(m);
-    pb_model_destroy(&m);
-    if (game != NULL && mg != *g) {
-      fprintf(stderr, "probs play: --model %s is a %s model, not %s\n", model,
-              mg->name, (*g)->name);
-      return PB_EXIT_USAGE;
-    }
-    *g = mg;
-    if (agent == NULL) agent = az ? "mcts" : "abnet";
+  *g = pb_model_game(m);
+  const int az = pb_model_alphazero(m);
+  pb_model_destroy(&m);
+  if (game != NULL && pb_game_by_name(game) != *g) {
+    fprintf(stderr, "probs play: --game %s, but the checkpoint %s plays %s\n",
+            game, model, (*g)->name);
+    return 2;
   }
-  pb_agent_spec_with_model(agent, model, spec, n);
+  if (agent == NULL || !strcmp(agent, "search"))
+    pb_agent_search_spec(model, az, spec, n);
+  else
+    pb_agent_spec_with_model(agent, model, spec, n);
   return 0;
 }
 
 int pb_cmd_play(int argc, char **argv) {
-  enum { O_GAME, O_AGENT, O_FIRST, O_SEED, O_POS, O_MODEL, O_N };
-  static const char *const names[O_N] = {"--game", "--agent",    "--first",
-                                         "--seed", "--position", "--model"};
-  const char *val[O_N] = {NULL, NULL, "human", "1", "", NULL};
+  enum { O_GAME, O_AGENT, O_MODEL, O_FIRST, O_SEED, O_POS, O_N };
+  static const char *const names[O_N] = {"--game",  "--agent", "--model",
+                                         "--first", "--seed",  "--position"};
+  const char *val[O_N] = {NULL, NULL, NULL, "human", "1", ""};
   int parsed = pb_cli_options(argc, argv, "play", names, O_N, val, play_usage);
   if (parsed != 0) return parsed == 1 ? 0 : parsed;
 
-  const char *game = val[O_GAME] ? val[O_GAME] : "connect4";
-  const pb_game_t *g = pb_game_by_name(game);
-  if (g == NULL) {
-    fprintf(stderr, "probs play: unknown game '%s' (known: %s)\n", game,
-            pb_game_names());
-    return 2;
-  }
+  const pb_game_t *g = NULL;
   char spec[4400];
-  int orc = opponent(&g, val[O_GAME], val[O_AGENT], val[O_MODEL], spec,
-                     sizeof spec);
-  if (orc != 0) return orc;
+  int picked = pick_agent(val[O_GAME], val[O_AGENT], val[O_MODEL], &g, spec,
+                          sizeof spec);
+  if (picked != 0) return picked;
   int human_first;
   if (!strcmp(val[O_FIRST], "human")) {
     human_first = 1;

@@ -277,13 +277,16 @@ static void eval_line(const member_t *m, int n, line_t *l) {
   }
   static const char *const acc[] = {"acc_q", "acc_v", "acc_beam"};
   static const char *const plabel[] = {"Q", "V", "beam"};
+  static const char *const ablabel[] = {"Q", "V", "abnet"};
   static const char *const alabel[] = {"policy", "value", "mcts"};
-  /* an alphazero run's agents: "accuracy":{"beam_agent":"mcts N=.."} */
+  /* the search agent: "accuracy":{"beam_agent":"mcts N=.."} in an
+   * alphazero run, "abnet nodes=.." or "E=..,M=.." (beam) in a probs run */
   const char *const *label = plabel;
   for (int i = 0; i < n; i++)
-    if (m[i].kn == 8 && !memcmp(m[i].k, "accuracy", 8) &&
-        memmem(m[i].v, m[i].vn, "\"mcts", 5) != NULL)
-      label = alabel;
+    if (m[i].kn == 8 && !memcmp(m[i].k, "accuracy", 8)) {
+      if (memmem(m[i].v, m[i].vn, "\"mcts", 5) != NULL) label = alabel;
+      if (memmem(m[i].v, m[i].vn, "\"abnet", 6) != NULL) label = ablabel;
+    }
   const char *sep = " | optimal moves: ";
   for (int i = 0; i < 3; i++) {
     double a = num(m, n, acc[i]);

@@ -29,6 +29,23 @@
 
 /* --------------------------------------------------------------- opts */
 
+void pb_evalrun_search_spec(const pb_evalrun_opts_t *o, const char *ckpt,
+                            char *buf, size_t n, char *name, size_t nn) {
+  if (o->mcts_simulations > 0) {
+    if (buf) snprintf(buf, n, "mcts:%s,N=%d", ckpt, o->mcts_simulations);
+    if (name) snprintf(name, nn, "mcts N=%d", o->mcts_simulations);
+  } else if (o->search_beam) {
+    if (buf)
+      snprintf(buf, n, "beam:%s,E=%d,M=%d", ckpt, o->search_expansions,
+               o->search_depth);
+    if (name)
+      snprintf(name, nn, "E=%d,M=%d", o->search_expansions, o->search_depth);
+  } else {
+    if (buf) snprintf(buf, n, "abnet:%s,nodes=%d", ckpt, o->search_nodes);
+    if (name) snprintf(name, nn, "abnet nodes=%d", o->search_nodes);
+  }
+}
+
 int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
                                 pb_err_t *err) {
   if (o == NULL || cfg == NULL)
@@ -45,6 +62,8 @@ int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
   o->seed = (uint64_t)cfg->seed;
   o->accuracy = cfg->eval.accuracy && pb_solver_supports(o->g);
   snprintf(o->testset, sizeof o->testset, "%s", cfg->eval.testset);
+  o->search_beam = !strcmp(cfg->eval.search, "beam");
+  o->search_nodes = cfg->eval.search_nodes;
   o->search_expansions = cfg->eval.search_expansions;
   o->search_depth = cfg->eval.search_depth;
   o->mcts_simulations =

@@ -16,8 +16,9 @@
  *       metrics.jsonl per result. For games with a solver each rated
  *       checkpoint also gets its accuracy (play/accuracy.h) on the
  *       solved test set: greedy Q (the paper's agent), V one ply deep, and
- *       beam search with V and Q at eval.search_expansions /
- *       eval.search_depth.
+ *       a search over V and Q: alpha-beta (abnet:, eval.search_nodes) by
+ *       default, or beam search at eval.search_expansions /
+ *       eval.search_depth (eval.search: beam).
  * The process around it (evaluator/) only adds sockets and signals.
  * The layers live in evalrun.c (one checkpoint), evalrun_chart.c (the
  * chart) and evalrun_dir.c (a run directory); evalrun_impl.h holds what
@@ -56,19 +57,32 @@ typedef struct pb_evalrun_opts {
   /* Accuracy on a solved test set (pb_evalrun_t only): */
   int accuracy;                       /* measure it (games with a solver) */
   char testset[PB_CONFIG_PATH_MAX];   /* "" = the shipped set */
+  int search_beam;  /* the search agent: 0 = abnet (alpha-beta over V
+                     * and Q, eval.search: abnet, the default), 1 =
+                     * beam search (eval.search: beam) */
+  int search_nodes; /* the abnet agent's evaluations per move */
   int search_expansions, search_depth; /* the beam agent's E and M */
   /* > 0: the run is alphazero, and the three accuracies are those of the
    * greedy policy, the value head one ply deep and MCTS with this many
    * simulations (eval.mcts_simulations) instead of greedy Q, V one ply
-   * and beam search (the columns keep their names). */
+   * and the search agent (the columns keep their names). */
   int mcts_simulations;
 } pb_evalrun_opts_t;
 
+/* The third accuracy's agent over the checkpoint at `ckpt` into buf (n
+ * bytes, truncated; may be NULL): "mcts:CKPT,N=n" (alphazero),
+ * "abnet:CKPT,nodes=N" or "beam:CKPT,E=e,M=m"; and its short name (as
+ * metrics.jsonl's "beam_agent" and the charts give it) into name (size
+ * nn, may be NULL): "mcts N=n", "abnet nodes=N" or "E=e,M=m". */
+void pb_evalrun_search_spec(const pb_evalrun_opts_t *o, const char *ckpt,
+                            char *buf, size_t n, char *name, size_t nn);
+
 /* Fills *o from the eval.* keys of cfg (opponents, games_per_opponent,
- * opening_random_moves, threads, accuracy, testset, search_expansions,
- * search_depth, anchors) and its game and seed. Each opponent's anchor is
- * its default (random 1000 in every game; the lookahead ladder in Connect
- * Four and Tic-Tac-Toe only; NAN otherwise), then eval.anchors
+ * opening_random_moves, threads, accuracy, testset, search, search_nodes,
+ * search_expansions, search_depth, anchors) and its game and seed. Each
+ * opponent's anchor is its default (random 1000 in every game; the
+ * lookahead ladder in Connect Four and Tic-Tac-Toe only; NAN otherwise),
+ * then eval.anchors
  * ("SPEC=R,SPEC=none,...") overrides; accuracy is on only for games with a
  * solver. Returns 0, or PB_ECONFIG for an unknown game, an empty or too
  * long opponent, more than PB_ELOTABLE_MAX_OPPONENTS opponents, one listed
@@ -158,7 +172,8 @@ const pb_elotable_t *pb_evalrun_table(const pb_evalrun_t *r);
  *    "elo_hi":..,"note":..,"games":..,"seconds":..,"minutes":..,
  *    "opponents":{"random":{"w":..,"d":..,"l":..,"anchor":1000},..},
  *    "acc_q":..,"acc_v":..,"acc_beam":..,
- *    "accuracy":{"beam_agent":"E=100,M=10","positions":1000,"seconds":..}}
+ *    "accuracy":{"beam_agent":"abnet nodes=500","positions":1000,
+ *    "seconds":..}}
  * (the last four only when accuracy is on).
  * Returns 0 or the error of the step that failed (PB_EINTR when stopped:
  * nothing is written). */

@@ -77,7 +77,7 @@ int pb_evalrun_chart(const pb_elotable_t *t,
   const int az = o->mcts_simulations > 0;
   static const char *const pnames[3] = {"accuracy: greedy Q",
                                         "accuracy: V one ply",
-                                        "accuracy: beam search"};
+                                        "accuracy: search"};
   static const char *const anames[3] = {"accuracy: greedy policy",
                                         "accuracy: value one ply",
                                         "accuracy: MCTS"};
@@ -86,9 +86,12 @@ int pb_evalrun_chart(const pb_elotable_t *t,
   if (az)
     snprintf(beam_name, sizeof beam_name, "accuracy: MCTS N=%d",
              o->mcts_simulations);
-  else
+  else if (o->search_beam)
     snprintf(beam_name, sizeof beam_name, "accuracy: beam search E=%d M=%d",
              o->search_expansions, o->search_depth);
+  else
+    snprintf(beam_name, sizeof beam_name, "accuracy: abnet nodes=%d",
+             o->search_nodes);
   pb_svgplot_series_t right[3];
   int nr = 0;
   for (int k = 0; k < 3; k++) {
@@ -104,7 +107,8 @@ int pb_evalrun_chart(const pb_elotable_t *t,
     }
     if (!any) continue;
     right[nr].name =
-        k == 2 && (az || o->search_expansions > 0) ? beam_name : names[k];
+        k == 2 && (az || o->search_beam || o->search_nodes > 0) ? beam_name
+                                                                : names[k];
     right[nr].pts = sp;
     right[nr].n = n;
     nr++;

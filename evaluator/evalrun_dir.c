@@ -130,9 +130,11 @@ static void report(pb_evalrun_t *r, const pb_elotable_row_t *row) {
     char search[64];
     if (az)
       snprintf(search, sizeof search, "MCTS (N=%d)", o->mcts_simulations);
-    else
+    else if (o->search_beam)
       snprintf(search, sizeof search, "beam search (E=%d, M=%d)",
                o->search_expansions, o->search_depth);
+    else
+      snprintf(search, sizeof search, "abnet (nodes=%d)", o->search_nodes);
     pb_log_info(r->d.log,
                 "version %llu: share of optimal moves on %zu solved "
                 "positions: %s %.3f, %s %.3f, %s %.3f",
@@ -181,11 +183,7 @@ static void report(pb_evalrun_t *r, const pb_elotable_row_t *row) {
   pb_json_obj_end(&j);
   if (r->testset != NULL) {
     char agent[64];
-    if (o->mcts_simulations > 0)
-      snprintf(agent, sizeof agent, "mcts N=%d", o->mcts_simulations);
-    else
-      snprintf(agent, sizeof agent, "E=%d,M=%d", o->search_expansions,
-               o->search_depth);
+    pb_evalrun_search_spec(o, NULL, NULL, 0, agent, sizeof agent);
     pb_json_kdouble(&j, "acc_q", row->acc_q);
     pb_json_kdouble(&j, "acc_v", row->acc_v);
     pb_json_kdouble(&j, "acc_beam", row->acc_beam);
@@ -223,11 +221,8 @@ static int measure_accuracy(pb_evalrun_t *r, const char *ckpt,
       snprintf(spec, slen, "checkpoint:%s", ckpt);
     else if (k == 1)
       snprintf(spec, slen, "value:%s", ckpt);
-    else if (r->o.mcts_simulations > 0)
-      snprintf(spec, slen, "mcts:%s,N=%d", ckpt, r->o.mcts_simulations);
     else
-      snprintf(spec, slen, "beam:%s,E=%d,M=%d", ckpt, r->o.search_expansions,
-               r->o.search_depth);
+      pb_evalrun_search_spec(&r->o, ckpt, spec, slen, NULL, 0);
     pb_accuracy_t a;
     /* A stop (Ctrl-C on probs train) ends a long accuracy pass within
      * a chunk of positions, not after it. */

@@ -112,6 +112,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "abnet.h"
 #include "err.h"
 #include "game.h"
 #include "model.h"
@@ -208,6 +209,37 @@ int pb_agent_kinds(char *buf, size_t n);
  * (either may be NULL) receive a beam agent's search settings, 0 for the
  * other kinds. NULL (and *E = *M = 0) for agents without networks. */
 pb_model_t *pb_agent_networks(const pb_agent_t *a, int *E, int *M);
+
+/* The search a network agent makes (pb_agent_search_of). */
+enum {
+  PB_AGENT_SEARCH_NONE = 0, /* checkpoint, run, value: no search */
+  PB_AGENT_SEARCH_BEAM = 1,
+  PB_AGENT_SEARCH_ABNET = 2,
+  PB_AGENT_SEARCH_MCTS = 3
+};
+typedef struct pb_agent_search {
+  int kind;           /* PB_AGENT_SEARCH_* */
+  int E, M;           /* beam: expansions and depth limit */
+  pb_abnet_opts_t ab; /* abnet: its options, budgets as given */
+  int N;              /* mcts: simulations */
+  double c;           /* mcts: the c_puct it searches with */
+  double T;           /* mcts over a PROBS checkpoint: the temperature of
+                         softmax(Q / T) */
+} pb_agent_search_t;
+
+/* The networks of a network agent, as pb_agent_networks, and the search it
+ * makes into *s (may be NULL; zeroed with kind NONE for the agents without
+ * networks and those that do not search). */
+pb_model_t *pb_agent_search_of(const pb_agent_t *a, pb_agent_search_t *s);
+
+/* The default search agent over the checkpoint `model` into buf (n bytes,
+ * truncated): "abnet:MODEL" for a PROBS checkpoint (alphazero 0:
+ * alpha-beta over V and Q at its default 1000 evaluations per move, the
+ * best play-time search measured over PROBS networks, docs/strength.md),
+ * "mcts:MODEL" for an AlphaZero checkpoint (alphazero 1: PUCT MCTS, 100
+ * simulations). */
+void pb_agent_search_spec(const char *model, int alphazero, char *buf,
+                          size_t n);
 
 /* Frees the agent; accepts NULL and sets *a to NULL. */
 void pb_agent_destroy(pb_agent_t **a);

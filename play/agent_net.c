@@ -3,7 +3,7 @@
  * (value:PATH), in beam search (beam:PATH), in PUCT MCTS (mcts:PATH, with
  * an AlphaZero network or a PROBS V and Q) or in alpha-beta over V and Q
  * (abnet:PATH); and what reads them: pb_agent_networks,
- * pb_agent_evaluations, pb_agent_argmax_legal.
+ * pb_agent_search_of, pb_agent_evaluations, pb_agent_argmax_legal.
  *
  * Workload: one batch-1 forward pass per move in matches, batches of
  * NET_CHUNK positions through pb_agent_act_many. A network agent's input
@@ -55,6 +55,7 @@ typedef struct {
   pb_neteval_t *ne;  /* NET_BEAM, NET_AB, NET_MCTS of a probs checkpoint:
                         batched, cached V and Q */
   int N;             /* NET_MCTS: simulations per move */
+  double c_puct;     /* NET_MCTS: the c_puct it searches with */
   pb_mcts_t *mcts;   /* NET_MCTS: searches of a chunk */
   pb_pveval_t *pve;  /* NET_MCTS: the policy+value network (alphazero) */
   pb_mcts_vq_t vq;   /* NET_MCTS: V and Q as its evaluator (probs) */
@@ -255,6 +256,28 @@ uint64_t pb_agent_evaluations(const pb_agent_t *a) {
   return n;
 }
 
+pb_model_t *pb_agent_search_of(const pb_agent_t *a, pb_agent_search_t *s) {
+  const net_agent_t *na =
+      a != NULL && a->vt == &net_vt ? (const net_agent_t *)a->impl : NULL;
+  if (s == NULL) return na != NULL ? na->model : NULL;
+  memset(s, 0, sizeof *s);
+  if (na == NULL) return NULL;
+  if (na->mode == NET_BEAM) {
+    s->kind = PB_AGENT_SEARCH_BEAM;
+    s->E = na->E;
+    s->M = na->M;
+  } else if (na->mode == NET_AB) {
+    s->kind = PB_AGENT_SEARCH_ABNET;
+    s->ab = *pb_abnet_options(na->ab);
+  } else if (na->mode == NET_MCTS) {
+    s->kind = PB_AGENT_SEARCH_MCTS;
+    s->N = na->N;
+    s->c = na->c_puct;
+    s->T = na->pve == NULL ? na->vq.temperature : 0.0;
+  }
+  return na->model;
+}
+
 pb_model_t *pb_agent_networks(const pb_agent_t *a, int *E, int *M) {
   const net_agent_t *na =
       a != NULL && a->vt == &net_vt ? (const net_agent_t *)a->impl : NULL;
@@ -347,6 +370,7 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
      * probs checkpoint: priors softmax(Q / T), V at the leaves. */
     pb_mcts_opts_t mo = {ns->N, ns->c > 0 ? ns->c : ccfg.mcts.c_puct, 0.0,
                          0.0, NET_CHUNK, ccfg.mcts.discount};
+    na->c_puct = mo.c_puct;
     na->mcts = pb_mcts_new(g, &mo, &e);
     if (!az) {
       na->vq.g = g;

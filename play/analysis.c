@@ -1,5 +1,7 @@
 /* analysis.c - boards with coordinates, typed moves, and a checkpoint's
- * view of one position (V, Q, V one ply deep, beam search). */
+ * view of one position: V, Q, V one ply deep, beam search and alpha-beta
+ * for PROBS networks; the policy, the value head one ply deep and MCTS
+ * for an AlphaZero network. */
 #include "analysis.h"
 
 #include <ctype.h>
@@ -8,17 +10,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abnet.h"
 #include "agent.h"
 #include "beam_search.h"
+#include "mcts.h"
 #include "model.h"
 #include "neteval.h"
+#include "pveval.h"
 
 struct pb_analysis {
   const pb_game_t *g;
   pb_model_t *model;  /* borrowed */
-  pb_neteval_t *ne;   /* V and Q, batched and cached */
-  pb_beam_t *beam;    /* NULL when E = 0 */
-  int E, M;
+  int az;             /* an AlphaZero checkpoint */
+  pb_neteval_t *ne;   /* PROBS: V and Q, batched and cached */
+  pb_beam_t *beam;    /* PROBS: NULL when E = 0 */
+  pb_abnet_t *ab;     /* PROBS: NULL without alpha-beta */
+  pb_pveval_t *pve;   /* AlphaZero: the policy+value network */
+  pb_mcts_t *mcts;    /* AlphaZero: its search */
+  int simulations;
+  /* AlphaZero: the children's logits and values, one call */
+  float kid_logits[PB_MAX_ACTIONS * PB_MAX_ACTIONS], kid_v[PB_MAX_ACTIONS];
 };
 
 int pb_analysis_board(const pb_game_t *g, const pb_state_t *s, char *buf,
@@ -182,24 +193,92 @@ int pb_analysis_result(const pb_game_t *g, const pb_state_t *s, char *buf,
   return 1;
 }
 
-pb_analysis_t *pb_analysis_new(pb_model_t *l, int E, int M, pb_err_t *err) {
+void pb_analysis_defaults(pb_analysis_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->abnet = 1;
+  pb_abnet_defaults(&o->ab);
+  o->simulations = 200;
+}
+
+int pb_analysis_line(const pb_game_t *g, const uint8_t *moves, int n, char *buf,
+                     size_t size) {
+  if (buf == NULL || size == 0) return 0;
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && k + 1 < size; i++) {
+    char name[16];
+    if (g->action_name(moves[i], name, sizeof name) < 0)
+      snprintf(name, sizeof name, "?");
+    int w = snprintf(buf + k, size - k, "%s%s", i ? " " : "", name);
+    if (w < 0) break;
+    k += (size_t)w;
+  }
+  return (int)(k < size ? k : size - 1);
+}
+
+/* The code of the error in err (PB_ENOMEM if it holds none). */
+static int code_of(const pb_err_t *err) {
+  return err != NULL && err->code < 0 ? err->code : PB_ENOMEM;
+}
+
+/* The searches of a PROBS checkpoint: beam and alpha-beta over V and Q. */
+static int new_probs(pb_analysis_t *a, const pb_analysis_opts_t *o,
+                     pb_err_t *err) {
+  if (o->E < 0 || (o->E > 0 && (o->E > 100000 || o->M < 1 || o->M > 99)))
+    return pb_err_set(err, PB_EINVAL,
+                      "analysis: bad beam search settings E=%d M=%d (E "
+                      "1..100000 and M 1..99, or E = 0 for none)",
+                      o->E, o->M);
+  /* As `probs search` does: one search at a time, these buffer sizes. */
+  a->ne = pb_neteval_new(a->g, 4096, 1u << 16, err);
+  if (a->ne == NULL) return code_of(err);
+  if (o->E > 0 && (a->beam = pb_beam_new(a->g, o->E, o->M, 1, err)) == NULL)
+    return code_of(err);
+  if (o->abnet && (a->ab = pb_abnet_new(a->g, &o->ab, err)) == NULL)
+    return code_of(err);
+  pb_neteval_bind(a->ne, pb_model_v(a->model), pb_model_q(a->model));
+  return 0;
+}
+
+/* The search of an AlphaZero checkpoint: MCTS over its network, as the
+ * mcts: agent sets it up. */
+static int new_az(pb_analysis_t *a, const pb_analysis_opts_t *o,
+                  pb_err_t *err) {
+  if (o->E > 0)
+    return pb_err_set(err, PB_EUNSUPP,
+                      "analysis: the checkpoint is of an alphazero run (one "
+                      "policy+value network): no V and Q for beam search; "
+                      "it is analysed with MCTS");
+  if (o->simulations < 1 || o->simulations > 100000 ||
+      (o->c_puct != 0 && !(o->c_puct >= 0.001 && o->c_puct <= 100)))
+    return pb_err_set(err, PB_EINVAL,
+                      "analysis: bad MCTS settings simulations=%d c_puct=%g "
+                      "(simulations 1..100000, c_puct 0.001..100)",
+                      o->simulations, o->c_puct);
+  const pb_config_t *cfg = pb_model_config(a->model);
+  /* As the mcts: agent: no noise, the checkpoint's discount. */
+  pb_mcts_opts_t mo = {.simulations = o->simulations,
+                       .c_puct = o->c_puct > 0 ? o->c_puct : cfg->mcts.c_puct,
+                       .parallel = 1,
+                       .discount = cfg->mcts.discount};
+  a->simulations = o->simulations;
+  a->mcts = pb_mcts_new(a->g, &mo, err);
+  if (a->mcts == NULL) return code_of(err);
+  a->pve = pb_pveval_new(a->g, PB_MAX_ACTIONS, err);
+  if (a->pve == NULL) return code_of(err);
+  return pb_pveval_bind(a->pve, pb_model_q(a->model), err);
+}
+
+pb_analysis_t *pb_analysis_new(pb_model_t *l, const pb_analysis_opts_t *o,
+                               pb_err_t *err) {
   if (l == NULL) {
     pb_err_set(err, PB_EINVAL, "analysis: NULL networks");
     return NULL;
   }
-  if (pb_model_alphazero(l)) {
-    pb_err_set(err, PB_EUNSUPP,
-               "analysis: the checkpoint is of an alphazero run (one "
-               "policy+value network); the analysis shows V, Q and beam "
-               "search of probs runs only");
-    return NULL;
-  }
-  if (E < 0 || (E > 0 && M < 1)) {
-    pb_err_set(err, PB_EINVAL,
-               "analysis: bad search settings E=%d M=%d (E >= 1 and M >= 1, "
-               "or E = 0 for none)",
-               E, M);
-    return NULL;
+  pb_analysis_opts_t def;
+  if (o == NULL) {
+    pb_analysis_defaults(&def);
+    o = &def;
   }
   pb_analysis_t *a = calloc(1, sizeof *a);
   if (a == NULL) {
@@ -208,61 +287,32 @@ pb_analysis_t *pb_analysis_new(pb_model_t *l, int E, int M, pb_err_t *err) {
   }
   a->g = pb_model_game(l);
   a->model = l;
-  a->E = E;
-  a->M = M;
-  /* As `probs search` does: one search at a time, these buffer sizes. */
-  a->ne = pb_neteval_new(a->g, 4096, 1u << 16, err);
-  if (a->ne != NULL && E > 0) a->beam = pb_beam_new(a->g, E, M, 1, err);
-  if (a->ne == NULL || (E > 0 && a->beam == NULL)) {
-    pb_analysis_destroy(&a);
-    return NULL;
-  }
-  pb_neteval_bind(a->ne, pb_model_v(l), pb_model_q(l));
+  a->az = pb_model_alphazero(l);
+  int rc = a->az ? new_az(a, o, err) : new_probs(a, o, err);
+  if (rc != 0) pb_analysis_destroy(&a);
   return a;
 }
 
 void pb_analysis_destroy(pb_analysis_t **a) {
   if (a == NULL || *a == NULL) return;
   pb_beam_destroy(&(*a)->beam);
+  pb_abnet_destroy(&(*a)->ab);
   pb_neteval_destroy(&(*a)->ne);
+  pb_mcts_destroy(&(*a)->mcts);
+  pb_pveval_destroy(&(*a)->pve);
   free(*a);
   *a = NULL;
 }
 
-int pb_analysis_eval(pb_analysis_t *a, const pb_state_t *s,
-                     pb_analysis_eval_t *out, pb_err_t *err) {
-  if (a == NULL || s == NULL || out == NULL)
-    return pb_err_set(err, PB_EINVAL, "analysis: NULL argument");
-  const pb_game_t *g = a->g;
-  memset(out, 0, sizeof *out);
-  out->best_beam = -1;
-  out->n_legal = g->legal(s, out->legal);
-  if (out->n_legal == 0)
-    return pb_err_set(err, PB_EINVAL, "analysis: the game is over");
-  pb_evalfn_t fn = pb_neteval_fn(a->ne);
-  int rc;
-  /* The search first, so that it asks the networks exactly what `probs
-   * search` asks them (the cache then serves the rest). */
-  if (a->beam != NULL) {
-    float b[PB_MAX_ACTIONS];
-    rc = pb_beam_run(a->beam, s, 1, &fn, b, err);
-    if (rc < 0) return rc;
-    for (int i = 0; i < out->n_legal; i++)
-      out->beam[out->legal[i]] = b[out->legal[i]];
-    out->has_beam = 1;
-    out->best_beam = pb_agent_argmax_legal(out->beam, out->legal, out->n_legal);
-  }
-  rc = fn.value(fn.ctx, s, 1, &out->v, err);
-  if (rc < 0) return rc;
-  float q[PB_MAX_ACTIONS];
-  rc = fn.qvalues(fn.ctx, s, 1, q, err);
-  if (rc < 0) return rc;
-  /* Children that do not end the game, valued in one call. */
-  pb_state_t kids[PB_MAX_ACTIONS];
-  int kid_action[PB_MAX_ACTIONS], nk = 0;
+/* The children of s in *out's legal moves that do not end the game into
+ * kids (their actions into kid_action), the results of those that do into
+ * out->v1. Returns how many kids. */
+static int children(const pb_game_t *g, const pb_state_t *s,
+                    pb_analysis_eval_t *out, pb_state_t *kids,
+                    int *kid_action) {
+  int nk = 0;
   for (int i = 0; i < out->n_legal; i++) {
     int act = out->legal[i];
-    out->q[act] = q[act];
     pb_state_t c = *s;
     int done = 0;
     float r = g->step(&c, act, &done);
@@ -273,6 +323,47 @@ int pb_analysis_eval(pb_analysis_t *a, const pb_state_t *s,
       kid_action[nk++] = act;
     }
   }
+  return nk;
+}
+
+/* V, Q, V one ply deep and the searches of a PROBS checkpoint. */
+static int eval_probs(pb_analysis_t *a, const pb_state_t *s,
+                      pb_analysis_eval_t *out, pb_err_t *err) {
+  const pb_game_t *g = a->g;
+  pb_evalfn_t fn = pb_neteval_fn(a->ne);
+  pb_nn_t *vn = pb_model_v(a->model), *qn = pb_model_q(a->model);
+  int rc;
+  /* Each search first, on an empty cache, so that it asks the networks
+   * exactly what `probs search` or a fresh abnet: agent asks them (the
+   * cache then serves the rest). */
+  if (a->beam != NULL) {
+    float b[PB_MAX_ACTIONS];
+    pb_neteval_bind(a->ne, vn, qn);
+    rc = pb_beam_run(a->beam, s, 1, &fn, b, err);
+    if (rc < 0) return rc;
+    for (int i = 0; i < out->n_legal; i++)
+      out->beam[out->legal[i]] = b[out->legal[i]];
+    out->has_beam = 1;
+    out->best_beam = pb_agent_argmax_legal(out->beam, out->legal, out->n_legal);
+  }
+  if (a->ab != NULL) {
+    pb_neteval_bind(a->ne, vn, qn);
+    rc = pb_abnet_search(a->ab, s, &fn, &out->ab, err);
+    if (rc < 0) return rc;
+    out->has_abnet = 1;
+    out->best_abnet = out->ab.move;
+  }
+  rc = fn.value(fn.ctx, s, 1, &out->v, err);
+  if (rc < 0) return rc;
+  float q[PB_MAX_ACTIONS];
+  rc = fn.qvalues(fn.ctx, s, 1, q, err);
+  if (rc < 0) return rc;
+  for (int i = 0; i < out->n_legal; i++)
+    out->q[out->legal[i]] = q[out->legal[i]];
+  /* Children that do not end the game, valued in one call. */
+  pb_state_t kids[PB_MAX_ACTIONS];
+  int kid_action[PB_MAX_ACTIONS];
+  int nk = children(g, s, out, kids, kid_action);
   float kv[PB_MAX_ACTIONS];
   if (nk > 0) {
     rc = fn.value(fn.ctx, kids, nk, kv, err);
@@ -280,6 +371,61 @@ int pb_analysis_eval(pb_analysis_t *a, const pb_state_t *s,
   }
   for (int k = 0; k < nk; k++) out->v1[kid_action[k]] = -kv[k];
   out->best_q = pb_agent_argmax_legal(out->q, out->legal, out->n_legal);
+  return 0;
+}
+
+/* The policy, the value head (at s and one ply deep) and MCTS of an
+ * AlphaZero checkpoint. */
+static int eval_az(pb_analysis_t *a, const pb_state_t *s,
+                   pb_analysis_eval_t *out, pb_err_t *err) {
+  const pb_game_t *g = a->g;
+  pb_mcts_evalfn_t fn = pb_pveval_fn(a->pve);
+  out->alphazero = 1;
+  out->best_q = -1;
+  float logits[PB_MAX_ACTIONS];
+  int rc = fn.eval(fn.ctx, s, 1, logits, &out->v, err);
+  if (rc < 0) return rc;
+  /* softmax over the legal moves, as MCTS makes its priors */
+  double mx = -INFINITY, sum = 0;
+  for (int i = 0; i < out->n_legal; i++)
+    if (logits[out->legal[i]] > mx) mx = logits[out->legal[i]];
+  for (int i = 0; i < out->n_legal; i++) sum += exp(logits[out->legal[i]] - mx);
+  for (int i = 0; i < out->n_legal; i++) {
+    int act = out->legal[i];
+    out->p[act] = (float)(exp(logits[act] - mx) / sum);
+  }
+  out->best_policy = pb_agent_argmax_legal(logits, out->legal, out->n_legal);
+  pb_state_t kids[PB_MAX_ACTIONS];
+  int kid_action[PB_MAX_ACTIONS];
+  int nk = children(g, s, out, kids, kid_action);
+  if (nk > 0) {
+    rc = fn.eval(fn.ctx, kids, nk, a->kid_logits, a->kid_v, err);
+    if (rc < 0) return rc;
+  }
+  for (int k = 0; k < nk; k++) out->v1[kid_action[k]] = -a->kid_v[k];
+  float visits[PB_MAX_ACTIONS];
+  rc = pb_mcts_run(a->mcts, s, 1, &fn, NULL, visits, &out->mcts_value, err);
+  if (rc < 0) return rc;
+  for (int i = 0; i < out->n_legal; i++) {
+    int act = out->legal[i];
+    out->visits[act] = (int)lrintf(visits[act]);
+  }
+  out->simulations = a->simulations;
+  out->best_mcts = pb_agent_argmax_legal(visits, out->legal, out->n_legal);
+  return 0;
+}
+
+int pb_analysis_eval(pb_analysis_t *a, const pb_state_t *s,
+                     pb_analysis_eval_t *out, pb_err_t *err) {
+  if (a == NULL || s == NULL || out == NULL)
+    return pb_err_set(err, PB_EINVAL, "analysis: NULL argument");
+  memset(out, 0, sizeof *out);
+  out->best_beam = out->best_abnet = out->best_policy = out->best_mcts = -1;
+  out->n_legal = a->g->legal(s, out->legal);
+  if (out->n_legal == 0)
+    return pb_err_set(err, PB_EINVAL, "analysis: the game is over");
+  int rc = a->az ? eval_az(a, s, out, err) : eval_probs(a, s, out, err);
+  if (rc < 0) return rc;
   out->best_v1 = pb_agent_argmax_legal(out->v1, out->legal, out->n_legal);
   return 0;
 }

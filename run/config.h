@@ -150,6 +150,9 @@ typedef struct pb_config {
     bool enabled;
     bool accuracy;                      /* solver accuracy (solvable games) */
     char testset[PB_CONFIG_PATH_MAX];   /* "" = the shipped set */
+    char search[PB_CONFIG_NAME_MAX];    /* the accuracy's search agent (probs
+                                         * runs): "abnet" or "beam" */
+    int search_nodes;                   /* the abnet agent's evaluations */
     int search_expansions, search_depth; /* the beam agent's E and M */
     int mcts_simulations; /* the MCTS agent's N (alphazero runs) */
   } eval;

@@ -260,10 +260,19 @@ const pb__row_t pb__schema[] = {
              "(games with a solver)"),
     ROW_STR("eval.testset", eval.testset, 0, "",
             "solved test set file; empty = the one shipped for the game"),
+    ROW_ENUM("eval.search", eval.search, "abnet|beam", "abnet",
+             "probs runs: the search agent whose accuracy is measured: "
+             "abnet (alpha-beta over V and Q, eval.search_nodes) or beam "
+             "(eval.search_expansions, eval.search_depth)"),
+    ROW_INT("eval.search_nodes", eval.search_nodes, 1, 100000000, "500",
+            "network evaluations per move of the abnet agent whose accuracy "
+            "is measured (500: about the cost of beam E=100 M=10)"),
     ROW_INT("eval.search_expansions", eval.search_expansions, 1, 100000, "100",
-            "E of the beam-search agent whose accuracy is measured"),
+            "E of the beam-search agent whose accuracy is measured "
+            "(eval.search: beam)"),
     ROW_INT("eval.search_depth", eval.search_depth, 1, 99, "10",
-            "M of the beam-search agent whose accuracy is measured"),
+            "M of the beam-search agent whose accuracy is measured "
+            "(eval.search: beam)"),
     ROW_INT("eval.mcts_simulations", eval.mcts_simulations, 1, 100000, "100",
             "alphazero runs: simulations of the MCTS agent whose accuracy is "
             "measured (in place of the beam-search agent)"),

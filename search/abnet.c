@@ -49,6 +49,9 @@ struct pb_abnet {
   uint8_t iter;
   double deadline;
   pb_abnet_result_t r;
+  /* the principal variation of the deepest completed iteration */
+  int pv_len;
+  uint8_t pv[PB_ABNET_MAX_DEPTH];
 };
 
 void pb_abnet_defaults(pb_abnet_opts_t *o) {
@@ -411,6 +414,24 @@ static float node(pb_abnet_t *ab, const pb_state_t *s, int depth, int ply,
   return best;
 }
 
+/* The line of iteration `depth` (just completed) from the root s: the
+ * root's best move, then the best move each position of the line stored
+ * in this iteration. */
+static void take_pv(pb_abnet_t *ab, const pb_state_t *s, int depth) {
+  const pb_game_t *g = ab->g;
+  pb_state_t c = *s;
+  int mv = ab->root_best;
+  ab->pv_len = 0;
+  while (ab->pv_len < depth && mv >= 0 && mv != NOMOVE) {
+    ab->pv[ab->pv_len++] = (uint8_t)mv;
+    int done = 0;
+    g->step(&c, mv, &done);
+    if (done) break;
+    const tt_t *e = tt_find(ab, &c, g->hash(&c));
+    mv = e != NULL && e->iter == ab->iter && e->depth >= 1 ? e->best : -1;
+  }
+}
+
 int pb_abnet_search(pb_abnet_t *ab, const pb_state_t *s, const pb_evalfn_t *ev,
                     pb_abnet_result_t *res, pb_err_t *err) {
   if (ab == NULL || s == NULL || ev == NULL || res == NULL)
@@ -455,9 +476,16 @@ int pb_abnet_search(pb_abnet_t *ab, const pb_state_t *s, const pb_evalfn_t *ev,
     value = v;
     depth = d;
     solved = !ab->horizon;
+    take_pv(ab, s, d);
     if (solved) break;
   }
   *res = ab->r;
+  if (depth == 0) {
+    ab->pv_len = 1;
+    ab->pv[0] = (uint8_t)move;
+  }
+  res->pv_len = ab->pv_len;
+  memcpy(res->pv, ab->pv, (size_t)ab->pv_len);
   res->move = move;
   res->value = value;
   res->depth = depth;

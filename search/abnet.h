@@ -85,6 +85,14 @@ typedef struct pb_abnet_result {
   uint64_t v_evals, q_evals; /* positions given to V and to Q */
   uint64_t v_calls, q_calls; /* calls of each callback */
   uint64_t nodes;  /* positions searched (interior nodes and leaves) */
+  /* The principal variation of the deepest completed iteration: pv[0] is
+   * `move`, then each position's best move as that iteration stored it,
+   * until `depth` moves, a move that ends the game, or a position the
+   * table no longer holds. Along a whole line the horizon's V (or the
+   * result of the move that ends the game), signed for the root's side,
+   * is `value`. With depth 0: the one move. */
+  int pv_len;
+  uint8_t pv[PB_ABNET_MAX_DEPTH];
 } pb_abnet_result_t;
 
 /* A searcher for game g; NULL with err filled (PB_EINVAL naming the bad

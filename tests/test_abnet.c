@@ -2,8 +2,9 @@
  * brute-force depth-d negamax over the same V (bit for bit, whatever the
  * budget stopped at, with the table, PVS, batching and Q ordering in every
  * combination), against exact values (the solvers) when the budget covers
- * the whole tree, and with exact value functions at small budgets; errors,
- * budgets and determinism. */
+ * the whole tree, and with exact value functions at small budgets; its
+ * principal variation replayed to the value it claims; errors, budgets and
+ * determinism. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -148,6 +149,41 @@ static pb_state_t some_position(const pb_game_t *g, pb_rng_t *rng,
   }
 }
 
+/* The principal variation of r from s: it starts with the move played,
+ * every move is legal, and it runs r.depth moves (or to a move that ends
+ * the game) to a position whose V (or result) is the root value. */
+static void check_pv(fn_t *f, const pb_state_t *s, const pb_abnet_result_t *r) {
+  const pb_game_t *g = f->g;
+  assert_true(r->pv_len >= 1 && r->pv_len <= PB_ABNET_MAX_DEPTH);
+  assert_int_equal(r->pv[0], r->move);
+  if (r->depth == 0) {
+    assert_int_equal(r->pv_len, 1);
+    return;
+  }
+  pb_state_t c = *s;
+  int done = 0;
+  float end = 0.0f;
+  for (int i = 0; i < r->pv_len; i++) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int n = g->legal(&c, legal), ok = 0;
+    for (int k = 0; k < n; k++) ok |= legal[k] == r->pv[i];
+    if (!ok || done) fail_msg("pv move %d (%d) is not legal", i, r->pv[i]);
+    float rew = g->step(&c, r->pv[i], &done);
+    /* The end's worth for the side that made the last move. */
+    if (done) end = rew;
+  }
+  if (!done) {
+    if (r->pv_len != r->depth)
+      fail_msg("pv of %d moves at depth %d", r->pv_len, r->depth);
+    end = -clampv(fn_v(f, &c));
+  }
+  /* The last move was the root side's when the line is odd. */
+  float want = r->pv_len % 2 ? end : -end;
+  if (want != r->value)
+    fail_msg("pv of %d moves ends at %.6f for the root, value %.6f", r->pv_len,
+             want, r->value);
+}
+
 /* ---- tests ---------------------------------------------------------------- */
 
 /* A depth limit with an ample budget: the root value is the reference's,
@@ -179,6 +215,7 @@ static void test_fixed_depth_equals_negamax(void **state) {
                      "reference %.6f", g->name, t, d, combo, r.value, r.move,
                      move_value(&f, &s, r.move, d), ref);
           assert_true(r.v_evals == f.v_rows && r.q_evals == f.q_rows);
+          check_pv(&f, &s, &r);
           f.v_rows = f.q_rows = 0;
           pb_abnet_destroy(&ab);
           assert_null(ab);
@@ -216,6 +253,7 @@ static void test_budgets(void **state) {
         int n = C4->legal(&s, legal), ok = 0;
         for (int k = 0; k < n; k++) ok |= legal[k] == r.move;
         assert_true(ok);
+        check_pv(&f, &s, &r);
         if (r.depth > 0) {
           float ref = negamax(&f, &s, r.depth);
           assert_true(r.value == ref);
@@ -265,6 +303,7 @@ static void test_whole_tree_is_exact(void **state) {
         fail_msg("%s t=%d: solved %d value %.3f move %d (%d), exact %d",
                  g->name, t, r.solved, r.value, r.move, mv[r.move].result,
                  sv.result);
+      check_pv(&f, &s, &r);
       pb_abnet_destroy(&ab);
     }
     pb_solver_destroy(&sol);
@@ -295,6 +334,7 @@ static void test_exact_values_small_budget(void **state) {
       assert_int_equal(pb_solver_moves(f.sol, &s, 1, mv, &err), 0);
       assert_int_equal(mv[r.move].result, sv.result);
       assert_true(r.value == (float)sv.result);
+      check_pv(&f, &s, &r);
     }
     pb_abnet_destroy(&ab);
     pb_solver_destroy(&f.sol);

@@ -6,6 +6,7 @@
 # its newest checkpoint and finishes the run; the evaluator rates the
 # checkpoints with the policy, the value head and MCTS; the agents
 # checkpoint:, value: and mcts: play the checkpoints, beam: refuses them;
+# probs analyze and play's hint show its policy, value and MCTS visits;
 # probs export writes the policy+value network; the distributed run
 # trains on exactly what --inproc trains on (targets_crc).
 set -uo pipefail
@@ -93,6 +94,33 @@ expect "mcts: refuses a bad N" 2 "bad N=" \
   "$P" accuracy --game tictactoe --agent "mcts:$C,N=0"
 expect "probs export writes the policy+value network" 0 "pv: [0-9]+ parameters, 10 outputs" \
   "$P" export "$C" "$T/az.pt"
+
+# probs analyze shows it: the policy's probabilities (summing to 1 over the
+# legal moves), the value head's value, MCTS's visits (summing to the
+# simulations) and the most visited move; JSON that parses.
+"$P" analyze --model "$C" --position 5 --simulations 40 --json >"$T/an.json" 2>&1
+if python3 - "$T/an.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["moves"]
+assert d["algorithm"] == "alphazero" and d["simulations"] == 40, d
+assert sorted(x["move"] for x in m) == list("12346789"), m
+assert abs(sum(x["p"] for x in m) - 1) < 1e-5, m
+assert all(0 <= x["p"] <= 1 for x in m), m
+assert -1 <= d["v"] <= 1 and -1 <= d["mcts_value"] <= 1, d
+assert sum(x["visits"] for x in m) == 40, m
+most = max(m, key=lambda x: (x["visits"], -int(x["move"])))
+assert d["best_mcts"] == most["move"], d
+PY
+then ok "analyze --json: policy sums to 1, value in [-1, 1], 40 visits"
+else bad "analyze --json: $(head -c 600 "$T/an.json")"; fi
+expect "analyze as text: MCTS at 200 simulations by default" 0 \
+  "best by MCTS \(200 simulations\): [1-9]" "$P" analyze --model "$C"
+expect "analyze refuses beam settings for it" 2 "-E is for probs checkpoints" \
+  "$P" analyze --model "$C" -E 10
+expect "play's hint shows the policy, the value and the visits" 0 \
+  "by MCTS \(100 simulations, root value" \
+  bash -c "printf 'hint\nquit\n' | '$P' play --model '$C'"
 
 # A PROBS run cannot resume from an alphazero checkpoint (and says why).
 expect "a probs learner refuses the alphazero run dir" 1 "algorithm alphazero" \

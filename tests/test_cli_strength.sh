@@ -88,6 +88,11 @@ if [ "$(grep -c '^[0-9]' "$R/elo.csv")" -eq 2 ] && head -1 "$R/elo.csv" | grep -
 else
   bad "elo.csv: $(cat "$R/elo.csv")"
 fi
+if grep -q '"beam_agent":"abnet nodes=60"' "$R/metrics.jsonl"; then
+  ok "the evaluator's search agent is abnet, at eval.search_nodes"
+else
+  bad "metrics.jsonl: $(grep -o '"accuracy":{[^}]*}' "$R/metrics.jsonl" | head -2)"
+fi
 expect "evaluator --versions with --all is refused" 2 'do not go with each other' \
   "$BIN/probs-evaluator" --run-dir "$R" --versions 1 --all
 expect "evaluator: a test set that cannot be read" 2 'eval.testset' \

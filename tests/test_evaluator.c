@@ -162,6 +162,28 @@ static void test_opts(void **state) {
   assert_string_equal(o.opponents[1], "lookahead:1");
   assert_true(o.anchor[0] == 1000 && o.anchor[1] == 1183);
   assert_int_equal(o.games, 6);
+  /* The accuracy's search agent: abnet by default (at the config's
+   * nodes), beam when eval.search says so, MCTS in an alphazero run. */
+  char spec[128], name[64];
+  assert_int_equal(o.search_beam, 0);
+  pb_evalrun_search_spec(&o, "c.pbck", spec, sizeof spec, name, sizeof name);
+  assert_string_equal(spec, "abnet:c.pbck,nodes=60");
+  assert_string_equal(name, "abnet nodes=60");
+  pb_config_t dc;
+  pb_config_defaults(&dc);
+  assert_string_equal(dc.eval.search, "abnet");
+  assert_int_equal(dc.eval.search_nodes, 500);
+  assert_int_equal(pb_config_set(&c, "eval.search", "beam", &err), 0);
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
+  pb_evalrun_search_spec(&o, "c.pbck", spec, sizeof spec, name, sizeof name);
+  assert_string_equal(spec, "beam:c.pbck,E=10,M=3");
+  assert_string_equal(name, "E=10,M=3");
+  assert_int_equal(pb_config_set(&c, "eval.search", "mcts", &err), PB_ECONFIG);
+  assert_int_equal(pb_config_set(&c, "algorithm", "alphazero", &err), 0);
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
+  pb_evalrun_search_spec(&o, "c.pbck", spec, sizeof spec, NULL, 0);
+  assert_string_equal(spec, "mcts:c.pbck,N=100");
+  c = FX->cfg;
   snprintf(c.eval.opponents, sizeof c.eval.opponents,
            "lookahead:3,alphabeta:2,random,lookahead:2");
   assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
@@ -331,6 +353,7 @@ static void test_all_writes_csv_and_svg(void **state) {
   assert_int_equal(count_str(lg, ": Elo "), 3);
   /* Connect Four has a solver: every version also got its accuracies. */
   assert_int_equal(count_str(lg, "share of optimal moves on 1000 solved"), 3);
+  assert_int_equal(count_str(lg, ", abnet (nodes=60) 0."), 3);
   free(lg);
   for (int i = 0; i < pb_elotable_count(t); i++) {
     const pb_elotable_row_t *row = pb_elotable_row(t, i);
@@ -342,7 +365,7 @@ static void test_all_writes_csv_and_svg(void **state) {
   fx_path(path, sizeof path, "elo.svg");
   svg = slurp(path);
   assert_non_null(strstr(svg, "accuracy: greedy Q"));
-  assert_non_null(strstr(svg, ">accuracy: beam search E=10 M=3</text>"));
+  assert_non_null(strstr(svg, ">accuracy: abnet nodes=60</text>"));
   /* Every name of the legend whole and inside the picture. */
   why = svg_legend_fits(svg, pb_svgplot_text_width);
   if (why != NULL) fail_msg("elo.svg: %s", why);
@@ -350,7 +373,7 @@ static void test_all_writes_csv_and_svg(void **state) {
   fx_path(path, sizeof path, "metrics.jsonl");
   m = slurp(path);
   assert_int_equal(count_str(m, "\"acc_q\":0."), 3);
-  assert_int_equal(count_str(m, "\"beam_agent\":\"E=10,M=3\""), 3);
+  assert_int_equal(count_str(m, "\"beam_agent\":\"abnet nodes=60\""), 3);
   free(m);
   pb_evalrun_destroy(&r);
   pb_log_destroy(&log);

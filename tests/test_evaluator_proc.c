@@ -221,6 +221,7 @@ static void test_process_stop_while_busy(void **state) {
    * (about 7 s in a Release build, longer under the sanitizers). */
   char *argv[] = {(char *)EVAL_BIN, "--run-dir", FX->dir, "--no-png",
                   "--no-stderr", "--nice", "0", "--set",
+                  "eval.search=beam", "--set",
                   "eval.search_expansions=1500", "--set",
                   "eval.search_depth=10", NULL};
   pid_t pid = spawn(argv);

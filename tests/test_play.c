@@ -304,17 +304,118 @@ static void test_first_agent(void **state) {
 }
 
 /* A fresh Tic-Tac-Toe checkpoint (untrained networks) at path. */
-static void make_ckpt(const char *path) {
+/* An untrained checkpoint of configs/NAME.yaml at path. */
+static void make_ckpt_of(const char *name, const char *path) {
   pb_config_t cfg;
   pb_err_t err;
+  char file[256];
+  snprintf(file, sizeof file, PB_SOURCE_DIR "/configs/%s.yaml", name);
   pb_config_defaults(&cfg);
-  if (pb_config_load_file(&cfg, PB_SOURCE_DIR "/configs/tictactoe-smoke.yaml",
-                          &err) != 0)
-    fail_msg("%s", err.msg);
+  if (pb_config_load_file(&cfg, file, &err) != 0) fail_msg("%s", err.msg);
   pb_learn_t *l = pb_learn_new(&cfg, &err);
   if (l == NULL) fail_msg("%s", err.msg);
   assert_int_equal(pb_learn_save(l, path, NULL, 0, &err), 0);
   pb_learn_destroy(&l);
+}
+
+static void make_ckpt(const char *path) {
+  make_ckpt_of("tictactoe-smoke", path);
+}
+
+/* --model: the checkpoint's game, and by default the best search over it:
+ * abnet: for a PROBS checkpoint (hint shows its value and line), mcts: for
+ * an AlphaZero one (hint shows the policy, the value and the visits);
+ * network kinds take the model's path; mismatches are refused. */
+static void test_model_default_search(void **state) {
+  (void)state;
+  char dir[] = "/tmp/pb_test_play_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[256], az[256], want[400];
+  snprintf(path, sizeof path, "%s/t3.pbck", dir);
+  snprintf(az, sizeof az, "%s/t3az.pbck", dir);
+  make_ckpt(path);
+  make_ckpt_of("tictactoe-alphazero", az);
+  term_t t;
+  const char *pa[] = {"--model", path, NULL};
+  term_start(&t, pa);
+  snprintf(want, sizeof want, "tictactoe against abnet:%s;", path);
+  term_expect(&t, want);
+  term_expect(&t, "or help: ");
+  term_send(&t, "hint\n");
+  term_expect(&t, "move 1    Q=");
+  term_expect(&t, "best by Q: ");
+  term_expect(&t, "abnet: value ");
+  term_expect(&t, " evaluations, line: ");
+  term_expect(&t, "would play: ");
+  term_send(&t, "quit\n");
+  assert_int_equal(term_wait(&t), 0);
+  term_close(&t);
+
+  const char *aa[] = {"--model", az, "--first", "agent", NULL};
+  term_start(&t, aa);
+  snprintf(want, sizeof want, "tictactoe against mcts:%s;", az);
+  term_expect(&t, want);
+  term_expect(&t, "agent (X) plays ");
+  term_expect(&t, "or help: ");
+  term_send(&t, "eval\n");
+  term_expect(&t, "value = ");
+  term_expect(&t, "for O, the side to move");
+  term_expect(&t, " P=");
+  term_expect(&t, " visits=");
+  term_expect(&t, "best by policy: ");
+  term_expect(&t, "by MCTS (100 simulations, root value ");
+  term_expect(&t, "would play: ");
+  term_send(&t, "quit\n");
+  assert_int_equal(term_wait(&t), 0);
+  /* The visits of the moves sum to the agent's 100 simulations. */
+  int visits = 0;
+  for (const char *c = t.out; (c = strstr(c, "visits=")); c += 7)
+    visits += atoi(c + 7);
+  assert_int_equal(visits, 100);
+  term_close(&t);
+
+  /* An AlphaZero agent without search: hint shows MCTS at 200. */
+  const char *ac[] = {"--model", az, "--agent", "checkpoint", NULL};
+  term_start(&t, ac);
+  snprintf(want, sizeof want, "tictactoe against checkpoint:%s;", az);
+  term_expect(&t, want);
+  term_expect(&t, "or help: ");
+  term_send(&t, "hint\n");
+  term_expect(&t, "by MCTS (200 simulations, root value ");
+  term_send(&t, "quit\n");
+  assert_int_equal(term_wait(&t), 0);
+  term_close(&t);
+
+  const char *ab[] = {"--model", path, "--agent", "beam,E=20,M=3", NULL};
+  term_start(&t, ab);
+  snprintf(want, sizeof want, "tictactoe against beam:%s,E=20,M=3;", path);
+  term_expect(&t, want);
+  term_send(&t, "quit\n");
+  assert_int_equal(term_wait(&t), 0);
+  term_close(&t);
+
+  const struct {
+    const char *args[8];
+    const char *msg;
+  } bad[] = {
+      {{"--model", path, "--game", "connect4", NULL},
+       "--game connect4, but the checkpoint"},
+      /* no --model and no shipped model of the game */
+      {{"--game", "tictactoe", "--agent", "search", NULL},
+       "--agent search needs a model: no shipped model tictactoe.pbck"},
+      {{"--model", "/nonexistent/x.pbck", NULL}, "/nonexistent/x.pbck"},
+      {{"--model", az, "--agent", "abnet", NULL}, "no V and Q"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    term_start(&t, bad[i].args);
+    int rc = term_wait(&t);
+    if (rc != 2 || strstr(t.out, bad[i].msg) == NULL)
+      fail_msg("case %zu: exit %d (want 2), output:\n%s", i, rc, t.out);
+    term_close(&t);
+  }
+  unlink(path);
+  unlink(az);
+  rmdir(dir);
 }
 
 /* eval against network agents: V, the Q of every legal move, and for a
@@ -451,6 +552,7 @@ int main(void) {
       cmocka_unit_test(test_first_agent),
       cmocka_unit_test(test_close_terminal),
       cmocka_unit_test(test_eval_network),
+      cmocka_unit_test(test_model_default_search),
       cmocka_unit_test(test_othello_pass_toguz),
       cmocka_unit_test(test_usage),
   };

@@ -99,6 +99,15 @@ static void test_eval(void **state) {
                       "eval v34: Elo 1895 [1848, 1946] | vs lookahead:3 "
                       "(1603): W/D/L 169/6/25 | optimal moves: Q 0.756, V "
                       "0.768, beam 0.804");
+  /* The evaluator's default search agent is abnet: so named. */
+  assert_int_equal(
+      pb_progress_line(&p,
+                       "{\"event\":\"elo\",\"version\":35,\"elo\":1900,"
+                       "\"acc_q\":0.756,\"acc_v\":0.768,\"acc_beam\":0.81,"
+                       "\"accuracy\":{\"beam_agent\":\"abnet nodes=500\"}}",
+                       line, sizeof line),
+      1);
+  assert_non_null(strstr(line, "optimal moves: Q 0.756, V 0.768, abnet 0.810"));
   /* A note, no rating, no accuracy. */
   assert_int_equal(
       pb_progress_line(&p,
