@@ -89,13 +89,13 @@
  *                 search (bpip.h: Baum and Smith's best play for imperfect
  *                 players, ../shared/papers/002 section 2): every leaf a
  *                 distribution around V with spread sigma (0.01..4,
- *                 default PB_BPIP_SIGMA_DEFAULT), the leaf of greatest QSS
- *                 relevance expanded next (gulp 0..0.5: that share of the
- *                 relevant leaves per round instead, default 0: one), at
- *                 most n network evaluations per move (1..100000, default
- *                 1000); plays the root move of highest mean. An unknown
- *                 setting is refused. Deterministic. One position at a
- *                 time.
+ *                 default 1: V's error on solved positions), the leaf of
+ *                 greatest QSS relevance expanded next (gulp 0..0.5: that
+ *                 share of the relevant leaves per round instead, default
+ *                 0: one), at most n network evaluations per move
+ *                 (1..100000, default 1000); plays the root move of
+ *                 highest mean. An unknown setting is refused.
+ *                 Deterministic. One position at a time.
  *   gtp:COMMAND   an external engine that speaks the Go Text Protocol,
  *                 started as a child process (gtp.h, moves in its
  *                 notation): Othello engines such as gtp-rhino, or

@@ -81,12 +81,13 @@ typedef struct pb_bpip_opts {
                      relevant leaves)); 0..PB_BPIP_GULP_MAX (0: one) */
 } pb_bpip_opts_t;
 
-/* The defaults: evals 1000, sigma PB_BPIP_SIGMA_DEFAULT, gulp
- * PB_BPIP_GULP_DEFAULT. sigma 0.55 is the spread that makes V's values
- * of the positions one move into the shipped solved Connect Four set
- * most likely under the leaf model (maximum likelihood; V of a
- * connect4-quick checkpoint; docs/baselines.md "BPIP"). */
-#define PB_BPIP_SIGMA_DEFAULT 0.55
+/* The defaults: evals 1000, sigma 1.0, gulp 0 (one leaf per round, the
+ * paper's algorithm). sigma 1.0 is V's error on solved positions: the
+ * root mean square of V - exact value over the 5157 positions one move
+ * into the shipped Connect Four test set, 0.99, for the connect4-quick
+ * checkpoint of docs/strength.md (bench/bench_bpip_sigma.c; docs/
+ * baselines.md "BPIP" has the figures, and accuracy against sigma). */
+#define PB_BPIP_SIGMA_DEFAULT 1.0
 #define PB_BPIP_GULP_DEFAULT 0.0
 void pb_bpip_defaults(pb_bpip_opts_t *o);
 
