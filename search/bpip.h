@@ -40,11 +40,11 @@
  * relevance; stop if no leaf has relevance above 1e-12 (Q1 is 0: nothing
  * left to learn); else expand the most relevant leaves (ties: the leaf
  * created first), the number of them the gulp (one leaf, or a share of
- * the relevant leaves: Baum and Smith's "gulps"), the children of all of
- * them valued in one V call; update their ancestors' distributions. A leaf
- * whose children would take the evaluations past the budget ends the
- * search. The move played is the root's move of highest mean E[Y_c] (ties:
- * the lowest action), as the paper's step 3.
+ * the relevant leaves), the children of all of them valued in one V call;
+ * update their ancestors' distributions. A leaf whose children would take
+ * the evaluations past the budget ends the search. The move played is the
+ * root's move of highest mean E[Y_c] (ties: the lowest action), as the
+ * paper's step 3.
  *
  * Budget. `evals` bounds the positions given to V and Q per search. When
  * the root's children alone do not fit, the root's Q is asked for instead
@@ -53,7 +53,7 @@
  *
  * Workload: play-time search, one position at a time, 10 to ~10,000
  * evaluations per move; the cost of a round is linear in the tree's size,
- * so the search's own time grows as evals^2 / gulp. Everything is
+ * so the search's own time grows as evals^2 / (leaves per round). All is
  * allocated by pb_bpip_new (about 1 KiB per node, 2 * evals + 2 *
  * num_actions + 64 nodes); a search allocates nothing. Deterministic. */
 #ifndef PB_BPIP_H
