@@ -176,8 +176,8 @@ int pb__agent_ties_pick(const pb__agent_ties_t *t, pb_rng_t *rng) {
 
 void pb_agent_spec_with_model(const char *spec, const char *model, char *buf,
                               size_t n) {
-  static const char *const kinds[] = {"checkpoint", "value", "beam", "mcts",
-                                      "abnet"};
+  static const char *const kinds[] = {"checkpoint", "value", "beam",
+                                      "mcts",       "abnet", "bpip"};
   for (size_t k = 0; model != NULL && k < sizeof kinds / sizeof kinds[0];
        k++) {
     size_t kl = strlen(kinds[k]);

@@ -85,17 +85,28 @@
  *                 horizon in one V call. Plays the move of the deepest
  *                 completed iteration (none: the move of highest Q).
  *                 Deterministic without time=. One position at a time.
+ *   bpip:PATH[,N=n][,sigma=x][,gulp=x]  a PROBS checkpoint's V in BPIP
+ *                 search (bpip.h: Baum and Smith's best play for imperfect
+ *                 players, ../shared/papers/002 section 2): every leaf a
+ *                 distribution around V with spread sigma (0.01..4,
+ *                 default 1: V's error on solved positions), the leaf of
+ *                 greatest QSS relevance expanded next (gulp 0..0.5: that
+ *                 share of the relevant leaves per round instead, default
+ *                 0: one), at most n network evaluations per move
+ *                 (1..100000, default 1000); plays the root move of
+ *                 highest mean. An unknown setting is refused.
+ *                 Deterministic. One position at a time.
  *   gtp:COMMAND   an external engine that speaks the Go Text Protocol,
  *                 started as a child process (gtp.h, moves in its
  *                 notation): Othello engines such as gtp-rhino, or
  *                 `probs gtp --model CKPT` (gtp_engine.h) in any game. An
  *                 engine of another game refuses its boardsize (PB_EPROTO).
  *   AlphaZero checkpoints also play as checkpoint:/run: (the legal move of
- *   highest policy logit) and value: (the value head one ply deep); beam:
- *   and abnet: refuse them (no V and Q), and so does mcts: with T=, with
- *   PB_EMISMATCH.
+ *   highest policy logit) and value: (the value head one ply deep); beam:,
+ *   abnet: and bpip: refuse them (no V and Q), and so does mcts: with T=,
+ *   with PB_EMISMATCH.
  * Network agents (checkpoint, run, value, beam, mcts, abnet without
- * time=) are deterministic.
+ * time=, bpip) are deterministic.
  * Every kind is deterministic for a given seed. Choosing a move allocates
  * nothing in our code (libtorch allocates inside a network's forward).
  *
@@ -165,8 +176,8 @@ int pb_agent_act(pb_agent_t *a, const pb_state_t *s, pb_err_t *err);
 /* The spec of agent `spec` over the checkpoint `model` (may be NULL: spec
  * unchanged): the network kinds given without a path take it, "value" ->
  * "value:MODEL", "beam,E=10" -> "beam:MODEL,E=10" (checkpoint, value,
- * beam, mcts, abnet); any other spec is copied. Into buf (n bytes, truncated). For
- * commands that take --model and --agent. */
+ * beam, mcts, abnet, bpip); any other spec is copied. Into buf (n bytes,
+ * truncated). For commands that take --model and --agent. */
 void pb_agent_spec_with_model(const char *spec, const char *model, char *buf,
                               size_t n);
 
@@ -204,9 +215,9 @@ const pb_game_t *pb_agent_game(const pb_agent_t *a);
  * ...") into buf (NUL-terminated, truncated to n); returns its length. */
 int pb_agent_kinds(char *buf, size_t n);
 
-/* The networks of a network agent (checkpoint, run, value, beam, mcts, abnet),
- * borrowed: valid while a lives, used by the thread that uses a. *E and *M
- * (either may be NULL) receive a beam agent's search settings, 0 for the
+/* The networks of a network agent (checkpoint, run, value, beam, mcts, abnet,
+ * bpip), borrowed: valid while a lives, used by the thread that uses a. *E and
+ * *M (either may be NULL) receive a beam agent's search settings, 0 for the
  * other kinds. NULL (and *E = *M = 0) for agents without networks. */
 pb_model_t *pb_agent_networks(const pb_agent_t *a, int *E, int *M);
 

@@ -1,9 +1,10 @@
 /* agent_net.c - the network agents of agent.h: a trained checkpoint
  * playing greedily on Q (checkpoint:PATH, run:DIR@ITER), on V one ply deep
  * (value:PATH), in beam search (beam:PATH), in PUCT MCTS (mcts:PATH, with
- * an AlphaZero network or a PROBS V and Q) or in alpha-beta over V and Q
- * (abnet:PATH); and what reads them: pb_agent_networks,
- * pb_agent_search_of, pb_agent_evaluations, pb_agent_argmax_legal.
+ * an AlphaZero network or a PROBS V and Q), in alpha-beta over V and Q
+ * (abnet:PATH) or in BPIP search over V (bpip:PATH); and what reads them:
+ * pb_agent_networks, pb_agent_search_of, pb_agent_evaluations,
+ * pb_agent_argmax_legal.
  *
  * Workload: one batch-1 forward pass per move in matches, batches of
  * NET_CHUNK positions through pb_agent_act_many. A network agent's input
@@ -16,11 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "abnet.h"
 #include "agent.h"
 #include "agent_impl.h"
 #include "beam_search.h"
+#include "bpip.h"
 #include "ckpt.h"
 #include "mcts.h"
 #include "model.h"
@@ -31,8 +34,15 @@
 
 /* A trained checkpoint playing greedily on Q (checkpoint:, run:), on V one
  * ply deep (value:), through beam search with V and Q (beam:), PUCT MCTS
- * (mcts:) or alpha-beta over V and Q (abnet:). */
-enum { NET_Q = 0, NET_V1 = 1, NET_BEAM = 2, NET_MCTS = 3, NET_AB = 4 };
+ * (mcts:), alpha-beta over V and Q (abnet:) or BPIP over V (bpip:). */
+enum {
+  NET_Q = 0,
+  NET_V1 = 1,
+  NET_BEAM = 2,
+  NET_MCTS = 3,
+  NET_AB = 4,
+  NET_BPIP = 5
+};
 
 /* The settings of the searching kinds. */
 typedef struct {
@@ -41,6 +51,7 @@ typedef struct {
   double T, c;        /* mcts: prior temperature (probs; 0: unset = 1) and
                          c_puct (0: the run's) */
   pb_abnet_opts_t ab; /* abnet: */
+  pb_bpip_opts_t bp;  /* bpip: */
 } net_settings_t;
 enum { NET_CHUNK = 256 }; /* positions per batched call */
 
@@ -60,6 +71,7 @@ typedef struct {
   pb_pveval_t *pve;  /* NET_MCTS: the policy+value network (alphazero) */
   pb_mcts_vq_t vq;   /* NET_MCTS: V and Q as its evaluator (probs) */
   pb_abnet_t *ab;    /* NET_AB: the searcher */
+  pb_bpip_t *bp;     /* NET_BPIP: the searcher */
   /* Where V and Q come from: a PROBS checkpoint's V (one column) and Q;
    * an AlphaZero checkpoint's policy+value network for both (Q: the
    * policy logits, columns 0..A-1; V: column A). */
@@ -81,6 +93,7 @@ static void net_destroy(void *impl) {
   pb_mcts_destroy(&na->mcts);
   pb_pveval_destroy(&na->pve);
   pb_abnet_destroy(&na->ab);
+  pb_bpip_destroy(&na->bp);
   pb_model_destroy(&na->model);
   free(na->in);
   free(na->out);
@@ -207,6 +220,19 @@ static int net_ab_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
   return 0;
 }
 
+/* BPIP over V, one position at a time. */
+static int net_bpip_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
+                          pb_err_t *err) {
+  pb_evalfn_t fn = pb_neteval_fn(na->ne);
+  for (int i = 0; i < n; i++) {
+    pb_bpip_result_t r;
+    int rc = pb_bpip_search(na->bp, &s[i], &fn, &r, err);
+    if (rc < 0) return rc;
+    out[i] = r.move;
+  }
+  return 0;
+}
+
 static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
                          pb_err_t *err) {
   net_agent_t *na = impl;
@@ -219,12 +245,13 @@ static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
   }
   for (int i = 0; i < n; i += NET_CHUNK) {
     int m = n - i < NET_CHUNK ? n - i : NET_CHUNK;
-    int rc = na->mode == NET_Q    ? net_q_chunk(na, s + i, m, out + i, err)
-             : na->mode == NET_V1 ? net_v1_chunk(na, s + i, m, out + i, err)
-             : na->mode == NET_MCTS
-                 ? net_mcts_chunk(na, s + i, m, out + i, err)
-             : na->mode == NET_AB ? net_ab_chunk(na, s + i, m, out + i, err)
-                                  : net_beam_chunk(na, s + i, m, out + i, err);
+    int rc = na->mode == NET_Q      ? net_q_chunk(na, s + i, m, out + i, err)
+             : na->mode == NET_V1   ? net_v1_chunk(na, s + i, m, out + i, err)
+             : na->mode == NET_MCTS ? net_mcts_chunk(na, s + i, m, out + i, err)
+             : na->mode == NET_AB   ? net_ab_chunk(na, s + i, m, out + i, err)
+             : na->mode == NET_BPIP
+                 ? net_bpip_chunk(na, s + i, m, out + i, err)
+                 : net_beam_chunk(na, s + i, m, out + i, err);
     if (rc < 0) return rc;
   }
   return 0;
@@ -311,7 +338,8 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
     return NULL;
   }
   const int az = pb_model_alphazero(l);
-  if (az && (mode == NET_BEAM || mode == NET_AB || ns->T > 0)) {
+  if (az &&
+      (mode == NET_BEAM || mode == NET_AB || mode == NET_BPIP || ns->T > 0)) {
     if (mode == NET_MCTS)
       pb_err_set(err, PB_EMISMATCH,
                  "agent %s: T= tempers a probs checkpoint's Q; this "
@@ -320,7 +348,10 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
       pb_err_set(err, PB_EMISMATCH,
                  "agent %s: an alphazero checkpoint has no V and Q for %s "
                  "search: play it with mcts:PATH[,N=...]",
-                 name, mode == NET_BEAM ? "beam" : "alpha-beta");
+                 name,
+                 mode == NET_BEAM ? "beam"
+                 : mode == NET_AB ? "alpha-beta"
+                                  : "BPIP");
     pb_model_destroy(&l);
     return NULL;
   }
@@ -349,13 +380,15 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
   if (mode == NET_V1) na->kids = malloc(rows * sizeof *na->kids);
   int ok = na->in != NULL && na->out != NULL &&
            (mode != NET_V1 || na->kids != NULL);
-  if (ok && (mode == NET_BEAM || mode == NET_AB || (mode == NET_MCTS && !az))) {
+  if (ok && (mode == NET_BEAM || mode == NET_AB || mode == NET_BPIP ||
+             (mode == NET_MCTS && !az))) {
     /* Trees for up to NET_CHUNK searches at once (pb_beam_new lowers the
      * count if they would not fit its memory bound). */
     int made = 1;
     if (mode == NET_BEAM)
       made = (na->beam = pb_beam_new(g, ns->E, ns->M, NET_CHUNK, &e)) != NULL;
     if (mode == NET_AB) made = (na->ab = pb_abnet_new(g, &ns->ab, &e)) != NULL;
+    if (mode == NET_BPIP) made = (na->bp = pb_bpip_new(g, &ns->bp, &e)) != NULL;
     na->ne = made ? pb_neteval_new(g, 512, 1u << 18, &e) : NULL;
     if (na->ne == NULL) {
       net_destroy(na);
@@ -614,4 +647,44 @@ pb_agent_t *pb__agent_abnet_new(const pb_game_t *g, const char *arg,
   ns.ab.nodes = nodes > 0 ? (uint64_t)nodes : ns.ab.time_ms > 0 ? 0 : 1000;
   ns.ab.batch = batch;
   return net_open(g, path, name, NET_AB, &ns, err);
+}
+
+/* bpip:PATH[,N=n][,sigma=x][,gulp=x] */
+pb_agent_t *pb__agent_bpip_new(const pb_game_t *g, const char *arg,
+                               uint64_t seed, pb_err_t *err) {
+  (void)seed;
+  if (arg == NULL || *arg == '\0') {
+    pb_err_set(err, PB_EINVAL,
+               "agent: bpip needs a checkpoint file, bpip:PATH[,N=n]"
+               "[,sigma=x][,gulp=x] (e.g. "
+               "bpip:runs/x/checkpoints/ckpt-000100.pbck,N=1000)");
+    return NULL;
+  }
+  char path[4096], name[4200];
+  net_name(name, sizeof name, "bpip", arg);
+  net_settings_t ns;
+  memset(&ns, 0, sizeof ns);
+  pb_bpip_defaults(&ns.bp);
+  int N = (int)ns.bp.evals;
+  net_opt_t opts[3] = {
+      {"N", 1, PB_BPIP_MAX_EVALS, &N, NULL},
+      {"sigma", PB_BPIP_SIGMA_MIN, PB_BPIP_SIGMA_MAX, NULL, &ns.bp.sigma},
+      {"gulp", 0, PB_BPIP_GULP_MAX, NULL, &ns.bp.gulp}};
+  if (net_path_opts(arg, name, path, sizeof path, opts, 3, err) != 0)
+    return NULL;
+  /* ",KEY=..." left on a path that is no file: a setting bpip lacks. */
+  const char *opt = strrchr(path, ',');
+  if (opt != NULL && access(path, F_OK) != 0) {
+    size_t kl =
+        strspn(opt + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+    if (kl > 0 && opt[1 + kl] == '=') {
+      pb_err_set(err, PB_EINVAL,
+                 "agent %s: unknown or repeated setting \"%s\" (bpip takes "
+                 "N=, sigma=, gulp=, each once)",
+                 name, opt + 1);
+      return NULL;
+    }
+  }
+  ns.bp.evals = (uint64_t)N;
+  return net_open(g, path, name, NET_BPIP, &ns, err);
 }
