@@ -31,16 +31,22 @@ int pb_cli_shipped_model(const char *name, char *path, size_t n,
     snprintf(dirs[nd++], sizeof dirs[0], "%s/../share/probs/models", self);
   }
   char looked[1024] = "";
+  size_t l = 0;
   for (int i = 0; i < nd; i++) {
     char p[4400];
-    snprintf(p, sizeof p, "%s/%s.pbck", dirs[i], name);
+    int k = snprintf(p, sizeof p, "%s/%s.pbck", dirs[i], name);
+    if (k < 0 || (size_t)k >= sizeof p) continue; /* no such file */
     if (access(p, R_OK) == 0) {
-      if ((size_t)snprintf(path, n, "%s", p) >= n)
+      k = snprintf(path, n, "%s", p);
+      if (k < 0 || (size_t)k >= n)
         return pb_err_set(err, PB_ERANGE, "model path too long: %s", p);
       return 0;
     }
-    size_t l = strlen(looked);
-    snprintf(looked + l, sizeof looked - l, "%s%s", l ? ", " : "", dirs[i]);
+    if (l < sizeof looked) {
+      k = snprintf(looked + l, sizeof looked - l, "%s%s", l ? ", " : "",
+                   dirs[i]);
+      l = k < 0 ? sizeof looked : l + (size_t)k;
+    }
   }
   return pb_err_set(err, PB_ENOTFOUND,
                     "no shipped model %s.pbck (looked in %s; set PROBS_MODELS "
