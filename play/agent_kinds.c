@@ -29,6 +29,7 @@ static const pb_agent_kind_t kinds[] = {
     {"mcts", "mcts:PATH[,N=n][,T=x][,c=x]", pb__agent_mcts_new},
     {"abnet", "abnet:PATH[,nodes=N][,time=MS][,depth=D][,qplies=K][,batch=0|1]",
      pb__agent_abnet_new},
+    {"td", "td:PATH[,depth=D]", pb__agent_td_new},
     {"gtp", "gtp:COMMAND", pb__agent_gtp_new},
 };
 #define PB__NKINDS (sizeof kinds / sizeof kinds[0])

@@ -6,6 +6,7 @@
 #include "linear.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 const char *pb_linear_games(void) {
@@ -50,6 +51,18 @@ void pb_linear_features(const pb_linear_t *lin, const pb_state_t *s, float *x) {
 }
 
 double pb_linear_raw(const pb_linear_t *lin, const pb_state_t *s) {
+  if (lin->kind == PB_LINEAR_WPC && lin->n_features == 64) {
+    /* Othello's state: w[0] the mover's discs, w[1] the opponent's
+     * (games/othello.c). The squares in increasing order, as the loop
+     * below adds them, so both give the same double. */
+    const uint64_t me = s->w[0], opp = s->w[1];
+    double f = lin->bias;
+    for (uint64_t m = me | opp; m; m &= m - 1) {
+      int i = __builtin_ctzll(m);
+      f += (me >> i) & 1 ? (double)lin->w[i] : -(double)lin->w[i];
+    }
+    return f;
+  }
   float x[PB_LINEAR_MAX_FEATURES];
   pb_linear_features(lin, s, x);
   double f = lin->bias;

@@ -110,6 +110,18 @@ static void test_features(void **state) {
   assert_int_equal(plus, 2); /* the start: two discs each */
   assert_int_equal(minus, 2);
   assert_int_equal(zero, 60);
+  /* Othello's value from the bitboards is the dot product of the
+   * features, to the bit. */
+  random_weights(&lin, 3);
+  pb_rng_t r;
+  pb_rng_seed(&r, 8, 8);
+  for (int k = 0; k < 200; k++) {
+    pb_state_t p = random_position(&pb_game_othello, &r, k % 60);
+    pb_linear_features(&lin, &p, x);
+    double f = lin.bias;
+    for (int i = 0; i < 64; i++) f += (double)lin.w[i] * x[i];
+    assert_true(pb_linear_raw(&lin, &p) == f);
+  }
   assert_int_equal(pb_linear_init(&lin, &pb_game_connect4, &err), 0);
   assert_int_equal(lin.n_features, 84);
   assert_int_equal(pb_linear_init(&lin, &pb_game_toguz, &err), 0);

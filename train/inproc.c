@@ -203,9 +203,7 @@ static void write_metrics_td(run_t *r, uint64_t nv, const pb_td_stats_t *ts,
   pb_json_kuint(&j, "target_evals", ts->search.evals);
   pb_json_kuint(&j, "targets_crc",
                 pb_learn_targets_crc(r->learn, &r->eps, NULL, 0));
-  pb_json_kuint(&j, "weights_crc",
-                pb_crc32(pb_crc32(0, &r->lin.bias, sizeof r->lin.bias),
-                         r->lin.w, sizeof r->lin.w[0] * r->lin.n_features));
+  pb_json_kuint(&j, "weights_crc", pb_td_weights_crc(&r->lin));
   pb_json_kdouble(&j, "selfplay_s", t_sp);
   pb_json_kdouble(&j, "train_v_s", t_up);
   pb_json_kdouble(&j, "checkpoint_s", t_ck);

@@ -7,6 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "ckpt.h"
+
 void pb_td_opts_from_config(const pb_config_t *c, pb_td_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->ply = c->td.ply;
@@ -42,6 +44,11 @@ double pb_td_update(pb_linear_t *lin, const pb_state_t *s, double target,
     lin->w[i] = (float)(lin->w[i] + step * x[i]);
   lin->bias = (float)(lin->bias + step);
   return delta;
+}
+
+uint32_t pb_td_weights_crc(const pb_linear_t *lin) {
+  uint32_t crc = pb_crc32(0, &lin->bias, sizeof lin->bias);
+  return pb_crc32(crc, lin->w, sizeof lin->w[0] * (size_t)lin->n_features);
 }
 
 void pb_td_learn(pb_linear_t *lin, const pb_td_opts_t *o,

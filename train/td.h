@@ -65,6 +65,10 @@ typedef struct pb_td_stats {
   pb_nply_stats_t search;         /* the targets' look-ahead */
 } pb_td_stats_t;
 
+/* CRC-32 of the bias and weights: equal in two runs that learned the
+ * same evaluation (metrics.jsonl's weights_crc). */
+uint32_t pb_td_weights_crc(const pb_linear_t *lin);
+
 /* Updates lin from every position of eps, episode after episode, in
  * order; the episodes are games first_game, first_game + 1, ... (their
  * alpha). Fills *st (may be NULL). */
