@@ -9,7 +9,10 @@
  * depth: the rows' wins against the columns, and against the heuristic.
  *
  *   bench_td_league [--game G] [--depths 1,2,3] [--baseline-games N]
- *                   [--seed S] NAME=CKPT,CKPT,... NAME=CKPT,...
+ *                   [--seed S] [--weights] NAME=CKPT,CKPT,... NAME=CKPT,...
+ *
+ * --weights (Othello) first prints each group's mean learned WPC, scaled
+ * to a mean corner weight of 1.
  *
  * Counts, not times: the tables depend only on the checkpoints and the
  * seed. docs/baselines.md ("TD(0) n-ply learning") has the commands. */
@@ -20,8 +23,11 @@
 #include "agent.h"
 #include "bench_util.h"
 #include "game.h"
+#include "linear.h"
 #include "match.h"
+#include "model.h"
 #include "rng.h"
+#include "tdnet.h"
 
 #define MAX_GROUPS 8
 #define MAX_PLAYERS 16
@@ -36,7 +42,8 @@ typedef struct {
 static int usage(void) {
   fprintf(stderr,
           "usage: bench_td_league [--game G] [--depths 1,2,3] "
-          "[--baseline-games N] [--seed S] NAME=CKPT,CKPT,... ...\n");
+          "[--baseline-games N] [--seed S] [--weights] NAME=CKPT,CKPT,... "
+          "...\n");
   return 2;
 }
 
@@ -146,9 +153,36 @@ static void league(const pb_game_t *g, group_t *gr, int ng, int depth,
     for (int i = 0; i < gr[a].n; i++) pb_agent_destroy(&gr[a].agent[i]);
 }
 
+/* Othello: each group's mean weights, scaled so that the mean corner
+ * weight is 1 (the paper's Fig. 3 has corners 1.00). */
+static void print_weights(const pb_game_t *g, group_t *gr, int ng) {
+  for (int a = 0; a < ng; a++) {
+    double w[64] = {0};
+    for (int i = 0; i < gr[a].n; i++) {
+      pb_err_t err;
+      pb_linear_t lin;
+      pb_model_t *m = pb_model_open(gr[a].path[i], "cpu", NULL, &err);
+      if (m == NULL || pb_linear_init(&lin, g, &err) != 0 ||
+          pb_tdnet_get(pb_model_v(m), &lin, &err) != 0) {
+        fprintf(stderr, "bench_td_league: %s\n", err.msg);
+        exit(1);
+      }
+      pb_model_destroy(&m);
+      for (int k = 0; k < 64; k++) w[k] += lin.w[k] / gr[a].n;
+    }
+    double c = (w[0] + w[7] + w[56] + w[63]) / 4;
+    printf("\n%s: mean weights / mean corner weight (%.3f)\n\n", gr[a].name, c);
+    for (int r = 0; r < 8; r++) {
+      printf("|");
+      for (int k = 0; k < 8; k++) printf(" %5.2f |", w[r * 8 + k] / c);
+      printf("\n");
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   const pb_game_t *g = &pb_game_othello;
-  int depths[16], nd = 0, base_games = 0, seed = 1;
+  int depths[16], nd = 0, base_games = 0, seed = 1, weights = 0;
   static group_t gr[MAX_GROUPS];
   int ng = 0;
   for (int i = 1; i < argc; i++) {
@@ -164,6 +198,8 @@ int main(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--baseline-games") && i + 1 < argc) {
       if (bench_parse_int(argv[++i], 0, 100000, &base_games)) return usage();
+    } else if (!strcmp(argv[i], "--weights")) {
+      weights = 1;
     } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
       if (bench_parse_int(argv[++i], 0, 1 << 30, &seed)) return usage();
     } else if (argv[i][0] != '-' && ng < MAX_GROUPS) {
@@ -173,6 +209,7 @@ int main(int argc, char **argv) {
     }
   }
   if (ng < 1) return usage();
+  if (weights && g->id == PB_GAME_OTHELLO) print_weights(g, gr, ng);
   if (nd == 0) depths[nd++] = 2;
   for (int k = 0; k < nd; k++)
     league(g, gr, ng, depths[k], base_games, (uint64_t)seed);
