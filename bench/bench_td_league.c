@@ -11,7 +11,8 @@
  *   bench_td_league [--game G] [--depths 1,2,3] [--baseline-games N]
  *                   [--seed S] [--weights] NAME=CKPT,CKPT,... NAME=CKPT,...
  *
- * --weights (Othello) first prints each group's mean learned WPC, scaled
+ * Depth 0 is each player at the ply it was trained at (the paper's Table
+ * I). --weights (Othello) first prints each group's mean learned WPC, scaled
  * to a mean corner weight of 1.
  *
  * Counts, not times: the tables depend only on the checkpoints and the
@@ -83,7 +84,10 @@ static void league(const pb_game_t *g, group_t *gr, int ng, int depth,
   for (int a = 0; a < ng; a++)
     for (int i = 0; i < gr[a].n; i++) {
       char spec[1100];
-      snprintf(spec, sizeof spec, "td:%s,depth=%d", gr[a].path[i], depth);
+      if (depth > 0)
+        snprintf(spec, sizeof spec, "td:%s,depth=%d", gr[a].path[i], depth);
+      else /* each at the ply it was trained at */
+        snprintf(spec, sizeof spec, "td:%s", gr[a].path[i]);
       if ((gr[a].agent[i] = pb_agent_new(g, spec, 1, &err)) == NULL) {
         fprintf(stderr, "bench_td_league: %s\n", err.msg);
         exit(1);
@@ -101,10 +105,12 @@ static void league(const pb_game_t *g, group_t *gr, int ng, int depth,
           w[a][b] += s1 + s2;
           w[b][a] += 2.0 - s1 - s2;
         }
+  char at[32] = "its trained ply";
+  if (depth > 0) snprintf(at, sizeof at, "depth %d", depth);
   printf(
-      "\nplay depth %d: wins of the row's players against the column's "
+      "\nplay at %s: wins of the row's players against the column's "
       "(each pair once with each colour)\n\n| trained at |",
-      depth);
+      at);
   for (int b = 0; b < ng; b++) printf(" %s |", gr[b].name);
   printf(" sum | of |\n|---|");
   for (int b = 0; b <= ng + 1; b++) printf("---|");
@@ -124,7 +130,7 @@ static void league(const pb_game_t *g, group_t *gr, int ng, int depth,
     }
     printf(" %g | %d |\n", sum, games);
   }
-  if (base_games > 0) {
+  if (base_games > 0 && depth > 0) {
     char spec[32];
     snprintf(spec, sizeof spec, "alphabeta:%d", depth);
     pb_agent_t *h = pb_agent_new(g, spec, 1, &err);
@@ -192,7 +198,7 @@ int main(int argc, char **argv) {
       for (char *p = argv[++i]; *p && nd < 16;) {
         char *end;
         long d = strtol(p, &end, 10);
-        if (end == p || d < 1 || d > 16) return usage();
+        if (end == p || d < 0 || d > 16) return usage();
         depths[nd++] = (int)d;
         p = *end == ',' ? end + 1 : end;
       }
