@@ -353,6 +353,42 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   return 0;
 }
 
+/* The run's first log line: what trains, up to which version. */
+static void log_start(const run_t *r, uint64_t last) {
+  const pb_config_t *cfg = r->cfg;
+  pb_log_t *log = r->log;
+  if (r->td)
+    pb_log_info(log,
+                "inproc training (td): game %s, up to version %" PRIu64
+                " (now %" PRIu64
+                ") x %d episodes, %d-ply, linear evaluation "
+                "of %d weights, run dir %s",
+                cfg->game, last, pb_learn_version(r->learn),
+                cfg->train.episodes_per_iter, cfg->td.ply, r->lin.n_features,
+                cfg->run.dir);
+  else if (r->az != NULL)
+    pb_log_info(log,
+                "inproc training (alphazero): game %s, up to version %" PRIu64
+                " (now %" PRIu64
+                ") x %d episodes, %d simulations per move, "
+                "policy+value network %ld params, device %s, run dir %s",
+                cfg->game, last, pb_learn_version(r->learn),
+                cfg->train.episodes_per_iter, cfg->mcts.simulations,
+                pb_nn_param_count(pb_learn_q(r->learn)),
+                pb_nn_device(pb_learn_q(r->learn)), cfg->run.dir);
+  else
+    pb_log_info(log,
+                "inproc training: game %s, up to version %" PRIu64
+                " (now %" PRIu64
+                ") x %d episodes, E=%d M=%d, V %ld params, "
+                "Q %ld params, device %s, run dir %s",
+                cfg->game, last, pb_learn_version(r->learn),
+                cfg->train.episodes_per_iter, cfg->search.expansions,
+                cfg->search.max_depth, pb_nn_param_count(pb_learn_v(r->learn)),
+                pb_nn_param_count(pb_learn_q(r->learn)),
+                pb_nn_device(pb_learn_v(r->learn)), cfg->run.dir);
+}
+
 int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
                   const pb_inproc_opts_t *opts, pb_err_t *err) {
   run_t r;
@@ -439,34 +475,7 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
   if (cfg->train.pipeline)
     pb_log_warn(log, "train.pipeline applies to distributed runs; --inproc "
                      "runs the phases one after the other");
-  if (r.td)
-    pb_log_info(log,
-                "inproc training (td): game %s, up to version %" PRIu64
-                " (now %" PRIu64
-                ") x %d episodes, %d-ply, linear evaluation "
-                "of %d weights, run dir %s",
-                cfg->game, last, pb_learn_version(r.learn),
-                cfg->train.episodes_per_iter, cfg->td.ply, r.lin.n_features,
-                cfg->run.dir);
-  else if (r.az != NULL)
-    pb_log_info(log,
-                "inproc training (alphazero): game %s, up to version %" PRIu64
-                " (now %" PRIu64 ") x %d episodes, %d simulations per move, "
-                "policy+value network %ld params, device %s, run dir %s",
-                cfg->game, last, pb_learn_version(r.learn),
-                cfg->train.episodes_per_iter, cfg->mcts.simulations,
-                pb_nn_param_count(pb_learn_q(r.learn)),
-                pb_nn_device(pb_learn_q(r.learn)), cfg->run.dir);
-  else
-    pb_log_info(log,
-                "inproc training: game %s, up to version %" PRIu64
-                " (now %" PRIu64 ") x %d episodes, E=%d M=%d, V %ld params, "
-                "Q %ld params, device %s, run dir %s",
-                cfg->game, last, pb_learn_version(r.learn),
-                cfg->train.episodes_per_iter, cfg->search.expansions,
-                cfg->search.max_depth, pb_nn_param_count(pb_learn_v(r.learn)),
-                pb_nn_param_count(pb_learn_q(r.learn)),
-                pb_nn_device(pb_learn_v(r.learn)), cfg->run.dir);
+  log_start(&r, last);
   while (pb_learn_version(r.learn) < last) {
     rc = r.td           ? one_iteration_td(&r, opts, err)
          : r.az != NULL ? one_iteration_az(&r, opts, err)
