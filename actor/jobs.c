@@ -18,6 +18,8 @@
 #include "neteval.h"
 #include "pveval.h"
 #include "selfplay.h"
+#include "tdnet.h"
+#include "tdplay.h"
 #include "util.h"
 #include "state.h"
 
@@ -173,10 +175,49 @@ static int do_azplay(pb_worker_t *w, const pb_msg_work_item_t *it,
   return send_episodes(w, it, pb_now() - t0, err);
 }
 
+static int td_tick(void *ctx, pb_err_t *err) {
+  return tick(ctx, err);
+}
+
+/* td self-play: the item's epsilon-greedy n-ply games with V of the
+ * item's version as the linear evaluation, on one thread. */
+static int do_tdplay(pb_worker_t *w, const pb_msg_work_item_t *it,
+                     pb_err_t *err) {
+  const pb_game_t *g = w->g;
+  int rc = pb__worker_ensure_weights(w, 1, it->q_version, it->q_version, err);
+  if (rc != 0) return rc;
+  pb_err_t e;
+  pb_err_clear(&e);
+  if (!w->td_have || w->td_version != it->q_version) {
+    w->td_have = 0;
+    if ((rc = pb_linear_init(&w->td_lin, g, &e)) != 0 ||
+        (rc = pb_tdnet_get(w->v.nn, &w->td_lin, &e)) != 0) {
+      pb_log_warn(w->log,
+                  "item %" PRIu64 ": V version %" PRIu64
+                  " is no linear evaluation: %s; dropping it",
+                  it->item_id, it->q_version, e.msg);
+      return W_DROP;
+    }
+    w->td_version = it->q_version;
+    w->td_have = 1;
+  }
+  uint32_t mt = w->hello.max_turns;
+  if (mt > (uint32_t)g->max_turns) mt = (uint32_t)g->max_turns;
+  pb_tdplay_opts_t o = {(int)w->hello.td_ply, (int)mt, it->td_epsilon, td_tick,
+                        w};
+  pb_episodes_clear(&w->eps);
+  double t0 = pb_now();
+  rc = pb_tdplay_run(&w->td_lin, &o, (int)it->episodes, it->seed, 0,
+                     it->q_version, &w->eps, NULL, &e);
+  if (rc != 0) return engine_failed(w, rc, it->item_id, &e, err);
+  return send_episodes(w, it, pb_now() - t0, err);
+}
+
 int pb__worker_do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
                            pb_err_t *err) {
   const pb_game_t *g = w->g;
   if (w->hello.algorithm == PB_ALGO_ALPHAZERO) return do_azplay(w, it, err);
+  if (w->hello.algorithm == PB_ALGO_TD) return do_tdplay(w, it, err);
   int members = w->threads < (int)it->episodes ? w->threads : (int)it->episodes;
   if (members < 1) members = 1;
   for (int t = 0; t < members; t++) {

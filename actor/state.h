@@ -28,6 +28,7 @@
 #include "neteval.h"
 #include "nn.h"
 #include "pveval.h"
+#include "linear.h"
 #include "selfplay.h"
 #include "worker.h"
 
@@ -97,6 +98,10 @@ struct pb_worker {
   pb_episodes_t sp_eps[PB_BATCHER_MAX_THREADS]; /* members 1.. */
   pb_beam_t *beam[PB_BATCHER_MAX_THREADS];
   int beam_E, beam_M;
+  /* algorithm td: V's weights as the linear evaluation, and whose */
+  pb_linear_t td_lin;
+  uint64_t td_version;
+  int td_have;
 
   /* The item in hand, for heartbeats from inside the evaluator. */
   int busy;

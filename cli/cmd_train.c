@@ -73,7 +73,7 @@ static void usage(FILE *f) {
           "number of online CPUs)\n"
           "  --searchers M      beam-search workers to start (same "
           "default;\n"
-          "                     0 with algorithm: alphazero)\n"
+          "                     0 with algorithm: alphazero or td)\n"
           "  --no-eval          do not start the evaluator\n"
           "  --inproc           run everything in this process (no sockets)\n"
           "  --run-dir DIR      run directory (overrides run.dir)\n"
@@ -500,7 +500,8 @@ static int train_distributed(pb_config_t *cfg, const char **sets, int nsets,
   d->nsets = nsets;
   if (d->actors < 0) d->actors = dflt;
   /* AlphaZero has nothing to search: no searchers unless asked for. */
-  if (d->searchers < 0) d->searchers = pb_config_alphazero(cfg) ? 0 : dflt;
+  if (d->searchers < 0)
+    d->searchers = pb_config_alphazero(cfg) || pb_config_td(cfg) ? 0 : dflt;
   return run_distributed(cfg, d);
 }
 

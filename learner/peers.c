@@ -72,6 +72,9 @@ static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     r.hello_reply.c_puct = l->cfg.mcts.c_puct;
     r.hello_reply.temp_moves = (uint32_t)l->cfg.mcts.temp_moves;
     r.hello_reply.discount = l->cfg.mcts.discount ? 1 : 0;
+  } else if (pb_config_td(&l->cfg)) {
+    r.hello_reply.algorithm = PB_ALGO_TD;
+    r.hello_reply.td_ply = (uint32_t)l->cfg.td.ply;
   }
   pb__send_msg(l, p, &r);
 }
@@ -115,6 +118,13 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     r.work_item.q_version = l->qw.version;
     r.work_item.episodes = (uint32_t)cnt;
     r.work_item.seed = pb_learn_item_seed(c, l->sp_iter - 1, (uint64_t)first);
+    if (pb_config_td(c)) {
+      /* td: the exploration rate of the item's first game (train/td.h) */
+      pb_td_opts_t o;
+      pb_td_opts_from_config(c, &o);
+      r.work_item.td_epsilon = pb_td_epsilon(
+          &o, (l->sp_iter - 1) * (uint64_t)c->train.episodes_per_iter + first);
+    }
     pb__send_msg(l, p, &r);
     pb_log_debug(l->log, "self-play item %zu (%zu episodes) -> %s", idx, cnt,
                  p->sender);

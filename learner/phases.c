@@ -11,6 +11,8 @@
 
 #include "state.h"
 #include "rundir.h"
+#include "linear.h"
+#include "tdnet.h"
 
 /* ---- phases ----------------------------------------------------------- */
 
@@ -87,8 +89,8 @@ void pb__selfplay_done(pb_learner_t *l) {
               l->staleness_max,
               pb_learn_alphazero(l->learn) ? "the policy+value network" : "V");
   /* AlphaZero: no V and no search; the network trains on the episodes'
-   * visit counts and outcomes at once. */
-  if (pb_learn_alphazero(l->learn)) {
+   * visit counts and outcomes at once. td: the same path, TD(0) on V. */
+  if (pb_learn_alphazero(l->learn) || pb_config_td(&l->cfg)) {
     memset(&l->vst, 0, sizeof l->vst);
     l->t_search = 0;
     start_job(l, PH_TRAIN_Q);
@@ -130,6 +132,32 @@ static void start_search(pb_learner_t *l) {
 
 /* ---- jobs on the thread pool ------------------------------------------ */
 
+/* Algorithm td: TD(0) over the iteration's games in order (train/td.h),
+ * from the weights of V, into V; then the new V's weights to serve. */
+static int td_job(pb_learner_t *l) {
+  double t = pb_now();
+  pb_nn_t *v = pb_learn_v(l->learn);
+  pb_linear_t lin;
+  pb_td_opts_t o;
+  pb_td_opts_from_config(&l->cfg, &o);
+  int rc = pb_linear_init(&lin, l->g, &l->job_err);
+  if (rc == 0) rc = pb_tdnet_get(v, &lin, &l->job_err);
+  if (rc != 0) return rc;
+  const uint64_t game0 =
+      pb_learn_version(l->learn) * (uint64_t)l->cfg.train.episodes_per_iter;
+  pb_td_learn(&lin, &o, &l->eps, game0, &l->tdst);
+  l->td_wcrc = pb_td_weights_crc(&lin);
+  l->n_uniq = 0;
+  memset(&l->qst, 0, sizeof l->qst);
+  if ((rc = pb_tdnet_set(v, &lin, &l->job_err)) != 0 ||
+      (rc = pb_learn_end_iteration(l->learn, &l->eps, NULL, &l->job_err)) != 0)
+    return rc;
+  l->qst.seconds = pb_now() - t;
+  l->vw_new.version = pb_learn_version(l->learn);
+  return pb_nn_weights_save(v, l->vw_new.version, &l->vw_new.buf,
+                            &l->vw_new.len, &l->job_err);
+}
+
 static void job_work(uv_work_t *req) {
   pb_learner_t *l = req->data;
   pb_err_clear(&l->job_err);
@@ -164,6 +192,8 @@ static void job_work(uv_work_t *req) {
                                      &l->job_err);
     l->vw_new.version = pb_learn_version(l->learn) + 1;
     l->t_train_v = pb_now() - t;
+  } else if (pb_config_td(&l->cfg)) {
+    l->job_rc = td_job(l);
   } else if (pb_learn_alphazero(l->learn)) {
     l->job_rc = pb_learn_train_pv(l->learn, &l->eps, &l->qst, &l->job_err);
     l->n_uniq = l->eps.n_states;
@@ -233,6 +263,7 @@ static void job_done(uv_work_t *req, int status) {
     start_search(l);
   } else {
     swap_weights(&l->qw, &l->qw_new);
+    if (pb_config_td(&l->cfg)) swap_weights(&l->vw, &l->vw_new);
     pb__write_iteration_metrics(l);
     if (l->stopping) {
       pb__shutdown_loop(l);

@@ -29,6 +29,7 @@
 #include "rng.h"
 #include "rundir.h"
 #include "spotcheck.h"
+#include "td.h"
 #include "util.h"
 #include "web.h"
 #include "workq.h"
@@ -162,6 +163,8 @@ struct pb_learner {
   int job_rc;
   pb_err_t job_err;
   pb_learn_stats_t vst, qst;
+  pb_td_stats_t tdst; /* algorithm td: the last iteration's updates */
+  uint32_t td_wcrc;   /* and the weights they gave (pb_td_weights_crc) */
   double job_ckpt_s;
 
   peer_t *peers;

@@ -21,7 +21,17 @@ void pb__write_iteration_metrics(pb_learner_t *l) {
   l->last_iter_s = total;
   l->last_v_loss = l->vst.loss_mean;
   l->last_q_loss = l->qst.loss_mean;
-  if (pb_learn_alphazero(l->learn))
+  const int td = pb_config_td(&l->cfg);
+  if (td)
+    pb_log_info(l->log,
+                "iteration %" PRIu64
+                " done: %zu episodes, %zu positions | "
+                "selfplay %.2fs, TD(0) %.2fs (%zu updates, alpha %.4g, mean "
+                "|delta| %.4f), checkpoint %.2fs | total %.2fs | workers %d",
+                v, l->eps.n_eps, l->eps.n_states, l->t_selfplay, l->qst.seconds,
+                l->tdst.updates, l->tdst.alpha_first, l->tdst.abs_delta_mean,
+                l->job_ckpt_s, total, pb__workers_alive(l, 0));
+  else if (pb_learn_alphazero(l->learn))
     pb_log_info(l->log,
                 "iteration %" PRIu64 " done: %zu episodes, %zu positions | "
                 "selfplay %.2fs, train %.2fs (loss %.4f: policy %.4f, value "
@@ -42,7 +52,9 @@ void pb__write_iteration_metrics(pb_learner_t *l) {
               l->qst.loss_mean, l->job_ckpt_s, total, pb__workers_alive(l, 0));
   pb_json_t j;
   pb_json_init(&j);
-  const float *targets = pb_learn_alphazero(l->learn) ? l->eps.policy : l->qt;
+  const float *targets = pb_learn_alphazero(l->learn) ? l->eps.policy
+                         : td                         ? NULL
+                                                      : l->qt;
   pb_learn_report_t rep = {.mode = "distributed", .version = v,
                            .eps = &l->eps, .n_distinct = l->n_uniq,
                            .qtargets = targets, .selfplay_s = l->t_selfplay,
@@ -50,6 +62,11 @@ void pb__write_iteration_metrics(pb_learner_t *l) {
                            .checkpoint_s = l->job_ckpt_s,
                            .iteration_s = total, .v = &l->vst, .q = &l->qst};
   pb_learn_report_json(l->learn, &rep, &j);
+  if (td) {
+    pb_json_kdouble(&j, "alpha", l->tdst.alpha_first);
+    pb_json_kdouble(&j, "td_abs_delta", l->tdst.abs_delta_mean);
+    pb_json_kuint(&j, "weights_crc", l->td_wcrc);
+  }
   pb_json_kint(&j, "actors", pb__workers_alive(l, PB_ROLE_ACTOR));
   pb_json_kint(&j, "searchers", pb__workers_alive(l, PB_ROLE_SEARCHER));
   pb_json_kuint(&j, "leases_expired", l->leases_expired);

@@ -136,9 +136,11 @@ typedef struct pb_msg_hello_reply {
   uint32_t temp_moves;  /* alphazero: <= PB_MSG_MAX_TURNS */
   char start_id[PB_MSG_ID_MAX + 1]; /* the learner's start ("" if unsaid) */
   int discount;         /* alphazero: MCTS discounting, 0 or 1 */
+  uint32_t td_ply;      /* td: self-play look-ahead, 1..PB_MSG_MAX_TD_PLY */
 } pb_msg_hello_reply_t;
 
-enum { PB_ALGO_PROBS = 0, PB_ALGO_ALPHAZERO = 1 };
+enum { PB_ALGO_PROBS = 0, PB_ALGO_ALPHAZERO = 1, PB_ALGO_TD = 2 };
+#define PB_MSG_MAX_TD_PLY 16
 #define PB_MSG_MAX_SIMULATIONS 100000
 
 typedef struct pb_msg_work_request {
@@ -154,6 +156,7 @@ typedef struct pb_msg_work_item {
   /* PB_WORK_SELFPLAY */
   uint32_t episodes; /* 1..PB_MSG_MAX_EPISODES */
   uint64_t seed;
+  double td_epsilon; /* td: share of random moves, [0, 1] (0 otherwise) */
   /* PB_WORK_SEARCH */
   const pb_state_t *states; /* n_states positions */
   uint32_t n_states;        /* 1..PB_MSG_MAX_STATES */

@@ -110,7 +110,10 @@ int pb__msg_check_hello_reply(pb__msg_ctx_t *c, const pb_msg_t *m) {
   if (b->temperature != 0.0 && b->temperature < 0.01)
     return check_real(c, "temperature", b->temperature, 0.01, 100.0);
   if ((rc = pb__msg_check_range(c, "algorithm", b->algorithm, PB_ALGO_PROBS,
-                                PB_ALGO_ALPHAZERO)))
+                                PB_ALGO_TD)))
+    return rc;
+  if (b->algorithm == PB_ALGO_TD &&
+      (rc = pb__msg_check_range(c, "td_ply", b->td_ply, 1, PB_MSG_MAX_TD_PLY)))
     return rc;
   if (b->algorithm == PB_ALGO_ALPHAZERO) {
     if ((rc = pb__msg_check_range(c, "simulations", b->simulations, 1,
@@ -140,9 +143,12 @@ int pb__msg_check_work_item(pb__msg_ctx_t *c, const pb_msg_t *m) {
   if ((rc = pb__msg_check_range(c, "lease_ms", b->lease_ms, 1,
                                 PB_MSG_MAX_LEASE_MS)))
     return rc;
-  if (b->kind == PB_WORK_SELFPLAY)
+  if (b->kind == PB_WORK_SELFPLAY) {
+    if ((rc = check_real(c, "selfplay.td_epsilon", b->td_epsilon, 0.0, 1.0)))
+      return rc;
     return pb__msg_check_range(c, "selfplay.episodes", b->episodes, 1,
                                PB_MSG_MAX_EPISODES);
+  }
   if (b->kind != PB_WORK_SEARCH)
     return pb__msg_fail(c, c->code,
                         "kind: %d is neither selfplay (1) nor search "

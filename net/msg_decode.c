@@ -163,6 +163,7 @@ int pb__msg_decode_hello_reply(pb__msg_ctx_t *c, Probs__Envelope *env,
                               PB_MSG_ID_MAX)))
     return rc;
   d->discount = w->discount != 0;
+  d->td_ply = w->td_ply;
   return pb__msg_check_hello_reply(c, out);
 }
 
@@ -185,6 +186,7 @@ int pb__msg_decode_work_item(pb__msg_ctx_t *c, Probs__Envelope *env,
     d->episodes = w->selfplay->episodes;
     d->seed = w->selfplay->seed;
     d->q_version = w->selfplay->q_version;
+    d->td_epsilon = w->selfplay->td_epsilon;
     return pb__msg_check_work_item(c, out);
   }
   if (w->work_case != PROBS__WORK_ITEM__WORK_SEARCH || w->search == NULL)

@@ -70,6 +70,7 @@ int pb__msg_encode_hello_reply(pb__msg_wire_t *w, const pb_msg_t *m) {
   d->temp_moves = s->temp_moves;
   d->start_id = (char *)s->start_id;
   d->discount = s->discount != 0;
+  d->td_ply = s->td_ply;
   w->env.hello_reply = d;
   return 0;
 }
@@ -93,6 +94,7 @@ int pb__msg_encode_work_item(pb__msg_wire_t *w, const pb_msg_t *m) {
     w->spw.episodes = s->episodes;
     w->spw.seed = s->seed;
     w->spw.q_version = s->q_version;
+    w->spw.td_epsilon = s->td_epsilon;
     d->work_case = PROBS__WORK_ITEM__WORK_SELFPLAY;
     d->selfplay = &w->spw;
   } else {

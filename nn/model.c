@@ -33,6 +33,13 @@ void pb_model_spec(const pb_config_t *c, const pb_game_t *g, int q,
   spec->dense_units = n->dense_units;
   spec->res_blocks = n->res_blocks;
   spec->norm = !strcmp(n->norm, "layer") ? PB_NN_NORM_LAYER : PB_NN_NORM_NONE;
+  if (pb_config_td(c)) {
+    /* td: one linear layer over the planes (nn/tdnet.h); Q only fills
+     * its slot and is never trained. */
+    spec->conv_layers = spec->dense_layers = spec->res_blocks = 0;
+    spec->conv_channels = spec->dense_units = 1;
+    spec->norm = PB_NN_NORM_NONE;
+  }
 }
 
 void pb_model_opt(const pb_config_t *c, int q, pb_nn_opt_t *opt) {

@@ -23,7 +23,12 @@
  * links the trainer.
  *
  * With algorithm alphazero there is no V: the Q slot holds the
- * policy+value network (PB_NN_HEAD_PV) and pb_model_v is NULL. */
+ * policy+value network (PB_NN_HEAD_PV) and pb_model_v is NULL.
+ *
+ * With algorithm td both networks are one linear layer over the input
+ * planes whatever model.v / model.q say: V (tanh head) is the learned
+ * evaluation (nn/tdnet.h), Q (linear head) is never trained and only
+ * fills its slot, so that every reader of a model reads a td one. */
 #ifndef PB_MODEL_H
 #define PB_MODEL_H
 

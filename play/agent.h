@@ -96,6 +96,11 @@
  *                 (1..100000, default 1000); plays the root move of
  *                 highest mean. An unknown setting is refused.
  *                 Deterministic. One position at a time.
+ *   td:PATH[,depth=D]  an algorithm td checkpoint's linear evaluation in
+ *                 a D-ply negamax (search/nply.h; 1..16, default the
+ *                 td.ply it was trained at): the lowest action of
+ *                 greatest value, deterministic, no network call.
+ *                 Another algorithm's checkpoint: PB_EMISMATCH.
  *   gtp:COMMAND   an external engine that speaks the Go Text Protocol,
  *                 started as a child process (gtp.h, moves in its
  *                 notation): Othello engines such as gtp-rhino, or
@@ -114,7 +119,7 @@
  * private state and returns pb_agent_wrap(...), declare it in agent_impl.h,
  * and add one line to the kinds table at the top of agent_kinds.c. The
  * kinds live in agent_baselines.c, agent_alphabeta.c, agent_uct.c,
- * agent_gtp.c and agent_net.c.
+ * agent_gtp.c, agent_net.c and agent_td.c.
  *
  * A pb_agent_t is used by one thread at a time. */
 #ifndef PB_AGENT_H

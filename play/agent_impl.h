@@ -10,7 +10,8 @@
  *   agent_uct.c        uct:N[,c=X][,discount=0|1]
  *   agent_gtp.c        gtp:COMMAND
  *   agent_net.c        checkpoint:, run:, value:, beam:, mcts:, abnet:,
- *                      bpip: */
+ *                      bpip:
+ *   agent_td.c         td:PATH[,depth=D] */
 #ifndef PB_AGENT_IMPL_H
 #define PB_AGENT_IMPL_H
 
@@ -58,6 +59,9 @@ pb_agent_t *pb__agent_abnet_new(const pb_game_t *g, const char *arg,
                                 uint64_t seed, pb_err_t *err);
 pb_agent_t *pb__agent_bpip_new(const pb_game_t *g, const char *arg,
                                uint64_t seed, pb_err_t *err);
+/* agent_td.c */
+pb_agent_t *pb__agent_td_new(const pb_game_t *g, const char *arg, uint64_t seed,
+                             pb_err_t *err);
 /* agent_gtp.c */
 pb_agent_t *pb__agent_gtp_new(const pb_game_t *g, const char *arg,
                               uint64_t seed, pb_err_t *err);

@@ -30,6 +30,7 @@ static const pb_agent_kind_t kinds[] = {
     {"abnet", "abnet:PATH[,nodes=N][,time=MS][,depth=D][,qplies=K][,batch=0|1]",
      pb__agent_abnet_new},
     {"bpip", "bpip:PATH[,N=n][,sigma=x][,gulp=x]", pb__agent_bpip_new},
+    {"td", "td:PATH[,depth=D]", pb__agent_td_new},
     {"gtp", "gtp:COMMAND", pb__agent_gtp_new},
 };
 #define PB__NKINDS (sizeof kinds / sizeof kinds[0])

@@ -240,6 +240,35 @@ int pb_config_anchor(const char *item, size_t *spec_len, double *rating,
   return 0;
 }
 
+/* Algorithm td: a game with features, and none of the keys that only
+ * the other algorithms use. The games are those search/linear.h gives
+ * features (tests/test_td.c checks that the two lists agree). */
+static int check_td(const pb_config_t *c, pb_err_t *err) {
+  if (!pb_config_td(c)) return 0;
+  static const char *const games[] = {"othello", "connect4", "toguz"};
+  int ok = 0;
+  for (size_t i = 0; i < sizeof games / sizeof games[0]; i++)
+    ok |= !strcmp(c->game, games[i]);
+  if (!ok)
+    return pb_err_set(err, PB_ECONFIG,
+                      "algorithm td: game '%s' has no features for a linear "
+                      "evaluation (games with features: othello, connect4, "
+                      "toguz)",
+                      c->game);
+  if (c->train.pipeline)
+    return pb_err_set(err, PB_ECONFIG,
+                      "train.pipeline applies to algorithms probs and "
+                      "alphazero: td plays each iteration's games with the "
+                      "weights of the last one");
+  if (c->train.v_search_mix > 0 || c->train.replay_iterations > 1)
+    return pb_err_set(
+        err, PB_ECONFIG,
+        "train.%s applies to algorithm probs: td learns from "
+        "each iteration's games once, in order",
+        c->train.v_search_mix > 0 ? "v_search_mix" : "replay_iterations");
+  return 0;
+}
+
 int pb_config_check(const pb_config_t *c, pb_err_t *err) {
   if (c == NULL)
     return pb_err_set(err, PB_EINVAL, "pb_config_check: NULL config");
@@ -300,6 +329,7 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
                       "train.v_search_mix (%g) needs beam-search values: it "
                       "applies to algorithm probs, not alphazero",
                       c->train.v_search_mix);
+  if ((rc = check_td(c, err)) != 0) return rc;
   if (c->model.v.res_blocks > 0 && c->model.v.conv_layers == 0)
     return pb_err_set(err, PB_ECONFIG,
                       "model.v.res_blocks (%d) needs model.v.conv_layers >= 1",
@@ -434,6 +464,10 @@ const char *pb_config_device(const pb_config_t *c, int role,
 
 int pb_config_alphazero(const pb_config_t *c) {
   return !strcmp(c->algorithm, "alphazero");
+}
+
+int pb_config_td(const pb_config_t *c) {
+  return !strcmp(c->algorithm, "td");
 }
 
 int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,

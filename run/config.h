@@ -108,6 +108,15 @@ typedef struct pb_config {
                         their depth in the search (search/mcts.h) */
   } mcts;
 
+  struct {                 /* algorithm: td (train/td.h) */
+    int ply;               /* look-ahead of self-play moves and targets */
+    double alpha;          /* TD(0) step size at the start */
+    double alpha_decay;    /* alpha's factor every decay_every_games */
+    double epsilon;        /* share of random self-play moves at the start */
+    double epsilon_decay;  /* epsilon's factor every decay_every_games */
+    int decay_every_games; /* games between two decays */
+  } td;
+
   struct {
     char device[PB_CONFIG_NAME_MAX]; /* "cpu", "cuda" or "auto" */
     /* Per role (pb_config_device): "cpu", "cuda" or "auto". */
@@ -222,6 +231,10 @@ void pb_config_print_keys(FILE *f);
 
 /* 1 when c->algorithm is "alphazero", else 0 (PROBS). */
 int pb_config_alphazero(const pb_config_t *c);
+
+/* 1 when c->algorithm is "td" (TD(0) learning of a linear evaluation,
+ * train/td.h), else 0. */
+int pb_config_td(const pb_config_t *c);
 
 /* The opponents of eval.opponents, in order, into out[0..n); returns n.
  * The list is the one pb_config_check vetted (1..PB_CONFIG_MAX_OPPONENTS

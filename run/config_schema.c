@@ -59,10 +59,12 @@ const pb__row_t pb__schema[] = {
              "game to play (connect4, tictactoe, ...)"),
     ROW_I64("seed", seed, 0, INT64_MAX, "1",
             "run seed; every random stream derives from it"),
-    ROW_ENUM("algorithm", algorithm, "probs|alphazero", "probs",
-             "probs (V and Q trained on beam-search results: the paper) or "
+    ROW_ENUM("algorithm", algorithm, "probs|alphazero|td", "probs",
+             "probs (V and Q trained on beam-search results: the paper), "
              "alphazero (one policy+value network, PUCT MCTS self-play, no "
-             "searchers: docs/comparison.md)"),
+             "searchers: docs/comparison.md) or td (TD(0) learning of a "
+             "linear evaluation with n-ply self-play, seed 004; the td.* "
+             "keys; model.v/model.q shapes unused: docs/baselines.md)"),
 
     ROW_NAME("run.name", run.name, "c4", "run id, carried in every message"),
     ROW_STR("run.dir", run.dir, 1, "runs/c4",
@@ -160,6 +162,24 @@ const pb__row_t pb__schema[] = {
              "alphazero: the discounting heuristic in the search: a "
              "terminal position's value divided by its plies from the root "
              "(a quicker win counts more); network values unchanged"),
+
+    ROW_INT("td.ply", td.ply, 1, 9, "1",
+            "td: look-ahead of self-play moves (n-ply negamax over the "
+            "evaluation); the TD target of a position is the (n-1)-ply "
+            "value of the next one"),
+    ROW_DBL("td.alpha", td.alpha, 1e-9, 10.0, "0.01",
+            "td: TD(0) step size (plain gradient descent) at the start"),
+    ROW_DBL("td.alpha_decay", td.alpha_decay, 0.0, 1.0, "0.95",
+            "td: td.alpha is multiplied by this every td.decay_every_games "
+            "games"),
+    ROW_DBL("td.epsilon", td.epsilon, 0.0, 1.0, "0.1",
+            "td: share of self-play moves drawn uniformly at random "
+            "(epsilon-greedy) at the start"),
+    ROW_DBL("td.epsilon_decay", td.epsilon_decay, 0.0, 1.0, "1",
+            "td: td.epsilon is multiplied by this every td.decay_every_games "
+            "games; 1 = fixed (the paper's first set; its second 0.9)"),
+    ROW_INT("td.decay_every_games", td.decay_every_games, 1, 1000000000, "500",
+            "td: self-play games between two decays"),
 
     ROW_ENUM("model.device", model.device, "cpu|cuda|auto", "auto",
              "where networks run, for every role whose own key is auto: "

@@ -352,6 +352,41 @@ static void test_hello_reply_alphazero(void **state) {
   pb_msg_free(&d);
 }
 
+/* Algorithm td: HelloReply's look-ahead and a self-play item's epsilon
+ * (fields 30) round trip and are range-checked. */
+static void test_td_fields(void **state) {
+  (void)state;
+  pb_msg_t m, d;
+  pb_err_t e;
+  pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
+  m.hello_reply.accepted = 1;
+  m.hello_reply.max_turns = 42;
+  m.hello_reply.algorithm = PB_ALGO_TD;
+  m.hello_reply.td_ply = 3;
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_int_equal(d.hello_reply.algorithm, PB_ALGO_TD);
+  assert_int_equal(d.hello_reply.td_ply, 3);
+  pb_msg_free(&d);
+  m.hello_reply.td_ply = 0;
+  encode_refused(&m, PB_EINVAL, "td_ply");
+  m.hello_reply.td_ply = PB_MSG_MAX_TD_PLY + 1;
+  encode_refused(&m, PB_EINVAL, "td_ply");
+
+  pb_msg_init(&m, PB_MSG_WORK_ITEM, RUN, PB_GAME_CONNECT4, "learner");
+  m.work_item.item_id = 4;
+  m.work_item.lease_ms = 30000;
+  m.work_item.kind = PB_WORK_SELFPLAY;
+  m.work_item.episodes = 16;
+  m.work_item.td_epsilon = 0.09;
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_true(d.work_item.td_epsilon == 0.09);
+  pb_msg_free(&d);
+  m.work_item.td_epsilon = 1.5;
+  encode_refused(&m, PB_EINVAL, "td_epsilon");
+  m.work_item.td_epsilon = -0.1;
+  encode_refused(&m, PB_EINVAL, "td_epsilon");
+}
+
 /* Hello's and HelloReply's start ids (the run id of one learner start)
  * round trip; empty is "any start"; an id with a space or longer than an id
  * may be is refused. */
@@ -700,6 +735,7 @@ int main(void) {
       cmocka_unit_test(test_round_trip_selfplay),
       cmocka_unit_test(test_round_trip_policy),
       cmocka_unit_test(test_hello_reply_alphazero),
+      cmocka_unit_test(test_td_fields),
       cmocka_unit_test(test_start_id),
       cmocka_unit_test(test_round_trip_search),
       cmocka_unit_test(test_round_trip_tictactoe),

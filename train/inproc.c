@@ -16,6 +16,9 @@
 #include "rng.h"
 #include "rundir.h"
 #include "selfplay.h"
+#include "td.h"
+#include "tdnet.h"
+#include "tdplay.h"
 #include "util.h"
 
 /* Everything one run holds. */
@@ -34,6 +37,9 @@ typedef struct {
   pb_neteval_stats_t ns_last;
   pb_azplay_t *az;   /* algorithm alphazero */
   pb_pveval_t *pve;
+  int td; /* algorithm td: the evaluation and its schedules */
+  pb_linear_t lin;
+  pb_td_opts_t tdo;
 } run_t;
 
 static void run_free(run_t *r) {
@@ -172,6 +178,93 @@ static int one_iteration_az(run_t *r, const pb_inproc_opts_t *opts,
   return 0;
 }
 
+/* The metrics line of a td iteration. */
+static void write_metrics_td(run_t *r, uint64_t nv, const pb_td_stats_t *ts,
+                             const pb_tdplay_stats_t *ps, double epsilon,
+                             int wins, int draws, double t_sp, double t_up,
+                             double t_ck) {
+  pb_json_t j;
+  pb_json_init(&j);
+  pb_json_obj_begin(&j);
+  pb_json_kstr(&j, "event", "iteration");
+  pb_json_kstr(&j, "mode", "inproc");
+  pb_json_kstr(&j, "algorithm", "td");
+  pb_json_kuint(&j, "version", nv);
+  pb_json_kuint(&j, "episodes", r->eps.n_eps);
+  pb_json_kuint(&j, "positions", r->eps.n_states);
+  pb_json_kint(&j, "first_player_wins", wins);
+  pb_json_kint(&j, "draws", draws);
+  pb_json_kint(&j, "ply", r->tdo.ply);
+  pb_json_kdouble(&j, "epsilon", epsilon);
+  pb_json_kdouble(&j, "alpha", ts->alpha_first);
+  pb_json_kdouble(&j, "td_abs_delta", ts->abs_delta_mean);
+  pb_json_kuint(&j, "random_moves", ps->random_moves);
+  pb_json_kuint(&j, "selfplay_evals", ps->search.evals);
+  pb_json_kuint(&j, "target_evals", ts->search.evals);
+  pb_json_kuint(&j, "targets_crc",
+                pb_learn_targets_crc(r->learn, &r->eps, NULL, 0));
+  pb_json_kuint(&j, "weights_crc", pb_td_weights_crc(&r->lin));
+  pb_json_kdouble(&j, "selfplay_s", t_sp);
+  pb_json_kdouble(&j, "train_v_s", t_up);
+  pb_json_kdouble(&j, "checkpoint_s", t_ck);
+  pb_json_obj_end(&j);
+  if (r->metrics) pb_metrics_write(r->metrics, pb_json_cstr(&j));
+  pb_json_free(&j);
+}
+
+/* One td iteration: epsilon-greedy n-ply self-play with the evaluation of
+ * the last version, in the distributed learner's work items (seeds, one
+ * epsilon per item), then TD(0) over the games in order (train/td.h). */
+static int one_iteration_td(run_t *r, const pb_inproc_opts_t *opts,
+                            pb_err_t *err) {
+  const pb_config_t *cfg = r->cfg;
+  const uint64_t version = pb_learn_version(r->learn);
+  const int per = cfg->net.item_episodes, total = cfg->train.episodes_per_iter;
+  const uint64_t game0 = version * (uint64_t)total;
+  double t0 = pb_now();
+  pb_episodes_clear(&r->eps);
+  pb_tdplay_stats_t ps = {0};
+  const double eps0 = pb_td_epsilon(&r->tdo, game0);
+  for (int first = 0; first < total; first += per) {
+    if (stopping(opts)) return PB_EINTR;
+    int cnt = total - first < per ? total - first : per;
+    pb_tdplay_opts_t po = {cfg->td.ply, cfg->train.max_turns,
+                           pb_td_epsilon(&r->tdo, game0 + (uint64_t)first),
+                           NULL, NULL};
+    uint64_t seed = pb_learn_item_seed(cfg, version, (uint64_t)first);
+    int rc =
+        pb_tdplay_run(&r->lin, &po, cnt, seed, 0, version, &r->eps, &ps, err);
+    if (rc != 0) return rc;
+  }
+  double t_sp = pb_now() - t0;
+  int wins, draws;
+  outcomes(&r->eps, &wins, &draws);
+  if (stopping(opts)) return PB_EINTR;
+  double t1 = pb_now();
+  pb_td_stats_t ts;
+  pb_td_learn(&r->lin, &r->tdo, &r->eps, game0, &ts);
+  int rc = pb_tdnet_set(pb_learn_v(r->learn), &r->lin, err);
+  if (rc == 0) rc = pb_learn_end_iteration(r->learn, &r->eps, NULL, err);
+  if (rc != 0) return rc;
+  double t_up = pb_now() - t1;
+  const uint64_t nv = pb_learn_version(r->learn);
+  double t2 = pb_now();
+  if ((rc = save_version(r, nv, err)) != 0) return rc;
+  double t_ck = pb_now() - t2;
+  pb_log_info(r->log,
+              "iteration %" PRIu64
+              ": selfplay %zu episodes %zu positions "
+              "%.2fs (first player %d wins %d draws, %" PRIu64
+              " random moves, %" PRIu64
+              " evaluations) | TD(0) %zu updates "
+              "alpha %.4g epsilon %.3g mean |delta| %.4f %.2fs | ckpt %.2fs",
+              nv, r->eps.n_eps, r->eps.n_states, t_sp, wins, draws,
+              ps.random_moves, ps.search.evals, ts.updates, ts.alpha_first,
+              eps0, ts.abs_delta_mean, t_up, t_ck);
+  write_metrics_td(r, nv, &ts, &ps, eps0, wins, draws, t_sp, t_up, t_ck);
+  return 0;
+}
+
 static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
                          pb_err_t *err) {
   const pb_config_t *cfg = r->cfg;
@@ -260,6 +353,42 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   return 0;
 }
 
+/* The run's first log line: what trains, up to which version. */
+static void log_start(const run_t *r, uint64_t last) {
+  const pb_config_t *cfg = r->cfg;
+  pb_log_t *log = r->log;
+  if (r->td)
+    pb_log_info(log,
+                "inproc training (td): game %s, up to version %" PRIu64
+                " (now %" PRIu64
+                ") x %d episodes, %d-ply, linear evaluation "
+                "of %d weights, run dir %s",
+                cfg->game, last, pb_learn_version(r->learn),
+                cfg->train.episodes_per_iter, cfg->td.ply, r->lin.n_features,
+                cfg->run.dir);
+  else if (r->az != NULL)
+    pb_log_info(log,
+                "inproc training (alphazero): game %s, up to version %" PRIu64
+                " (now %" PRIu64
+                ") x %d episodes, %d simulations per move, "
+                "policy+value network %ld params, device %s, run dir %s",
+                cfg->game, last, pb_learn_version(r->learn),
+                cfg->train.episodes_per_iter, cfg->mcts.simulations,
+                pb_nn_param_count(pb_learn_q(r->learn)),
+                pb_nn_device(pb_learn_q(r->learn)), cfg->run.dir);
+  else
+    pb_log_info(log,
+                "inproc training: game %s, up to version %" PRIu64
+                " (now %" PRIu64
+                ") x %d episodes, E=%d M=%d, V %ld params, "
+                "Q %ld params, device %s, run dir %s",
+                cfg->game, last, pb_learn_version(r->learn),
+                cfg->train.episodes_per_iter, cfg->search.expansions,
+                cfg->search.max_depth, pb_nn_param_count(pb_learn_v(r->learn)),
+                pb_nn_param_count(pb_learn_q(r->learn)),
+                pb_nn_device(pb_learn_v(r->learn)), cfg->run.dir);
+}
+
 int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
                   const pb_inproc_opts_t *opts, pb_err_t *err) {
   run_t r;
@@ -275,7 +404,13 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
   if ((rc = pb_mkdir_p(path, err)) != 0) return rc;
 
   if ((r.learn = pb_learn_new(cfg, err)) == NULL) goto fail;
-  if (pb_config_alphazero(cfg)) {
+  if (pb_config_td(cfg)) {
+    /* A linear evaluation, n-ply self-play; no Q, no beam search. The
+     * weights start at zero (the paper). */
+    r.td = 1;
+    pb_td_opts_from_config(cfg, &r.tdo);
+    if ((rc = pb_linear_init(&r.lin, r.g, err)) != 0) goto done;
+  } else if (pb_config_alphazero(cfg)) {
     /* MCTS self-play and the policy+value network; no beam search. */
     pb_azplay_opts_t ao = {cfg->train.selfplay_parallel, cfg->train.max_turns,
                            cfg->mcts.simulations, cfg->mcts.c_puct,
@@ -309,6 +444,7 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
     if (rc == 0) {
       if ((rc = pb_learn_load(r.learn, latest, NULL, NULL, err)) != 0)
         goto done;
+
       pb_log_info(log, "resumed from %s at version %" PRIu64, latest,
                   pb_learn_version(r.learn));
     } else if (rc == PB_ENOTFOUND) {
@@ -318,6 +454,9 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
       goto done;
     }
   }
+  /* td: the evaluation of the version trained from (zero weights at 0) */
+  if (r.td && (rc = pb_tdnet_get(pb_learn_v(r.learn), &r.lin, err)) != 0)
+    goto done;
   if (pb_learn_version(r.learn) == 0) {
     /* Version 0 is saved too, so the evaluator can rate the start. */
     pb_rundir_ckpt_path(cfg->run.dir, 0, path, sizeof path);
@@ -336,28 +475,11 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
   if (cfg->train.pipeline)
     pb_log_warn(log, "train.pipeline applies to distributed runs; --inproc "
                      "runs the phases one after the other");
-  if (r.az != NULL)
-    pb_log_info(log,
-                "inproc training (alphazero): game %s, up to version %" PRIu64
-                " (now %" PRIu64 ") x %d episodes, %d simulations per move, "
-                "policy+value network %ld params, device %s, run dir %s",
-                cfg->game, last, pb_learn_version(r.learn),
-                cfg->train.episodes_per_iter, cfg->mcts.simulations,
-                pb_nn_param_count(pb_learn_q(r.learn)),
-                pb_nn_device(pb_learn_q(r.learn)), cfg->run.dir);
-  else
-    pb_log_info(log,
-                "inproc training: game %s, up to version %" PRIu64
-                " (now %" PRIu64 ") x %d episodes, E=%d M=%d, V %ld params, "
-                "Q %ld params, device %s, run dir %s",
-                cfg->game, last, pb_learn_version(r.learn),
-                cfg->train.episodes_per_iter, cfg->search.expansions,
-                cfg->search.max_depth, pb_nn_param_count(pb_learn_v(r.learn)),
-                pb_nn_param_count(pb_learn_q(r.learn)),
-                pb_nn_device(pb_learn_v(r.learn)), cfg->run.dir);
+  log_start(&r, last);
   while (pb_learn_version(r.learn) < last) {
-    rc = r.az != NULL ? one_iteration_az(&r, opts, err)
-                      : one_iteration(&r, opts, err);
+    rc = r.td           ? one_iteration_td(&r, opts, err)
+         : r.az != NULL ? one_iteration_az(&r, opts, err)
+                        : one_iteration(&r, opts, err);
     if (rc == PB_EINTR) {
       pb_log_info(log, "stop requested: abandoning iteration %" PRIu64
                   " (the last checkpoint is version %" PRIu64 ")",

@@ -13,6 +13,8 @@
 #include <time.h>
 
 #include "learn_impl.h"
+#include "linear.h"
+#include "tdnet.h"
 #include "model.h"
 
 /* Minibatches go to the network up to PB__CHUNK_STEPS at a time (one
@@ -57,6 +59,13 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   snprintf(what, sizeof what, "%s '%s' (the learner)", key, dev);
   l->az = pb_config_alphazero(cfg);
   if (pb_model_nets(cfg, g, dev, what, &l->v, &l->q, err) != 0) goto fail;
+  if (pb_config_td(cfg)) {
+    /* algorithm td: V is the linear evaluation, all weights zero at the
+     * start (train/td.h). */
+    pb_linear_t lin;
+    if (pb_linear_init(&lin, g, err) != 0 || pb_tdnet_set(l->v, &lin, err) != 0)
+      goto fail;
+  }
   pb_rng_seed(&l->rng, seed, 0x7EA1);
   pb_rng_seed(&l->vrng, seed, 0x7EA2);
   int B = cfg->train.batch_size;

@@ -32,8 +32,9 @@ typedef struct pb_learn_stats {
   double policy_loss_mean, value_loss_mean; /* alphazero: the loss's parts */
 } pb_learn_stats_t;
 
-/* Creates the networks from cfg (device, threads, specs, seeds). The config
- * is copied. NULL with err filled on failure. */
+/* Creates the networks from cfg (device, threads, specs, seeds; with
+ * algorithm td, V is the linear evaluation with every weight zero:
+ * nn/tdnet.h). The config is copied. NULL with err filled on failure. */
 pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err);
 
 /* Frees everything; accepts NULL and sets *l to NULL. */

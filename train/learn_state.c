@@ -213,7 +213,11 @@ uint32_t pb_learn_targets_crc(const pb_learn_t *l, const pb_episodes_t *eps,
       float v = pb_episodes_target(eps, k, t);
       crc = pb_crc32(crc, &v, sizeof v);
     }
-  crc = pb_crc32(crc, qtargets, n * (size_t)l->g->num_actions * sizeof(float));
+  /* (zlib's crc32 of a NULL buffer is its initial value, 0: td runs have
+   * no Q targets) */
+  if (n > 0 && qtargets != NULL)
+    crc =
+        pb_crc32(crc, qtargets, n * (size_t)l->g->num_actions * sizeof(float));
   return crc;
 }
 
@@ -223,7 +227,10 @@ void pb_learn_report_json(const pb_learn_t *l, const pb_learn_report_t *r,
   pb_json_obj_begin(j);
   pb_json_kstr(j, "event", "iteration");
   pb_json_kstr(j, "mode", r->mode);
-  pb_json_kstr(j, "algorithm", l->az ? "alphazero" : "probs");
+  pb_json_kstr(j, "algorithm",
+               l->az                   ? "alphazero"
+               : pb_config_td(&l->cfg) ? "td"
+                                       : "probs");
   pb_json_kuint(j, "iteration", r->version);
   pb_json_kuint(j, "version", r->version);
   pb_json_kuint(j, "episodes", r->eps->n_eps);
