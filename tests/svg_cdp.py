@@ -4,7 +4,8 @@ browser draws them (tests/test_serve.sh): opens each URL (elo.svg,
 elo-time.svg as probs serve serves them) in headless CHROMIUM through the
 DevTools protocol and measures, with the fonts the browser really uses,
 every text of the legend (getBBox): each must lie inside the viewBox, and
-the legend must name its series whole (no "accuracy: beam sear..."). The
+the legend must name its series whole (no "accuracy: beam sear..."; the
+search's series is "accuracy: abnet nodes=N" or "... beam search E=.. M=.."). The
 charts' titles must differ from each other. Prints what it measured; exit
 status 0 when all holds.
 
@@ -75,9 +76,12 @@ def main():
                       f"{t['x'] + t['w']:.1f} y {t['y']:.1f}: {t['text']!r}")
                 ok &= inside
                 names.append(t["text"])
-            beam = [n for n in names if n.startswith("accuracy: beam search")]
-            if not beam or not any("M=" in n for n in beam):
-                print("  legend lacks the whole beam search accuracy name")
+            # The search's series, named whole: "accuracy: abnet nodes=60"
+            # (the default) or "accuracy: beam search E=10 M=3".
+            search = [n for n in names
+                      if n.startswith(("accuracy: abnet", "accuracy: beam search"))]
+            if not search or not any(("nodes=" in n or "M=" in n) for n in search):
+                print("  legend lacks the whole search accuracy name")
                 ok = False
         if len(set(titles)) != len(titles) or None in titles:
             print(f"titles NOT distinct: {titles}")
