@@ -39,15 +39,12 @@ void pb_mcts_gumbel_sigma(int na, const float *prior, const int *visits,
   }
   double mixed = value;
   if (sum_n > 0) mixed = (value + sum_n * (sum_pq / sum_p)) / (sum_n + 1);
-  double lo = INFINITY, hi = -INFINITY;
+  /* Values lie in [-1, 1]: MuZero's known bounds for board games. */
+  const double scale = (c_visit + max_n) * c_scale;
   for (int c = 0; c < na; c++) {
-    sigma[c] = visits[c] > 0 ? q[c] : mixed;
-    if (sigma[c] < lo) lo = sigma[c];
-    if (sigma[c] > hi) hi = sigma[c];
+    double x = ((visits[c] > 0 ? q[c] : mixed) + 1.0) / 2.0;
+    sigma[c] = (x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x) * scale;
   }
-  double range = hi - lo > 1e-8 ? hi - lo : 1e-8;
-  double scale = (c_visit + max_n) * c_scale;
-  for (int c = 0; c < na; c++) sigma[c] = (sigma[c] - lo) / range * scale;
 }
 
 void pb_mcts_improved_policy(int na, const double *logits, const double *sigma,

@@ -37,11 +37,17 @@ int pb_mcts_halving_visit(int m, int n, int k);
  * of child c is q[c] where visits[c] > 0 and otherwise the mixed value
  *   v_mix = (value + S * sum_{N(b)>0} P(b) q(b) / sum_{N(b)>0} P(b)) / (S + 1)
  * (S = sum of the visits, value the network's value of the node: v_mix is
- * `value` when no child has visits); the completed values are rescaled to
- * [0, 1] by their minimum and maximum over the na children (all 0 when
- * they are equal, to within 1e-8), and multiplied by
- * (c_visit + max_b N(b)) * c_scale. As mctx's
- * qtransform_completed_by_mix_value. */
+ * `value` when no child has visits, as mctx's
+ * qtransform_completed_by_mix_value); the completed values are mapped
+ * from [-1, 1] to [0, 1] by (q + 1) / 2 (MuZero's normalisation with the
+ * known bounds of board games) and multiplied by
+ * (c_visit + max_b N(b)) * c_scale.
+ *
+ * Not mctx's rescaling by the minimum and maximum of the node's completed
+ * values: that stretches any difference, however small, to the full
+ * scale, so that with c_scale 1 the policy target is one-hot on the
+ * noise of an untrained value; in self-play it collapsed (Connect Four
+ * games of 7 plies, docs/comparison.md). */
 void pb_mcts_gumbel_sigma(int na, const float *prior, const int *visits,
                           const double *q, double value, double c_visit,
                           double c_scale, double *sigma);

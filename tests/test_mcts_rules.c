@@ -62,10 +62,11 @@ static void test_halving_schedule(void **state) {
 /* Three children, priors 0.5, 0.3, 0.2, visits 2, 1, 0, Q 0.5 and -0.5
  * (the third unvisited), the node's network value 0.1:
  *   v_mix = (0.1 + 3 * (0.5 * 0.5 + 0.3 * -0.5) / 0.8) / 4 = 0.11875,
- *   completed Q = (0.5, -0.5, 0.11875), rescaled (1, 0, 0.61875),
+ *   completed Q = (0.5, -0.5, 0.11875), in [0, 1]: (0.75, 0.25, 0.559375),
  *   sigma = (c_visit + 2) * c_scale * that = 2 * that with c_visit 2,
- *   c_scale 0.5: (2, 0, 1.2375);
- *   improved policy ~ p * e^sigma = (0.5 e^2, 0.3, 0.2 e^1.2375). */
+ *   c_scale 0.5: (1.5, 0.5, 1.11875);
+ *   improved policy ~ p * e^sigma = (0.5 e^1.5, 0.3 e^0.5, 0.2 e^1.11875)
+ *   = (2.240845, 0.494616, 0.612205) / 3.347666. */
 static void test_improved_policy_by_hand(void **state) {
   (void)state;
   const float prior[3] = {0.5f, 0.3f, 0.2f};
@@ -73,29 +74,34 @@ static void test_improved_policy_by_hand(void **state) {
   const double q[3] = {0.5, -0.5, 123.0 /* unvisited: not read */};
   double sigma[3], lg[3], pi[3];
   pb_mcts_gumbel_sigma(3, prior, visits, q, 0.1, 2.0, 0.5, sigma);
-  assert_true(fabs(sigma[0] - 2.0) < 1e-9);
-  assert_true(fabs(sigma[1] - 0.0) < 1e-9);
-  assert_true(fabs(sigma[2] - 1.2375) < 1e-6);
+  assert_true(fabs(sigma[0] - 1.5) < 1e-9);
+  assert_true(fabs(sigma[1] - 0.5) < 1e-9);
+  assert_true(fabs(sigma[2] - 1.11875) < 1e-6);
   for (int c = 0; c < 3; c++) lg[c] = log((double)prior[c]);
   pb_mcts_improved_policy(3, lg, sigma, pi);
-  const double w[3] = {0.5 * exp(2.0), 0.3, 0.2 * exp(1.2375)};
+  const double w[3] = {0.5 * exp(1.5), 0.3 * exp(0.5), 0.2 * exp(1.11875)};
   const double sum = w[0] + w[1] + w[2];
   for (int c = 0; c < 3; c++) assert_true(fabs(pi[c] - w[c] / sum) < 1e-6);
-  /* the same to 4 places: 0.7888, 0.0640, 0.1472 */
-  assert_true(fabs(pi[0] - 0.7888) < 1e-4 && fabs(pi[1] - 0.0640) < 1e-4 &&
-              fabs(pi[2] - 0.1472) < 1e-4);
+  /* the same to 4 places: 0.6694, 0.1477, 0.1829 */
+  assert_true(fabs(pi[0] - 0.6694) < 1e-4 && fabs(pi[1] - 0.1477) < 1e-4 &&
+              fabs(pi[2] - 0.1829) < 1e-4);
   /* The paper's constants: scale (50 + 2) * 1. */
   pb_mcts_gumbel_sigma(3, prior, visits, q, 0.1, PB_MCTS_GUMBEL_C_VISIT,
                        PB_MCTS_GUMBEL_C_SCALE, sigma);
-  assert_true(fabs(sigma[0] - 52.0) < 1e-9 && sigma[1] == 0.0);
-  assert_true(fabs(sigma[2] - 52.0 * 0.61875) < 1e-6);
-  /* No visits: every completed Q is the node's value, sigma 0, and the
-   * improved policy is the prior. */
+  assert_true(fabs(sigma[0] - 39.0) < 1e-9 && fabs(sigma[1] - 13.0) < 1e-9);
+  assert_true(fabs(sigma[2] - 29.0875) < 1e-6);
+  /* No visits: every completed Q is the node's value, sigma is the same
+   * for all, and the improved policy is the prior. A tiny difference of Q
+   * stays tiny (no stretching to the full scale). */
   const int none[3] = {0, 0, 0};
   pb_mcts_gumbel_sigma(3, prior, none, q, -0.4, 50, 1, sigma);
-  for (int c = 0; c < 3; c++) assert_true(sigma[c] == 0.0);
+  for (int c = 0; c < 3; c++) assert_true(fabs(sigma[c] - 15.0) < 1e-9);
   pb_mcts_improved_policy(3, lg, sigma, pi);
   for (int c = 0; c < 3; c++) assert_true(fabs(pi[c] - prior[c]) < 1e-6);
+  const int two[3] = {1, 1, 0};
+  const double close[3] = {0.0, 1e-4, 0.0};
+  pb_mcts_gumbel_sigma(3, prior, two, close, 0.0, 50, 1, sigma);
+  assert_true(fabs(sigma[1] - sigma[0] - 51 * 0.5e-4) < 1e-9);
 }
 
 /* sqrt(2 * P * N): P 0.3 and 20 visits give sqrt(12). */
