@@ -47,7 +47,7 @@ int pb_mcts_halving_visit(int m, int n, int k);
  * values: that stretches any difference, however small, to the full
  * scale, so that with c_scale 1 the policy target is one-hot on the
  * noise of an untrained value; in self-play it collapsed (Connect Four
- * games of 7 plies, docs/comparison.md). */
+ * iterations of about 7 plies a game, docs/comparison.md). */
 void pb_mcts_gumbel_sigma(int na, const float *prior, const int *visits,
                           const double *q, double value, double c_visit,
                           double c_scale, double *sigma);
