@@ -141,10 +141,23 @@ static int do_azplay(pb_worker_t *w, const pb_msg_work_item_t *it,
     uint32_t mt = w->hello.max_turns;
     if (mt > (uint32_t)g->max_turns) mt = (uint32_t)g->max_turns;
     double alpha = w->hello.alpha > 0.0 ? w->hello.alpha : 1.0;
-    pb_azplay_opts_t o = {w->cfg.train.selfplay_parallel, (int)mt,
-                          (int)w->hello.simulations, w->hello.c_puct,
-                          w->hello.eps, alpha, (int)w->hello.temp_moves,
-                          w->hello.discount};
+    const pb_msg_hello_reply_t *h = &w->hello;
+    pb_azplay_opts_t o = {
+        .parallel = w->cfg.train.selfplay_parallel,
+        .max_turns = (int)mt,
+        .simulations = (int)h->simulations,
+        .c_puct = h->c_puct,
+        .eps = h->eps,
+        .alpha = alpha,
+        .temp_moves = (int)h->temp_moves,
+        .discount = h->discount,
+        .root = {.rule = h->mcts_root == 1 ? PB_MCTS_GUMBEL : PB_MCTS_PUCT,
+                 .considered = (int)h->gumbel_considered,
+                 .c_visit = h->gumbel_c_visit,
+                 .c_scale = h->gumbel_c_scale,
+                 .forced = h->forced_playouts},
+        .full_fraction = h->full_fraction,
+        .small_simulations = (int)h->small_simulations};
     pb_err_t e;
     pb_err_clear(&e);
     w->az = pb_azplay_new(g, &o, &e);

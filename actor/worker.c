@@ -260,9 +260,15 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
       r->eps != w->hello.eps || r->alpha != w->hello.alpha ||
       r->temperature != w->hello.temperature ||
       r->algorithm != w->hello.algorithm ||
-      r->simulations != w->hello.simulations ||
-      r->c_puct != w->hello.c_puct || r->temp_moves != w->hello.temp_moves ||
-      r->discount != w->hello.discount) {
+      r->simulations != w->hello.simulations || r->c_puct != w->hello.c_puct ||
+      r->temp_moves != w->hello.temp_moves ||
+      r->discount != w->hello.discount || r->mcts_root != w->hello.mcts_root ||
+      r->gumbel_considered != w->hello.gumbel_considered ||
+      r->gumbel_c_visit != w->hello.gumbel_c_visit ||
+      r->gumbel_c_scale != w->hello.gumbel_c_scale ||
+      r->small_simulations != w->hello.small_simulations ||
+      r->full_fraction != w->hello.full_fraction ||
+      r->forced_playouts != w->hello.forced_playouts) {
     for (int t = 0; t < w->threads; t++) pb_selfplay_destroy(&w->sp[t]);
     pb_azplay_destroy(&w->az);
     pb_pveval_destroy(&w->pve);

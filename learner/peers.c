@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zmq.h>
 
+#include "azplay.h"
 #include "selfplay.h"
 #include "state.h"
 
@@ -72,6 +73,15 @@ static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     r.hello_reply.c_puct = l->cfg.mcts.c_puct;
     r.hello_reply.temp_moves = (uint32_t)l->cfg.mcts.temp_moves;
     r.hello_reply.discount = l->cfg.mcts.discount ? 1 : 0;
+    pb_azplay_opts_t ao;
+    pb_azplay_config_opts(&l->cfg, &ao);
+    r.hello_reply.mcts_root = (uint32_t)ao.root.rule;
+    r.hello_reply.gumbel_considered = (uint32_t)ao.root.considered;
+    r.hello_reply.gumbel_c_visit = ao.root.c_visit;
+    r.hello_reply.gumbel_c_scale = ao.root.c_scale;
+    r.hello_reply.forced_playouts = ao.root.forced;
+    r.hello_reply.small_simulations = (uint32_t)ao.small_simulations;
+    r.hello_reply.full_fraction = ao.full_fraction;
   } else if (pb_config_td(&l->cfg)) {
     r.hello_reply.algorithm = PB_ALGO_TD;
     r.hello_reply.td_ply = (uint32_t)l->cfg.td.ply;

@@ -137,11 +137,19 @@ typedef struct pb_msg_hello_reply {
   char start_id[PB_MSG_ID_MAX + 1]; /* the learner's start ("" if unsaid) */
   int discount;         /* alphazero: MCTS discounting, 0 or 1 */
   uint32_t td_ply;      /* td: self-play look-ahead, 1..PB_MSG_MAX_TD_PLY */
+  uint32_t mcts_root;   /* alphazero: PB_MCTS_PUCT (0) or PB_MCTS_GUMBEL (1) */
+  uint32_t gumbel_considered; /* mcts_root 1: 1..PB_MSG_MAX_CONSIDERED */
+  double gumbel_c_visit;      /* mcts_root 1: (0, 1e6] */
+  double gumbel_c_scale;      /* mcts_root 1: (0, 1e6] */
+  uint32_t small_simulations; /* playout cap: 0 (off) or 1..simulations */
+  double full_fraction;       /* playout cap: [0, 1] */
+  int forced_playouts;        /* 0 or 1; 1 only with mcts_root 0 */
 } pb_msg_hello_reply_t;
 
 enum { PB_ALGO_PROBS = 0, PB_ALGO_ALPHAZERO = 1, PB_ALGO_TD = 2 };
 #define PB_MSG_MAX_TD_PLY 16
 #define PB_MSG_MAX_SIMULATIONS 100000
+#define PB_MSG_MAX_CONSIDERED 1000
 
 typedef struct pb_msg_work_request {
   int role;          /* PB_ROLE_* */

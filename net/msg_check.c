@@ -84,6 +84,31 @@ int pb__msg_check_hello(pb__msg_ctx_t *c, const pb_msg_t *m) {
   return check_text(c, "start_id", b->start_id, PB_MSG_ID_MAX, TEXT_ID, 0);
 }
 
+/* HelloReply's root rule and playout cap (fields 17-23): each in range,
+ * Gumbel's settings where mcts_root is 1, no forced playouts with it, and
+ * small_simulations at most simulations. */
+static int check_search_rules(pb__msg_ctx_t *c, const pb_msg_hello_reply_t *b) {
+  int rc;
+  if ((rc = pb__msg_check_range(c, "mcts_root", b->mcts_root, 0, 1))) return rc;
+  if ((rc = pb__msg_check_range(c, "forced_playouts",
+                                (uint64_t)(unsigned)b->forced_playouts, 0,
+                                b->mcts_root == 1 ? 0 : 1)))
+    return rc;
+  if (b->mcts_root == 1) {
+    if ((rc = pb__msg_check_range(c, "gumbel_considered", b->gumbel_considered,
+                                  1, PB_MSG_MAX_CONSIDERED)))
+      return rc;
+    if ((rc = check_real(c, "gumbel_c_visit", b->gumbel_c_visit, 1e-6, 1e6)))
+      return rc;
+    if ((rc = check_real(c, "gumbel_c_scale", b->gumbel_c_scale, 1e-6, 1e6)))
+      return rc;
+  }
+  if ((rc = pb__msg_check_range(c, "small_simulations", b->small_simulations, 0,
+                                b->simulations)))
+    return rc;
+  return check_real(c, "full_fraction", b->full_fraction, 0.0, 1.0);
+}
+
 int pb__msg_check_hello_reply(pb__msg_ctx_t *c, const pb_msg_t *m) {
   const pb_msg_hello_reply_t *b = &m->hello_reply;
   int rc;
@@ -127,6 +152,7 @@ int pb__msg_check_hello_reply(pb__msg_ctx_t *c, const pb_msg_t *m) {
   if ((rc = pb__msg_check_range(c, "discount", (uint64_t)(unsigned)b->discount,
                                 0, 1)))
     return rc;
+  if ((rc = check_search_rules(c, b))) return rc;
   return check_real(c, "alpha", b->alpha, 0.0, 1e6);
 }
 

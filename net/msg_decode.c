@@ -77,10 +77,12 @@ static int check_policy(pb__msg_ctx_t *c, const pb_game_t *g, uint32_t ei,
             (double)x);
       sum += x;
     }
-    if (fabs(sum - 1.0) > 1e-3)
+    /* All zeros: a position that is not a policy target (a fast search
+     * under playout cap randomization, train/azplay.h). */
+    if (sum != 0.0 && fabs(sum - 1.0) > 1e-3)
       return pb__msg_fail(c, PB_EPROTO,
-                          "episodes[%u].policy[%u]: sums to %g, not 1", ei, t,
-                          sum);
+                          "episodes[%u].policy[%u]: sums to %g, not 1 (or 0)",
+                          ei, t, sum);
   }
   return 0;
 }
@@ -164,6 +166,13 @@ int pb__msg_decode_hello_reply(pb__msg_ctx_t *c, Probs__Envelope *env,
     return rc;
   d->discount = w->discount != 0;
   d->td_ply = w->td_ply;
+  d->mcts_root = w->mcts_root;
+  d->gumbel_considered = w->gumbel_considered;
+  d->gumbel_c_visit = w->gumbel_c_visit;
+  d->gumbel_c_scale = w->gumbel_c_scale;
+  d->small_simulations = w->small_simulations;
+  d->full_fraction = w->full_fraction;
+  d->forced_playouts = w->forced_playouts != 0;
   return pb__msg_check_hello_reply(c, out);
 }
 

@@ -71,6 +71,13 @@ int pb__msg_encode_hello_reply(pb__msg_wire_t *w, const pb_msg_t *m) {
   d->start_id = (char *)s->start_id;
   d->discount = s->discount != 0;
   d->td_ply = s->td_ply;
+  d->mcts_root = s->mcts_root;
+  d->gumbel_considered = s->gumbel_considered;
+  d->gumbel_c_visit = s->gumbel_c_visit;
+  d->gumbel_c_scale = s->gumbel_c_scale;
+  d->small_simulations = s->small_simulations;
+  d->full_fraction = s->full_fraction;
+  d->forced_playouts = s->forced_playouts != 0;
   w->env.hello_reply = d;
   return 0;
 }

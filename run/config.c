@@ -330,6 +330,19 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
                       "applies to algorithm probs, not alphazero",
                       c->train.v_search_mix);
   if ((rc = check_td(c, err)) != 0) return rc;
+  if (c->mcts.full_fraction < 1.0 &&
+      (c->mcts.small_simulations < 1 ||
+       c->mcts.small_simulations > c->mcts.simulations))
+    return pb_err_set(err, PB_ECONFIG,
+                      "mcts.small_simulations (%d) must be in "
+                      "1..mcts.simulations (%d) when mcts.full_fraction (%g) "
+                      "is below 1 (playout cap randomization)",
+                      c->mcts.small_simulations, c->mcts.simulations,
+                      c->mcts.full_fraction);
+  if (c->mcts.forced_playouts && !strcmp(c->mcts.root, "gumbel"))
+    return pb_err_set(err, PB_ECONFIG,
+                      "mcts.forced_playouts is a rule of the puct root; "
+                      "mcts.root is gumbel");
   if (c->model.v.res_blocks > 0 && c->model.v.conv_layers == 0)
     return pb_err_set(err, PB_ECONFIG,
                       "model.v.res_blocks (%d) needs model.v.conv_layers >= 1",

@@ -106,6 +106,13 @@ typedef struct pb_config {
                         moves take the most visited action */
     bool discount;   /* the discounting heuristic: terminal values over
                         their depth in the search (search/mcts.h) */
+    char root[PB_CONFIG_NAME_MAX]; /* "puct" or "gumbel" (search/mcts.h) */
+    int gumbel_considered;         /* gumbel: m, actions sampled */
+    double gumbel_c_visit;         /* gumbel: sigma's c_visit */
+    double gumbel_c_scale;         /* gumbel: sigma's c_scale */
+    double full_fraction;  /* playout cap: share of full searches; 1 = off */
+    int small_simulations; /* playout cap: a fast search's simulations */
+    bool forced_playouts;  /* KataGo's forced playouts, target pruning */
   } mcts;
 
   struct {                 /* algorithm: td (train/td.h) */

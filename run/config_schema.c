@@ -162,6 +162,34 @@ const pb__row_t pb__schema[] = {
              "alphazero: the discounting heuristic in the search: a "
              "terminal position's value divided by its plies from the root "
              "(a quicker win counts more); network values unchanged"),
+    ROW_ENUM("mcts.root", mcts.root, "puct|gumbel", "puct",
+             "alphazero: the self-play search's root: puct (AlphaZero) or "
+             "gumbel (Danihelka et al. 2022: sequential halving over the "
+             "top mcts.gumbel_considered actions by Gumbel noise + logits, "
+             "policy target softmax(logits + sigma(completed Q)), the move "
+             "its pick; train.eps, train.alpha and mcts.temp_moves unused)"),
+    ROW_INT("mcts.gumbel_considered", mcts.gumbel_considered, 1, 1000, "16",
+            "alphazero, mcts.root gumbel: m, the actions sampled at the "
+            "root"),
+    ROW_DBL("mcts.gumbel_c_visit", mcts.gumbel_c_visit, 1e-6, 1e6, "50",
+            "alphazero, mcts.root gumbel: sigma(q) = (c_visit + max N) * "
+            "c_scale * q, q the completed Q rescaled to [0, 1]"),
+    ROW_DBL("mcts.gumbel_c_scale", mcts.gumbel_c_scale, 1e-6, 1e6, "1",
+            "alphazero, mcts.root gumbel: sigma's c_scale"),
+    ROW_DBL("mcts.full_fraction", mcts.full_fraction, 0.0, 1.0, "1",
+            "alphazero: playout cap randomization (KataGo): the share of "
+            "moves searched with mcts.simulations (with root noise; their "
+            "visits are policy targets); the others get "
+            "mcts.small_simulations, no noise, and no policy target; 1 = "
+            "off"),
+    ROW_INT("mcts.small_simulations", mcts.small_simulations, 0, 100000, "0",
+            "alphazero, mcts.full_fraction < 1: simulations of the other "
+            "moves, 1..mcts.simulations"),
+    ROW_BOOL("mcts.forced_playouts", mcts.forced_playouts, "false",
+             "alphazero, mcts.root puct: KataGo's forced playouts (each root "
+             "child at least sqrt(2 * P * N) visits) and policy target "
+             "pruning (those visits taken off the target, children left "
+             "with 1 visit dropped)"),
 
     ROW_INT("td.ply", td.ply, 1, 9, "1",
             "td: look-ahead of self-play moves (n-ply negamax over the "

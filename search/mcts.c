@@ -5,15 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcts_rules.h"
+
 struct pb_mcts {
   const pb_game_t *g;
   pb_mcts_opts_t o;
+  pb_mcts_root_opts_t r;
   int A, nmax, emax, pmax; /* per search: nodes, edges, path length */
   /* nodes of search s: [s * nmax, (s + 1) * nmax) */
   pb_state_t *st;
   int *edge0, *nedges, *visits;
   uint8_t *terminal;
   float *term_value;
+  float *nraw; /* the network's value of the node (gumbel's mixed value) */
   /* edges of search s: [s * emax, ...) */
   uint8_t *eact;
   float *eprior, *eW;
@@ -25,6 +29,11 @@ struct pb_mcts {
   pb_state_t *leaf_st;
   float *pol, *val;
   double *noise;
+  /* per search: its budget, whether it is fast, and (gumbel) the root's
+   * Gumbel noise and log-priors by root edge, [A] each */
+  int *sims;
+  uint8_t *fast;
+  double *gum, *rlogit;
   uint64_t evaluations;
 };
 
@@ -37,6 +46,7 @@ void pb_mcts_destroy(pb_mcts_t **pm) {
   free(m->visits);
   free(m->terminal);
   free(m->term_value);
+  free(m->nraw);
   free(m->eact);
   free(m->eprior);
   free(m->eW);
@@ -52,12 +62,41 @@ void pb_mcts_destroy(pb_mcts_t **pm) {
   free(m->pol);
   free(m->val);
   free(m->noise);
+  free(m->sims);
+  free(m->fast);
+  free(m->gum);
+  free(m->rlogit);
   free(m);
   *pm = NULL;
 }
 
 pb_mcts_t *pb_mcts_new(const pb_game_t *g, const pb_mcts_opts_t *o,
                        pb_err_t *err) {
+  return pb_mcts_new_ex(g, o, NULL, err);
+}
+
+/* 0, or PB_EINVAL with err naming what is wrong with r. */
+static int check_root(const pb_mcts_root_opts_t *r, pb_err_t *err) {
+  if (r->rule != PB_MCTS_PUCT && r->rule != PB_MCTS_GUMBEL)
+    return pb_err_set(err, PB_EINVAL, "mcts: root rule %d (0 puct, 1 gumbel)",
+                      r->rule);
+  if (r->forced != 0 && r->forced != 1)
+    return pb_err_set(err, PB_EINVAL, "mcts: forced %d (must be 0 or 1)",
+                      r->forced);
+  if (r->rule == PB_MCTS_GUMBEL && (r->considered < 1 || !(r->c_visit > 0) ||
+                                    !(r->c_scale > 0) || r->forced))
+    return pb_err_set(err, PB_EINVAL,
+                      "mcts: gumbel needs considered >= 1 (got %d), c_visit "
+                      "> 0 (%g), c_scale > 0 (%g) and no forced playouts",
+                      r->considered, r->c_visit, r->c_scale);
+  return 0;
+}
+
+pb_mcts_t *pb_mcts_new_ex(const pb_game_t *g, const pb_mcts_opts_t *o,
+                          const pb_mcts_root_opts_t *r, pb_err_t *err) {
+  static const pb_mcts_root_opts_t plain = {PB_MCTS_PUCT, 0, 0, 0, 0};
+  if (r == NULL) r = &plain;
+  if (check_root(r, err) != 0) return NULL;
   if (g == NULL || o == NULL || o->simulations < 1 ||
       o->simulations > 10000000 || !(o->c_puct > 0) || !(o->eps >= 0) ||
       o->eps > 1 || (o->eps > 0 && !(o->alpha > 0)) || o->parallel < 1 ||
@@ -71,12 +110,13 @@ pb_mcts_t *pb_mcts_new(const pb_game_t *g, const pb_mcts_opts_t *o,
   if (m == NULL) goto nomem;
   m->g = g;
   m->o = *o;
+  m->r = *r;
   m->A = g->num_actions;
   m->nmax = o->simulations + 1;
   m->emax = m->nmax * m->A;
   m->pmax = g->max_turns + 2;
   /* Trees of at most about 1 GiB together. */
-  size_t per = (size_t)m->nmax * (sizeof(pb_state_t) + 4 * sizeof(int) + 5) +
+  size_t per = (size_t)m->nmax * (sizeof(pb_state_t) + 4 * sizeof(int) + 9) +
                (size_t)m->emax * (1 + 3 * sizeof(float) + sizeof(int));
   size_t p = (size_t)o->parallel;
   while (p > 1 && p * per > ((size_t)1 << 30)) p /= 2;
@@ -88,6 +128,7 @@ pb_mcts_t *pb_mcts_new(const pb_game_t *g, const pb_mcts_opts_t *o,
   m->visits = malloc(N * sizeof(int));
   m->terminal = malloc(N);
   m->term_value = malloc(N * sizeof(float));
+  m->nraw = malloc(N * sizeof(float));
   m->eact = malloc(E);
   m->eprior = malloc(E * sizeof(float));
   m->eW = malloc(E * sizeof(float));
@@ -103,10 +144,15 @@ pb_mcts_t *pb_mcts_new(const pb_game_t *g, const pb_mcts_opts_t *o,
   m->pol = malloc(p * (size_t)m->A * sizeof(float));
   m->val = malloc(p * sizeof(float));
   m->noise = malloc((size_t)m->A * sizeof(double));
+  m->sims = malloc(p * sizeof(int));
+  m->fast = malloc(p);
+  m->gum = malloc(p * (size_t)m->A * sizeof(double));
+  m->rlogit = malloc(p * (size_t)m->A * sizeof(double));
   if (!m->st || !m->edge0 || !m->nedges || !m->visits || !m->terminal ||
-      !m->term_value || !m->eact || !m->eprior || !m->eW || !m->echild ||
-      !m->eN || !m->nused || !m->eused || !m->path || !m->plen || !m->leaf_s ||
-      !m->leaf_node || !m->leaf_st || !m->pol || !m->val || !m->noise)
+      !m->term_value || !m->nraw || !m->eact || !m->eprior || !m->eW ||
+      !m->echild || !m->eN || !m->nused || !m->eused || !m->path || !m->plen ||
+      !m->leaf_s || !m->leaf_node || !m->leaf_st || !m->pol || !m->val ||
+      !m->noise || !m->sims || !m->fast || !m->gum || !m->rlogit)
     goto nomem;
   return m;
 nomem:
@@ -126,6 +172,7 @@ static int new_node(pb_mcts_t *m, int s, const pb_state_t *st, int terminal,
   m->visits[i] = 0;
   m->terminal[i] = (uint8_t)terminal;
   m->term_value[i] = tv;
+  m->nraw[i] = 0.0f;
   return i;
 }
 
@@ -172,6 +219,112 @@ static void backup(pb_mcts_t *m, int s, float v) {
   }
 }
 
+/* PUCT's choice among node i's edges (visits[i] counts this descent).
+ * With `forced` (the root of a full search with forced playouts) a child
+ * below its forced visit count goes first: the best by PUCT among them. */
+static int puct_edge(const pb_mcts_t *m, int i, int forced) {
+  const int e0 = m->edge0[i], ne = m->nedges[i];
+  double sq = sqrt((double)(m->visits[i] > 1 ? m->visits[i] - 1 : 0));
+  int best = e0;
+  double bscore = -INFINITY;
+  if (forced) {
+    int total = 0, fb = -1;
+    for (int e = e0; e < e0 + ne; e++) total += m->eN[e];
+    for (int e = e0; e < e0 + ne; e++) {
+      if (m->eN[e] >= pb_mcts_forced_visits(m->eprior[e], total)) continue;
+      double q = m->eN[e] ? m->eW[e] / m->eN[e] : 0.0;
+      double u = q + m->o.c_puct * m->eprior[e] * sq / (1 + m->eN[e]);
+      if (fb < 0 || u > bscore) {
+        bscore = u;
+        fb = e;
+      }
+    }
+    if (fb >= 0) return fb;
+    bscore = -INFINITY;
+  }
+  for (int e = e0; e < e0 + ne; e++) {
+    double q = m->eN[e] ? m->eW[e] / m->eN[e] : 0.0;
+    double u = q + m->o.c_puct * m->eprior[e] * sq / (1 + m->eN[e]);
+    if (u > bscore) {
+      bscore = u;
+      best = e;
+    }
+  }
+  return best;
+}
+
+/* Node i's children for mcts_rules.h: visits, mean values from i's side
+ * (0 where unvisited) and sigma(completed Q); returns their number. */
+static int children(const pb_mcts_t *m, int i, int *vis, double *q,
+                    double *sigma) {
+  const int e0 = m->edge0[i], ne = m->nedges[i];
+  for (int k = 0; k < ne; k++) {
+    vis[k] = m->eN[e0 + k];
+    q[k] = vis[k] ? (double)m->eW[e0 + k] / vis[k] : 0.0;
+  }
+  pb_mcts_gumbel_sigma(ne, m->eprior + e0, vis, q, m->nraw[i], m->r.c_visit,
+                       m->r.c_scale, sigma);
+  return ne;
+}
+
+/* Among the na root children with exactly `want` visits, the best by
+ * g + logits + sigma (floored at -1e9, as mctx; ties: the lowest); if
+ * none has `want` visits, the best of all. */
+static int best_considered(int na, const int *vis, int want, const double *g,
+                           const double *lg, const double *sigma) {
+  int best = -1, any = 0;
+  double bs = -INFINITY, as = -INFINITY;
+  for (int c = 0; c < na; c++) {
+    double sc = g[c] + lg[c] + sigma[c];
+    if (!(sc > -1e9)) sc = -1e9;
+    if (sc > as) {
+      as = sc;
+      any = c;
+    }
+    if (vis[c] == want && (best < 0 || sc > bs)) {
+      bs = sc;
+      best = c;
+    }
+  }
+  return best >= 0 ? best : any;
+}
+
+/* Gumbel's choice at the root r of search s: sequential halving. */
+static int gumbel_root_edge(const pb_mcts_t *m, int s, int r) {
+  int vis[PB_MAX_ACTIONS], k = 0;
+  double q[PB_MAX_ACTIONS], sigma[PB_MAX_ACTIONS];
+  const int na = children(m, r, vis, q, sigma);
+  for (int c = 0; c < na; c++) k += vis[c];
+  const int mm = m->r.considered < na ? m->r.considered : na;
+  const int want = pb_mcts_halving_visit(mm, m->sims[s], k);
+  const size_t o = (size_t)s * m->A;
+  return m->edge0[r] +
+         best_considered(na, vis, want, m->gum + o, m->rlogit + o, sigma);
+}
+
+/* Gumbel's choice below the root: argmax pi'(a) - N(a) / (1 + sum N). */
+static int gumbel_inner_edge(const pb_mcts_t *m, int i) {
+  int vis[PB_MAX_ACTIONS], total = 0;
+  double q[PB_MAX_ACTIONS], sigma[PB_MAX_ACTIONS], lg[PB_MAX_ACTIONS],
+      pi[PB_MAX_ACTIONS];
+  const int na = children(m, i, vis, q, sigma);
+  for (int c = 0; c < na; c++) {
+    lg[c] = log((double)m->eprior[m->edge0[i] + c]);
+    total += vis[c];
+  }
+  pb_mcts_improved_policy(na, lg, sigma, pi);
+  int best = 0;
+  double bs = -INFINITY;
+  for (int c = 0; c < na; c++) {
+    double x = pi[c] - (double)vis[c] / (1.0 + total);
+    if (x > bs) {
+      bs = x;
+      best = c;
+    }
+  }
+  return m->edge0[i] + best;
+}
+
 /* One descent of search s from its root; a leaf to evaluate is queued
  * (returns 1), a terminal end is backed up at once (returns 0). */
 static int descend(pb_mcts_t *m, int s, int root, int *nleaf) {
@@ -179,18 +332,11 @@ static int descend(pb_mcts_t *m, int s, int root, int *nleaf) {
   m->plen[s] = 0;
   for (;;) {
     m->visits[i]++;
-    int e0 = m->edge0[i], ne = m->nedges[i];
-    double sq = sqrt((double)(m->visits[i] > 1 ? m->visits[i] - 1 : 0));
-    int best = e0;
-    double bscore = -INFINITY;
-    for (int e = e0; e < e0 + ne; e++) {
-      double q = m->eN[e] ? m->eW[e] / m->eN[e] : 0.0;
-      double u = q + m->o.c_puct * m->eprior[e] * sq / (1 + m->eN[e]);
-      if (u > bscore) {
-        bscore = u;
-        best = e;
-      }
-    }
+    int best;
+    if (m->r.rule == PB_MCTS_GUMBEL)
+      best = i == root ? gumbel_root_edge(m, s, i) : gumbel_inner_edge(m, i);
+    else
+      best = puct_edge(m, i, i == root && m->r.forced && !m->fast[s]);
     path[m->plen[s]++] = best;
     int c = m->echild[best];
     if (c < 0) {
@@ -222,15 +368,86 @@ static int descend(pb_mcts_t *m, int s, int root, int *nleaf) {
   }
 }
 
+/* Search s's root r after its expansion, for gumbel: the log-priors and
+ * (with a stream) one Gumbel(0, 1) draw per legal action. */
+static void gumbel_root(pb_mcts_t *m, int s, int r, pb_rng_t *rng) {
+  const size_t o = (size_t)s * m->A;
+  for (int k = 0; k < m->nedges[r]; k++) {
+    m->rlogit[o + k] = log((double)m->eprior[m->edge0[r] + k]);
+    double u = rng != NULL ? pb_rng_uniform(rng) : 0.0;
+    if (rng != NULL && u <= 0.0) u = 0x1p-60;
+    m->gum[o + k] = rng != NULL ? -log(-log(u)) : 0.0;
+  }
+}
+
+/* Gumbel's result for search s (root r): its move, and the improved
+ * policy at the root into out (A entries, zeroed) when out is not NULL. */
+static int gumbel_result(const pb_mcts_t *m, int s, int r, float *out) {
+  int vis[PB_MAX_ACTIONS] = {0}, want = 0;
+  double q[PB_MAX_ACTIONS] = {0}, sigma[PB_MAX_ACTIONS] = {0},
+         t[PB_MAX_ACTIONS] = {0};
+  const int na = children(m, r, vis, q, sigma), e0 = m->edge0[r];
+  const size_t o = (size_t)s * m->A;
+  for (int c = 0; c < na; c++) want = vis[c] > want ? vis[c] : want;
+  int best = best_considered(na, vis, want, m->gum + o, m->rlogit + o, sigma);
+  if (out != NULL) {
+    pb_mcts_improved_policy(na, m->rlogit + o, sigma, t);
+    for (int c = 0; c < na; c++) out[m->eact[e0 + c]] = (float)t[c];
+  }
+  return m->eact[e0 + best];
+}
+
+/* The pruned target of forced playouts at root r into out (zeroed). */
+static void pruned_target(const pb_mcts_t *m, int r, float *out) {
+  int vis[PB_MAX_ACTIONS] = {0};
+  double q[PB_MAX_ACTIONS] = {0}, t[PB_MAX_ACTIONS] = {0};
+  const int na = m->nedges[r], e0 = m->edge0[r];
+  for (int c = 0; c < na; c++) {
+    vis[c] = m->eN[e0 + c];
+    q[c] = vis[c] ? (double)m->eW[e0 + c] / vis[c] : 0.0;
+  }
+  pb_mcts_prune_forced(na, m->eprior + e0, vis, q, m->o.c_puct, t);
+  double total = 0;
+  for (int c = 0; c < na; c++) total += t[c];
+  for (int c = 0; c < na; c++)
+    out[m->eact[e0 + c]] = total > 0 ? (float)(t[c] / total) : 0.0f;
+}
+
+/* Search s's move, and its policy target (io's `target`) into out[A] when
+ * out is not NULL; visits are its root's visit counts by action. */
+static int root_result(const pb_mcts_t *m, int s, const float *visits,
+                       float *out) {
+  const int r = s * m->nmax, A = m->A;
+  if (out != NULL) memset(out, 0, (size_t)A * sizeof *out);
+  if (m->r.rule == PB_MCTS_GUMBEL) return gumbel_result(m, s, r, out);
+  int best = -1;
+  for (int a = 0; a < A; a++)
+    if (visits[a] > 0 && (best < 0 || visits[a] > visits[best])) best = a;
+  if (out == NULL) return best;
+  if (m->r.forced && !m->fast[s]) {
+    pruned_target(m, r, out);
+    return best;
+  }
+  double total = 0;
+  for (int a = 0; a < A; a++) total += visits[a];
+  for (int a = 0; a < A; a++)
+    out[a] = total > 0 ? (float)(visits[a] / total) : 0;
+  return best;
+}
+
 static int run_chunk(pb_mcts_t *m, const pb_state_t *roots, int n,
                      const pb_mcts_evalfn_t *ev, pb_rng_t *rng,
-                     pb_rng_t *const *rngs, float *visits, float *root_value,
+                     pb_rng_t *const *rngs, const pb_mcts_io_t *io,
                      pb_err_t *err) {
   const int A = m->A;
   /* The roots: evaluated together, expanded with noise. */
+  int most = 0;
   for (int s = 0; s < n; s++) {
     m->nused[s] = m->eused[s] = 0;
     m->leaf_st[s] = roots[s];
+    m->sims[s] = io->simulations ? io->simulations[s] : m->o.simulations;
+    m->fast[s] = io->fast ? io->fast[s] != 0 : 0;
+    if (m->sims[s] > most) most = m->sims[s];
   }
   int rc = ev->eval(ev->ctx, m->leaf_st, n, m->pol, m->val, err);
   if (rc != 0) return rc;
@@ -238,12 +455,17 @@ static int run_chunk(pb_mcts_t *m, const pb_state_t *roots, int n,
   for (int s = 0; s < n; s++) {
     int r = new_node(m, s, &roots[s], 0, 0.0f);
     pb_rng_t *nr = rngs != NULL ? rngs[s] : rng;
-    expand(m, s, r, m->pol + (size_t)s * A, m->o.eps > 0 ? nr : NULL);
+    int dirichlet = m->o.eps > 0 && m->r.rule == PB_MCTS_PUCT && !m->fast[s];
+    expand(m, s, r, m->pol + (size_t)s * A, dirichlet ? nr : NULL);
     m->visits[r] = 1;
+    float v = m->val[s];
+    m->nraw[r] = v >= -1.0f ? (v > 1.0f ? 1.0f : v) : -1.0f;
+    if (m->r.rule == PB_MCTS_GUMBEL) gumbel_root(m, s, r, nr);
   }
-  for (int sim = 0; sim < m->o.simulations; sim++) {
+  for (int sim = 0; sim < most; sim++) {
     int nleaf = 0;
-    for (int s = 0; s < n; s++) descend(m, s, s * m->nmax, &nleaf);
+    for (int s = 0; s < n; s++)
+      if (sim < m->sims[s]) descend(m, s, s * m->nmax, &nleaf);
     if (nleaf == 0) continue;
     rc = ev->eval(ev->ctx, m->leaf_st, nleaf, m->pol, m->val, err);
     if (rc != 0) return rc;
@@ -254,12 +476,13 @@ static int run_chunk(pb_mcts_t *m, const pb_state_t *roots, int n,
       float v = m->val[k];
       if (!(v >= -1.0f)) v = -1.0f; /* NaN and below */
       if (v > 1.0f) v = 1.0f;
+      m->nraw[c] = v;
       backup(m, s, v);
     }
   }
   for (int s = 0; s < n; s++) {
     int r = s * m->nmax;
-    float *out = visits + (size_t)s * A;
+    float *out = io->visits + (size_t)s * A;
     memset(out, 0, (size_t)A * sizeof *out);
     double w = 0, nn = 0;
     for (int e = m->edge0[r]; e < m->edge0[r] + m->nedges[r]; e++) {
@@ -267,27 +490,45 @@ static int run_chunk(pb_mcts_t *m, const pb_state_t *roots, int n,
       w += m->eW[e];
       nn += m->eN[e];
     }
-    if (root_value != NULL) root_value[s] = nn > 0 ? (float)(w / nn) : 0.0f;
+    if (io->root_value != NULL)
+      io->root_value[s] = nn > 0 ? (float)(w / nn) : 0.0f;
+    if (io->target != NULL || io->action != NULL) {
+      int a = root_result(m, s, out,
+                          io->target ? io->target + (size_t)s * A : NULL);
+      if (io->action != NULL) io->action[s] = a;
+    }
   }
   return 0;
 }
 
+/* Checks the call and runs it in chunks of `parallel` roots. */
 static int run(pb_mcts_t *m, const pb_state_t *states, int n,
-               const pb_mcts_evalfn_t *ev, pb_rng_t *rng,
-               pb_rng_t *const *rngs, float *visits, float *root_value,
-               pb_err_t *err) {
-  if (m == NULL || ev == NULL || (n > 0 && (states == NULL || visits == NULL)))
+               const pb_mcts_evalfn_t *ev, pb_rng_t *rng, pb_rng_t *const *rngs,
+               const pb_mcts_io_t *io, pb_err_t *err) {
+  if (m == NULL || ev == NULL || io == NULL ||
+      (n > 0 && (states == NULL || io->visits == NULL)))
     return pb_err_set(err, PB_EINVAL, "mcts: NULL argument");
   for (int i = 0; i < n; i++) {
     float r;
     if (m->g->terminal(&states[i], &r))
       return pb_err_set(err, PB_EINVAL, "mcts: root %d is a finished game", i);
+    int sims = io->simulations ? io->simulations[i] : m->o.simulations;
+    if (sims < 1 || sims > m->o.simulations)
+      return pb_err_set(err, PB_EINVAL,
+                        "mcts: root %d's budget %d is not in 1..%d", i, sims,
+                        m->o.simulations);
   }
+  const size_t A = (size_t)m->A;
   for (int f = 0; f < n; f += m->o.parallel) {
     int cnt = n - f < m->o.parallel ? n - f : m->o.parallel;
-    int rc = run_chunk(m, states + f, cnt, ev, rng, rngs ? rngs + f : NULL,
-                       visits + (size_t)f * m->A,
-                       root_value ? root_value + f : NULL, err);
+    pb_mcts_io_t c = {io->simulations ? io->simulations + f : NULL,
+                      io->fast ? io->fast + f : NULL,
+                      io->visits + (size_t)f * A,
+                      io->target ? io->target + (size_t)f * A : NULL,
+                      io->action ? io->action + f : NULL,
+                      io->root_value ? io->root_value + f : NULL};
+    int rc =
+        run_chunk(m, states + f, cnt, ev, rng, rngs ? rngs + f : NULL, &c, err);
     if (rc != 0) return rc;
   }
   return 0;
@@ -296,15 +537,25 @@ static int run(pb_mcts_t *m, const pb_state_t *states, int n,
 int pb_mcts_run(pb_mcts_t *m, const pb_state_t *states, int n,
                 const pb_mcts_evalfn_t *ev, pb_rng_t *rng, float *visits,
                 float *root_value, pb_err_t *err) {
-  return run(m, states, n, ev, rng, NULL, visits, root_value, err);
+  pb_mcts_io_t io = {NULL, NULL, visits, NULL, NULL, root_value};
+  return run(m, states, n, ev, rng, NULL, &io, err);
 }
 
 int pb_mcts_run_rngs(pb_mcts_t *m, const pb_state_t *states, int n,
                      const pb_mcts_evalfn_t *ev, pb_rng_t *const *rngs,
                      float *visits, float *root_value, pb_err_t *err) {
-  if (n > 0 && rngs == NULL && m != NULL && m->o.eps > 0)
-    return pb_err_set(err, PB_EINVAL, "mcts: NULL rngs with noise");
-  return run(m, states, n, ev, NULL, rngs, visits, root_value, err);
+  pb_mcts_io_t io = {NULL, NULL, visits, NULL, NULL, root_value};
+  return pb_mcts_search(m, states, n, ev, rngs, &io, err);
+}
+
+int pb_mcts_search(pb_mcts_t *m, const pb_state_t *states, int n,
+                   const pb_mcts_evalfn_t *ev, pb_rng_t *const *rngs,
+                   const pb_mcts_io_t *io, pb_err_t *err) {
+  if (m != NULL && io != NULL && m->r.rule == PB_MCTS_PUCT && m->o.eps > 0)
+    for (int i = 0; i < n; i++)
+      if (!(io->fast && io->fast[i]) && (rngs == NULL || rngs[i] == NULL))
+        return pb_err_set(err, PB_EINVAL, "mcts: NULL rngs with noise");
+  return run(m, states, n, ev, NULL, rngs, io, err);
 }
 
 uint64_t pb_mcts_evaluations(const pb_mcts_t *m) { return m->evaluations; }

@@ -21,6 +21,34 @@
  * network's values of non-terminal leaves are not discounted (they are not
  * payoffs of a finished game). Off, the search is exactly the plain one.
  *
+ * Two other root rules (pb_mcts_new_ex; pb_mcts_new is plain PUCT):
+ *
+ * - Gumbel search (Danihelka et al. 2022, "Policy improvement by planning
+ *   with Gumbel"; mcts_rules.h has the formulas). The root draws g(a), an
+ *   independent Gumbel(0, 1) variable per legal action (none without a
+ *   stream: a deterministic search), and no Dirichlet noise (eps and alpha
+ *   are unused). Simulation k goes to the action that maximises
+ *   g(a) + logits(a) + sigma(completed Q)(a) among those with exactly
+ *   pb_mcts_halving_visit(min(m, legal actions), simulations, k) visits:
+ *   sequential halving over the top m = `considered` actions by
+ *   g + logits, which spends exactly `simulations` simulations at the
+ *   root. Below the root a node takes the child maximising
+ *   pi'(a) - N(a) / (1 + sum_b N(b)), pi' = softmax(logits + sigma) (the
+ *   paper's deterministic selection). logits are the logs of the priors.
+ *   The search's move is the best by the same score among the most
+ *   visited actions, and its policy target the improved policy
+ *   softmax(logits + sigma(completed Q)) at the root (without g).
+ * - PUCT with KataGo's forced playouts (Wu 2019): at the root a child c
+ *   with fewer than pb_mcts_forced_visits(P(c), N) visits (N the root's
+ *   children's visits so far, P with the noise) is taken first (the best
+ *   by PUCT among such children); the policy target is the visit counts
+ *   after pb_mcts_prune_forced (the forced visits PUCT would not have
+ *   given taken off again), normalised.
+ *
+ * A root searched "fast" (pb_mcts_search's fast[i], KataGo's playout cap
+ * randomization) gets neither Dirichlet noise nor forced playouts; a
+ * Gumbel root keeps its Gumbel noise (its move sampling).
+ *
  * Workload: pb_mcts_run advances up to `parallel` searches together; in
  * each round every unfinished search descends to one leaf and all the
  * round's leaves are evaluated with one batched network call. The trees
@@ -70,9 +98,27 @@ typedef struct pb_mcts_opts {
   int discount;    /* 1: terminal values divided by their depth; 0 or 1 */
 } pb_mcts_opts_t;
 
+enum { PB_MCTS_PUCT = 0, PB_MCTS_GUMBEL = 1 };
+
+/* The root's rule (the header's comment); all zero is plain PUCT. */
+typedef struct pb_mcts_root_opts {
+  int rule;       /* PB_MCTS_PUCT or PB_MCTS_GUMBEL */
+  int considered; /* gumbel: m, the actions sampled at the root, >= 1 */
+  double c_visit; /* gumbel: sigma's constants, > 0 (PB_MCTS_GUMBEL_C_*) */
+  double c_scale;
+  int forced; /* puct: forced playouts and target pruning; 0 or 1 */
+} pb_mcts_root_opts_t;
+
 /* A searcher for game g; NULL with err filled on bad options. */
 pb_mcts_t *pb_mcts_new(const pb_game_t *g, const pb_mcts_opts_t *o,
                        pb_err_t *err);
+
+/* As pb_mcts_new, with the root's rule r (NULL: plain PUCT). Refused
+ * (NULL, PB_EINVAL): a rule other than the two, gumbel with considered
+ * < 1 or c_visit or c_scale not > 0, forced other than 0 or 1, forced
+ * with gumbel. */
+pb_mcts_t *pb_mcts_new_ex(const pb_game_t *g, const pb_mcts_opts_t *o,
+                          const pb_mcts_root_opts_t *r, pb_err_t *err);
 
 /* Frees it; accepts NULL and sets *m to NULL. */
 void pb_mcts_destroy(pb_mcts_t **m);
@@ -93,6 +139,33 @@ int pb_mcts_run(pb_mcts_t *m, const pb_state_t *states, int n,
 int pb_mcts_run_rngs(pb_mcts_t *m, const pb_state_t *states, int n,
                      const pb_mcts_evalfn_t *ev, pb_rng_t *const *rngs,
                      float *visits, float *root_value, pb_err_t *err);
+
+/* The per-root settings and outputs of pb_mcts_search; every array has
+ * one entry (or one row of num_actions) per root. */
+typedef struct pb_mcts_io {
+  const int *simulations; /* 1..opts.simulations; NULL: opts.simulations */
+  const uint8_t *fast;    /* 1: a fast search (no Dirichlet noise, no forced
+                             playouts); NULL: none fast */
+  float *visits;          /* out, required: the root's visit counts */
+  float *target;          /* out or NULL: the policy target (sums to 1):
+                             the visits over their sum, pruned (forced
+                             playouts), or the improved policy (gumbel) */
+  int *action;            /* out or NULL: the search's move: the most visited
+                             (ties: the lowest action), or gumbel's pick */
+  float *root_value;      /* out or NULL: as pb_mcts_run's */
+} pb_mcts_io_t;
+
+/* Searches every states[i] (i < n, none terminal) with root i's budget
+ * and kind from io, root i's noise drawn from rngs[i]. rngs (or an entry)
+ * may be NULL only where no noise is drawn: a PUCT root with eps 0 or a
+ * fast one; a Gumbel root without a stream has no Gumbel noise. With
+ * every budget opts.simulations, no root fast and the PUCT rule, visits
+ * and root_value are exactly pb_mcts_run_rngs's. Returns 0, PB_EINVAL
+ * (a terminal root, a budget out of range, a missing stream) or the
+ * evaluator's error. */
+int pb_mcts_search(pb_mcts_t *m, const pb_state_t *states, int n,
+                   const pb_mcts_evalfn_t *ev, pb_rng_t *const *rngs,
+                   const pb_mcts_io_t *io, pb_err_t *err);
 
 /* Network positions evaluated since creation. */
 uint64_t pb_mcts_evaluations(const pb_mcts_t *m);

@@ -8,7 +8,8 @@
 # checkpoint:, value: and mcts: play the checkpoints, beam: refuses them;
 # probs analyze and play's hint show its policy, value and MCTS visits;
 # probs export writes the policy+value network; the distributed run
-# trains on exactly what --inproc trains on (targets_crc).
+# trains on exactly what --inproc trains on (targets_crc), with the
+# defaults and with Gumbel search + the playout cap and forced playouts.
 set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: test_alphazero.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
@@ -138,5 +139,34 @@ crc() { grep '"event":"iteration"' "$1/metrics.jsonl" | sed 's/.*"targets_crc":\
 a=$(crc "$T/inproc") b=$(crc "$T/dist")
 [ -n "$a" ] && [ "$a" = "$b" ] && ok "distributed = inproc targets ($a)" \
   || bad "targets_crc inproc $a, distributed $b"
+
+# The efficiency options reach the actors (HelloReply fields 17-23) as
+# they reach --inproc: the same targets both ways, and other targets than
+# the defaults'.
+k=0
+for opts in "mcts.root=gumbel mcts.gumbel_considered=4 mcts.full_fraction=0.5 mcts.small_simulations=8" \
+            "mcts.forced_playouts=true"; do
+  k=$((k + 1))
+  SETS=()
+  for o in $opts; do SETS+=(--set "$o"); done
+  "$P" train "$CFG" --inproc --run-dir "$T/inproc$k" --set train.iterations=3 \
+    --set train.episodes_per_iter=40 --set net.item_episodes=10 "${SETS[@]}" \
+    >"$T/inproc$k.out" 2>&1
+  "$P" train "$CFG" --run-dir "$T/dist$k" --actors 2 --no-eval --set train.iterations=3 \
+    --set train.episodes_per_iter=40 --set net.item_episodes=10 "${SETS[@]}" \
+    --set "net.work_endpoint=ipc://$T/w3$k" --set "net.pub_endpoint=ipc://$T/p3$k" \
+    --set net.http_port=0 >"$T/dist$k.out" 2>&1
+  c=$(crc "$T/inproc$k") d=$(crc "$T/dist$k")
+  [ -n "$c" ] && [ "$c" = "$d" ] && [ "$c" != "$a" ] \
+    && ok "$opts: distributed = inproc targets, not the defaults' ($c)" \
+    || bad "$opts: targets_crc inproc $c, distributed $d, defaults $a"
+done
+expect "a playout cap without its fast budget is refused" 2 \
+  "mcts.small_simulations \(0\) must be in 1..mcts.simulations" \
+  "$P" train "$CFG" --inproc --run-dir "$T/bad" --set mcts.full_fraction=0.5
+expect "forced playouts with the gumbel root are refused" 2 \
+  "mcts.forced_playouts is a rule of the puct root" \
+  "$P" train "$CFG" --inproc --run-dir "$T/bad" --set mcts.root=gumbel \
+  --set mcts.forced_playouts=true
 
 finish test_alphazero

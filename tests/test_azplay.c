@@ -4,7 +4,11 @@
  * actions; the same seed gives the same episodes whatever `parallel` is
  * and however an item is split (first_index); after temp_moves every move
  * is the most visited one; per-root noise streams (pb_mcts_run_rngs) make
- * a search independent of its neighbours; errors pass through. */
+ * a search independent of its neighbours; with the new options off the
+ * episodes are bit for bit those of the code before them; the playout cap
+ * makes about full_fraction of the moves full searches and stores the
+ * others without a policy target; Gumbel and forced-playout self-play
+ * give valid, deterministic episodes; errors pass through. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +16,12 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "azplay.h"
+#include "config.h"
 #include "episodes.h"
 #include "game.h"
 #include "mcts.h"
@@ -28,8 +34,13 @@
 
 static pb_azplay_t *engine(const pb_game_t *g, int parallel, int sims,
                            int temp_moves) {
-  pb_azplay_opts_t o = {parallel, g->max_turns, sims, 1.5, 0.25, 1.0,
-                        temp_moves, 0};
+  pb_azplay_opts_t o = {.parallel = parallel,
+                        .max_turns = g->max_turns,
+                        .simulations = sims,
+                        .c_puct = 1.5,
+                        .eps = 0.25,
+                        .alpha = 1.0,
+                        .temp_moves = temp_moves};
   pb_err_t err;
   pb_azplay_t *p = pb_azplay_new(g, &o, &err);
   if (p == NULL) fail_msg("azplay_new: %s", err.msg);
@@ -50,8 +61,19 @@ static void play(const pb_game_t *g, int parallel, int n, uint64_t first,
 }
 
 /* Every episode is a game from the start; rows are distributions over the
- * legal actions with multiples of 1/24 (the visits). */
+ * legal actions, with multiples of 1/unit (the visits; unit 0: any), or
+ * (zeros_ok) all zeros; the move played has mass in a row that is not all
+ * zeros. Returns the rows of zeros. */
+static int check_rows(const pb_game_t *g, const pb_episodes_t *e, int unit,
+                      int zeros_ok);
+
 static void check_episodes(const pb_game_t *g, const pb_episodes_t *e) {
+  assert_int_equal(check_rows(g, e, 24, 0), 0);
+}
+
+static int check_rows(const pb_game_t *g, const pb_episodes_t *e, int unit,
+                      int zeros_ok) {
+  int zeros = 0;
   const int A = g->num_actions;
   assert_int_equal(e->policy_width, A);
   for (size_t k = 0; k < e->n_eps; k++) {
@@ -67,11 +89,14 @@ static void check_episodes(const pb_game_t *g, const pb_episodes_t *e) {
       double sum = 0;
       for (int a = 0; a < A; a++) {
         if (!legal[a]) assert_true(pi[a] == 0.0f);
-        double v = pi[a] * 24.0;
-        assert_true(fabs(v - round(v)) < 1e-4);
+        double v = pi[a] * unit;
+        if (unit > 0) assert_true(fabs(v - round(v)) < 1e-4);
         sum += pi[a];
       }
-      assert_true(fabs(sum - 1.0) < 1e-5);
+      if (sum == 0.0 && zeros_ok)
+        zeros++;
+      else
+        assert_true(fabs(sum - 1.0) < 1e-5);
       /* the move played: the one leading to the next stored position, or
        * for the last one a move giving the recorded result */
       int found = 0;
@@ -81,7 +106,7 @@ static void check_episodes(const pb_game_t *g, const pb_episodes_t *e) {
         float r = g->step(&c, acts[i], &done);
         if (t + 1 < e->len[k]) {
           if (!memcmp(&c, &e->states[e->start[k] + t + 1], sizeof c)) {
-            assert_true(pi[acts[i]] > 0.0f); /* only visited moves */
+            assert_true(pi[acts[i]] > 0.0f || sum == 0.0); /* visited */
             s = c;
             found = 1;
           }
@@ -92,6 +117,7 @@ static void check_episodes(const pb_game_t *g, const pb_episodes_t *e) {
       assert_true(found);
     }
   }
+  return zeros;
 }
 
 static void test_episodes_valid(void **state) {
@@ -202,17 +228,194 @@ static void test_rngs_per_root(void **state) {
   pb_mcts_destroy(&m);
 }
 
+static void play_opts(const pb_game_t *g, const pb_azplay_opts_t *o, int n,
+                      uint64_t first, pb_episodes_t *out) {
+  net_t nt = {g, 0, 0, 0, 1};
+  pb_mcts_evalfn_t ev = {net_eval, &nt};
+  pb_err_t err;
+  pb_azplay_t *p = pb_azplay_new(g, o, &err);
+  if (p == NULL) fail_msg("azplay_new: %s", err.msg);
+  assert_int_equal(pb_azplay_run(p, n, 99, first, &ev, 5, out, &err), 0);
+  pb_azplay_destroy(&p);
+}
+
+static pb_azplay_opts_t opts(const pb_game_t *g, int parallel) {
+  pb_azplay_opts_t o = {.parallel = parallel,
+                        .max_turns = g->max_turns,
+                        .simulations = 24,
+                        .c_puct = 1.5,
+                        .eps = 0.25,
+                        .alpha = 1.0,
+                        .temp_moves = 4};
+  return o;
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+/* The episodes' positions, policy rows, lengths and results, hashed. */
+static uint64_t episodes_hash(const pb_episodes_t *e, int A) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  h = fnv(h, e->states, e->n_states * sizeof *e->states);
+  h = fnv(h, e->policy, e->n_states * (size_t)A * sizeof(float));
+  h = fnv(h, e->len, e->n_eps * sizeof *e->len);
+  h = fnv(h, e->reward, e->n_eps);
+  return h;
+}
+
+/* With the new options off, self-play is what it was bit for bit: the
+ * hashes were taken from the code before Gumbel search, forced playouts
+ * and the playout cap (commit 96d9034), the same episodes at -O0 and
+ * -O2. A run's default configuration maps to those options off. */
+static void test_defaults_unchanged(void **state) {
+  (void)state;
+  const pb_game_t *games[2] = {T3, C4};
+  const uint64_t want[2] = {0x10cb681fabbba1caULL, 0x103d4737e67ea002ULL};
+  for (int gi = 0; gi < 2; gi++) {
+    pb_episodes_t e;
+    pb_episodes_init(&e);
+    play(games[gi], 5, 12, 3, 4, &e);
+    uint64_t h = episodes_hash(&e, games[gi]->num_actions);
+    if (h != want[gi])
+      fail_msg("%s: hash %016llx, before %016llx", games[gi]->name,
+               (unsigned long long)h, (unsigned long long)want[gi]);
+    pb_episodes_free(&e);
+  }
+  pb_config_t c;
+  pb_config_defaults(&c);
+  pb_azplay_opts_t o;
+  pb_azplay_config_opts(&c, &o);
+  assert_int_equal(o.root.rule, PB_MCTS_PUCT);
+  assert_int_equal(o.root.forced, 0);
+  assert_int_equal(o.small_simulations, 0);
+  pb_err_t err;
+  assert_int_equal(pb_config_set(&c, "mcts.root", "gumbel", &err), 0);
+  assert_int_equal(pb_config_set(&c, "mcts.gumbel_considered", "4", &err), 0);
+  assert_int_equal(pb_config_set(&c, "mcts.full_fraction", "0.25", &err), 0);
+  assert_int_equal(pb_config_set(&c, "mcts.small_simulations", "8", &err), 0);
+  pb_azplay_config_opts(&c, &o);
+  assert_int_equal(o.root.rule, PB_MCTS_GUMBEL);
+  assert_int_equal(o.root.considered, 4);
+  assert_true(o.root.c_visit == 50 && o.root.c_scale == 1);
+  assert_true(o.full_fraction == 0.25);
+  assert_int_equal(o.small_simulations, 8);
+}
+
+/* Playout cap randomization: about full_fraction of the moves are full
+ * searches (rows of visits / 24), the others fast and stored with a row
+ * of zeros (no policy target); with seed 99 exactly 166 of the 623
+ * moves of these 40 Connect Four games are full (0.266); the same episodes
+ * whatever `parallel` is. */
+static void test_playout_cap(void **state) {
+  (void)state;
+  const pb_game_t *g = C4;
+  pb_azplay_opts_t o = opts(g, 8);
+  o.full_fraction = 0.25;
+  o.small_simulations = 4;
+  pb_episodes_t e, f;
+  pb_episodes_init(&e);
+  pb_episodes_init(&f);
+  play_opts(g, &o, 40, 0, &e);
+  int zeros = check_rows(g, &e, 24, 1);
+  int full = (int)e.n_states - zeros;
+  double frac = (double)full / (double)e.n_states;
+  printf("playout cap: %d full of %zu moves (%.3f)\n", full, e.n_states, frac);
+  assert_true(fabs(frac - 0.25) < 4 * sqrt(0.25 * 0.75 / (double)e.n_states));
+  assert_int_equal(full, 166);
+  assert_int_equal((int)e.n_states, 623);
+  o.parallel = 3;
+  play_opts(g, &o, 40, 0, &f);
+  same_episodes(&e, &f, g->num_actions);
+  /* every move fast: no policy target at all; every move full: all */
+  o.full_fraction = 0.0;
+  pb_episodes_free(&f);
+  pb_episodes_init(&f);
+  play_opts(g, &o, 6, 0, &f);
+  assert_int_equal(check_rows(g, &f, 24, 1), (int)f.n_states);
+  o.full_fraction = 1.0;
+  pb_episodes_free(&f);
+  pb_episodes_init(&f);
+  play_opts(g, &o, 6, 0, &f);
+  assert_int_equal(check_rows(g, &f, 24, 1), 0);
+  pb_episodes_free(&e);
+  pb_episodes_free(&f);
+}
+
+/* Gumbel self-play: rows are the improved policy (a distribution over the
+ * legal moves, not multiples of 1/24), the move played has mass, and the
+ * episodes do not depend on `parallel`; with the playout cap too. KataGo's
+ * forced playouts: rows are pruned visit counts over their sum. */
+static void test_gumbel_and_forced_selfplay(void **state) {
+  (void)state;
+  const pb_game_t *games[2] = {T3, C4};
+  for (int gi = 0; gi < 2; gi++)
+    for (int variant = 0; variant < 3; variant++) {
+      const pb_game_t *g = games[gi];
+      pb_azplay_opts_t o = opts(g, 6);
+      if (variant < 2)
+        o.root = (pb_mcts_root_opts_t){PB_MCTS_GUMBEL, 4, 50, 1, 0};
+      else
+        o.root.forced = 1;
+      if (variant == 1) {
+        o.full_fraction = 0.5;
+        o.small_simulations = 6;
+      }
+      pb_episodes_t e, f;
+      pb_episodes_init(&e);
+      pb_episodes_init(&f);
+      play_opts(g, &o, 10, 0, &e);
+      int zeros = check_rows(g, &e, 0, variant == 1);
+      assert_true(variant == 1 ? zeros > 0 : zeros == 0);
+      o.parallel = 1;
+      play_opts(g, &o, 10, 0, &f);
+      same_episodes(&e, &f, g->num_actions);
+      pb_episodes_free(&e);
+      pb_episodes_free(&f);
+    }
+}
+
 static void test_errors(void **state) {
   (void)state;
   const pb_game_t *g = T3;
   pb_err_t err;
-  pb_azplay_opts_t bad = {0, 9, 10, 1.5, 0.25, 1.0, 2, 0};
+  const pb_azplay_opts_t ok = {.parallel = 4,
+                               .max_turns = 9,
+                               .simulations = 10,
+                               .c_puct = 1.5,
+                               .eps = 0.25,
+                               .alpha = 1.0,
+                               .temp_moves = 2};
+  pb_azplay_opts_t bad = ok;
+  bad.parallel = 0;
   assert_null(pb_azplay_new(g, &bad, &err));
   assert_int_equal(err.code, PB_EINVAL);
-  pb_azplay_opts_t bad2 = {4, 9, 0, 1.5, 0.25, 1.0, 2, 0};
+  pb_azplay_opts_t bad2 = ok;
+  bad2.simulations = 0;
   assert_null(pb_azplay_new(g, &bad2, &err));
-  pb_azplay_opts_t bad3 = {4, 9, 10, 1.5, 0.25, 1.0, -1, 0};
+  pb_azplay_opts_t bad3 = ok;
+  bad3.temp_moves = -1;
   assert_null(pb_azplay_new(g, &bad3, &err));
+  /* the playout cap: a fast budget above the full one, a fraction out of
+   * [0, 1]; the root rule: gumbel without m, forced with gumbel */
+  pb_azplay_opts_t bad4 = ok;
+  bad4.small_simulations = 11;
+  bad4.full_fraction = 0.5;
+  assert_null(pb_azplay_new(g, &bad4, &err));
+  assert_non_null(strstr(err.msg, "small_simulations"));
+  bad4.small_simulations = 2;
+  bad4.full_fraction = 1.5;
+  assert_null(pb_azplay_new(g, &bad4, &err));
+  assert_non_null(strstr(err.msg, "full_fraction"));
+  pb_azplay_opts_t bad5 = ok;
+  bad5.root = (pb_mcts_root_opts_t){PB_MCTS_GUMBEL, 0, 50, 1, 0};
+  assert_null(pb_azplay_new(g, &bad5, &err));
+  assert_non_null(strstr(err.msg, "considered"));
+  bad5.root = (pb_mcts_root_opts_t){PB_MCTS_GUMBEL, 4, 50, 1, 1};
+  assert_null(pb_azplay_new(g, &bad5, &err));
+  assert_non_null(strstr(err.msg, "forced"));
   pb_azplay_t *p = engine(g, 4, 8, 2);
   net_t nt = {g, 0, 0, 5, 1};
   pb_mcts_evalfn_t ev = {net_eval, &nt};
@@ -238,6 +441,9 @@ int main(void) {
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_greedy_after_temp_moves),
       cmocka_unit_test(test_rngs_per_root),
+      cmocka_unit_test(test_defaults_unchanged),
+      cmocka_unit_test(test_playout_cap),
+      cmocka_unit_test(test_gumbel_and_forced_selfplay),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -699,6 +699,66 @@ static void test_algorithm(void **state) {
   free(yaml);
 }
 
+/* The AlphaZero efficiency keys (mcts.root and gumbel_*, the playout
+ * cap, forced playouts): off by default (puct, full_fraction 1, no forced
+ * playouts), loaded from YAML, range-checked, and the two cross-key rules
+ * (a cap needs small_simulations in 1..simulations; forced playouts are a
+ * puct rule) refused with messages naming the keys. */
+static void test_mcts_efficiency_keys(void **state) {
+  (void)state;
+  pb_config_t c;
+  pb_err_t err;
+  pb_config_defaults(&c);
+  assert_string_equal(c.mcts.root, "puct");
+  assert_int_equal(c.mcts.gumbel_considered, 16);
+  assert_true(c.mcts.gumbel_c_visit == 50 && c.mcts.gumbel_c_scale == 1);
+  assert_true(c.mcts.full_fraction == 1.0);
+  assert_int_equal(c.mcts.small_simulations, 0);
+  assert_false(c.mcts.forced_playouts);
+  assert_int_equal(pb_config_check(&c, &err), 0);
+  assert_int_equal(
+      pb_config_load_string(&c,
+                            "algorithm: alphazero\n"
+                            "mcts: {simulations: 64, root: gumbel, "
+                            "gumbel_considered: 8, gumbel_c_visit: 40, "
+                            "gumbel_c_scale: 0.1, full_fraction: 0.25, "
+                            "small_simulations: 16}\n",
+                            &err),
+      0);
+  assert_string_equal(c.mcts.root, "gumbel");
+  assert_int_equal(c.mcts.gumbel_considered, 8);
+  assert_true(c.mcts.gumbel_c_visit == 40 && c.mcts.gumbel_c_scale == 0.1);
+  assert_true(c.mcts.full_fraction == 0.25);
+  assert_int_equal(c.mcts.small_simulations, 16);
+  assert_int_equal(pb_config_check(&c, &err), 0);
+  /* forced playouts are a rule of the puct root */
+  c.mcts.forced_playouts = true;
+  assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "mcts.forced_playouts"));
+  assert_int_equal(pb_config_set(&c, "mcts.root", "puct", &err), 0);
+  assert_int_equal(pb_config_check(&c, &err), 0);
+  /* the cap's fast budget: set, and at most the full one */
+  c.mcts.small_simulations = 0;
+  assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "mcts.small_simulations"));
+  assert_non_null(strstr(err.msg, "mcts.full_fraction"));
+  c.mcts.small_simulations = 65;
+  assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
+  c.mcts.full_fraction = 1.0; /* no cap: small_simulations is unused */
+  assert_int_equal(pb_config_check(&c, &err), 0);
+  /* ranges */
+  const char *bad[][2] = {
+      {"mcts.root", "alphabeta"},       {"mcts.gumbel_considered", "0"},
+      {"mcts.gumbel_c_visit", "0"},     {"mcts.gumbel_c_scale", "-1"},
+      {"mcts.full_fraction", "1.5"},    {"mcts.full_fraction", "-0.1"},
+      {"mcts.small_simulations", "-1"}, {"mcts.forced_playouts", "sometimes"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pb_err_clear(&err);
+    assert_int_equal(pb_config_set(&c, bad[i][0], bad[i][1], &err), PB_ECONFIG);
+    assert_non_null(strstr(err.msg, bad[i][0]));
+  }
+}
+
 /* Each role's device: its own key, else model.device, else its default
  * (actors the CPU, the others auto); the key that decided is named. */
 static void test_device_per_role(void **state) {
@@ -812,6 +872,7 @@ int main(void) {
       cmocka_unit_test(test_keep_keys),
       cmocka_unit_test(test_device_per_role),
       cmocka_unit_test(test_algorithm),
+      cmocka_unit_test(test_mcts_efficiency_keys),
       cmocka_unit_test(test_eval_lists),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -387,6 +387,93 @@ static void test_td_fields(void **state) {
   encode_refused(&m, PB_EINVAL, "td_epsilon");
 }
 
+/* HelloReply's root rule and playout cap (fields 17-23) round trip,
+ * default to plain PUCT without a cap (what an older learner sends), and
+ * are range-checked, cross-field rules included. */
+static void test_hello_reply_search_rules(void **state) {
+  (void)state;
+  pb_msg_t m, d;
+  pb_err_t e;
+  pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
+  m.hello_reply.accepted = 1;
+  m.hello_reply.max_turns = 42;
+  m.hello_reply.algorithm = PB_ALGO_ALPHAZERO;
+  m.hello_reply.simulations = 64;
+  m.hello_reply.c_puct = 1.5;
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_int_equal(d.hello_reply.mcts_root, 0);
+  assert_int_equal(d.hello_reply.small_simulations, 0);
+  assert_int_equal(d.hello_reply.forced_playouts, 0);
+  pb_msg_free(&d);
+  m.hello_reply.mcts_root = 1;
+  m.hello_reply.gumbel_considered = 8;
+  m.hello_reply.gumbel_c_visit = 50;
+  m.hello_reply.gumbel_c_scale = 0.1;
+  m.hello_reply.small_simulations = 16;
+  m.hello_reply.full_fraction = 0.25;
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_int_equal(d.hello_reply.mcts_root, 1);
+  assert_int_equal(d.hello_reply.gumbel_considered, 8);
+  assert_true(d.hello_reply.gumbel_c_visit == 50);
+  assert_true(d.hello_reply.gumbel_c_scale == 0.1);
+  assert_int_equal(d.hello_reply.small_simulations, 16);
+  assert_true(d.hello_reply.full_fraction == 0.25);
+  pb_msg_free(&d);
+  m.hello_reply.forced_playouts = 1; /* not with the gumbel root */
+  encode_refused(&m, PB_EINVAL, "forced_playouts");
+  m.hello_reply.mcts_root = 0;
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_int_equal(d.hello_reply.forced_playouts, 1);
+  pb_msg_free(&d);
+  m.hello_reply.forced_playouts = 2;
+  encode_refused(&m, PB_EINVAL, "forced_playouts");
+  m.hello_reply.forced_playouts = 0;
+  m.hello_reply.mcts_root = 2;
+  encode_refused(&m, PB_EINVAL, "mcts_root");
+  m.hello_reply.mcts_root = 1;
+  m.hello_reply.gumbel_considered = 0;
+  encode_refused(&m, PB_EINVAL, "gumbel_considered");
+  m.hello_reply.gumbel_considered = 4;
+  m.hello_reply.gumbel_c_visit = 0;
+  encode_refused(&m, PB_EINVAL, "gumbel_c_visit");
+  m.hello_reply.gumbel_c_visit = 50;
+  m.hello_reply.gumbel_c_scale = NAN;
+  encode_refused(&m, PB_EINVAL, "gumbel_c_scale");
+  m.hello_reply.gumbel_c_scale = 1;
+  m.hello_reply.small_simulations = 65; /* above simulations */
+  encode_refused(&m, PB_EINVAL, "small_simulations");
+  m.hello_reply.small_simulations = 8;
+  m.hello_reply.full_fraction = 1.5;
+  encode_refused(&m, PB_EINVAL, "full_fraction");
+}
+
+/* A policy row of zeros (a position that is no policy target: a fast
+ * search under playout cap randomization) is accepted; a row of mass 0.5
+ * is not. */
+static void test_policy_zero_row(void **state) {
+  (void)state;
+  pb_rng_t r;
+  pb_rng_seed(&r, 13, 0);
+  pb_state_t states[4][42];
+  pb_msg_episode_t eps[4];
+  static float pol[4][42 * 7];
+  pb_msg_t m, d;
+  pb_err_t e;
+  make_selfplay(&m, &r, 4, states, eps);
+  for (int i = 0; i < 4; i++) {
+    uniform_policy(&eps[i], pol[i]);
+    eps[i].policy = pol[i];
+  }
+  memset(&pol[1][7 * 1], 0, 7 * sizeof(float));
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+  assert_memory_equal(d.selfplay_result.episodes[1].policy, pol[1],
+                      eps[1].n_states * 7 * sizeof(float));
+  pb_msg_free(&d);
+  pol[1][7 * 1 + 3] = 0.5f;
+  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), PB_EPROTO);
+  assert_non_null(strstr(e.msg, "sums to"));
+}
+
 /* Hello's and HelloReply's start ids (the run id of one learner start)
  * round trip; empty is "any start"; an id with a space or longer than an id
  * may be is refused. */
@@ -736,6 +823,8 @@ int main(void) {
       cmocka_unit_test(test_round_trip_policy),
       cmocka_unit_test(test_hello_reply_alphazero),
       cmocka_unit_test(test_td_fields),
+      cmocka_unit_test(test_hello_reply_search_rules),
+      cmocka_unit_test(test_policy_zero_row),
       cmocka_unit_test(test_start_id),
       cmocka_unit_test(test_round_trip_search),
       cmocka_unit_test(test_round_trip_tictactoe),

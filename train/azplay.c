@@ -28,6 +28,10 @@ struct pb_azplay {
   pb_rng_t **rngs;   /* [parallel] */
   int *rslot;        /* root -> slot */
   float *visits;     /* [parallel][A] */
+  float *target;     /* [parallel][A]: the searches' policy targets */
+  int *action;       /* [parallel]: the searches' moves */
+  int *sims;         /* [parallel]: the searches' budgets */
+  uint8_t *fast;     /* [parallel]: 1 = a fast search (playout cap) */
   pb_episodes_t done; /* a run's episodes in the order they finished */
   uint64_t positions;
 };
@@ -41,9 +45,19 @@ pb_azplay_t *pb_azplay_new(const pb_game_t *g, const pb_azplay_opts_t *o,
                "temp_moves >= 0");
     return NULL;
   }
+  if (o->small_simulations != 0 &&
+      (o->small_simulations < 1 || o->small_simulations > o->simulations ||
+       !(o->full_fraction >= 0.0 && o->full_fraction <= 1.0))) {
+    pb_err_set(err, PB_EINVAL,
+               "azplay: playout cap with small_simulations %d (need "
+               "1..simulations = %d, or 0: off) and full_fraction %g (need "
+               "[0, 1])",
+               o->small_simulations, o->simulations, o->full_fraction);
+    return NULL;
+  }
   pb_mcts_opts_t mo = {o->simulations, o->c_puct, o->eps, o->alpha,
                        o->parallel, o->discount};
-  pb_mcts_t *m = pb_mcts_new(g, &mo, err);
+  pb_mcts_t *m = pb_mcts_new_ex(g, &mo, &o->root, err);
   if (m == NULL) return NULL;
   pb_azplay_t *p = calloc(1, sizeof *p);
   if (p == NULL) {
@@ -63,8 +77,13 @@ pb_azplay_t *pb_azplay_new(const pb_game_t *g, const pb_azplay_opts_t *o,
   p->rngs = malloc(P * sizeof *p->rngs);
   p->rslot = malloc(P * sizeof *p->rslot);
   p->visits = malloc(P * A * sizeof *p->visits);
+  p->target = malloc(P * A * sizeof *p->target);
+  p->action = malloc(P * sizeof *p->action);
+  p->sims = malloc(P * sizeof *p->sims);
+  p->fast = malloc(P);
   if (!p->slot || !p->hist_pool || !p->pi_pool || !p->roots || !p->rngs ||
-      !p->rslot || !p->visits) {
+      !p->rslot || !p->visits || !p->target || !p->action || !p->sims ||
+      !p->fast) {
     pb_azplay_destroy(&p);
     pb_err_set(err, PB_ENOMEM, "azplay: out of memory");
     return NULL;
@@ -74,6 +93,27 @@ pb_azplay_t *pb_azplay_new(const pb_game_t *g, const pb_azplay_opts_t *o,
     p->slot[i].pi = p->pi_pool + i * T * A;
   }
   return p;
+}
+
+void pb_azplay_config_opts(const pb_config_t *cfg, pb_azplay_opts_t *o) {
+  const int gumbel = !strcmp(cfg->mcts.root, "gumbel"),
+            cap = cfg->mcts.full_fraction < 1.0;
+  *o = (pb_azplay_opts_t){
+      .parallel = cfg->train.selfplay_parallel,
+      .max_turns = cfg->train.max_turns,
+      .simulations = cfg->mcts.simulations,
+      .c_puct = cfg->mcts.c_puct,
+      .eps = cfg->train.eps,
+      .alpha = cfg->train.alpha,
+      .temp_moves = cfg->mcts.temp_moves,
+      .discount = cfg->mcts.discount,
+      .root = {.rule = gumbel ? PB_MCTS_GUMBEL : PB_MCTS_PUCT,
+               .considered = gumbel ? cfg->mcts.gumbel_considered : 0,
+               .c_visit = gumbel ? cfg->mcts.gumbel_c_visit : 0.0,
+               .c_scale = gumbel ? cfg->mcts.gumbel_c_scale : 0.0,
+               .forced = cfg->mcts.forced_playouts ? 1 : 0},
+      .full_fraction = cap ? cfg->mcts.full_fraction : 1.0,
+      .small_simulations = cap ? cfg->mcts.small_simulations : 0};
 }
 
 void pb_azplay_destroy(pb_azplay_t **pp) {
@@ -87,6 +127,10 @@ void pb_azplay_destroy(pb_azplay_t **pp) {
   free(p->rngs);
   free(p->rslot);
   free(p->visits);
+  free(p->target);
+  free(p->action);
+  free(p->sims);
+  free(p->fast);
   pb_episodes_free(&p->done);
   free(p);
   *pp = NULL;
@@ -147,18 +191,27 @@ int pb_azplay_run(pb_azplay_t *p, int n, uint64_t seed, uint64_t first_index,
       if (p->slot[i].active) {
         p->roots[nr] = p->slot[i].cur;
         p->rngs[nr] = &p->slot[i].rng;
+        /* Playout cap randomization: full with probability full_fraction
+         * (no draw without the cap: the stream stays as it was). */
+        p->fast[nr] = p->o.small_simulations > 0 &&
+                      !(pb_rng_uniform(&p->slot[i].rng) < p->o.full_fraction);
+        p->sims[nr] = p->fast[nr] ? p->o.small_simulations : p->o.simulations;
         p->rslot[nr++] = i;
       }
-    rc = pb_mcts_run_rngs(p->mcts, p->roots, nr, ev, p->rngs, p->visits, NULL,
-                          err);
+    pb_mcts_io_t io = {p->sims, p->fast, p->visits, p->target, p->action, NULL};
+    rc = pb_mcts_search(p->mcts, p->roots, nr, ev, p->rngs, &io, err);
     for (int r = 0; r < nr && rc == 0; r++) {
       slot_t *s = &p->slot[p->rslot[r]];
       const float *vis = &p->visits[(size_t)r * A];
+      const float *tgt = &p->target[(size_t)r * A];
       float *pi = &s->pi[(size_t)s->n * A];
-      double total = 0;
-      for (int a = 0; a < A; a++) total += vis[a];
-      for (int a = 0; a < A; a++) pi[a] = total > 0 ? (float)(vis[a] / total) : 0;
-      int a = choose(p, s, vis);
+      if (p->fast[r])
+        memset(pi, 0, (size_t)A * sizeof *pi); /* not a policy target */
+      else
+        memcpy(pi, tgt, (size_t)A * sizeof *pi);
+      int a = p->o.root.rule == PB_MCTS_GUMBEL
+                  ? p->action[r]
+                  : choose(p, s, p->o.root.forced && !p->fast[r] ? tgt : vis);
       s->hist[s->n++] = s->cur;
       p->positions++;
       int over = 0;

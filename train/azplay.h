@@ -11,6 +11,19 @@
  * round for every game (mcts.h), and a finished game's slot starts the
  * next episode at once.
  *
+ * Options (all 0 / off: the above, bit for bit):
+ * - root: the search's root rule (mcts.h). With Gumbel search the move is
+ *   the search's pick (its Gumbel noise is the move sampling; temp_moves,
+ *   eps and alpha are unused) and the policy target its improved policy;
+ *   with forced playouts the target is the pruned visit distribution, and
+ *   the first temp_moves moves are drawn from it.
+ * - playout cap randomization (KataGo; small_simulations > 0): before each
+ *   search one uniform draw from the episode's stream makes it full (with
+ *   probability full_fraction: `simulations`, root noise, forced playouts)
+ *   or fast (small_simulations, neither). A fast search's position is
+ *   stored with a policy row of zeros: not a policy target (its loss term
+ *   is 0), still a value target.
+ *
  * Determinism: episode number i draws its noise and its moves from its
  * own stream (seed, first_index + i), and the episodes are output in
  * number order, so an item split over threads (first_index) gives the same
@@ -23,6 +36,7 @@
 
 #include <stdint.h>
 
+#include "config.h"
 #include "episodes.h"
 #include "err.h"
 #include "game.h"
@@ -39,10 +53,22 @@ typedef struct pb_azplay_opts {
   double alpha;    /* Dirichlet parameter, > 0 */
   int temp_moves;  /* moves drawn in proportion to the visits, >= 0 */
   int discount;    /* the search's discounting heuristic (mcts.h), 0 or 1 */
+  pb_mcts_root_opts_t root; /* the root's rule (mcts.h); all 0: PUCT */
+  double full_fraction;     /* playout cap: share of full searches, [0, 1] */
+  int small_simulations;    /* playout cap: a fast search's budget,
+                               1..simulations; 0: no cap, every search full */
 } pb_azplay_opts_t;
 
-/* An engine for game g; NULL with err filled on bad options (PB_EINVAL)
- * or PB_ENOMEM. Allocates the trees of `parallel` searches once. */
+/* The options of a run's configuration: parallel from
+ * train.selfplay_parallel, max_turns, eps and alpha from train.*, the rest
+ * from mcts.* (the playout cap off, small_simulations 0, when
+ * mcts.full_fraction is 1). */
+void pb_azplay_config_opts(const pb_config_t *cfg, pb_azplay_opts_t *o);
+
+/* An engine for game g; NULL with err filled on bad options (PB_EINVAL,
+ * naming the option: e.g. small_simulations above simulations, a
+ * full_fraction outside [0, 1]) or PB_ENOMEM. Allocates the trees of
+ * `parallel` searches once. */
 pb_azplay_t *pb_azplay_new(const pb_game_t *g, const pb_azplay_opts_t *o,
                            pb_err_t *err);
 

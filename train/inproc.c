@@ -412,10 +412,8 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
     if ((rc = pb_linear_init(&r.lin, r.g, err)) != 0) goto done;
   } else if (pb_config_alphazero(cfg)) {
     /* MCTS self-play and the policy+value network; no beam search. */
-    pb_azplay_opts_t ao = {cfg->train.selfplay_parallel, cfg->train.max_turns,
-                           cfg->mcts.simulations, cfg->mcts.c_puct,
-                           cfg->train.eps, cfg->train.alpha,
-                           cfg->mcts.temp_moves, cfg->mcts.discount};
+    pb_azplay_opts_t ao;
+    pb_azplay_config_opts(cfg, &ao);
     if ((r.az = pb_azplay_new(r.g, &ao, err)) == NULL ||
         (r.pve = pb_pveval_new(r.g, cfg->train.selfplay_parallel, err)) == NULL)
       goto fail;
