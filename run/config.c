@@ -266,6 +266,12 @@ static int check_td(const pb_config_t *c, pb_err_t *err) {
         "train.%s applies to algorithm probs: td learns from "
         "each iteration's games once, in order",
         c->train.v_search_mix > 0 ? "v_search_mix" : "replay_iterations");
+  if (c->eval.enabled)
+    return pb_err_set(err, PB_ECONFIG,
+                      "eval.enabled: the evaluator rates probs and alphazero "
+                      "networks, not a td run's linear evaluation; set "
+                      "eval.enabled: false (rate td players with probs match "
+                      "td:CKPT or bench_td_league, docs/baselines.md)");
   return 0;
 }
 

@@ -451,6 +451,9 @@ static void test_config(void **state) {
   expect_refused(
       "algorithm: td\ngame: othello\ntrain:\n  replay_iterations: 2\n",
       "train.replay_iterations applies to algorithm probs");
+  /* the evaluator would rate the untrained Q slot */
+  expect_refused("algorithm: td\ngame: othello\n",
+                 "eval.enabled: the evaluator rates probs and alphazero");
 }
 
 /* ---- a short run ------------------------------------------------------------
