@@ -142,6 +142,7 @@ static void test_config_games_agree(void **state) {
     pb_config_defaults(&c);
     assert_int_equal(pb_config_set(&c, "algorithm", "td", &err), 0);
     assert_int_equal(pb_config_set(&c, "game", games[i]->name, &err), 0);
+    assert_int_equal(pb_config_set(&c, "eval.enabled", "false", &err), 0);
     int cfg_ok = pb_config_check(&c, &err) == 0;
     int lin_ok = pb_linear_init(&lin, games[i], &err) == 0;
     assert_int_equal(cfg_ok, lin_ok);
