@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "agent_fixtures.h"
+#include "ckpt_fixtures.h"
 #include "config.h"
 #include "game.h"
 #include "learn.h"
@@ -27,59 +28,8 @@
 static const pb_game_t *OTH = &pb_game_othello;
 static const pb_game_t *TOG = &pb_game_toguz;
 
-/* Untrained checkpoints: the four games (probs) and Tic-Tac-Toe
- * (alphazero), in a temporary directory. */
-typedef struct {
-  char dir[64];
-  char path[5][256];
-} ckpts_t;
-
-static const char *const cfgs[5] = {"tictactoe-smoke", "connect4-smoke",
-                                    "othello-smoke", "toguz-smoke",
-                                    "tictactoe-alphazero"};
-
-static int setup(void **state) {
-  ckpts_t *f = calloc(1, sizeof *f);
-  if (f == NULL) return -1;
-  snprintf(f->dir, sizeof f->dir, "/tmp/pb_test_agent_search_XXXXXX");
-  if (mkdtemp(f->dir) == NULL) return -1;
-  for (int i = 0; i < 5; i++) {
-    char file[256];
-    snprintf(file, sizeof file, PB_SOURCE_DIR "/configs/%s.yaml", cfgs[i]);
-    snprintf(f->path[i], sizeof f->path[i], "%s/%s.pbck", f->dir, cfgs[i]);
-    pb_config_t cfg;
-    pb_err_t err;
-    pb_config_defaults(&cfg);
-    if (pb_config_load_file(&cfg, file, &err) != 0) {
-      fprintf(stderr, "%s: %s\n", file, err.msg);
-      return -1;
-    }
-    pb_learn_t *l = pb_learn_new(&cfg, &err);
-    if (l == NULL || pb_learn_save(l, f->path[i], NULL, 0, &err) != 0) {
-      fprintf(stderr, "%s: %s\n", file, err.msg);
-      return -1;
-    }
-    pb_learn_destroy(&l);
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  ckpts_t *f = *state;
-  for (int i = 0; i < 5; i++) remove(f->path[i]);
-  rmdir(f->dir);
-  free(f);
-  return 0;
-}
-
-static int is_legal(const pb_game_t *g, const pb_state_t *s, int a) {
-  uint8_t legal[PB_MAX_ACTIONS];
-  int n = g->legal(s, legal);
-  for (int k = 0; k < n; k++)
-    if (legal[k] == a) return 1;
-  return 0;
-}
+static int setup(void **state) { return ckpts_setup(state, "agent_search"); }
+static int teardown(void **state) { return ckpts_teardown(state); }
 
 /* Every kind in every game: a game against random play (at most 40
  * plies) with legal moves only, and a batch of random positions answered
