@@ -19,41 +19,15 @@
 #include "agent_fixtures.h"
 #include "bpip.h"
 #include "evalfn.h"
+#include "fn_fixtures.h"
 #include "game.h"
 #include "rng.h"
 #include "solver.h"
 
 #define K PB_BPIP_GRID
 
-/* ---- value functions (as test_abnet.c) ----------------------------------- */
+/* ---- value functions (fn_fixtures.h's V; a Q of its own) ----------------- */
 
-typedef struct {
-  const pb_game_t *g;
-  int kind;         /* 0: hashed noise, 1: hashed noise in 5 levels,
-                       2: exact (the solver) */
-  pb_solver_t *sol; /* kind 2 */
-  int fail_at;      /* the call that fails (0: none) */
-  int calls;
-  uint64_t v_rows, q_rows;
-} fn_t;
-
-static uint64_t hash_state(const pb_state_t *s) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL;
-  for (int i = 0; i < PB_STATE_WORDS; i++) h = pb_mix64(h ^ s->w[i]);
-  return h;
-}
-
-static float noise(uint64_t h, int levels) {
-  float x = (float)((h >> 11) % 20001) / 10000.0f - 1.0f; /* [-1, 1] */
-  return levels ? roundf(x * 2.0f) / 2.0f : x;
-}
-
-static int exact(fn_t *f, const pb_state_t *s) {
-  pb_solve_value_t v;
-  pb_err_t err;
-  if (pb_solver_solve(f->sol, s, 1, &v, &err) != 0) fail_msg("%s", err.msg);
-  return v.result;
-}
 
 static int cb_value(void *ctx, const pb_state_t *s, int n, float *out,
                     pb_err_t *err) {
@@ -62,8 +36,7 @@ static int cb_value(void *ctx, const pb_state_t *s, int n, float *out,
     return pb_err_set(err, PB_ENN, "test: call %d fails", f->calls);
   f->v_rows += (uint64_t)n;
   for (int i = 0; i < n; i++)
-    out[i] = f->kind == 2 ? (float)exact(f, &s[i])
-                          : noise(hash_state(&s[i]), f->kind);
+    out[i] = fn_v(f, &s[i]);
   return 0;
 }
 
