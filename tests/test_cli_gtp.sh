@@ -43,7 +43,7 @@ expect "an unknown agent" 2 'unknown spec "minimax:3"' \
 expect "abnet with a bad budget" 2 'nodes' \
   "$P" gtp --model "$C4" --agent abnet,nodes=0
 expect "a bad seed" 2 "bad --seed 'x'" "$P" gtp --model "$C4" --seed x
-expect "--help" 0 '^usage: probs gtp \[--model CKPT | --game NAME\]' "$P" gtp --help
+expect "--help" 0 '^usage: probs gtp \[--model CKPT [|] --game NAME\]' "$P" gtp --help
 expect "probs --help lists gtp" 0 '^  gtp ' "$P" --help
 
 # --- a session --------------------------------------------------------------
