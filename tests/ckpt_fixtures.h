@@ -1,6 +1,7 @@
 /* ckpt_fixtures.h - what test_agent_search.c and test_agent_bpip.c
  * share: untrained checkpoints of every game (pb_learn_new, saved) as a
- * cmocka group fixture, and a legality check. Include after cmocka.h and
+ * cmocka group fixture, a legality check, and batched moves checked
+ * against single ones. Include after cmocka.h and
  * agent_fixtures.h. */
 #ifndef PB_TEST_CKPT_FIXTURES_H
 #define PB_TEST_CKPT_FIXTURES_H
@@ -9,9 +10,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "config.h"
 #include "game.h"
 #include "learn.h"
+#include "rng.h"
 
 /* Untrained checkpoints: the four games (probs) and Tic-Tac-Toe
  * (alphazero), in a temporary directory. */
@@ -66,6 +69,24 @@ static int is_legal(const pb_game_t *g, const pb_state_t *s, int a) {
   for (int k = 0; k < n; k++)
     if (legal[k] == a) return 1;
   return 0;
+}
+
+/* Positions from random play (12 plies at most, seeded by seed) answered
+ * as one batch: legal moves, each what a single call chooses. */
+static void batched_equals_single(pb_agent_t *a, const pb_game_t *g,
+                                  uint64_t seed) {
+  enum { N = 12 };
+  pb_state_t pos[N];
+  int out[N];
+  pb_rng_t rng;
+  pb_err_t err;
+  pb_rng_seed(&rng, seed, 0);
+  for (int i = 0; i < N; i++) pos[i] = random_position(g, &rng, 12);
+  assert_int_equal(pb_agent_act_many(a, pos, N, 0, out, &err), 0);
+  for (int i = 0; i < N; i++) {
+    assert_true(is_legal(g, &pos[i], out[i]));
+    assert_int_equal(pb_agent_act(a, &pos[i], &err), out[i]);
+  }
 }
 
 #endif

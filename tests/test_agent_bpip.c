@@ -59,17 +59,7 @@ static void test_legal_moves_all_games(void **state) {
       uint64_t ev = pb_agent_evaluations(a);
       assert_true(ev > 0);
       assert_true(ev <= budget[k] * (uint64_t)moves);
-      enum { N = 12 };
-      pb_state_t pos[N];
-      int out[N];
-      pb_rng_t rng;
-      pb_rng_seed(&rng, 17 + (uint64_t)gi, 0);
-      for (int i = 0; i < N; i++) pos[i] = random_position(g, &rng, 12);
-      assert_int_equal(pb_agent_act_many(a, pos, N, 0, out, &err), 0);
-      for (int i = 0; i < N; i++) {
-        assert_true(is_legal(g, &pos[i], out[i]));
-        assert_int_equal(pb_agent_act(a, &pos[i], &err), out[i]);
-      }
+      batched_equals_single(a, g, 17 + (uint64_t)gi);
       pb_agent_destroy(&a);
       pb_agent_destroy(&rnd);
     }

@@ -66,19 +66,7 @@ static void test_legal_moves_all_games(void **state) {
       if (k == 0) assert_true(ev <= 60u * (uint64_t)moves);
       if (k == 1) assert_true(ev <= 150u * (uint64_t)moves);
       /* Batched: what single moves choose (time= aside: the clock). */
-      if (k != 2) {
-        enum { N = 12 };
-        pb_state_t pos[N];
-        int out[N];
-        pb_rng_t rng;
-        pb_rng_seed(&rng, 17 + (uint64_t)gi, 0);
-        for (int i = 0; i < N; i++) pos[i] = random_position(g, &rng, 12);
-        assert_int_equal(pb_agent_act_many(a, pos, N, 0, out, &err), 0);
-        for (int i = 0; i < N; i++) {
-          assert_true(is_legal(g, &pos[i], out[i]));
-          assert_int_equal(pb_agent_act(a, &pos[i], &err), out[i]);
-        }
-      }
+      if (k != 2) batched_equals_single(a, g, 17 + (uint64_t)gi);
       pb_agent_destroy(&a);
       pb_agent_destroy(&rnd);
     }
