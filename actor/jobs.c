@@ -8,8 +8,10 @@
  * seconds. The engines, the episode store and the output buffers are
  * reused from item to item. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "abtargets.h"
 #include "azplay.h"
 #include "batcher.h"
 #include "beam_search.h"
@@ -325,32 +327,54 @@ static int search_member(void *ctx, int m, const pb_evalfn_t *ev,
                      j->w->qout + lo * (size_t)j->w->g->num_actions, err);
 }
 
+/* The item's searcher: the beam of every member, or the abnet targets'
+ * searcher (search/abtargets.h). 0, W_DROP (the item's options are
+ * refused) or PB_ENOMEM. */
+static int ensure_searcher(pb_worker_t *w, const pb_msg_work_item_t *it,
+                           int members, pb_err_t *err) {
+  const pb_game_t *g = w->g;
+  pb_err_t e;
+  pb_err_clear(&e);
+  int E = (int)it->expansions, M = (int)it->max_depth;
+  if (it->search_algorithm == PB_SEARCH_ABNET) {
+    if (w->abt != NULL && (pb_abtargets_max_depth(w->abt) != M ||
+                           pb_abtargets_nodes(w->abt) != it->nodes))
+      pb_abtargets_destroy(&w->abt);
+    if (w->abt == NULL &&
+        (w->abt = pb_abtargets_new(g, M, it->nodes, w->cfg.search.parallel,
+                                   &e)) == NULL)
+      goto refused;
+    return 0;
+  }
+  if (w->beam_E != E || w->beam_M != M)
+    for (int t = 0; t < w->threads; t++) pb_beam_destroy(&w->beam[t]);
+  for (int t = 0; t < members; t++) {
+    if (w->beam[t] != NULL) continue;
+    w->beam[t] = pb_beam_new(g, E, M, w->cfg.search.parallel, &e);
+    if (w->beam[t] == NULL) goto refused;
+    w->beam_E = E;
+    w->beam_M = M;
+  }
+  return 0;
+refused:
+  if (e.code == PB_ENOMEM) return pb_err_set(err, e.code, "%s", e.msg);
+  pb_log_warn(w->log, "search item %" PRIu64 " refused: %s; dropping it",
+              it->item_id, e.msg);
+  return W_DROP;
+}
+
 int pb__worker_do_search(pb_worker_t *w, const pb_msg_work_item_t *it,
                          pb_err_t *err) {
   const pb_game_t *g = w->g;
   pb_err_t e;
   pb_err_clear(&e);
   int E = (int)it->expansions, M = (int)it->max_depth;
+  int abnet = it->search_algorithm == PB_SEARCH_ABNET;
   int members = w->threads < (int)it->n_states ? w->threads : (int)it->n_states;
   if (members < 1) members = 1;
-  if (w->beam_E != E || w->beam_M != M)
-    for (int t = 0; t < w->threads; t++) pb_beam_destroy(&w->beam[t]);
-  for (int t = 0; t < members; t++) {
-    if (w->beam[t] != NULL) continue;
-    w->beam[t] = pb_beam_new(g, E, M, w->cfg.search.parallel, &e);
-    if (w->beam[t] == NULL) {
-      if (e.code == PB_ENOMEM) return pb_err_set(err, e.code, "%s", e.msg);
-      pb_log_warn(w->log,
-                  "search item %" PRIu64
-                  " (E=%d, M=%d) refused: %s; "
-                  "dropping it",
-                  it->item_id, E, M, e.msg);
-      return W_DROP;
-    }
-    w->beam_E = E;
-    w->beam_M = M;
-  }
-  int rc = pb__worker_ensure_weights(w, 1, it->v_version, it->q_version, err);
+  int rc = ensure_searcher(w, it, members, err);
+  if (rc != 0) return rc;
+  rc = pb__worker_ensure_weights(w, 1, it->v_version, it->q_version, err);
   if (rc != 0) return rc;
 
   size_t need = (size_t)it->n_states * g->num_actions;
@@ -363,7 +387,10 @@ int pb__worker_do_search(pb_worker_t *w, const pb_msg_work_item_t *it,
   pb_evalfn_t fn = {ev_value, ev_qvalues, w};
   double t0 = pb_now();
   job_t job = {w, it, members};
-  if (members == 1)
+  if (abnet)
+    rc = pb_abtargets_run(w->abt, it->states, (int)it->n_states, &fn, w->qout,
+                          &e);
+  else if (members == 1)
     rc = search_member(&job, 0, &fn, &e);
   else if ((rc = ensure_batcher(w, err)) != 0)
     return rc;
@@ -382,12 +409,17 @@ int pb__worker_do_search(pb_worker_t *w, const pb_msg_work_item_t *it,
     return rc == PB_EIO ? rc : W_DROP;
   w->st.items++;
   w->st.states += it->n_states;
+  char how[64];
+  if (abnet)
+    snprintf(how, sizeof how, "abnet nodes=%" PRIu64 " M=%d", it->nodes, M);
+  else
+    snprintf(how, sizeof how, "E=%d M=%d", E, M);
   pb_log_info(
       w->log,
       "search item %" PRIu64
-      ": %u states, E=%d M=%d, in "
+      ": %u states, %s, in "
       "%.2f s (%.0f states/s), V version %" PRIu64 ", Q version %" PRIu64,
-      it->item_id, it->n_states, E, M, dt, it->n_states / (dt > 0 ? dt : 1e-9),
+      it->item_id, it->n_states, how, dt, it->n_states / (dt > 0 ? dt : 1e-9),
       it->v_version, it->q_version);
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "abtargets.h"
 #include "azplay.h"
 #include "batcher.h"
 #include "beam_search.h"
@@ -98,6 +99,7 @@ struct pb_worker {
   pb_episodes_t sp_eps[PB_BATCHER_MAX_THREADS]; /* members 1.. */
   pb_beam_t *beam[PB_BATCHER_MAX_THREADS];
   int beam_E, beam_M;
+  pb_abtargets_t *abt; /* abnet targets (items with PB_SEARCH_ABNET) */
   /* algorithm td: V's weights as the linear evaluation, and whose */
   pb_linear_t td_lin;
   uint64_t td_version;

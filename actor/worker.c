@@ -209,6 +209,7 @@ void pb_worker_destroy(pb_worker_t **wp) {
     pb_episodes_free(&w->sp_eps[t]);
   }
   pb_batcher_destroy(&w->batcher);
+  pb_abtargets_destroy(&w->abt);
   pb_nn_destroy(&w->v.nn);
   pb_nn_destroy(&w->q.nn);
   pb_episodes_free(&w->eps);
@@ -253,6 +254,7 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
   if (w->g != g) {
     for (int t = 0; t < w->threads; t++) pb_beam_destroy(&w->beam[t]);
     pb_batcher_destroy(&w->batcher);
+    pb_abtargets_destroy(&w->abt);
     pb_nn_destroy(&w->v.nn);
     pb_nn_destroy(&w->q.nn);
   }

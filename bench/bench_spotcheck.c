@@ -2,7 +2,7 @@
  * and how often an honest searcher disagrees with it (train/spotcheck.h).
  *
  *   bench_spotcheck (-c CKPT | -f CONFIG) [-e EPISODES] [-s SHARE]
- *                   [-r ROUNDS] [-p]
+ *                   [-r ROUNDS] [-S KEY=VALUE]... [-p]
  *
  * Workload: the distinct positions of EPISODES (default 200) self-play
  * games played with the checkpoint's Q as an actor plays them (the run's
@@ -10,7 +10,8 @@
  *
  *   searcher    the positions in work items of net.item_states, through
  *               one evaluator whose cache lives across items, with
- *               search.parallel searches at once: what a searcher sends;
+ *               search.parallel searches at once, by the config's
+ *               search.algorithm (beam or abnet): what a searcher sends;
  *   spot check  ROUNDS (default 20) independent draws of SHARE (default
  *               0.01) of each item's positions (pb_spot_sample), each
  *               draw searched again in one pb_spot_search call, as the
@@ -23,6 +24,7 @@
  * the largest difference. Those are the honest disagreement rates that
  * net.spot_check_tolerance and net.spot_check_max_disagree are set from.
  *
+ * -S overrides a key of the config (search.algorithm=abnet, say; up to 16).
  * With -f the networks are those of the config, randomly initialised. Times are CPU time of this process; one libtorch
  * thread (model.threads of the config). -p prints tab-separated rows. */
 #include <math.h>
@@ -31,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "abtargets.h"
 #include "beam_search.h"
 #include "config.h"
 #include "episodes.h"
@@ -132,19 +135,28 @@ static double search_items(const pb_game_t *g, const pb_config_t *cfg,
                            size_t item, float *theirs) {
   pb_err_t err;
   const int A = g->num_actions;
-  pb_beam_t *beam =
-      pb_beam_new(g, cfg->search.expansions, cfg->search.max_depth,
-                  cfg->search.parallel, &err);
-  if (beam == NULL) die("beam", &err);
+  pb_beam_t *beam = NULL;
+  pb_abtargets_t *abt = NULL;
+  if (pb_config_abnet_targets(cfg))
+    abt = pb_abtargets_new(g, cfg->search.max_depth,
+                           (uint64_t)cfg->search.nodes, cfg->search.parallel,
+                           &err);
+  else
+    beam = pb_beam_new(g, cfg->search.expansions, cfg->search.max_depth,
+                       cfg->search.parallel, &err);
+  if (beam == NULL && abt == NULL) die("search", &err);
   pb_neteval_bind(ne, v, q);
   double t0 = bench_clock();
   for (size_t f = 0; f < n; f += item) {
     int cnt = (int)(n - f < item ? n - f : item);
-    if (pb_beam_run(beam, pos + f, cnt, fn, theirs + f * A, &err) != 0)
+    float *out = theirs + f * A;
+    if ((abt ? pb_abtargets_run(abt, pos + f, cnt, fn, out, &err)
+             : pb_beam_run(beam, pos + f, cnt, fn, out, &err)) != 0)
       die("search", &err);
   }
   double t_search = bench_clock() - t0;
   pb_beam_destroy(&beam);
+  pb_abtargets_destroy(&abt);
   return t_search;
 }
 
@@ -174,6 +186,9 @@ static void spot_rounds(const pb_game_t *g, const pb_config_t *cfg, int batch,
       g, cfg->search.expansions, cfg->search.max_depth, cfg->search.parallel,
       batch, (uint32_t)cfg->search.cache_entries, &err);
   if (spot == NULL) die("spot check", &err);
+  if (pb_config_abnet_targets(cfg) &&
+      pb_spot_set_abnet(spot, (uint64_t)cfg->search.nodes, &err) != 0)
+    die("spot check", &err);
   memset(c->t, 0, sizeof c->t);
   c->t_check = 0;
   for (int r = 0; r < rounds; r++) {
@@ -223,10 +238,16 @@ int main(int argc, char **argv) {
   const char *ckpt = NULL, *cfg_path = NULL;
   int episodes = 200, rounds = 20;
   double share = 0.01;
+  const char *sets[16];
+  int nsets = 0;
   int opt;
-  while ((opt = getopt(argc, argv, "c:f:e:s:r:p")) != -1) {
+  while ((opt = getopt(argc, argv, "c:f:e:s:r:S:p")) != -1) {
     switch (opt) {
     case 'c': ckpt = optarg; break;
+    case 'S':
+      if (nsets == 16) goto usage;
+      sets[nsets++] = optarg;
+      break;
     case 'f': cfg_path = optarg; break;
     case 'e':
       if (bench_parse_int(optarg, 1, 1000000, &episodes)) goto usage;
@@ -248,6 +269,10 @@ int main(int argc, char **argv) {
   pb_nn_t *own_v = NULL, *own_q = NULL;
   if ((ckpt == NULL) == (cfg_path == NULL)) goto usage;
   const pb_game_t *g = open_nets(ckpt, cfg_path, &cfg, &model, &own_v, &own_q);
+  for (int i = 0; i < nsets; i++)
+    if (pb_config_apply_override(&cfg, sets[i], &err) != 0)
+      die("-S", &err);
+  if (pb_config_check(&cfg, &err) != 0) die("config", &err);
   pb_nn_set_threads(cfg.model.threads);
   const int A = g->num_actions;
   pb_nn_t *v = model ? pb_model_v(model) : own_v;
@@ -280,10 +305,11 @@ int main(int argc, char **argv) {
   spot_rounds(g, &cfg, batch, v, q, pos, n, item, theirs, rounds, share, &rng,
               &c);
 
-  printf("# %s: %s, E=%d M=%d parallel=%d item_states=%zu; %zu distinct "
+  char desc[96];
+  printf("# %s: %s, %s, parallel=%d item_states=%zu; %zu distinct "
          "positions from %d games; %d rounds of share %g: %llu checked\n",
          ckpt ? ckpt : cfg_path, g->name,
-         cfg.search.expansions, cfg.search.max_depth, cfg.search.parallel,
+         pb_config_search_desc(&cfg, desc, sizeof desc), cfg.search.parallel,
          item, n, episodes, rounds, share, (unsigned long long)c.t[0].checked);
   print_rows((double)n, t_search, rounds, &c);
 
@@ -301,6 +327,6 @@ int main(int argc, char **argv) {
 
 usage:
   fprintf(stderr, "usage: bench_spotcheck (-c CKPT | -f CONFIG) [-e EPISODES] "
-                  "[-s SHARE] [-r ROUNDS] [-p]\n");
+                  "[-s SHARE] [-r ROUNDS] [-S KEY=VALUE]... [-p]\n");
   return 2;
 }

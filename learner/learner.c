@@ -354,6 +354,9 @@ static int make_queues(pb_learner_t *l, pb_err_t *err) {
                           cfg->search.parallel, pb_learn_eval_batch(cfg->search.parallel, cfg->search.expansions, l->g->num_actions, cfg->train.selfplay_parallel),
                           (uint32_t)cfg->search.cache_entries, err);
     if (l->spot == NULL) goto fail;
+    if (pb_config_abnet_targets(cfg) &&
+        pb_spot_set_abnet(l->spot, (uint64_t)cfg->search.nodes, err) != 0)
+      goto fail;
     l->spot_idx = malloc((size_t)cfg->net.item_states * sizeof *l->spot_idx);
     if (l->spot_idx == NULL) {
       pb_err_set(err, PB_ENOMEM, "learner: out of memory");

@@ -122,11 +122,13 @@ static void start_search(pb_learner_t *l) {
   l->spot_wait.n = 0;
   l->phase = PH_SEARCH;
   l->t_phase = now(l);
+  char desc[96];
   pb_log_info(l->log,
-              "iteration %" PRIu64 ": beam search of %zu distinct positions "
-              "in %zu items (E=%d, M=%d)",
-              pb_learn_version(l->learn) + 1, l->n_uniq, l->n_bs_items,
-              l->cfg.search.expansions, l->cfg.search.max_depth);
+              "iteration %" PRIu64 ": %s of %zu distinct positions in %zu "
+              "items",
+              pb_learn_version(l->learn) + 1,
+              pb_config_search_desc(&l->cfg, desc, sizeof desc), l->n_uniq,
+              l->n_bs_items);
   pb__announce(l);
 }
 

@@ -170,8 +170,16 @@ typedef struct pb_msg_work_item {
   uint32_t n_states;        /* 1..PB_MSG_MAX_STATES */
   uint64_t v_version;
   uint32_t expansions; /* 1..PB_MSG_MAX_EXPANSIONS */
-  uint32_t max_depth;  /* 1..PB_MSG_MAX_DEPTH */
+  uint32_t max_depth;  /* 1..PB_MSG_MAX_DEPTH; 2..PB_MSG_MAX_AB_DEPTH with
+                          PB_SEARCH_ABNET */
+  uint32_t search_algorithm; /* PB_SEARCH_BEAM or PB_SEARCH_ABNET */
+  uint64_t nodes;      /* abnet: 1..PB_MSG_MAX_NODES (0 with the beam) */
 } pb_msg_work_item_t;
+
+/* The search that makes a search item's targets. */
+enum { PB_SEARCH_BEAM = 0, PB_SEARCH_ABNET = 1 };
+#define PB_MSG_MAX_NODES 100000000ULL
+#define PB_MSG_MAX_AB_DEPTH 65
 
 typedef struct pb_msg_no_work {
   uint32_t retry_ms; /* <= PB_MSG_MAX_RETRY_MS */

@@ -336,6 +336,18 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
                       "applies to algorithm probs, not alphazero",
                       c->train.v_search_mix);
   if ((rc = check_td(c, err)) != 0) return rc;
+  if (pb_config_abnet_targets(c) && strcmp(c->algorithm, "probs"))
+    return pb_err_set(err, PB_ECONFIG,
+                      "search.algorithm abnet makes PROBS's Q-targets: it "
+                      "applies to algorithm probs, not %s",
+                      c->algorithm);
+  if (pb_config_abnet_targets(c) &&
+      (c->search.max_depth < 2 || c->search.max_depth > 65))
+    return pb_err_set(err, PB_ECONFIG,
+                      "search.max_depth (%d) must be in 2..65 with "
+                      "search.algorithm abnet (the horizon's plies below the "
+                      "position: 1 ply for the move, at least 1 searched)",
+                      c->search.max_depth);
   if (c->mcts.full_fraction < 1.0 &&
       (c->mcts.small_simulations < 1 ||
        c->mcts.small_simulations > c->mcts.simulations))
@@ -487,6 +499,20 @@ int pb_config_alphazero(const pb_config_t *c) {
 
 int pb_config_td(const pb_config_t *c) {
   return !strcmp(c->algorithm, "td");
+}
+
+int pb_config_abnet_targets(const pb_config_t *c) {
+  return !strcmp(c->search.algorithm, "abnet");
+}
+
+const char *pb_config_search_desc(const pb_config_t *c, char *buf, size_t n) {
+  if (pb_config_abnet_targets(c))
+    snprintf(buf, n, "abnet search (nodes=%d a move, M=%d)", c->search.nodes,
+             c->search.max_depth);
+  else
+    snprintf(buf, n, "beam search (E=%d, M=%d)", c->search.expansions,
+             c->search.max_depth);
+  return buf;
 }
 
 int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,

@@ -92,8 +92,11 @@ typedef struct pb_config {
   } train;
 
   struct {
+    char algorithm[PB_CONFIG_NAME_MAX]; /* the targets' search: "beam" (the
+                                           paper) or "abnet" */
+    int nodes;         /* abnet: network evaluations per legal move */
     int expansions;    /* E */
-    int max_depth;     /* M */
+    int max_depth;     /* M (abnet: the horizon's plies below the position) */
     int parallel;      /* searches advanced together per thread */
     int threads;       /* threads of tree work per searcher; 0 = auto */
     int cache_entries; /* evaluation cache size; 0 disables it */
@@ -242,6 +245,14 @@ int pb_config_alphazero(const pb_config_t *c);
 /* 1 when c->algorithm is "td" (TD(0) learning of a linear evaluation,
  * train/td.h), else 0. */
 int pb_config_td(const pb_config_t *c);
+
+/* 1 when the targets' search is abnet (search.algorithm), else 0 (beam). */
+int pb_config_abnet_targets(const pb_config_t *c);
+
+/* The targets' search in words for logs: "beam search (E=10, M=3)" or
+ * "abnet search (nodes=100 a move, M=3)", into buf (n >= 64 is enough);
+ * returns buf. */
+const char *pb_config_search_desc(const pb_config_t *c, char *buf, size_t n);
 
 /* The opponents of eval.opponents, in order, into out[0..n); returns n.
  * The list is the one pb_config_check vetted (1..PB_CONFIG_MAX_OPPONENTS

@@ -141,9 +141,18 @@ const pb__row_t pb__schema[] = {
     ROW_INT("search.expansions", search.expansions, 1, 10000, "30",
             "E: nodes expanded per beam search"),
     ROW_INT("search.max_depth", search.max_depth, 1, 200, "3",
-            "M: depth limit of beam search"),
+            "M: depth limit of beam search (abnet targets: 2..65)"),
+    ROW_ENUM("search.algorithm", search.algorithm, "beam|abnet", "beam",
+             "the search that makes Q's targets: beam (the paper's Algorithm "
+             "1, E and M) or abnet (per legal move, alpha-beta over V to "
+             "search.nodes evaluations and M plies below the position; "
+             "search/abtargets.h)"),
+    ROW_INT("search.nodes", search.nodes, 1, 100000000, "100",
+            "abnet targets: network evaluations per legal move"),
     ROW_INT("search.parallel", search.parallel, 1, 1000000, "256",
-            "searches advanced together per thread of a searcher"),
+            "searches advanced together per thread of a searcher (abnet "
+            "targets: positions searched at once, each on a thread of its "
+            "own, at most 64)"),
     ROW_INT("search.threads", search.threads, 0, 256, "0",
             "threads of tree work per searcher, feeding one network queue; 0 "
             "= 1 on the CPU, the CPUs the process may use on CUDA"),

@@ -126,4 +126,13 @@ static inline void encode_refused(const pb_msg_t *m, int code,
   assert_non_null(strstr(e.msg, needle));
 }
 
+/* A decoded message's type and header are the sent one's. */
+static inline void check_header(const pb_msg_t *a, const pb_msg_t *b) {
+  assert_int_equal(a->type, b->type);
+  assert_int_equal(a->header.protocol_version, b->header.protocol_version);
+  assert_string_equal(a->header.run_id, b->header.run_id);
+  assert_int_equal(a->header.game_id, b->header.game_id);
+  assert_string_equal(a->header.sender_id, b->header.sender_id);
+}
+
 #endif

@@ -704,6 +704,44 @@ static void test_algorithm(void **state) {
  * playouts), loaded from YAML, range-checked, and the two cross-key rules
  * (a cap needs small_simulations in 1..simulations; forced playouts are a
  * puct rule) refused with messages naming the keys. */
+/* search.algorithm: beam by default; abnet with its node budget and a
+ * depth of 2..65; refused for the other algorithms and for M = 1, naming
+ * the key; an unknown search is refused by the enum. */
+static void test_target_search_keys(void **state) {
+  (void)state;
+  pb_config_t c;
+  pb_err_t err;
+  char buf[96];
+  pb_config_defaults(&c);
+  assert_string_equal(c.search.algorithm, "beam");
+  assert_int_equal(c.search.nodes, 100);
+  assert_false(pb_config_abnet_targets(&c));
+  assert_string_equal(pb_config_search_desc(&c, buf, sizeof buf),
+                      "beam search (E=30, M=3)");
+  assert_int_equal(pb_config_load_string(
+                       &c, "search: {algorithm: abnet, nodes: 40}\n", &err),
+                   0);
+  assert_true(pb_config_abnet_targets(&c));
+  assert_int_equal(pb_config_check(&c, &err), 0);
+  assert_string_equal(pb_config_search_desc(&c, buf, sizeof buf),
+                      "abnet search (nodes=40 a move, M=3)");
+  c.search.max_depth = 1;
+  assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "search.max_depth (1)"));
+  c.search.max_depth = 66;
+  assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
+  c.search.max_depth = 65;
+  assert_int_equal(pb_config_check(&c, &err), 0);
+  assert_int_equal(pb_config_set(&c, "algorithm", "alphazero", &err), 0);
+  assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "search.algorithm"));
+  assert_int_equal(pb_config_set(&c, "search.algorithm", "mcts", &err),
+                   PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "search.algorithm"));
+  assert_int_equal(pb_config_set(&c, "search.nodes", "0", &err), PB_ECONFIG);
+  assert_non_null(strstr(err.msg, "search.nodes"));
+}
+
 static void test_mcts_efficiency_keys(void **state) {
   (void)state;
   pb_config_t c;
@@ -872,6 +910,7 @@ int main(void) {
       cmocka_unit_test(test_keep_keys),
       cmocka_unit_test(test_device_per_role),
       cmocka_unit_test(test_algorithm),
+      cmocka_unit_test(test_target_search_keys),
       cmocka_unit_test(test_mcts_efficiency_keys),
       cmocka_unit_test(test_eval_lists),
   };

@@ -172,14 +172,21 @@ static void test_two_iterations_two_workers_each(void **state) {
   assert_true(quarantined[1] == 0);
 }
 
-/* The in-process reference in ref's run dir, and beside it run r
- * distributed with one actor and one searcher; both must finish. */
+/* The in-process reference in ref's run dir (with ref's extra settings),
+ * and beside it run r distributed with one actor and one searcher; both
+ * must finish. */
 static void run_beside_inproc(run_t *r, run_t *ref) {
   char path[512], log[512];
   snprintf(path, sizeof path, "%s/probs", BIN);
   snprintf(log, sizeof log, "%s/inproc.out", ref->dir);
-  char *argv[] = {path, (char *)"train", (char *)CONFIG, (char *)"--inproc",
-                  (char *)"--run-dir", ref->dir, NULL};
+  char *argv[64] = {path, (char *)"train", (char *)CONFIG, (char *)"--inproc",
+                    (char *)"--run-dir", ref->dir};
+  int n = 6;
+  for (int i = 0; ref->extra[i] && n < 62; i++) {
+    argv[n++] = (char *)"--set";
+    argv[n++] = ref->extra[i];
+  }
+  argv[n] = NULL;
   pid_t ip = tp_spawn(argv, log);
   pid_t l = start_learner(r, 0);
   pid_t w[2];
@@ -249,6 +256,44 @@ static void test_threaded_workers(void **state) {
   assert_true(x[0] == y[0]);
 }
 
+/* search.algorithm abnet: the searcher makes its targets by alpha-beta
+ * (search/abtargets.h), the learner checks every position it sends (spot
+ * check share 1) and quarantines nobody; the run trains on the same games
+ * as the in-process reference with the same settings, whose first
+ * iteration's targets it matches. */
+static void test_abnet_targets(void **state) {
+  (void)state;
+  run_t r, ref;
+  run_init(&r, "abnet");
+  run_init(&ref, "abnet-ref");
+  const char *sets[] = {"search.algorithm=abnet", "search.nodes=30",
+                        "search.max_depth=3", "net.spot_check=1"};
+  for (int i = 0; i < 4; i++) r.extra[i] = ref.extra[i] = (char *)sets[i];
+  run_beside_inproc(&r, &ref);
+  char a[512], b[512];
+  path_of(&r, "searcher-1.out", a, sizeof a);
+  assert_true(tp_count(a, "abnet nodes=30 M=3") >= 1);
+  path_of(&r, "learner.log", a, sizeof a);
+  assert_true(tp_count(a, "abnet search (nodes=30 a move, M=3)") == 2);
+  path_of(&ref, "inproc.out", b, sizeof b);
+  assert_true(tp_count(b, "abnet search (nodes=30 a move, M=3)") == 1);
+  path_of(&r, "metrics.jsonl", a, sizeof a);
+  path_of(&ref, "metrics.jsonl", b, sizeof b);
+  double x[8], y[8], checked[8], quarantined[8];
+  assert_int_equal(metric_values(a, "positions", x, 8), 2);
+  assert_int_equal(metric_values(b, "positions", y, 8), 2);
+  assert_true(x[0] == y[0] && x[1] == y[1]);
+  assert_int_equal(metric_values(a, "distinct_positions", x, 8), 2);
+  assert_int_equal(metric_values(a, "spot_checked", checked, 8), 2);
+  assert_true(checked[0] >= x[0]); /* share 1: every position */
+  assert_int_equal(metric_values(a, "searchers_quarantined", quarantined, 8),
+                   2);
+  assert_true(quarantined[1] == 0);
+  assert_int_equal(metric_values(a, "q_loss", x, 8), 2);
+  assert_int_equal(metric_values(b, "q_loss", y, 8), 2);
+  for (int i = 0; i < 2; i++) assert_true(x[i] >= 0 && x[i] < 2);
+}
+
 /* train.pipeline: actors play the next iteration's games while the
  * learner trains and the searchers search. The run completes, every
  * iteration's episodes lag the version trained from by at most
@@ -303,7 +348,7 @@ static void test_searcher_killed(void **state) {
   w[2] = start_worker(&r, "search", "searcher-2");
   char p[512];
   path_of(&r, "learner.log", p, sizeof p);
-  assert_true(tp_wait_for(p, "beam search of", 1, 240));
+  assert_true(tp_wait_for(p, "distinct positions in", 1, 240));
   tp_sleep(0.3);
   kill(w[1], SIGKILL);
   tp_wait(w[1], 10);
@@ -757,6 +802,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_matches_inproc, tp_teardown),
       cmocka_unit_test_teardown(test_threaded_workers, tp_teardown),
       cmocka_unit_test_teardown(test_pipelined, tp_teardown),
+      cmocka_unit_test_teardown(test_abnet_targets, tp_teardown),
       cmocka_unit_test_teardown(test_searcher_killed, tp_teardown),
       cmocka_unit_test_teardown(test_learner_killed_and_resumed, tp_teardown),
       cmocka_unit_test_teardown(test_lost_checkpoints, tp_teardown),

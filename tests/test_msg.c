@@ -1,6 +1,7 @@
 /* test_msg.c - wire messages: round trips of every type, who may talk to
  * whom, and who owns what. Malformed and hostile input is in
- * test_msg_hostile.c; the shared helpers in msg_fixtures.h. */
+ * test_msg_hostile.c, search items and results in test_msg_search.c; the
+ * shared helpers in msg_fixtures.h. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,14 +34,6 @@ static void test_type_names(void **state) {
                       "SelfplayResult");
   assert_string_equal(pb_msg_role_name(PB_ROLE_SEARCHER), "searcher");
   assert_string_equal(pb_msg_role_name(9), "unknown");
-}
-
-static void check_header(const pb_msg_t *a, const pb_msg_t *b) {
-  assert_int_equal(a->type, b->type);
-  assert_int_equal(a->header.protocol_version, b->header.protocol_version);
-  assert_string_equal(a->header.run_id, b->header.run_id);
-  assert_int_equal(a->header.game_id, b->header.game_id);
-  assert_string_equal(a->header.sender_id, b->header.sender_id);
 }
 
 static void test_round_trip_small(void **state) {
@@ -509,58 +502,6 @@ static void test_start_id(void **state) {
   encode_refused(&m, PB_EINVAL, "start_id");
 }
 
-static void test_round_trip_search(void **state) {
-  (void)state;
-  pb_rng_t r;
-  pb_rng_seed(&r, 12, 0);
-  enum { N = 300 };
-  pb_state_t st[N];
-  for (int i = 0; i < N; i++) {
-    pb_state_t ep[42];
-    int fr;
-    uint32_t n = play_episode(&r, &pb_game_connect4, ep, &fr);
-    st[i] = ep[pb_rng_below(&r, n)];
-  }
-  pb_msg_t m, d;
-  pb_err_t e;
-  pb_msg_init(&m, PB_MSG_WORK_ITEM, RUN, PB_GAME_CONNECT4, "learner");
-  pb_msg_work_item_t *w = &m.work_item;
-  w->item_id = 5;
-  w->lease_ms = 60000;
-  w->kind = PB_WORK_SEARCH;
-  w->states = st;
-  w->n_states = N;
-  w->v_version = 3;
-  w->q_version = 2;
-  w->expansions = 500;
-  w->max_depth = 12;
-  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
-  check_header(&m, &d);
-  assert_int_equal(d.work_item.kind, PB_WORK_SEARCH);
-  assert_int_equal(d.work_item.n_states, N);
-  assert_memory_equal(d.work_item.states, st, sizeof st);
-  assert_int_equal(d.work_item.v_version, 3);
-  assert_int_equal(d.work_item.q_version, 2);
-  assert_int_equal(d.work_item.expansions, 500);
-  assert_int_equal(d.work_item.max_depth, 12);
-  assert_int_equal(d.work_item.lease_ms, 60000);
-  pb_msg_free(&d);
-
-  static float q[N * 7];
-  for (int i = 0; i < N * 7; i++) q[i] = (float)(pb_rng_uniform(&r) * 2 - 1);
-  q[0] = -0.0f;
-  q[1] = 1e-40f; /* subnormal: still bit-exact */
-  q[2] = 0.0f;
-  pb_msg_init(&m, PB_MSG_SEARCH_RESULT, RUN, PB_GAME_CONNECT4, SENDER);
-  m.search_result = (pb_msg_search_result_t){5, N, 7, q};
-  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
-  assert_int_equal(d.search_result.item_id, 5);
-  assert_int_equal(d.search_result.n_states, N);
-  assert_int_equal(d.search_result.n_actions, 7);
-  assert_memory_equal(d.search_result.qvalues, q, sizeof q);
-  pb_msg_free(&d);
-}
-
 /* Tic-Tac-Toe goes through the same code with its own sizes. */
 static void test_round_trip_tictactoe(void **state) {
   (void)state;
@@ -826,7 +767,6 @@ int main(void) {
       cmocka_unit_test(test_hello_reply_search_rules),
       cmocka_unit_test(test_policy_zero_row),
       cmocka_unit_test(test_start_id),
-      cmocka_unit_test(test_round_trip_search),
       cmocka_unit_test(test_round_trip_tictactoe),
       cmocka_unit_test(test_hello_before_run_is_known),
       cmocka_unit_test(test_mismatch),

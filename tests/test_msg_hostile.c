@@ -330,6 +330,51 @@ static void test_bad_fields(void **state) {
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "body", NULL);
 }
 
+/* A search item whose abnet fields a learner would never send: each is
+ * refused naming the field (the worker then drops the item). */
+static void w_search_item(wbuf_t *env, uint32_t max_depth, uint32_t algo,
+                          uint64_t nodes) {
+  uint8_t packed[64];
+  pb_state_t s;
+  pb_game_connect4.reset(&s);
+  pb_game_connect4.pack(&s, packed);
+  wbuf_t sw = {.n = 0}, wi = {.n = 0};
+  w_bytes(&sw, 1, packed, (size_t)pb_game_connect4.state_bytes);
+  w_uint(&sw, 2, 1);
+  w_uint(&sw, 5, 10);
+  w_uint(&sw, 6, max_depth);
+  if (algo) w_uint(&sw, 7, algo);
+  if (nodes) w_uint(&sw, 8, nodes);
+  w_uint(&wi, 1, 1);
+  w_uint(&wi, 2, 1000);
+  w_sub(&wi, 4, &sw);
+  w_envelope(env, 1, RUN, 1, "learner", F_WORK_ITEM, &wi);
+}
+
+static void test_bad_search_item(void **state) {
+  (void)state;
+  wbuf_t env;
+  pb_msg_t d;
+  pb_err_t e;
+  w_search_item(&env, 3, 1, 100); /* well formed: accepted */
+  assert_int_equal(pb_msg_decode(env.b, env.n, &EXPECT_C4, &d, &e), 0);
+  assert_int_equal(d.work_item.search_algorithm, PB_SEARCH_ABNET);
+  assert_true(d.work_item.nodes == 100);
+  pb_msg_free(&d);
+  w_search_item(&env, 3, 7, 100);
+  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO,
+                 "search.search_algorithm", "7", NULL);
+  w_search_item(&env, 3, 1, 0);
+  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "search.nodes", NULL);
+  w_search_item(&env, 3, 1, PB_MSG_MAX_NODES + 1);
+  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "search.nodes", NULL);
+  w_search_item(&env, 1, 1, 100);
+  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "search.max_depth",
+                 NULL);
+  w_search_item(&env, 3, 0, 100);
+  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "search.nodes", NULL);
+}
+
 static void test_writer_matches_encoder(void **state) {
   (void)state;
   uint64_t ids[3] = {5, 300, 1ULL << 40};
@@ -645,6 +690,7 @@ int main(void) {
       cmocka_unit_test(test_bad_positions),
       cmocka_unit_test(test_bad_sizes),
       cmocka_unit_test(test_bad_fields),
+      cmocka_unit_test(test_bad_search_item),
       cmocka_unit_test(test_writer_matches_encoder),
       cmocka_unit_test(test_encode_refuses),
       cmocka_unit_test(test_hello_reply_temperature),

@@ -1,7 +1,8 @@
 /* test_spotcheck.c - the learner's check of search results
  * (train/spotcheck.h): the comparison of one position, the verdict on a
  * peer, the draw of positions, and that the check searches exactly as a
- * searcher does (same targets, bit for bit, for the same batch). */
+ * searcher does (same targets, bit for bit, for the same batch; abnet
+ * targets too). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abtargets.h"
 #include "beam_search.h"
 #include "config.h"
 #include "game.h"
@@ -162,6 +164,29 @@ static void test_search_matches_searcher(void **state) {
   }
   for (int i = 0; i < n; i++)
     assert_true(pb_spot_diff(g, &pos[i], got + i * A, want + i * A) == 0.0f);
+  /* A bad budget leaves the checker as it was (the beam). */
+  assert_int_equal(pb_spot_set_abnet(s, 0, &err), PB_EINVAL);
+  assert_non_null(strstr(err.msg, "nodes 0"));
+  assert_int_equal(pb_spot_search(s, pb_learn_v(l), pb_learn_q(l), pos, n,
+                                  got, &err), 0);
+  assert_memory_equal(want, got, sizeof want);
+  /* search.algorithm abnet: the check searches as an abnet searcher does
+   * (up to the last bits of the network's floats, whose batches differ),
+   * and a searcher that sent beam targets instead would disagree. */
+  pb_abtargets_t *t = pb_abtargets_new(g, cfg.search.max_depth, 30, 1, &err);
+  assert_non_null(t);
+  float ab[40 * 7];
+  assert_int_equal(pb_abtargets_run(t, pos, n, &fn, ab, &err), 0);
+  assert_int_equal(pb_spot_set_abnet(s, 30, &err), 0);
+  assert_int_equal(pb_spot_search(s, pb_learn_v(l), pb_learn_q(l), pos, n,
+                                  got, &err), 0);
+  int differ = 0;
+  for (int i = 0; i < n; i++) {
+    assert_true(pb_spot_diff(g, &pos[i], got + i * A, ab + i * A) < 1e-4f);
+    differ += pb_spot_diff(g, &pos[i], got + i * A, want + i * A) > 0.02f;
+  }
+  assert_true(differ >= 3);
+  pb_abtargets_destroy(&t);
   /* A terminal position is the search's error, passed on. */
   pb_state_t won = position("1212121");
   assert_int_equal(pb_spot_search(s, pb_learn_v(l), pb_learn_q(l), &won, 1,

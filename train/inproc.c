@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abtargets.h"
 #include "azplay.h"
 #include "beam_search.h"
 #include "ckpt.h"
@@ -29,6 +30,7 @@ typedef struct {
   pb_learn_t *learn;
   pb_selfplay_t *sp;
   pb_beam_t *beam;
+  pb_abtargets_t *abt; /* search.algorithm abnet: instead of the beam */
   pb_neteval_t *ne;
   pb_metrics_t *metrics;
   pb_episodes_t eps;
@@ -46,6 +48,7 @@ static void run_free(run_t *r) {
   pb_learn_destroy(&r->learn);
   pb_selfplay_destroy(&r->sp);
   pb_beam_destroy(&r->beam);
+  pb_abtargets_destroy(&r->abt);
   pb_neteval_destroy(&r->ne);
   pb_metrics_destroy(&r->metrics);
   pb_episodes_free(&r->eps);
@@ -290,7 +293,7 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   if (v_first && (rc = pb_learn_train_v(r->learn, &r->eps, NULL, &vst, err)) != 0)
     return rc;
 
-  /* 3. beam search of the distinct positions with (V_k, Q_{k-1}), or
+  /* 3. search of the distinct positions (beam or abnet) with (V_k, Q_{k-1}), or
    * (V_{k-1}, Q_{k-1}) when V trains after it */
   double t1 = pb_now();
   size_t nu;
@@ -312,8 +315,10 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
   for (size_t first = 0; first < nu; first += per_s) {
     if (stopping(opts)) return PB_EINTR;
     size_t cnt = nu - first < per_s ? nu - first : per_s;
-    rc = pb_beam_run(r->beam, uniq + first, (int)cnt, &fn,
-                     r->qt + first * A, err);
+    rc = r->abt != NULL ? pb_abtargets_run(r->abt, uniq + first, (int)cnt,
+                                           &fn, r->qt + first * A, err)
+                        : pb_beam_run(r->beam, uniq + first, (int)cnt, &fn,
+                                      r->qt + first * A, err);
     if (rc != 0) return rc;
   }
   double t_bs = pb_now() - t1;
@@ -355,6 +360,7 @@ static int one_iteration(run_t *r, const pb_inproc_opts_t *opts,
 
 /* The run's first log line: what trains, up to which version. */
 static void log_start(const run_t *r, uint64_t last) {
+  char desc[96];
   const pb_config_t *cfg = r->cfg;
   pb_log_t *log = r->log;
   if (r->td)
@@ -380,11 +386,12 @@ static void log_start(const run_t *r, uint64_t last) {
     pb_log_info(log,
                 "inproc training: game %s, up to version %" PRIu64
                 " (now %" PRIu64
-                ") x %d episodes, E=%d M=%d, V %ld params, "
+                ") x %d episodes, %s, V %ld params, "
                 "Q %ld params, device %s, run dir %s",
                 cfg->game, last, pb_learn_version(r->learn),
-                cfg->train.episodes_per_iter, cfg->search.expansions,
-                cfg->search.max_depth, pb_nn_param_count(pb_learn_v(r->learn)),
+                cfg->train.episodes_per_iter,
+                pb_config_search_desc(cfg, desc, sizeof desc),
+                pb_nn_param_count(pb_learn_v(r->learn)),
                 pb_nn_param_count(pb_learn_q(r->learn)),
                 pb_nn_device(pb_learn_v(r->learn)), cfg->run.dir);
 }
@@ -423,9 +430,13 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
                              cfg->train.alpha,
                              cfg->train.selfplay_temperature};
     if ((r.sp = pb_selfplay_new(r.g, &so, err)) == NULL) goto fail;
-    if ((r.beam = pb_beam_new(r.g, cfg->search.expansions,
-                              cfg->search.max_depth, cfg->search.parallel,
-                              err)) == NULL)
+    if (pb_config_abnet_targets(cfg)
+            ? (r.abt = pb_abtargets_new(r.g, cfg->search.max_depth,
+                                        (uint64_t)cfg->search.nodes,
+                                        cfg->search.parallel, err)) == NULL
+            : (r.beam = pb_beam_new(r.g, cfg->search.expansions,
+                                    cfg->search.max_depth,
+                                    cfg->search.parallel, err)) == NULL)
       goto fail;
     if ((r.ne = pb_neteval_new(r.g, pb_learn_eval_batch(cfg->search.parallel, cfg->search.expansions, r.g->num_actions, cfg->train.selfplay_parallel),
                                (uint32_t)cfg->search.cache_entries, err)) ==

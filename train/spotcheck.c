@@ -4,12 +4,15 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "abtargets.h"
 #include "beam_search.h"
 #include "neteval.h"
 
 struct pb_spot {
   const pb_game_t *g;
+  int max_depth, parallel;
   pb_beam_t *beam;
+  pb_abtargets_t *abt; /* set: search as abnet targets instead */
   pb_neteval_t *ne;
 };
 
@@ -22,6 +25,8 @@ pb_spot_t *pb_spot_new(const pb_game_t *g, int expansions, int max_depth,
     return NULL;
   }
   s->g = g;
+  s->max_depth = max_depth;
+  s->parallel = parallel;
   s->beam = pb_beam_new(g, expansions, max_depth, parallel, err);
   if (s->beam != NULL) s->ne = pb_neteval_new(g, max_batch, cache_entries, err);
   if (s->ne == NULL) pb_spot_destroy(&s);
@@ -31,16 +36,30 @@ pb_spot_t *pb_spot_new(const pb_game_t *g, int expansions, int max_depth,
 void pb_spot_destroy(pb_spot_t **s) {
   if (s == NULL || *s == NULL) return;
   pb_beam_destroy(&(*s)->beam);
+  pb_abtargets_destroy(&(*s)->abt);
   pb_neteval_destroy(&(*s)->ne);
   free(*s);
   *s = NULL;
+}
+
+int pb_spot_set_abnet(pb_spot_t *s, uint64_t nodes, pb_err_t *err) {
+  pb_err_t e;
+  pb_err_clear(&e);
+  pb_abtargets_t *t =
+      pb_abtargets_new(s->g, s->max_depth, nodes, s->parallel, &e);
+  if (t == NULL) return pb_err_set(err, e.code, "%s", e.msg);
+  pb_abtargets_destroy(&s->abt);
+  s->abt = t;
+  return 0;
 }
 
 int pb_spot_search(pb_spot_t *s, pb_nn_t *v, pb_nn_t *q,
                    const pb_state_t *states, int n, float *out, pb_err_t *err) {
   pb_neteval_bind(s->ne, v, q);
   pb_evalfn_t ev = pb_neteval_fn(s->ne);
-  int rc = n > 0 ? pb_beam_run(s->beam, states, n, &ev, out, err) : 0;
+  int rc = n <= 0       ? 0
+           : s->abt != NULL ? pb_abtargets_run(s->abt, states, n, &ev, out, err)
+                           : pb_beam_run(s->beam, states, n, &ev, out, err);
   pb_neteval_bind(s->ne, NULL, NULL); /* it must not keep borrowed nets */
   return rc;
 }

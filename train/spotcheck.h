@@ -19,7 +19,7 @@
  * docs/reliability.md gives the measured honest rates behind the defaults
  * (bench/bench_spotcheck.c measures them for a checkpoint and config).
  *
- * Ownership: a pb_spot_t owns its beam searcher and evaluator; the networks
+ * Ownership: a pb_spot_t owns its searcher (beam or abnet) and evaluator; the networks
  * are borrowed for one call. Not thread-safe; the learner runs it on one
  * pool thread while the networks are not trained. */
 #ifndef PB_SPOTCHECK_H
@@ -52,6 +52,12 @@ pb_spot_t *pb_spot_new(const pb_game_t *g, int expansions, int max_depth,
 
 /* Frees the checker; accepts NULL and sets *s to NULL. */
 void pb_spot_destroy(pb_spot_t **s);
+
+/* Makes the checker search as search.algorithm abnet does
+ * (search/abtargets.h): per legal move, alpha-beta over V to `nodes`
+ * evaluations, with the max_depth and parallel given to pb_spot_new.
+ * Returns 0, or PB_EINVAL / PB_ENOMEM (the checker is unchanged). */
+int pb_spot_set_abnet(pb_spot_t *s, uint64_t nodes, pb_err_t *err);
 
 /* Searches states[0..n) with networks v and q (borrowed; the cache is
  * cleared first) and writes the targets to out[i * num_actions + a], as a
