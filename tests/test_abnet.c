@@ -24,74 +24,14 @@
 #include "rng.h"
 #include "solver.h"
 
-/* ---- value functions ----------------------------------------------------- */
-
-
-static int cb_value(void *ctx, const pb_state_t *s, int n, float *out,
-                    pb_err_t *err) {
-  fn_t *f = ctx;
-  if (++f->calls == f->fail_at)
-    return pb_err_set(err, PB_ENN, "test: call %d fails", f->calls);
-  f->v_rows += (uint64_t)n;
-  for (int i = 0; i < n; i++) out[i] = fn_v(f, &s[i]);
-  return 0;
-}
-
-static int cb_q(void *ctx, const pb_state_t *s, int n, float *out,
-                pb_err_t *err) {
-  fn_t *f = ctx;
-  if (++f->calls == f->fail_at)
-    return pb_err_set(err, PB_ENN, "test: call %d fails", f->calls);
-  f->q_rows += (uint64_t)n;
-  const int A = f->g->num_actions;
-  for (int i = 0; i < n; i++) {
-    uint8_t legal[PB_MAX_ACTIONS];
-    int nl = f->g->legal(&s[i], legal);
-    for (int a = 0; a < A; a++) out[i * A + a] = 0.0f;
-    for (int k = 0; k < nl; k++) {
-      pb_state_t c = s[i];
-      int done = 0;
-      float r = f->g->step(&c, legal[k], &done);
-      float q = f->kind == 2 ? (done ? r : (float)-exact(f, &c))
-                             : noise(hash_state(&c) * 31 + 7, 0);
-      out[i * A + legal[k]] = q;
-    }
-  }
-  return 0;
-}
-
-static pb_evalfn_t evfn(fn_t *f) {
-  pb_evalfn_t ev = {cb_value, cb_q, f};
-  return ev;
-}
-
-/* ---- the brute-force reference ------------------------------------------ */
-
-static float clampv(float x) { return !(x >= -1.0f) ? -1.0f : x > 1.0f ? 1.0f : x; }
-
-/* Plain depth-d negamax over V (d >= 1): children at the horizon are
- * worth -V, finished games their reward. */
-static float negamax(fn_t *f, const pb_state_t *s, int d) {
-  const pb_game_t *g = f->g;
-  uint8_t acts[PB_MAX_ACTIONS];
-  int n = g->legal(s, acts);
-  float best = -INFINITY;
-  for (int k = 0; k < n; k++) {
-    pb_state_t c = *s;
-    int done = 0;
-    float r = g->step(&c, acts[k], &done);
-    float sc = done ? r : d == 1 ? -clampv(fn_v(f, &c)) : -negamax(f, &c, d - 1);
-    if (sc > best) best = sc;
-  }
-  return best;
-}
+/* ---- the brute-force reference (fn_negamax in fn_fixtures.h) ------------- */
 
 /* The reference value of move a in s at depth d. */
 static float move_value(fn_t *f, const pb_state_t *s, int a, int d) {
   pb_state_t c = *s;
   int done = 0;
   float r = f->g->step(&c, a, &done);
-  return done ? r : d == 1 ? -clampv(fn_v(f, &c)) : -negamax(f, &c, d - 1);
+  return done ? r : d == 1 ? -fn_clampv(fn_v(f, &c)) : -fn_negamax(f, &c, d - 1);
 }
 
 static pb_abnet_t *mk(const pb_game_t *g, uint64_t nodes, int max_depth,
@@ -143,7 +83,7 @@ static void check_pv(fn_t *f, const pb_state_t *s, const pb_abnet_result_t *r) {
   if (!done) {
     if (r->pv_len != r->depth)
       fail_msg("pv of %d moves at depth %d", r->pv_len, r->depth);
-    end = -clampv(fn_v(f, &c));
+    end = -fn_clampv(fn_v(f, &c));
   }
   /* The last move was the root side's when the line is odd. */
   float want = r->pv_len % 2 ? end : -end;
@@ -168,9 +108,9 @@ static void test_fixed_depth_equals_negamax(void **state) {
     for (int t = 0; t < 8; t++) {
       pb_state_t s = some_position(g, &rng, 0, gi == 0 ? 5 : 16);
       fn_t f = {g, t % 2, NULL, 0, 0, 0, 0};
-      pb_evalfn_t ev = evfn(&f);
+      pb_evalfn_t ev = fn_evfn(&f);
       for (int d = 1; d <= maxd[gi]; d++) {
-        float ref = negamax(&f, &s, d);
+        float ref = fn_negamax(&f, &s, d);
         for (int combo = 0; combo < 4; combo++) {
           pb_abnet_t *ab = mk(g, 10000000, d, combo & 1 ? 1 : 64, combo >> 1);
           pb_abnet_result_t r;
@@ -204,7 +144,7 @@ static void test_budgets(void **state) {
   for (int t = 0; t < 6; t++) {
     pb_state_t s = some_position(C4, &rng, 2, 12);
     fn_t f = {C4, 0, NULL, 0, 0, 0, 0};
-    pb_evalfn_t ev = evfn(&f);
+    pb_evalfn_t ev = fn_evfn(&f);
     for (int batch = 0; batch <= 1; batch++) {
       int last = 0;
       for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
@@ -223,7 +163,7 @@ static void test_budgets(void **state) {
         assert_true(ok);
         check_pv(&f, &s, &r);
         if (r.depth > 0) {
-          float ref = negamax(&f, &s, r.depth);
+          float ref = fn_negamax(&f, &s, r.depth);
           assert_true(r.value == ref);
           assert_true(move_value(&f, &s, r.move, r.depth) == ref);
         }
@@ -259,7 +199,7 @@ static void test_whole_tree_is_exact(void **state) {
       else
         s = some_position(g, &rng, gi == 0 ? 1 : 31, gi == 0 ? 6 : 34);
       fn_t f = {g, t % 2, NULL, 0, 0, 0, 0};
-      pb_evalfn_t ev = evfn(&f);
+      pb_evalfn_t ev = fn_evfn(&f);
       pb_abnet_t *ab = mk(g, PB_ABNET_MAX_NODES, PB_ABNET_MAX_DEPTH, 64, t % 3 != 0);
       pb_abnet_result_t r;
       assert_int_equal(pb_abnet_search(ab, &s, &ev, &r, &err), 0);
@@ -290,7 +230,7 @@ static void test_exact_values_small_budget(void **state) {
     const pb_game_t *g = games[gi];
     fn_t f = {g, 2, pb_solver_new(g, 18, &err), 0, 0, 0, 0};
     assert_non_null(f.sol);
-    pb_evalfn_t ev = evfn(&f);
+    pb_evalfn_t ev = fn_evfn(&f);
     pb_abnet_t *ab = mk(g, 30, PB_ABNET_MAX_DEPTH, 64, 1);
     for (int t = 0; t < 20; t++) {
       pb_state_t s = some_position(g, &rng, gi == 0 ? 0 : 22, gi == 0 ? 7 : 30);
@@ -315,7 +255,7 @@ static void test_determinism_time_win(void **state) {
   (void)state;
   pb_err_t err;
   fn_t f = {C4, 0, NULL, 0, 0, 0, 0};
-  pb_evalfn_t ev = evfn(&f);
+  pb_evalfn_t ev = fn_evfn(&f);
   pb_abnet_t *ab = mk(C4, 500, PB_ABNET_MAX_DEPTH, 64, 1);
   pb_state_t a = pos(C4, "4453"), b = pos(C4, "3344");
   pb_abnet_result_t r1, r2, r3;
@@ -369,7 +309,7 @@ static void test_errors(void **state) {
   pb_abnet_destroy(NULL);
   pb_abnet_t *ab = mk(C4, 200, PB_ABNET_MAX_DEPTH, 64, 1);
   fn_t f = {C4, 0, NULL, 0, 0, 0, 0};
-  pb_evalfn_t ev = evfn(&f);
+  pb_evalfn_t ev = fn_evfn(&f);
   pb_abnet_result_t r;
   pb_state_t over = pos(C4, "1212121");
   assert_int_equal(pb_abnet_search(ab, &over, &ev, &r, &err), PB_EINVAL);
@@ -378,7 +318,7 @@ static void test_errors(void **state) {
   assert_int_equal(pb_abnet_search(ab, NULL, &ev, &r, &err), PB_EINVAL);
   for (int at = 1; at <= 3; at++) {
     fn_t ff = {C4, 0, NULL, at, 0, 0, 0};
-    pb_evalfn_t e2 = evfn(&ff);
+    pb_evalfn_t e2 = fn_evfn(&ff);
     pb_err_clear(&err);
     assert_int_equal(pb_abnet_search(ab, &s, &e2, &r, &err), PB_ENN);
     assert_non_null(strstr(err.msg, "fails"));

@@ -24,69 +24,8 @@
 #include "rng.h"
 #include "solver.h"
 
-/* ---- V and Q --------------------------------------------------------------
- */
-
-static int cb_value(void *ctx, const pb_state_t *s, int n, float *out,
-                    pb_err_t *err) {
-  fn_t *f = ctx;
-  if (++f->calls == f->fail_at)
-    return pb_err_set(err, PB_ENN, "test: call %d fails", f->calls);
-  f->v_rows += (uint64_t)n;
-  for (int i = 0; i < n; i++) out[i] = fn_v(f, &s[i]);
-  return 0;
-}
-
-/* Q: hashed noise of each child (it orders the search; the value does not
- * depend on it), 0 on illegal actions. */
-static int cb_q(void *ctx, const pb_state_t *s, int n, float *out,
-                pb_err_t *err) {
-  fn_t *f = ctx;
-  if (++f->calls == f->fail_at)
-    return pb_err_set(err, PB_ENN, "test: call %d fails", f->calls);
-  f->q_rows += (uint64_t)n;
-  const int A = f->g->num_actions;
-  for (int i = 0; i < n; i++) {
-    uint8_t legal[PB_MAX_ACTIONS];
-    int nl = f->g->legal(&s[i], legal);
-    for (int a = 0; a < A; a++) out[i * A + a] = 0.0f;
-    for (int k = 0; k < nl; k++) {
-      pb_state_t c = s[i];
-      int done = 0;
-      f->g->step(&c, legal[k], &done);
-      out[i * A + legal[k]] = noise(hash_state(&c) * 31 + 7, 0);
-    }
-  }
-  return 0;
-}
-
-static pb_evalfn_t evfn(fn_t *f) {
-  pb_evalfn_t ev = {cb_value, cb_q, f};
-  return ev;
-}
 
 /* ---- the brute-force reference ------------------------------------------ */
-
-static float clampv(float x) {
-  return !(x >= -1.0f) ? -1.0f : x > 1.0f ? 1.0f : x;
-}
-
-/* Plain depth-d negamax over V for the side to move in s (d >= 1). */
-static float negamax(fn_t *f, const pb_state_t *s, int d) {
-  uint8_t acts[PB_MAX_ACTIONS];
-  int n = f->g->legal(s, acts);
-  float best = -INFINITY;
-  for (int k = 0; k < n; k++) {
-    pb_state_t c = *s;
-    int done = 0;
-    float r = f->g->step(&c, acts[k], &done);
-    float sc = done     ? r
-               : d == 1 ? -clampv(fn_v(f, &c))
-                        : -negamax(f, &c, d - 1);
-    if (sc > best) best = sc;
-  }
-  return best;
-}
 
 /* The reference targets of s with the horizon max_depth plies below it. */
 static void reference(fn_t *f, const pb_state_t *s, int max_depth, float *out) {
@@ -97,7 +36,7 @@ static void reference(fn_t *f, const pb_state_t *s, int max_depth, float *out) {
     pb_state_t c = *s;
     int done = 0;
     float r = f->g->step(&c, acts[k], &done);
-    out[acts[k]] = done ? r : -negamax(f, &c, max_depth - 1);
+    out[acts[k]] = done ? r : -fn_negamax(f, &c, max_depth - 1);
   }
 }
 
@@ -148,7 +87,7 @@ static void test_ample_budget_equals_negamax(void **state) {
       for (int kind = 0; kind < 2; kind++)
         for (int par = 1; par <= 5; par += 4) {
           fn_t f = {.g = g, .kind = kind};
-          pb_evalfn_t ev = evfn(&f);
+          pb_evalfn_t ev = fn_evfn(&f);
           pb_abtargets_t *t = mk(g, M, 1000000, par);
           float *out = calloc((size_t)N * g->num_actions, sizeof *out);
           float want[PB_MAX_ACTIONS];
@@ -174,7 +113,7 @@ static void test_exact_v_gives_exact_targets(void **state) {
   fn_t f = {.g = g, .kind = 2};
   f.sol = pb_solver_new(g, 18, &err);
   assert_non_null(f.sol);
-  pb_evalfn_t ev = evfn(&f);
+  pb_evalfn_t ev = fn_evfn(&f);
   enum { N = 6 };
   pb_state_t pos[N];
   pb_rng_t rng;
@@ -215,7 +154,7 @@ static void test_small_budgets_follow_abnet(void **state) {
   const uint64_t budgets[] = {1, 10, 40};
   for (size_t b = 0; b < 3; b++) {
     fn_t f = {.g = g, .kind = 1};
-    pb_evalfn_t ev = evfn(&f);
+    pb_evalfn_t ev = fn_evfn(&f);
     pb_err_t err;
     pb_abnet_opts_t o;
     pb_abnet_defaults(&o);
@@ -241,7 +180,7 @@ static void test_small_budgets_follow_abnet(void **state) {
         if (!done) {
           pb_abnet_result_t res;
           assert_int_equal(pb_abnet_search(ab, &c, &ev, &res, &err), 0);
-          want = -clampv(res.value);
+          want = -fn_clampv(res.value);
           depth0 += res.depth == 0;
         }
         assert_true(one[i * A + acts[k]] == want);
@@ -271,7 +210,7 @@ static void test_parallel_batches(void **state) {
   pb_state_t pos[N];
   positions(g, 31, 12, pos, N);
   fn_t f1 = {.g = g}, f64 = {.g = g};
-  pb_evalfn_t e1 = evfn(&f1), e64 = evfn(&f64);
+  pb_evalfn_t e1 = fn_evfn(&f1), e64 = fn_evfn(&f64);
   float a[N * A], b[N * A];
   pb_abtargets_t *t1 = mk(g, 3, 200, 1), *t64 = mk(g, 3, 200, 1000);
   pb_err_t err;
@@ -299,7 +238,7 @@ static void test_errors(void **state) {
   assert_true(done);
   pos[2] = over;
   fn_t f = {.g = g};
-  pb_evalfn_t ev = evfn(&f);
+  pb_evalfn_t ev = fn_evfn(&f);
   float out[4 * 9];
   pb_err_t err;
   pb_abtargets_t *t = mk(g, 3, 100, 4);
@@ -309,7 +248,7 @@ static void test_errors(void **state) {
   positions(g, 42, 3, pos, 4);
   for (int at = 1; at <= 3; at++) {
     fn_t ff = {.g = g, .fail_at = at};
-    pb_evalfn_t fe = evfn(&ff);
+    pb_evalfn_t fe = fn_evfn(&ff);
     assert_int_equal(pb_abtargets_run(t, pos, 4, &fe, out, &err), PB_ENN);
     assert_non_null(strstr(err.msg, "fails"));
   }

@@ -29,17 +29,6 @@
 /* ---- value functions (fn_fixtures.h's V; a Q of its own) ----------------- */
 
 
-static int cb_value(void *ctx, const pb_state_t *s, int n, float *out,
-                    pb_err_t *err) {
-  fn_t *f = ctx;
-  if (++f->calls == f->fail_at)
-    return pb_err_set(err, PB_ENN, "test: call %d fails", f->calls);
-  f->v_rows += (uint64_t)n;
-  for (int i = 0; i < n; i++)
-    out[i] = fn_v(f, &s[i]);
-  return 0;
-}
-
 static int cb_q(void *ctx, const pb_state_t *s, int n, float *out,
                 pb_err_t *err) {
   fn_t *f = ctx;
@@ -54,7 +43,7 @@ static int cb_q(void *ctx, const pb_state_t *s, int n, float *out,
 }
 
 static pb_evalfn_t evfn(fn_t *f) {
-  pb_evalfn_t ev = {cb_value, cb_q, f};
+  pb_evalfn_t ev = {fn_cb_value, cb_q, f};
   return ev;
 }
 
