@@ -1,7 +1,9 @@
 /* nply.c - fixed-depth negamax with alpha-beta over a linear evaluation
  * (see nply.h). Fail-soft: a node that fails low returns an upper bound at
  * most alpha, one that fails high a lower bound at least beta, and a
- * value strictly inside the window is exact. */
+ * value strictly inside the window is exact, whatever order the children
+ * are searched in; so ordering the nodes below the root changes neither a
+ * value nor the root's move (the root keeps action order for its ties). */
 #include "nply.h"
 
 #include <math.h>
@@ -21,13 +23,40 @@ static double search(const pb_linear_t *lin, const pb_state_t *s, int depth,
     g->terminal(s, &r);
     return r;
   }
+  pb_state_t kids[PB_MAX_ACTIONS];
+  float rew[PB_MAX_ACTIONS];
+  int done[PB_MAX_ACTIONS];
+  for (int i = 0; i < n; i++) {
+    kids[i] = *s;
+    done[i] = 0;
+    rew[i] = g->step(&kids[i], acts[i], &done[i]);
+  }
+  /* Below the root's children the order decides only how much is cut:
+   * 2 or more plies from the horizon the children are searched best first
+   * by the evaluation one ply down (ties in action order). */
+  int ord[PB_MAX_ACTIONS];
+  for (int i = 0; i < n; i++) ord[i] = i;
+  if (depth >= 2 && n > 1) {
+    double key[PB_MAX_ACTIONS];
+    for (int i = 0; i < n; i++) {
+      if (done[i]) {
+        key[i] = rew[i];
+        continue;
+      }
+      st->evals++;
+      key[i] = -pb_linear_value(lin, &kids[i]);
+    }
+    for (int i = 1; i < n; i++) { /* insertion sort: stable, n is small */
+      int k = ord[i], j = i;
+      for (; j > 0 && key[ord[j - 1]] < key[k]; j--) ord[j] = ord[j - 1];
+      ord[j] = k;
+    }
+  }
   double best = -INFINITY;
   for (int i = 0; i < n; i++) {
-    pb_state_t c = *s;
-    int done = 0;
-    float r = g->step(&c, acts[i], &done);
-    double v =
-        done ? (double)r : -search(lin, &c, depth - 1, -beta, -alpha, st);
+    int k = ord[i];
+    double v = done[k] ? (double)rew[k]
+                       : -search(lin, &kids[k], depth - 1, -beta, -alpha, st);
     if (v > best) best = v;
     if (best > alpha) alpha = best;
     if (alpha >= beta) break;

@@ -7,9 +7,11 @@
  * its exact result (+1 / 0 / -1 for the side to move, at any depth, so a
  * search that reaches the end of the game knows it). Alpha-beta changes
  * how many positions are looked at, never the value: tests/test_td.c
- * checks both functions against a brute-force negamax. Children are
- * searched in the order of the game's legal actions (increasing), so the
- * move is the lowest action of greatest value.
+ * checks both functions against a brute-force negamax. The root's children
+ * are searched in the order of the game's legal actions (increasing), so
+ * the move is the lowest action of greatest value; a node 2 or more plies
+ * from the horizon searches its children best first by the evaluation one
+ * ply down (which changes only how much is cut off).
  *
  * Workload: self-play and TD targets, up to 5 ply on Othello (tens of
  * thousands of leaves a move). Recursion on the C stack, no allocation. */
@@ -25,7 +27,8 @@
 #define PB_NPLY_MAX_DEPTH 16
 
 typedef struct pb_nply_stats {
-  uint64_t evals; /* leaves given to the evaluation */
+  uint64_t evals; /* positions given to the evaluation (leaves, and the
+                     children a node orders) */
   uint64_t nodes; /* positions visited (interior and leaves) */
 } pb_nply_stats_t;
 
