@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # search_elo.sh - Elo of a run's checkpoints played with a search agent,
 # against anchored opponents (docs/results.md, "Othello with search at play
-# time"). The evaluator rates the greedy network; this rates what a user
-# plays with `probs play --agent abnet` or `mcts`.
+# time"). The evaluator rates the greedy network; this rates the search
+# agents a user plays against (`abnet:`, `mcts:`, `beam:`).
 #
 #   scripts/search_elo.sh RUN_DIR VERSIONS AGENT ANCHORS
 #   scripts/search_elo.sh runs/exp-oth 0,20,40 'abnet:CKPT,nodes=500' \
