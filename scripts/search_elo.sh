@@ -44,7 +44,8 @@ for v in ${VERSIONS//,/ }; do
   for item in ${ANCHORS//,/ }; do
     opp=${item%=*}
     res=$("$BIN/probs" match --game "$GAME" --a "${AGENT//CKPT/$ck}" --b "$opp" \
-            --games "$GAMES" --threads "$THREADS" --opening-random 2 | tail -1)
+            --games "$GAMES" --threads "$THREADS" --opening-random 2 | tail -1) ||
+      { echo "search_elo.sh: probs match against $opp failed" >&2; rm -f "$pairs"; exit 1; }
     w=$(sed -n 's/.*W=\([0-9]*\).*/\1/p' <<<"$res")
     d=$(sed -n 's/.*D=\([0-9]*\).*/\1/p' <<<"$res")
     l=$(sed -n 's/.*L=\([0-9]*\).*/\1/p' <<<"$res")
