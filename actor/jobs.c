@@ -328,7 +328,7 @@ static int search_member(void *ctx, int m, const pb_evalfn_t *ev,
 }
 
 /* The item's searcher: the beam of every member, or the abnet targets'
- * searcher (search/abtargets.h). 0, W_DROP (the item's options are
+ * searcher (common/search/abtargets.h). 0, W_DROP (the item's options are
  * refused) or PB_ENOMEM. */
 static int ensure_searcher(pb_worker_t *w, const pb_msg_work_item_t *it,
                            int members, pb_err_t *err) {

@@ -88,7 +88,7 @@ struct pb_worker {
   pb_msg_hello_reply_t hello;
 
   /* Networks and engines, built lazily and reused from item to item; one
-   * engine per thread of game or tree work (search/batcher.h). */
+   * engine per thread of game or tree work (common/search/batcher.h). */
   pb__worker_net_t v, q;
   pb_neteval_t *ne;
   int threads; /* search.threads / train.selfplay_threads, resolved */

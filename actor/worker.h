@@ -36,7 +36,7 @@
 
 typedef struct pb_worker pb_worker_t;
 
-/* "selfplay" -> PB_ROLE_ACTOR, "search" -> PB_ROLE_SEARCHER (net/msg.h);
+/* "selfplay" -> PB_ROLE_ACTOR, "search" -> PB_ROLE_SEARCHER (common/net/msg.h);
  * anything else (or NULL) -> PB_EINVAL. */
 int pb_worker_role_parse(const char *s);
 
@@ -55,7 +55,7 @@ int pb_worker_id_check(const char *id, pb_err_t *err);
 
 /* Creates a worker of `role` (PB_ROLE_ACTOR or PB_ROLE_SEARCHER) for the
  * checked config cfg (copied). id is the sender id (NULL: the default id);
- * run_id is the run id of the learner's start to join (run/rundir.h; what
+ * run_id is the run id of the learner's start to join (common/run/rundir.h; what
  * `probs train` gives its workers), or NULL to join any learner of
  * run.name; log is borrowed and must outlive the worker (NULL logs to
  * stderr). Sets

@@ -4,8 +4,8 @@
  *   bench_beam_shape CKPT [-E 10,30,100,300,1000] [-M 3,10] [-n POSITIONS]
  *
  * For every (E, M) the checkpoint's V and Q search every position of the
- * game's shipped solved test set (solver/testset.h) in batches, as the
- * beam: agent does (nn/neteval.h with its cache, one libtorch thread), and
+ * game's shipped solved test set (common/solver/testset.h) in batches, as the
+ * beam: agent does (common/nn/neteval.h with its cache, one libtorch thread), and
  * one row says: the share of optimal moves; network evaluations (V plus Q
  * positions computed) and CPU milliseconds per position; how deep the tree
  * goes (plies below the root of the deepest expanded node, plus one: the

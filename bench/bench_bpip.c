@@ -1,11 +1,11 @@
-/* bench_bpip - the shape of BPIP's searches (search/bpip.h) on the solved
+/* bench_bpip - the shape of BPIP's searches (common/search/bpip.h) on the solved
  * test set, against the budget: how the bpip: agent spends it.
  *
  *   bench_bpip CKPT [-N 10,30,100,300,1000] [-s SIGMA] [-g GULP] [-n POSITIONS]
  *
  * For each budget N the checkpoint's V searches every position of the
- * game's shipped solved test set (solver/testset.h) one at a time, as the
- * bpip: agent does (nn/neteval.h with its cache, one libtorch thread), and
+ * game's shipped solved test set (common/solver/testset.h) one at a time, as the
+ * bpip: agent does (common/nn/neteval.h with its cache, one libtorch thread), and
  * one row says: the share of optimal moves; positions given to V (and Q)
  * per search, and those that reached the network (cache misses, what
  * `probs accuracy` reports); expansions and rounds (passes down the tree)

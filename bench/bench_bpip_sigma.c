@@ -1,10 +1,10 @@
 /* bench_bpip_sigma - how far a PROBS checkpoint's V is from the exact
  * values of solved positions: the spread (sigma) of bpip's leaf
- * distributions (search/bpip.h, bpip:PATH,sigma=x).
+ * distributions (common/search/bpip.h, bpip:PATH,sigma=x).
  *
  *   bench_bpip_sigma CKPT [-t TESTSET] [-n POSITIONS]
  *
- * Samples, from the game's solved test set (solver/testset.h; the shipped
+ * Samples, from the game's solved test set (common/solver/testset.h; the shipped
  * one unless -t): "children", every legal move of every position that
  * does not end the game, whose exact value from the child's side to move
  * is minus the move's label (W +1, D 0, L -1): the positions a search

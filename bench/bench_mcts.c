@@ -1,4 +1,4 @@
-/* bench_mcts - PUCT MCTS simulations per second (search/mcts.h) on Connect
+/* bench_mcts - PUCT MCTS simulations per second (common/search/mcts.h) on Connect
  * Four with real, randomly initialised networks: many searches advanced
  * together (one batched network call per round) against one search at a
  * time (one network call per simulation).

@@ -11,7 +11,7 @@
  *   reference   pb_beam_search_ref: one position at a time, one network
  *               call per node, no cache (the baseline of every ratio);
  *   P256+cache  pb_beam_run advancing 256 searches together through
- *               nn/neteval.h with its default cache (what a searcher
+ *               common/nn/neteval.h with its default cache (what a searcher
  *               runs);
  *   P256 nocache  the same with cache_entries 0 (what the cache is worth);
  *   P256+cache, batch<=512  as P256+cache with network calls of at most
@@ -29,7 +29,7 @@
  * -b sets the largest network batch of the evaluator (default: what the
  * searcher uses, pb_learn_eval_batch: 4096 for these settings).
  *
- * -T THREADS adds the threaded searcher (search.threads, search/batcher.h):
+ * -T THREADS adds the threaded searcher (search.threads, common/search/batcher.h):
  * the positions split over THREADS threads of tree work, each advancing
  * 256 searches, all feeding one evaluator; against the same on one thread,
  * both in wall-clock time (CPU time would count every thread), best of

@@ -1,6 +1,6 @@
 /* bench_selfplay - self-play throughput (positions/s) on Connect Four with
- * a real, randomly initialised Q network, through train/selfplay.h and
- * nn/neteval.h as an actor runs them.
+ * a real, randomly initialised Q network, through common/train/selfplay.h and
+ * common/nn/neteval.h as an actor runs them.
  *
  *   bench_selfplay [-e EPISODES] [-r REPS] [-m small,large] [-t THREADS]
  *                  [-p] [-w]

@@ -1,5 +1,5 @@
 /* bench_spotcheck - what the learner's spot check of search results costs,
- * and how often an honest searcher disagrees with it (train/spotcheck.h).
+ * and how often an honest searcher disagrees with it (common/train/spotcheck.h).
  *
  *   bench_spotcheck (-c CKPT | -f CONFIG) [-e EPISODES] [-s SHARE]
  *                   [-r ROUNDS] [-S KEY=VALUE]... [-p]

@@ -1,5 +1,5 @@
 /* probs accuracy - the share of optimal moves of agents on a solved test
- * set (play/accuracy.h). */
+ * set (common/play/accuracy.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * torch.save-compatible file holding the state dict "v.<param>" /
  * "q.<param>" -> tensor, which torch.load(OUT, weights_only=True) reads.
  * docs/nn.md has the matching torch.nn.Module. With an OUT ending in
- * .pbck it writes a model file instead (nn/model.h): the checkpoint's
+ * .pbck it writes a model file instead (common/nn/model.h): the checkpoint's
  * config and networks without the optimizer's moments or the trainer's
  * sections, which every command that takes --model reads (data/models/
  * holds such files). Exit status 0, 1 when the

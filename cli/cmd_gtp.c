@@ -1,5 +1,5 @@
 /* probs gtp - a checkpoint's agent as a Go Text Protocol engine on stdin
- * and stdout (play/gtp_engine.h, docs/gtp.md), for GUIs, match managers
+ * and stdout (common/play/gtp_engine.h, docs/gtp.md), for GUIs, match managers
  * and the gtp:COMMAND agent. stdout carries GTP only; messages go to
  * stderr. Exits 0 on quit, at the end of input and on SIGINT/SIGTERM
  * (after the command in progress). */

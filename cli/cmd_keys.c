@@ -5,7 +5,7 @@
  *   probs keys DIR --add-worker NAME    one more worker key, authorized
  *
  * Writes DIR/learner.key, learner.pub, the worker pairs and
- * authorized_keys (net/curve.h says what each is). Then set
+ * authorized_keys (common/net/curve.h says what each is). Then set
  * net.curve_dir: DIR for every process of the run: the learner needs
  * learner.key and authorized_keys, a worker or the evaluator its pair
  * (net.curve_key: NAME, NAME.key) and learner.pub. */

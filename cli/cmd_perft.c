@@ -1,5 +1,5 @@
 /* cmd_perft.c - `probs perft`: count move sequences, the rules' regression
- * check (known answers are listed at pb_game_perft in games/game.h). */
+ * check (known answers are listed at pb_game_perft in common/games/game.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  *
  *   probs serve RUN_DIR [--port P] [--bind ADDR] [--checkpoint N]
  *
- * Serves web/webserve.h on ADDR:P (127.0.0.1:8080 by default; --port 0
+ * Serves common/web/webserve.h on ADDR:P (127.0.0.1:8080 by default; --port 0
  * or -1: a free port the kernel picks), read-only: the page, /status made
  * from the run's files, /api/history, /api/move, the evaluator's charts.
  * Prints one line naming the address once it listens, then runs until

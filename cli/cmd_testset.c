@@ -1,4 +1,4 @@
-/* probs testset - makes a solved test set (play/accuracy.h); the shipped
+/* probs testset - makes a solved test set (common/play/accuracy.h); the shipped
  * ones come from scripts/make-testsets.sh. */
 #include <signal.h>
 #include <stdio.h>

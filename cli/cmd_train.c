@@ -18,11 +18,11 @@
  *                 (when eval.enabled, without --no-eval, if the binary is
  *                 there)
  *
- * and supervises them (net/supervise.h): crashed children are started
+ * and supervises them (common/net/supervise.h): crashed children are started
  * again (the learner with --resume), the learner's exit 0 ends the run,
  * Ctrl-C stops everything. Every --set goes unchanged to every child, so
  * the config file plus the overrides are the whole configuration. ID is the
- * run id of this start (run/rundir.h), made here: the workers join only a
+ * run id of this start (common/run/rundir.h), made here: the workers join only a
  * learner of this start, never the learner of another start of the same
  * config that happens to hold the ports, and a restarted learner keeps it.
  * Without --resume or --restart, a run dir that holds a run already is
@@ -32,7 +32,7 @@
  * progress line per "iteration" (learner) or "elo" (evaluator) event
  * appended to RUN_DIR/metrics.jsonl (cli/progress.h).
  *
- * --inproc runs Algorithm 2 in this one process (train/inproc.c). */
+ * --inproc runs Algorithm 2 in this one process (common/train/inproc.c). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>

@@ -1,5 +1,5 @@
 /* models.h - the trained networks shipped with probs (data/models/, one
- * model file per game, nn/model.h): where they are, and which one a
+ * model file per game, common/nn/model.h): where they are, and which one a
  * command uses when it is given no --model.
  *
  * The files are looked for, in order, in

@@ -1,5 +1,5 @@
 # embed_testsets.cmake - writes OUT, a C file holding every
-# data/<game>-testset.txt as a NUL-terminated string (solver/testset.c reads
+# data/<game>-testset.txt as a NUL-terminated string (common/solver/testset.c reads
 # them as pb_testset_blobs). Run with cmake -DOUT=... -DDATA_DIR=... -P.
 file(GLOB files "${DATA_DIR}/*-testset.txt")
 list(SORT files)

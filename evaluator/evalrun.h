@@ -7,14 +7,14 @@
  *       evenly between colours, a random opening, many threads) and fits its
  *       Elo against the opponents' anchor ratings (elo.h);
  *   pb_evalrun_chart
- *       the Elo chart of a run's elo.csv (play/elotable.h: the table, read
+ *       the Elo chart of a run's elo.csv (common/play/elotable.h: the table, read
  *       back strictly and saved atomically) as SVG;
  *   pb_evalrun_t
  *       a run directory: which checkpoint versions exist, which are rated,
  *       rating the next ones and writing elo.csv, elo.svg (and elo.png when
  *       a converter exists), a line in learner.log and one in
  *       metrics.jsonl per result. For games with a solver each rated
- *       checkpoint also gets its accuracy (play/accuracy.h) on the
+ *       checkpoint also gets its accuracy (common/play/accuracy.h) on the
  *       solved test set: greedy Q (the paper's agent), V one ply deep, and
  *       a search over V and Q: alpha-beta (abnet:, eval.search_nodes) by
  *       default, or beam search at eval.search_expansions /

@@ -46,7 +46,7 @@
  *              -> job TRAIN_V -> start_search -> pb__search_maybe_done ->
  *              job TRAIN_Q (checkpoint) -> next iteration or DONE;
  *              job_work on the pool, job_done back on the loop.
- *   status.c   pb__on_http (/status, /metrics, else web/web.h),
+ *   status.c   pb__on_http (/status, /metrics, else common/web/web.h),
  *              pb__log_progress, pb__write_iteration_metrics (the log's
  *              iteration summary and metrics.jsonl).
  *   sockets.c  pb__open_sockets (ROUTER, PUB, CURVE), the table of peers,

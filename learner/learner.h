@@ -40,7 +40,7 @@ enum {
  * PB_LEARNER_RESTART is set: then that history is moved aside and the run
  * starts at version 0. flags 0 starts at version 0 (main.c first refuses
  * a run dir that holds a run: pb_rundir_check_new). run_id is this start's
- * run id (run/rundir.h; NULL: a new one, pb_rundir_new_run_id), written to
+ * run id (common/run/rundir.h; NULL: a new one, pb_rundir_new_run_id), written to
  * RUN_DIR/run-id and logged: a Hello that names another run id is refused
  * (docs/protocol.md). log is borrowed. NULL with err filled on failure. */
 pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags,

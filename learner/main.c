@@ -7,7 +7,7 @@
  * main() reads the configuration, refuses a start without --resume or
  * --restart on a run dir that holds a run already (before it creates or
  * changes any file there), takes the run id of this start (--run-id, or a
- * new one: run/rundir.h), opens the log, and hands over to
+ * new one: common/run/rundir.h), opens the log, and hands over to
  * pb_learner_run (learner/learner.c), the event loop. Exit status: 0 done,
  * 2 bad arguments or config, PB_SUPERVISE_EXIT_FATAL (78) when the learner
  * cannot start or had no worker it accepts for net.no_workers_exit_s

@@ -129,7 +129,7 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     r.work_item.episodes = (uint32_t)cnt;
     r.work_item.seed = pb_learn_item_seed(c, l->sp_iter - 1, (uint64_t)first);
     if (pb_config_td(c)) {
-      /* td: the exploration rate of the item's first game (train/td.h) */
+      /* td: the exploration rate of the item's first game (common/train/td.h) */
       pb_td_opts_t o;
       pb_td_opts_from_config(c, &o);
       r.work_item.td_epsilon = pb_td_epsilon(
@@ -246,7 +246,7 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
       return;
     }
     /* Every move legal, the length within max_turns, the outcome the
-     * rules give (train/selfplay.h). */
+     * rules give (common/train/selfplay.h). */
     pb_err_t err;
     if (pb_selfplay_check(l->g, ep->states, ep->n_states, ep->final_reward,
                           (uint32_t)c->train.max_turns, &err) != 0) {

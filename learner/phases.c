@@ -134,7 +134,7 @@ static void start_search(pb_learner_t *l) {
 
 /* ---- jobs on the thread pool ------------------------------------------ */
 
-/* Algorithm td: TD(0) over the iteration's games in order (train/td.h),
+/* Algorithm td: TD(0) over the iteration's games in order (common/train/td.h),
  * from the weights of V, into V; then the new V's weights to serve. */
 static int td_job(pb_learner_t *l) {
   double t = pb_now();

@@ -1,7 +1,7 @@
 /* spot.c - the spot check of search results, and the quarantine it leads
  * to. A share (net.spot_check) of the positions of each accepted search
  * item waits in spot_wait; one job at a time on libuv's thread pool
- * searches them again with the learner's own networks (train/spotcheck.h),
+ * searches them again with the learner's own networks (common/train/spotcheck.h),
  * beside the search phase, while the loop thread keeps serving.
  *
  * A checked position disagrees when a target differs by more than

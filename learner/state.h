@@ -171,7 +171,7 @@ struct pb_learner {
   int max_peers;
   uint32_t peer_serial;
 
-  /* the spot check of search results (train/spotcheck.h) */
+  /* the spot check of search results (common/train/spotcheck.h) */
   pb_spot_t *spot;
   pb_rng_t spot_rng;
   uint32_t *spot_idx; /* the positions drawn from one item */

@@ -1,7 +1,7 @@
 /* status.c - what the learner tells people: the summary of each
  * iteration (a log line and a metrics.jsonl line), the progress log every
  * 5 s of self-play or search, and the HTTP side: GET /status (JSON),
- * GET /metrics (Prometheus text), everything else to web/web.h. All of it
+ * GET /metrics (Prometheus text), everything else to common/web/web.h. All of it
  * runs on the loop thread. */
 #include <inttypes.h>
 #include <math.h>
@@ -308,7 +308,7 @@ void pb__on_http(void *ctx, const char *method, const char *path,
     res->content_type = "text/plain; version=0.0.4";
     res->body = metrics_text(l);
   } else if (pb_web_handle(l->web, path, pb_http_query(l->http), res)) {
-    return; /* the page, /api/history, /api/move (web/web.h) */
+    return; /* the page, /api/history, /api/move (common/web/web.h) */
   } else {
     res->status = 404;
     res->content_type = "text/plain";

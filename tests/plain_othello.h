@@ -1,6 +1,6 @@
 /* plain_othello.h - a deliberately plain Othello engine: an 8x8 array
  * walked square by square and direction by direction, nothing clever.
- * tests/test_othello.c checks games/othello.c against it position by
+ * tests/test_othello.c checks common/games/othello.c against it position by
  * position; bench/bench_games.c measures the bitboards against it. Same
  * conventions as the game: squares 0..63 (row * 8 + col, a1 = 0), 64 the
  * pass, which is legal only when the side to move has no move and its

@@ -1,5 +1,5 @@
 /* plain_toguz.h - a deliberately plain Toguz Kumalak engine: absolute
- * sides, a hole at a time, the rules as games/toguz.c states them.
+ * sides, a hole at a time, the rules as common/games/toguz.c states them.
  * tests/test_toguz.c checks the game against it position by position;
  * bench/bench_games.c measures the game against it. */
 #ifndef PB_PLAIN_TOGUZ_H

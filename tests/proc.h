@@ -14,7 +14,7 @@
  *     (a handler kills the groups, then the signal takes its course);
  *   - the test program dies by SIGKILL: each child gets PROBS_PARENT_PID,
  *     so the probs programs ask the kernel for SIGTERM when it dies
- *     (PR_SET_PDEATHSIG, base/util.h), and workers started with
+ *     (PR_SET_PDEATHSIG, common/base/util.h), and workers started with
  *     net.give_up_s give up on a learner that is gone.
  * The table of children is the one piece of mutable state at file scope:
  * the atexit and signal handlers have no other way to find them. */

@@ -1,4 +1,4 @@
-/* test_abnet.c - alpha-beta over V and Q (search/abnet.h) against a
+/* test_abnet.c - alpha-beta over V and Q (common/search/abnet.h) against a
  * brute-force depth-d negamax over the same V (bit for bit, whatever the
  * budget stopped at, with the table, PVS, batching and Q ordering in every
  * combination), against exact values (the solvers) when the budget covers

@@ -1,4 +1,4 @@
-/* test_abtargets.c - Q-targets by alpha-beta (search/abtargets.h): each
+/* test_abtargets.c - Q-targets by alpha-beta (common/search/abtargets.h): each
  * legal move's target against a brute-force negamax over the same V when
  * the budget covers the tree (bit for bit), against the solver with an
  * exact V, against abnet's own search of the child at budgets that stop

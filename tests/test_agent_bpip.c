@@ -1,5 +1,5 @@
 /* test_agent_bpip.c - the bpip: agent (BPIP search over a PROBS
- * checkpoint's V, search/bpip.h). Untrained checkpoints of every game
+ * checkpoint's V, common/search/bpip.h). Untrained checkpoints of every game
  * (pb_learn_new, saved): legal moves only, batched moves equal to single
  * ones, N= bounds the evaluations per move, a whole-tree budget perfect in
  * Tic-Tac-Toe; bad specs name themselves; AlphaZero and other games'

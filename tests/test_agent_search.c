@@ -1,5 +1,5 @@
 /* test_agent_search.c - the searching agents over a PROBS checkpoint's V
- * and Q: abnet: (alpha-beta, search/abnet.h) and mcts: with a PROBS
+ * and Q: abnet: (alpha-beta, common/search/abnet.h) and mcts: with a PROBS
  * checkpoint (PUCT with priors softmax(Q / T)). Untrained checkpoints of
  * every game (pb_learn_new, saved): legal moves only, batched moves equal
  * to single ones, the evaluation budget kept, a whole-tree budget

@@ -1,7 +1,7 @@
 /* test_analyze.c - `probs analyze` run as a user runs it, checked against
  * the networks themselves, against `probs search` (beam) and against the
  * abnet: and mcts: agents (alpha-beta's and MCTS's moves), for a PROBS and
- * an AlphaZero checkpoint; and the shared module play/analysis.h it is
+ * an AlphaZero checkpoint; and the shared module common/play/analysis.h it is
  * built on. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* test_azplay.c - AlphaZero self-play (train/azplay.h) with a plain,
+/* test_azplay.c - AlphaZero self-play (common/train/azplay.h) with a plain,
  * deterministic network: every episode is a real game whose positions
  * follow by legal moves, each with a visit distribution over its legal
  * actions; the same seed gives the same episodes whatever `parallel` is

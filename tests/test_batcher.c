@@ -1,4 +1,4 @@
-/* test_batcher.c - several threads feeding one evalfn (search/batcher.h):
+/* test_batcher.c - several threads feeding one evalfn (common/search/batcher.h):
  * beam search and self-play split over threads give exactly the targets
  * and episodes of one thread (with an evalfn whose output for a state does
  * not depend on the rest of the call), the calls are batched, an inner

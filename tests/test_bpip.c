@@ -1,4 +1,4 @@
-/* test_bpip.c - BPIP search over V (search/bpip.h): the leaf model and the
+/* test_bpip.c - BPIP search over V (common/search/bpip.h): the leaf model and the
  * product rule against hand-computed cases and brute-force enumeration;
  * every leaf's QSS relevance against a plain recomputation of the tree
  * per spike (the paper's equation 3 transcribed); relevance 0 where a

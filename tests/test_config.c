@@ -1,5 +1,5 @@
 /* test_config.c - YAML loading, overrides, checks and round trips of
- * run/config. */
+ * common/run/config. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -225,7 +225,7 @@ static void test_matches_inproc(void **state) {
 }
 
 /* Workers with several threads of game and tree work feeding one network
- * (search.threads, train.selfplay_threads; search/batcher.h) play the same
+ * (search.threads, train.selfplay_threads; common/search/batcher.h) play the same
  * games as the in-process reference: the same positions; and on the first
  * iteration the same Q-targets (later ones may differ in the last bits of
  * the floats, since the network's batches are made differently). */
@@ -257,7 +257,7 @@ static void test_threaded_workers(void **state) {
 }
 
 /* search.algorithm abnet: the searcher makes its targets by alpha-beta
- * (search/abtargets.h), the learner checks every position it sends (spot
+ * (common/search/abtargets.h), the learner checks every position it sends (spot
  * check share 1) and quarantines nobody; the run trains on the same games
  * as the in-process reference with the same settings, whose first
  * iteration's targets it matches. */

@@ -1,4 +1,4 @@
-/* test_entry.c - what every main() shares (run/entry): --set kept in order
+/* test_entry.c - what every main() shares (common/run/entry): --set kept in order
  * and refused in the wrong form or past the limit, --keys and --help
  * answered with exit status 0, an unknown option with 2, the program's own
  * options passed back; the config built from the file and the overrides;

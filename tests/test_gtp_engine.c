@@ -1,4 +1,4 @@
-/* test_gtp_engine.c - the GTP engine (play/gtp_engine.h) in each game: a
+/* test_gtp_engine.c - the GTP engine (common/play/gtp_engine.h) in each game: a
  * scripted exchange that checks every command's response, the Othello
  * pass, finished games and their scores, the line protocol (ids,
  * comments, long lines, quit, end of input, a stop flag, a controller

@@ -1,5 +1,5 @@
-/* test_inproc.c - Algorithm 2 end to end in one process (train/inproc.c,
- * train/learn.c): a short seeded training run must make losses fall and
+/* test_inproc.c - Algorithm 2 end to end in one process (common/train/inproc.c,
+ * common/train/learn.c): a short seeded training run must make losses fall and
  * the greedy agent beat random clearly more often than before training; a
  * run stopped and resumed trains on exactly the same data as one that ran
  * straight through; a corrupt checkpoint is refused on resume; checkpoint

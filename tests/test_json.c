@@ -1,4 +1,4 @@
-/* test_json.c - escaping, nesting, numbers and misuse of the base/json
+/* test_json.c - escaping, nesting, numbers and misuse of the common/base/json
  * writer, and the validator against hand-picked good and bad texts. */
 #include <setjmp.h>
 #include <stdarg.h>

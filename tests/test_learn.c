@@ -1,4 +1,4 @@
-/* test_learn.c - the learner's training (train/learn): the paper's
+/* test_learn.c - the learner's training (common/train/learn): the paper's
  * defaults, gradient clipping from the config, V targets mixed with search
  * values (and the two training threads' determinism), mirror augmentation,
  * the learning-rate schedule, and the AlphaZero learner. The checkpoints of

@@ -1,5 +1,5 @@
 /* test_learn_state.c - the learner's run state in checkpoints
- * (train/learn_state.c): the replay window (sizes, checkpoints, exact
+ * (common/train/learn_state.c): the replay window (sizes, checkpoints, exact
  * resume, damaged sections), a damaged run state refused without a
  * change, and the window's targets read back exactly.
  *

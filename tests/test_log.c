@@ -1,5 +1,5 @@
 /* test_log.c - line format, files, threads and the metrics writer of
- * base/log. */
+ * common/base/log. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

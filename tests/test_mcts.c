@@ -1,4 +1,4 @@
-/* test_mcts.c - PUCT MCTS (search/mcts.h): with a uniform network and
+/* test_mcts.c - PUCT MCTS (common/search/mcts.h): with a uniform network and
  * enough simulations it finds the winning move and the only block in
  * hand-picked Tic-Tac-Toe positions; visit counts sum to the simulations;
  * many searches advanced together give exactly what one at a time gives;

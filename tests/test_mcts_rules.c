@@ -1,4 +1,4 @@
-/* test_mcts_rules.c - the root rules of search/mcts_rules.h against hand
+/* test_mcts_rules.c - the root rules of common/search/mcts_rules.h against hand
  * computations and a literal reference: sequential halving's schedule is
  * mctx's get_sequence_of_considered_visits (built list by list, as mctx
  * does) for every m <= 20 and n <= 300, and a hand-written case; sigma of

@@ -1,4 +1,4 @@
-/* test_model.c - a model (nn/model): the networks a config describes, its
+/* test_model.c - a model (common/nn/model): the networks a config describes, its
  * sections of a checkpoint written and read back exactly, a checkpoint
  * opened on its own (pb_model_open) computing what the trainer's networks
  * compute, and checkpoints of another game, algorithm or shape refused

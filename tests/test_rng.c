@@ -1,4 +1,4 @@
-/* test_rng.c - determinism and distribution checks for base/rng. */
+/* test_rng.c - determinism and distribution checks for common/base/rng. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* test_rundir.c - the run directory (run/rundir): file paths, the listing
+/* test_rundir.c - the run directory (common/run/rundir): file paths, the listing
  * of checkpoint versions, the one-learner lock, the retention protocol
  * between the learner and a live evaluator (the lock, and elo.csv's newest
  * row), which directories a new run may start in, run ids, and what a

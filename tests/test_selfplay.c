@@ -1,6 +1,6 @@
 /* test_selfplay.c - move selection (with its temperature) and episode
- * generation (train/selfplay) and the episode store with its V targets
- * (train/episodes). */
+ * generation (common/train/selfplay) and the episode store with its V targets
+ * (common/train/episodes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

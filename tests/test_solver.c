@@ -1,4 +1,4 @@
-/* test_solver.c - the exact solvers (solver/solver.c, solver/connect4_solver.c)
+/* test_solver.c - the exact solvers (common/solver/solver.c, common/solver/connect4_solver.c)
  * against slow references: the Connect Four solver against plain negamax
  * (pb_c4solver_solve_ref) and against a distance-to-mate negamax written
  * here on the game interface, on hundreds of late positions; Tic-Tac-Toe

@@ -1,5 +1,5 @@
 /* test_spotcheck.c - the learner's check of search results
- * (train/spotcheck.h): the comparison of one position, the verdict on a
+ * (common/train/spotcheck.h): the comparison of one position, the verdict on a
  * peer, the draw of positions, and that the check searches exactly as a
  * searcher does (same targets, bit for bit, for the same batch; abnet
  * targets too). */

@@ -1,8 +1,8 @@
 /* test_td.c - algorithm td (seed 004): the linear evaluation
- * (search/linear.h), the n-ply search against a brute-force negamax
- * (search/nply.h), the TD(0) update against hand-computed numbers and
- * the schedules (train/td.h), epsilon-greedy self-play (train/tdplay.h),
- * the evaluation as a pb_nn network (nn/tdnet.h), the config's td keys
+ * (common/search/linear.h), the n-ply search against a brute-force negamax
+ * (common/search/nply.h), the TD(0) update against hand-computed numbers and
+ * the schedules (common/train/td.h), epsilon-greedy self-play (common/train/tdplay.h),
+ * the evaluation as a pb_nn network (common/nn/tdnet.h), the config's td keys
  * and their refusals, and a short in-process run whose learned weighted
  * piece counter beats random clearly more often than the untrained one. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* test_testset.c - solved test sets (solver/testset.c): the text format
+/* test_testset.c - solved test sets (common/solver/testset.c): the text format
  * written and read back, every kind of malformed input refused with the
  * line it is on, scoring, and the shipped sets checked against the solver
  * (all of Tic-Tac-Toe's, a sample of Connect Four's late positions). */

@@ -1,4 +1,4 @@
-/* test_uct.c - plain UCT (search/uct.h), checked against the exact values
+/* test_uct.c - plain UCT (common/search/uct.h), checked against the exact values
  * of the Tic-Tac-Toe solver (solver.h): it plays the winning move and the
  * only block in hand-picked positions, its root value approaches the exact
  * value as the simulations grow, a playout stops at max_turns as a draw,

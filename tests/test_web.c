@@ -1,4 +1,4 @@
-/* test_web.c - web/web: the page and its JSON endpoints against a sample
+/* test_web.c - common/web/web: the page and its JSON endpoints against a sample
  * run directory written here (metrics.jsonl lines as the learner and the
  * evaluator write them, an elo.csv, a checkpoint): /api/history picks the
  * iteration records, keeps bounds and summarises; /status gets its extra

@@ -1,4 +1,4 @@
-/* test_webplay.c - web/webplay: the newest checkpoint answers a move list
+/* test_webplay.c - common/web/webplay: the newest checkpoint answers a move list
  * (Tic-Tac-Toe, untrained networks saved by pb_learn_save), bad move lists
  * are refused with a message, the cached agent follows new versions and
  * survives a corrupt newest file, or stays on a pinned version. */

@@ -1,4 +1,4 @@
-/* test_webserve.c - web/webserve (probs serve): what it refuses to open
+/* test_webserve.c - common/web/webserve (probs serve): what it refuses to open
  * (no directory, not a run directory, a bad config.yaml, a bad port, a
  * missing checkpoint to pin, a port in use), the /status it makes from a
  * run directory's files (phase done / running / stopped from the

@@ -1,5 +1,5 @@
 /* test_workq.c - leases, expiry, duplicates, holders, shares and ids of
- * net/workq. */
+ * common/net/workq. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,0 +1,127 @@
+/* model.h - a model: the networks a config describes, and the part of a
+ * checkpoint that holds them.
+ *
+ * A checkpoint file (common/run/ckpt.h) written by the trainer (common/train/learn.h)
+ * holds these sections, which this module alone reads and writes:
+ *
+ *   learn.meta    7 little-endian u64: magic "PBLEARN1", game id, version
+ *                 (iterations trained), the trainer's RNG state (4 words)
+ *   v.state       V with its Adam moments (pb_nn_state_save); absent in a
+ *                 checkpoint of algorithm alphazero
+ *   q.state       Q, or the policy+value network of an alphazero run
+ *   config.yaml   the run's config as YAML (pb_config_to_yaml)
+ *
+ * A model file (probs export OUT.pbck, data/models/) is a checkpoint with
+ * v.weights / q.weights (pb_nn_weights_save: the weights alone, a third of
+ * the states' size) in place of v.state / q.state, and learn.meta's RNG
+ * words zero. Everything that reads a model reads either; a learner
+ * resuming from a model file starts with fresh Adam moments.
+ *
+ * The trainer adds its own sections beside them (its second RNG stream,
+ * the replay window, the learner's blob). Everything that only plays,
+ * analyses or exports a model opens it with pb_model_open, and so never
+ * links the trainer.
+ *
+ * With algorithm alphazero there is no V: the Q slot holds the
+ * policy+value network (PB_NN_HEAD_PV) and pb_model_v is NULL.
+ *
+ * With algorithm td both networks are one linear layer over the input
+ * planes whatever model.v / model.q say: V (tanh head) is the learned
+ * evaluation (common/nn/tdnet.h), Q (linear head) is never trained and only
+ * fills its slot, so that every reader of a model reads a td one. */
+#ifndef PB_MODEL_H
+#define PB_MODEL_H
+
+#include <stdint.h>
+
+#include "ckpt.h"
+#include "config.h"
+#include "err.h"
+#include "game.h"
+#include "nn.h"
+
+/* ---- the networks of a config ------------------------------------------ */
+
+/* Fills a network spec for V (q == 0) or Q (q != 0) from the model.v /
+ * model.q keys and the input/output shape of game g. With algorithm
+ * alphazero the Q slot holds the policy+value network: model.q's trunk
+ * with a PB_NN_HEAD_PV head of num_actions + 1 outputs (V is unused). */
+void pb_model_spec(const pb_config_t *c, const pb_game_t *g, int q,
+                   pb_nn_spec_t *spec);
+
+/* Fills Adam settings for V (q == 0) or Q (q != 0). */
+void pb_model_opt(const pb_config_t *c, int q, pb_nn_opt_t *opt);
+
+/* Creates the networks cfg describes for game g on `device` ("cpu",
+ * "cuda" or "auto"), with the Adam settings of pb_model_opt and weights
+ * seeded from cfg->seed (the same seed gives the same untrained pair), and
+ * sets libtorch's thread count to model.threads (pb_nn_set_threads).
+ * *v is NULL for algorithm alphazero. `what` names the device's source in
+ * messages (e.g. "model.learner_device 'cuda' (the learner)"). Returns 0
+ * (both set) or pb_nn_new's error with *v and *q NULL. */
+int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
+                  const char *device, const char *what, pb_nn_t **v,
+                  pb_nn_t **q, pb_err_t *err);
+
+/* ---- the sections of a checkpoint ---------------------------------------- */
+
+/* Adds learn.meta, v.state (when v is not NULL), q.state and config.yaml
+ * to ck for the networks v and q of game g at `version`, with the
+ * trainer's RNG state rng[4] and the config cfg. Returns 0, PB_ENOMEM or
+ * the error of pb_nn_state_save / pb_config_to_yaml / pb_ckpt_add. */
+int pb_model_write(pb_ckpt_t *ck, const pb_config_t *cfg, const pb_game_t *g,
+                   uint64_t version, const uint64_t rng[4], const pb_nn_t *v,
+                   const pb_nn_t *q, pb_err_t *err);
+
+/* As pb_model_write, but a model file: learn.meta (RNG words zero),
+ * v.weights (when v is not NULL), q.weights and config.yaml. Errors as
+ * pb_model_write (pb_nn_weights_save's instead of pb_nn_state_save's). */
+int pb_model_write_weights(pb_ckpt_t *ck, const pb_config_t *cfg,
+                           const pb_game_t *g, uint64_t version,
+                           const pb_nn_t *v, const pb_nn_t *q, pb_err_t *err);
+
+/* Checks that ck (read from `path`, for messages) holds a model of game g
+ * whose networks have the shapes of v and q (v NULL: an alphazero model),
+ * without loading anything. Returns 0, PB_ECORRUPT (not a probs learner
+ * checkpoint, bad metadata), or PB_EMISMATCH (another algorithm, game or
+ * network shape), the message naming the file. */
+int pb_model_check(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
+                   const pb_nn_t *v, const pb_nn_t *q, pb_err_t *err);
+
+/* pb_model_check, then loads the networks' states (weights, Adam moments,
+ * step counts; a model file's weights alone) into v and q and sets
+ * *version and rng[4] (either may be NULL) from learn.meta. All or
+ * nothing: on an error v and q keep their states. */
+int pb_model_read(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
+                  pb_nn_t *v, pb_nn_t *q, uint64_t *version, uint64_t rng[4],
+                  pb_err_t *err);
+
+/* ---- a model opened from a checkpoint ---------------------------------- */
+
+typedef struct pb_model pb_model_t;
+
+/* Opens the checkpoint at `path` on its own: reads the config stored
+ * inside it (into *cfg, when not NULL), creates its networks on `device`
+ * (NULL: the stored config's model.learner_device / model.device) and
+ * loads their states. NULL with err filled: the error of pb_ckpt_read
+ * (PB_EIO, PB_ECORRUPT), PB_ECORRUPT when there is no config inside or
+ * the sections do not agree, PB_ECONFIG for a stored config this build
+ * refuses, or pb_nn_new's error. */
+pb_model_t *pb_model_open(const char *path, const char *device,
+                          pb_config_t *cfg, pb_err_t *err);
+
+/* Frees the model and its networks; accepts NULL and sets *m to NULL. */
+void pb_model_destroy(pb_model_t **m);
+
+const pb_game_t *pb_model_game(const pb_model_t *m);
+const pb_config_t *pb_model_config(const pb_model_t *m);
+/* The networks, owned by the model: V (NULL in an alphazero model) and Q
+ * (the policy+value network in an alphazero model). */
+pb_nn_t *pb_model_v(pb_model_t *m);
+pb_nn_t *pb_model_q(pb_model_t *m);
+/* 1 for an alphazero model, else 0. */
+int pb_model_alphazero(const pb_model_t *m);
+/* Iterations trained (the checkpoint's version). */
+uint64_t pb_model_version(const pb_model_t *m);
+
+#endif

@@ -1,0 +1,91 @@
+/* nn_impl.hpp - private to common/nn/ (not part of the C API of nn.h): the
+ * network struct and the helpers shared by nn.cpp (the network: spec
+ * checks, layout, forward), nn_train.cpp (losses, Adam, train steps) and
+ * nn_io.cpp (weights and state buffers, export). The design notes are at
+ * the top of nn.cpp. */
+#ifndef PB_NN_IMPL_HPP
+#define PB_NN_IMPL_HPP
+
+extern "C" {
+#include "nn.h"
+}
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <new>
+#include <string>
+#include <vector>
+
+/* ---------------------------------------------------------------- errors */
+
+/* Runs f() (which returns 0 or a PB_E* code) and converts any exception into
+ * an error code plus message, prefixed with the entry point's name. */
+template <class F>
+inline int pb__guard(pb_err_t *err, const char *where, F &&f) noexcept {
+  try {
+    return f();
+  } catch (const c10::Error &e) {
+    return pb_err_set(err, PB_ENN, "%s: libtorch: %s", where,
+                      e.what_without_backtrace());
+  } catch (const std::bad_alloc &) {
+    return pb_err_set(err, PB_ENOMEM, "%s: out of memory", where);
+  } catch (const std::exception &e) {
+    return pb_err_set(err, PB_ENN, "%s: %s", where, e.what());
+  } catch (...) {
+    return pb_err_set(err, PB_ENN, "%s: unknown C++ exception", where);
+  }
+}
+
+/* ------------------------------------------------------------ the model */
+
+struct pb__param {
+  std::string name;           /* "conv0.weight", "head.bias", ... */
+  std::vector<int64_t> shape; /* torch shape */
+  int64_t offset, numel;      /* slice of theta */
+  int64_t fan_in;             /* for the default init bound */
+  int init;                   /* PB__INIT_* */
+};
+enum { PB__INIT_UNIFORM = 0, PB__INIT_ONE = 1, PB__INIT_ZERO = 2 };
+
+struct pb_nn {
+  pb_nn_spec_t spec;
+  pb_nn_opt_t opt;
+  torch::Device device{torch::kCPU};
+  std::vector<pb__param> params; /* fixed order: conv*, dense*, head */
+  int64_t nparams = 0;
+  torch::Tensor theta;              /* [nparams], requires grad */
+  torch::Tensor m, v;               /* Adam moments, [nparams] */
+  int64_t step = 0;                 /* Adam steps taken */
+  double grad_norm = 0;             /* of the last step, before clipping */
+  double loss_policy = 0;           /* the parts of the last step's loss */
+  double loss_value = 0;            /* (pb_nn_last_loss_parts) */
+  std::vector<torch::Tensor> infer; /* no-grad views of theta, per param */
+};
+
+static const int64_t PB__MAX_PARAMS = (int64_t)1 << 31;
+
+/* The spec fields in serialisation order (pb__spec_fields). */
+enum { PB__NSPEC = 11 };
+
+/* Defined in nn.cpp: the spec (pb__count: its parameter count in 64 bits;
+ * pb__spec_check: valid, or PB_EINVAL with a message; pb__spec_fields: its
+ * fields in serialisation order; pb__spec_equal: 0, or PB_EMISMATCH naming
+ * the first differing field), the network function (pb__views: layer views
+ * of a flat tensor; pb__run: the forward pass; pb__input: caller input on
+ * nn's device; pb__cpu: a contiguous CPU tensor of the same values) and
+ * pb__opt_check (the optimizer settings). */
+int64_t pb__count(const pb_nn_spec_t *s);
+int pb__spec_check(const pb_nn_spec_t *s, pb_err_t *err);
+void pb__spec_fields(const pb_nn_spec_t *s, int v[PB__NSPEC]);
+int pb__spec_equal(const pb_nn_spec_t *have, const pb_nn_spec_t *want,
+                   const char *what, pb_err_t *err);
+std::vector<torch::Tensor> pb__views(const pb_nn *nn,
+                                     const torch::Tensor &flat);
+torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
+                      const std::vector<torch::Tensor> &w, bool inplace);
+torch::Tensor pb__input(const pb_nn *nn, const float *in, int batch);
+torch::Tensor pb__cpu(const torch::Tensor &t);
+int pb__opt_check(const pb_nn_opt_t *o, pb_err_t *err);
+
+#endif

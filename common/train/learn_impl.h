@@ -1,0 +1,66 @@
+/* learn_impl.h - private to common/train/learn*.c (not part of learn.h): the
+ * learner's struct and what learn.c (training) and learn_state.c
+ * (checkpoints, reports) share. */
+#ifndef PB_LEARN_IMPL_H
+#define PB_LEARN_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "learn.h"
+
+/* One earlier iteration's training data. */
+typedef struct {
+  size_t n;
+  pb_state_t *states;
+  float *v; /* V targets */
+  float *q; /* n * num_actions Q targets */
+} past_t;
+
+#define PB_LEARN_MAX_PAST 1000
+
+/* One network's training scratch, grown as needed, reused across
+ * iterations, and the random stream it draws from. */
+typedef struct {
+  float *in, *tgt, *mask; /* chunk_steps minibatches */
+  float *lrs, *loss;      /* per step of a chunk */
+  double *gnorm, *parts;
+  uint32_t *order;
+  size_t order_cap;
+  pb_rng_t *rng;
+} trainer_t;
+
+struct pb_learn {
+  pb_config_t cfg;
+  const pb_game_t *g;
+  pb_nn_t *v, *q;
+  uint64_t version;
+  pb_rng_t rng;  /* minibatch order and mirroring */
+  pb_rng_t vrng; /* the same for V when it trains beside Q (after the
+                    search), so that the two threads never share a stream */
+  trainer_t tr[2]; /* scratch of V (0) and Q (1) */
+  int batch_cap;
+  int chunk_steps; /* minibatches per pb_nn_train_batches call */
+  /* distinct positions of the current iteration */
+  pb_state_t *uniq;
+  uint32_t *uniq_of; /* stored position -> distinct index */
+  uint32_t *table;   /* open addressing: distinct index + 1, 0 = empty */
+  size_t uniq_cap, of_cap, table_cap, n_uniq;
+  /* V targets of the current positions */
+  float *vt;
+  size_t vt_cap;
+  /* the replay window: data of up to train.replay_iterations - 1 earlier
+   * iterations, oldest first */
+  past_t past[PB_LEARN_MAX_PAST];
+  int n_past;
+  pb_nn_opt_t vopt, qopt; /* the configured optimizer settings */
+  int az;                 /* algorithm: alphazero (v is NULL) */
+};
+
+/* The replay window's helpers, defined in learn.c: pb__learn_past_free
+ * frees one iteration's data and zeroes it; pb__learn_trim_window keeps
+ * the newest `keep` iterations. */
+void pb__learn_past_free(past_t *p);
+void pb__learn_trim_window(pb_learn_t *l, int keep);
+
+#endif

@@ -1,0 +1,279 @@
+/* learn_state.c - the learner's run state on disk and in reports: the
+ * checkpoint (common/nn/model.h's networks plus the second RNG stream, the replay
+ * window and the caller's extra section), the replay window's encoding,
+ * the seeds of work items, the evaluation batch size, the CRC of an
+ * iteration's targets and the iteration's JSON report. */
+#include "bytes.h"
+#include "learn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt.h"
+#include "json.h"
+#include "learn_impl.h"
+#include "model.h"
+
+/* ---- checkpoints ---------------------------------------------------- */
+
+/* The replay window as a checkpoint section (little-endian):
+ *   u64 magic "PBREPLAY", u32 num_actions, u32 iterations, then per
+ *   iteration u64 n, n positions (4 u64 words each), n f32 V targets,
+ *   n * num_actions f32 Q targets. */
+#define REPLAY_MAGIC 0x59414C5045524250ull /* "PBREPLAY" */
+
+static void putf(uint8_t *p, float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  pb_le_put32(p, u);
+}
+static float getf(const uint8_t *p) {
+  uint32_t u = pb_le_get32(p);
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static uint8_t *replay_encode(const pb_learn_t *l, size_t *len) {
+  const size_t A = (size_t)l->g->num_actions;
+  size_t n = 16;
+  for (int i = 0; i < l->n_past; i++)
+    n += 8 + l->past[i].n * (32 + 4 + 4 * A);
+  uint8_t *b = malloc(n), *p = b;
+  if (b == NULL) return NULL;
+  pb_le_put64(p, REPLAY_MAGIC);
+  pb_le_put32(p + 8, (uint32_t)A);
+  pb_le_put32(p + 12, (uint32_t)l->n_past);
+  p += 16;
+  for (int i = 0; i < l->n_past; i++) {
+    const past_t *ps = &l->past[i];
+    pb_le_put64(p, ps->n);
+    p += 8;
+    for (size_t k = 0; k < ps->n; k++)
+      for (int w = 0; w < 4; w++, p += 8) pb_le_put64(p, ps->states[k].w[w]);
+    for (size_t k = 0; k < ps->n; k++, p += 4) putf(p, ps->v[k]);
+    for (size_t k = 0; k < ps->n * A; k++, p += 4) putf(p, ps->q[k]);
+  }
+  *len = n;
+  return b;
+}
+
+/* Decodes a replay section into past[] (all or nothing). */
+static int replay_decode(const pb_learn_t *l, const uint8_t *b, size_t len,
+                         past_t *past, int *n_past, const char *path,
+                         pb_err_t *err) {
+  const size_t A = (size_t)l->g->num_actions;
+  *n_past = 0;
+  if (len < 16 || pb_le_get64(b) != REPLAY_MAGIC || pb_le_get32(b + 8) != A ||
+      pb_le_get32(b + 12) > PB_LEARN_MAX_PAST)
+    return pb_err_set(err, PB_ECORRUPT, "%s: bad replay window section", path);
+  const int np = (int)pb_le_get32(b + 12);
+  size_t off = 16;
+  for (int i = 0; i < np; i++) {
+    if (len - off < 8) goto bad;
+    uint64_t n = pb_le_get64(b + off);
+    off += 8;
+    if (n > (len - off) / (32 + 4 + 4 * A)) goto bad;
+    past_t *ps = &past[i];
+    ps->n = (size_t)n;
+    ps->states = malloc((n ? n : 1) * sizeof *ps->states);
+    ps->v = malloc((n ? n : 1) * sizeof *ps->v);
+    ps->q = malloc((n ? n : 1) * A * sizeof *ps->q);
+    *n_past = i + 1;
+    if (!ps->states || !ps->v || !ps->q) {
+      for (int j = 0; j < *n_past; j++) pb__learn_past_free(&past[j]);
+      *n_past = 0;
+      return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+    }
+    for (size_t k = 0; k < n; k++) {
+      memset(&ps->states[k], 0, sizeof ps->states[k]);
+      for (int w = 0; w < 4; w++, off += 8) ps->states[k].w[w] = pb_le_get64(b + off);
+    }
+    for (size_t k = 0; k < n; k++, off += 4) ps->v[k] = getf(b + off);
+    for (size_t k = 0; k < n * A; k++, off += 4) ps->q[k] = getf(b + off);
+  }
+  if (off != len) goto bad;
+  return 0;
+bad:
+  for (int j = 0; j < *n_past; j++) pb__learn_past_free(&past[j]);
+  *n_past = 0;
+  return pb_err_set(err, PB_ECORRUPT, "%s: replay window section truncated",
+                    path);
+}
+
+int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
+                  size_t extra_len, pb_err_t *err) {
+  pb_ckpt_t *ck = pb_ckpt_new(err);
+  int rc = ck ? 0 : err ? err->code : PB_ENOMEM;
+  if (rc == 0)
+    rc = pb_model_write(ck, &l->cfg, l->g, l->version, l->rng.s, l->v, l->q,
+                        err);
+  uint8_t rng2[32];
+  for (int i = 0; i < 4; i++) pb_le_put64(rng2 + 8 * i, l->vrng.s[i]);
+  if (rc == 0) rc = pb_ckpt_add(ck, "learn.rng2", rng2, sizeof rng2, err);
+  if (rc == 0 && l->n_past > 0) {
+    size_t rl = 0;
+    uint8_t *rb = replay_encode(l, &rl);
+    rc = rb ? pb_ckpt_add(ck, "learn.replay", rb, rl, err)
+            : pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+    free(rb);
+  }
+  if (rc == 0 && extra != NULL)
+    rc = pb_ckpt_add(ck, "extra", extra, extra_len, err);
+  if (rc == 0) rc = pb_ckpt_write(ck, path, err);
+  pb_ckpt_destroy(&ck);
+  return rc;
+}
+
+int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
+                  size_t *extra_len, pb_err_t *err) {
+  pb_ckpt_t *ck = pb_ckpt_read(path, err);
+  if (ck == NULL) return err ? err->code : PB_ECORRUPT;
+  const uint8_t *xb, *rb;
+  size_t xl, rl;
+  int np = 0;
+  past_t *past = NULL;
+  /* Everything is checked before anything changes, so a refusal changes
+   * nothing. */
+  int rc = pb_model_check(ck, path, l->g, l->v, l->q, err);
+  if (rc != 0) goto done;
+  if (pb_ckpt_get(ck, "learn.replay", (const void **)&rb, &rl) == 0) {
+    past = calloc(PB_LEARN_MAX_PAST, sizeof *past);
+    if (past == NULL) {
+      rc = pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+      goto done;
+    }
+    if ((rc = replay_decode(l, rb, rl, past, &np, path, err)) != 0) goto done;
+  }
+  void *xcopy = NULL;
+  if (extra != NULL) {
+    *extra = NULL;
+    if (extra_len) *extra_len = 0;
+    if (pb_ckpt_get(ck, "extra", (const void **)&xb, &xl) == 0) {
+      xcopy = malloc(xl ? xl : 1);
+      if (xcopy == NULL) {
+        rc = pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+        goto done;
+      }
+      memcpy(xcopy, xb, xl);
+      *extra = xcopy;
+      if (extra_len) *extra_len = xl;
+    }
+  }
+  rc = pb_model_read(ck, path, l->g, l->v, l->q, &l->version, l->rng.s, err);
+  if (rc != 0) {
+    if (extra != NULL) {
+      free(*extra);
+      *extra = NULL;
+    }
+    goto done;
+  }
+  const uint8_t *r2;
+  size_t r2l;
+  if (pb_ckpt_get(ck, "learn.rng2", (const void **)&r2, &r2l) == 0 && r2l == 32)
+    for (int i = 0; i < 4; i++) l->vrng.s[i] = pb_le_get64(r2 + 8 * i);
+  /* The window is the file's (none if it has none). */
+  for (int i = 0; i < l->n_past; i++) pb__learn_past_free(&l->past[i]);
+  for (int i = 0; i < np; i++) l->past[i] = past[i];
+  l->n_past = np;
+  np = 0;
+  /* A run resumed with a smaller train.replay_iterations keeps only the
+   * newest iterations the new window holds. */
+  pb__learn_trim_window(l, l->cfg.train.replay_iterations - 1);
+done:
+  for (int i = 0; i < np; i++) pb__learn_past_free(&past[i]);
+  free(past);
+  pb_ckpt_destroy(&ck);
+  return rc;
+}
+
+uint64_t pb_learn_item_seed(const pb_config_t *cfg, uint64_t version,
+                            uint64_t first) {
+  uint64_t it = pb_mix64((uint64_t)cfg->seed ^ pb_mix64(version + 0x5E1F));
+  return pb_mix64(it ^ pb_mix64(first * 0x9E3779B97F4A7C15ull + 1));
+}
+
+int pb_learn_eval_batch(int search_parallel, int expansions, int num_actions,
+                        int selfplay_parallel) {
+  long b = (long)search_parallel * expansions * num_actions;
+  if (b < selfplay_parallel) b = selfplay_parallel;
+  /* Per position, CPU forwards stop getting cheaper past a few hundred
+   * rows, and bigger calls fault in fresh activation memory each time:
+   * measured 1.1-2x faster search with the large model at 512 than 4096. */
+  if (b > 512) b = 512;
+  return (int)b;
+}
+
+uint32_t pb_learn_targets_crc(const pb_learn_t *l, const pb_episodes_t *eps,
+                              const float *qtargets, size_t n) {
+  uint32_t crc = 0;
+  crc = pb_crc32(crc, eps->states, eps->n_states * sizeof *eps->states);
+  for (size_t k = 0; k < eps->n_eps; k++)
+    for (uint32_t t = 0; t < eps->len[k]; t++) {
+      float v = pb_episodes_target(eps, k, t);
+      crc = pb_crc32(crc, &v, sizeof v);
+    }
+  /* (zlib's crc32 of a NULL buffer is its initial value, 0: td runs have
+   * no Q targets) */
+  if (n > 0 && qtargets != NULL)
+    crc =
+        pb_crc32(crc, qtargets, n * (size_t)l->g->num_actions * sizeof(float));
+  return crc;
+}
+
+void pb_learn_report_json(const pb_learn_t *l, const pb_learn_report_t *r,
+                          pb_json_t *j) {
+  const size_t npos = r->eps->n_states;
+  pb_json_obj_begin(j);
+  pb_json_kstr(j, "event", "iteration");
+  pb_json_kstr(j, "mode", r->mode);
+  pb_json_kstr(j, "algorithm",
+               l->az                   ? "alphazero"
+               : pb_config_td(&l->cfg) ? "td"
+                                       : "probs");
+  pb_json_kuint(j, "iteration", r->version);
+  pb_json_kuint(j, "version", r->version);
+  pb_json_kuint(j, "episodes", r->eps->n_eps);
+  pb_json_kuint(j, "positions", npos);
+  pb_json_kuint(j, "distinct_positions", r->n_distinct);
+  pb_json_kuint(j, "targets_crc",
+                pb_learn_targets_crc(l, r->eps, r->qtargets, r->n_distinct));
+  if (!l->az && r->qtargets != NULL) {
+    /* The mean Q-target (over nonzero ones: illegal actions are 0), what
+     * a poisoner of the search would move. */
+    double sum = 0;
+    size_t cnt = 0;
+    const size_t n = r->n_distinct * (size_t)l->g->num_actions;
+    for (size_t i = 0; i < n; i++)
+      if (r->qtargets[i] != 0.0f) {
+        sum += r->qtargets[i];
+        cnt++;
+      }
+    pb_json_kdouble(j, "q_target_mean", cnt ? sum / (double)cnt : 0.0);
+  }
+  pb_json_kdouble(j, "selfplay_s", r->selfplay_s);
+  if (!l->az) pb_json_kdouble(j, "train_v_s", r->v->seconds);
+  if (!l->az) pb_json_kdouble(j, "search_s", r->search_s);
+  /* alphazero: the q_* fields are the policy+value network's */
+  pb_json_kdouble(j, "train_q_s", r->q->seconds);
+  pb_json_kdouble(j, "checkpoint_s", r->checkpoint_s);
+  pb_json_kdouble(j, "iteration_s", r->iteration_s);
+  if (!l->az) pb_json_kdouble(j, "v_loss", r->v->loss_mean);
+  pb_json_kdouble(j, "q_loss", r->q->loss_mean);
+  if (!l->az) pb_json_kdouble(j, "v_loss_last", r->v->loss_last);
+  pb_json_kdouble(j, "q_loss_last", r->q->loss_last);
+  if (!l->az) pb_json_kdouble(j, "v_lr", r->v->lr);
+  pb_json_kdouble(j, "q_lr", r->q->lr);
+  if (!l->az) pb_json_kdouble(j, "v_grad_norm_max", r->v->grad_norm_max);
+  if (l->az) {
+    pb_json_kdouble(j, "policy_loss", r->q->policy_loss_mean);
+    pb_json_kdouble(j, "value_loss", r->q->value_loss_mean);
+  }
+  pb_json_kdouble(j, "q_grad_norm_max", r->q->grad_norm_max);
+  pb_json_kuint(j, "replay_positions", pb_learn_replay_positions(l));
+  pb_json_kdouble(j, "selfplay_positions_per_s",
+                  npos / (r->selfplay_s > 0 ? r->selfplay_s : 1e-9));
+  if (!l->az)
+    pb_json_kdouble(j, "search_states_per_s",
+                    r->n_distinct / (r->search_s > 0 ? r->search_s : 1e-9));
+}

@@ -1,0 +1,91 @@
+/* spotcheck.h - the learner's check of what searchers send back.
+ *
+ * A searcher's Q-targets cannot be checked for truth by looking at them:
+ * well-formed but false values (all +1, say) pass every range check. The
+ * learner holds the very networks the searchers were given (V_k, Q_{k-1}),
+ * so it searches a small random sample of each result's positions itself
+ * and compares. Agreement cannot be asked bit for bit: the network's
+ * output for a position depends in its last bits on the batch it was
+ * computed in (and on the CPU), and a different last bit can turn a tie in
+ * the beam's priority queue and with it the tree. So:
+ *
+ *   - a position agrees when every legal action's target is within
+ *     `tolerance` of the learner's (illegal actions must be exactly 0);
+ *   - a peer is judged on all its sampled positions of one iteration:
+ *     it fails when at least PB_SPOT_MIN_DISAGREE of them disagree and
+ *     more than `max_disagree` (a share) of them do. One position whose
+ *     tree turned on a rounding is never enough.
+ *
+ * docs/reliability.md gives the measured honest rates behind the defaults
+ * (bench/bench_spotcheck.c measures them for a checkpoint and config).
+ *
+ * Ownership: a pb_spot_t owns its searcher (beam or abnet) and evaluator; the networks
+ * are borrowed for one call. Not thread-safe; the learner runs it on one
+ * pool thread while the networks are not trained. */
+#ifndef PB_SPOTCHECK_H
+#define PB_SPOTCHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "game.h"
+#include "nn.h"
+#include "rng.h"
+
+typedef struct pb_spot pb_spot_t;
+
+/* What one peer's checked positions came to. */
+typedef struct pb_spot_tally {
+  uint64_t checked;  /* positions searched again */
+  uint64_t disagree; /* of which outside the tolerance */
+  float max_diff;    /* the largest difference seen on a legal action */
+} pb_spot_tally_t;
+
+/* A checker for game g searching with E = expansions and M = max_depth,
+ * `parallel` searches at once, network batches of at most max_batch and a
+ * cache of cache_entries (as the searchers are configured). NULL with err
+ * filled on bad arguments or no memory. */
+pb_spot_t *pb_spot_new(const pb_game_t *g, int expansions, int max_depth,
+                       int parallel, int max_batch, uint32_t cache_entries,
+                       pb_err_t *err);
+
+/* Frees the checker; accepts NULL and sets *s to NULL. */
+void pb_spot_destroy(pb_spot_t **s);
+
+/* Makes the checker search as search.algorithm abnet does
+ * (common/search/abtargets.h): per legal move, alpha-beta over V to `nodes`
+ * evaluations, with the max_depth and parallel given to pb_spot_new.
+ * Returns 0, or PB_EINVAL / PB_ENOMEM (the checker is unchanged). */
+int pb_spot_set_abnet(pb_spot_t *s, uint64_t nodes, pb_err_t *err);
+
+/* Searches states[0..n) with networks v and q (borrowed; the cache is
+ * cleared first) and writes the targets to out[i * num_actions + a], as a
+ * searcher does. Returns 0 or the error of the search or the networks. */
+int pb_spot_search(pb_spot_t *s, pb_nn_t *v, pb_nn_t *q,
+                   const pb_state_t *states, int n, float *out, pb_err_t *err);
+
+/* The largest |mine - theirs| over the legal actions of state st; an
+ * illegal action with a nonzero claimed value, or a non-finite value,
+ * counts as 2 (the largest possible difference). */
+float pb_spot_diff(const pb_game_t *g, const pb_state_t *st,
+                   const float *mine, const float *theirs);
+
+/* Adds one compared position to tally t: disagrees when diff > tolerance.
+ * Returns 1 if it disagreed. */
+int pb_spot_count(pb_spot_tally_t *t, float diff, double tolerance);
+
+#define PB_SPOT_MIN_DISAGREE 3
+
+/* 1 when tally t fails: at least PB_SPOT_MIN_DISAGREE positions and more
+ * than max_disagree (share, 0..1) of the checked ones disagreed. */
+int pb_spot_failed(const pb_spot_tally_t *t, double max_disagree);
+
+/* Draws the positions to check from an item of n: each one independently
+ * with probability share, and at least one when share > 0 and n > 0 (a
+ * result is never taken unseen by chance alone). Writes up to cap indices,
+ * in increasing order, to idx; returns how many. */
+size_t pb_spot_sample(pb_rng_t *rng, size_t n, double share, uint32_t *idx,
+                      size_t cap);
+
+#endif
