@@ -70,6 +70,8 @@ struct pb_worker {
   char host[PB_MSG_HOST_MAX + 1];
   pb_log_t *log;
   char device[16]; /* what model.device resolved to: "cpu" or "cuda" */
+  int precision;    /* PB_NN_FP32 or PB_NN_BF16 (model.precision) */
+  char precision_why[256]; /* the choice in words, for the log */
   void *zctx, *dealer, *sub;
   volatile sig_atomic_t *stop;
   int stopping; /* the learner announced STOPPING */

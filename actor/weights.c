@@ -60,6 +60,8 @@ static int load_net(pb_worker_t *w, pb__worker_net_t *n, int q,
     n->have = 0;
     pb_nn_destroy(&n->nn);
     n->nn = pb_nn_new(&spec, NULL, w->device, 0, &e); /* probed at start */
+    if (n->nn != NULL && pb_nn_set_precision(n->nn, w->precision, &e) != 0)
+      pb_nn_destroy(&n->nn);
     if (n->nn == NULL) {
       if (e.code == PB_EINVAL) {
         pb_log_warn(w->log, "%s weights version %" PRIu64 ": %s", name, version,

@@ -114,7 +114,9 @@ static const char *role_device(const pb_worker_t *w, const char **key) {
 
 /* Creates a throwaway network on the role's device, so that a device that
  * cannot work ("cuda" without CUDA) is reported at startup rather than at
- * the first weights, and so that the log names the device "auto" chose. */
+ * the first weights, and so that the log names the device "auto" chose;
+ * then the role's precision on that device (an explicit bf16 where it is
+ * not native is refused here, at startup). */
 static int probe_device(pb_worker_t *w, pb_err_t *err) {
   const pb_game_t *g = pb_game_by_name(w->cfg.game);
   pb_nn_spec_t spec;
@@ -128,7 +130,11 @@ static int probe_device(pb_worker_t *w, pb_err_t *err) {
                       pb_msg_role_name(w->role), e.msg);
   snprintf(w->device, sizeof w->device, "%s", pb_nn_device(nn));
   pb_nn_destroy(&nn);
-  return 0;
+  return pb_model_precision(&w->cfg,
+                            w->role == PB_ROLE_ACTOR ? PB_DEVICE_ACTOR
+                                                     : PB_DEVICE_SEARCHER,
+                            w->device, &w->precision, w->precision_why,
+                            sizeof w->precision_why, err);
 }
 
 pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
@@ -424,10 +430,11 @@ int pb_worker_run(pb_worker_t *w, volatile sig_atomic_t *stop, pb_err_t *err) {
   w->stop = stop;
   pb_log_info(w->log,
               "starting: role %s, id %s, work %s, announcements %s, "
-              "device %s, threads %d, libtorch threads %d, %s %d, heartbeat "
-              "%d ms, lease %d ms",
+              "device %s, precision %s, threads %d, libtorch threads %d, %s "
+              "%d, heartbeat %d ms, lease %d ms",
               pb_worker_component(w->role), w->id, c->net.work_endpoint,
-              c->net.pub_endpoint, w->device, w->threads, c->model.threads,
+              c->net.pub_endpoint, w->device, w->precision_why, w->threads,
+              c->model.threads,
               w->role == PB_ROLE_ACTOR ? "games at once per thread"
                                        : "searches at once per thread",
               w->role == PB_ROLE_ACTOR ? c->train.selfplay_parallel

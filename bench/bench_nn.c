@@ -10,9 +10,14 @@
  * per call, with its ratio to "x16": what a larger minibatch is worth in
  * samples/s on this device (train.batch_size; docs/performance.md).
  *
- *   bench_nn [-s seconds-per-cell] [-d cpu|cuda|auto] [-t 1,2] [-n]
+ *   bench_nn [-s seconds-per-cell] [-d cpu|cuda|auto] [-t 1,2] [-P fp32,bf16]
+ * [-n]
  *
- * -t lists the intra-op thread counts to try (default 1,2); -n leaves the
+ * -t lists the intra-op thread counts to try (default 1,2); -P the
+ * precisions (common/nn/nn.h: pb_nn_set_precision; default fp32,bf16),
+ * each model and thread count measured in every one of them, one after
+ * the other, with the ratio of each to the first in the last column
+ * ("vs": forward at batch 256); -n leaves the
  * C allocator as it is instead of calling pb_nn_tune_malloc() first, to
  * show what that call is worth.
  *
@@ -26,6 +31,7 @@
 
 #include "err.h"
 #include "nn.h"
+#include "precision.h"
 #include "rng.h"
 
 static double now(void) {
@@ -77,8 +83,8 @@ static int train_round(pb_nn_t *nn, const float *in, const float *tgt,
                                NULL, NULL, NULL, err);
   for (int i = 0; i < CHUNK; i++) {
     size_t r = (size_t)i * batch;
-    int rc = pb_nn_train_step(nn, in + r * 2 * 6 * 7, tgt + r * 7,
-                              mask + r * 7, batch, NULL, err);
+    int rc = pb_nn_train_step(nn, in + r * 2 * 6 * 7, tgt + r * 7, mask + r * 7,
+                              batch, NULL, err);
     if (rc != 0) return rc;
   }
   return 0;
@@ -105,9 +111,9 @@ static double rate_train(pb_nn_t *nn, const float *in, const float *tgt,
 
 int main(int argc, char **argv) {
   double secs = 1.0;
-  const char *device = "cpu", *tlist = "1,2";
+  const char *device = "cpu", *tlist = "1,2", *plist = "fp32,bf16";
   int tune = 1, opt;
-  while ((opt = getopt(argc, argv, "s:d:t:n")) != -1) {
+  while ((opt = getopt(argc, argv, "s:d:t:P:n")) != -1) {
     switch (opt) {
       case 's':
         secs = atof(optarg);
@@ -117,6 +123,9 @@ int main(int argc, char **argv) {
         break;
       case 't':
         tlist = optarg;
+        break;
+      case 'P':
+        plist = optarg;
         break;
       case 'n':
         tune = 0;
@@ -134,10 +143,24 @@ int main(int argc, char **argv) {
     threads[nthreads++] = (int)v;
     p = *end == ',' ? end + 1 : end;
   }
-  if (!(secs > 0.0 && secs < 600.0) || nthreads == 0 || optind != argc) {
+  int precs[4], nprecs = 0;
+  for (const char *p = plist; *p && nprecs < 4;) {
+    size_t l = strcspn(p, ",");
+    char name[8];
+    snprintf(name, sizeof name, "%.*s", (int)(l < 7 ? l : 7), p);
+    int v = pb_precision_parse(name);
+    if (v != PB_PREC_FP32 && v != PB_PREC_BF16) {
+      nprecs = 0;
+      break;
+    }
+    precs[nprecs++] = v;
+    p += l + (p[l] == ',');
+  }
+  if (!(secs > 0.0 && secs < 600.0) || nthreads == 0 || nprecs == 0 ||
+      optind != argc) {
     fprintf(stderr,
             "usage: bench_nn [-s seconds-per-cell] "
-            "[-d cpu|cuda|auto] [-t 1,2,...] [-n]\n");
+            "[-d cpu|cuda|auto] [-t 1,2,...] [-P fp32,bf16] [-n]\n");
     return 2;
   }
   pb_err_t terr;
@@ -170,13 +193,16 @@ int main(int argc, char **argv) {
     mask[i] = pb_rng_below(&r, 5) != 0;
   }
 
+  char why[160];
+  int native = pb_precision_native(device, why, sizeof why);
   printf(
       "bench_nn: device %s, %.2f s per cell, malloc %s; rates in "
-      "positions/s\n",
-      device, secs, tune ? "tuned" : "default");
-  printf("%-6s %7s %3s %10s %10s %10s %10s %12s %10s %6s %10s %6s\n",
-         "model", "params", "thr", "fwd b1", "fwd b64", "fwd b256",
-         "fwd b1024", "train b128", "x16", "ratio", "x16 b512", "ratio");
+      "positions/s; bf16 %s (%s)\n",
+      device, secs, tune ? "tuned" : "default", native ? "native" : "emulated",
+      why);
+  printf("%-6s %7s %3s %4s %10s %10s %10s %10s %12s %10s %6s %10s %6s %6s\n",
+         "model", "params", "thr", "prec", "fwd b1", "fwd b64", "fwd b256",
+         "fwd b1024", "train b128", "x16", "ratio", "x16 b512", "ratio", "vs");
   for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
     pb_err_t err;
     pb_nn_opt_t opt = {3e-3f, 0.0f, 0.0f};
@@ -187,21 +213,32 @@ int main(int argc, char **argv) {
     }
     for (int t = 0; t < nthreads; t++) {
       pb_nn_set_threads(threads[t]);
-      printf("%-6s %7ld %3d", models[m].name, pb_nn_param_count(nn),
-             threads[t]);
-      for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
-        printf(" %10.0f", rate_forward(nn, in, out, batches[b], secs));
+      double first = 0;
+      for (int p = 0; p < nprecs; p++) {
+        if (pb_nn_set_precision(nn, precs[p], &err) != 0) {
+          fprintf(stderr, "bench_nn: %s\n", err.msg);
+          return 1;
+        }
+        printf("%-6s %7ld %3d %4s", models[m].name, pb_nn_param_count(nn),
+               threads[t], pb_precision_name(precs[p]));
+        double b256 = 0;
+        for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
+          double r = rate_forward(nn, in, out, batches[b], secs);
+          if (batches[b] == 256) b256 = r;
+          printf(" %10.0f", r);
+          fflush(stdout);
+        }
+        if (p == 0) first = b256;
+        double one = rate_train(nn, in, tgt, mask, TRAIN_B, 0, secs);
+        printf(" %12.0f", one);
+        fflush(stdout);
+        double chunked = rate_train(nn, in, tgt, mask, TRAIN_B, 1, secs);
+        printf(" %10.0f %6.2f", chunked, chunked / one);
+        fflush(stdout);
+        double big = rate_train(nn, in, tgt, mask, BIG_B, 1, secs);
+        printf(" %10.0f %6.2f %6.2f\n", big, big / chunked, b256 / first);
         fflush(stdout);
       }
-      double one = rate_train(nn, in, tgt, mask, TRAIN_B, 0, secs);
-      printf(" %12.0f", one);
-      fflush(stdout);
-      double chunked = rate_train(nn, in, tgt, mask, TRAIN_B, 1, secs);
-      printf(" %10.0f %6.2f", chunked, chunked / one);
-      fflush(stdout);
-      double big = rate_train(nn, in, tgt, mask, BIG_B, 1, secs);
-      printf(" %10.0f %6.2f\n", big, big / chunked);
-      fflush(stdout);
     }
     pb_nn_destroy(&nn);
   }

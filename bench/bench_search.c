@@ -16,7 +16,10 @@
  *   P256 nocache  the same with cache_entries 0 (what the cache is worth);
  *   P256+cache, batch<=512  as P256+cache with network calls of at most
  *               512 rows instead of 4096 (what the largest batch costs);
- *   P1+cache    pb_beam_run with parallel 1 (what the batch is worth).
+ *   P1+cache    pb_beam_run with parallel 1 (what the batch is worth);
+ *   P256+cache, bf16  P256+cache with both networks in bf16
+ *               (pb_nn_set_precision; -P fp32 leaves it out), its ratio
+ *               against P256+cache in fp32 measured in the same passes.
  *
  * The batched figures are the best of REPS passes over all positions, each
  * starting with an empty cache (a searcher clears it whenever weights
@@ -29,11 +32,11 @@
  * -b sets the largest network batch of the evaluator (default: what the
  * searcher uses, pb_learn_eval_batch: 4096 for these settings).
  *
- * -T THREADS adds the threaded searcher (search.threads, common/search/batcher.h):
- * the positions split over THREADS threads of tree work, each advancing
- * 256 searches, all feeding one evaluator; against the same on one thread,
- * both in wall-clock time (CPU time would count every thread), best of
- * REPS each, taking turns.
+ * -T THREADS adds the threaded searcher (search.threads,
+ * common/search/batcher.h): the positions split over THREADS threads of tree
+ * work, each advancing 256 searches, all feeding one evaluator; against the
+ * same on one thread, both in wall-clock time (CPU time would count every
+ * thread), best of REPS each, taking turns.
  *
  * Rates are per second of CPU time of this process (-w: of wall-clock
  * time). On a shared machine wall time measures the other load as much as
@@ -102,6 +105,7 @@ typedef struct {
   int eval_batch;
   uint32_t cache_entries;
   int search_threads; /* -T: the threaded searcher's threads; 0 = not run */
+  int bf16;           /* -P: also P256+cache in bf16 */
   float *out;
 } ctx_t;
 
@@ -114,12 +118,12 @@ static void die(const char *what, const pb_err_t *err) {
 typedef struct {
   pb_neteval_t *ne;
   pb_beam_t *b;
-  double best;   /* shortest time of one pass over all positions */
-  double rows;   /* network rows evaluated per state */
+  double best; /* shortest time of one pass over all positions */
+  double rows; /* network rows evaluated per state */
 } batched_t;
 
-static void batched_init(ctx_t *c, batched_t *bt, int parallel,
-                         uint32_t cache, int eval_batch) {
+static void batched_init(ctx_t *c, batched_t *bt, int parallel, uint32_t cache,
+                         int eval_batch) {
   pb_err_t err;
   memset(bt, 0, sizeof *bt);
   bt->best = 1e300;
@@ -143,8 +147,9 @@ static void batched_pass(ctx_t *c, batched_t *bt) {
   double dt = bench_clock() - t0;
   if (dt < bt->best) bt->best = dt;
   pb_neteval_stats(bt->ne, &s1);
-  bt->rows = (double)(s1.v_computed - s0.v_computed + s1.q_computed -
-                      s0.q_computed) / c->n;
+  bt->rows =
+      (double)(s1.v_computed - s0.v_computed + s1.q_computed - s0.q_computed) /
+      c->n;
 }
 
 static void batched_free(batched_t *bt) {
@@ -220,7 +225,8 @@ static double threaded_best(ctx_t *c, int members, pb_batcher_t *b,
                : pb_batcher_run(b, members, &fn, tmember, j, &err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (rc != 0) die("threaded search", &err);
-  double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
+  double dt =
+      (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
   return dt < best ? dt : best;
 }
 
@@ -230,7 +236,8 @@ static void bench_threads(ctx_t *c, const char *name, int T) {
   for (int m = 0; m < T; m++)
     if ((j.beam[m] = pb_beam_new(c->g, c->E, c->M, 256, &err)) == NULL)
       die("beam", &err);
-  pb_neteval_t *ne = pb_neteval_new(c->g, c->eval_batch, c->cache_entries, &err);
+  pb_neteval_t *ne =
+      pb_neteval_new(c->g, c->eval_batch, c->cache_entries, &err);
   pb_batcher_t *b = pb_batcher_new(c->g, T, &err);
   if (ne == NULL || b == NULL) die("threaded setup", &err);
   double one = 1e300, many = 1e300;
@@ -275,21 +282,33 @@ static int bench_model(ctx_t *c, const char *name) {
 
   /* The three P256 configurations take turns, so that all meet the same
    * background load; each keeps its best pass. */
-  batched_t bc, bn, bs;
+  batched_t bc, bn, bs, bb;
   batched_init(c, &bc, 256, c->cache_entries, c->eval_batch);
   batched_init(c, &bn, 256, 0, c->eval_batch);
   batched_init(c, &bs, 256, c->cache_entries, SMALL_BATCH);
+  batched_init(c, &bb, 256, c->cache_entries, c->eval_batch);
+  float *bf_out = malloc(nout * sizeof *bf_out);
+  if (bf_out == NULL) exit(1);
   for (int r = 0; r < c->reps; r++) {
     batched_pass(c, &bn);
     batched_pass(c, &bs);
+    if (c->bf16) {
+      pb_nn_set_precision(c->v, PB_NN_BF16, NULL);
+      pb_nn_set_precision(c->q, PB_NN_BF16, NULL);
+      batched_pass(c, &bb);
+      memcpy(bf_out, c->out, nout * sizeof *bf_out);
+      pb_nn_set_precision(c->v, PB_NN_FP32, NULL);
+      pb_nn_set_precision(c->q, PB_NN_FP32, NULL);
+    }
     batched_pass(c, &bc);
   }
   double p256 = c->n / bc.best, p256n = c->n / bn.best;
-  double p256s = c->n / bs.best;
+  double p256s = c->n / bs.best, p256b = c->n / bb.best;
   double rows_c = bc.rows, rows_n = bn.rows;
   batched_free(&bc);
   batched_free(&bn);
   batched_free(&bs);
+  batched_free(&bb);
   /* Agreement with the reference on the positions it searched (c->out
    * holds the last cached pass). Batch size changes the last bits of
    * libtorch's sums, so near-ties in priority may order differently:
@@ -300,7 +319,8 @@ static int bench_model(ctx_t *c, const char *name) {
   for (int i = 0; i < ncmp; i++) {
     int d = 0;
     for (int a = 0; a < A; a++) {
-      double x = fabs((double)c->out[(size_t)i * A + a] - ref_out[(size_t)i * A + a]);
+      double x =
+          fabs((double)c->out[(size_t)i * A + a] - ref_out[(size_t)i * A + a]);
       if (x > maxdiff) maxdiff = x;
       if (x > 1e-4) d = 1;
     }
@@ -313,6 +333,20 @@ static int bench_model(ctx_t *c, const char *name) {
   snprintf(fig, sizeof fig, "search %s: P256 + cache, batch<=%d", name,
            SMALL_BATCH);
   bench_row(fig, p256s, "states/s", p256s / ref, base);
+  if (c->bf16) {
+    double bd = 0;
+    for (size_t i = 0; i < nout; i++) {
+      double x = fabs((double)bf_out[i] - (double)c->out[i]);
+      if (x > bd) bd = x;
+    }
+    snprintf(fig, sizeof fig, "search %s: P256 + cache, bf16", name);
+    snprintf(base, sizeof base, "%s P256 + cache (fp32)", name);
+    bench_row(fig, p256b, "states/s", p256b / p256, base);
+    printf("# %s: bf16 targets vs fp32: max |diff| %.3g over %d positions\n",
+           name, bd, c->n);
+  }
+  free(bf_out);
+  snprintf(base, sizeof base, "%s reference", name);
   int n1 = 0;
   double p1 = run_one_by_one(c, 0, c->cache_entries, &n1);
   snprintf(fig, sizeof fig, "search %s: P1 + cache", name);
@@ -323,12 +357,14 @@ static int bench_model(ctx_t *c, const char *name) {
   snprintf(fig, sizeof fig, "search %s: batch effect (cache)", name);
   snprintf(base, sizeof base, "%s P1 + cache", name);
   bench_row(fig, p256 / p1, "x", p256 / p1, base);
-  printf("# %s: network rows per state: %.1f with cache, %.1f without; "
-         "reference timed on %d positions, P1 on %d\n",
-         name, rows_c, rows_n, nref, n1);
-  printf("# %s: P256 vs reference on %d positions: %d differ by > 1e-4 "
-         "(max |diff| %.3g; near-ties in Q may order differently)\n",
-         name, ncmp, differ, maxdiff);
+  printf(
+      "# %s: network rows per state: %.1f with cache, %.1f without; "
+      "reference timed on %d positions, P1 on %d\n",
+      name, rows_c, rows_n, nref, n1);
+  printf(
+      "# %s: P256 vs reference on %d positions: %d differ by > 1e-4 "
+      "(max |diff| %.3g; near-ties in Q may order differently)\n",
+      name, ncmp, differ, maxdiff);
   if (c->search_threads > 1) bench_threads(c, name, c->search_threads);
   free(ref_out);
   free(c->out);
@@ -340,31 +376,60 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_search [-n positions 1..4096] [-r reps 1..100] "
           "[-s seconds (0,600]] [-E E] [-M M] [-m small,large] "
-          "[-t threads] [-b eval-batch] [-T search-threads] [-p] [-w]\n");
+          "[-t threads] [-b eval-batch] [-T search-threads] [-P fp32[,bf16]] "
+          "[-p] [-w]\n");
 }
 
 int main(int argc, char **argv) {
   int n = 256, reps = 3, E = 30, M = 3, threads = 1, eval_batch = 0, opt;
-  int search_threads = 0;
+  int search_threads = 0, bf16 = 1;
   double secs = 2.0;
   const char *models = "small,large";
-  while ((opt = getopt(argc, argv, "n:r:s:E:M:m:t:b:T:pw")) != -1) {
+  while ((opt = getopt(argc, argv, "n:r:s:E:M:m:t:b:T:P:pw")) != -1) {
     int bad = 0;
     switch (opt) {
-      case 'n': bad = bench_parse_int(optarg, 1, 4096, &n); break;
-      case 'r': bad = bench_parse_int(optarg, 1, 100, &reps); break;
-      case 's': bad = bench_parse_double(optarg, 1e-3, 600, &secs); break;
-      case 'E': bad = bench_parse_int(optarg, 1, 10000, &E); break;
-      case 'M': bad = bench_parse_int(optarg, 1, 200, &M); break;
-      case 't': bad = bench_parse_int(optarg, 1, 64, &threads); break;
-      case 'b': bad = bench_parse_int(optarg, 1, 1 << 16, &eval_batch); break;
-      case 'T':
-        bad = bench_parse_int(optarg, 2, PB_BATCHER_MAX_THREADS, &search_threads);
+      case 'n':
+        bad = bench_parse_int(optarg, 1, 4096, &n);
         break;
-      case 'm': models = optarg; break;
-      case 'p': parseable = 1; break;
-      case 'w': use_wall = 1; break;
-      default: bad = 1;
+      case 'r':
+        bad = bench_parse_int(optarg, 1, 100, &reps);
+        break;
+      case 's':
+        bad = bench_parse_double(optarg, 1e-3, 600, &secs);
+        break;
+      case 'E':
+        bad = bench_parse_int(optarg, 1, 10000, &E);
+        break;
+      case 'M':
+        bad = bench_parse_int(optarg, 1, 200, &M);
+        break;
+      case 't':
+        bad = bench_parse_int(optarg, 1, 64, &threads);
+        break;
+      case 'b':
+        bad = bench_parse_int(optarg, 1, 1 << 16, &eval_batch);
+        break;
+      case 'T':
+        bad =
+            bench_parse_int(optarg, 2, PB_BATCHER_MAX_THREADS, &search_threads);
+        break;
+      case 'm':
+        models = optarg;
+        break;
+      case 'P':
+        bf16 = !strcmp(optarg, "fp32,bf16") ? 1
+               : !strcmp(optarg, "fp32")    ? 0
+                                            : -1;
+        bad = bf16 < 0;
+        break;
+      case 'p':
+        parseable = 1;
+        break;
+      case 'w':
+        use_wall = 1;
+        break;
+      default:
+        bad = 1;
     }
     if (bad) {
       usage();
@@ -387,9 +452,10 @@ int main(int argc, char **argv) {
     const char *name;
     int conv, ch, dense, units;
   } sizes[] = {{"small", 2, 16, 1, 12}, {"large", 3, 32, 1, 64}};
-  printf("# bench_search: connect4, %d positions, E=%d M=%d, %d libtorch "
-         "thread(s), best of %d, slow rows ~%.1fs, %s time\n",
-         n, E, M, threads, reps, secs, use_wall ? "wall-clock" : "CPU");
+  printf(
+      "# bench_search: connect4, %d positions, E=%d M=%d, %d libtorch "
+      "thread(s), best of %d, slow rows ~%.1fs, %s time\n",
+      n, E, M, threads, reps, secs, use_wall ? "wall-clock" : "CPU");
   for (size_t m = 0; m < sizeof sizes / sizeof sizes[0]; m++) {
     if (strstr(models, sizes[m].name) == NULL) continue;
     pb_config_t cfg;
@@ -402,19 +468,31 @@ int main(int argc, char **argv) {
     pb_nn_spec_t vs, qs;
     pb_model_spec(&cfg, g, 0, &vs);
     pb_model_spec(&cfg, g, 1, &qs);
-    ctx_t c = {.g = g, .pos = pos, .n = n, .E = E, .M = M, .reps = reps,
-               .secs = secs,
-               .eval_batch = eval_batch ? eval_batch : pb_learn_eval_batch(cfg.search.parallel, cfg.search.expansions, g->num_actions, cfg.train.selfplay_parallel),
-               .cache_entries = (uint32_t)cfg.search.cache_entries,
-               .search_threads = search_threads};
+    ctx_t c = {
+        .g = g,
+        .pos = pos,
+        .n = n,
+        .E = E,
+        .M = M,
+        .reps = reps,
+        .secs = secs,
+        .eval_batch = eval_batch
+                          ? eval_batch
+                          : pb_learn_eval_batch(
+                                cfg.search.parallel, cfg.search.expansions,
+                                g->num_actions, cfg.train.selfplay_parallel),
+        .cache_entries = (uint32_t)cfg.search.cache_entries,
+        .search_threads = search_threads,
+        .bf16 = bf16};
     c.v = pb_nn_new(&vs, NULL, "cpu", 11, &err);
     if (c.v == NULL) die("V network", &err);
     c.q = pb_nn_new(&qs, NULL, "cpu", 12, &err);
     if (c.q == NULL) die("Q network", &err);
-    printf("# %s: V %ld params, Q %ld params, cache %u entries, eval batch "
-           "%d\n",
-           sizes[m].name, pb_nn_param_count(c.v), pb_nn_param_count(c.q),
-           c.cache_entries, c.eval_batch);
+    printf(
+        "# %s: V %ld params, Q %ld params, cache %u entries, eval batch "
+        "%d\n",
+        sizes[m].name, pb_nn_param_count(c.v), pb_nn_param_count(c.q),
+        c.cache_entries, c.eval_batch);
     int rc = bench_model(&c, sizes[m].name);
     pb_nn_destroy(&c.v);
     pb_nn_destroy(&c.q);

@@ -3,7 +3,7 @@
  * common/nn/neteval.h as an actor runs them.
  *
  *   bench_selfplay [-e EPISODES] [-r REPS] [-m small,large] [-t THREADS]
- *                  [-p] [-w]
+ *                  [-i ITEM] [-P fp32[,bf16]] [-p] [-w]
  *
  * One pass plays EPISODES (default 512) episodes with eps 0.25, alpha 0.5
  * and a cold evaluation cache (an actor clears it when a new Q arrives,
@@ -13,9 +13,12 @@
  *               network call per move (the baseline of every ratio);
  *   P256+cache  all episodes in one call with parallel 256, default cache;
  *   P256 nocache  the same with cache_entries 0;
- *   items of 16 parallel 256, but called once per 16 episodes, as the
- *               actor and `probs train --inproc` do with net.item_episodes
- *               = 16: at most 16 games share a batch.
+ *   items of I  parallel 256, but called once per I episodes (-i I,
+ *               default 16), as the actor and `probs train --inproc` do
+ *               with net.item_episodes = I: at most I games share a batch;
+ *   ..., bf16   P256 + cache and items of I with Q in bf16
+ *               (pb_nn_set_precision; -P fp32 leaves them out), each with
+ *               its ratio against the same in fp32, measured in turns.
  *
  * All configurations play the same episodes (same seeds; episode i uses
  * its own RNG stream whatever `parallel` is). Each figure is the best of
@@ -53,6 +56,8 @@ typedef struct {
   uint32_t cache_entries;
   double eps, alpha;
   pb_episodes_t out;
+  int bf16; /* -P: also in bf16 */
+  int item; /* -i: episodes per item */
 } ctx_t;
 
 /* Positions per second of one configuration, best of reps passes. Each
@@ -95,45 +100,86 @@ static void bench_model(ctx_t *c, const char *name, int reps) {
   snprintf(fig, sizeof fig, "selfplay %s: P1 + cache", name);
   bench_row(fig, p1, "positions/s", 0, "");
   /* Alternate the fast configurations so that they meet the same load. */
-  double p256 = 0, p256n = 0, p16 = 0;
+  double p256 = 0, p256n = 0, p16 = 0, b256 = 0, b16 = 0;
+  size_t nb;
   for (int r = 0; r < reps; r++) {
     double x = measure(c, 256, c->cache_entries, c->episodes, 1, &n256);
     double y = measure(c, 256, 0, c->episodes, 1, &n256n);
-    double z = measure(c, 256, c->cache_entries, 16, 1, &n16);
+    double z = measure(c, 256, c->cache_entries, c->item, 1, &n16);
     if (x > p256) p256 = x;
     if (y > p256n) p256n = y;
     if (z > p16) p16 = z;
+    if (!c->bf16) continue;
+    pb_nn_set_precision(c->q, PB_NN_BF16, NULL);
+    x = measure(c, 256, c->cache_entries, c->episodes, 1, &nb);
+    z = measure(c, 256, c->cache_entries, c->item, 1, &nb);
+    pb_nn_set_precision(c->q, PB_NN_FP32, NULL);
+    if (x > b256) b256 = x;
+    if (z > b16) b16 = z;
   }
   snprintf(fig, sizeof fig, "selfplay %s: P256 + cache", name);
   bench_row(fig, p256, "positions/s", p256 / p1, base);
   snprintf(fig, sizeof fig, "selfplay %s: P256, no cache", name);
   bench_row(fig, p256n, "positions/s", p256n / p1, base);
-  snprintf(fig, sizeof fig, "selfplay %s: items of 16 episodes", name);
+  snprintf(fig, sizeof fig, "selfplay %s: items of %d episodes", name, c->item);
   bench_row(fig, p16, "positions/s", p16 / p1, base);
-  printf("# %s: %d episodes per pass, positions per pass: P1 %zu, P256 %zu, "
-         "P256 no cache %zu, items of 16 %zu (equal: same games)\n",
-         name, c->episodes, n1, n256, n256n, n16);
+  if (c->bf16) {
+    snprintf(fig, sizeof fig, "selfplay %s: P256 + cache, bf16", name);
+    snprintf(base, sizeof base, "%s P256 + cache (fp32)", name);
+    bench_row(fig, b256, "positions/s", b256 / p256, base);
+    snprintf(fig, sizeof fig, "selfplay %s: items of %d, bf16", name, c->item);
+    snprintf(base, sizeof base, "%s items of %d (fp32)", name, c->item);
+    bench_row(fig, b16, "positions/s", b16 / p16, base);
+  }
+  printf(
+      "# %s: %d episodes per pass, positions per pass: P1 %zu, P256 %zu, "
+      "P256 no cache %zu, items of %d %zu (equal: same games)\n",
+      name, c->episodes, n1, n256, n256n, c->item, n16);
 }
 
 static void usage(void) {
   fprintf(stderr,
           "usage: bench_selfplay [-e episodes 1..100000] [-r reps 1..100] "
-          "[-m small,large] [-t threads] [-p] [-w]\n");
+          "[-m small,large] [-t threads] [-i item-episodes] [-P fp32[,bf16]] "
+          "[-p] [-w]\n");
 }
 
 int main(int argc, char **argv) {
-  int episodes = 512, reps = 5, threads = 1, opt;
+  int episodes = 512, reps = 5, threads = 1, bf16 = 1, opt;
   const char *models = "small,large";
-  while ((opt = getopt(argc, argv, "e:r:m:t:pw")) != -1) {
+  int item = 16;
+  while ((opt = getopt(argc, argv, "e:r:m:t:i:P:pw")) != -1) {
     int bad = 0;
     switch (opt) {
-      case 'e': bad = bench_parse_int(optarg, 1, 100000, &episodes); break;
-      case 'r': bad = bench_parse_int(optarg, 1, 100, &reps); break;
-      case 't': bad = bench_parse_int(optarg, 1, 64, &threads); break;
-      case 'm': models = optarg; break;
-      case 'p': parseable = 1; break;
-      case 'w': use_wall = 1; break;
-      default: bad = 1;
+      case 'e':
+        bad = bench_parse_int(optarg, 1, 100000, &episodes);
+        break;
+      case 'r':
+        bad = bench_parse_int(optarg, 1, 100, &reps);
+        break;
+      case 't':
+        bad = bench_parse_int(optarg, 1, 64, &threads);
+        break;
+      case 'm':
+        models = optarg;
+        break;
+      case 'i':
+        bad = bench_parse_int(optarg, 1, 100000, &item);
+        break;
+      case 'P':
+        bf16 = !strcmp(optarg, "fp32,bf16") ? 1
+               : !strcmp(optarg, "fp32")    ? 0
+                                            : -1;
+        bad = bf16 < 0;
+        break;
+      case 'p':
+        parseable = 1;
+        break;
+      case 'w':
+        use_wall = 1;
+        break;
+      default:
+        bad = 1;
     }
     if (bad) {
       usage();
@@ -151,25 +197,30 @@ int main(int argc, char **argv) {
     const char *name;
     int conv, ch, dense, units;
   } sizes[] = {{"small", 2, 16, 1, 12}, {"large", 3, 32, 1, 64}};
-  printf("# bench_selfplay: connect4, %d episodes per pass, best of %d, %d "
-         "libtorch thread(s), %s time\n",
-         episodes, reps, threads, use_wall ? "wall-clock" : "CPU");
+  printf(
+      "# bench_selfplay: connect4, %d episodes per pass, best of %d, %d "
+      "libtorch thread(s), %s time\n",
+      episodes, reps, threads, use_wall ? "wall-clock" : "CPU");
   for (size_t m = 0; m < sizeof sizes / sizeof sizes[0]; m++) {
     if (strstr(models, sizes[m].name) == NULL) continue;
     pb_config_t cfg;
     pb_err_t err;
     pb_config_defaults(&cfg);
-    cfg.model.q = (pb_config_net_t){sizes[m].conv, sizes[m].ch, sizes[m].dense,
-                                    sizes[m].units, 0, "none"};
+    cfg.model.q = (pb_config_net_t){sizes[m].conv,  sizes[m].ch, sizes[m].dense,
+                                    sizes[m].units, 0,           "none"};
     pb_nn_spec_t qs;
     pb_model_spec(&cfg, g, 1, &qs);
     ctx_t c = {.g = g,
                .episodes = episodes,
-               .eval_batch = pb_learn_eval_batch(cfg.search.parallel, cfg.search.expansions, g->num_actions, cfg.train.selfplay_parallel),
+               .eval_batch = pb_learn_eval_batch(
+                   cfg.search.parallel, cfg.search.expansions, g->num_actions,
+                   cfg.train.selfplay_parallel),
                .max_turns = cfg.train.max_turns,
                .cache_entries = (uint32_t)cfg.search.cache_entries,
                .eps = cfg.train.eps,
-               .alpha = cfg.train.alpha};
+               .alpha = cfg.train.alpha,
+               .bf16 = bf16,
+               .item = item};
     pb_episodes_init(&c.out);
     if ((c.q = pb_nn_new(&qs, NULL, "cpu", 12, &err)) == NULL)
       die("Q network", &err);

@@ -13,7 +13,7 @@
 #include "util.h"
 
 static void match_usage(FILE *f) {
-  char kinds[256];
+  char kinds[PB_AGENT_KINDS_MAX];
   pb_agent_kinds(kinds, sizeof kinds);
   fprintf(f,
           "usage: probs match [--game NAME] --a SPEC --b SPEC [--games N]\n"

@@ -17,7 +17,7 @@
 #include "models.h"
 
 static void play_usage(FILE *f) {
-  char kinds[256];
+  char kinds[PB_AGENT_KINDS_MAX];
   pb_agent_kinds(kinds, sizeof kinds);
   fprintf(f,
           "usage: probs play [--game NAME] [--model CKPT] [--agent SPEC]\n"

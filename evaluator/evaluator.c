@@ -18,6 +18,7 @@
 #include "curve.h"
 #include "elotable.h"
 #include "evalrun.h"
+#include "model.h"
 #include "msg.h"
 #include "rundir.h"
 #include "util.h"
@@ -278,12 +279,19 @@ int pb_evaluator_run(const pb_evaluator_opts_t *o, pb_err_t *err) {
     if (w < 0) break;
     k += (size_t)w;
   }
+  /* The networks of the checkpoints it rates compute in model.precision
+   * on this machine (pb_model_open: a bf16 it lacks plays in fp32). */
+  char prec[256];
+  pb_err_t pe;
+  if (pb_model_precision(&o->cfg, PB_DEVICE_OTHER, "cpu", NULL, prec,
+                         sizeof prec, &pe) != 0)
+    snprintf(prec, sizeof prec, "fp32 (%.240s)", pe.msg);
   pb_log_info(o->log,
               "evaluator: %s, %d games per opponent (%d random opening "
               "moves), every %d version(s); opponents %s; %d version(s) "
-              "already in elo.csv",
+              "already in elo.csv; networks in %s",
               o->cfg.game, eo.games, eo.opening_random_moves, o->cfg.eval.every,
-              anchors, pb_elotable_count(t));
+              anchors, pb_elotable_count(t), prec);
   if (o->n_versions > 0) {
     int rated = 0;
     for (int i = 0; i < o->n_versions && rc == 0 && !stopping(o); i++) {

@@ -478,7 +478,7 @@ int pb_learner_run(pb_learner_t *l, pb_err_t *err) {
   pb_log_info(l->log,
               "learner %s: run '%s', game %s, algorithm %s, version %" PRIu64
               " of %d, work %s, announcements %s, http %d, V %ld params, "
-              "%s %ld params on %s",
+              "%s %ld params on %s, precision %s",
               l->sender, l->run_id, l->g->name, l->cfg.algorithm,
               pb_learn_version(l->learn), l->cfg.train.iterations,
               l->work_ep, l->pub_ep, l->http_port,
@@ -486,7 +486,8 @@ int pb_learner_run(pb_learner_t *l, pb_err_t *err) {
                                    : 0L,
               pb_learn_alphazero(l->learn) ? "policy+value" : "Q",
               pb_nn_param_count(pb_learn_q(l->learn)),
-              pb_nn_device(pb_learn_q(l->learn)));
+              pb_nn_device(pb_learn_q(l->learn)),
+              pb_learn_precision(l->learn));
   pb_log_info(l->log,
               "run id %s (%s/" PB_RUNDIR_RUN_ID
               "): a worker given another one is refused",

@@ -213,6 +213,19 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kstr(&j, "searcher",
                pb_config_device(&l->cfg, PB_DEVICE_SEARCHER, NULL));
   pb_json_obj_end(&j);
+  /* The precision of each role's networks: the learner's own choice, and
+   * what the workers' config asks for ("auto": each decides on its
+   * device). */
+  pb_json_key(&j, "precision");
+  pb_json_obj_begin(&j);
+  pb_json_kstr(&j, "learner",
+               pb_nn_precision(pb_learn_q(l->learn)) == PB_NN_BF16 ? "bf16"
+                                                                   : "fp32");
+  pb_json_kstr(&j, "actor",
+               pb_config_precision(&l->cfg, PB_DEVICE_ACTOR, NULL));
+  pb_json_kstr(&j, "searcher",
+               pb_config_precision(&l->cfg, PB_DEVICE_SEARCHER, NULL));
+  pb_json_obj_end(&j);
   /* elapsed, ETA, last iteration, and the evaluator: it talks to no
    * socket of the learner, so what is known of it comes from the run
    * directory (its lock and elo.csv), not from the workers above. */

@@ -27,6 +27,7 @@
 #include "model.h"
 #include "neteval.h"
 #include "nn.h"
+#include "precision.h"
 #include "rng.h"
 #include "rundir.h"
 #include "testset.h"
@@ -208,6 +209,70 @@ static void test_network_agent_errors(void **state) {
   pb_err_clear(&err);
   assert_null(pb_agent_new(C4, spec, 1, &err));
   assert_int_equal(err.code, PB_ECORRUPT);
+}
+
+/* precision= on every network kind: fp32 plays the checkpoint's own
+ * moves; bf16 is taken where this CPU has it natively and refused naming
+ * the setting where not; a setting a kind lacks (or a misspelt one) is
+ * named as a setting, not read as part of the path. */
+static void test_agent_precision_and_unknown_settings(void **state) {
+  run_fixture_t *f = *state;
+  pb_err_t err;
+  char spec[4300];
+  char why[160];
+  const int native = pb_precision_native("cpu", why, sizeof why);
+  const char *kinds[6] = {"checkpoint", "value", "beam",
+                          "mcts",       "abnet", "bpip"};
+  for (int k = 0; k < 6; k++) {
+    for (int p = 0; p < 3; p++) {
+      const char *prec[3] = {"fp32", "bf16", "auto"};
+      snprintf(spec, sizeof spec, "%s:%s,precision=%s", kinds[k], f->ckpt[1],
+               prec[p]);
+      pb_err_clear(&err);
+      pb_agent_t *a = pb_agent_new(C4, spec, 1, &err);
+      if (p == 1 && !native) {
+        assert_null(a);
+        assert_int_equal(err.code, PB_ECONFIG);
+        assert_non_null(strstr(err.msg, "precision"));
+        continue;
+      }
+      if (a == NULL) fail_msg("%s: %s", spec, err.msg);
+      pb_model_t *m = pb_agent_networks(a, NULL, NULL);
+      assert_non_null(m);
+      assert_int_equal(pb_model_get_precision(m),
+                       p == 0 || !native ? PB_NN_FP32 : PB_NN_BF16);
+      pb_agent_destroy(&a);
+    }
+    snprintf(spec, sizeof spec, "%s:%s,precision=half", kinds[k], f->ckpt[1]);
+    pb_err_clear(&err);
+    assert_null(pb_agent_new(C4, spec, 1, &err));
+    assert_non_null(strstr(err.msg, "precision=\"half\""));
+    snprintf(spec, sizeof spec, "%s:%s,Nodes=10", kinds[k], f->ckpt[1]);
+    pb_err_clear(&err);
+    assert_null(pb_agent_new(C4, spec, 1, &err));
+    assert_int_equal(err.code, PB_EINVAL);
+    assert_non_null(
+        strstr(err.msg, "unknown or repeated setting \"Nodes=10\""));
+    assert_non_null(strstr(err.msg, "precision="));
+  }
+  /* fp32 by name plays exactly what the plain spec plays */
+  snprintf(spec, sizeof spec, "checkpoint:%s", f->ckpt[1]);
+  pb_agent_t *a = pb_agent_new(C4, spec, 1, &err);
+  snprintf(spec, sizeof spec, "checkpoint:%s,precision=fp32", f->ckpt[1]);
+  pb_agent_t *b = pb_agent_new(C4, spec, 1, &err);
+  assert_non_null(a);
+  assert_non_null(b);
+  pb_state_t s;
+  C4->reset(&s);
+  for (int ply = 0; ply < 10; ply++) {
+    int x = pb_agent_act(a, &s, &err), y = pb_agent_act(b, &s, &err);
+    assert_int_equal(x, y);
+    int done = 0;
+    C4->step(&s, x, &done);
+    if (done) break;
+  }
+  pb_agent_destroy(&a);
+  pb_agent_destroy(&b);
 }
 
 /* A match between two checkpoints: valid totals, and the same result
@@ -596,6 +661,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_run_agent, run_setup, run_teardown),
       cmocka_unit_test_setup_teardown(test_network_agent_errors, run_setup,
                                       run_teardown),
+      cmocka_unit_test_setup_teardown(test_agent_precision_and_unknown_settings,
+                                      run_setup, run_teardown),
       cmocka_unit_test_setup_teardown(test_checkpoint_match, run_setup,
                                       run_teardown),
       cmocka_unit_test_setup_teardown(test_value_and_beam_agents, run_setup,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "precision.h"
 #include "rng.h"
 
 #define META_MAGIC 0x314E5241454C4250ull /* "PBLEARN1" */
@@ -73,6 +74,20 @@ int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
     return pb_err_set(err, e.code, "%s: %s", what, e.msg);
   }
   return 0;
+}
+
+int pb_model_precision(const pb_config_t *cfg, int role, const char *device,
+                       int *prec, char *why, size_t n, pb_err_t *err) {
+  const char *key;
+  const char *want = pb_config_precision(cfg, role, &key);
+  char native_why[160];
+  int native = 0;
+  /* fp32 needs no probe; the others ask the device. */
+  if (strcmp(want, "fp32") != 0)
+    native = pb_precision_native(device, native_why, sizeof native_why);
+  else
+    snprintf(native_why, sizeof native_why, "-");
+  return pb_precision_choose(want, key, native, native_why, prec, why, n, err);
 }
 
 /* ---- the sections of a checkpoint ---------------------------------------- */
@@ -269,6 +284,14 @@ pb_model_t *pb_model_open(const char *path, const char *device,
   }
   if (rc == 0)
     rc = pb_model_read(ck, path, m->g, m->v, m->q, &m->version, NULL, err);
+  if (rc == 0) {
+    /* A stored bf16 this device lacks plays in fp32 (model.h). */
+    int prec = PB_NN_FP32;
+    if (pb_model_precision(&m->cfg, PB_DEVICE_OTHER, pb_nn_device(m->q),
+                           &prec, NULL, 0, NULL) != 0)
+      prec = PB_NN_FP32;
+    rc = pb_model_set_precision(m, prec, err);
+  }
   pb_ckpt_destroy(&ck);
   if (rc != 0) {
     pb_model_destroy(&m);
@@ -276,6 +299,16 @@ pb_model_t *pb_model_open(const char *path, const char *device,
   }
   if (cfg_out != NULL) *cfg_out = m->cfg;
   return m;
+}
+
+int pb_model_set_precision(pb_model_t *m, int precision, pb_err_t *err) {
+  if (m == NULL) return pb_err_set(err, PB_EINVAL, "model: NULL model");
+  int rc = m->v != NULL ? pb_nn_set_precision(m->v, precision, err) : 0;
+  return rc != 0 ? rc : pb_nn_set_precision(m->q, precision, err);
+}
+
+int pb_model_get_precision(const pb_model_t *m) {
+  return m != NULL ? pb_nn_precision(m->q) : PB_NN_FP32;
 }
 
 void pb_model_destroy(pb_model_t **pm) {

@@ -63,6 +63,18 @@ int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
                   const char *device, const char *what, pb_nn_t **v,
                   pb_nn_t **q, pb_err_t *err);
 
+/* The precision of a role's networks (PB_DEVICE_LEARNER, _ACTOR,
+ * _SEARCHER, or _OTHER: the evaluator and agents) running on `device`
+ * ("cpu" or "cuda", as pb_nn_device says): the role's key
+ * (pb_config_precision), "auto" resolved on that device
+ * (common/nn/precision.h). Sets *prec (PB_NN_FP32 or PB_NN_BF16; may be
+ * NULL) and writes the sentence for the log into why (n >= 256; may be
+ * NULL), e.g. "bf16 (model.precision 'auto': this CPU has AVX-512 BF16)".
+ * Returns 0, or PB_ECONFIG naming the key: an explicit bf16 where the
+ * device has no native bfloat16. */
+int pb_model_precision(const pb_config_t *cfg, int role, const char *device,
+                       int *prec, char *why, size_t n, pb_err_t *err);
+
 /* ---- the sections of a checkpoint ---------------------------------------- */
 
 /* Adds learn.meta, v.state (when v is not NULL), q.state and config.yaml
@@ -103,12 +115,23 @@ typedef struct pb_model pb_model_t;
 /* Opens the checkpoint at `path` on its own: reads the config stored
  * inside it (into *cfg, when not NULL), creates its networks on `device`
  * (NULL: the stored config's model.learner_device / model.device) and
- * loads their states. NULL with err filled: the error of pb_ckpt_read
+ * loads their states. The networks compute in the stored config's
+ * model.precision resolved on this machine (PB_DEVICE_OTHER), where a
+ * stored 'bf16' that this device lacks natively plays in fp32 (the key
+ * was the training machine's choice): pb_model_set_precision changes
+ * it. NULL with err filled: the error of pb_ckpt_read
  * (PB_EIO, PB_ECORRUPT), PB_ECORRUPT when there is no config inside or
  * the sections do not agree, PB_ECONFIG for a stored config this build
  * refuses, or pb_nn_new's error. */
 pb_model_t *pb_model_open(const char *path, const char *device,
                           pb_config_t *cfg, pb_err_t *err);
+
+/* Sets the precision of the model's networks (PB_NN_FP32 or PB_NN_BF16,
+ * pb_nn_set_precision). Returns 0 or PB_EINVAL. */
+int pb_model_set_precision(pb_model_t *m, int precision, pb_err_t *err);
+
+/* The precision of the model's networks (PB_NN_FP32 or PB_NN_BF16). */
+int pb_model_get_precision(const pb_model_t *m);
 
 /* Frees the model and its networks; accepts NULL and sets *m to NULL. */
 void pb_model_destroy(pb_model_t **m);

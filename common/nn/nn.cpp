@@ -246,6 +246,9 @@ torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
   h = h.flatten(1);
   for (int i = 0; i < s.dense_layers; i++, k += 2)
     h = act(torch::linear(h, w[k], w[k + 1]));
+  /* In reduced precision the head's weights are fp32 (pb__views_mixed):
+   * the outputs, and the loss after them, are computed in fp32. */
+  if (h.scalar_type() != w[k].scalar_type()) h = h.to(w[k].scalar_type());
   h = torch::linear(h, w[k], w[k + 1]);
   if (s.head == PB_NN_HEAD_TANH) h = inplace ? h.tanh_() : h.tanh();
   if (s.head == PB_NN_HEAD_PV) {
@@ -257,6 +260,37 @@ torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
       h = torch::cat({h.narrow(1, 0, A), h.narrow(1, A, 1).tanh()}, 1);
   }
   return h;
+}
+
+/* The parameters in nn's precision, for a step that differentiates through
+ * them: views of theta itself in fp32; in reduced precision the trunk's
+ * views are of theta cast to lp_type (one cast of the flat tensor, through
+ * which the gradient flows back to the fp32 theta) and the head's of
+ * theta. */
+std::vector<torch::Tensor> pb__views_mixed(const pb_nn *nn,
+                                           const torch::Tensor &theta) {
+  if (nn->prec == PB_NN_FP32) return pb__views(nn, theta);
+  std::vector<torch::Tensor> w = pb__views(nn, theta.to(nn->lp_type));
+  std::vector<torch::Tensor> full = pb__views(nn, theta);
+  const size_t n = w.size();
+  w[n - 2] = full[n - 2]; /* head.weight */
+  w[n - 1] = full[n - 1]; /* head.bias */
+  return w;
+}
+
+/* The inference views in nn's precision, remaking the cast copy of theta
+ * when theta has changed since it was made. */
+static const std::vector<torch::Tensor> &pb__infer(pb_nn *nn) {
+  if (nn->prec == PB_NN_FP32) return nn->infer;
+  if (!nn->lp.defined() || nn->lp_gen != nn->theta_gen) {
+    nn->lp = nn->theta.detach().to(nn->lp_type);
+    nn->infer_lp = pb__views(nn, nn->lp);
+    const size_t n = nn->infer_lp.size();
+    nn->infer_lp[n - 2] = nn->infer[n - 2];
+    nn->infer_lp[n - 1] = nn->infer[n - 1];
+    nn->lp_gen = nn->theta_gen;
+  }
+  return nn->infer_lp;
 }
 
 /* Input [batch][planes][height][width] from caller memory, on nn's device.
@@ -407,6 +441,47 @@ extern "C" const char *pb_nn_device(const pb_nn_t *nn) {
   return nn == nullptr ? "none" : nn->device.is_cuda() ? "cuda" : "cpu";
 }
 
+extern "C" int pb_nn_set_precision(pb_nn_t *nn, int precision,
+                                   pb_err_t *err) {
+  if (nn == nullptr || (precision != PB_NN_FP32 && precision != PB_NN_BF16))
+    return pb_err_set(err, PB_EINVAL,
+                      "pb_nn_set_precision: bad arguments (nn %p, precision "
+                      "%d; expected PB_NN_FP32 or PB_NN_BF16)",
+                      (void *)nn, precision);
+  return pb__guard(err, "pb_nn_set_precision", [&]() -> int {
+    nn->prec = precision;
+    nn->lp_type = precision == PB_NN_BF16 ? torch::kBFloat16 : torch::kFloat32;
+    nn->lp = torch::Tensor();
+    nn->infer_lp.clear();
+    return 0;
+  });
+}
+
+extern "C" int pb_nn_precision(const pb_nn_t *nn) {
+  return nn ? nn->prec : PB_NN_FP32;
+}
+
+extern "C" int pb_nn_cuda_capability(int *major, int *minor) {
+  int rc = PB_EUNSUPP;
+  pb__guard(nullptr, "pb_nn_cuda_capability", [&]() -> int {
+    if (!torch::cuda::is_available()) return 0;
+    /* The CUDA runtime that a CUDA libtorch loads answers this; probs
+     * has no CUDA headers of its own, so it is looked up by name
+     * (cudaDeviceGetAttribute, attributes 75 and 76: compute capability
+     * major and minor, of the current device). */
+    using attr_fn = int (*)(int *, int, int);
+    auto fn = reinterpret_cast<attr_fn>(
+        dlsym(RTLD_DEFAULT, "cudaDeviceGetAttribute"));
+    int a = 0, b = 0;
+    if (fn == nullptr || fn(&a, 75, 0) != 0 || fn(&b, 76, 0) != 0) a = b = 0;
+    if (major) *major = a;
+    if (minor) *minor = b;
+    rc = 0;
+    return 0;
+  });
+  return rc;
+}
+
 extern "C" double pb_nn_last_grad_norm(const pb_nn_t *nn) {
   return nn ? nn->grad_norm : 0.0;
 }
@@ -474,7 +549,11 @@ extern "C" int pb_nn_forward(pb_nn_t *nn, const float *in, int batch,
   if (batch == 0) return 0;
   return pb__guard(err, "pb_nn_forward", [&]() -> int {
     c10::InferenceMode guard;
-    torch::Tensor y = pb__run(nn, pb__input(nn, in, batch), nn->infer, true);
+    torch::Tensor x = pb__input(nn, in, batch);
+    /* Small batches run in fp32 (nn.h: PB_NN_LP_MIN_BATCH). */
+    const bool lp = nn->prec != PB_NN_FP32 && batch >= PB_NN_LP_MIN_BATCH;
+    if (lp) x = x.to(nn->lp_type);
+    torch::Tensor y = pb__run(nn, x, lp ? pb__infer(nn) : nn->infer, true);
     y = pb__cpu(y);
     std::memcpy(out, y.data_ptr<float>(),
                 sizeof(float) * (size_t)batch * (size_t)nn->spec.outputs);

@@ -126,6 +126,44 @@ void pb_nn_set_threads(int n);
  * PB_EUNSUPP on a C library where it does nothing. */
 int pb_nn_tune_malloc(pb_err_t *err);
 
+/* The arithmetic of forward passes and training steps (pb_nn_set_precision).
+ *   PB_NN_FP32  everything in float32 (the default of a new network)
+ *   PB_NN_BF16  mixed precision: the trunk (convolutions, residual blocks,
+ *               hidden dense layers, their activations) in bfloat16, the
+ *               head and the loss in float32. The weights stay float32
+ *               (theta is the master copy that Adam updates in float32;
+ *               forward passes use a bfloat16 copy, remade after the
+ *               weights change), so everything saved (weights and state
+ *               buffers, checkpoints, the export) is float32 and the same
+ *               format whatever the precision. Training differentiates
+ *               through the cast: the gradient reaches theta in float32.
+ *               No loss scaling: bfloat16 has float32's exponent range.
+ * On a CPU, bfloat16 is fast where oneDNN finds AVX-512 BF16 or AMX
+ * (common/nn/precision.h says which), and emulated (slower than float32)
+ * elsewhere; on CUDA, native from compute capability 8.0 (Ampere). */
+enum { PB_NN_FP32 = 0, PB_NN_BF16 = 1 };
+
+/* In bf16, a forward pass of fewer rows than this runs in fp32: below it
+ * the casts and oneDNN's per-call work cost more than bf16 saves
+ * (bench_nn on AVX-512 BF16, one thread: at batch 1 bf16 ran at half
+ * fp32's rate; the paper's larger Connect Four network broke even at
+ * batch 4-8, the smaller one at 32-48; docs/nn.md). Training steps are
+ * always in the network's precision. */
+#define PB_NN_LP_MIN_BATCH 16
+
+/* Sets nn's precision (PB_NN_FP32 or PB_NN_BF16); it applies to every
+ * later pb_nn_forward and training step. Returns 0, or PB_EINVAL for a
+ * NULL network or another value. */
+int pb_nn_set_precision(pb_nn_t *nn, int precision, pb_err_t *err);
+
+/* nn's precision (PB_NN_FP32 for NULL). */
+int pb_nn_precision(const pb_nn_t *nn);
+
+/* The compute capability of CUDA device 0 into *major and *minor (either
+ * may be NULL; both 0 when the CUDA runtime does not say). Returns 0, or
+ * PB_EUNSUPP when there is no CUDA device (or a CPU-only libtorch). */
+int pb_nn_cuda_capability(int *major, int *minor);
+
 /* Number of Adam steps taken so far (restored by pb_nn_state_load). */
 int64_t pb_nn_train_steps(const pb_nn_t *nn);
 

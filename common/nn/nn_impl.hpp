@@ -61,6 +61,15 @@ struct pb_nn {
   double loss_policy = 0;           /* the parts of the last step's loss */
   double loss_value = 0;            /* (pb_nn_last_loss_parts) */
   std::vector<torch::Tensor> infer; /* no-grad views of theta, per param */
+  /* Reduced precision (pb_nn_set_precision): the trunk runs in `lp_type`,
+   * the head and everything after it in fp32. theta stays the fp32 master
+   * copy; `lp` is theta cast for inference, remade when theta_gen (bumped
+   * by every write to theta) has moved past lp_gen. */
+  int prec = PB_NN_FP32;
+  torch::ScalarType lp_type = torch::kFloat32;
+  uint64_t theta_gen = 0, lp_gen = 0;
+  torch::Tensor lp;                    /* [nparams] in lp_type */
+  std::vector<torch::Tensor> infer_lp; /* trunk views of lp, head of theta */
 };
 
 static const int64_t PB__MAX_PARAMS = (int64_t)1 << 31;
@@ -73,7 +82,8 @@ enum { PB__NSPEC = 11 };
  * fields in serialisation order; pb__spec_equal: 0, or PB_EMISMATCH naming
  * the first differing field), the network function (pb__views: layer views
  * of a flat tensor; pb__run: the forward pass; pb__input: caller input on
- * nn's device; pb__cpu: a contiguous CPU tensor of the same values) and
+ * nn's device; pb__views_mixed: the views of a step in nn's precision;
+ * pb__cpu: a contiguous CPU tensor of the same values) and
  * pb__opt_check (the optimizer settings). */
 int64_t pb__count(const pb_nn_spec_t *s);
 int pb__spec_check(const pb_nn_spec_t *s, pb_err_t *err);
@@ -85,6 +95,8 @@ std::vector<torch::Tensor> pb__views(const pb_nn *nn,
 torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
                       const std::vector<torch::Tensor> &w, bool inplace);
 torch::Tensor pb__input(const pb_nn *nn, const float *in, int batch);
+std::vector<torch::Tensor> pb__views_mixed(const pb_nn *nn,
+                                           const torch::Tensor &theta);
 torch::Tensor pb__cpu(const torch::Tensor &t);
 int pb__opt_check(const pb_nn_opt_t *o, pb_err_t *err);
 

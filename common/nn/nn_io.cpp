@@ -236,6 +236,7 @@ static int pb__load(pb_nn *nn, const uint8_t *buf, size_t len, bool state,
     torch::Tensor dev = nn->device.is_cpu() ? host : host.to(nn->device);
     torch::NoGradGuard no_grad;
     nn->theta.detach().copy_(dev[0]);
+    nn->theta_gen++;
     if (state) {
       nn->m.copy_(dev[1]);
       nn->v.copy_(dev[2]);
@@ -266,6 +267,7 @@ extern "C" int pb_nn_copy_weights(pb_nn_t *dst, const pb_nn_t *src,
   return pb__guard(err, "pb_nn_copy_weights", [&]() -> int {
     torch::NoGradGuard no_grad;
     dst->theta.detach().copy_(src->theta.detach());
+    dst->theta_gen++;
     return 0;
   });
 }

@@ -110,6 +110,7 @@ static torch::Tensor pb__adam(pb_nn *nn, torch::Tensor g, double lr) {
     g = g.mul(f);
   }
   nn->step++;
+  nn->theta_gen++;
   nn->m.mul_(b1).add_(g, 1.0 - b1);
   nn->v.mul_(b2).addcmul_(g, g, 1.0 - b2);
   double bc1 = 1.0 - std::pow(b1, (double)nn->step);
@@ -136,6 +137,7 @@ static int pb__train(pb_nn_t *nn, const float *in, const float *target,
                      double *parts, const char *where, pb_err_t *err) {
   const int k = pb__nsteps(total, batch);
   torch::Tensor x = pb__input(nn, in, total);
+  if (nn->prec != PB_NN_FP32) x = x.to(nn->lp_type); /* cast once */
   torch::Tensor t = pb__rows(nn, target, total);
   torch::Tensor mk = mask ? pb__rows(nn, mask, total) : torch::Tensor();
   const auto fopt = torch::TensorOptions().dtype(torch::kFloat32).device(nn->device);
@@ -153,7 +155,7 @@ static int pb__train(pb_nn_t *nn, const float *in, const float *target,
     const int64_t r0 = (int64_t)j * batch;
     const int64_t m = std::min<int64_t>(batch, total - r0);
     torch::Tensor y =
-        pb__run(nn, x.narrow(0, r0, m), pb__views(nn, nn->theta), false);
+        pb__run(nn, x.narrow(0, r0, m), pb__views_mixed(nn, nn->theta), false);
     torch::Tensor l, lpol, lval;
     pb__loss(nn, y, t.narrow(0, r0, m),
              mk.defined() ? mk.narrow(0, r0, m) : torch::Tensor(), &l, &lpol,
@@ -188,6 +190,7 @@ static int pb__train(pb_nn_t *nn, const float *in, const float *target,
     nn->m.copy_(m0);
     nn->v.copy_(v0);
     nn->step = step0;
+    nn->theta_gen++;
     return pb_err_set(err, PB_ERANGE,
                       "%s: the loss of step %d of %d is %g (non-finite input "
                       "or target?); none of the %d steps taken",

@@ -217,7 +217,9 @@ const char *pb_agent_name(const pb_agent_t *a);
 const pb_game_t *pb_agent_game(const pb_agent_t *a);
 
 /* Writes the list of valid spec forms ("random, lookahead:K (K = 1..4),
- * ...") into buf (NUL-terminated, truncated to n); returns its length. */
+ * ...") into buf (NUL-terminated, truncated to n); returns its length.
+ * PB_AGENT_KINDS_MAX bytes hold the whole list. */
+#define PB_AGENT_KINDS_MAX 1024
 int pb_agent_kinds(char *buf, size_t n);
 
 /* The networks of a network agent (checkpoint, run, value, beam, mcts, abnet,

@@ -22,14 +22,15 @@ static const pb_agent_kind_t kinds[] = {
     {"greedy", "greedy", pb__agent_greedy_new},
     {"alphabeta", "alphabeta:D (D = 1..12)", pb__agent_alphabeta_new},
     {"uct", "uct:N[,c=X][,discount=0|1]", pb__agent_uct_new},
-    {"checkpoint", "checkpoint:PATH", pb__agent_checkpoint_new},
+    {"checkpoint", "checkpoint:PATH[,precision=P]", pb__agent_checkpoint_new},
     {"run", "run:DIR@ITER (or run:DIR: its newest)", pb__agent_run_new},
-    {"value", "value:PATH", pb__agent_value_new},
-    {"beam", "beam:PATH[,E=N][,M=N]", pb__agent_beam_new},
-    {"mcts", "mcts:PATH[,N=n][,T=x][,c=x]", pb__agent_mcts_new},
-    {"abnet", "abnet:PATH[,nodes=N][,time=MS][,depth=D][,qplies=K][,batch=0|1]",
+    {"value", "value:PATH[,precision=P]", pb__agent_value_new},
+    {"beam", "beam:PATH[,E=N][,M=N][,precision=P]", pb__agent_beam_new},
+    {"mcts", "mcts:PATH[,N=n][,T=x][,c=x][,precision=P]", pb__agent_mcts_new},
+    {"abnet", "abnet:PATH[,nodes=N][,time=MS][,depth=D][,qplies=K][,batch=0|1]"
+     "[,precision=P]",
      pb__agent_abnet_new},
-    {"bpip", "bpip:PATH[,N=n][,sigma=x][,gulp=x]", pb__agent_bpip_new},
+    {"bpip", "bpip:PATH[,N=n][,sigma=x][,gulp=x][,precision=P]", pb__agent_bpip_new},
     {"td", "td:PATH[,depth=D]", pb__agent_td_new},
     {"gtp", "gtp:COMMAND", pb__agent_gtp_new},
 };
@@ -58,7 +59,7 @@ pb_agent_t *pb_agent_new(const pb_game_t *g, const char *spec, uint64_t seed,
   for (size_t i = 0; i < PB__NKINDS; i++)
     if (strlen(kinds[i].kind) == klen && !strncmp(kinds[i].kind, spec, klen))
       return kinds[i].create(g, colon ? colon + 1 : NULL, seed, err);
-  char list[512];
+  char list[PB_AGENT_KINDS_MAX];
   pb_agent_kinds(list, sizeof list);
   pb_err_set(err, PB_EINVAL, "agent: unknown spec \"%s\" (valid: %s)", spec,
              list);

@@ -29,6 +29,7 @@
 #include "model.h"
 #include "neteval.h"
 #include "nn.h"
+#include "precision.h"
 #include "pveval.h"
 #include "rundir.h"
 
@@ -52,6 +53,8 @@ typedef struct {
                          c_puct (0: the run's) */
   pb_abnet_opts_t ab; /* abnet: */
   pb_bpip_opts_t bp;  /* bpip: */
+  int prec;           /* precision=: PB_PREC_* (common/nn/precision.h),
+                         -1: the checkpoint's model.precision */
 } net_settings_t;
 enum { NET_CHUNK = 256 }; /* positions per batched call */
 
@@ -337,6 +340,19 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
     pb_model_destroy(&l);
     return NULL;
   }
+  if (ns->prec >= 0) {
+    /* precision=: resolved on this machine, refused where bf16 is not
+     * native (common/nn/precision.h). */
+    char why[160], said[256];
+    int native = pb_precision_native("cpu", why, sizeof why), prec;
+    if (pb_precision_choose(pb_precision_name(ns->prec), "precision", native,
+                            why, &prec, said, sizeof said, &e) != 0 ||
+        pb_model_set_precision(l, prec, &e) != 0) {
+      pb_err_set(err, e.code, "agent %s: %s", name, e.msg);
+      pb_model_destroy(&l);
+      return NULL;
+    }
+  }
   const int az = pb_model_alphazero(l);
   if (az &&
       (mode == NET_BEAM || mode == NET_AB || mode == NET_BPIP || ns->T > 0)) {
@@ -435,6 +451,114 @@ static void net_name(char *buf, size_t n, const char *kind, const char *arg) {
   snprintf(buf, n, "%s:%s", kind, arg);
 }
 
+/* One setting ",KEY=x" of a network agent's spec: a number in lo..hi
+ * into *ival (an integer) or *dval (a real number; ival NULL), which holds
+ * its default; or, with `choices` ("a|b|c"), the index of x among them
+ * into *ival. */
+typedef struct {
+  const char *key;
+  double lo, hi;
+  int *ival;
+  double *dval;
+  const char *choices;
+} net_opt_t;
+
+/* The setting every network agent takes: precision=fp32|bf16|auto. */
+#define NET_PREC_OPT(ns) {"precision", 0, 2, &(ns).prec, NULL, "fp32|bf16|auto"}
+
+/* The index of val among "a|b|c", or -1. */
+static int net_choice(const char *choices, const char *val) {
+  size_t vl = strlen(val);
+  int i = 0;
+  for (const char *p = choices;; i++) {
+    size_t l = strcspn(p, "|");
+    if (l == vl && strncmp(p, val, l) == 0) return i;
+    if (p[l] == '\0') return -1;
+    p += l + 1;
+  }
+}
+
+/* Splits arg into the checkpoint path (into path[0..size)) and the
+ * settings at its end, each at most once; they are taken from the end, so
+ * a path may itself hold commas. Returns 0 or PB_EINVAL naming the agent
+ * (path too long, a bad value, no path before the settings). */
+static int net_path_opts(const char *arg, const char *name, char *path,
+                         size_t size, net_opt_t *opts, int nopts,
+                         pb_err_t *err) {
+  if (strlen(arg) >= size)
+    return pb_err_set(err, PB_EINVAL, "agent %s: path too long", name);
+  strcpy(path, arg);
+  int seen[8] = {0};
+  for (;;) {
+    char *comma = strrchr(path, ',');
+    if (comma == NULL) break;
+    char *opt = comma + 1;
+    int k = 0;
+    for (; k < nopts; k++) {
+      size_t kl = strlen(opts[k].key);
+      if (!seen[k] && strncmp(opt, opts[k].key, kl) == 0 && opt[kl] == '=')
+        break;
+    }
+    if (k == nopts) break;
+    seen[k] = 1;
+    const char *val = opt + strlen(opts[k].key) + 1;
+    if (opts[k].choices != NULL) {
+      int c = net_choice(opts[k].choices, val);
+      if (c < 0)
+        return pb_err_set(err, PB_EINVAL,
+                          "agent %s: bad %s=\"%s\" (expected %s)", name,
+                          opts[k].key, val, opts[k].choices);
+      *opts[k].ival = c;
+      *comma = '\0';
+      continue;
+    }
+    char *end = NULL;
+    errno = 0;
+    double v = opts[k].ival != NULL ? (double)strtol(val, &end, 10)
+                                    : strtod(val, &end);
+    if (errno != 0 || end == val || *end != '\0' || !(v >= opts[k].lo) ||
+        !(v <= opts[k].hi)) {
+      if (opts[k].ival != NULL)
+        return pb_err_set(err, PB_EINVAL,
+                          "agent %s: bad %s=\"%s\" (expected an integer in "
+                          "%.0f..%.0f)",
+                          name, opts[k].key, val, opts[k].lo, opts[k].hi);
+      return pb_err_set(err, PB_EINVAL,
+                        "agent %s: bad %s=\"%s\" (expected a number in "
+                        "%g..%g)",
+                        name, opts[k].key, val, opts[k].lo, opts[k].hi);
+    }
+    if (opts[k].ival != NULL)
+      *opts[k].ival = (int)v;
+    else
+      *opts[k].dval = v;
+    *comma = '\0';
+  }
+  if (path[0] == '\0')
+    return pb_err_set(err, PB_EINVAL, "agent %s: no checkpoint path before "
+                      "the settings", name);
+  /* ",KEY=..." left on a path that is no file: a setting this kind lacks
+   * (or one given twice), not part of the path. */
+  const char *opt = strrchr(path, ',');
+  if (opt != NULL && access(path, F_OK) != 0) {
+    size_t kl =
+        strspn(opt + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+    if (kl > 0 && opt[1 + kl] == '=') {
+      char keys[160] = "";
+      for (int k = 0; k < nopts; k++) {
+        size_t n = strlen(keys);
+        snprintf(keys + n, sizeof keys - n, "%s%s=", k ? ", " : "",
+                 opts[k].key);
+      }
+      return pb_err_set(err, PB_EINVAL,
+                        "agent %s: unknown or repeated setting \"%s\" (it "
+                        "takes %s, each once)",
+                        name, opt + 1, keys);
+    }
+  }
+  return 0;
+}
+
 pb_agent_t *pb__agent_checkpoint_new(const pb_game_t *g, const char *arg,
                                      uint64_t seed, pb_err_t *err) {
   (void)seed;
@@ -444,9 +568,13 @@ pb_agent_t *pb__agent_checkpoint_new(const pb_game_t *g, const char *arg,
                "checkpoint:runs/x/checkpoints/ckpt-000010.pbck)");
     return NULL;
   }
-  char name[4200];
+  char path[4096], name[4200];
   net_name(name, sizeof name, "checkpoint", arg);
-  return net_open(g, arg, name, NET_Q, NULL, err);
+  net_settings_t ns = {.prec = -1};
+  net_opt_t opts[1] = {NET_PREC_OPT(ns)};
+  if (net_path_opts(arg, name, path, sizeof path, opts, 1, err) != 0)
+    return NULL;
+  return net_open(g, path, name, NET_Q, &ns, err);
 }
 
 pb_agent_t *pb__agent_run_new(const pb_game_t *g, const char *arg,
@@ -507,71 +635,13 @@ pb_agent_t *pb__agent_value_new(const pb_game_t *g, const char *arg,
                "agent: value needs a checkpoint file, value:PATH");
     return NULL;
   }
-  char name[4200];
+  char path[4096], name[4200];
   net_name(name, sizeof name, "value", arg);
-  return net_open(g, arg, name, NET_V1, NULL, err);
-}
-
-/* One setting ",KEY=x" of a beam:, mcts: or abnet: spec: a number in
- * lo..hi into *ival (an integer) or *dval (a real number; ival NULL),
- * which holds its default. */
-typedef struct {
-  const char *key;
-  double lo, hi;
-  int *ival;
-  double *dval;
-} net_opt_t;
-
-/* Splits arg into the checkpoint path (into path[0..size)) and the
- * settings at its end, each at most once; they are taken from the end, so
- * a path may itself hold commas. Returns 0 or PB_EINVAL naming the agent
- * (path too long, a bad value, no path before the settings). */
-static int net_path_opts(const char *arg, const char *name, char *path,
-                         size_t size, net_opt_t *opts, int nopts,
-                         pb_err_t *err) {
-  if (strlen(arg) >= size)
-    return pb_err_set(err, PB_EINVAL, "agent %s: path too long", name);
-  strcpy(path, arg);
-  int seen[8] = {0};
-  for (;;) {
-    char *comma = strrchr(path, ',');
-    if (comma == NULL) break;
-    char *opt = comma + 1;
-    int k = 0;
-    for (; k < nopts; k++) {
-      size_t kl = strlen(opts[k].key);
-      if (!seen[k] && strncmp(opt, opts[k].key, kl) == 0 && opt[kl] == '=')
-        break;
-    }
-    if (k == nopts) break;
-    seen[k] = 1;
-    const char *val = opt + strlen(opts[k].key) + 1;
-    char *end = NULL;
-    errno = 0;
-    double v = opts[k].ival != NULL ? (double)strtol(val, &end, 10)
-                                    : strtod(val, &end);
-    if (errno != 0 || end == val || *end != '\0' || !(v >= opts[k].lo) ||
-        !(v <= opts[k].hi)) {
-      if (opts[k].ival != NULL)
-        return pb_err_set(err, PB_EINVAL,
-                          "agent %s: bad %s=\"%s\" (expected an integer in "
-                          "%.0f..%.0f)",
-                          name, opts[k].key, val, opts[k].lo, opts[k].hi);
-      return pb_err_set(err, PB_EINVAL,
-                        "agent %s: bad %s=\"%s\" (expected a number in "
-                        "%g..%g)",
-                        name, opts[k].key, val, opts[k].lo, opts[k].hi);
-    }
-    if (opts[k].ival != NULL)
-      *opts[k].ival = (int)v;
-    else
-      *opts[k].dval = v;
-    *comma = '\0';
-  }
-  if (path[0] == '\0')
-    return pb_err_set(err, PB_EINVAL, "agent %s: no checkpoint path before "
-                      "the settings", name);
-  return 0;
+  net_settings_t ns = {.prec = -1};
+  net_opt_t opts[1] = {NET_PREC_OPT(ns)};
+  if (net_path_opts(arg, name, path, sizeof path, opts, 1, err) != 0)
+    return NULL;
+  return net_open(g, path, name, NET_V1, &ns, err);
 }
 
 /* beam:PATH[,E=N][,M=N] */
@@ -586,10 +656,11 @@ pb_agent_t *pb__agent_beam_new(const pb_game_t *g, const char *arg,
   }
   char path[4096], name[4200];
   net_name(name, sizeof name, "beam", arg);
-  net_settings_t ns = {.E = 30, .M = 3};
-  net_opt_t opts[2] = {{"E", 1, 100000, &ns.E, NULL},
-                       {"M", 1, 99, &ns.M, NULL}};
-  if (net_path_opts(arg, name, path, sizeof path, opts, 2, err) != 0)
+  net_settings_t ns = {.E = 30, .M = 3, .prec = -1};
+  net_opt_t opts[3] = {{"E", 1, 100000, &ns.E, NULL, NULL},
+                       {"M", 1, 99, &ns.M, NULL, NULL},
+                       NET_PREC_OPT(ns)};
+  if (net_path_opts(arg, name, path, sizeof path, opts, 3, err) != 0)
     return NULL;
   return net_open(g, path, name, NET_BEAM, &ns, err);
 }
@@ -609,11 +680,12 @@ pb_agent_t *pb__agent_mcts_new(const pb_game_t *g, const char *arg,
   }
   char path[4096], name[4200];
   net_name(name, sizeof name, "mcts", arg);
-  net_settings_t ns = {.N = 100};
-  net_opt_t opts[3] = {{"N", 1, 100000, &ns.N, NULL},
-                       {"T", 0.001, 1000, NULL, &ns.T},
-                       {"c", 0.001, 100, NULL, &ns.c}};
-  if (net_path_opts(arg, name, path, sizeof path, opts, 3, err) != 0)
+  net_settings_t ns = {.N = 100, .prec = -1};
+  net_opt_t opts[4] = {{"N", 1, 100000, &ns.N, NULL, NULL},
+                       {"T", 0.001, 1000, NULL, &ns.T, NULL},
+                       {"c", 0.001, 100, NULL, &ns.c, NULL},
+                       NET_PREC_OPT(ns)};
+  if (net_path_opts(arg, name, path, sizeof path, opts, 4, err) != 0)
     return NULL;
   return net_open(g, path, name, NET_MCTS, &ns, err);
 }
@@ -635,13 +707,15 @@ pb_agent_t *pb__agent_abnet_new(const pb_game_t *g, const char *arg,
   memset(&ns, 0, sizeof ns);
   pb_abnet_defaults(&ns.ab);
   int nodes = -1, batch = ns.ab.batch;
-  net_opt_t opts[5] = {
-      {"nodes", 1, 100000000, &nodes, NULL},
-      {"time", 1, 3600000, &ns.ab.time_ms, NULL},
-      {"depth", 1, PB_ABNET_MAX_DEPTH, &ns.ab.max_depth, NULL},
-      {"qplies", 1, PB_ABNET_MAX_DEPTH, &ns.ab.q_plies, NULL},
-      {"batch", 0, 1, &batch, NULL}};
-  if (net_path_opts(arg, name, path, sizeof path, opts, 5, err) != 0)
+  ns.prec = -1;
+  net_opt_t opts[6] = {
+      {"nodes", 1, 100000000, &nodes, NULL, NULL},
+      {"time", 1, 3600000, &ns.ab.time_ms, NULL, NULL},
+      {"depth", 1, PB_ABNET_MAX_DEPTH, &ns.ab.max_depth, NULL, NULL},
+      {"qplies", 1, PB_ABNET_MAX_DEPTH, &ns.ab.q_plies, NULL, NULL},
+      {"batch", 0, 1, &batch, NULL, NULL},
+      NET_PREC_OPT(ns)};
+  if (net_path_opts(arg, name, path, sizeof path, opts, 6, err) != 0)
     return NULL;
   /* A time budget alone: no limit on the evaluations. */
   ns.ab.nodes = nodes > 0 ? (uint64_t)nodes : ns.ab.time_ms > 0 ? 0 : 1000;
@@ -666,25 +740,15 @@ pb_agent_t *pb__agent_bpip_new(const pb_game_t *g, const char *arg,
   memset(&ns, 0, sizeof ns);
   pb_bpip_defaults(&ns.bp);
   int N = (int)ns.bp.evals;
-  net_opt_t opts[3] = {
-      {"N", 1, PB_BPIP_MAX_EVALS, &N, NULL},
-      {"sigma", PB_BPIP_SIGMA_MIN, PB_BPIP_SIGMA_MAX, NULL, &ns.bp.sigma},
-      {"gulp", 0, PB_BPIP_GULP_MAX, NULL, &ns.bp.gulp}};
-  if (net_path_opts(arg, name, path, sizeof path, opts, 3, err) != 0)
+  ns.prec = -1;
+  net_opt_t opts[4] = {
+      {"N", 1, PB_BPIP_MAX_EVALS, &N, NULL, NULL},
+      {"sigma", PB_BPIP_SIGMA_MIN, PB_BPIP_SIGMA_MAX, NULL, &ns.bp.sigma,
+       NULL},
+      {"gulp", 0, PB_BPIP_GULP_MAX, NULL, &ns.bp.gulp, NULL},
+      NET_PREC_OPT(ns)};
+  if (net_path_opts(arg, name, path, sizeof path, opts, 4, err) != 0)
     return NULL;
-  /* ",KEY=..." left on a path that is no file: a setting bpip lacks. */
-  const char *opt = strrchr(path, ',');
-  if (opt != NULL && access(path, F_OK) != 0) {
-    size_t kl =
-        strspn(opt + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
-    if (kl > 0 && opt[1 + kl] == '=') {
-      pb_err_set(err, PB_EINVAL,
-                 "agent %s: unknown or repeated setting \"%s\" (bpip takes "
-                 "N=, sigma=, gulp=, each once)",
-                 name, opt + 1);
-      return NULL;
-    }
-  }
   ns.bp.evals = (uint64_t)N;
   return net_open(g, path, name, NET_BPIP, &ns, err);
 }

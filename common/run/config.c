@@ -493,6 +493,23 @@ const char *pb_config_device(const pb_config_t *c, int role,
   return role == PB_DEVICE_ACTOR ? "cpu" : "auto";
 }
 
+const char *pb_config_precision(const pb_config_t *c, int role,
+                                const char **key) {
+  const char *own = role == PB_DEVICE_ACTOR      ? c->model.actor_precision
+                    : role == PB_DEVICE_SEARCHER ? c->model.searcher_precision
+                    : role == PB_DEVICE_LEARNER  ? c->model.learner_precision
+                                                 : "default";
+  const char *k = role == PB_DEVICE_ACTOR      ? "model.actor_precision"
+                  : role == PB_DEVICE_SEARCHER ? "model.searcher_precision"
+                                               : "model.learner_precision";
+  if (strcmp(own, "default") != 0) {
+    if (key != NULL) *key = k;
+    return own;
+  }
+  if (key != NULL) *key = "model.precision";
+  return c->model.precision;
+}
+
 int pb_config_alphazero(const pb_config_t *c) {
   return !strcmp(c->algorithm, "alphazero");
 }

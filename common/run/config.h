@@ -133,6 +133,12 @@ typedef struct pb_config {
     char learner_device[PB_CONFIG_NAME_MAX];
     char actor_device[PB_CONFIG_NAME_MAX];
     char searcher_device[PB_CONFIG_NAME_MAX];
+    /* "fp32", "bf16" or "auto" (common/nn/precision.h); per role
+     * (pb_config_precision) also "default": model.precision. */
+    char precision[PB_CONFIG_NAME_MAX];
+    char learner_precision[PB_CONFIG_NAME_MAX];
+    char actor_precision[PB_CONFIG_NAME_MAX];
+    char searcher_precision[PB_CONFIG_NAME_MAX];
     int threads;                     /* libtorch intra-op threads */
     pb_config_net_t v, q;
   } model;
@@ -267,8 +273,10 @@ int pb_config_opponents(const pb_config_t *c,
 int pb_config_anchor(const char *item, size_t *spec_len, double *rating,
                      pb_err_t *err);
 
-/* The roles of pb_config_device. */
-enum { PB_DEVICE_LEARNER = 1, PB_DEVICE_ACTOR, PB_DEVICE_SEARCHER };
+/* The roles of pb_config_device and pb_config_precision (PB_DEVICE_OTHER:
+ * the evaluator and the agents, which follow model.precision). */
+enum { PB_DEVICE_OTHER = 0, PB_DEVICE_LEARNER, PB_DEVICE_ACTOR,
+       PB_DEVICE_SEARCHER };
 
 /* The device a role's networks are created on: the role's own key
  * (model.learner_device, model.actor_device, model.searcher_device) when it
@@ -280,5 +288,14 @@ enum { PB_DEVICE_LEARNER = 1, PB_DEVICE_ACTOR, PB_DEVICE_SEARCHER };
  * the answer came from, for messages. */
 const char *pb_config_device(const pb_config_t *c, int role,
                              const char **key);
+
+/* The precision a role's networks use: the role's own key
+ * (model.learner_precision, model.actor_precision,
+ * model.searcher_precision) when it is not "default", else
+ * model.precision (also for PB_DEVICE_OTHER). Returns "fp32", "bf16" or
+ * "auto" (common/nn/precision.h decides what auto is on a device); *key
+ * (when not NULL) names the key the answer came from. */
+const char *pb_config_precision(const pb_config_t *c, int role,
+                                const char **key);
 
 #endif

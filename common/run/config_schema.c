@@ -233,6 +233,22 @@ const pb__row_t pb__schema[] = {
              "auto",
              "beam-search workers' device; auto: model.device, or cuda when "
              "there is one"),
+    ROW_ENUM("model.precision", model.precision, "fp32|bf16|auto", "fp32",
+             "arithmetic of every network whose role's own key is default "
+             "(and of the evaluator and agents): fp32; bf16 (trunk in "
+             "bfloat16, head, loss and weights fp32; refused where the "
+             "device has no native bf16); auto (bf16 where native: AMX or "
+             "AVX-512 BF16, CUDA 8.0+; else fp32)"),
+    ROW_ENUM("model.learner_precision", model.learner_precision,
+             "default|fp32|bf16|auto", "default",
+             "the learner's precision (also --inproc's); default: "
+             "model.precision"),
+    ROW_ENUM("model.actor_precision", model.actor_precision,
+             "default|fp32|bf16|auto", "default",
+             "self-play actors' precision; default: model.precision"),
+    ROW_ENUM("model.searcher_precision", model.searcher_precision,
+             "default|fp32|bf16|auto", "default",
+             "search workers' precision; default: model.precision"),
     ROW_INT("model.threads", model.threads, 1, 1024, "1",
             "libtorch intra-op threads per process"),
     NET_ROWS(v, "V"),

@@ -377,23 +377,26 @@ static void log_start(const run_t *r, uint64_t last) {
                 "inproc training (alphazero): game %s, up to version %" PRIu64
                 " (now %" PRIu64
                 ") x %d episodes, %d simulations per move, "
-                "policy+value network %ld params, device %s, run dir %s",
+                "policy+value network %ld params, device %s, precision %s, "
+                "run dir %s",
                 cfg->game, last, pb_learn_version(r->learn),
                 cfg->train.episodes_per_iter, cfg->mcts.simulations,
                 pb_nn_param_count(pb_learn_q(r->learn)),
-                pb_nn_device(pb_learn_q(r->learn)), cfg->run.dir);
+                pb_nn_device(pb_learn_q(r->learn)),
+                pb_learn_precision(r->learn), cfg->run.dir);
   else
     pb_log_info(log,
                 "inproc training: game %s, up to version %" PRIu64
                 " (now %" PRIu64
                 ") x %d episodes, %s, V %ld params, "
-                "Q %ld params, device %s, run dir %s",
+                "Q %ld params, device %s, precision %s, run dir %s",
                 cfg->game, last, pb_learn_version(r->learn),
                 cfg->train.episodes_per_iter,
                 pb_config_search_desc(cfg, desc, sizeof desc),
                 pb_nn_param_count(pb_learn_v(r->learn)),
                 pb_nn_param_count(pb_learn_q(r->learn)),
-                pb_nn_device(pb_learn_v(r->learn)), cfg->run.dir);
+                pb_nn_device(pb_learn_v(r->learn)),
+                pb_learn_precision(r->learn), cfg->run.dir);
 }
 
 int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,

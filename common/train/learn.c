@@ -59,6 +59,12 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   snprintf(what, sizeof what, "%s '%s' (the learner)", key, dev);
   l->az = pb_config_alphazero(cfg);
   if (pb_model_nets(cfg, g, dev, what, &l->v, &l->q, err) != 0) goto fail;
+  int prec;
+  if (pb_model_precision(cfg, PB_DEVICE_LEARNER, pb_nn_device(l->q), &prec,
+                         l->precision_why, sizeof l->precision_why, err) != 0 ||
+      (l->v != NULL && pb_nn_set_precision(l->v, prec, err) != 0) ||
+      pb_nn_set_precision(l->q, prec, err) != 0)
+    goto fail;
   if (pb_config_td(cfg)) {
     /* algorithm td: V is the linear evaluation, all weights zero at the
      * start (common/train/td.h). */
@@ -126,6 +132,10 @@ pb_nn_t *pb_learn_v(pb_learn_t *l) { return l->v; }
 pb_nn_t *pb_learn_q(pb_learn_t *l) { return l->q; }
 uint64_t pb_learn_version(const pb_learn_t *l) { return l->version; }
 int pb_learn_alphazero(const pb_learn_t *l) { return l->az; }
+
+const char *pb_learn_precision(const pb_learn_t *l) {
+  return l->precision_why;
+}
 
 size_t pb_learn_cap_replay(const pb_learn_t *l, pb_episodes_t *eps) {
   size_t cap = (size_t)l->cfg.train.replay_capacity, drop = 0, kept = 0;

@@ -32,7 +32,7 @@ typedef struct pb_learn_stats {
   double policy_loss_mean, value_loss_mean; /* alphazero: the loss's parts */
 } pb_learn_stats_t;
 
-/* Creates the networks from cfg (device, threads, specs, seeds; with
+/* Creates the networks from cfg (device, precision, threads, specs, seeds; with
  * algorithm td, V is the linear evaluation with every weight zero:
  * common/nn/tdnet.h). The config is copied. NULL with err filled on failure. */
 pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err);
@@ -48,6 +48,11 @@ pb_nn_t *pb_learn_q(pb_learn_t *l);
 
 /* 1 for an alphazero run (config key algorithm), else 0. */
 int pb_learn_alphazero(const pb_learn_t *l);
+
+/* The precision the networks compute in and why, for the log (e.g. "bf16
+ * (model.learner_precision 'auto': this CPU has AVX-512 BF16)";
+ * model.learner_precision, or model.precision: common/nn/precision.h). */
+const char *pb_learn_precision(const pb_learn_t *l);
 
 /* Number of finished iterations (the version of the current networks). */
 uint64_t pb_learn_version(const pb_learn_t *l);

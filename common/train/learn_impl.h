@@ -55,6 +55,7 @@ struct pb_learn {
   int n_past;
   pb_nn_opt_t vopt, qopt; /* the configured optimizer settings */
   int az;                 /* algorithm: alphazero (v is NULL) */
+  char precision_why[256]; /* the networks' precision, for the log */
 };
 
 /* The replay window's helpers, defined in learn.c: pb__learn_past_free
