@@ -18,7 +18,7 @@
  *                 (when eval.enabled, without --no-eval, if the binary is
  *                 there)
  *
- * and supervises them (common/net/supervise.h): crashed children are started
+ * and supervises them (common/launch/supervise.h): crashed children are started
  * again (the learner with --resume), the learner's exit 0 ends the run,
  * Ctrl-C stops everything. Every --set goes unchanged to every child, so
  * the config file plus the overrides are the whole configuration. ID is the

@@ -21,6 +21,7 @@
 #include "elo.h"
 #include "elotable.h"
 #include "match.h"
+#include "model.h"
 #include "rng.h"
 #include "solver.h"
 #include "util.h"
@@ -32,16 +33,20 @@
 void pb_evalrun_search_spec(const pb_evalrun_opts_t *o, const char *ckpt,
                             char *buf, size_t n, char *name, size_t nn) {
   if (o->mcts_simulations > 0) {
-    if (buf) snprintf(buf, n, "mcts:%s,N=%d", ckpt, o->mcts_simulations);
+    if (buf)
+      snprintf(buf, n, "mcts:%s,N=%d,precision=%s", ckpt, o->mcts_simulations,
+               o->precision);
     if (name) snprintf(name, nn, "mcts N=%d", o->mcts_simulations);
   } else if (o->search_beam) {
     if (buf)
-      snprintf(buf, n, "beam:%s,E=%d,M=%d", ckpt, o->search_expansions,
-               o->search_depth);
+      snprintf(buf, n, "beam:%s,E=%d,M=%d,precision=%s", ckpt,
+               o->search_expansions, o->search_depth, o->precision);
     if (name)
       snprintf(name, nn, "E=%d,M=%d", o->search_expansions, o->search_depth);
   } else {
-    if (buf) snprintf(buf, n, "abnet:%s,nodes=%d", ckpt, o->search_nodes);
+    if (buf)
+      snprintf(buf, n, "abnet:%s,nodes=%d,precision=%s", ckpt,
+               o->search_nodes, o->precision);
     if (name) snprintf(name, nn, "abnet nodes=%d", o->search_nodes);
   }
 }
@@ -68,6 +73,12 @@ int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
   o->search_depth = cfg->eval.search_depth;
   o->mcts_simulations =
       pb_config_alphazero(cfg) ? cfg->eval.mcts_simulations : 0;
+  int prec = PB_NN_FP32;
+  if (pb_model_precision(cfg, PB_DEVICE_OTHER, "cpu", &prec, NULL, 0, NULL) !=
+      0)
+    prec = PB_NN_FP32;
+  snprintf(o->precision, sizeof o->precision, "%s",
+           prec == PB_NN_BF16 ? "bf16" : "fp32");
   o->n_opponents = pb_config_opponents(cfg, o->opponents);
   for (int j = 0; j < o->n_opponents; j++) {
     /* The paper's lookahead ladder was measured in Connect Four; in the
@@ -241,7 +252,7 @@ int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
   sh.o = o;
   sh.version = version;
   sh.total = o->games * o->n_opponents;
-  size_t slen = strlen(ckpt_path) + sizeof "checkpoint:";
+  size_t slen = strlen(ckpt_path) + sizeof "checkpoint:,precision=fp32";
   char *spec = malloc(slen);
   sh.outcome = calloc((size_t)sh.total, sizeof *sh.outcome);
   int nt = o->threads;
@@ -257,7 +268,8 @@ int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
     rc = pb_err_set(err, PB_ENOMEM, "evalrun: out of memory");
     goto out;
   }
-  snprintf(spec, slen, "checkpoint:%s", ckpt_path);
+  snprintf(spec, slen, "checkpoint:%s,precision=%s", ckpt_path,
+           o->precision);
   sh.spec = spec;
   for (int j = 0; j < o->n_opponents; j++)
     sh.seeds[j] = games_seed(o->seed, version, j);

@@ -7,7 +7,7 @@
  *       evenly between colours, a random opening, many threads) and fits its
  *       Elo against the opponents' anchor ratings (elo.h);
  *   pb_evalrun_chart
- *       the Elo chart of a run's elo.csv (common/play/elotable.h: the table, read
+ *       the Elo chart of a run's elo.csv (common/rating/elotable.h: the table, read
  *       back strictly and saved atomically) as SVG;
  *   pb_evalrun_t
  *       a run directory: which checkpoint versions exist, which are rated,
@@ -67,6 +67,11 @@ typedef struct pb_evalrun_opts {
    * simulations (eval.mcts_simulations) instead of greedy Q, V one ply
    * and the search agent (the columns keep their names). */
   int mcts_simulations;
+  /* The precision the checkpoint's networks play in: the evaluator's own
+   * model.precision resolved on this machine ("fp32" or "bf16"; a bf16
+   * it lacks rates in fp32), whatever the checkpoint's run used, so that
+   * runs of either precision are rated alike. */
+  char precision[8];
 } pb_evalrun_opts_t;
 
 /* The third accuracy's agent over the checkpoint at `ckpt` into buf (n

@@ -218,9 +218,10 @@ static int measure_accuracy(pb_evalrun_t *r, const char *ckpt,
       break;
     }
     if (k == 0)
-      snprintf(spec, slen, "checkpoint:%s", ckpt);
+      snprintf(spec, slen, "checkpoint:%s,precision=%s", ckpt,
+               r->o.precision);
     else if (k == 1)
-      snprintf(spec, slen, "value:%s", ckpt);
+      snprintf(spec, slen, "value:%s,precision=%s", ckpt, r->o.precision);
     else
       pb_evalrun_search_spec(&r->o, ckpt, spec, slen, NULL, 0);
     pb_accuracy_t a;

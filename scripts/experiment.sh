@@ -13,7 +13,10 @@
 # and the share of optimal moves on the shipped solved test set (greedy
 # Q, V one ply deep, beam search). The
 # table is runs/exp-NAME/elo.csv (minutes = wall time of the checkpoint
-# since the run started); a summary is printed at the end.
+# since the run started); a summary is printed at the end. The networks
+# are rated in fp32 whatever precision trained them (EVAL_PRECISION=auto
+# or bf16 to rate otherwise), so that runs of either precision are rated
+# alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 3 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
@@ -55,7 +58,8 @@ VERS=$(for f in "$DIR"/checkpoints/ckpt-*.pbck; do
          }' | sort -n | paste -sd, -)
 echo "rating versions $VERS"
 "$BIN/probs-evaluator" --run-dir "$DIR" --versions "$VERS" \
-  --set eval.games_per_opponent="$GAMES" --no-png --no-stderr
+  --set eval.games_per_opponent="$GAMES" \
+  --set model.precision="${EVAL_PRECISION:-fp32}" --no-png --no-stderr
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
          { printf "%7s min  v%-5s  Elo %-7s  acc Q %s  V %s  beam %s\n",
              $c["minutes"], $c["version"], $c["elo"], $c["acc_q"], $c["acc_v"], $c["acc_beam"] }' \

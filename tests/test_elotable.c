@@ -1,4 +1,4 @@
-/* test_elotable.c - elo.csv (common/play/elotable): rows put in version order,
+/* test_elotable.c - elo.csv (common/rating/elotable): rows put in version order,
  * the CSV text exactly, a round trip through the file, files of an older
  * layout, and every kind of file that is not ours refused and left as it
  * is; the newest row for /metrics. */

@@ -22,6 +22,7 @@
 #include "elo.h"
 #include "elotable.h"
 #include "evalrun.h"
+#include "precision.h"
 #include "json.h"
 #include "log.h"
 #include "rundir.h"
@@ -167,7 +168,7 @@ static void test_opts(void **state) {
   char spec[128], name[64];
   assert_int_equal(o.search_beam, 0);
   pb_evalrun_search_spec(&o, "c.pbck", spec, sizeof spec, name, sizeof name);
-  assert_string_equal(spec, "abnet:c.pbck,nodes=60");
+  assert_string_equal(spec, "abnet:c.pbck,nodes=60,precision=fp32");
   assert_string_equal(name, "abnet nodes=60");
   pb_config_t dc;
   pb_config_defaults(&dc);
@@ -176,13 +177,19 @@ static void test_opts(void **state) {
   assert_int_equal(pb_config_set(&c, "eval.search", "beam", &err), 0);
   assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
   pb_evalrun_search_spec(&o, "c.pbck", spec, sizeof spec, name, sizeof name);
-  assert_string_equal(spec, "beam:c.pbck,E=10,M=3");
+  assert_string_equal(spec, "beam:c.pbck,E=10,M=3,precision=fp32");
   assert_string_equal(name, "E=10,M=3");
   assert_int_equal(pb_config_set(&c, "eval.search", "mcts", &err), PB_ECONFIG);
   assert_int_equal(pb_config_set(&c, "algorithm", "alphazero", &err), 0);
   assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
   pb_evalrun_search_spec(&o, "c.pbck", spec, sizeof spec, NULL, 0);
-  assert_string_equal(spec, "mcts:c.pbck,N=100");
+  assert_string_equal(spec, "mcts:c.pbck,N=100,precision=fp32");
+  /* The networks play in the evaluator's own model.precision, resolved
+   * here: auto is bf16 exactly where this CPU has it natively. */
+  assert_int_equal(pb_config_set(&c, "model.precision", "auto", &err), 0);
+  assert_int_equal(pb_evalrun_opts_from_config(&o, &c, &err), 0);
+  assert_string_equal(o.precision,
+                      pb_precision_native("cpu", NULL, 0) ? "bf16" : "fp32");
   c = FX->cfg;
   snprintf(c.eval.opponents, sizeof c.eval.opponents,
            "lookahead:3,alphabeta:2,random,lookahead:2");

@@ -1,4 +1,4 @@
-/* test_http.c - common/web/http: a real server on 127.0.0.1, port 0, its loop
+/* test_http.c - common/http/http: a real server on 127.0.0.1, port 0, its loop
  * running in a thread, clients on plain blocking sockets. Every test ends
  * by closing the server and checking that the loop closes cleanly. */
 #include <setjmp.h>

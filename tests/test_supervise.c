@@ -1,4 +1,4 @@
-/* test_supervise.c - common/net/supervise with real processes (/bin/sh -c
+/* test_supervise.c - common/launch/supervise with real processes (/bin/sh -c
  * scripts): restarts after crashes, the main child ending the run, signals
  * to the supervisor, SIGKILL after the grace period, giving up, following
  * a file, log redirection. Times are kept short (backoff 20-50 ms). */

@@ -1,4 +1,4 @@
-/* test_svgplot.c - the SVG line chart (common/web/svgplot): tick choice, and
+/* test_svgplot.c - the SVG line chart (common/rating/svgplot): tick choice, and
  * the series on the right axis: a well-formed document with each series
  * in the legend and drawn, the x range covering them, a chart without
  * them exactly as before, and the arguments it refuses; the legend's
