@@ -1,4 +1,5 @@
 #include "workq.h"
+#include "invariant.h"
 
 #include <stdlib.h>
 
@@ -93,7 +94,7 @@ int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
   if (max_held > 0 && pb_workq_held(q, worker) >= max_held) return PB_EAGAIN;
   size_t i = q->lowest_pending;
   while (i < q->n && q->it[i].state != PB_WORKQ_PENDING) i++;
-  if (i == q->n) return PB_EAGAIN; /* cannot happen while pending > 0 */
+  pb_assert(i < q->n); /* some item is pending */
   /* lowest_pending stays a lower bound: only an item taken from there
    * moves it. */
   if (avoids(&q->it[i], worker, now)) {
@@ -112,6 +113,7 @@ int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
     q->it[i].deadline = now + q->max_lease_s;
   q->pending--;
   q->leased++;
+  pb_assert(q->pending + q->leased + q->done == q->n);
   *index = i;
   *id = q->base + i;
   return 0;
@@ -151,6 +153,7 @@ int pb_workq_complete(pb_workq_t *q, uint64_t id, uint32_t worker,
     q->not_holder++;
     return PB_WORKQ_NOT_HOLDER;
   }
+  pb_assert(q->leased > 0);
   q->leased--;
   it->state = PB_WORKQ_DONE;
   q->done++;
@@ -161,12 +164,14 @@ int pb_workq_complete(pb_workq_t *q, uint64_t id, uint32_t worker,
 /* Item i back to pending; with avoid, its holder is kept from it until
  * now + avoid_s. */
 static void to_pending(pb_workq_t *q, size_t i, int avoid, double now) {
+  pb_assert(i < q->n && q->it[i].state != PB_WORKQ_PENDING);
   q->it[i].state = PB_WORKQ_PENDING;
   q->it[i].has_avoid = avoid && q->avoid_s > 0;
   q->it[i].avoid = q->it[i].worker;
   q->it[i].avoid_until = now + q->avoid_s;
   q->pending++;
   if (i < q->lowest_pending) q->lowest_pending = i;
+  pb_assert(q->pending + q->leased + q->done == q->n);
 }
 
 void pb_workq_requeue(pb_workq_t *q, size_t i, double now) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "evalcache.h"
+#include "invariant.h"
 
 /* One side (V or Q): its network, cache and scratch buffers. */
 typedef struct {
@@ -83,6 +84,7 @@ void pb_neteval_bind(pb_neteval_t *ne, pb_nn_t *v, pb_nn_t *q) {
 /* Runs the rows [0, nmiss) of ne->in through the side's network into
  * ne->out and stores them in the cache. */
 static int flush(pb_neteval_t *ne, side_t *sd, int nmiss, pb_err_t *err) {
+  pb_assert(nmiss >= 0 && nmiss <= ne->max_batch);
   if (nmiss == 0) return 0;
   int rc = pb_nn_forward(sd->nn, ne->in, nmiss, ne->out, err);
   if (rc != 0) return rc;
@@ -136,7 +138,7 @@ static int evaluate(pb_neteval_t *ne, side_t *sd, const pb_state_t *states,
     int rc = flush(ne, sd, nmiss, err);
     if (rc != 0) return rc;
     for (int i = 0; i < w; i++)
-      if (ne->slot[i] >= 0)
+      if (pb_assert(ne->slot[i] < nmiss), ne->slot[i] >= 0)
         memcpy(&out[(size_t)(base + i) * k], &ne->out[(size_t)ne->slot[i] * k],
                (size_t)k * sizeof(float));
   }

@@ -5,6 +5,7 @@
  * backup a single reverse sweep (children always have larger indices). The
  * beam is a binary max-heap of (priority, node index). */
 #include "beam_search.h"
+#include "invariant.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -162,6 +163,8 @@ static void expand(pb_beam_t *b, slot_t *sl, uint32_t idx, const float *q) {
   int d = nd->depth;
   nd->first = sl->nnodes;
   nd->nchild = (uint8_t)na;
+  /* E expansions of at most A children each, and the root */
+  pb_assert(sl->nnodes + (uint32_t)na <= b->max_nodes);
   for (int j = 0; j < na; j++) {
     uint32_t ci = sl->nnodes++;
     node_t *c = &sl->nodes[ci];

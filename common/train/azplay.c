@@ -6,13 +6,10 @@
 #include <string.h>
 
 #include "rng.h"
+#include "slots.h"
 
 typedef struct {
-  int active;
-  uint64_t index; /* episode number */
-  pb_rng_t rng;
-  pb_state_t cur;
-  uint32_t n;       /* positions so far */
+  pb_slot_t s;      /* the scheduler's part (common/train/slots.h) */
   pb_state_t *hist; /* [max_turns] */
   float *pi;        /* [max_turns][A] */
 } slot_t;
@@ -136,17 +133,9 @@ void pb_azplay_destroy(pb_azplay_t **pp) {
   *pp = NULL;
 }
 
-static void start(pb_azplay_t *p, slot_t *s, uint64_t seed, uint64_t index) {
-  s->active = 1;
-  s->index = index;
-  pb_rng_seed(&s->rng, seed, index);
-  p->g->reset(&s->cur);
-  s->n = 0;
-}
-
 /* The move after a search: drawn in proportion to the visits among the
  * first temp_moves moves, else the most visited (ties: the lowest). */
-static int choose(const pb_azplay_t *p, slot_t *s, const float *visits) {
+static int choose(const pb_azplay_t *p, pb_slot_t *s, const float *visits) {
   const int A = p->g->num_actions;
   if ((int)s->n < p->o.temp_moves) {
     double total = 0;
@@ -174,37 +163,34 @@ int pb_azplay_run(pb_azplay_t *p, int n, uint64_t seed, uint64_t first_index,
   const int P = p->o.parallel, A = g->num_actions;
   const uint32_t T = (uint32_t)p->o.max_turns;
   if (n <= 0) return 0;
-  /* Episodes finish in an order set by their lengths; they are kept in
-   * p->done in that order and appended to out in number order at the end
-   * (one copy per run, none per move). */
+  /* Episodes finish in an order set by their lengths; the scheduler puts
+   * them in number order (slots.h). */
   pb_episodes_clear(&p->done);
-  uint32_t *at = malloc((size_t)n * sizeof *at); /* number -> finish rank */
-  if (at == NULL) return pb_err_set(err, PB_ENOMEM, "azplay: out of memory");
-  int next = 0, finished = 0, rc = 0;
-  for (int i = 0; i < P; i++) {
-    p->slot[i].active = 0;
-    if (next < n) start(p, &p->slot[i], seed, first_index + (uint64_t)next++);
-  }
-  while (finished < n && rc == 0) {
+  pb_slots_t run;
+  int rc = pb_slots_begin(&run, g, n, seed, first_index, err);
+  if (rc != 0) return rc;
+  for (int i = 0; i < P; i++) pb_slots_fill(&run, &p->slot[i].s);
+  while (pb_slots_running(&run) && rc == 0) {
     int nr = 0;
     for (int i = 0; i < P; i++)
-      if (p->slot[i].active) {
-        p->roots[nr] = p->slot[i].cur;
-        p->rngs[nr] = &p->slot[i].rng;
+      if (p->slot[i].s.active) {
+        p->roots[nr] = p->slot[i].s.cur;
+        p->rngs[nr] = &p->slot[i].s.rng;
         /* Playout cap randomization: full with probability full_fraction
          * (no draw without the cap: the stream stays as it was). */
         p->fast[nr] = p->o.small_simulations > 0 &&
-                      !(pb_rng_uniform(&p->slot[i].rng) < p->o.full_fraction);
+                      !(pb_rng_uniform(&p->slot[i].s.rng) < p->o.full_fraction);
         p->sims[nr] = p->fast[nr] ? p->o.small_simulations : p->o.simulations;
         p->rslot[nr++] = i;
       }
     pb_mcts_io_t io = {p->sims, p->fast, p->visits, p->target, p->action, NULL};
     rc = pb_mcts_search(p->mcts, p->roots, nr, ev, p->rngs, &io, err);
     for (int r = 0; r < nr && rc == 0; r++) {
-      slot_t *s = &p->slot[p->rslot[r]];
+      slot_t *as = &p->slot[p->rslot[r]];
+      pb_slot_t *s = &as->s;
       const float *vis = &p->visits[(size_t)r * A];
       const float *tgt = &p->target[(size_t)r * A];
-      float *pi = &s->pi[(size_t)s->n * A];
+      float *pi = &as->pi[(size_t)s->n * A];
       if (p->fast[r])
         memset(pi, 0, (size_t)A * sizeof *pi); /* not a policy target */
       else
@@ -212,23 +198,20 @@ int pb_azplay_run(pb_azplay_t *p, int n, uint64_t seed, uint64_t first_index,
       int a = p->o.root.rule == PB_MCTS_GUMBEL
                   ? p->action[r]
                   : choose(p, s, p->o.root.forced && !p->fast[r] ? tgt : vis);
-      s->hist[s->n++] = s->cur;
+      as->hist[s->n++] = s->cur;
       p->positions++;
       int over = 0;
       float rew = g->step(&s->cur, a, &over);
       if (!over && s->n < T) continue;
-      s->active = 0;
-      rc = pb_episodes_add_policy(&p->done, s->hist, s->n,
-                                  over ? (int)lrintf(rew) : 0, version, s->pi,
+      rc = pb_episodes_add_policy(&p->done, as->hist, s->n,
+                                  over ? (int)lrintf(rew) : 0, version, as->pi,
                                   A, err);
       if (rc != 0) break;
-      at[s->index - first_index] = (uint32_t)finished++;
-      if (next < n) start(p, s, seed, first_index + (uint64_t)next++);
+      pb_slots_finish(&run, s);
+      pb_slots_fill(&run, s);
     }
   }
-  if (rc == 0) rc = pb_episodes_append_order(out, &p->done, at, err);
-  free(at);
-  return rc;
+  return pb_slots_end(&run, &p->done, out, rc, err);
 }
 
 uint64_t pb_azplay_positions(const pb_azplay_t *p) { return p->positions; }

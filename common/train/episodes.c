@@ -1,4 +1,5 @@
 #include "episodes.h"
+#include "invariant.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,7 @@ int pb_episodes_append_order(pb_episodes_t *e, const pb_episodes_t *src,
                              const uint32_t *at, pb_err_t *err) {
   for (size_t d = 0; d < src->n_eps; d++) {
     uint32_t k = at[d];
+    pb_assert(k < src->n_eps); /* at is a permutation of the episodes */
     int rc = add(e, &src->states[src->start[k]], src->len[k], src->reward[k],
                  src->version[k], pb_episodes_policy(src, k, 0),
                  src->policy_width, err);
@@ -123,6 +125,7 @@ int pb_episodes_append_order(pb_episodes_t *e, const pb_episodes_t *src,
 }
 
 float pb_episodes_target(const pb_episodes_t *e, size_t k, uint32_t t) {
+  pb_assert(k < e->n_eps && t < e->len[k]);
   uint32_t from_end = e->len[k] - 1 - t;
   float r = (float)e->reward[k];
   return (from_end % 2 == 0) ? r : -r;
@@ -132,4 +135,31 @@ void pb_episodes_targets(const pb_episodes_t *e, float *target) {
   for (size_t k = 0; k < e->n_eps; k++)
     for (uint32_t t = 0; t < e->len[k]; t++)
       target[e->start[k] + t] = pb_episodes_target(e, k, t);
+}
+
+size_t pb_episodes_keep_newest(pb_episodes_t *eps, size_t cap) {
+  size_t drop = 0, kept = 0;
+  if (eps->n_states <= cap) return 0;
+  /* Keep the newest whole episodes that fit. */
+  size_t k = eps->n_eps;
+  while (k > 0 && kept + eps->len[k - 1] <= cap) kept += eps->len[--k];
+  drop = k;
+  if (drop == 0) return 0;
+  size_t from = eps->start[drop];
+  memmove(eps->states, eps->states + from, kept * sizeof *eps->states);
+  if (eps->policy_width > 0) {
+    const size_t w = (size_t)eps->policy_width;
+    memmove(eps->policy, eps->policy + from * w,
+            kept * w * sizeof *eps->policy);
+  }
+  for (size_t j = drop; j < eps->n_eps; j++) {
+    size_t d = j - drop;
+    eps->start[d] = eps->start[j] - (uint32_t)from;
+    eps->len[d] = eps->len[j];
+    eps->reward[d] = eps->reward[j];
+    eps->version[d] = eps->version[j];
+  }
+  eps->n_eps -= drop;
+  eps->n_states = kept;
+  return drop;
 }

@@ -60,6 +60,10 @@ int pb_episodes_add_policy(pb_episodes_t *e, const pb_state_t *states,
 int pb_episodes_append_order(pb_episodes_t *e, const pb_episodes_t *src,
                              const uint32_t *at, pb_err_t *err);
 
+/* Keeps the newest whole episodes that fit in cap positions (all of them
+ * when they fit), dropping the oldest; returns how many were dropped. */
+size_t pb_episodes_keep_newest(pb_episodes_t *e, size_t cap);
+
 /* Policy row of position t of episode k (NULL without policies). */
 const float *pb_episodes_policy(const pb_episodes_t *e, size_t k, uint32_t t);
 

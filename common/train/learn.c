@@ -16,19 +16,13 @@
 #include "linear.h"
 #include "tdnet.h"
 #include "model.h"
+#include "invariant.h"
 
 /* Minibatches go to the network up to PB__CHUNK_STEPS at a time (one
  * pb_nn_train_batches call: one upload, no read-back between steps, which
  * is what a CUDA device needs; on the CPU the same bits as one call per
  * step), and at most PB__CHUNK_ROWS rows unless one minibatch is larger. */
 enum { PB__CHUNK_STEPS = 16, PB__CHUNK_ROWS = 16384 };
-
-void pb__learn_past_free(past_t *p) {
-  free(p->states);
-  free(p->v);
-  free(p->q);
-  memset(p, 0, sizeof *p);
-}
 
 static double now_s(void) {
   struct timespec ts;
@@ -50,6 +44,7 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   }
   l->cfg = *cfg;
   l->g = g;
+  if (pb_replay_init(&l->replay, g->num_actions, err) != 0) goto fail;
   pb_model_opt(cfg, 0, &l->vopt);
   pb_model_opt(cfg, 1, &l->qopt);
   uint64_t seed = (uint64_t)cfg->seed;
@@ -122,7 +117,7 @@ void pb_learn_destroy(pb_learn_t **pl) {
   free(l->uniq_of);
   free(l->table);
   free(l->vt);
-  for (int i = 0; i < l->n_past; i++) pb__learn_past_free(&l->past[i]);
+  pb_replay_free(&l->replay);
   free(l);
   *pl = NULL;
 }
@@ -138,30 +133,7 @@ const char *pb_learn_precision(const pb_learn_t *l) {
 }
 
 size_t pb_learn_cap_replay(const pb_learn_t *l, pb_episodes_t *eps) {
-  size_t cap = (size_t)l->cfg.train.replay_capacity, drop = 0, kept = 0;
-  if (eps->n_states <= cap) return 0;
-  /* Keep the newest whole episodes that fit. */
-  size_t k = eps->n_eps;
-  while (k > 0 && kept + eps->len[k - 1] <= cap) kept += eps->len[--k];
-  drop = k;
-  if (drop == 0) return 0;
-  size_t from = eps->start[drop];
-  memmove(eps->states, eps->states + from, kept * sizeof *eps->states);
-  if (eps->policy_width > 0) {
-    const size_t w = (size_t)eps->policy_width;
-    memmove(eps->policy, eps->policy + from * w,
-            kept * w * sizeof *eps->policy);
-  }
-  for (size_t j = drop; j < eps->n_eps; j++) {
-    size_t d = j - drop;
-    eps->start[d] = eps->start[j] - (uint32_t)from;
-    eps->len[d] = eps->len[j];
-    eps->reward[d] = eps->reward[j];
-    eps->version[d] = eps->version[j];
-  }
-  eps->n_eps -= drop;
-  eps->n_states = kept;
-  return drop;
+  return pb_episodes_keep_newest(eps, (size_t)l->cfg.train.replay_capacity);
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
@@ -296,9 +268,7 @@ static int current_v_targets(pb_learn_t *l, const pb_episodes_t *eps,
 
 /* Total samples: the current positions and the replay window's. */
 static size_t n_samples(const pb_learn_t *l, size_t n_cur) {
-  size_t n = n_cur;
-  for (int i = 0; i < l->n_past; i++) n += l->past[i].n;
-  return n;
+  return n_cur + pb_replay_positions(&l->replay);
 }
 
 /* Sample k (< n_samples): its position, V target and Q row. */
@@ -309,19 +279,11 @@ static void sample(const pb_learn_t *l, const pb_episodes_t *eps,
   if (k < eps->n_states) {
     *s = &eps->states[k];
     if (v) *v = l->vt[k];
+    pb_assert(qtargets == NULL || l->uniq_of[k] < l->n_uniq);
     if (q) *q = qtargets ? &qtargets[(size_t)l->uniq_of[k] * A] : NULL;
     return;
   }
-  k -= eps->n_states;
-  for (int i = 0; i < l->n_past; i++) {
-    if (k < l->past[i].n) {
-      *s = &l->past[i].states[k];
-      if (v) *v = l->past[i].v[k];
-      if (q) *q = &l->past[i].q[k * A];
-      return;
-    }
-    k -= l->past[i].n;
-  }
+  pb_replay_sample(&l->replay, k - eps->n_states, s, v, q);
 }
 
 static int train_v(pb_learn_t *l, trainer_t *t, const pb_episodes_t *eps,
@@ -530,19 +492,6 @@ int pb_learn_train_after_search(pb_learn_t *l, const pb_episodes_t *eps,
   return rc;
 }
 
-/* Drops the oldest iterations of the window until at most `keep` are
- * left. */
-void pb__learn_trim_window(pb_learn_t *l, int keep) {
-  if (keep < 0) keep = 0;
-  while (l->n_past > keep) {
-    pb__learn_past_free(&l->past[0]);
-    memmove(&l->past[0], &l->past[1],
-            (size_t)(l->n_past - 1) * sizeof l->past[0]);
-    memset(&l->past[l->n_past - 1], 0, sizeof l->past[0]);
-    l->n_past--;
-  }
-}
-
 int pb_learn_end_iteration(pb_learn_t *l, const pb_episodes_t *eps,
                            const float *qtargets, pb_err_t *err) {
   const int keep = l->cfg.train.replay_iterations - 1;
@@ -550,21 +499,15 @@ int pb_learn_end_iteration(pb_learn_t *l, const pb_episodes_t *eps,
     const size_t n = eps->n_states, A = (size_t)l->g->num_actions;
     int rc = current_v_targets(l, eps, qtargets, err);
     if (rc != 0) return rc;
-    past_t p = {n, malloc(n * sizeof *p.states), malloc(n * sizeof *p.v),
-                malloc(n * A * sizeof *p.q)};
-    if (p.states == NULL || p.v == NULL || p.q == NULL) {
-      pb__learn_past_free(&p);
-      return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
-    }
-    memcpy(p.states, eps->states, n * sizeof *p.states);
-    memcpy(p.v, l->vt, n * sizeof *p.v);
+    pb_replay_iter_t *p = pb_replay_push(&l->replay, n, keep, err);
+    if (p == NULL) return PB_ENOMEM;
+    memcpy(p->states, eps->states, n * sizeof *p->states);
+    memcpy(p->v, l->vt, n * sizeof *p->v);
     for (size_t i = 0; i < n; i++)
-      memcpy(&p.q[i * A], &qtargets[(size_t)l->uniq_of[i] * A],
-             A * sizeof *p.q);
-    pb__learn_trim_window(l, keep - 1);
-    l->past[l->n_past++] = p;
+      memcpy(&p->q[i * A], &qtargets[(size_t)l->uniq_of[i] * A],
+             A * sizeof *p->q);
   } else {
-    pb__learn_trim_window(l, keep > 0 ? keep : 0);
+    pb_replay_trim(&l->replay, keep > 0 ? keep : 0);
   }
   l->version++;
   return 0;

@@ -8,16 +8,8 @@
 #include <stdint.h>
 
 #include "learn.h"
+#include "replay.h"
 
-/* One earlier iteration's training data. */
-typedef struct {
-  size_t n;
-  pb_state_t *states;
-  float *v; /* V targets */
-  float *q; /* n * num_actions Q targets */
-} past_t;
-
-#define PB_LEARN_MAX_PAST 1000
 
 /* One network's training scratch, grown as needed, reused across
  * iterations, and the random stream it draws from. */
@@ -51,17 +43,10 @@ struct pb_learn {
   size_t vt_cap;
   /* the replay window: data of up to train.replay_iterations - 1 earlier
    * iterations, oldest first */
-  past_t past[PB_LEARN_MAX_PAST];
-  int n_past;
+  pb_replay_t replay;
   pb_nn_opt_t vopt, qopt; /* the configured optimizer settings */
   int az;                 /* algorithm: alphazero (v is NULL) */
   char precision_why[256]; /* the networks' precision, for the log */
 };
-
-/* The replay window's helpers, defined in learn.c: pb__learn_past_free
- * frees one iteration's data and zeroes it; pb__learn_trim_window keeps
- * the newest `keep` iterations. */
-void pb__learn_past_free(past_t *p);
-void pb__learn_trim_window(pb_learn_t *l, int keep);
 
 #endif

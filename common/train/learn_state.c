@@ -1,6 +1,6 @@
 /* learn_state.c - the learner's run state on disk and in reports: the
  * checkpoint (common/nn/model.h's networks plus the second RNG stream, the replay
- * window and the caller's extra section), the replay window's encoding,
+ * window (common/train/replay.h) and the caller's extra section),
  * the seeds of work items, the evaluation batch size, the CRC of an
  * iteration's targets and the iteration's JSON report. */
 #include "bytes.h"
@@ -16,91 +16,6 @@
 
 /* ---- checkpoints ---------------------------------------------------- */
 
-/* The replay window as a checkpoint section (little-endian):
- *   u64 magic "PBREPLAY", u32 num_actions, u32 iterations, then per
- *   iteration u64 n, n positions (4 u64 words each), n f32 V targets,
- *   n * num_actions f32 Q targets. */
-#define REPLAY_MAGIC 0x59414C5045524250ull /* "PBREPLAY" */
-
-static void putf(uint8_t *p, float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  pb_le_put32(p, u);
-}
-static float getf(const uint8_t *p) {
-  uint32_t u = pb_le_get32(p);
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static uint8_t *replay_encode(const pb_learn_t *l, size_t *len) {
-  const size_t A = (size_t)l->g->num_actions;
-  size_t n = 16;
-  for (int i = 0; i < l->n_past; i++)
-    n += 8 + l->past[i].n * (32 + 4 + 4 * A);
-  uint8_t *b = malloc(n), *p = b;
-  if (b == NULL) return NULL;
-  pb_le_put64(p, REPLAY_MAGIC);
-  pb_le_put32(p + 8, (uint32_t)A);
-  pb_le_put32(p + 12, (uint32_t)l->n_past);
-  p += 16;
-  for (int i = 0; i < l->n_past; i++) {
-    const past_t *ps = &l->past[i];
-    pb_le_put64(p, ps->n);
-    p += 8;
-    for (size_t k = 0; k < ps->n; k++)
-      for (int w = 0; w < 4; w++, p += 8) pb_le_put64(p, ps->states[k].w[w]);
-    for (size_t k = 0; k < ps->n; k++, p += 4) putf(p, ps->v[k]);
-    for (size_t k = 0; k < ps->n * A; k++, p += 4) putf(p, ps->q[k]);
-  }
-  *len = n;
-  return b;
-}
-
-/* Decodes a replay section into past[] (all or nothing). */
-static int replay_decode(const pb_learn_t *l, const uint8_t *b, size_t len,
-                         past_t *past, int *n_past, const char *path,
-                         pb_err_t *err) {
-  const size_t A = (size_t)l->g->num_actions;
-  *n_past = 0;
-  if (len < 16 || pb_le_get64(b) != REPLAY_MAGIC || pb_le_get32(b + 8) != A ||
-      pb_le_get32(b + 12) > PB_LEARN_MAX_PAST)
-    return pb_err_set(err, PB_ECORRUPT, "%s: bad replay window section", path);
-  const int np = (int)pb_le_get32(b + 12);
-  size_t off = 16;
-  for (int i = 0; i < np; i++) {
-    if (len - off < 8) goto bad;
-    uint64_t n = pb_le_get64(b + off);
-    off += 8;
-    if (n > (len - off) / (32 + 4 + 4 * A)) goto bad;
-    past_t *ps = &past[i];
-    ps->n = (size_t)n;
-    ps->states = malloc((n ? n : 1) * sizeof *ps->states);
-    ps->v = malloc((n ? n : 1) * sizeof *ps->v);
-    ps->q = malloc((n ? n : 1) * A * sizeof *ps->q);
-    *n_past = i + 1;
-    if (!ps->states || !ps->v || !ps->q) {
-      for (int j = 0; j < *n_past; j++) pb__learn_past_free(&past[j]);
-      *n_past = 0;
-      return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
-    }
-    for (size_t k = 0; k < n; k++) {
-      memset(&ps->states[k], 0, sizeof ps->states[k]);
-      for (int w = 0; w < 4; w++, off += 8) ps->states[k].w[w] = pb_le_get64(b + off);
-    }
-    for (size_t k = 0; k < n; k++, off += 4) ps->v[k] = getf(b + off);
-    for (size_t k = 0; k < n * A; k++, off += 4) ps->q[k] = getf(b + off);
-  }
-  if (off != len) goto bad;
-  return 0;
-bad:
-  for (int j = 0; j < *n_past; j++) pb__learn_past_free(&past[j]);
-  *n_past = 0;
-  return pb_err_set(err, PB_ECORRUPT, "%s: replay window section truncated",
-                    path);
-}
-
 int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
                   size_t extra_len, pb_err_t *err) {
   pb_ckpt_t *ck = pb_ckpt_new(err);
@@ -111,11 +26,11 @@ int pb_learn_save(const pb_learn_t *l, const char *path, const void *extra,
   uint8_t rng2[32];
   for (int i = 0; i < 4; i++) pb_le_put64(rng2 + 8 * i, l->vrng.s[i]);
   if (rc == 0) rc = pb_ckpt_add(ck, "learn.rng2", rng2, sizeof rng2, err);
-  if (rc == 0 && l->n_past > 0) {
+  if (rc == 0 && l->replay.n > 0) {
     size_t rl = 0;
-    uint8_t *rb = replay_encode(l, &rl);
-    rc = rb ? pb_ckpt_add(ck, "learn.replay", rb, rl, err)
-            : pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+    uint8_t *rb = NULL;
+    rc = pb_replay_encode(&l->replay, &rb, &rl, err);
+    if (rc == 0) rc = pb_ckpt_add(ck, "learn.replay", rb, rl, err);
     free(rb);
   }
   if (rc == 0 && extra != NULL)
@@ -131,20 +46,15 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
   if (ck == NULL) return err ? err->code : PB_ECORRUPT;
   const uint8_t *xb, *rb;
   size_t xl, rl;
-  int np = 0;
-  past_t *past = NULL;
+  pb_replay_t window = {0};
   /* Everything is checked before anything changes, so a refusal changes
    * nothing. */
   int rc = pb_model_check(ck, path, l->g, l->v, l->q, err);
+  if (rc == 0) rc = pb_replay_init(&window, l->g->num_actions, err);
   if (rc != 0) goto done;
-  if (pb_ckpt_get(ck, "learn.replay", (const void **)&rb, &rl) == 0) {
-    past = calloc(PB_LEARN_MAX_PAST, sizeof *past);
-    if (past == NULL) {
-      rc = pb_err_set(err, PB_ENOMEM, "learn: out of memory");
-      goto done;
-    }
-    if ((rc = replay_decode(l, rb, rl, past, &np, path, err)) != 0) goto done;
-  }
+  if (pb_ckpt_get(ck, "learn.replay", (const void **)&rb, &rl) == 0 &&
+      (rc = pb_replay_decode(&window, rb, rl, path, err)) != 0)
+    goto done;
   void *xcopy = NULL;
   if (extra != NULL) {
     *extra = NULL;
@@ -173,16 +83,12 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
   if (pb_ckpt_get(ck, "learn.rng2", (const void **)&r2, &r2l) == 0 && r2l == 32)
     for (int i = 0; i < 4; i++) l->vrng.s[i] = pb_le_get64(r2 + 8 * i);
   /* The window is the file's (none if it has none). */
-  for (int i = 0; i < l->n_past; i++) pb__learn_past_free(&l->past[i]);
-  for (int i = 0; i < np; i++) l->past[i] = past[i];
-  l->n_past = np;
-  np = 0;
+  pb_replay_move(&l->replay, &window);
   /* A run resumed with a smaller train.replay_iterations keeps only the
    * newest iterations the new window holds. */
-  pb__learn_trim_window(l, l->cfg.train.replay_iterations - 1);
+  pb_replay_trim(&l->replay, l->cfg.train.replay_iterations - 1);
 done:
-  for (int i = 0; i < np; i++) pb__learn_past_free(&past[i]);
-  free(past);
+  pb_replay_free(&window);
   pb_ckpt_destroy(&ck);
   return rc;
 }

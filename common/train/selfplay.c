@@ -4,12 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "slots.h"
+
 typedef struct {
-  int active;
-  uint64_t index;      /* episode number */
-  pb_rng_t rng;
-  pb_state_t cur;
-  uint32_t n;          /* positions so far */
+  pb_slot_t s;         /* the scheduler's part (common/train/slots.h) */
   pb_state_t *hist;    /* [max_turns] */
 } game_slot_t;
 
@@ -101,15 +99,6 @@ int pb_selfplay_pick(const float *q, const uint8_t *acts, int na, double eps,
   return acts[na - 1]; /* rounding left u above the total */
 }
 
-static void start(pb_selfplay_t *sp, game_slot_t *s, uint64_t seed,
-                  uint64_t index) {
-  s->active = 1;
-  s->index = index;
-  pb_rng_seed(&s->rng, seed, index);
-  sp->g->reset(&s->cur);
-  s->n = 0;
-}
-
 int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
                     uint64_t first_index, const pb_evalfn_t *ev,
                     uint64_t version, pb_episodes_t *out, pb_err_t *err) {
@@ -117,49 +106,41 @@ int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
   const int P = sp->o.parallel, A = g->num_actions;
   const uint32_t T = (uint32_t)sp->o.max_turns;
   if (n <= 0) return 0;
-  /* A slot that finishes an episode starts the next number at once, so
-   * the batch stays full; the episodes finish in an order fixed by the
-   * seed, the network and `parallel`, are kept in sp->done in that order
-   * and appended to out in number order at the end (one copy per run,
-   * none per move). */
+  /* The episodes finish in an order fixed by the seed, the network and
+   * `parallel`; the scheduler puts them in number order (slots.h). */
   pb_episodes_clear(&sp->done);
-  uint32_t *at = malloc((size_t)n * sizeof *at); /* number -> finish rank */
-  if (at == NULL) return pb_err_set(err, PB_ENOMEM, "self-play: out of memory");
-  int next = 0, finished = 0, rc = 0;
-  for (int i = 0; i < P; i++) {
-    sp->slot[i].active = 0;
-    if (next < n) start(sp, &sp->slot[i], seed, first_index + (uint64_t)next++);
-  }
-  while (finished < n && rc == 0) {
+  pb_slots_t run;
+  int rc = pb_slots_begin(&run, g, n, seed, first_index, err);
+  if (rc != 0) return rc;
+  for (int i = 0; i < P; i++) pb_slots_fill(&run, &sp->slot[i].s);
+  while (pb_slots_running(&run) && rc == 0) {
     int nq = 0;
     for (int i = 0; i < P; i++)
-      if (sp->slot[i].active) {
-        sp->qin[nq] = sp->slot[i].cur;
+      if (sp->slot[i].s.active) {
+        sp->qin[nq] = sp->slot[i].s.cur;
         sp->qslot[nq++] = i;
       }
     rc = ev->qvalues(ev->ctx, sp->qin, nq, sp->qout, err);
     for (int r = 0; r < nq && rc == 0; r++) {
-      game_slot_t *s = &sp->slot[sp->qslot[r]];
+      game_slot_t *gs = &sp->slot[sp->qslot[r]];
+      pb_slot_t *s = &gs->s;
       uint8_t acts[PB_MAX_ACTIONS];
       int na = g->legal(&s->cur, acts);
-      s->hist[s->n++] = s->cur;
+      gs->hist[s->n++] = s->cur;
       sp->positions++;
       int a = pb_selfplay_pick(&sp->qout[(size_t)r * A], acts, na, sp->o.eps,
                                sp->o.alpha, sp->o.temperature, &s->rng);
       int done = 0;
       float rew = g->step(&s->cur, a, &done);
       if (!done && s->n < T) continue;
-      s->active = 0;
-      rc = pb_episodes_add(&sp->done, s->hist, s->n,
+      rc = pb_episodes_add(&sp->done, gs->hist, s->n,
                            done ? (int)lrintf(rew) : 0, version, err);
       if (rc != 0) break;
-      at[s->index - first_index] = (uint32_t)finished++;
-      if (next < n) start(sp, s, seed, first_index + (uint64_t)next++);
+      pb_slots_finish(&run, s);
+      pb_slots_fill(&run, s);
     }
   }
-  if (rc == 0) rc = pb_episodes_append_order(out, &sp->done, at, err);
-  free(at);
-  return rc;
+  return pb_slots_end(&run, &sp->done, out, rc, err);
 }
 
 uint64_t pb_selfplay_positions(const pb_selfplay_t *sp) {
