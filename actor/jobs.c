@@ -140,26 +140,11 @@ static int do_azplay(pb_worker_t *w, const pb_msg_work_item_t *it,
                      pb_err_t *err) {
   const pb_game_t *g = w->g;
   if (w->az == NULL) {
-    uint32_t mt = w->hello.max_turns;
-    if (mt > (uint32_t)g->max_turns) mt = (uint32_t)g->max_turns;
-    double alpha = w->hello.alpha > 0.0 ? w->hello.alpha : 1.0;
-    const pb_msg_hello_reply_t *h = &w->hello;
-    pb_azplay_opts_t o = {
-        .parallel = w->cfg.train.selfplay_parallel,
-        .max_turns = (int)mt,
-        .simulations = (int)h->simulations,
-        .c_puct = h->c_puct,
-        .eps = h->eps,
-        .alpha = alpha,
-        .temp_moves = (int)h->temp_moves,
-        .discount = h->discount,
-        .root = {.rule = h->mcts_root == 1 ? PB_MCTS_GUMBEL : PB_MCTS_PUCT,
-                 .considered = (int)h->gumbel_considered,
-                 .c_visit = h->gumbel_c_visit,
-                 .c_scale = h->gumbel_c_scale,
-                 .forced = h->forced_playouts},
-        .full_fraction = h->full_fraction,
-        .small_simulations = (int)h->small_simulations};
+    /* The learner's settings, as the learner builds them; the games at
+     * once are this process's own. */
+    pb_azplay_opts_t o;
+    pb_azplay_config_opts(&w->run, &o);
+    o.parallel = w->cfg.train.selfplay_parallel;
     pb_err_t e;
     pb_err_clear(&e);
     w->az = pb_azplay_new(g, &o, &e);
@@ -167,10 +152,8 @@ static int do_azplay(pb_worker_t *w, const pb_msg_work_item_t *it,
       w->pve = pb_pveval_new(g, w->cfg.train.selfplay_parallel, &e);
     if (w->az == NULL || w->pve == NULL)
       return pb_err_set(err, e.code,
-                        "the learner's alphazero settings (simulations %u, "
-                        "c_puct %g, eps %g, alpha %g) are refused: %s",
-                        w->hello.simulations, w->hello.c_puct, w->hello.eps,
-                        w->hello.alpha, e.msg);
+                        "the learner's alphazero settings are refused: %s",
+                        e.msg);
     if (w->threads > 1)
       pb_log_info(w->log, "alphazero self-play runs on one thread (%d asked)",
                   w->threads);
@@ -216,10 +199,8 @@ static int do_tdplay(pb_worker_t *w, const pb_msg_work_item_t *it,
     w->td_version = it->q_version;
     w->td_have = 1;
   }
-  uint32_t mt = w->hello.max_turns;
-  if (mt > (uint32_t)g->max_turns) mt = (uint32_t)g->max_turns;
-  pb_tdplay_opts_t o = {(int)w->hello.td_ply, (int)mt, it->td_epsilon, td_tick,
-                        w};
+  pb_tdplay_opts_t o = {w->run.td.ply, w->run.train.max_turns, it->td_epsilon,
+                        td_tick, w};
   pb_episodes_clear(&w->eps);
   double t0 = pb_now();
   rc = pb_tdplay_run(&w->td_lin, &o, (int)it->episodes, it->seed, 0,
@@ -231,29 +212,23 @@ static int do_tdplay(pb_worker_t *w, const pb_msg_work_item_t *it,
 int pb__worker_do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
                            pb_err_t *err) {
   const pb_game_t *g = w->g;
-  if (w->hello.algorithm == PB_ALGO_ALPHAZERO) return do_azplay(w, it, err);
-  if (w->hello.algorithm == PB_ALGO_TD) return do_tdplay(w, it, err);
+  if (pb_config_alphazero(&w->run)) return do_azplay(w, it, err);
+  if (pb_config_td(&w->run)) return do_tdplay(w, it, err);
   int members = w->threads < (int)it->episodes ? w->threads : (int)it->episodes;
   if (members < 1) members = 1;
   for (int t = 0; t < members; t++) {
     if (w->sp[t] != NULL) continue;
-    /* No game outlasts g->max_turns moves, so a larger limit changes
-     * nothing but the memory the engine reserves. */
-    uint32_t mt = w->hello.max_turns;
-    if (mt > (uint32_t)g->max_turns) mt = (uint32_t)g->max_turns;
-    double alpha = w->hello.alpha;
-    if (w->hello.eps == 0.0 && !(alpha > 0.0)) alpha = 1.0; /* unused */
-    double temp = w->hello.temperature > 0.0 ? w->hello.temperature : 1.0;
-    pb_selfplay_opts_t o = {w->cfg.train.selfplay_parallel, (int)mt,
-                            w->hello.eps, alpha, temp};
+    /* The learner's settings, as the learner builds them; the games at
+     * once are this process's own. */
+    pb_selfplay_opts_t o;
+    pb_selfplay_config_opts(&w->run, &o);
+    o.parallel = w->cfg.train.selfplay_parallel;
     pb_err_t e;
     pb_err_clear(&e);
     w->sp[t] = pb_selfplay_new(g, &o, &e);
     if (w->sp[t] == NULL)
       return pb_err_set(err, e.code,
-                        "the learner's self-play settings "
-                        "(max_turns %u, eps %g, alpha %g) are refused: %s",
-                        w->hello.max_turns, w->hello.eps, w->hello.alpha,
+                        "the learner's self-play settings are refused: %s",
                         e.msg);
   }
   int rc = pb__worker_ensure_weights(w, 0, 0, it->q_version, err);

@@ -141,5 +141,9 @@ int main(int argc, char **argv) {
   int wrong_start = pb_worker_wrong_start(w);
   pb_worker_destroy(&w);
   pb_log_destroy(&log);
-  return rc == 0 ? 0 : wrong_start ? PB_SUPERVISE_EXIT_FATAL : 1;
+  /* Another start's learner, or a learner whose config this build cannot
+   * read (another probs version): trying again would not help. */
+  return rc == 0                            ? 0
+         : wrong_start || rc == PB_ECONFIG ? PB_SUPERVISE_EXIT_FATAL
+                                           : 1;
 }

@@ -87,7 +87,13 @@ struct pb_worker {
   char run_id[PB_MSG_ID_MAX + 1];
   char start_id[PB_MSG_ID_MAX + 1]; /* its learner's start ("" if unsaid) */
   const pb_game_t *g;
-  pb_msg_hello_reply_t hello;
+  /* The learner's config, from the accepted HelloReply: what the run
+   * plays and searches by (self-play, MCTS, td settings, the algorithm).
+   * cfg stays this process's own (endpoints, device, precision, threads,
+   * games and searches at once). run_yaml is its text, to tell a new
+   * config from the same one when joining again. */
+  pb_config_t run;
+  char *run_yaml;
 
   /* Networks and engines, built lazily and reused from item to item; one
    * engine per thread of game or tree work (common/search/batcher.h). */

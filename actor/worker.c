@@ -216,6 +216,7 @@ void pb_worker_destroy(pb_worker_t **wp) {
   }
   pb_batcher_destroy(&w->batcher);
   pb_abtargets_destroy(&w->abt);
+  free(w->run_yaml);
   pb_nn_destroy(&w->v.nn);
   pb_nn_destroy(&w->q.nn);
   pb_episodes_free(&w->eps);
@@ -241,6 +242,24 @@ void pb_worker_stats(const pb_worker_t *w, pb_worker_stats_t *st) {
 
 /* ---- 1. join ---------------------------------------------------------- */
 
+/* Reads the learner's config (an accepted HelloReply's) into *run, with
+ * this build's schema: defaults, then the YAML, then the whole-config
+ * check. A key this build does not know, or a value it refuses (a learner
+ * of another probs version), fails with PB_ECONFIG naming it. */
+static int read_run_config(const pb_msg_hello_reply_t *r, pb_config_t *run,
+                           pb_err_t *err) {
+  pb_err_t e;
+  pb_err_clear(&e);
+  pb_config_defaults(run);
+  if (pb_config_load_string(run, r->config, &e) != 0 ||
+      pb_config_check(run, &e) != 0)
+    return pb_err_set(err, PB_ECONFIG,
+                      "the learner's config: %s (a learner of another probs "
+                      "version?)",
+                      e.msg);
+  return 0;
+}
+
 /* Takes the settings of an accepted HelloReply whose header is h. Engines
  * that depend on the game or on the learner's settings are rebuilt lazily;
  * networks of another run are forgotten (their versions mean nothing now),
@@ -250,9 +269,19 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
   const pb_game_t *g = pb_game_by_id(h->game_id);
   if (g == NULL) /* decode guarantees a known game */
     return pb_err_set(err, PB_EPROTO, "HelloReply names game %d", h->game_id);
+  pb_config_t run;
+  int rc = read_run_config(r, &run, err);
+  if (rc != 0) return rc;
+  if (pb_game_by_name(run.game) != g)
+    return pb_err_set(err, PB_EPROTO,
+                      "the learner's config plays %s, its header %s", run.game,
+                      g->name);
+  char *yaml = strdup(r->config);
+  if (yaml == NULL) return pb_err_set(err, PB_ENOMEM, "worker: out of memory");
   /* Another start of the same run may number other weights alike. */
   int same_run = w->g == g && strcmp(w->run_id, h->run_id) == 0 &&
                  strcmp(w->start_id, r->start_id) == 0;
+  const int same_config = w->run_yaml != NULL && !strcmp(w->run_yaml, yaml);
   if (!same_run) {
     w->v.have = w->q.have = 0;
     pb_neteval_destroy(&w->ne); /* its batch bound follows the run's E */
@@ -264,24 +293,14 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
     pb_nn_destroy(&w->v.nn);
     pb_nn_destroy(&w->q.nn);
   }
-  if (w->g != g || r->max_turns != w->hello.max_turns ||
-      r->eps != w->hello.eps || r->alpha != w->hello.alpha ||
-      r->temperature != w->hello.temperature ||
-      r->algorithm != w->hello.algorithm ||
-      r->simulations != w->hello.simulations || r->c_puct != w->hello.c_puct ||
-      r->temp_moves != w->hello.temp_moves ||
-      r->discount != w->hello.discount || r->mcts_root != w->hello.mcts_root ||
-      r->gumbel_considered != w->hello.gumbel_considered ||
-      r->gumbel_c_visit != w->hello.gumbel_c_visit ||
-      r->gumbel_c_scale != w->hello.gumbel_c_scale ||
-      r->small_simulations != w->hello.small_simulations ||
-      r->full_fraction != w->hello.full_fraction ||
-      r->forced_playouts != w->hello.forced_playouts) {
+  if (w->g != g || !same_config) {
     for (int t = 0; t < w->threads; t++) pb_selfplay_destroy(&w->sp[t]);
     pb_azplay_destroy(&w->az);
     pb_pveval_destroy(&w->pve);
+    pb_neteval_destroy(&w->ne);
   }
-  if (w->g != g || r->algorithm != w->hello.algorithm) {
+  if (w->g != g || w->run_yaml == NULL ||
+      strcmp(run.algorithm, w->run.algorithm) != 0) {
     /* V and Q of another shape (a PROBS Q or a policy+value network). */
     w->v.have = w->q.have = 0;
     if (w->ne != NULL) pb_neteval_bind(w->ne, NULL, NULL);
@@ -296,14 +315,16 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
   w->g = g;
   snprintf(w->run_id, sizeof w->run_id, "%s", h->run_id);
   snprintf(w->start_id, sizeof w->start_id, "%s", r->start_id);
-  w->hello = *r;
+  w->run = run;
+  free(w->run_yaml);
+  w->run_yaml = yaml;
   if (w->ne == NULL) {
     /* The batch bound is the learner's (same formula, its E), so that
      * network calls, and with them the floats, match an in-process run. */
     const pb_config_t *c = &w->cfg;
-    int E = r->expansions > 0 ? (int)r->expansions : c->search.expansions;
     w->ne = pb_neteval_new(g,
-                           pb_learn_eval_batch(c->search.parallel, E,
+                           pb_learn_eval_batch(c->search.parallel,
+                                               run.search.expansions,
                                                g->num_actions,
                                                c->train.selfplay_parallel),
                            (uint32_t)c->search.cache_entries, err);
@@ -311,12 +332,16 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
   }
   w->joined = 1;
   w->st.joins++;
+  char desc[96];
   pb_log_info(w->log,
-              "hello accepted: run '%s', run id %s, game %s, model "
-              "version %" PRIu64 ", E=%u M=%u max_turns=%u eps=%g alpha=%g%s%s",
+              "hello accepted: run '%s', run id %s, game %s, algorithm %s, "
+              "model version %" PRIu64 ", %s, max_turns %d, eps %g, alpha "
+              "%g%s%s",
               w->run_id, w->start_id[0] ? w->start_id : "(unsaid)", g->name,
-              r->version, r->expansions, r->max_depth, r->max_turns, r->eps,
-              r->alpha, r->message[0] ? ": " : "", r->message);
+              run.algorithm, r->version,
+              pb_config_search_desc(&run, desc, sizeof desc),
+              run.train.max_turns, run.train.eps, run.train.alpha,
+              r->message[0] ? ": " : "", r->message);
   return 0;
 }
 

@@ -40,11 +40,14 @@ static void usage(FILE *f) {
           "  --search S        probs: abnet (default), beam, or both\n"
           "  --nodes N         abnet: network evaluations, 1..100000000\n"
           "                    (default 1000, as the abnet: agent)\n"
-          "  -E N, -M N        beam search: expansions 1..100000 (default\n"
-          "                    30), depth limit 1..99 (default 3), as in\n"
+          "  -E N, -M N        beam search: expansions 1.." PB_BOUND_STR(
+              PB_BEAM_MAX_EXPANSIONS) " (default\n"
+          "                    30), depth limit 1.." PB_BOUND_STR(
+              PB_BEAM_MAX_DEPTH) " (default 3), as in\n"
           "                    `probs search` and the beam:PATH agent; either\n"
           "                    alone adds the beam (--search both)\n"
-          "  --simulations N   alphazero: MCTS simulations 1..100000\n"
+          "  --simulations N   alphazero: MCTS simulations 1.." PB_BOUND_STR(
+              PB_MCTS_MAX_SIMULATIONS) "\n"
           "                    (default 200)\n"
           "  --json            one JSON object instead of text\n");
 }
@@ -250,11 +253,10 @@ static int settle(const given_t *gv, int az, request_t *rq) {
               probs_only, rq->model);
       return 2;
     }
-    if (gv->sims && pb_cli_long(gv->sims, 1, 100000, &v) < 0) {
+    if (gv->sims && pb_cli_long(gv->sims, 1, PB_MCTS_MAX_SIMULATIONS, &v) < 0) {
       fprintf(stderr,
-              "probs analyze: bad --simulations '%s' (expected "
-              "1..100000)\n",
-              gv->sims);
+              "probs analyze: bad --simulations '%s' (expected 1..%d)\n",
+              gv->sims, PB_MCTS_MAX_SIMULATIONS);
       return 2;
     }
     if (gv->sims) rq->o.simulations = (int)v;
@@ -302,12 +304,14 @@ static int settle(const given_t *gv, int az, request_t *rq) {
   }
   if (gv->nodes) rq->o.ab.nodes = (uint64_t)v;
   long E = 30, M = 3;
-  if (gv->E && pb_cli_long(gv->E, 1, 100000, &E) < 0) {
-    fprintf(stderr, "probs analyze: bad -E '%s' (expected 1..100000)\n", gv->E);
+  if (gv->E && pb_cli_long(gv->E, 1, PB_BEAM_MAX_EXPANSIONS, &E) < 0) {
+    fprintf(stderr, "probs analyze: bad -E '%s' (expected 1..%d)\n", gv->E,
+            PB_BEAM_MAX_EXPANSIONS);
     return 2;
   }
-  if (gv->M && pb_cli_long(gv->M, 1, 99, &M) < 0) {
-    fprintf(stderr, "probs analyze: bad -M '%s' (expected 1..99)\n", gv->M);
+  if (gv->M && pb_cli_long(gv->M, 1, PB_BEAM_MAX_DEPTH, &M) < 0) {
+    fprintf(stderr, "probs analyze: bad -M '%s' (expected 1..%d)\n", gv->M,
+            PB_BEAM_MAX_DEPTH);
     return 2;
   }
   rq->o.E = beam ? (int)E : 0;

@@ -293,15 +293,11 @@ static int open_trainer(pb_learner_t *l, const char *latest, pb_err_t *err) {
     pb_rundir_undo_note(&l->undo, path);
     if (pb_learn_save(l->learn, path, NULL, 0, err) != 0) goto fail;
   }
-  {
-    char *yaml = NULL;
-    if (pb_config_to_yaml(cfg, &yaml, err) != 0) goto fail;
-    snprintf(path, sizeof path, "%s/config.yaml", cfg->run.dir);
-    pb_rundir_undo_note(&l->undo, path);
-    int rc = pb_write_file(path, yaml, strlen(yaml), err);
-    free(yaml);
-    if (rc != 0) goto fail;
-  }
+  if (pb_config_to_yaml(cfg, &l->config_yaml, err) != 0) goto fail;
+  snprintf(path, sizeof path, "%s/config.yaml", cfg->run.dir);
+  pb_rundir_undo_note(&l->undo, path);
+  if (pb_write_file(path, l->config_yaml, strlen(l->config_yaml), err) != 0)
+    goto fail;
   {
     char id[PB_RUNDIR_RUN_ID_MAX + 2];
     int n = snprintf(id, sizeof id, "%s\n", l->start_id);
@@ -535,6 +531,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
   if (l->pub) zmq_close(l->pub);
   if (l->zctx) zmq_ctx_term(l->zctx);
   pb_msg_buf_free(&l->obuf);
+  free(l->config_yaml);
   pb_learn_destroy(&l->learn);
   pb_workq_destroy(&l->wq);
   pb_workq_destroy(&l->spq);

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "azplay.h"
 #include "selfplay.h"
 #include "state.h"
 
@@ -60,32 +59,9 @@ static void on_hello(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   snprintf(r.hello_reply.start_id, sizeof r.hello_reply.start_id, "%s",
            l->start_id);
   r.hello_reply.version = pb_learn_version(l->learn);
-  r.hello_reply.expansions = (uint32_t)l->cfg.search.expansions;
-  r.hello_reply.max_depth = (uint32_t)l->cfg.search.max_depth;
-  r.hello_reply.max_turns = (uint32_t)l->cfg.train.max_turns;
-  r.hello_reply.eps = l->cfg.train.eps;
-  r.hello_reply.alpha = l->cfg.train.alpha;
-  r.hello_reply.temperature = l->cfg.train.selfplay_temperature;
-  r.hello_reply.seed = (uint64_t)l->cfg.seed;
-  if (pb_learn_alphazero(l->learn)) {
-    r.hello_reply.algorithm = PB_ALGO_ALPHAZERO;
-    r.hello_reply.simulations = (uint32_t)l->cfg.mcts.simulations;
-    r.hello_reply.c_puct = l->cfg.mcts.c_puct;
-    r.hello_reply.temp_moves = (uint32_t)l->cfg.mcts.temp_moves;
-    r.hello_reply.discount = l->cfg.mcts.discount ? 1 : 0;
-    pb_azplay_opts_t ao;
-    pb_azplay_config_opts(&l->cfg, &ao);
-    r.hello_reply.mcts_root = (uint32_t)ao.root.rule;
-    r.hello_reply.gumbel_considered = (uint32_t)ao.root.considered;
-    r.hello_reply.gumbel_c_visit = ao.root.c_visit;
-    r.hello_reply.gumbel_c_scale = ao.root.c_scale;
-    r.hello_reply.forced_playouts = ao.root.forced;
-    r.hello_reply.small_simulations = (uint32_t)ao.small_simulations;
-    r.hello_reply.full_fraction = ao.full_fraction;
-  } else if (pb_config_td(&l->cfg)) {
-    r.hello_reply.algorithm = PB_ALGO_TD;
-    r.hello_reply.td_ply = (uint32_t)l->cfg.td.ply;
-  }
+  /* Everything the worker plays and searches by: the whole config. */
+  r.hello_reply.config = l->config_yaml;
+  r.hello_reply.config_len = strlen(l->config_yaml);
   pb__send_msg(l, p, &r);
 }
 

@@ -111,6 +111,8 @@ struct pb_learner {
   pb_metrics_t *metrics;
   char run_id[PB_MSG_ID_MAX + 1];   /* run.name: every header's run_id */
   char start_id[PB_MSG_ID_MAX + 1]; /* this start's run id (RUN_DIR/run-id) */
+  char *config_yaml; /* the run's config (pb_config_to_yaml): RUN_DIR/
+                        config.yaml and every accepted HelloReply */
   char sender[PB_MSG_ID_MAX + 1];
 
   uv_loop_t loop;

@@ -219,7 +219,7 @@ static void test_unknown_key(void **state) {
 static void test_bad_number(void **state) {
   (void)state;
   expect_load_error("search:\n  expansions: abc\n", "search.expansions",
-                    "'abc'", "not an integer", "1..10000", "<string>:2:15",
+                    "'abc'", "not an integer", "1..100000", "<string>:2:15",
                     NULL);
   expect_load_error("train:\n  iterations: 2.5\n", "train.iterations", "2.5",
                     NULL);
@@ -236,9 +236,9 @@ static void test_bad_number(void **state) {
 static void test_out_of_range(void **state) {
   (void)state;
   expect_load_error("search:\n  expansions: 0\n", "search.expansions",
-                    "out of range", "1..10000", NULL);
-  expect_load_error("search:\n  expansions: 10001\n", "search.expansions",
-                    "10001", NULL);
+                    "out of range", "1..100000", NULL);
+  expect_load_error("search:\n  expansions: 100001\n", "search.expansions",
+                    "100001", NULL);
   expect_load_error("search:\n  max_depth: 201\n", "search.max_depth", "1..200",
                     NULL);
   expect_load_error("train:\n  eps: 1.5\n", "train.eps", "1.5", "0..1", NULL);
@@ -644,7 +644,7 @@ static void test_print_keys(void **state) {
                         "log.level"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     assert_msg_has(buf, keys[i]);
-  assert_msg_has(buf, "1..10000");
+  assert_msg_has(buf, "1..100000");
   assert_msg_has(buf, "cpu|cuda|auto");
   free(buf);
 }

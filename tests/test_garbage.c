@@ -259,6 +259,73 @@ static void test_worker_survives_garbage(void **state) {
   zmq_ctx_term(ctx);
 }
 
+/* Protocol 2: the learner sends its whole config. A worker that cannot
+ * read it (here a key this build does not know, as from a learner of
+ * another version) stops at once with status 78 (no restart would help),
+ * naming the key; it never asks for work. */
+static void test_worker_refuses_unreadable_config(void **state) {
+  (void)state;
+  char dir[256], work[320], pub[320], path[512], out[512];
+  tp_tmpdir(dir, sizeof dir, "garbage-cfg");
+  void *ctx = zmq_ctx_new();
+  void *router = zmq_socket(ctx, ZMQ_ROUTER), *ps = zmq_socket(ctx, ZMQ_PUB);
+  int linger = 0;
+  zmq_setsockopt(router, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(ps, ZMQ_LINGER, &linger, sizeof linger);
+  char ep[256];
+  size_t epl = sizeof ep;
+  assert_int_equal(zmq_bind(router, "tcp://127.0.0.1:*"), 0);
+  assert_int_equal(zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &epl), 0);
+  snprintf(work, sizeof work, "net.work_endpoint=%s", ep);
+  epl = sizeof ep;
+  assert_int_equal(zmq_bind(ps, "tcp://127.0.0.1:*"), 0);
+  assert_int_equal(zmq_getsockopt(ps, ZMQ_LAST_ENDPOINT, ep, &epl), 0);
+  snprintf(pub, sizeof pub, "net.pub_endpoint=%s", ep);
+  snprintf(path, sizeof path, "%s/probs-actor", BIN);
+  snprintf(out, sizeof out, "%s/actor.out", dir);
+  char *argv[] = {path, (char *)CONFIG, (char *)"--role", (char *)"search",
+                  (char *)"--id", (char *)"newer", (char *)"--set", work,
+                  (char *)"--set", pub, NULL};
+  pid_t w = tp_spawn(argv, out);
+  assert_true(w > 0);
+  zmq_pollitem_t it = {router, 0, ZMQ_POLLIN, 0};
+  assert_true(zmq_poll(&it, 1, 60000) == 1);
+  uint8_t rid[256];
+  int rl = zmq_recv(router, rid, sizeof rid, 0);
+  assert_true(rl > 0);
+  zmq_msg_t hello;
+  zmq_msg_init(&hello);
+  zmq_msg_recv(&hello, router, 0);
+  zmq_msg_close(&hello);
+  pb_msg_t m;
+  uint8_t *b;
+  size_t len;
+  pb_err_t err;
+  pb_msg_init(&m, PB_MSG_HELLO_REPLY, "c4-smoke", PB_GAME_CONNECT4, "fake");
+  m.hello_reply.accepted = 1;
+  m.hello_reply.config =
+      "game: connect4\nrun:\n  name: c4-smoke\nsearch:\n  widen: 3\n";
+  m.hello_reply.config_len = strlen(m.hello_reply.config);
+  assert_int_equal(pb_msg_encode(&m, &b, &len, &err), 0);
+  zmq_send(router, rid, (size_t)rl, ZMQ_SNDMORE);
+  zmq_send(router, b, len, 0);
+  free(b);
+  int st = tp_wait(w, 30);
+  assert_true(st >= 0 && WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 78);
+  char *o = tp_slurp(out);
+  assert_non_null(o);
+  if (strstr(o, "unknown key 'search.widen'") == NULL ||
+      strstr(o, "the learner's config") == NULL)
+    fail_msg("worker output:\n%s", o);
+  free(o);
+  /* nothing after the Hello: it asked for no work */
+  assert_int_equal(zmq_poll(&it, 1, 200), 0);
+  zmq_close(router);
+  zmq_close(ps);
+  zmq_ctx_term(ctx);
+}
+
 /* A real learner on run dir `dir` with the config and `--set` of each
  * of sets (NULL-terminated); its output goes to DIR/learner.out. */
 static pid_t spawn_learner(const char *dir, const char *const *sets) {
@@ -453,6 +520,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_learner_survives_garbage, tp_teardown),
       cmocka_unit_test_teardown(test_worker_survives_garbage, tp_teardown),
+      cmocka_unit_test_teardown(test_worker_refuses_unreadable_config,
+                                tp_teardown),
       cmocka_unit_test_teardown(test_lease_hog_is_cut, tp_teardown),
       cmocka_unit_test_teardown(test_lying_searcher_quarantined, tp_teardown),
   };

@@ -56,22 +56,15 @@ static void test_round_trip_small(void **state) {
   hr->accepted = 1;
   snprintf(hr->message, sizeof hr->message, "welcome, ünïcode ok");
   hr->version = 1ULL << 40;
-  hr->expansions = 1000;
-  hr->max_depth = 20;
-  hr->max_turns = 42;
-  hr->eps = 0.25;
-  hr->alpha = 0.3;
-  hr->seed = 0xfeedfacecafebeefULL;
+  hr->config = "game: connect4\nsearch:\n  expansions: 1000\n";
+  hr->config_len = strlen(hr->config);
   assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
   check_header(&m, &d);
   assert_int_equal(d.hello_reply.accepted, 1);
   assert_string_equal(d.hello_reply.message, hr->message);
   assert_true(d.hello_reply.version == hr->version);
-  assert_int_equal(d.hello_reply.expansions, 1000);
-  assert_int_equal(d.hello_reply.max_depth, 20);
-  assert_int_equal(d.hello_reply.max_turns, 42);
-  assert_true(d.hello_reply.eps == 0.25 && d.hello_reply.alpha == 0.3);
-  assert_true(d.hello_reply.seed == hr->seed);
+  assert_int_equal(d.hello_reply.config_len, hr->config_len);
+  assert_string_equal(d.hello_reply.config, hr->config);
   pb_msg_free(&d);
 
   pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, SENDER);
@@ -301,70 +294,55 @@ static void test_round_trip_policy(void **state) {
   assert_non_null(strstr(e.msg, "episodes[2].policy"));
 }
 
-/* HelloReply's alphazero settings (discount included) round trip and are
- * range-checked. */
-static void test_hello_reply_alphazero(void **state) {
+/* HelloReply's config (protocol 2: the run's whole config as YAML, for
+ * the worker to read with its schema) round trips byte for byte at any
+ * size up to the cap, is required in an accepted reply and optional in a
+ * refusal, and may hold newlines and tabs but no other control byte. */
+static void test_hello_reply_config(void **state) {
   (void)state;
   pb_msg_t m, d;
   pb_err_t e;
+  static char big[PB_MSG_MAX_CONFIG + 2];
   pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
   m.hello_reply.accepted = 1;
-  m.hello_reply.max_turns = 42;
-  m.hello_reply.algorithm = PB_ALGO_ALPHAZERO;
-  m.hello_reply.simulations = 200;
-  m.hello_reply.c_puct = 1.25;
-  m.hello_reply.temp_moves = 12;
+  for (size_t len = 1; len <= PB_MSG_MAX_CONFIG; len *= 8) {
+    for (size_t i = 0; i < len; i++) big[i] = "ab:\n \t#-"[i % 8];
+    big[len] = '\0';
+    m.hello_reply.config = big;
+    m.hello_reply.config_len = len;
+    assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
+    assert_int_equal(d.hello_reply.config_len, len);
+    assert_memory_equal(d.hello_reply.config, big, len + 1);
+    pb_msg_free(&d);
+  }
+  memset(big, 'x', PB_MSG_MAX_CONFIG + 1);
+  big[PB_MSG_MAX_CONFIG + 1] = '\0';
+  m.hello_reply.config_len = PB_MSG_MAX_CONFIG + 1;
+  encode_refused(&m, PB_EINVAL, "config_yaml");
+  m.hello_reply.config = "";
+  m.hello_reply.config_len = 0;
+  encode_refused(&m, PB_EINVAL, "config_yaml");
+  m.hello_reply.config = "game: connect4\x01\n";
+  m.hello_reply.config_len = strlen(m.hello_reply.config);
+  encode_refused(&m, PB_EINVAL, "config_yaml");
+  m.hello_reply.config = "game: connect4\nmore";
+  m.hello_reply.config_len = 10; /* not where its NUL is */
+  encode_refused(&m, PB_EINVAL, "config_yaml");
+  /* a refusal needs none */
+  m.hello_reply.accepted = 0;
+  m.hello_reply.config = NULL;
+  m.hello_reply.config_len = 0;
   assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
-  assert_int_equal(d.hello_reply.algorithm, PB_ALGO_ALPHAZERO);
-  assert_int_equal(d.hello_reply.simulations, 200);
-  assert_true(d.hello_reply.c_puct == 1.25);
-  assert_int_equal(d.hello_reply.temp_moves, 12);
-  assert_int_equal(d.hello_reply.discount, 0);
-  pb_msg_free(&d);
-  m.hello_reply.discount = 1;
-  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
-  assert_int_equal(d.hello_reply.discount, 1);
-  pb_msg_free(&d);
-  m.hello_reply.discount = 2;
-  encode_refused(&m, PB_EINVAL, "discount");
-  m.hello_reply.discount = 0;
-  m.hello_reply.simulations = 0;
-  encode_refused(&m, PB_EINVAL, "simulations");
-  m.hello_reply.simulations = 10;
-  m.hello_reply.c_puct = 0;
-  encode_refused(&m, PB_EINVAL, "c_puct");
-  m.hello_reply.c_puct = 1;
-  m.hello_reply.algorithm = 7;
-  encode_refused(&m, PB_EINVAL, "algorithm");
-  /* PROBS replies need none of them */
-  m.hello_reply.algorithm = PB_ALGO_PROBS;
-  m.hello_reply.simulations = 0;
-  m.hello_reply.c_puct = 0;
-  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
-  assert_int_equal(d.hello_reply.algorithm, PB_ALGO_PROBS);
+  assert_int_equal(d.hello_reply.config_len, 0);
   pb_msg_free(&d);
 }
 
-/* Algorithm td: HelloReply's look-ahead and a self-play item's epsilon
- * (fields 30) round trip and are range-checked. */
+/* Algorithm td: a self-play item's epsilon (field 30) round trips and is
+ * range-checked. */
 static void test_td_fields(void **state) {
   (void)state;
   pb_msg_t m, d;
   pb_err_t e;
-  pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
-  m.hello_reply.accepted = 1;
-  m.hello_reply.max_turns = 42;
-  m.hello_reply.algorithm = PB_ALGO_TD;
-  m.hello_reply.td_ply = 3;
-  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
-  assert_int_equal(d.hello_reply.algorithm, PB_ALGO_TD);
-  assert_int_equal(d.hello_reply.td_ply, 3);
-  pb_msg_free(&d);
-  m.hello_reply.td_ply = 0;
-  encode_refused(&m, PB_EINVAL, "td_ply");
-  m.hello_reply.td_ply = PB_MSG_MAX_TD_PLY + 1;
-  encode_refused(&m, PB_EINVAL, "td_ply");
-
   pb_msg_init(&m, PB_MSG_WORK_ITEM, RUN, PB_GAME_CONNECT4, "learner");
   m.work_item.item_id = 4;
   m.work_item.lease_ms = 30000;
@@ -378,66 +356,6 @@ static void test_td_fields(void **state) {
   encode_refused(&m, PB_EINVAL, "td_epsilon");
   m.work_item.td_epsilon = -0.1;
   encode_refused(&m, PB_EINVAL, "td_epsilon");
-}
-
-/* HelloReply's root rule and playout cap (fields 17-23) round trip,
- * default to plain PUCT without a cap (what an older learner sends), and
- * are range-checked, cross-field rules included. */
-static void test_hello_reply_search_rules(void **state) {
-  (void)state;
-  pb_msg_t m, d;
-  pb_err_t e;
-  pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
-  m.hello_reply.accepted = 1;
-  m.hello_reply.max_turns = 42;
-  m.hello_reply.algorithm = PB_ALGO_ALPHAZERO;
-  m.hello_reply.simulations = 64;
-  m.hello_reply.c_puct = 1.5;
-  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
-  assert_int_equal(d.hello_reply.mcts_root, 0);
-  assert_int_equal(d.hello_reply.small_simulations, 0);
-  assert_int_equal(d.hello_reply.forced_playouts, 0);
-  pb_msg_free(&d);
-  m.hello_reply.mcts_root = 1;
-  m.hello_reply.gumbel_considered = 8;
-  m.hello_reply.gumbel_c_visit = 50;
-  m.hello_reply.gumbel_c_scale = 0.1;
-  m.hello_reply.small_simulations = 16;
-  m.hello_reply.full_fraction = 0.25;
-  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
-  assert_int_equal(d.hello_reply.mcts_root, 1);
-  assert_int_equal(d.hello_reply.gumbel_considered, 8);
-  assert_true(d.hello_reply.gumbel_c_visit == 50);
-  assert_true(d.hello_reply.gumbel_c_scale == 0.1);
-  assert_int_equal(d.hello_reply.small_simulations, 16);
-  assert_true(d.hello_reply.full_fraction == 0.25);
-  pb_msg_free(&d);
-  m.hello_reply.forced_playouts = 1; /* not with the gumbel root */
-  encode_refused(&m, PB_EINVAL, "forced_playouts");
-  m.hello_reply.mcts_root = 0;
-  assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
-  assert_int_equal(d.hello_reply.forced_playouts, 1);
-  pb_msg_free(&d);
-  m.hello_reply.forced_playouts = 2;
-  encode_refused(&m, PB_EINVAL, "forced_playouts");
-  m.hello_reply.forced_playouts = 0;
-  m.hello_reply.mcts_root = 2;
-  encode_refused(&m, PB_EINVAL, "mcts_root");
-  m.hello_reply.mcts_root = 1;
-  m.hello_reply.gumbel_considered = 0;
-  encode_refused(&m, PB_EINVAL, "gumbel_considered");
-  m.hello_reply.gumbel_considered = 4;
-  m.hello_reply.gumbel_c_visit = 0;
-  encode_refused(&m, PB_EINVAL, "gumbel_c_visit");
-  m.hello_reply.gumbel_c_visit = 50;
-  m.hello_reply.gumbel_c_scale = NAN;
-  encode_refused(&m, PB_EINVAL, "gumbel_c_scale");
-  m.hello_reply.gumbel_c_scale = 1;
-  m.hello_reply.small_simulations = 65; /* above simulations */
-  encode_refused(&m, PB_EINVAL, "small_simulations");
-  m.hello_reply.small_simulations = 8;
-  m.hello_reply.full_fraction = 1.5;
-  encode_refused(&m, PB_EINVAL, "full_fraction");
 }
 
 /* A policy row of zeros (a position that is no policy target: a fast
@@ -553,6 +471,8 @@ static void test_hello_before_run_is_known(void **state) {
   /* The worker, not knowing its run yet, accepts any reply. */
   pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
   m.hello_reply.accepted = 1;
+  m.hello_reply.config = "game: connect4\n";
+  m.hello_reply.config_len = strlen(m.hello_reply.config);
   pb_msg_expect_t any = {NULL, 0};
   assert_int_equal(round_trip(&m, &any, &d, &e), 0);
   assert_string_equal(d.header.run_id, RUN);
@@ -605,10 +525,11 @@ static void test_mismatch(void **state) {
   free(bytes);
 
   pb_msg_init(&m, PB_MSG_HEARTBEAT, RUN, PB_GAME_CONNECT4, SENDER);
-  m.header.protocol_version = 2;
+  /* protocol 1: a peer of before HelloReply carried the config */
+  m.header.protocol_version = 1;
   assert_int_equal(pb_msg_encode(&m, &bytes, &len, &e), 0);
   expect_refusal(bytes, len, &EXPECT_C4, PB_EMISMATCH, "protocol_version",
-                 "got 2", "expected 1", SENDER, NULL);
+                 "got 1", "expected 2", SENDER, NULL);
   free(bytes);
   m.header.protocol_version = 0;
   assert_int_equal(pb_msg_encode(&m, &bytes, &len, &e), 0);
@@ -762,9 +683,8 @@ int main(void) {
       cmocka_unit_test(test_round_trip_weights),
       cmocka_unit_test(test_round_trip_selfplay),
       cmocka_unit_test(test_round_trip_policy),
-      cmocka_unit_test(test_hello_reply_alphazero),
+      cmocka_unit_test(test_hello_reply_config),
       cmocka_unit_test(test_td_fields),
-      cmocka_unit_test(test_hello_reply_search_rules),
       cmocka_unit_test(test_policy_zero_row),
       cmocka_unit_test(test_start_id),
       cmocka_unit_test(test_round_trip_tictactoe),

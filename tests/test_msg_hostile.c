@@ -181,7 +181,7 @@ static void test_bad_sizes(void **state) {
   w_uint(&body, 1, 8);
   w_uint(&body, 2, 1000);
   w_sub(&body, 4, &sub);
-  w_envelope(&env, 1, RUN, 1, "learner", F_WORK_ITEM, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, "learner", F_WORK_ITEM, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "search.states",
                  "40 bytes", "48", NULL);
   /* With the right length the same message is fine. */
@@ -194,7 +194,7 @@ static void test_bad_sizes(void **state) {
   w_uint(&body, 1, 8);
   w_uint(&body, 2, 1000);
   w_sub(&body, 4, &sub);
-  w_envelope(&env, 1, RUN, 1, "learner", F_WORK_ITEM, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, "learner", F_WORK_ITEM, &body);
   pb_msg_t d;
   pb_err_t e;
   assert_int_equal(pb_msg_decode(env.b, env.n, &EXPECT_C4, &d, &e), 0);
@@ -209,7 +209,7 @@ static void test_bad_sizes(void **state) {
   body.n = 0;
   w_uint(&body, 1, 3);
   w_sub(&body, 2, &ep);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_SELFPLAY, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_SELFPLAY, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "episodes[0].states",
                  "32 bytes", NULL);
   /* An episode longer than any Connect Four game. */
@@ -218,7 +218,7 @@ static void test_bad_sizes(void **state) {
   w_uint(&ep, 2, 43);
   body.n = 0;
   w_sub(&body, 2, &ep);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_SELFPLAY, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_SELFPLAY, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "episodes[0].n_states",
                  "43", NULL);
   /* final_reward 2. */
@@ -228,12 +228,12 @@ static void test_bad_sizes(void **state) {
   w_sint(&ep, 3, 2);
   body.n = 0;
   w_sub(&body, 2, &ep);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_SELFPLAY, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_SELFPLAY, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "final_reward", NULL);
   /* No episodes at all. */
   body.n = 0;
   w_uint(&body, 1, 3);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_SELFPLAY, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_SELFPLAY, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "episodes", NULL);
 
   /* SearchResult: qvalues of 2 x 7 floats less 4 bytes. */
@@ -243,7 +243,7 @@ static void test_bad_sizes(void **state) {
   w_uint(&body, 2, 2);
   w_uint(&body, 3, 7);
   w_bytes(&body, 4, q, 52);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_SEARCH_RESULT, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_SEARCH_RESULT, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "qvalues", "52 bytes",
                  "56", NULL);
   /* n_actions that is not the game's. */
@@ -251,13 +251,13 @@ static void test_bad_sizes(void **state) {
   w_uint(&body, 2, 2);
   w_uint(&body, 3, 8);
   w_bytes(&body, 4, q, 56);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_SEARCH_RESULT, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_SEARCH_RESULT, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "n_actions", "8", NULL);
   /* n_states over the cap. */
   body.n = 0;
   w_uint(&body, 2, PB_MSG_MAX_STATES + 1);
   w_uint(&body, 3, 7);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_SEARCH_RESULT, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_SEARCH_RESULT, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "n_states", NULL);
   /* A NaN target. */
   q[9] = NAN;
@@ -265,7 +265,7 @@ static void test_bad_sizes(void **state) {
   w_uint(&body, 2, 2);
   w_uint(&body, 3, 7);
   w_bytes(&body, 4, q, 56);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_SEARCH_RESULT, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_SEARCH_RESULT, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "qvalues[1][2]", "finite",
                  NULL);
 }
@@ -280,45 +280,45 @@ static void test_bad_fields(void **state) {
   body.n = 0;
   w_uint(&body, 1, 1);
   w_uint(&body, 2, 1);
-  w_envelope(&env, 1, RUN, 1, longid, F_HELLO, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, longid, F_HELLO, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "sender_id", "64", NULL);
-  w_envelope(&env, 1, longid, 1, SENDER, F_HELLO, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, longid, 1, SENDER, F_HELLO, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "run_id", NULL);
-  w_envelope(&env, 1, RUN, 1, "", F_HELLO, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, "", F_HELLO, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "sender_id", "empty",
                  NULL);
-  w_envelope(&env, 1, RUN, 1, "bad\nname", F_HELLO, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, "bad\nname", F_HELLO, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "sender_id", "0x0a",
                  NULL);
   /* Role 7, threads 0. */
   body.n = 0;
   w_uint(&body, 1, 7);
   w_uint(&body, 2, 1);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_HELLO, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_HELLO, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "role", "7", NULL);
   body.n = 0;
   w_uint(&body, 1, 1);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_HELLO, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_HELLO, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "threads", NULL);
   /* Phase 9. */
   body.n = 0;
   w_uint(&body, 3, 9);
-  w_envelope(&env, 1, RUN, 1, "learner", F_ANNOUNCE, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, "learner", F_ANNOUNCE, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "phase", NULL);
   /* Too many item ids in a heartbeat. */
   body.n = 0;
   for (int i = 0; i <= PB_MSG_MAX_ITEM_IDS; i++) w_uint(&body, 1, 1);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_HEARTBEAT, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_HEARTBEAT, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "item_ids", NULL);
   /* A reason with a control character. */
   body.n = 0;
   w_str(&body, 1, "bye\x1b[2J");
-  w_envelope(&env, 1, RUN, 1, SENDER, F_BYE, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_BYE, &body);
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "reason", "0x1b", NULL);
   /* No body, no header. */
   expect_refusal(env.b, 0, &EXPECT_C4, PB_EPROTO, "header", NULL);
   wbuf_t h = {.n = 0};
-  w_uint(&h, 1, 1);
+  w_uint(&h, 1, PB_PROTOCOL_VERSION);
   w_str(&h, 2, RUN);
   w_uint(&h, 3, 1);
   w_str(&h, 4, SENDER);
@@ -348,7 +348,7 @@ static void w_search_item(wbuf_t *env, uint32_t max_depth, uint32_t algo,
   w_uint(&wi, 1, 1);
   w_uint(&wi, 2, 1000);
   w_sub(&wi, 4, &sw);
-  w_envelope(env, 1, RUN, 1, "learner", F_WORK_ITEM, &wi);
+  w_envelope(env, PB_PROTOCOL_VERSION, RUN, 1, "learner", F_WORK_ITEM, &wi);
 }
 
 static void test_bad_search_item(void **state) {
@@ -389,7 +389,7 @@ static void test_writer_matches_encoder(void **state) {
   wbuf_t packed = {.n = 0}, body = {.n = 0}, env;
   for (int i = 0; i < 3; i++) w_varint(&packed, ids[i]);
   w_bytes(&body, 1, packed.b, packed.n);
-  w_envelope(&env, 1, RUN, 1, SENDER, F_HEARTBEAT, &body);
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, SENDER, F_HEARTBEAT, &body);
   assert_int_equal(env.n, len);
   assert_memory_equal(env.b, bytes, len);
   free(bytes);
@@ -421,67 +421,42 @@ static void test_encode_refuses(void **state) {
   pb_msg_init(&m, 42, RUN, PB_GAME_CONNECT4, SENDER);
   encode_refused(&m, PB_EINVAL, "type");
   pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
-  m.hello_reply.eps = NAN;
-  encode_refused(&m, PB_EINVAL, "eps");
+  m.hello_reply.accepted = 1; /* without its config */
+  encode_refused(&m, PB_EINVAL, "config_yaml");
 }
 
-/* HelloReply.temperature: round trips, 0 (the default, meaning 1) is
- * accepted, values outside [0.01, 100] are refused by the encoder and, when
- * a peer sends them anyway, by the decoder, naming the field. */
-static void w_double(wbuf_t *w, int field, double v) {
-  uint64_t u;
-  memcpy(&u, &v, sizeof u);
-  w_varint(w, (uint64_t)field << 3 | 1);
-  for (int i = 0; i < 8; i++) {
-    assert_true(w->n < sizeof w->b);
-    w->b[w->n++] = (uint8_t)(u >> (8 * i));
-  }
-}
-
-static void test_hello_reply_temperature(void **state) {
+/* HelloReply.config_yaml (field 24) from a peer's bytes: control bytes
+ * and an accepted reply without a config are refused naming the field;
+ * a good config decodes to its text. */
+static void test_hello_reply_config_bytes(void **state) {
   (void)state;
-  pb_msg_t m, d;
+  pb_msg_t d;
   pb_err_t e;
-  const double good[] = {0.0, 0.01, 0.3, 1.0, 2.5, 100.0};
-  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-    pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
-    m.hello_reply.accepted = 1;
-    m.hello_reply.eps = 0.25;
-    m.hello_reply.alpha = 0.3;
-    m.hello_reply.max_turns = 42;
-    m.hello_reply.temperature = good[i];
-    assert_int_equal(round_trip(&m, &EXPECT_C4, &d, &e), 0);
-    assert_int_equal(d.type, PB_MSG_HELLO_REPLY);
-    assert_true(d.hello_reply.temperature == good[i]);
-    assert_true(d.hello_reply.eps == 0.25 && d.hello_reply.alpha == 0.3);
-    assert_int_equal(d.hello_reply.max_turns, 42);
-    pb_msg_free(&d);
-  }
-  const double bad[] = {0.005, 0.00999, 101.0, 100.0001, -1.0, NAN, INFINITY};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    pb_msg_init(&m, PB_MSG_HELLO_REPLY, RUN, PB_GAME_CONNECT4, "learner");
-    m.hello_reply.accepted = 1;
-    m.hello_reply.temperature = bad[i];
-    encode_refused(&m, PB_EINVAL, "temperature");
-  }
-  /* a peer's bytes: the same rule on decoding */
   wbuf_t body, env;
+  const char *bad[] = {"game: connect4\x07", "\x1b[2Jgame: x"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     body.n = 0;
     w_uint(&body, 1, 1);
-    w_double(&body, 10, bad[i]);
-    w_envelope(&env, 1, RUN, 1, "learner", 11, &body);
-    expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "temperature", NULL);
+    w_str(&body, 24, bad[i]);
+    w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, "learner", 11, &body);
+    expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "config_yaml", NULL);
   }
-  /* positive control: the same bytes with a good value decode */
+  body.n = 0;
+  w_uint(&body, 1, 1); /* accepted, no config */
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, "learner", 11, &body);
+  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "config_yaml", "empty",
+                 NULL);
+  /* protocol 1's settings fields (4, 7) are unknown fields now: skipped,
+   * and the reply still needs its config */
   body.n = 0;
   w_uint(&body, 1, 1);
-  w_double(&body, 10, 0.5);
-  w_envelope(&env, 1, RUN, 1, "learner", 11, &body);
+  w_uint(&body, 4, 1000);
+  w_str(&body, 24, "game: connect4\n\tseed: 3\n");
+  w_envelope(&env, PB_PROTOCOL_VERSION, RUN, 1, "learner", 11, &body);
   assert_int_equal(pb_msg_decode(env.b, env.n, &EXPECT_C4, &d, &e), 0);
   assert_int_equal(d.type, PB_MSG_HELLO_REPLY);
   assert_int_equal(d.hello_reply.accepted, 1);
-  assert_true(d.hello_reply.temperature == 0.5);
+  assert_string_equal(d.hello_reply.config, "game: connect4\n\tseed: 3\n");
   pb_msg_free(&d);
 }
 
@@ -577,8 +552,8 @@ static int make_corpus(uint8_t **out, size_t *lens) {
         break;
       case PB_MSG_HELLO_REPLY:
         m.hello_reply.accepted = 1;
-        m.hello_reply.eps = 0.5;
-        m.hello_reply.max_turns = 42;
+        m.hello_reply.config = "game: connect4\ntrain:\n  eps: 0.5\n";
+        m.hello_reply.config_len = strlen(m.hello_reply.config);
         break;
       case PB_MSG_WORK_REQUEST:
         m.work_request.role = 2;
@@ -693,7 +668,7 @@ int main(void) {
       cmocka_unit_test(test_bad_search_item),
       cmocka_unit_test(test_writer_matches_encoder),
       cmocka_unit_test(test_encode_refuses),
-      cmocka_unit_test(test_hello_reply_temperature),
+      cmocka_unit_test(test_hello_reply_config_bytes),
       cmocka_unit_test(test_garbage),
       cmocka_unit_test(test_truncated_and_flipped),
       cmocka_unit_test(test_mutations),

@@ -40,10 +40,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bounds.h"
 #include "err.h"
 #include "game.h"
 
-#define PB_PROTOCOL_VERSION 1
+/* 2: HelloReply carries the run's config as YAML instead of its settings
+ * one field each. */
+#define PB_PROTOCOL_VERSION 2
 
 /* Limits, enforced by encode (PB_EINVAL) and decode (PB_EPROTO). Strings
  * are counted in bytes without the terminating NUL. */
@@ -59,8 +62,8 @@
 #define PB_MSG_MAX_CAPACITY (1u << 20) /* WorkRequest.capacity */
 #define PB_MSG_MAX_LEASE_MS 86400000u  /* one day */
 #define PB_MSG_MAX_RETRY_MS 600000u    /* ten minutes */
-#define PB_MSG_MAX_EXPANSIONS (1u << 24)
-#define PB_MSG_MAX_DEPTH 4096
+#define PB_MSG_MAX_EXPANSIONS PB_BEAM_MAX_EXPANSIONS /* bounds.h */
+#define PB_MSG_MAX_DEPTH PB_BEAM_MAX_DEPTH
 #define PB_MSG_MAX_TURNS 100000
 
 /* Message types: which member of pb_msg_t's union is in use. */
@@ -122,34 +125,17 @@ typedef struct pb_msg_hello {
 typedef struct pb_msg_hello_reply {
   int accepted; /* 0 or 1 */
   char message[PB_MSG_TEXT_MAX + 1];
-  uint64_t version;    /* model version currently published */
-  uint32_t expansions; /* beam search E, <= PB_MSG_MAX_EXPANSIONS */
-  uint32_t max_depth;  /* beam search M, <= PB_MSG_MAX_DEPTH */
-  uint32_t max_turns;  /* self-play cut-off, <= PB_MSG_MAX_TURNS */
-  double eps;          /* Dirichlet noise fraction, [0, 1] */
-  double alpha;        /* Dirichlet concentration, finite, >= 0 */
-  uint64_t seed;       /* run seed */
-  double temperature;  /* self-play softmax(Q / T): 0 (= 1) or [0.01, 100] */
-  uint32_t algorithm;  /* PB_ALGO_PROBS or PB_ALGO_ALPHAZERO */
-  uint32_t simulations; /* alphazero: 1..PB_MSG_MAX_SIMULATIONS */
-  double c_puct;        /* alphazero: (0, 100] */
-  uint32_t temp_moves;  /* alphazero: <= PB_MSG_MAX_TURNS */
+  uint64_t version; /* model version currently published */
   char start_id[PB_MSG_ID_MAX + 1]; /* the learner's start ("" if unsaid) */
-  int discount;         /* alphazero: MCTS discounting, 0 or 1 */
-  uint32_t td_ply;      /* td: self-play look-ahead, 1..PB_MSG_MAX_TD_PLY */
-  uint32_t mcts_root;   /* alphazero: PB_MCTS_PUCT (0) or PB_MCTS_GUMBEL (1) */
-  uint32_t gumbel_considered; /* mcts_root 1: 1..PB_MSG_MAX_CONSIDERED */
-  double gumbel_c_visit;      /* mcts_root 1: (0, 1e6] */
-  double gumbel_c_scale;      /* mcts_root 1: (0, 1e6] */
-  uint32_t small_simulations; /* playout cap: 0 (off) or 1..simulations */
-  double full_fraction;       /* playout cap: [0, 1] */
-  int forced_playouts;        /* 0 or 1; 1 only with mcts_root 0 */
+  /* The run's config as YAML (common/run/config.h: pb_config_to_yaml),
+   * config_len bytes without a NUL among them and NUL-terminated; at most
+   * PB_MSG_MAX_CONFIG. Required (non-empty) when accepted; the decoder
+   * checks the text, the worker parses it (pb_config_load_string). */
+  const char *config;
+  size_t config_len;
 } pb_msg_hello_reply_t;
 
-enum { PB_ALGO_PROBS = 0, PB_ALGO_ALPHAZERO = 1, PB_ALGO_TD = 2 };
-#define PB_MSG_MAX_TD_PLY 16
-#define PB_MSG_MAX_SIMULATIONS 100000
-#define PB_MSG_MAX_CONSIDERED 1000
+#define PB_MSG_MAX_CONFIG (256u << 10)
 
 typedef struct pb_msg_work_request {
   int role;          /* PB_ROLE_* */
@@ -178,8 +164,8 @@ typedef struct pb_msg_work_item {
 
 /* The search that makes a search item's targets. */
 enum { PB_SEARCH_BEAM = 0, PB_SEARCH_ABNET = 1 };
-#define PB_MSG_MAX_NODES 100000000ULL
-#define PB_MSG_MAX_AB_DEPTH 65
+#define PB_MSG_MAX_NODES ((uint64_t)PB_SEARCH_MAX_NODES)
+#define PB_MSG_MAX_AB_DEPTH (PB_ABNET_MAX_DEPTH + 1)
 
 typedef struct pb_msg_no_work {
   uint32_t retry_ms; /* <= PB_MSG_MAX_RETRY_MS */

@@ -84,31 +84,6 @@ int pb__msg_check_hello(pb__msg_ctx_t *c, const pb_msg_t *m) {
   return check_text(c, "start_id", b->start_id, PB_MSG_ID_MAX, TEXT_ID, 0);
 }
 
-/* HelloReply's root rule and playout cap (fields 17-23): each in range,
- * Gumbel's settings where mcts_root is 1, no forced playouts with it, and
- * small_simulations at most simulations. */
-static int check_search_rules(pb__msg_ctx_t *c, const pb_msg_hello_reply_t *b) {
-  int rc;
-  if ((rc = pb__msg_check_range(c, "mcts_root", b->mcts_root, 0, 1))) return rc;
-  if ((rc = pb__msg_check_range(c, "forced_playouts",
-                                (uint64_t)(unsigned)b->forced_playouts, 0,
-                                b->mcts_root == 1 ? 0 : 1)))
-    return rc;
-  if (b->mcts_root == 1) {
-    if ((rc = pb__msg_check_range(c, "gumbel_considered", b->gumbel_considered,
-                                  1, PB_MSG_MAX_CONSIDERED)))
-      return rc;
-    if ((rc = check_real(c, "gumbel_c_visit", b->gumbel_c_visit, 1e-6, 1e6)))
-      return rc;
-    if ((rc = check_real(c, "gumbel_c_scale", b->gumbel_c_scale, 1e-6, 1e6)))
-      return rc;
-  }
-  if ((rc = pb__msg_check_range(c, "small_simulations", b->small_simulations, 0,
-                                b->simulations)))
-    return rc;
-  return check_real(c, "full_fraction", b->full_fraction, 0.0, 1.0);
-}
-
 int pb__msg_check_hello_reply(pb__msg_ctx_t *c, const pb_msg_t *m) {
   const pb_msg_hello_reply_t *b = &m->hello_reply;
   int rc;
@@ -120,40 +95,28 @@ int pb__msg_check_hello_reply(pb__msg_ctx_t *c, const pb_msg_t *m) {
     return rc;
   if ((rc = check_text(c, "start_id", b->start_id, PB_MSG_ID_MAX, TEXT_ID, 0)))
     return rc;
-  if ((rc = pb__msg_check_range(c, "expansions", b->expansions, 0,
-                                PB_MSG_MAX_EXPANSIONS)))
-    return rc;
-  if ((rc = pb__msg_check_range(c, "max_depth", b->max_depth, 0,
-                                PB_MSG_MAX_DEPTH)))
-    return rc;
-  if ((rc = pb__msg_check_range(c, "max_turns", b->max_turns, 0,
-                                PB_MSG_MAX_TURNS)))
-    return rc;
-  if ((rc = check_real(c, "eps", b->eps, 0.0, 1.0))) return rc;
-  if ((rc = check_real(c, "temperature", b->temperature, 0.0, 100.0)))
-    return rc;
-  if (b->temperature != 0.0 && b->temperature < 0.01)
-    return check_real(c, "temperature", b->temperature, 0.01, 100.0);
-  if ((rc = pb__msg_check_range(c, "algorithm", b->algorithm, PB_ALGO_PROBS,
-                                PB_ALGO_TD)))
-    return rc;
-  if (b->algorithm == PB_ALGO_TD &&
-      (rc = pb__msg_check_range(c, "td_ply", b->td_ply, 1, PB_MSG_MAX_TD_PLY)))
-    return rc;
-  if (b->algorithm == PB_ALGO_ALPHAZERO) {
-    if ((rc = pb__msg_check_range(c, "simulations", b->simulations, 1,
-                                  PB_MSG_MAX_SIMULATIONS)))
-      return rc;
-    if ((rc = check_real(c, "c_puct", b->c_puct, 1e-3, 100.0))) return rc;
-    if ((rc = pb__msg_check_range(c, "temp_moves", b->temp_moves, 0,
-                                  PB_MSG_MAX_TURNS)))
-      return rc;
+  /* The config: YAML text (tabs and newlines allowed, no other control
+   * byte, no NUL), bounded; an accepted reply has one. The worker parses
+   * it with the schema, which names a key it does not know. */
+  if (b->config_len > PB_MSG_MAX_CONFIG)
+    return pb__msg_fail(c, c->code, "config_yaml: %zu bytes, at most %u",
+                        b->config_len, PB_MSG_MAX_CONFIG);
+  if (b->config_len > 0 && b->config == NULL)
+    return pb__msg_fail(c, c->code, "config_yaml: NULL text of %zu bytes",
+                        b->config_len);
+  if (b->config_len > 0 && b->config[b->config_len] != '\0')
+    return pb__msg_fail(c, c->code,
+                        "config_yaml: not NUL-terminated at its length");
+  if (b->accepted && b->config_len == 0)
+    return pb__msg_fail(c, c->code, "config_yaml: empty in an accepted reply");
+  for (size_t i = 0; i < b->config_len; i++) {
+    unsigned ch = (unsigned char)b->config[i];
+    if ((ch < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') || ch == 0x7f)
+      return pb__msg_fail(c, c->code,
+                          "config_yaml: byte %zu is 0x%02x, not allowed here",
+                          i, ch);
   }
-  if ((rc = pb__msg_check_range(c, "discount", (uint64_t)(unsigned)b->discount,
-                                0, 1)))
-    return rc;
-  if ((rc = check_search_rules(c, b))) return rc;
-  return check_real(c, "alpha", b->alpha, 0.0, 1e6);
+  return 0;
 }
 
 int pb__msg_check_work_request(pb__msg_ctx_t *c, const pb_msg_t *m) {

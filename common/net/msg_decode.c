@@ -150,29 +150,15 @@ int pb__msg_decode_hello_reply(pb__msg_ctx_t *c, Probs__Envelope *env,
                               PB_MSG_TEXT_MAX)))
     return rc;
   d->version = w->version;
-  d->expansions = w->expansions;
-  d->max_depth = w->max_depth;
-  d->max_turns = w->max_turns;
-  d->eps = w->eps;
-  d->alpha = w->alpha;
-  d->seed = w->seed;
-  d->temperature = w->temperature;
-  d->algorithm = w->algorithm;
-  d->simulations = w->simulations;
-  d->c_puct = w->c_puct;
-  d->temp_moves = w->temp_moves;
   if ((rc = pb__msg_copy_text(c, "start_id", d->start_id, w->start_id,
                               PB_MSG_ID_MAX)))
     return rc;
-  d->discount = w->discount != 0;
-  d->td_ply = w->td_ply;
-  d->mcts_root = w->mcts_root;
-  d->gumbel_considered = w->gumbel_considered;
-  d->gumbel_c_visit = w->gumbel_c_visit;
-  d->gumbel_c_scale = w->gumbel_c_scale;
-  d->small_simulations = w->small_simulations;
-  d->full_fraction = w->full_fraction;
-  d->forced_playouts = w->forced_playouts != 0;
+  /* Points into protobuf-c's copy, which the message keeps until
+   * pb_msg_free (a protobuf-c string: NUL-terminated; a NUL inside it ends
+   * it early, and the check sees the shorter text). */
+  d->config = w->config_yaml;
+  d->config_len = w->config_yaml ? strlen(w->config_yaml) : 0;
+  out->pb__unpacked = env;
   return pb__msg_check_hello_reply(c, out);
 }
 

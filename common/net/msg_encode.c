@@ -57,27 +57,10 @@ int pb__msg_encode_hello_reply(pb__msg_wire_t *w, const pb_msg_t *m) {
   d->accepted = s->accepted;
   d->message = (char *)s->message;
   d->version = s->version;
-  d->expansions = s->expansions;
-  d->max_depth = s->max_depth;
-  d->max_turns = s->max_turns;
-  d->eps = s->eps;
-  d->alpha = s->alpha;
-  d->seed = s->seed;
-  d->temperature = s->temperature;
-  d->algorithm = s->algorithm;
-  d->simulations = s->simulations;
-  d->c_puct = s->c_puct;
-  d->temp_moves = s->temp_moves;
   d->start_id = (char *)s->start_id;
-  d->discount = s->discount != 0;
-  d->td_ply = s->td_ply;
-  d->mcts_root = s->mcts_root;
-  d->gumbel_considered = s->gumbel_considered;
-  d->gumbel_c_visit = s->gumbel_c_visit;
-  d->gumbel_c_scale = s->gumbel_c_scale;
-  d->small_simulations = s->small_simulations;
-  d->full_fraction = s->full_fraction;
-  d->forced_playouts = s->forced_playouts != 0;
+  /* The check saw config_len bytes without a NUL; the text is the
+   * caller's and NUL-terminated there. */
+  d->config_yaml = s->config_len > 0 ? (char *)s->config : (char *)"";
   w->env.hello_reply = d;
   return 0;
 }

@@ -32,6 +32,7 @@
 #include "precision.h"
 #include "pveval.h"
 #include "rundir.h"
+#include "bounds.h"
 
 /* A trained checkpoint playing greedily on Q (checkpoint:, run:), on V one
  * ply deep (value:), through beam search with V and Q (beam:), PUCT MCTS
@@ -657,8 +658,8 @@ pb_agent_t *pb__agent_beam_new(const pb_game_t *g, const char *arg,
   char path[4096], name[4200];
   net_name(name, sizeof name, "beam", arg);
   net_settings_t ns = {.E = 30, .M = 3, .prec = -1};
-  net_opt_t opts[3] = {{"E", 1, 100000, &ns.E, NULL, NULL},
-                       {"M", 1, 99, &ns.M, NULL, NULL},
+  net_opt_t opts[3] = {{"E", 1, PB_BEAM_MAX_EXPANSIONS, &ns.E, NULL, NULL},
+                       {"M", 1, PB_BEAM_MAX_DEPTH, &ns.M, NULL, NULL},
                        NET_PREC_OPT(ns)};
   if (net_path_opts(arg, name, path, sizeof path, opts, 3, err) != 0)
     return NULL;
@@ -681,7 +682,7 @@ pb_agent_t *pb__agent_mcts_new(const pb_game_t *g, const char *arg,
   char path[4096], name[4200];
   net_name(name, sizeof name, "mcts", arg);
   net_settings_t ns = {.N = 100, .prec = -1};
-  net_opt_t opts[4] = {{"N", 1, 100000, &ns.N, NULL, NULL},
+  net_opt_t opts[4] = {{"N", 1, PB_MCTS_MAX_SIMULATIONS, &ns.N, NULL, NULL},
                        {"T", 0.001, 1000, NULL, &ns.T, NULL},
                        {"c", 0.001, 100, NULL, &ns.c, NULL},
                        NET_PREC_OPT(ns)};
@@ -709,7 +710,7 @@ pb_agent_t *pb__agent_abnet_new(const pb_game_t *g, const char *arg,
   int nodes = -1, batch = ns.ab.batch;
   ns.prec = -1;
   net_opt_t opts[6] = {
-      {"nodes", 1, 100000000, &nodes, NULL, NULL},
+      {"nodes", 1, PB_SEARCH_MAX_NODES, &nodes, NULL, NULL},
       {"time", 1, 3600000, &ns.ab.time_ms, NULL, NULL},
       {"depth", 1, PB_ABNET_MAX_DEPTH, &ns.ab.max_depth, NULL, NULL},
       {"qplies", 1, PB_ABNET_MAX_DEPTH, &ns.ab.q_plies, NULL, NULL},

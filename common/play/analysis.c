@@ -17,6 +17,7 @@
 #include "model.h"
 #include "neteval.h"
 #include "pveval.h"
+#include "bounds.h"
 
 struct pb_analysis {
   const pb_game_t *g;
@@ -224,11 +225,12 @@ static int code_of(const pb_err_t *err) {
 /* The searches of a PROBS checkpoint: beam and alpha-beta over V and Q. */
 static int new_probs(pb_analysis_t *a, const pb_analysis_opts_t *o,
                      pb_err_t *err) {
-  if (o->E < 0 || (o->E > 0 && (o->E > 100000 || o->M < 1 || o->M > 99)))
+  if (o->E < 0 || (o->E > 0 && (o->E > PB_BEAM_MAX_EXPANSIONS || o->M < 1 ||
+                                o->M > PB_BEAM_MAX_DEPTH)))
     return pb_err_set(err, PB_EINVAL,
                       "analysis: bad beam search settings E=%d M=%d (E "
-                      "1..100000 and M 1..99, or E = 0 for none)",
-                      o->E, o->M);
+                      "1..%d and M 1..%d, or E = 0 for none)",
+                      o->E, o->M, PB_BEAM_MAX_EXPANSIONS, PB_BEAM_MAX_DEPTH);
   /* As `probs search` does: one search at a time, these buffer sizes. */
   a->ne = pb_neteval_new(a->g, 4096, 1u << 16, err);
   if (a->ne == NULL) return code_of(err);
@@ -249,12 +251,12 @@ static int new_az(pb_analysis_t *a, const pb_analysis_opts_t *o,
                       "analysis: the checkpoint is of an alphazero run (one "
                       "policy+value network): no V and Q for beam search; "
                       "it is analysed with MCTS");
-  if (o->simulations < 1 || o->simulations > 100000 ||
+  if (o->simulations < 1 || o->simulations > PB_MCTS_MAX_SIMULATIONS ||
       (o->c_puct != 0 && !(o->c_puct >= 0.001 && o->c_puct <= 100)))
     return pb_err_set(err, PB_EINVAL,
                       "analysis: bad MCTS settings simulations=%d c_puct=%g "
-                      "(simulations 1..100000, c_puct 0.001..100)",
-                      o->simulations, o->c_puct);
+                      "(simulations 1..%d, c_puct 0.001..100)",
+                      o->simulations, o->c_puct, PB_MCTS_MAX_SIMULATIONS);
   const pb_config_t *cfg = pb_model_config(a->model);
   /* As the mcts: agent: no noise, the checkpoint's discount. */
   pb_mcts_opts_t mo = {.simulations = o->simulations,

@@ -5,6 +5,7 @@
  * into its field, formatting it back, and the near key to suggest for a
  * typo. */
 #include "config_impl.h"
+#include "bounds.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -138,16 +139,16 @@ const pb__row_t pb__schema[] = {
             "self-play policy softmax(Q / T) before the Dirichlet noise; 1 = "
             "paper"),
 
-    ROW_INT("search.expansions", search.expansions, 1, 10000, "30",
+    ROW_INT("search.expansions", search.expansions, 1, PB_BEAM_MAX_EXPANSIONS, "30",
             "E: nodes expanded per beam search"),
-    ROW_INT("search.max_depth", search.max_depth, 1, 200, "3",
+    ROW_INT("search.max_depth", search.max_depth, 1, PB_BEAM_MAX_DEPTH, "3",
             "M: depth limit of beam search (abnet targets: 2..65)"),
     ROW_ENUM("search.algorithm", search.algorithm, "beam|abnet", "beam",
              "the search that makes Q's targets: beam (the paper's Algorithm "
              "1, E and M) or abnet (per legal move, alpha-beta over V to "
              "search.nodes evaluations and M plies below the position; "
              "common/search/abtargets.h)"),
-    ROW_INT("search.nodes", search.nodes, 1, 100000000, "100",
+    ROW_INT("search.nodes", search.nodes, 1, PB_SEARCH_MAX_NODES, "100",
             "abnet targets: network evaluations per legal move"),
     ROW_INT("search.parallel", search.parallel, 1, 1000000, "256",
             "searches advanced together per thread of a searcher (abnet "
@@ -159,7 +160,7 @@ const pb__row_t pb__schema[] = {
     ROW_INT("search.cache_entries", search.cache_entries, 0, 1 << 30, "262144",
             "network evaluation cache entries; 0 disables the cache"),
 
-    ROW_INT("mcts.simulations", mcts.simulations, 1, 100000, "100",
+    ROW_INT("mcts.simulations", mcts.simulations, 1, PB_MCTS_MAX_SIMULATIONS, "100",
             "alphazero: PUCT simulations per self-play move"),
     ROW_DBL("mcts.c_puct", mcts.c_puct, 1e-3, 100.0, "1.5",
             "alphazero: exploration constant of PUCT"),
@@ -191,7 +192,8 @@ const pb__row_t pb__schema[] = {
             "visits are policy targets); the others get "
             "mcts.small_simulations, no noise, and no policy target; 1 = "
             "off"),
-    ROW_INT("mcts.small_simulations", mcts.small_simulations, 0, 100000, "0",
+    ROW_INT("mcts.small_simulations", mcts.small_simulations, 0,
+            PB_MCTS_MAX_SIMULATIONS, "0",
             "alphazero, mcts.full_fraction < 1: simulations of the other "
             "moves, 1..mcts.simulations"),
     ROW_BOOL("mcts.forced_playouts", mcts.forced_playouts, "false",
@@ -337,16 +339,18 @@ const pb__row_t pb__schema[] = {
              "probs runs: the search agent whose accuracy is measured: "
              "abnet (alpha-beta over V and Q, eval.search_nodes) or beam "
              "(eval.search_expansions, eval.search_depth)"),
-    ROW_INT("eval.search_nodes", eval.search_nodes, 1, 100000000, "500",
+    ROW_INT("eval.search_nodes", eval.search_nodes, 1, PB_SEARCH_MAX_NODES, "500",
             "network evaluations per move of the abnet agent whose accuracy "
             "is measured (500: about the cost of beam E=100 M=10)"),
-    ROW_INT("eval.search_expansions", eval.search_expansions, 1, 100000, "100",
+    ROW_INT("eval.search_expansions", eval.search_expansions, 1,
+            PB_BEAM_MAX_EXPANSIONS, "100",
             "E of the beam-search agent whose accuracy is measured "
             "(eval.search: beam)"),
-    ROW_INT("eval.search_depth", eval.search_depth, 1, 99, "10",
+    ROW_INT("eval.search_depth", eval.search_depth, 1, PB_BEAM_MAX_DEPTH, "10",
             "M of the beam-search agent whose accuracy is measured "
             "(eval.search: beam)"),
-    ROW_INT("eval.mcts_simulations", eval.mcts_simulations, 1, 100000, "100",
+    ROW_INT("eval.mcts_simulations", eval.mcts_simulations, 1,
+            PB_MCTS_MAX_SIMULATIONS, "100",
             "alphazero runs: simulations of the MCTS agent whose accuracy is "
             "measured (in place of the beam-search agent)"),
 

@@ -47,14 +47,15 @@
 
 #include <stdint.h>
 
+#include "bounds.h"
 #include "err.h"
 #include "evalfn.h"
 #include "game.h"
 
 typedef struct pb_abnet pb_abnet_t;
 
-#define PB_ABNET_MAX_DEPTH 64
-#define PB_ABNET_MAX_NODES 100000000ULL
+/* PB_ABNET_MAX_DEPTH: common/base/bounds.h */
+#define PB_ABNET_MAX_NODES ((uint64_t)PB_SEARCH_MAX_NODES)
 
 typedef struct pb_abnet_opts {
   uint64_t nodes;  /* evaluations per search, 1..PB_ABNET_MAX_NODES;

@@ -6,6 +6,7 @@
  * beam is a binary max-heap of (priority, node index). */
 #include "beam_search.h"
 #include "invariant.h"
+#include "bounds.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -92,12 +93,13 @@ static inline float sane(float x) { return isnan(x) ? -INFINITY : x; }
 
 pb_beam_t *pb_beam_new(const pb_game_t *g, int expansions, int max_depth,
                        int parallel, pb_err_t *err) {
-  if (g == NULL || expansions < 1 || expansions > 1000000 || max_depth < 1 ||
-      max_depth > 250 || parallel < 1) {
+  if (g == NULL || expansions < 1 || expansions > PB_BEAM_MAX_EXPANSIONS ||
+      max_depth < 1 || max_depth > PB_BEAM_MAX_DEPTH || parallel < 1) {
     pb_err_set(err, PB_EINVAL,
-               "beam search: need expansions in 1..1000000 (got %d), "
-               "max_depth in 1..250 (got %d), parallel >= 1 (got %d)",
-               expansions, max_depth, parallel);
+               "beam search: need expansions in 1..%d (got %d), "
+               "max_depth in 1..%d (got %d), parallel >= 1 (got %d)",
+               PB_BEAM_MAX_EXPANSIONS, expansions, PB_BEAM_MAX_DEPTH,
+               max_depth, parallel);
     return NULL;
   }
   uint64_t max_nodes = 1 + (uint64_t)expansions * g->num_actions;

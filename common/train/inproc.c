@@ -428,10 +428,8 @@ int pb_inproc_run(const pb_config_t *cfg, pb_log_t *log,
         (r.pve = pb_pveval_new(r.g, cfg->train.selfplay_parallel, err)) == NULL)
       goto fail;
   } else {
-    pb_selfplay_opts_t so = {cfg->train.selfplay_parallel,
-                             cfg->train.max_turns, cfg->train.eps,
-                             cfg->train.alpha,
-                             cfg->train.selfplay_temperature};
+    pb_selfplay_opts_t so;
+    pb_selfplay_config_opts(cfg, &so);
     if ((r.sp = pb_selfplay_new(r.g, &so, err)) == NULL) goto fail;
     if (pb_config_abnet_targets(cfg)
             ? (r.abt = pb_abtargets_new(r.g, cfg->search.max_depth,

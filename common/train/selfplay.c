@@ -23,6 +23,12 @@ struct pb_selfplay {
   uint64_t positions;
 };
 
+void pb_selfplay_config_opts(const pb_config_t *cfg, pb_selfplay_opts_t *o) {
+  *o = (pb_selfplay_opts_t){cfg->train.selfplay_parallel, cfg->train.max_turns,
+                            cfg->train.eps, cfg->train.alpha,
+                            cfg->train.selfplay_temperature};
+}
+
 pb_selfplay_t *pb_selfplay_new(const pb_game_t *g, const pb_selfplay_opts_t *o,
                                pb_err_t *err) {
   if (g == NULL || o == NULL || o->parallel < 1 || o->parallel > 65536 ||

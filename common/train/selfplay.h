@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "config.h"
 #include "episodes.h"
 #include "err.h"
 #include "evalfn.h"
@@ -30,6 +31,11 @@ typedef struct pb_selfplay_opts {
   double alpha;   /* Dirichlet parameter, > 0 */
   double temperature; /* policy softmax(Q / T), > 0 (1 = the paper) */
 } pb_selfplay_opts_t;
+
+/* The options a run's config gives (train.selfplay_parallel, max_turns,
+ * eps, alpha, selfplay_temperature): what the learner, --inproc and the
+ * actors play with. */
+void pb_selfplay_config_opts(const pb_config_t *cfg, pb_selfplay_opts_t *o);
 
 /* A self-play engine for game g; NULL with err filled on bad options. */
 pb_selfplay_t *pb_selfplay_new(const pb_game_t *g, const pb_selfplay_opts_t *o,
