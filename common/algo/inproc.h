@@ -21,9 +21,9 @@
 #include "log.h"
 
 typedef struct pb_inproc_opts {
-  int resume;                       /* continue from the newest checkpoint */
-  volatile sig_atomic_t *stop;      /* set by a signal handler; may be NULL */
-  int iterations_override;          /* > 0: stop after this many in total */
+  int resume;                  /* continue from the newest checkpoint */
+  volatile sig_atomic_t *stop; /* set by a signal handler; may be NULL */
+  int iterations_override;     /* > 0: stop after this many in total */
 } pb_inproc_opts_t;
 
 /* Runs training as configured, writing into cfg->run.dir (created if
