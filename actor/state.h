@@ -7,8 +7,9 @@
  *   sockets.c  the ZeroMQ sockets: setup, sending, receiving, and wait_for,
  *              the one place that polls them
  *   weights.c  3. weights: the networks held, WeightsRequest, loading
- *   jobs.c     4. work: the evaluators that heartbeat, self-play (PROBS
- *              and AlphaZero) and search items, 5. their results */
+ *   jobs.c     4. work: self-play and search items with the run's
+ *              algorithm (common/algo/algo.h), the heartbeat between
+ *              network batches, 5. their results */
 #ifndef PB_ACTOR_STATE_H
 #define PB_ACTOR_STATE_H
 
@@ -16,10 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "abtargets.h"
-#include "azplay.h"
+#include "algo.h"
 #include "batcher.h"
-#include "beam_search.h"
 #include "config.h"
 #include "episodes.h"
 #include "err.h"
@@ -28,9 +27,6 @@
 #include "msg.h"
 #include "neteval.h"
 #include "nn.h"
-#include "pveval.h"
-#include "linear.h"
-#include "selfplay.h"
 #include "worker.h"
 
 enum {
@@ -94,6 +90,7 @@ struct pb_worker {
    * config from the same one when joining again. */
   pb_config_t run;
   char *run_yaml;
+  pb_config_t search_run; /* run with a search item's settings */
 
   /* Networks and engines, built lazily and reused from item to item; one
    * engine per thread of game or tree work (common/search/batcher.h). */
@@ -101,17 +98,10 @@ struct pb_worker {
   pb_neteval_t *ne;
   int threads; /* search.threads / train.selfplay_threads, resolved */
   pb_batcher_t *batcher; /* NULL with one thread */
-  pb_selfplay_t *sp[PB_BATCHER_MAX_THREADS];
-  pb_azplay_t *az;     /* alphazero self-play (one thread) */
-  pb_pveval_t *pve;    /* its network evaluator */
-  pb_episodes_t sp_eps[PB_BATCHER_MAX_THREADS]; /* members 1.. */
-  pb_beam_t *beam[PB_BATCHER_MAX_THREADS];
-  int beam_E, beam_M;
-  pb_abtargets_t *abt; /* abnet targets (items with PB_SEARCH_ABNET) */
-  /* algorithm td: V's weights as the linear evaluation, and whose */
-  pb_linear_t td_lin;
-  uint64_t td_version;
-  int td_have;
+  /* The run's algorithm (common/algo/algo.h) and its engines: the
+   * self-play player of an actor, the searcher of a search worker. */
+  const pb_algo_t *algo;
+  void *player, *searcher;
 
   /* The item in hand, for heartbeats from inside the evaluator. */
   int busy;

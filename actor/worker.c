@@ -194,6 +194,13 @@ pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
   return w;
 }
 
+/* The algorithm's engines of this process, made again for the next item. */
+static void drop_engines(pb_worker_t *w) {
+  if (w->algo == NULL) return;
+  if (w->player) w->algo->player_destroy(&w->player);
+  if (w->searcher) w->algo->searcher_destroy(&w->searcher);
+}
+
 void pb_worker_destroy(pb_worker_t **wp) {
   if (wp == NULL || *wp == NULL) return;
   pb_worker_t *w = *wp;
@@ -207,15 +214,8 @@ void pb_worker_destroy(pb_worker_t **wp) {
   if (w->sub) zmq_close(w->sub);
   if (w->zctx) zmq_ctx_term(w->zctx);
   pb_neteval_destroy(&w->ne);
-  pb_azplay_destroy(&w->az);
-  pb_pveval_destroy(&w->pve);
-  for (int t = 0; t < PB_BATCHER_MAX_THREADS; t++) {
-    pb_selfplay_destroy(&w->sp[t]);
-    pb_beam_destroy(&w->beam[t]);
-    pb_episodes_free(&w->sp_eps[t]);
-  }
+  drop_engines(w);
   pb_batcher_destroy(&w->batcher);
-  pb_abtargets_destroy(&w->abt);
   free(w->run_yaml);
   pb_nn_destroy(&w->v.nn);
   pb_nn_destroy(&w->q.nn);
@@ -287,16 +287,13 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
     pb_neteval_destroy(&w->ne); /* its batch bound follows the run's E */
   }
   if (w->g != g) {
-    for (int t = 0; t < w->threads; t++) pb_beam_destroy(&w->beam[t]);
     pb_batcher_destroy(&w->batcher);
-    pb_abtargets_destroy(&w->abt);
     pb_nn_destroy(&w->v.nn);
     pb_nn_destroy(&w->q.nn);
   }
   if (w->g != g || !same_config) {
-    for (int t = 0; t < w->threads; t++) pb_selfplay_destroy(&w->sp[t]);
-    pb_azplay_destroy(&w->az);
-    pb_pveval_destroy(&w->pve);
+    /* The engines follow the game and the run's settings. */
+    drop_engines(w);
     pb_neteval_destroy(&w->ne);
   }
   if (w->g != g || w->run_yaml == NULL ||
@@ -316,6 +313,7 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
   snprintf(w->run_id, sizeof w->run_id, "%s", h->run_id);
   snprintf(w->start_id, sizeof w->start_id, "%s", r->start_id);
   w->run = run;
+  w->algo = pb_algo_of(&w->run);
   free(w->run_yaml);
   w->run_yaml = yaml;
   if (w->ne == NULL) {

@@ -2,7 +2,7 @@
  * and how often an honest searcher disagrees with it (common/train/spotcheck.h).
  *
  *   bench_spotcheck (-c CKPT | -f CONFIG) [-e EPISODES] [-s SHARE]
- *                   [-r ROUNDS] [-S KEY=VALUE]... [-p]
+ *                   [-r ROUNDS] [-S KEY=VALUE]... [-P SEARCH,CHECK] [-p]
  *
  * Workload: the distinct positions of EPISODES (default 200) self-play
  * games played with the checkpoint's Q as an actor plays them (the run's
@@ -25,6 +25,9 @@
  * net.spot_check_tolerance and net.spot_check_max_disagree are set from.
  *
  * -S overrides a key of the config (search.algorithm=abnet, say; up to 16).
+ * -P gives the precision (fp32 or bf16, common/nn/nn.h) the searcher's and
+ * the check's networks compute in (default fp32,fp32): what a learner's
+ * check of searchers of another precision sees.
  * With -f the networks are those of the config, randomly initialised. Times are CPU time of this process; one libtorch
  * thread (model.threads of the config). -p prints tab-separated rows. */
 #include <math.h>
@@ -42,6 +45,7 @@
 #include "model.h"
 #include "neteval.h"
 #include "nn.h"
+#include "precision.h"
 #include "rng.h"
 #include "selfplay.h"
 #include "spotcheck.h"
@@ -240,9 +244,19 @@ int main(int argc, char **argv) {
   double share = 0.01;
   const char *sets[16];
   int nsets = 0;
-  int opt;
-  while ((opt = getopt(argc, argv, "c:f:e:s:r:S:p")) != -1) {
+  int opt, prec[2] = {PB_NN_FP32, PB_NN_FP32};
+  while ((opt = getopt(argc, argv, "c:f:e:s:r:S:P:p")) != -1) {
     switch (opt) {
+    case 'P': {
+      char a[8] = "", b[8] = "";
+      if (sscanf(optarg, "%7[^,],%7s", a, b) != 2) goto usage;
+      prec[0] = pb_precision_parse(a);
+      prec[1] = pb_precision_parse(b);
+      if (prec[0] < 0 || prec[0] > PB_NN_BF16 || prec[1] < 0 ||
+          prec[1] > PB_NN_BF16)
+        goto usage;
+      break;
+    }
     case 'c': ckpt = optarg; break;
     case 'S':
       if (nsets == 16) goto usage;
@@ -299,18 +313,24 @@ int main(int argc, char **argv) {
   c.which = malloc(n * sizeof *c.which);
   if (!theirs || !c.mine || !c.sample || !c.sidx || !c.which) return 1;
   const size_t item = (size_t)cfg.net.item_states;
+  if (v) pb_nn_set_precision(v, prec[0], NULL);
+  pb_nn_set_precision(q, prec[0], NULL);
   double t_search = search_items(g, &cfg, ne, &fn, v, q, pos, n, item, theirs);
 
   /* The spot checks. */
+  if (v) pb_nn_set_precision(v, prec[1], NULL);
+  pb_nn_set_precision(q, prec[1], NULL);
   spot_rounds(g, &cfg, batch, v, q, pos, n, item, theirs, rounds, share, &rng,
               &c);
 
   char desc[96];
   printf("# %s: %s, %s, parallel=%d item_states=%zu; %zu distinct "
-         "positions from %d games; %d rounds of share %g: %llu checked\n",
+         "positions from %d games; %d rounds of share %g: %llu checked; "
+         "searcher %s, check %s\n",
          ckpt ? ckpt : cfg_path, g->name,
          pb_config_search_desc(&cfg, desc, sizeof desc), cfg.search.parallel,
-         item, n, episodes, rounds, share, (unsigned long long)c.t[0].checked);
+         item, n, episodes, rounds, share, (unsigned long long)c.t[0].checked,
+         pb_precision_name(prec[0]), pb_precision_name(prec[1]));
   print_rows((double)n, t_search, rounds, &c);
 
   pb_neteval_destroy(&ne);
@@ -327,6 +347,7 @@ int main(int argc, char **argv) {
 
 usage:
   fprintf(stderr, "usage: bench_spotcheck (-c CKPT | -f CONFIG) [-e EPISODES] "
-                  "[-s SHARE] [-r ROUNDS] [-S KEY=VALUE]... [-p]\n");
+                  "[-s SHARE] [-r ROUNDS] [-S KEY=VALUE]... "
+                  "[-P SEARCH,CHECK] [-p]\n");
   return 2;
 }

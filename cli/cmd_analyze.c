@@ -59,13 +59,14 @@ static void move_name(const pb_game_t *g, int a, char *buf, size_t n) {
 /* What was asked for. */
 typedef struct {
   const char *model, *position;
+  const char *algorithm; /* the checkpoint's (its stored config's) */
   pb_analysis_opts_t o;
 } request_t;
 
 static void json_probs(pb_json_t *j, const pb_game_t *g, const request_t *rq,
                        const pb_analysis_eval_t *ev) {
   char name[16];
-  pb_json_kstr(j, "algorithm", "probs");
+  pb_json_kstr(j, "algorithm", rq->algorithm);
   pb_json_kstr(j, "search",
                ev->has_abnet && ev->has_beam ? "both"
                : ev->has_beam                ? "beam"
@@ -116,10 +117,10 @@ static void json_probs(pb_json_t *j, const pb_game_t *g, const request_t *rq,
   }
 }
 
-static void json_az(pb_json_t *j, const pb_game_t *g,
+static void json_az(pb_json_t *j, const pb_game_t *g, const request_t *rq,
                     const pb_analysis_eval_t *ev) {
   char name[16];
-  pb_json_kstr(j, "algorithm", "alphazero");
+  pb_json_kstr(j, "algorithm", rq->algorithm);
   pb_json_kfloat(j, "v", ev->v);
   pb_json_kint(j, "simulations", ev->simulations);
   pb_json_kfloat(j, "mcts_value", ev->mcts_value);
@@ -161,7 +162,7 @@ static int print_json(const pb_game_t *g, const request_t *rq,
   if (result != NULL)
     pb_json_kstr(&j, "result", result);
   else if (ev->alphazero)
-    json_az(&j, g, ev);
+    json_az(&j, g, rq, ev);
   else
     json_probs(&j, g, rq, ev);
   pb_json_obj_end(&j);
@@ -391,19 +392,21 @@ static int parse(int argc, char **argv, given_t *gv, request_t *rq,
 }
 
 int pb_cmd_analyze(int argc, char **argv) {
-  request_t rq = {NULL, "", {0}};
+  request_t rq = {NULL, "", "probs", {0}};
   given_t gv = {NULL, NULL, NULL, NULL, NULL};
   bool json = false;
   int rc = parse(argc, argv, &gv, &rq, &json);
   if (rc >= 0) return rc;
   pb_err_t err;
   pb_err_clear(&err);
-  pb_model_t *net = pb_model_open(rq.model, "cpu", NULL, &err);
+  pb_config_t mc;
+  pb_model_t *net = pb_model_open(rq.model, "cpu", &mc, &err);
   if (net == NULL) {
     fprintf(stderr, "probs analyze: %s: %s\n", rq.model, err.msg);
     return PB_EXIT_USAGE; /* the checkpoint named cannot be used */
   }
   const pb_game_t *g = pb_model_game(net);
+  rq.algorithm = mc.algorithm;
   pb_state_t s;
   if (settle(&gv, pb_model_alphazero(net), &rq) != 0) {
     pb_model_destroy(&net);
@@ -436,8 +439,8 @@ int pb_cmd_analyze(int argc, char **argv) {
     char board[1024];
     pb_analysis_board(g, &s, board, sizeof board);
     printf("%s (checkpoint %s, version %llu, %s), position \"%s\"\n", g->name,
-           rq.model, (unsigned long long)pb_model_version(net),
-           pb_model_alphazero(net) ? "alphazero" : "probs", rq.position);
+           rq.model, (unsigned long long)pb_model_version(net), mc.algorithm,
+           rq.position);
     printf("%s", board);
     printf("to move: %c (ply %d)\n", pb_analysis_side(g, &s), g->ply(&s));
     if (over)

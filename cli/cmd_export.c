@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "algo.h"
 #include "ckpt.h"
 #include "cmds.h"
 #include "config.h"
@@ -77,7 +78,7 @@ static int export_model_file(const char *in, const char *out) {
   }
   printf("wrote %s: the model file of %s (game %s, algorithm %s, version "
          "%llu)\n",
-         out, in, cfg.game, pb_model_alphazero(l) ? "alphazero" : "probs",
+         out, in, cfg.game, cfg.algorithm,
          (unsigned long long)pb_model_version(l));
   pb_model_destroy(&l);
   return 0;
@@ -140,7 +141,7 @@ int pb_cmd_export(int argc, char **argv) {
   pb_nn_t *nets[2];
   const char *prefix[2];
   int n = 0;
-  if (pb_model_alphazero(l)) {
+  if (pb_algo_of(&cfg)->policy) {
     /* One policy+value network: exported as "pv" whatever --net says. */
     want_v = want_q = 0;
     nets[n] = pb_model_q(l);

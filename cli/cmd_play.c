@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo.h"
 #include "agent.h"
 #include "analysis.h"
 #include "args.h"
@@ -290,13 +291,13 @@ static int pick_agent(const char *game, const char *agent, const char *model,
   }
   pb_err_t err;
   pb_err_clear(&err);
-  pb_model_t *m = pb_model_open(model, "cpu", NULL, &err);
+  pb_config_t mc;
+  pb_model_t *m = pb_model_open(model, "cpu", &mc, &err);
   if (m == NULL) {
     fprintf(stderr, "probs play: --model: %s\n", err.msg);
     return 2;
   }
   *g = pb_model_game(m);
-  const int az = pb_model_alphazero(m);
   pb_model_destroy(&m);
   if (game != NULL && pb_game_by_name(game) != *g) {
     fprintf(stderr, "probs play: --game %s, but the checkpoint %s plays %s\n",
@@ -304,7 +305,8 @@ static int pick_agent(const char *game, const char *agent, const char *model,
     return 2;
   }
   if (agent == NULL || !strcmp(agent, "search"))
-    pb_agent_search_spec(model, az, spec, n);
+    /* The agent that plays the checkpoint's algorithm at its best. */
+    snprintf(spec, n, "%s:%s", pb_algo_of(&mc)->agent, model);
   else
     pb_agent_spec_with_model(agent, model, spec, n);
   return 0;

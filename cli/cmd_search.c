@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "algo.h"
 #include "beam_search.h"
 #include "cmds.h"
 #include "game.h"
@@ -39,7 +40,7 @@ static void usage(FILE *f) {
 
 int pb_cmd_search(int argc, char **argv) {
   const char *game = "connect4", *position = "", *model = NULL;
-  int E = 30, M = 3;
+  int E = 30, M = 3, game_given = 0;
   static const struct option opts[] = {
       {"game", required_argument, 0, 'g'},
       {"position", required_argument, 0, 'p'},
@@ -50,7 +51,7 @@ int pb_cmd_search(int argc, char **argv) {
   optind = 1;
   while ((c = getopt_long(argc, argv, "E:M:g:p:m:h", opts, NULL)) != -1) {
     switch (c) {
-    case 'g': game = optarg; break;
+    case 'g': game = optarg; game_given = 1; break;
     case 'p': position = optarg; break;
     case 'm': model = optarg; break;
     case 'E': E = atoi(optarg); break;
@@ -67,12 +68,21 @@ int pb_cmd_search(int argc, char **argv) {
   pb_err_clear(&err);
   pb_model_t *net = NULL;
   const pb_game_t *g = pb_game_by_name(game);
+  pb_config_t cfg;
   if (model != NULL) {
-    pb_config_t cfg;
     net = pb_model_open(model, "cpu", &cfg, &err);
     if (net == NULL) {
       fprintf(stderr, "probs search: %s\n", err.msg);
       return PB_EXIT_USAGE; /* the checkpoint named cannot be used */
+    }
+    /* The game is the checkpoint's; a --game that says otherwise is an
+     * error, not overruled in silence. */
+    if (game_given && g != pb_model_game(net)) {
+      fprintf(stderr,
+              "probs search: --game %s, but the checkpoint %s plays %s\n",
+              game, model, pb_model_game(net)->name);
+      pb_model_destroy(&net);
+      return PB_EXIT_USAGE;
     }
     g = pb_model_game(net);
   }
@@ -87,10 +97,10 @@ int pb_cmd_search(int argc, char **argv) {
     pb_model_destroy(&net);
     return 2;
   }
-  if (net != NULL && pb_model_alphazero(net)) {
-    fprintf(stderr, "probs search: the checkpoint is of an alphazero run "
-                    "(a policy+value network, no V and Q for beam search); "
-                    "try probs match with mcts:CKPT\n");
+  if (net != NULL && !pb_algo_of(&cfg)->searches) {
+    fprintf(stderr, "probs search: the checkpoint is of an %s run (%s, no V "
+                    "and Q for beam search); try probs match with %s:CKPT\n",
+            cfg.algorithm, pb_algo_of(&cfg)->model, pb_algo_of(&cfg)->agent);
     pb_model_destroy(&net);
     return 2;
   }

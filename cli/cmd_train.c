@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "algo.h"
 #include "ckpt.h"
 #include "cmds.h"
 #include "config.h"
@@ -499,9 +500,8 @@ static int train_distributed(pb_config_t *cfg, const char **sets, int nsets,
   d->sets = sets;
   d->nsets = nsets;
   if (d->actors < 0) d->actors = dflt;
-  /* AlphaZero has nothing to search: no searchers unless asked for. */
-  if (d->searchers < 0)
-    d->searchers = pb_config_alphazero(cfg) || pb_config_td(cfg) ? 0 : dflt;
+  /* An algorithm without a search needs no searchers unless asked for. */
+  if (d->searchers < 0) d->searchers = pb_algo_of(cfg)->searches ? dflt : 0;
   return run_distributed(cfg, d);
 }
 

@@ -68,6 +68,7 @@
 #include <zmq.h>
 
 #include "ckpt.h"
+#include "precision.h"
 #include "state.h"
 #include "rundir.h"
 
@@ -100,7 +101,8 @@ static void on_expire_sp(void *ctx, size_t index, uint32_t worker) {
  * when none came). */
 static void check_starved(pb_learner_t *l, double t) {
   int role = 0;
-  if (l->phase == PH_SELFPLAY && l->sp_iter != 0 && !pb_workq_finished(l->spq))
+  if (l->phase == PH_SELFPLAY && pb_iter_selfplay_iter(l->iter) != 0 &&
+      !pb_workq_finished(l->spq))
     role = PB_ROLE_ACTOR;
   else if (l->phase == PH_SEARCH && !pb_workq_finished(l->wq))
     role = PB_ROLE_SEARCHER;
@@ -146,7 +148,8 @@ static void on_tick(uv_timer_t *h) {
   pb__drain(l);
   double t = now(l);
   if (l->phase == PH_SEARCH) pb_workq_expire(l->wq, t, on_expire, l);
-  if (l->sp_iter != 0) pb_workq_expire(l->spq, t, on_expire_sp, l);
+  if (pb_iter_selfplay_iter(l->iter) != 0)
+    pb_workq_expire(l->spq, t, on_expire_sp, l);
   if (l->phase == PH_DONE) {
     /* Repeat the stop announcement for a second (PUB drops to peers that
      * are reconnecting), then leave. */
@@ -282,7 +285,9 @@ static int open_trainer(pb_learner_t *l, const char *latest, pb_err_t *err) {
   snprintf(path, sizeof path, "%s/metrics.jsonl", cfg->run.dir);
   pb_rundir_undo_note(&l->undo, path);
   if ((l->metrics = pb_metrics_new(path, err)) == NULL) goto fail;
-  if ((l->learn = pb_learn_new(cfg, err)) == NULL) goto fail;
+  if ((l->learn = pb_learn_new(cfg, err)) == NULL ||
+      (l->iter = pb_iter_new(&l->cfg, l->learn, err)) == NULL)
+    goto fail;
   if (latest[0] != '\0') {
     if (pb_learn_load(l->learn, latest, NULL, NULL, err) != 0) goto fail;
     pb_log_info(log, "resumed from %s: version %" PRIu64, latest,
@@ -335,21 +340,27 @@ static int make_queues(pb_learner_t *l, pb_err_t *err) {
   /* An item that comes back goes to another worker first. */
   pb_workq_set_avoid(l->wq, cfg->net.lease_ms / 1000.0);
   pb_workq_set_avoid(l->spq, cfg->net.lease_ms / 1000.0);
-  size_t nsp = (size_t)(cfg->train.episodes_per_iter + cfg->net.item_episodes - 1) /
-               (size_t)cfg->net.item_episodes;
-  l->item_eps = calloc(nsp, sizeof *l->item_eps);
   l->max_peers = cfg->net.max_workers;
   l->peers = calloc((size_t)l->max_peers, sizeof *l->peers);
-  if (l->item_eps == NULL || l->peers == NULL) {
+  if (l->peers == NULL) {
     pb_err_set(err, PB_ENOMEM, "learner: out of memory");
     goto fail;
   }
-  for (size_t i = 0; i < nsp; i++) pb_episodes_init(&l->item_eps[i]);
   if (cfg->net.spot_check > 0) {
     l->spot = pb_spot_new(l->g, cfg->search.expansions, cfg->search.max_depth,
                           cfg->search.parallel, pb_learn_eval_batch(cfg->search.parallel, cfg->search.expansions, l->g->num_actions, cfg->train.selfplay_parallel),
                           (uint32_t)cfg->search.cache_entries, err);
     if (l->spot == NULL) goto fail;
+    /* The check searches in the searchers' precision: bf16 against fp32
+     * differs beyond the tolerance on a few percent of honest positions
+     * (docs/reliability.md). auto is resolved on this machine's device. */
+    const char *sp = pb_config_precision(cfg, PB_DEVICE_SEARCHER, NULL);
+    l->spot_prec = !strcmp(sp, "bf16") ? PB_NN_BF16
+                   : !strcmp(sp, "auto") &&
+                           pb_precision_native(
+                               pb_nn_device(pb_learn_q(l->learn)), NULL, 0)
+                       ? PB_NN_BF16
+                       : PB_NN_FP32;
     if (pb_config_abnet_targets(cfg) &&
         pb_spot_set_abnet(l->spot, (uint64_t)cfg->search.nodes, err) != 0)
       goto fail;
@@ -432,7 +443,6 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags,
   l->lock_fd = -1;
   l->t_start = pb_now();
   pb_rundir_undo_init(&l->undo);
-  pb_episodes_init(&l->eps);
   if (pb_config_check(cfg, err) != 0) goto fail;
   l->g = pb_game_by_name(cfg->game);
   snprintf(l->run_id, sizeof l->run_id, "%s", cfg->run.name);
@@ -471,16 +481,16 @@ int pb_learner_run(pb_learner_t *l, pb_err_t *err) {
   uv_timer_start(&l->tick, on_tick, 100, 100);
   uv_signal_start(&l->sigint, on_signal, SIGINT);
   uv_signal_start(&l->sigterm, on_signal, SIGTERM);
+  const pb_algo_t *algo = pb_iter_algo(l->iter);
   pb_log_info(l->log,
               "learner %s: run '%s', game %s, algorithm %s, version %" PRIu64
-              " of %d, work %s, announcements %s, http %d, V %ld params, "
-              "%s %ld params on %s, precision %s",
-              l->sender, l->run_id, l->g->name, l->cfg.algorithm,
+              " of %d, work %s, announcements %s, http %d, %s of %ld + %ld "
+              "params on %s, precision %s",
+              l->sender, l->run_id, l->g->name, algo->name,
               pb_learn_version(l->learn), l->cfg.train.iterations,
-              l->work_ep, l->pub_ep, l->http_port,
+              l->work_ep, l->pub_ep, l->http_port, algo->model,
               pb_learn_v(l->learn) ? pb_nn_param_count(pb_learn_v(l->learn))
                                    : 0L,
-              pb_learn_alphazero(l->learn) ? "policy+value" : "Q",
               pb_nn_param_count(pb_learn_q(l->learn)),
               pb_nn_device(pb_learn_q(l->learn)),
               pb_learn_precision(l->learn));
@@ -532,18 +542,10 @@ void pb_learner_destroy(pb_learner_t **pl) {
   if (l->zctx) zmq_ctx_term(l->zctx);
   pb_msg_buf_free(&l->obuf);
   free(l->config_yaml);
+  pb_iter_destroy(&l->iter);
   pb_learn_destroy(&l->learn);
   pb_workq_destroy(&l->wq);
   pb_workq_destroy(&l->spq);
-  if (l->item_eps) {
-    size_t nsp = (size_t)(l->cfg.train.episodes_per_iter +
-                          l->cfg.net.item_episodes - 1) /
-                 (size_t)l->cfg.net.item_episodes;
-    for (size_t i = 0; i < nsp; i++) pb_episodes_free(&l->item_eps[i]);
-    free(l->item_eps);
-  }
-  pb_episodes_free(&l->eps);
-  free(l->qt);
   free(l->vw.buf);
   free(l->qw.buf);
   free(l->vw_new.buf);

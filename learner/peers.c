@@ -89,44 +89,37 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   uint64_t id;
   const double lease = c->net.lease_ms / 1000.0;
   const uint32_t who = p->serial;
-  if (role == PB_ROLE_ACTOR && !l->stopping && l->sp_iter != 0 &&
+  if (role == PB_ROLE_ACTOR && !l->stopping &&
+      pb_iter_selfplay_iter(l->iter) != 0 &&
       (l->phase == PH_SELFPLAY || pb__pipelined(l)) &&
       pb_workq_lease(l->spq, now(l), lease, who, share(l, l->spq, role), &idx,
                      &id) == 0) {
-    size_t first = idx * (size_t)c->net.item_episodes;
-    size_t cnt = (size_t)c->train.episodes_per_iter - first;
-    if (cnt > (size_t)c->net.item_episodes) cnt = (size_t)c->net.item_episodes;
+    pb_algo_item_t item;
+    pb_iter_selfplay_item(l->iter, idx, &item);
     pb__init_msg(l, &r, PB_MSG_WORK_ITEM);
     r.work_item.item_id = id;
     r.work_item.lease_ms = (uint32_t)c->net.lease_ms;
     r.work_item.kind = PB_WORK_SELFPLAY;
     /* The newest Q served (a job may be making the next one). */
     r.work_item.q_version = l->qw.version;
-    r.work_item.episodes = (uint32_t)cnt;
-    r.work_item.seed = pb_learn_item_seed(c, l->sp_iter - 1, (uint64_t)first);
-    if (pb_config_td(c)) {
-      /* td: the exploration rate of the item's first game (common/train/td.h) */
-      pb_td_opts_t o;
-      pb_td_opts_from_config(c, &o);
-      r.work_item.td_epsilon = pb_td_epsilon(
-          &o, (l->sp_iter - 1) * (uint64_t)c->train.episodes_per_iter + first);
-    }
+    r.work_item.episodes = (uint32_t)item.episodes;
+    r.work_item.seed = item.seed;
+    r.work_item.td_epsilon = item.td_epsilon;
     pb__send_msg(l, p, &r);
-    pb_log_debug(l->log, "self-play item %zu (%zu episodes) -> %s", idx, cnt,
-                 p->sender);
+    pb_log_debug(l->log, "self-play item %zu (%d episodes) -> %s", idx,
+                 item.episodes, p->sender);
     return;
   }
   if (l->phase == PH_SEARCH && role == PB_ROLE_SEARCHER && !l->stopping &&
       pb_workq_lease(l->wq, now(l), lease, who, share(l, l->wq, role), &idx,
                      &id) == 0) {
-    size_t first = idx * (size_t)c->net.item_states;
-    size_t cnt = l->n_uniq - first;
-    if (cnt > (size_t)c->net.item_states) cnt = (size_t)c->net.item_states;
+    size_t first, cnt;
+    pb_iter_search_item(l->iter, idx, &first, &cnt);
     pb__init_msg(l, &r, PB_MSG_WORK_ITEM);
     r.work_item.item_id = id;
     r.work_item.lease_ms = (uint32_t)c->net.lease_ms;
     r.work_item.kind = PB_WORK_SEARCH;
-    r.work_item.states = l->uniq + first;
+    r.work_item.states = pb_iter_search_states(l->iter) + first;
     r.work_item.n_states = (uint32_t)cnt;
     r.work_item.v_version = l->vw.version;
     r.work_item.q_version = l->qw.version;
@@ -163,8 +156,9 @@ static int take_result(pb_learner_t *l, const peer_t *p, int phase,
                        uint64_t item_id, size_t *idx) {
   int st =
       phase == PH_SELFPLAY
-          ? (l->sp_iter != 0 ? pb_workq_complete(l->spq, item_id, p->serial, idx)
-                             : PB_WORKQ_UNKNOWN)
+          ? (pb_iter_selfplay_iter(l->iter) != 0
+                 ? pb_workq_complete(l->spq, item_id, p->serial, idx)
+                 : PB_WORKQ_UNKNOWN)
       : l->phase == phase ? pb_workq_complete(l->wq, item_id, p->serial, idx)
                           : PB_WORKQ_UNKNOWN;
   if (st == PB_WORKQ_ACCEPTED) return 1;
@@ -190,21 +184,21 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   size_t idx;
   if (!take_result(l, p, PH_SELFPLAY, r->item_id, &idx)) return;
   const pb_config_t *c = &l->cfg;
-  size_t first = idx * (size_t)c->net.item_episodes;
-  size_t want = (size_t)c->train.episodes_per_iter - first;
-  if (want > (size_t)c->net.item_episodes) want = (size_t)c->net.item_episodes;
-  if (r->n_episodes != want) {
+  pb_algo_item_t item;
+  pb_iter_selfplay_item(l->iter, idx, &item);
+  if (r->n_episodes != (uint32_t)item.episodes) {
     bad_result(l, l->spq, p, idx, "wrong number of episodes");
     return;
   }
-  pb_episodes_t *e = &l->item_eps[idx];
+  const int pol = pb_iter_algo(l->iter)->policy;
+  pb_episodes_t *e = pb_iter_item_store(l->iter, idx);
   pb_episodes_clear(e);
   size_t npos = 0;
   for (uint32_t k = 0; k < r->n_episodes; k++) {
     const pb_msg_episode_t *ep = &r->episodes[k];
     /* Trained from version sp_iter - 1: the episode's Q may lag it by
      * train.max_staleness when pipelined, not at all otherwise. */
-    const uint64_t base = l->sp_iter - 1;
+    const uint64_t base = item.version;
     const uint64_t bound =
         pb__pipelined(l) ? (uint64_t)c->train.max_staleness : 0;
     if (ep->q_version > base || base - ep->q_version > bound) {
@@ -212,13 +206,12 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
       bad_result(l, l->spq, p, idx, "episode of a Q version too old or unknown");
       return;
     }
-    const int az = pb_learn_alphazero(l->learn);
-    if ((ep->policy != NULL) != az) {
+    if ((ep->policy != NULL) != pol) {
       pb_episodes_clear(e);
       bad_result(l, l->spq, p, idx,
-                 az ? "episode without the visit counts an alphazero run "
-                      "trains on"
-                    : "episode with visit counts, but this is a probs run");
+                 pol ? "episode without the visit counts this run trains on"
+                     : "episode with visit counts, which this run's "
+                       "algorithm does not make");
       return;
     }
     /* Every move legal, the length within max_turns, the outcome the
@@ -232,7 +225,7 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
       bad_result(l, l->spq, p, idx, why);
       return;
     }
-    if ((az ? pb_episodes_add_policy(e, ep->states, ep->n_states,
+    if ((pol ? pb_episodes_add_policy(e, ep->states, ep->n_states,
                                      ep->final_reward, ep->q_version,
                                      ep->policy, l->g->num_actions, &err)
             : pb_episodes_add(e, ep->states, ep->n_states, ep->final_reward,
@@ -254,16 +247,16 @@ static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   size_t idx;
   if (!take_result(l, p, PH_SEARCH, r->item_id, &idx)) return;
   const int A = l->g->num_actions;
-  size_t first = idx * (size_t)l->cfg.net.item_states;
-  size_t want = l->n_uniq - first;
-  if (want > (size_t)l->cfg.net.item_states) want = (size_t)l->cfg.net.item_states;
+  size_t first, want;
+  pb_iter_search_item(l->iter, idx, &first, &want);
+  const pb_state_t *uniq = pb_iter_search_states(l->iter);
   if (r->n_states != want || r->n_actions != (uint32_t)A) {
     bad_result(l, l->wq, p, idx, "wrong number of states or actions");
     return;
   }
   for (size_t i = 0; i < want; i++) {
     uint8_t acts[PB_MAX_ACTIONS], legal[PB_MAX_ACTIONS] = {0};
-    int na = l->g->legal(&l->uniq[first + i], acts);
+    int na = l->g->legal(&uniq[first + i], acts);
     for (int k = 0; k < na; k++) legal[acts[k]] = 1;
     for (int a = 0; a < A; a++) {
       float v = r->qvalues[i * A + a];
@@ -274,7 +267,8 @@ static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
       }
     }
   }
-  memcpy(l->qt + first * A, r->qvalues, want * A * sizeof(float));
+  memcpy(pb_iter_targets(l->iter) + first * A, r->qvalues,
+         want * A * sizeof(float));
   l->positions_in += want;
   p->items++;
   p->positions += want;

@@ -73,7 +73,8 @@ void pb__spot_sample(pb_learner_t *l, const peer_t *p, size_t idx,
                             l->spot_idx, (size_t)l->cfg.net.item_states);
   for (size_t i = 0; i < m; i++) {
     size_t k = first + l->spot_idx[i];
-    if (spotq_push(&l->spot_wait, A, &l->uniq[k], l->qt + k * A, who,
+    if (spotq_push(&l->spot_wait, A, &pb_iter_search_states(l->iter)[k],
+                   pb_iter_targets(l->iter) + k * A, who,
                    (uint32_t)idx) != 0) {
       pb_err_t err;
       pb_err_set(&err, PB_ENOMEM, "learner: out of memory (spot check)");
@@ -283,9 +284,15 @@ static void spot_work(uv_work_t *req) {
   pb_learner_t *l = req->data;
   pb_err_clear(&l->spot_err);
   pb_nn_set_threads(l->cfg.model.threads);
-  l->spot_rc = pb_spot_search(l->spot, pb_learn_v(l->learn),
-                              pb_learn_q(l->learn), l->spot_run.states,
+  /* In the searchers' precision, then back to the learner's own. */
+  pb_nn_t *v = pb_learn_v(l->learn), *q = pb_learn_q(l->learn);
+  const int own = pb_nn_precision(q);
+  pb_nn_set_precision(v, l->spot_prec, NULL);
+  pb_nn_set_precision(q, l->spot_prec, NULL);
+  l->spot_rc = pb_spot_search(l->spot, v, q, l->spot_run.states,
                               (int)l->spot_run.n, l->spot_mine, &l->spot_err);
+  pb_nn_set_precision(v, own, NULL);
+  pb_nn_set_precision(q, own, NULL);
 }
 
 static void spot_done(uv_work_t *req, int status) {

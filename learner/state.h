@@ -28,8 +28,8 @@
 #include "msg.h"
 #include "rng.h"
 #include "rundir.h"
+#include "iteration.h"
 #include "spotcheck.h"
-#include "td.h"
 #include "util.h"
 #include "web.h"
 #include "workq.h"
@@ -136,25 +136,20 @@ struct pb_learner {
   pb_rundir_undo_t undo;
 
   pb_learn_t *learn;
+  /* The iteration (common/algo/iteration.h): its self-play items and their
+   * episodes, the positions to search and their targets, the training.
+   * pb_iter_selfplay_iter is the iteration spq's items are for (0: none). */
+  pb_iter_t *iter;
   pb_workq_t *wq;  /* search items */
-  pb_workq_t *spq; /* self-play items of iteration sp_iter */
-  uint64_t sp_iter; /* the iteration spq's episodes are for; 0 = none */
-  uint64_t staleness_max; /* of the episodes of the current iteration */
+  pb_workq_t *spq; /* self-play items */
   int phase;
   int stopping; /* a signal asked us to stop */
   int fatal;
   pb_err_t fatal_err;
   double done_at;
 
-  /* self-play of the current iteration */
-  pb_episodes_t *item_eps; /* one store per self-play item */
-  size_t n_sp_items, max_items;
-  pb_episodes_t eps;
-  /* search of the current iteration */
-  const pb_state_t *uniq;
-  size_t n_uniq, n_bs_items;
-  float *qt;
-  size_t qt_cap;
+  size_t max_items; /* the work queues' capacity */
+  size_t n_bs_items; /* search items of the current iteration */
 
   wbuf_t vw, qw;          /* served now */
   wbuf_t vw_new, qw_new;  /* made by a job, swapped in on completion */
@@ -164,9 +159,6 @@ struct pb_learner {
   int job_kind; /* PH_TRAIN_V or PH_TRAIN_Q, 0 = none */
   int job_rc;
   pb_err_t job_err;
-  pb_learn_stats_t vst, qst;
-  pb_td_stats_t tdst; /* algorithm td: the last iteration's updates */
-  uint32_t td_wcrc;   /* and the weights they gave (pb_td_weights_crc) */
   double job_ckpt_s;
 
   peer_t *peers;
@@ -175,6 +167,7 @@ struct pb_learner {
 
   /* the spot check of search results (common/train/spotcheck.h) */
   pb_spot_t *spot;
+  int spot_prec; /* the searchers' precision, which the check computes in */
   pb_rng_t spot_rng;
   uint32_t *spot_idx; /* the positions drawn from one item */
   spotq_t spot_wait, spot_run; /* arrived; in the running check job */
@@ -197,7 +190,6 @@ struct pb_learner {
   /* timings of the current iteration */
   double t_iter, t_phase, t_selfplay, t_search, t_train_v, t_train_q;
   double t_start, last_progress;
-  size_t dropped_episodes;
 
   /* counters */
   uint64_t msgs_in, bytes_in, msgs_bad, msgs_mismatch, sends_failed;

@@ -19,61 +19,28 @@ void pb__write_iteration_metrics(pb_learner_t *l) {
   const uint64_t v = pb_learn_version(l->learn);
   double total = now(l) - l->t_iter;
   l->last_iter_s = total;
-  l->last_v_loss = l->vst.loss_mean;
-  l->last_q_loss = l->qst.loss_mean;
-  const int td = pb_config_td(&l->cfg);
-  if (td)
-    pb_log_info(l->log,
-                "iteration %" PRIu64
-                " done: %zu episodes, %zu positions | "
-                "selfplay %.2fs, TD(0) %.2fs (%zu updates, alpha %.4g, mean "
-                "|delta| %.4f), checkpoint %.2fs | total %.2fs | workers %d",
-                v, l->eps.n_eps, l->eps.n_states, l->t_selfplay, l->qst.seconds,
-                l->tdst.updates, l->tdst.alpha_first, l->tdst.abs_delta_mean,
-                l->job_ckpt_s, total, pb__workers_alive(l, 0));
-  else if (pb_learn_alphazero(l->learn))
-    pb_log_info(l->log,
-                "iteration %" PRIu64 " done: %zu episodes, %zu positions | "
-                "selfplay %.2fs, train %.2fs (loss %.4f: policy %.4f, value "
-                "%.4f), checkpoint %.2fs | total %.2fs | workers %d",
-                v, l->eps.n_eps, l->eps.n_states, l->t_selfplay,
-                l->qst.seconds, l->qst.loss_mean, l->qst.policy_loss_mean,
-                l->qst.value_loss_mean, l->job_ckpt_s, total,
-                pb__workers_alive(l, 0));
-  else
+  l->last_v_loss = pb_iter_stats_v(l->iter)->loss_mean;
+  l->last_q_loss = pb_iter_stats_q(l->iter)->loss_mean;
+  const pb_iter_times_t t = {l->t_selfplay, l->t_search, l->job_ckpt_s, total};
+  const pb_episodes_t *e = pb_iter_episodes(l->iter);
+  char what[512];
+  pb_iter_describe(l->iter, &t, what, sizeof what);
   pb_log_info(l->log,
-              "iteration %" PRIu64 " done: %zu episodes, %zu positions, %zu "
-              "distinct | selfplay %.2fs, train V %.2fs (loss %.4f), search "
-              "%.2fs (%.0f states/s), train Q %.2fs (loss %.4f), checkpoint "
-              "%.2fs | total %.2fs | workers %d",
-              v, l->eps.n_eps, l->eps.n_states, l->n_uniq, l->t_selfplay,
-              l->vst.seconds, l->vst.loss_mean, l->t_search,
-              l->n_uniq / (l->t_search + 1e-9), l->qst.seconds,
-              l->qst.loss_mean, l->job_ckpt_s, total, pb__workers_alive(l, 0));
+              "iteration %" PRIu64
+              " done: %zu episodes, %zu positions | selfplay %.2fs, %s, "
+              "checkpoint %.2fs | total %.2fs | workers %d",
+              v, e->n_eps, e->n_states, l->t_selfplay, what, l->job_ckpt_s,
+              total, pb__workers_alive(l, 0));
   pb_json_t j;
   pb_json_init(&j);
-  const float *targets = pb_learn_alphazero(l->learn) ? l->eps.policy
-                         : td                         ? NULL
-                                                      : l->qt;
-  pb_learn_report_t rep = {.mode = "distributed", .version = v,
-                           .eps = &l->eps, .n_distinct = l->n_uniq,
-                           .qtargets = targets, .selfplay_s = l->t_selfplay,
-                           .search_s = l->t_search,
-                           .checkpoint_s = l->job_ckpt_s,
-                           .iteration_s = total, .v = &l->vst, .q = &l->qst};
-  pb_learn_report_json(l->learn, &rep, &j);
-  if (td) {
-    pb_json_kdouble(&j, "alpha", l->tdst.alpha_first);
-    pb_json_kdouble(&j, "td_abs_delta", l->tdst.abs_delta_mean);
-    pb_json_kuint(&j, "weights_crc", l->td_wcrc);
-  }
+  pb_iter_report(l->iter, "distributed", &t, &j);
   pb_json_kint(&j, "actors", pb__workers_alive(l, PB_ROLE_ACTOR));
   pb_json_kint(&j, "searchers", pb__workers_alive(l, PB_ROLE_SEARCHER));
   pb_json_kuint(&j, "leases_expired", l->leases_expired);
   pb_json_kuint(&j, "results_duplicate", l->results_dup);
   pb_json_kuint(&j, "messages_dropped", l->msgs_bad + l->msgs_mismatch);
   pb_json_kbool(&j, "pipeline", pb__pipelined(l) != 0);
-  pb_json_kuint(&j, "staleness_max", l->staleness_max);
+  pb_json_kuint(&j, "staleness_max", pb_iter_staleness(l->iter));
   pb_json_kuint(&j, "spot_checked", l->spot_checked);
   pb_json_kuint(&j, "spot_disagree", l->spot_disagree);
   pb_json_kuint(&j, "searchers_quarantined", l->quarantined);
@@ -99,7 +66,8 @@ static void progress_event(pb_learner_t *l, double t,
   /* episodes or states done: whole items, the last one may be smaller */
   const size_t per = sp ? (size_t)l->cfg.net.item_episodes
                         : (size_t)l->cfg.net.item_states;
-  const size_t all = sp ? (size_t)l->cfg.train.episodes_per_iter : l->n_uniq;
+  const size_t all = sp ? (size_t)l->cfg.train.episodes_per_iter
+                        : pb_iter_search_positions(l->iter);
   size_t units = c->done * per;
   if (units > all) units = all;
   pb_json_t j;

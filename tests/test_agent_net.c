@@ -490,7 +490,7 @@ static void test_value_beam_specs(void **state) {
   snprintf(bad[0], sizeof bad[0], "beam:");
   snprintf(bad[1], sizeof bad[1], "beam");
   snprintf(bad[2], sizeof bad[2], "beam:%s,E=0", p);
-  snprintf(bad[3], sizeof bad[3], "beam:%s,M=100", p);
+  snprintf(bad[3], sizeof bad[3], "beam:%s,M=201", p);
   snprintf(bad[4], sizeof bad[4], "beam:%s,E=x", p);
   snprintf(bad[5], sizeof bad[5], "beam:%s,E=100001", p);
   snprintf(bad[6], sizeof bad[6], "beam:%s,M=0", p);

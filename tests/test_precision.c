@@ -199,6 +199,18 @@ static void test_forward_agrees_buffers_fp32(void **state) {
     assert_int_equal(pb_nn_set_precision(nn, PB_NN_FP32, &err), 0);
     assert_int_equal(pb_nn_forward(nn, in, B, c, &err), 0);
     assert_memory_equal(a, c, sizeof(float) * B * O);
+      /* bf16 whatever the batch: each row alone gives what it gave in the
+     * batch of B (the spot check compares values of other batches) */
+    assert_int_equal(pb_nn_set_precision(nn, PB_NN_BF16, &err), 0);
+    double worst = 0;
+    for (int r = 0; r < B; r += 7) {
+      assert_int_equal(pb_nn_forward(nn, in + (size_t)r * 84, 1, c, &err), 0);
+      double d1 = max_diff(c, b + (size_t)r * O, (size_t)O);
+      if (d1 > worst) worst = d1;
+    }
+    print_message("spec %d: bf16 row alone vs in a batch of %d: %.2g\n", k, B,
+                  worst);
+    assert_true(worst <= 1e-5);
     free(w32), free(st32), free(w16), free(st16), free(a), free(b), free(c);
     pb_nn_destroy(&nn);
   }

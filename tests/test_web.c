@@ -71,7 +71,7 @@ static void write_file(const fx_t *f, const char *name, const char *text) {
   fclose(fp);
 }
 
-/* An iteration record as pb_learn_report_json writes it (shortened). */
+/* An iteration record as pb_iter_report writes it (shortened). */
 static void rec(char *buf, size_t n, int v, double iter_s, double vl,
                 double ql, double unix_time) {
   char ut[64] = "";

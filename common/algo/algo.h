@@ -78,7 +78,9 @@ typedef struct pb_algo {
   const char *model;   /* what its checkpoints hold, in words */
   int play_nets;       /* PB_ALGO_NET_*: the networks of a self-play item */
   int policy;          /* 1: its episodes carry a visit distribution per
-                          position (the policy targets; AlphaZero) */
+                          position (the policy targets; AlphaZero), and
+                          its Q slot holds a policy+value network
+                          (PB_NN_HEAD_PV: num_actions + 1 outputs) */
   int searches;        /* 1: an iteration has a search phase (searchers) */
   size_t state_size;   /* bytes of its own an iteration keeps (zeroed at
                           pb_iter_new; iteration_impl.h: priv) */
@@ -118,9 +120,9 @@ typedef struct pb_algo {
   /* Its own settings in words, for the start of a run's log ("beam
    * search (E=10, M=3)", "100 simulations per move", "2-ply"). */
   void (*settings)(const pb_config_t *cfg, char *buf, size_t n);
-  /* Its part of the iteration's log line, after "iteration N done: M
-   * episodes, P positions" (buf starts where that ends), and its fields of
-   * the metrics.jsonl object (iteration.h: pb_iter_report). */
+  /* Its part of the iteration's log line (its training: losses, times,
+   * the search's rate), and its fields of the metrics.jsonl object
+   * (iteration.h: pb_iter_report). */
   void (*describe)(const struct pb_iter *it, const struct pb_iter_times *t,
                    char *buf, size_t n);
   void (*metrics)(const struct pb_iter *it, const struct pb_iter_times *t,

@@ -265,8 +265,6 @@ void pb_iter_report(const pb_iter_t *it, const char *mode,
 
 void pb_iter_describe(const pb_iter_t *it, const pb_iter_times_t *t, char *buf,
                       size_t n) {
-  int k = snprintf(buf, n, "%zu episodes, %zu positions", it->eps.n_eps,
-                   it->eps.n_states);
-  if (k < 0 || (size_t)k >= n) return;
-  if (it->algo->describe) it->algo->describe(it, t, buf + k, n - (size_t)k);
+  if (n > 0) buf[0] = '\0';
+  if (it->algo->describe) it->algo->describe(it, t, buf, n);
 }

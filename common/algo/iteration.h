@@ -117,8 +117,8 @@ typedef struct pb_iter_times {
 void pb_iter_report(const pb_iter_t *it, const char *mode,
                     const pb_iter_times_t *t, struct pb_json *j);
 
-/* The finished iteration in words, for the log (after "iteration N
- * done: "), into buf. */
+/* The finished iteration's training in words (the algorithm's part of the
+ * log line: losses, times, the search's rate), into buf. */
 void pb_iter_describe(const pb_iter_t *it, const pb_iter_times_t *t, char *buf,
                       size_t n);
 

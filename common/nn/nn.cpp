@@ -550,10 +550,8 @@ extern "C" int pb_nn_forward(pb_nn_t *nn, const float *in, int batch,
   return pb__guard(err, "pb_nn_forward", [&]() -> int {
     c10::InferenceMode guard;
     torch::Tensor x = pb__input(nn, in, batch);
-    /* Small batches run in fp32 (nn.h: PB_NN_LP_MIN_BATCH). */
-    const bool lp = nn->prec != PB_NN_FP32 && batch >= PB_NN_LP_MIN_BATCH;
-    if (lp) x = x.to(nn->lp_type);
-    torch::Tensor y = pb__run(nn, x, lp ? pb__infer(nn) : nn->infer, true);
+    if (nn->prec != PB_NN_FP32) x = x.to(nn->lp_type);
+    torch::Tensor y = pb__run(nn, x, pb__infer(nn), true);
     y = pb__cpu(y);
     std::memcpy(out, y.data_ptr<float>(),
                 sizeof(float) * (size_t)batch * (size_t)nn->spec.outputs);

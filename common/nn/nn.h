@@ -143,13 +143,15 @@ int pb_nn_tune_malloc(pb_err_t *err);
  * elsewhere; on CUDA, native from compute capability 8.0 (Ampere). */
 enum { PB_NN_FP32 = 0, PB_NN_BF16 = 1 };
 
-/* In bf16, a forward pass of fewer rows than this runs in fp32: below it
- * the casts and oneDNN's per-call work cost more than bf16 saves
- * (bench_nn on AVX-512 BF16, one thread: at batch 1 bf16 ran at half
- * fp32's rate; the paper's larger Connect Four network broke even at
- * batch 4-8, the smaller one at 32-48; docs/nn.md). Training steps are
- * always in the network's precision. */
-#define PB_NN_LP_MIN_BATCH 16
+/* bf16 pays from batches of some rows on: the casts and oneDNN's per-call
+ * work cost more than it saves on a few rows (bench_nn on AVX-512 BF16,
+ * one thread: at batch 1 bf16 ran at half fp32's rate; the paper's larger
+ * Connect Four network broke even at batch 4-8, the smaller one at
+ * 32-48; docs/nn.md). A network computes in its precision whatever the
+ * batch, so that a position's value does not depend on the batch it was
+ * in (the learner's spot check compares a searcher's values with its own
+ * from other batches); a role whose batches are small is better set to
+ * fp32 (model.actor_precision, say). */
 
 /* Sets nn's precision (PB_NN_FP32 or PB_NN_BF16); it applies to every
  * later pb_nn_forward and training step. Returns 0, or PB_EINVAL for a

@@ -190,7 +190,3 @@ void pb_agent_spec_with_model(const char *spec, const char *model, char *buf,
   snprintf(buf, n, "%s", spec);
 }
 
-void pb_agent_search_spec(const char *model, int alphazero, char *buf,
-                          size_t n) {
-  snprintf(buf, n, "%s:%s", alphazero ? "mcts" : "abnet", model);
-}

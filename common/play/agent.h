@@ -250,15 +250,6 @@ typedef struct pb_agent_search {
  * networks and those that do not search). */
 pb_model_t *pb_agent_search_of(const pb_agent_t *a, pb_agent_search_t *s);
 
-/* The default search agent over the checkpoint `model` into buf (n bytes,
- * truncated): "abnet:MODEL" for a PROBS checkpoint (alphazero 0:
- * alpha-beta over V and Q at its default 1000 evaluations per move, the
- * best play-time search measured over PROBS networks, docs/strength.md),
- * "mcts:MODEL" for an AlphaZero checkpoint (alphazero 1: PUCT MCTS, 100
- * simulations). */
-void pb_agent_search_spec(const char *model, int alphazero, char *buf,
-                          size_t n);
-
 /* Frees the agent; accepts NULL and sets *a to NULL. */
 void pb_agent_destroy(pb_agent_t **a);
 

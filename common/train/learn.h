@@ -165,23 +165,4 @@ int pb_learn_eval_batch(int search_parallel, int expansions, int num_actions,
 uint32_t pb_learn_targets_crc(const pb_learn_t *l, const pb_episodes_t *eps,
                               const float *qtargets, size_t n);
 
-/* What one finished iteration reports, in-process or distributed. */
-typedef struct pb_learn_report {
-  const char *mode;            /* "inproc" or "distributed" */
-  uint64_t version;            /* the version the iteration produced */
-  const pb_episodes_t *eps;    /* its episodes (after the replay cap) */
-  size_t n_distinct;           /* distinct positions searched */
-  const float *qtargets;       /* their Q targets */
-  double selfplay_s, search_s, checkpoint_s, iteration_s;
-  const pb_learn_stats_t *v, *q; /* the two training steps */
-} pb_learn_report_t;
-
-/* Starts the metrics.jsonl object of an iteration in j (which must be
- * empty): "event":"iteration" and the fields both trainers share, with the
- * names docs/results.md and the tests rely on. The object is left open:
- * the caller adds its own fields and calls pb_json_obj_end. */
-struct pb_json;
-void pb_learn_report_json(const pb_learn_t *l, const pb_learn_report_t *r,
-                          struct pb_json *j);
-
 #endif

@@ -1,8 +1,8 @@
 /* learn_state.c - the learner's run state on disk and in reports: the
  * checkpoint (common/nn/model.h's networks plus the second RNG stream, the replay
  * window (common/train/replay.h) and the caller's extra section),
- * the seeds of work items, the evaluation batch size, the CRC of an
- * iteration's targets and the iteration's JSON report. */
+ * the seeds of work items, the evaluation batch size and the CRC of an
+ * iteration's targets. */
 #include "bytes.h"
 #include "learn.h"
 
@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "ckpt.h"
-#include "json.h"
 #include "learn_impl.h"
 #include "model.h"
 
@@ -125,61 +124,4 @@ uint32_t pb_learn_targets_crc(const pb_learn_t *l, const pb_episodes_t *eps,
     crc =
         pb_crc32(crc, qtargets, n * (size_t)l->g->num_actions * sizeof(float));
   return crc;
-}
-
-void pb_learn_report_json(const pb_learn_t *l, const pb_learn_report_t *r,
-                          pb_json_t *j) {
-  const size_t npos = r->eps->n_states;
-  pb_json_obj_begin(j);
-  pb_json_kstr(j, "event", "iteration");
-  pb_json_kstr(j, "mode", r->mode);
-  pb_json_kstr(j, "algorithm",
-               l->az                   ? "alphazero"
-               : pb_config_td(&l->cfg) ? "td"
-                                       : "probs");
-  pb_json_kuint(j, "iteration", r->version);
-  pb_json_kuint(j, "version", r->version);
-  pb_json_kuint(j, "episodes", r->eps->n_eps);
-  pb_json_kuint(j, "positions", npos);
-  pb_json_kuint(j, "distinct_positions", r->n_distinct);
-  pb_json_kuint(j, "targets_crc",
-                pb_learn_targets_crc(l, r->eps, r->qtargets, r->n_distinct));
-  if (!l->az && r->qtargets != NULL) {
-    /* The mean Q-target (over nonzero ones: illegal actions are 0), what
-     * a poisoner of the search would move. */
-    double sum = 0;
-    size_t cnt = 0;
-    const size_t n = r->n_distinct * (size_t)l->g->num_actions;
-    for (size_t i = 0; i < n; i++)
-      if (r->qtargets[i] != 0.0f) {
-        sum += r->qtargets[i];
-        cnt++;
-      }
-    pb_json_kdouble(j, "q_target_mean", cnt ? sum / (double)cnt : 0.0);
-  }
-  pb_json_kdouble(j, "selfplay_s", r->selfplay_s);
-  if (!l->az) pb_json_kdouble(j, "train_v_s", r->v->seconds);
-  if (!l->az) pb_json_kdouble(j, "search_s", r->search_s);
-  /* alphazero: the q_* fields are the policy+value network's */
-  pb_json_kdouble(j, "train_q_s", r->q->seconds);
-  pb_json_kdouble(j, "checkpoint_s", r->checkpoint_s);
-  pb_json_kdouble(j, "iteration_s", r->iteration_s);
-  if (!l->az) pb_json_kdouble(j, "v_loss", r->v->loss_mean);
-  pb_json_kdouble(j, "q_loss", r->q->loss_mean);
-  if (!l->az) pb_json_kdouble(j, "v_loss_last", r->v->loss_last);
-  pb_json_kdouble(j, "q_loss_last", r->q->loss_last);
-  if (!l->az) pb_json_kdouble(j, "v_lr", r->v->lr);
-  pb_json_kdouble(j, "q_lr", r->q->lr);
-  if (!l->az) pb_json_kdouble(j, "v_grad_norm_max", r->v->grad_norm_max);
-  if (l->az) {
-    pb_json_kdouble(j, "policy_loss", r->q->policy_loss_mean);
-    pb_json_kdouble(j, "value_loss", r->q->value_loss_mean);
-  }
-  pb_json_kdouble(j, "q_grad_norm_max", r->q->grad_norm_max);
-  pb_json_kuint(j, "replay_positions", pb_learn_replay_positions(l));
-  pb_json_kdouble(j, "selfplay_positions_per_s",
-                  npos / (r->selfplay_s > 0 ? r->selfplay_s : 1e-9));
-  if (!l->az)
-    pb_json_kdouble(j, "search_states_per_s",
-                    r->n_distinct / (r->search_s > 0 ? r->search_s : 1e-9));
 }
