@@ -49,8 +49,8 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if '"iteration"' in l]
 rows = [r for r in rows if r.get("event") == "iteration"][1:]
 best = min(rows, key=lambda r: r["iteration_s"])
-print(best["iteration_s"], best["selfplay_s"], best.get("train_v_s", 0),
-      best.get("search_s", 0), best["train_q_s"])
+print(" ".join("%.3f" % x for x in (best["iteration_s"], best["selfplay_s"],
+      best.get("train_v_s", 0), best.get("search_s", 0), best["train_q_s"])))
 PY
 }
 

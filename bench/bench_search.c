@@ -417,10 +417,7 @@ int main(int argc, char **argv) {
         models = optarg;
         break;
       case 'P':
-        bf16 = !strcmp(optarg, "fp32,bf16") ? 1
-               : !strcmp(optarg, "fp32")    ? 0
-                                            : -1;
-        bad = bf16 < 0;
+        bad = bench_parse_prec(optarg, &bf16);
         break;
       case 'p':
         parseable = 1;

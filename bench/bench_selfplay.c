@@ -167,10 +167,7 @@ int main(int argc, char **argv) {
         bad = bench_parse_int(optarg, 1, 100000, &item);
         break;
       case 'P':
-        bf16 = !strcmp(optarg, "fp32,bf16") ? 1
-               : !strcmp(optarg, "fp32")    ? 0
-                                            : -1;
-        bad = bf16 < 0;
+        bad = bench_parse_prec(optarg, &bf16);
         break;
       case 'p':
         parseable = 1;

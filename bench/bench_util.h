@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* -p: tab-separated rows for bench/run; -w: wall time instead of CPU time
@@ -50,6 +51,15 @@ static inline int bench_parse_double(const char *s, double lo, double hi, double
   double v = strtod(s, &end);
   if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
   *out = v;
+  return 0;
+}
+
+/* -P of bench_search and bench_selfplay: "fp32,bf16" (also measure bf16,
+ * *bf16 = 1) or "fp32" (*bf16 = 0); -1 for anything else. */
+static inline int bench_parse_prec(const char *s, int *bf16) {
+  if (!strcmp(s, "fp32,bf16")) *bf16 = 1;
+  else if (!strcmp(s, "fp32")) *bf16 = 0;
+  else return -1;
   return 0;
 }
 

@@ -550,6 +550,10 @@ void pb_learner_destroy(pb_learner_t **pl) {
   free(l->qw.buf);
   free(l->vw_new.buf);
   free(l->qw_new.buf);
+  /* ZeroMQ has given back every queued reply (its context is gone). */
+  pb__weights_drop(l);
+  for (int i = 0; l->peers != NULL && i < l->max_peers; i++)
+    pb__peer_forget(&l->peers[i]);
   free(l->peers);
   pb_spot_destroy(&l->spot);
   free(l->spot_idx);

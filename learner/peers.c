@@ -280,20 +280,11 @@ static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
 
 static void on_weights_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   const pb_msg_weights_request_t *w = &m->weights_request;
-  pb_msg_t r;
-  pb__init_msg(l, &r, PB_MSG_WEIGHTS);
-  r.weights.version = w->version;
-  if ((w->which & PB_WHICH_V) && w->version == l->vw.version && l->vw.buf) {
-    r.weights.v_weights = l->vw.buf;
-    r.weights.v_len = l->vw.len;
-  }
-  if ((w->which & PB_WHICH_Q) && w->version == l->qw.version && l->qw.buf) {
-    r.weights.q_weights = l->qw.buf;
-    r.weights.q_len = l->qw.len;
-  }
-  int want_v = (w->which & PB_WHICH_V) != 0, want_q = (w->which & PB_WHICH_Q) != 0;
-  if ((want_v && r.weights.v_weights == NULL) ||
-      (want_q && r.weights.q_weights == NULL)) {
+  const int want_v = (w->which & PB_WHICH_V) != 0;
+  const int want_q = (w->which & PB_WHICH_Q) != 0;
+  const int have_v = w->version == l->vw.version && l->vw.buf != NULL;
+  const int have_q = w->version == l->qw.version && l->qw.buf != NULL;
+  if ((!want_v && !want_q) || (want_v && !have_v) || (want_q && !have_q)) {
     char msg[160];
     snprintf(msg, sizeof msg,
              "weights version %" PRIu64 " not served (V is %" PRIu64
@@ -302,7 +293,7 @@ static void on_weights_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     pb__reject(l, p, PB_ENOTFOUND, msg);
     return;
   }
-  pb__send_msg(l, p, &r);
+  pb__send_weights(l, p, (want_v ? PB_WHICH_V : 0) | (want_q ? PB_WHICH_Q : 0));
 }
 
 static void on_heartbeat(pb_learner_t *l, const peer_t *p, const pb_msg_t *m) {
@@ -320,6 +311,7 @@ static void on_bye(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   pb_log_info(l->log, "%s %s left (%s)%s", pb_msg_role_name(p->role),
               p->sender[0] ? p->sender : "worker", m->bye.reason,
               k ? "; its items are re-queued" : "");
+  pb__peer_forget(p);
   p->used = 0;
 }
 

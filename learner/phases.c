@@ -153,7 +153,8 @@ static void job_work(uv_work_t *req) {
     l->job_rc = weights(pb_learn_v(learn), v, &l->vw_new, &l->job_err);
 }
 
-static void swap_weights(wbuf_t *cur, wbuf_t *nw) {
+static void swap_weights(pb_learner_t *l, wbuf_t *cur, wbuf_t *nw) {
+  pb__weights_drop(l); /* replies of the weights served until now */
   free(cur->buf);
   *cur = *nw;
   memset(nw, 0, sizeof *nw);
@@ -170,7 +171,7 @@ static void job_done(uv_work_t *req, int status) {
     return;
   }
   if (kind == PH_TRAIN_V) {
-    swap_weights(&l->vw, &l->vw_new);
+    swap_weights(l, &l->vw, &l->vw_new);
     const pb_learn_stats_t *vst = pb_iter_stats_v(l->iter);
     if (pb_learn_v_first(l->learn))
       pb_log_info(l->log,
@@ -184,8 +185,8 @@ static void job_done(uv_work_t *req, int status) {
     }
     start_search(l);
   } else {
-    swap_weights(&l->qw, &l->qw_new);
-    if (l->vw_new.buf != NULL) swap_weights(&l->vw, &l->vw_new);
+    swap_weights(l, &l->qw, &l->qw_new);
+    if (l->vw_new.buf != NULL) swap_weights(l, &l->vw, &l->vw_new);
     pb__write_iteration_metrics(l);
     if (l->stopping) {
       pb__shutdown_loop(l);

@@ -4,10 +4,13 @@
  * The handlers of what workers send are in peers.c. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
 
+#include "invariant.h"
 #include "state.h"
 
 /* ---- sending ---------------------------------------------------------- */
@@ -45,6 +48,7 @@ peer_t *pb__peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
   if (!create) return NULL;
   int k = free_slot >= 0 ? free_slot : oldest; /* full: forget the stalest */
   peer_t *p = &l->peers[k];
+  pb__peer_forget(p);
   memset(p, 0, sizeof *p);
   p->used = 1;
   p->serial = ++l->peer_serial;
@@ -72,6 +76,124 @@ void pb__send_msg(pb_learner_t *l, const peer_t *p, pb_msg_t *m) {
     l->sends_failed++;
     if (pb__may_warn(l))
       pb_log_warn(l->log, "cannot send %s to %s: %s", pb_msg_type_name(m->type),
+                  p->sender[0] ? p->sender : "peer", zmq_strerror(errno));
+  }
+}
+
+/* ---- weights: encoded once, sent without a copy ----------------------- */
+
+struct wreply {
+  atomic_int refs; /* the learner's (while served) + one per queued copy */
+  uint64_t version;
+  int which;
+  uint8_t *data;
+  size_t len;
+};
+
+struct wflight {
+  atomic_int n;    /* replies of the peer ZeroMQ still holds */
+  atomic_int refs; /* the peer slot's + one per reply in flight */
+};
+
+/* One queued reply: what ZeroMQ's free function gives back. */
+typedef struct {
+  wreply_t *w;
+  wflight_t *f;
+} whint_t;
+
+static void wreply_unref(wreply_t *w) {
+  if (atomic_fetch_sub(&w->refs, 1) == 1) {
+    free(w->data);
+    free(w);
+  }
+}
+
+static void wflight_unref(wflight_t *f) {
+  if (atomic_fetch_sub(&f->refs, 1) == 1) free(f);
+}
+
+/* ZeroMQ is done with a reply (sent, dropped, or never queued); on its I/O
+ * thread, or on the learner's when the send failed. */
+static void wsent(void *data, void *hint) {
+  (void)data;
+  whint_t *h = hint;
+  atomic_fetch_sub(&h->f->n, 1);
+  wflight_unref(h->f);
+  wreply_unref(h->w);
+  free(h);
+}
+
+void pb__weights_drop(pb_learner_t *l) {
+  for (int i = 0; i < 3; i++)
+    if (l->wreply[i] != NULL) {
+      wreply_unref(l->wreply[i]);
+      l->wreply[i] = NULL;
+    }
+}
+
+void pb__peer_forget(peer_t *p) {
+  if (p->wflight != NULL) wflight_unref(p->wflight);
+  p->wflight = NULL;
+}
+
+/* The encoded reply for `which` of the served versions, made on first use. */
+static wreply_t *wreply_of(pb_learner_t *l, int which) {
+  wreply_t **slot = &l->wreply[which - 1];
+  if (*slot != NULL) return *slot;
+  pb_msg_t r;
+  pb__init_msg(l, &r, PB_MSG_WEIGHTS);
+  r.weights.version = which & PB_WHICH_V ? l->vw.version : l->qw.version;
+  if (which & PB_WHICH_V) {
+    r.weights.v_weights = l->vw.buf;
+    r.weights.v_len = l->vw.len;
+  }
+  if (which & PB_WHICH_Q) {
+    r.weights.q_weights = l->qw.buf;
+    r.weights.q_len = l->qw.len;
+  }
+  wreply_t *w = calloc(1, sizeof *w);
+  pb_err_t err;
+  if (w == NULL || pb_msg_encode(&r, &w->data, &w->len, &err) != 0) {
+    pb_log_error(l->log, "cannot encode weights version %" PRIu64 ": %s",
+                 r.weights.version, w ? err.msg : "out of memory");
+    free(w);
+    return NULL;
+  }
+  atomic_init(&w->refs, 1);
+  w->version = r.weights.version;
+  w->which = which;
+  return *slot = w;
+}
+
+void pb__send_weights(pb_learner_t *l, peer_t *p, int which) {
+  pb_assert(which >= 1 && which <= 3);
+  if (p->wflight == NULL) {
+    if ((p->wflight = calloc(1, sizeof *p->wflight)) == NULL) return;
+    atomic_init(&p->wflight->n, 0);
+    atomic_init(&p->wflight->refs, 1);
+  }
+  if (atomic_load(&p->wflight->n) > 0) {
+    /* One at a time: a client that asks and never reads queues nothing. */
+    l->weights_skipped++;
+    pb_log_debug(l->log, "weights request of %s: one reply still queued",
+                 p->sender[0] ? p->sender : "peer");
+    return;
+  }
+  wreply_t *w = wreply_of(l, which);
+  whint_t *h = w ? malloc(sizeof *h) : NULL;
+  if (h == NULL) return;
+  *h = (whint_t){w, p->wflight};
+  atomic_fetch_add(&w->refs, 1);
+  atomic_fetch_add(&p->wflight->refs, 1);
+  atomic_fetch_add(&p->wflight->n, 1);
+  zmq_msg_t body;
+  zmq_msg_init_data(&body, w->data, w->len, wsent, h);
+  if (zmq_send(l->router, p->rid, p->rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+      zmq_msg_send(&body, l->router, ZMQ_DONTWAIT) < 0) {
+    zmq_msg_close(&body); /* not queued: wsent gives the references back */
+    l->sends_failed++;
+    if (pb__may_warn(l))
+      pb_log_warn(l->log, "cannot send weights to %s: %s",
                   p->sender[0] ? p->sender : "peer", zmq_strerror(errno));
   }
 }

@@ -40,6 +40,13 @@ enum { PH_SELFPLAY = 1, PH_TRAIN_V, PH_SEARCH, PH_TRAIN_Q, PH_DONE };
 /* The longest ZeroMQ routing id kept for a peer. */
 #define RID_MAX 256
 
+/* A Weights reply encoded once (one version; V, Q or both) and shared by
+ * every send of it, and a peer's count of replies ZeroMQ still holds:
+ * both are freed by whoever drops the last reference, the learner or
+ * ZeroMQ's I/O thread (sockets.c). */
+typedef struct wreply wreply_t;
+typedef struct wflight wflight_t;
+
 typedef struct {
   int used;
   uint8_t rid[RID_MAX];
@@ -58,6 +65,7 @@ typedef struct {
   int other_start;       /* its Hello named another start's run id */
   uint64_t spot_version; /* the iteration spot_tally counts for */
   pb_spot_tally_t spot_tally;
+  wflight_t *wflight;    /* its weights replies in flight (NULL: none yet) */
 } peer_t;
 
 /* Who delivered a search item (by peer slot and serial). */
@@ -152,6 +160,9 @@ struct pb_learner {
   size_t n_bs_items; /* search items of the current iteration */
 
   wbuf_t vw, qw;          /* served now */
+  wreply_t *wreply[3];    /* their Weights replies (V, Q, both), encoded
+                             once; dropped when vw or qw change */
+  uint64_t weights_skipped; /* requests of a peer with a reply in flight */
   wbuf_t vw_new, qw_new;  /* made by a job, swapped in on completion */
 
   /* the running job */
@@ -257,6 +268,20 @@ void pb__init_msg(pb_learner_t *l, pb_msg_t *m, int type);
 /* Encodes m and sends it to p without blocking (a failure is counted and,
  * rate limited, logged). */
 void pb__send_msg(pb_learner_t *l, const peer_t *p, pb_msg_t *m);
+
+/* Sends p the weights it asked for (which: PB_WHICH_V, _Q or both, of the
+ * versions served now, which the caller has checked): one encoding per
+ * version and `which`, shared without a copy by every peer's reply, and
+ * at most one reply in flight per peer (a request while one is queued
+ * is not answered: the worker asks again after net.lease_ms). So what
+ * weights requests cost the learner's memory is bounded by the encodings
+ * of the versions served, whatever clients do. */
+void pb__send_weights(pb_learner_t *l, peer_t *p, int which);
+
+/* Forgets the encoded replies (the served weights changed), and a peer's
+ * count (its slot is reused or freed). */
+void pb__weights_drop(pb_learner_t *l);
+void pb__peer_forget(peer_t *p);
 
 /* Publishes the version, iteration and phase on the PUB socket. */
 void pb__announce(pb_learner_t *l);

@@ -176,47 +176,70 @@ static void test_learner_survives_garbage(void **state) {
   assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* A fake learner: a ROUTER and a PUB socket on ports the kernel picks,
+ * with the --set overrides that point a worker at them. */
+typedef struct {
+  void *ctx, *router, *ps;
+  char work[320], pub[320];
+} fake_t;
+
+static void fake_open(fake_t *f) {
+  f->ctx = zmq_ctx_new();
+  f->router = zmq_socket(f->ctx, ZMQ_ROUTER);
+  f->ps = zmq_socket(f->ctx, ZMQ_PUB);
+  int linger = 0;
+  zmq_setsockopt(f->router, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(f->ps, ZMQ_LINGER, &linger, sizeof linger);
+  char ep[256];
+  size_t epl = sizeof ep;
+  assert_int_equal(zmq_bind(f->router, "tcp://127.0.0.1:*"), 0);
+  assert_int_equal(zmq_getsockopt(f->router, ZMQ_LAST_ENDPOINT, ep, &epl), 0);
+  snprintf(f->work, sizeof f->work, "net.work_endpoint=%s", ep);
+  epl = sizeof ep;
+  assert_int_equal(zmq_bind(f->ps, "tcp://127.0.0.1:*"), 0);
+  assert_int_equal(zmq_getsockopt(f->ps, ZMQ_LAST_ENDPOINT, ep, &epl), 0);
+  snprintf(f->pub, sizeof f->pub, "net.pub_endpoint=%s", ep);
+}
+
+/* Waits for a worker's Hello ([routing id][payload]); its routing id into
+ * rid, its length returned. */
+static int fake_hello(fake_t *f, uint8_t *rid, size_t n) {
+  zmq_pollitem_t it = {f->router, 0, ZMQ_POLLIN, 0};
+  assert_true(zmq_poll(&it, 1, 60000) == 1);
+  int rl = zmq_recv(f->router, rid, n, 0);
+  assert_true(rl > 0);
+  zmq_msg_t hello;
+  zmq_msg_init(&hello);
+  zmq_msg_recv(&hello, f->router, 0);
+  zmq_msg_close(&hello);
+  return rl;
+}
+
+static void fake_close(fake_t *f) {
+  zmq_close(f->router);
+  zmq_close(f->ps);
+  zmq_ctx_term(f->ctx);
+}
+
 /* A worker talking to a "learner" that answers garbage and messages of
  * another game, and publishes garbage: it logs, drops, and stays up. */
 static void test_worker_survives_garbage(void **state) {
   (void)state;
-  char dir[256], work[320], pub[320], path[512], out[512];
+  char dir[256], path[512], out[512];
   tp_tmpdir(dir, sizeof dir, "garbage-w");
-  void *ctx = zmq_ctx_new();
-  void *router = zmq_socket(ctx, ZMQ_ROUTER), *ps = zmq_socket(ctx, ZMQ_PUB);
-  int linger = 0;
-  zmq_setsockopt(router, ZMQ_LINGER, &linger, sizeof linger);
-  zmq_setsockopt(ps, ZMQ_LINGER, &linger, sizeof linger);
-  /* The fake learner binds ports the kernel picks. */
-  char ep[256];
-  size_t epl = sizeof ep;
-  assert_int_equal(zmq_bind(router, "tcp://127.0.0.1:*"), 0);
-  assert_int_equal(zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &epl), 0);
-  snprintf(work, sizeof work, "net.work_endpoint=%s", ep);
-  epl = sizeof ep;
-  assert_int_equal(zmq_bind(ps, "tcp://127.0.0.1:*"), 0);
-  assert_int_equal(zmq_getsockopt(ps, ZMQ_LAST_ENDPOINT, ep, &epl), 0);
-  snprintf(pub, sizeof pub, "net.pub_endpoint=%s", ep);
-
+  fake_t f;
+  fake_open(&f);
+  void *router = f.router, *ps = f.ps;
   snprintf(path, sizeof path, "%s/probs-actor", BIN);
   snprintf(out, sizeof out, "%s/actor.out", dir);
   char *argv[] = {path, (char *)CONFIG, (char *)"--role", (char *)"selfplay",
-                  (char *)"--id", (char *)"victim", (char *)"--set", work,
-                  (char *)"--set", pub, (char *)"--set", (char *)GIVE_UP,
+                  (char *)"--id", (char *)"victim", (char *)"--set", f.work,
+                  (char *)"--set", f.pub, (char *)"--set", (char *)GIVE_UP,
                   NULL};
   pid_t w = tp_spawn(argv, out);
   assert_true(w > 0);
-
-  /* Its Hello arrives as [routing id][payload]. */
-  zmq_pollitem_t it = {router, 0, ZMQ_POLLIN, 0};
-  assert_true(zmq_poll(&it, 1, 60000) == 1);
   uint8_t rid[256];
-  int rl = zmq_recv(router, rid, sizeof rid, 0);
-  assert_true(rl > 0);
-  zmq_msg_t hello;
-  zmq_msg_init(&hello);
-  zmq_msg_recv(&hello, router, 0);
-  zmq_msg_close(&hello);
+  int rl = fake_hello(&f, rid, sizeof rid);
 
   pb_rng_t rng;
   pb_rng_seed(&rng, 5, 0);
@@ -254,9 +277,7 @@ static void test_worker_survives_garbage(void **state) {
   if (!warned) print_error("worker output:\n%s\n", o);
   free(o);
   assert_true(warned);
-  zmq_close(router);
-  zmq_close(ps);
-  zmq_ctx_term(ctx);
+  fake_close(&f);
 }
 
 /* Protocol 2: the learner sends its whole config. A worker that cannot
@@ -265,38 +286,19 @@ static void test_worker_survives_garbage(void **state) {
  * naming the key; it never asks for work. */
 static void test_worker_refuses_unreadable_config(void **state) {
   (void)state;
-  char dir[256], work[320], pub[320], path[512], out[512];
+  char dir[256], path[512], out[512];
   tp_tmpdir(dir, sizeof dir, "garbage-cfg");
-  void *ctx = zmq_ctx_new();
-  void *router = zmq_socket(ctx, ZMQ_ROUTER), *ps = zmq_socket(ctx, ZMQ_PUB);
-  int linger = 0;
-  zmq_setsockopt(router, ZMQ_LINGER, &linger, sizeof linger);
-  zmq_setsockopt(ps, ZMQ_LINGER, &linger, sizeof linger);
-  char ep[256];
-  size_t epl = sizeof ep;
-  assert_int_equal(zmq_bind(router, "tcp://127.0.0.1:*"), 0);
-  assert_int_equal(zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &epl), 0);
-  snprintf(work, sizeof work, "net.work_endpoint=%s", ep);
-  epl = sizeof ep;
-  assert_int_equal(zmq_bind(ps, "tcp://127.0.0.1:*"), 0);
-  assert_int_equal(zmq_getsockopt(ps, ZMQ_LAST_ENDPOINT, ep, &epl), 0);
-  snprintf(pub, sizeof pub, "net.pub_endpoint=%s", ep);
+  fake_t f;
+  fake_open(&f);
   snprintf(path, sizeof path, "%s/probs-actor", BIN);
   snprintf(out, sizeof out, "%s/actor.out", dir);
   char *argv[] = {path, (char *)CONFIG, (char *)"--role", (char *)"search",
-                  (char *)"--id", (char *)"newer", (char *)"--set", work,
-                  (char *)"--set", pub, NULL};
+                  (char *)"--id", (char *)"newer", (char *)"--set", f.work,
+                  (char *)"--set", f.pub, NULL};
   pid_t w = tp_spawn(argv, out);
   assert_true(w > 0);
-  zmq_pollitem_t it = {router, 0, ZMQ_POLLIN, 0};
-  assert_true(zmq_poll(&it, 1, 60000) == 1);
   uint8_t rid[256];
-  int rl = zmq_recv(router, rid, sizeof rid, 0);
-  assert_true(rl > 0);
-  zmq_msg_t hello;
-  zmq_msg_init(&hello);
-  zmq_msg_recv(&hello, router, 0);
-  zmq_msg_close(&hello);
+  int rl = fake_hello(&f, rid, sizeof rid);
   pb_msg_t m;
   uint8_t *b;
   size_t len;
@@ -307,8 +309,8 @@ static void test_worker_refuses_unreadable_config(void **state) {
       "game: connect4\nrun:\n  name: c4-smoke\nsearch:\n  widen: 3\n";
   m.hello_reply.config_len = strlen(m.hello_reply.config);
   assert_int_equal(pb_msg_encode(&m, &b, &len, &err), 0);
-  zmq_send(router, rid, (size_t)rl, ZMQ_SNDMORE);
-  zmq_send(router, b, len, 0);
+  zmq_send(f.router, rid, (size_t)rl, ZMQ_SNDMORE);
+  zmq_send(f.router, b, len, 0);
   free(b);
   int st = tp_wait(w, 30);
   assert_true(st >= 0 && WIFEXITED(st));
@@ -320,10 +322,9 @@ static void test_worker_refuses_unreadable_config(void **state) {
     fail_msg("worker output:\n%s", o);
   free(o);
   /* nothing after the Hello: it asked for no work */
+  zmq_pollitem_t it = {f.router, 0, ZMQ_POLLIN, 0};
   assert_int_equal(zmq_poll(&it, 1, 200), 0);
-  zmq_close(router);
-  zmq_close(ps);
-  zmq_ctx_term(ctx);
+  fake_close(&f);
 }
 
 /* A real learner on run dir `dir` with the config and `--set` of each
@@ -411,6 +412,89 @@ static void test_lease_hog_is_cut(void **state) {
   }
   zmq_close(d);
   zmq_ctx_term(ctx);
+}
+
+/* The resident memory of process pid in kB (0 if unknown). */
+static long rss_kb(pid_t pid) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  FILE *f = fopen(path, "r");
+  long kb = 0;
+  while (f != NULL && fgets(line, sizeof line, f) != NULL)
+    if (sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
+  if (f != NULL) fclose(f);
+  return kb;
+}
+
+/* Clients that ask for the weights again and again and never read the
+ * replies do not grow the learner's memory: one encoding of the weights
+ * is shared by every reply, without a copy, and a peer has at most one
+ * reply queued (before, each request queued its own copy: 4 clients x 100
+ * requests of 2 MB of weights took the learner's memory up by gigabytes).
+ * An honest worker that reads gets its weights. */
+static void test_weights_flood_bounded(void **state) {
+  (void)state;
+  char dir[256], work[320], pub[320], ep[320];
+  tp_tmpdir(dir, sizeof dir, "wflood");
+  /* V and Q of about 1 MB each: 64 channels, a dense layer of 96 */
+  const char *sets[] = {ANY_WORK,
+                        ANY_PUB,
+                        "train.iterations=1",
+                        "model.v.conv_channels=64",
+                        "model.q.conv_channels=64",
+                        "model.v.dense_units=96",
+                        "model.q.dense_units=96",
+                        NULL};
+  pid_t l = spawn_learner(dir, sets);
+  bound(dir, l, work, pub, ep);
+  enum { CLIENTS = 4, REQUESTS = 100 };
+  void *ctx = zmq_ctx_new();
+  void *d[CLIENTS];
+  int linger = 0, one = 1, small = 4096;
+  for (int c = 0; c < CLIENTS; c++) {
+    d[c] = zmq_socket(ctx, ZMQ_DEALER);
+    zmq_setsockopt(d[c], ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(d[c], ZMQ_RCVHWM, &one, sizeof one);
+    zmq_setsockopt(d[c], ZMQ_RCVBUF, &small, sizeof small);
+    assert_int_equal(zmq_connect(d[c], ep), 0);
+  }
+  /* One honest exchange first: the weights come back whole. */
+  pb_msg_t m, r;
+  pb_msg_init(&m, PB_MSG_WEIGHTS_REQUEST, "c4-smoke", PB_GAME_CONNECT4,
+              "reader");
+  m.weights_request.version = 0;
+  m.weights_request.which = PB_WHICH_BOTH;
+  tp_peer_send(d[0], &m);
+  assert_int_equal(tp_peer_recv(d[0], 20000, &r), PB_MSG_WEIGHTS);
+  size_t wbytes = r.weights.v_len + r.weights.q_len;
+  assert_true(wbytes > 1500000);
+  pb_msg_free(&r);
+  tp_sleep(0.5);
+  long before = rss_kb(l);
+  assert_true(before > 0);
+  for (int k = 0; k < REQUESTS; k++)
+    for (int c = 0; c < CLIENTS; c++) {
+      char who[32];
+      snprintf(who, sizeof who, "flood-%d", c);
+      pb_msg_init(&m, PB_MSG_WEIGHTS_REQUEST, "c4-smoke", PB_GAME_CONNECT4,
+                  who);
+      m.weights_request.version = 0;
+      m.weights_request.which = PB_WHICH_BOTH;
+      tp_peer_send(d[c], &m);
+    }
+  tp_sleep(2.0); /* the learner has read them all */
+  long after = rss_kb(l);
+  print_message("learner RSS %ld -> %ld kB after %d requests of %zu bytes of "
+                "weights nobody reads\n",
+                before, after, CLIENTS * REQUESTS, wbytes);
+  /* Copies would be CLIENTS * REQUESTS * wbytes (> 600 MB). */
+  assert_true(after - before < 64 * 1024);
+  assert_true(tp_alive(l));
+  for (int c = 0; c < CLIENTS; c++) zmq_close(d[c]);
+  zmq_ctx_term(ctx);
+  kill(l, SIGTERM);
+  int st = tp_wait(l, 30);
+  assert_true(st >= 0 && WIFEXITED(st));
 }
 
 /* A searcher that returns well-formed but false Q-targets (+1 on every
@@ -523,6 +607,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_worker_refuses_unreadable_config,
                                 tp_teardown),
       cmocka_unit_test_teardown(test_lease_hog_is_cut, tp_teardown),
+      cmocka_unit_test_teardown(test_weights_flood_bounded, tp_teardown),
       cmocka_unit_test_teardown(test_lying_searcher_quarantined, tp_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
