@@ -29,7 +29,7 @@ static int tick(void *ctx, pb_err_t *err) {
     pb_err_t e;
     pb_err_clear(&e);
     if (pb__worker_drain_announcements(w, NULL, &e) < 0)
-      pb_log_warn(w->log, "%s", e.msg);
+      pb__worker_warn(w, "%s", e.msg);
     if (pb__worker_stop_requested(w))
       return pb_err_set(err, PB_EINTR, "stop requested");
     pb__worker_heartbeat(w);
@@ -48,7 +48,7 @@ static int engine_failed(pb_worker_t *w, int rc, uint64_t item_id,
   }
   if (rc == PB_ENN || rc == PB_ENOMEM)
     return pb_err_set(err, rc, "item %" PRIu64 ": %s", item_id, e->msg);
-  pb_log_warn(w->log, "item %" PRIu64 " failed: %s: %s; dropping it", item_id,
+  pb__worker_warn(w, "item %" PRIu64 " failed: %s: %s; dropping it", item_id,
               pb_err_name(rc), e->msg);
   return W_DROP;
 }
@@ -161,7 +161,7 @@ int pb__worker_do_search(pb_worker_t *w, const pb_msg_work_item_t *it,
   pb_err_t e;
   pb_err_clear(&e);
   if (!a->searches) {
-    pb_log_warn(w->log,
+    pb__worker_warn(w,
                 "search item %" PRIu64
                 " in a run of algorithm %s, which "
                 "does not search; dropping it",

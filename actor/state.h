@@ -47,6 +47,11 @@ enum { WAIT_RESEND = 1, WAIT_WAKE = 2 };
  * signal may be delivered to a libtorch or ZeroMQ thread and then does not
  * interrupt our poll). */
 #define PB_WORKER_RETRY_S 2.0
+/* Backoff after failures in a row (a refusal, a dropped item, joining
+ * again): PB_WORKER_BACKOFF_MIN_S doubled each time up to
+ * PB_WORKER_BACKOFF_MAX_S, times a random factor in [0.5, 1.5). */
+#define PB_WORKER_BACKOFF_MIN_S 0.1
+#define PB_WORKER_BACKOFF_MAX_S 30.0
 #define PB_WORKER_POLL_MAX_MS 100
 #define PB_WORKER_LINGER_MS 1000
 
@@ -122,7 +127,19 @@ struct pb_worker {
   pb_msg_buf_t out; /* everything else */
 
   pb_worker_stats_t st;
+
+  /* Failures in a row (worker.c: backoff) and when the streak began; the
+   * first of a streak is logged as a warning, the rest at debug level
+   * (pb__worker_warn), the end of it once. */
+  int fails;
+  double fails_since;
+  uint64_t jitter; /* splitmix64 state of the backoff's jitter */
 };
+
+/* A warning when it opens a streak of failures, else a debug line: the
+ * log says once that something keeps failing, not once per try. */
+void pb__worker_warn(pb_worker_t *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* ---- sockets.c -------------------------------------------------------- */
 

@@ -29,12 +29,12 @@ static int load_net(pb_worker_t *w, pb__worker_net_t *n, int q,
   pb_err_t e;
   pb_err_clear(&e);
   if (len == 0) {
-    pb_log_warn(w->log, "the learner sent no %s weights for version %" PRIu64,
+    pb__worker_warn(w, "the learner sent no %s weights for version %" PRIu64,
                 name, version);
     return W_DROP;
   }
   if (pb_nn_weights_peek(buf, len, &spec, NULL, &e) != 0) {
-    pb_log_warn(w->log, "%s weights version %" PRIu64 " are unusable: %s", name,
+    pb__worker_warn(w, "%s weights version %" PRIu64 " are unusable: %s", name,
                 version, e.msg);
     return W_DROP;
   }
@@ -45,7 +45,7 @@ static int load_net(pb_worker_t *w, pb__worker_net_t *n, int q,
   int head = q ? (az ? PB_NN_HEAD_PV : PB_NN_HEAD_LINEAR) : PB_NN_HEAD_TANH;
   if (spec.planes != g->planes || spec.height != g->height ||
       spec.width != g->width || spec.outputs != outputs || spec.head != head) {
-    pb_log_warn(w->log,
+    pb__worker_warn(w,
                 "%s weights version %" PRIu64
                 " do not fit %s: input "
                 "%dx%dx%d, %d outputs, head %d (want %dx%dx%d, %d, %d)",
@@ -64,7 +64,7 @@ static int load_net(pb_worker_t *w, pb__worker_net_t *n, int q,
       pb_nn_destroy(&n->nn);
     if (n->nn == NULL) {
       if (e.code == PB_EINVAL) {
-        pb_log_warn(w->log, "%s weights version %" PRIu64 ": %s", name, version,
+        pb__worker_warn(w, "%s weights version %" PRIu64 ": %s", name, version,
                     e.msg);
         return W_DROP;
       }
@@ -75,7 +75,7 @@ static int load_net(pb_worker_t *w, pb__worker_net_t *n, int q,
   if (pb_nn_weights_load(n->nn, buf, len, NULL, &e) != 0) {
     if (e.code == PB_ENN || e.code == PB_ENOMEM)
       return pb_err_set(err, e.code, "loading %s weights: %s", name, e.msg);
-    pb_log_warn(w->log, "%s weights version %" PRIu64 " refused: %s", name,
+    pb__worker_warn(w, "%s weights version %" PRIu64 " refused: %s", name,
                 version, e.msg);
     return W_DROP;
   }
@@ -110,7 +110,7 @@ static int fetch(pb_worker_t *w, int which, uint64_t version, pb_err_t *err) {
   if (rc != 0) return rc;
   if (r.type == PB_MSG_REJECT) {
     rc = r.reject.code == PB_EMISMATCH ? W_REJOIN : W_DROP;
-    pb_log_warn(w->log,
+    pb__worker_warn(w,
                 "the learner refused weights version %" PRIu64
                 ": "
                 "%s: %s; %s",

@@ -27,6 +27,7 @@
 #include "worker.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +169,7 @@ pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
   else
     pb_worker_default_id(role, w->id, sizeof w->id);
   hostname_of(w->host, sizeof w->host);
+  w->jitter = ((uint64_t)getpid() << 32) ^ (uint64_t)(pb_now() * 1e6);
   if (run_id != NULL)
     snprintf(w->want_start, sizeof w->want_start, "%s", run_id);
   pb_episodes_init(&w->eps);
@@ -238,6 +240,48 @@ int pb_worker_wrong_start(const pb_worker_t *w) {
 
 void pb_worker_stats(const pb_worker_t *w, pb_worker_stats_t *st) {
   *st = w->st;
+}
+
+/* ---- backoff --------------------------------------------------------- */
+
+void pb__worker_warn(pb_worker_t *w, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (w->fails == 0)
+    pb_log_warn(w->log, "%s", line);
+  else
+    pb_log_debug(w->log, "%s (failure %d in a row)", line, w->fails + 1);
+}
+
+/* One more failure in a row: waits 0.1 s, 0.2 s, 0.4 s ... up to 30 s,
+ * each times a random factor in [0.5, 1.5) (so that many workers refused
+ * together do not come back together), listening and heartbeating
+ * meanwhile. Returns 0 or what the wait returned (a stop). */
+static int back_off(pb_worker_t *w, const char *what, pb_err_t *err) {
+  if (w->fails == 0) w->fails_since = pb_now();
+  w->fails++;
+  double d = PB_WORKER_BACKOFF_MIN_S;
+  for (int i = 1; i < w->fails && d < PB_WORKER_BACKOFF_MAX_S; i++) d *= 2;
+  if (d > PB_WORKER_BACKOFF_MAX_S) d = PB_WORKER_BACKOFF_MAX_S;
+  uint64_t z = (w->jitter += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  d *= 0.5 + (double)(z >> 11) * (1.0 / 9007199254740992.0);
+  pb_log_debug(w->log, "%s: failure %d in a row, waiting %.2f s", what,
+               w->fails, d);
+  return pb__worker_pause_for(w, d, err);
+}
+
+/* Something worked: the end of a streak of failures is said once. */
+static void worked(pb_worker_t *w) {
+  if (w->fails == 0) return;
+  pb_log_info(w->log, "working again after %d failure(s) in a row over %.1f s",
+              w->fails, pb_now() - w->fails_since);
+  w->fails = 0;
 }
 
 /* ---- 1. join ---------------------------------------------------------- */
@@ -375,12 +419,12 @@ static int join(pb_worker_t *w, pb_err_t *err) {
       pb_msg_free(&r);
       return rc;
     }
-    pb_log_warn(w->log,
-                "the learner (run '%s') refused us: %s; trying again "
-                "in %.0f s",
-                r.header.run_id, r.hello_reply.message, PB_WORKER_RETRY_S);
+    pb__worker_warn(w,
+                    "the learner (run '%s') refused us: %s; trying again "
+                    "with a growing pause",
+                    r.header.run_id, r.hello_reply.message);
     pb_msg_free(&r);
-    if ((rc = pb__worker_pause_for(w, PB_WORKER_RETRY_S, err)) != 0) return rc;
+    if ((rc = back_off(w, "refused", err)) != 0) return rc;
   }
 }
 
@@ -420,13 +464,12 @@ static int ask(pb_worker_t *w, pb_msg_t *item, pb_err_t *err) {
         pb_msg_free(item);
         return W_REJOIN;
       }
-      pb_log_warn(w->log,
-                  "the learner rejected a request: %s: %s; asking "
-                  "again in %.0f s",
-                  pb_err_name(code), item->reject.message, PB_WORKER_RETRY_S);
+      pb__worker_warn(w,
+                      "the learner rejected a request: %s: %s; asking "
+                      "again with a growing pause",
+                      pb_err_name(code), item->reject.message);
       pb_msg_free(item);
-      if ((rc = pb__worker_pause_for(w, PB_WORKER_RETRY_S, err)) != 0)
-        return rc;
+      if ((rc = back_off(w, "rejected", err)) != 0) return rc;
       continue;
     }
     return 0; /* a WorkItem */
@@ -469,6 +512,7 @@ int pb_worker_run(pb_worker_t *w, volatile sig_atomic_t *stop, pb_err_t *err) {
     pb_msg_t m;
     if ((rc = ask(w, &m, err)) == W_REJOIN) {
       w->joined = 0;
+      if ((rc = back_off(w, "run rejected", err)) != 0) break;
       continue;
     }
     if (rc != 0) break;
@@ -482,16 +526,15 @@ int pb_worker_run(pb_worker_t *w, volatile sig_atomic_t *stop, pb_err_t *err) {
                                       : pb__worker_do_search(w, it, err);
     w->busy = 0;
     pb_msg_free(&m);
-    if (rc == W_REJOIN) {
+    if (rc == W_REJOIN || rc == W_DROP) {
+      /* An item it could not do: again at once would likely fail again. */
       w->st.dropped++;
-      w->joined = 0;
-      continue;
-    }
-    if (rc == W_DROP) {
-      w->st.dropped++;
+      if (rc == W_REJOIN) w->joined = 0;
+      if ((rc = back_off(w, "item dropped", err)) != 0) break;
       continue;
     }
     if (rc != 0) break;
+    worked(w);
   }
   w->busy = 0;
   const pb_worker_stats_t *s = &w->st;

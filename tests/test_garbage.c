@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <zmq.h>
 
+#include "config.h"
 #include "game.h"
 #include "msg.h"
 #include "peer_fixtures.h"
@@ -327,6 +328,92 @@ static void test_worker_refuses_unreadable_config(void **state) {
   fake_close(&f);
 }
 
+/* A worker whose items keep failing (here: the learner hands out a
+ * self-play item, then refuses its weights) backs off: 0.1 s, 0.2 s, ...
+ * doubled up to 30 s, with jitter, instead of asking again at once (before:
+ * a WorkRequest, a WeightsRequest and a warning, thousands a second); it
+ * warns once for the streak, not once per try. */
+static void test_worker_backs_off(void **state) {
+  (void)state;
+  char dir[256], path[512], out[512];
+  tp_tmpdir(dir, sizeof dir, "garbage-backoff");
+  fake_t f;
+  fake_open(&f);
+  snprintf(path, sizeof path, "%s/probs-actor", BIN);
+  snprintf(out, sizeof out, "%s/actor.out", dir);
+  char *argv[] = {path, (char *)CONFIG, (char *)"--role", (char *)"selfplay",
+                  (char *)"--id", (char *)"unlucky", (char *)"--set", f.work,
+                  (char *)"--set", f.pub, (char *)"--set", (char *)GIVE_UP,
+                  NULL};
+  pid_t w = tp_spawn(argv, out);
+  assert_true(w > 0);
+  pb_config_t c;
+  pb_err_t err;
+  pb_config_defaults(&c);
+  assert_int_equal(pb_config_load_file(&c, CONFIG, &err), 0);
+  char *yaml = NULL;
+  assert_int_equal(pb_config_to_yaml(&c, &yaml, &err), 0);
+  int requests = 0, weights = 0;
+  uint64_t next_id = 1;
+  double t0 = tp_now();
+  while (tp_now() - t0 < 4.0) {
+    zmq_pollitem_t it = {f.router, 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&it, 1, 100) != 1) continue;
+    uint8_t rid[256], buf[1 << 16];
+    int rl = zmq_recv(f.router, rid, sizeof rid, 0);
+    int n = zmq_recv(f.router, buf, sizeof buf, 0);
+    if (rl <= 0 || n < 0) continue;
+    pb_msg_t in, r;
+    if (pb_msg_decode(buf, (size_t)n, NULL, &in, NULL) != 0) continue;
+    int type = in.type;
+    pb_msg_free(&in);
+    if (type == PB_MSG_HELLO) {
+      pb_msg_init(&r, PB_MSG_HELLO_REPLY, c.run.name, PB_GAME_CONNECT4, "fake");
+      r.hello_reply.accepted = 1;
+      r.hello_reply.config = yaml;
+      r.hello_reply.config_len = strlen(yaml);
+    } else if (type == PB_MSG_WORK_REQUEST) {
+      requests++;
+      pb_msg_init(&r, PB_MSG_WORK_ITEM, c.run.name, PB_GAME_CONNECT4, "fake");
+      r.work_item = (pb_msg_work_item_t){.item_id = next_id++,
+                                         .lease_ms = 30000,
+                                         .kind = PB_WORK_SELFPLAY,
+                                         .q_version = 5,
+                                         .episodes = 4,
+                                         .seed = 1};
+    } else if (type == PB_MSG_WEIGHTS_REQUEST) {
+      weights++;
+      pb_msg_init(&r, PB_MSG_REJECT, c.run.name, PB_GAME_CONNECT4, "fake");
+      r.reject.code = PB_ENOTFOUND;
+      snprintf(r.reject.message, sizeof r.reject.message, "not served");
+    } else {
+      continue;
+    }
+    uint8_t *b;
+    size_t len;
+    assert_int_equal(pb_msg_encode(&r, &b, &len, &err), 0);
+    zmq_send(f.router, rid, (size_t)rl, ZMQ_SNDMORE);
+    zmq_send(f.router, b, len, 0);
+    free(b);
+  }
+  free(yaml);
+  kill(w, SIGTERM);
+  int st = tp_wait(w, 30);
+  assert_true(st >= 0 && WIFEXITED(st));
+  char *o = tp_slurp(out);
+  assert_non_null(o);
+  int warns = 0;
+  for (const char *p = o; (p = strstr(p, " WARN ")) != NULL; p++) warns++;
+  print_message("in 4 s: %d work requests, %d weights requests, %d warnings\n",
+                requests, weights, warns);
+  /* 0.1 + 0.2 + 0.4 + 0.8 + 1.6 s (times [0.5, 1.5)): a handful of tries */
+  assert_true(requests >= 2 && requests <= 12);
+  assert_true(weights <= 12);
+  assert_true(warns <= 3);
+  free(o);
+  fake_close(&f);
+}
+
 /* A real learner on run dir `dir` with the config and `--set` of each
  * of sets (NULL-terminated); its output goes to DIR/learner.out. */
 static pid_t spawn_learner(const char *dir, const char *const *sets) {
@@ -606,6 +693,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_worker_survives_garbage, tp_teardown),
       cmocka_unit_test_teardown(test_worker_refuses_unreadable_config,
                                 tp_teardown),
+      cmocka_unit_test_teardown(test_worker_backs_off, tp_teardown),
       cmocka_unit_test_teardown(test_lease_hog_is_cut, tp_teardown),
       cmocka_unit_test_teardown(test_weights_flood_bounded, tp_teardown),
       cmocka_unit_test_teardown(test_lying_searcher_quarantined, tp_teardown),
