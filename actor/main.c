@@ -12,7 +12,6 @@
  * cannot use, an endpoint or key it cannot use: restarting it would only
  * repeat that, so `probs train` stops instead) and when the learner is of
  * another start than --run-id says. Usage: docs/worker.md. */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,47 +50,22 @@ static void usage(FILE *f) {
 
 int main(int argc, char **argv) {
   if (pb_die_with_parent_or_say("probs-actor") != 0) return 1;
-  static const struct option opts[] = {{"role", required_argument, 0, 'r'},
-                                       {"id", required_argument, 0, 'i'},
-                                       {"run-id", required_argument, 0, 'I'},
-                                       {"log", required_argument, 0, 'l'},
-                                       PB_ENTRY_OPTIONS,
-                                       {0, 0, 0, 0}};
   pb_entry_t e;
   pb_entry_init(&e, "probs-actor", usage);
   const char *role_arg = NULL, *id = NULL, *log_path = NULL, *run_id = NULL;
-  int c;
+  const char *pos[1];
+  int npos = 0;
   pb_err_t err;
   pb_err_clear(&err);
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    int rc = pb_entry_option(&e, c, optarg);
-    if (rc == PB_ENTRY_NEXT) continue;
-    if (rc >= 0) return rc;
-    switch (c) {
-      case 'r':
-        role_arg = optarg;
-        break;
-      case 'i':
-        id = optarg;
-        break;
-      case 'l':
-        log_path = optarg;
-        break;
-      case 'I':
-        run_id = optarg;
-        break;
-      default:
-        usage(stderr);
-        return 2;
-    }
-  }
-  if (optind != argc - 1) {
-    fprintf(stderr, optind >= argc ? "probs-actor: missing CONFIG\n"
-                                   : "probs-actor: one CONFIG only\n");
-    usage(stderr);
-    return 2;
-  }
-  const char *cfg_path = argv[optind];
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE("role", 0, &role_arg), PB_OPTS_VALUE("id", 0, &id),
+      PB_OPTS_VALUE("run-id", 0, &run_id), PB_OPTS_VALUE("log", 0, &log_path),
+      PB_ENTRY_OPTS(&e)};
+  const pb_opts_t cl = {e.prog, usage, rows, PB_OPTS_N(rows), pos, 1, &npos};
+  int rc = pb_entry_check(&e, pb_opts_parse(&cl, argc, argv));
+  if (rc != PB_ENTRY_GO) return rc;
+  if (npos != 1) return pb_opts_fail(&cl, "missing CONFIG");
+  const char *cfg_path = pos[0];
   if (role_arg == NULL) {
     fprintf(stderr, "probs-actor: --role is required (selfplay or search)\n");
     return 2;
@@ -136,7 +110,7 @@ int main(int argc, char **argv) {
     pb_log_destroy(&log);
     return PB_SUPERVISE_EXIT_FATAL;
   }
-  int rc = pb_worker_run(w, &stop_flag, &err);
+  rc = pb_worker_run(w, &stop_flag, &err);
   if (rc != 0) pb_log_error(log, "failed: %s", err.msg);
   int wrong_start = pb_worker_wrong_start(w);
   pb_worker_destroy(&w);

@@ -1,9 +1,9 @@
-/* args.h - the "--name value" / "--name=value" options of the probs
- * subcommands that take no flags, parsed one way for all of them. */
+/* args.h - what the probs subcommands share besides their options (those
+ * are read by common/base/opts.h): the exit statuses, and strict readers
+ * of the numbers given as option values. */
 #ifndef PB_CLI_ARGS_H
 #define PB_CLI_ARGS_H
 
-#include <stdio.h>
 
 /* The exit statuses of every probs command (README, "Exit status"):
  * 0 done; 1 failed while working (I/O, out of memory, a network or an
@@ -17,16 +17,6 @@ enum {
   PB_EXIT_USAGE = 2,
   PB_EXIT_SIGNAL_BASE = 128
 };
-
-/* Reads argv[1..argc) as options named names[0..n): each takes a value,
- * given as the next argument or after '='. val[k] receives the value of
- * names[k] (the caller fills in defaults first). "--help"/"-h" prints the
- * usage to stdout. Returns 0 when parsed, 1 after --help (exit 0), 2 on an
- * unknown option or a missing value, after a message naming it on stderr
- * ("probs CMD: ...") and the usage. */
-int pb_cli_options(int argc, char **argv, const char *cmd,
-                   const char *const *names, int n, const char **val,
-                   void (*usage)(FILE *f));
 
 /* Strict decimal integer in [lo, hi] (no sign games, no trailing text):
  * 0 and *out set, or -1. */

@@ -10,6 +10,7 @@
 #include "cmds.h"
 #include "game.h"
 #include "model.h"
+#include "opts.h"
 #include "testset.h"
 
 static void usage(FILE *f) {
@@ -94,41 +95,32 @@ static void print_by_ply(const pb_game_t *g, const pb_testset_t *ts,
 
 int pb_cmd_accuracy(int argc, char **argv) {
   const char *model = NULL, *game = NULL, *tspath = NULL;
-  const char *agents[32];
+  const char *agents[32], *seed_s = "1", *threads_s = "0", *by_ply_s = NULL;
   int nagents = 0;
   long seed = 1, threads = 0, by_ply = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "probs accuracy: %s\n",
-              a[0] == '-' ? "option needs a value" : "unexpected argument");
-      usage(stderr);
-      return 2;
-    }
-    const char *v = argv[++i];
-    if (!strcmp(a, "--model")) {
-      model = v;
-    } else if (!strcmp(a, "--agent") && nagents < 32) {
-      agents[nagents++] = v;
-    } else if (!strcmp(a, "--game")) {
-      game = v;
-    } else if (!strcmp(a, "--testset")) {
-      tspath = v;
-    } else if (!strcmp(a, "--seed") &&
-               pb_cli_long(v, 0, 0x7fffffffL, &seed) == 0) {
-    } else if (!strcmp(a, "--threads") &&
-               pb_cli_long(v, 0, 256, &threads) == 0) {
-    } else if (!strcmp(a, "--by-ply") && pb_cli_long(v, 1, 100, &by_ply) == 0) {
-    } else {
-      fprintf(stderr, "probs accuracy: bad option '%s %s'\n", a, v);
-      usage(stderr);
-      return 2;
-    }
-  }
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE("model", 0, &model),
+                                PB_OPTS_LIST("agent", 0, agents, &nagents, 32),
+                                PB_OPTS_VALUE("game", 0, &game),
+                                PB_OPTS_VALUE("testset", 0, &tspath),
+                                PB_OPTS_VALUE("seed", 0, &seed_s),
+                                PB_OPTS_VALUE("threads", 0, &threads_s),
+                                PB_OPTS_VALUE("by-ply", 0, &by_ply_s)};
+  const pb_opts_t cl = {.prog = "probs accuracy",
+                        .usage = usage,
+                        .rows = rows,
+                        .nrows = PB_OPTS_N(rows)};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
+  const struct {
+    const char *name, *val;
+    long lo, hi, *out;
+  } nums[] = {{"--seed", seed_s, 0, 0x7fffffffL, &seed},
+              {"--threads", threads_s, 0, 256, &threads},
+              {"--by-ply", by_ply_s, 1, 100, &by_ply}};
+  for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
+    if (nums[k].val != NULL &&
+        pb_cli_long(nums[k].val, nums[k].lo, nums[k].hi, nums[k].out) != 0)
+      return pb_opts_fail(&cl, "bad option '%s %s'", nums[k].name, nums[k].val);
   pb_err_t err;
   pb_err_clear(&err);
   const pb_game_t *g = find_game(model, game, &err);

@@ -4,7 +4,6 @@
  * beam search, with the move each would play. An AlphaZero checkpoint:
  * the policy's probability of every legal move, the value head (at the
  * position and one ply deep) and PUCT MCTS's visit counts. */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "game.h"
 #include "json.h"
 #include "model.h"
+#include "opts.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -324,70 +324,24 @@ static int settle(const given_t *gv, int az, request_t *rq) {
  * else the exit status (0 for --help). */
 static int parse(int argc, char **argv, given_t *gv, request_t *rq,
                  bool *json) {
-  enum { O_SEARCH = 1000, O_NODES, O_SIMS };
-  static const struct option opts[] = {
-      {"model", required_argument, 0, 'm'},
-      {"position", required_argument, 0, 'p'},
-      {"search", required_argument, 0, O_SEARCH},
-      {"nodes", required_argument, 0, O_NODES},
-      {"simulations", required_argument, 0, O_SIMS},
-      {"json", no_argument, 0, 'j'},
-      {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":E:M:m:p:h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'm':
-        rq->model = optarg;
-        break;
-      case 'p':
-        rq->position = optarg;
-        break;
-      case 'E':
-        gv->E = optarg;
-        break;
-      case 'M':
-        gv->M = optarg;
-        break;
-      case O_SEARCH:
-        gv->search = optarg;
-        break;
-      case O_NODES:
-        gv->nodes = optarg;
-        break;
-      case O_SIMS:
-        gv->sims = optarg;
-        break;
-      case 'j':
-        *json = true;
-        break;
-      case 'h':
-        usage(stdout);
-        return 0;
-      case ':':
-        fprintf(stderr, "probs analyze: option '%s' needs a value\n",
-                argv[optind - 1]);
-        usage(stderr);
-        return 2;
-      default:
-        fprintf(stderr, "probs analyze: unknown option '%s'\n",
-                argv[optind - 1]);
-        usage(stderr);
-        return 2;
-    }
-  }
-  if (optind != argc) {
-    fprintf(stderr, "probs analyze: unexpected argument '%s'\n", argv[optind]);
-    usage(stderr);
-    return 2;
-  }
-  if (rq->model == NULL) {
-    fprintf(stderr, "probs analyze: --model CHECKPOINT is required\n");
-    usage(stderr);
-    return 2;
-  }
+  int json_flag = 0;
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE("model", 'm', &rq->model),
+                                PB_OPTS_VALUE("position", 'p', &rq->position),
+                                PB_OPTS_VALUE("search", 0, &gv->search),
+                                PB_OPTS_VALUE("nodes", 0, &gv->nodes),
+                                PB_OPTS_VALUE("simulations", 0, &gv->sims),
+                                PB_OPTS_VALUE(NULL, 'E', &gv->E),
+                                PB_OPTS_VALUE(NULL, 'M', &gv->M),
+                                PB_OPTS_FLAG("json", 0, &json_flag)};
+  const pb_opts_t cl = {.prog = "probs analyze",
+                        .usage = usage,
+                        .rows = rows,
+                        .nrows = PB_OPTS_N(rows)};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
+  *json = json_flag != 0;
+  if (rq->model == NULL)
+    return pb_opts_fail(&cl, "--model CHECKPOINT is required");
   return -1;
 }
 

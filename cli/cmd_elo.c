@@ -12,6 +12,7 @@
 #include "cmds.h"
 #include "elo.h"
 #include "elotable.h"
+#include "opts.h"
 #include "game.h"
 #include "match.h"
 #include "rng.h"
@@ -150,14 +151,22 @@ static void print_fit(char pl[][PB_ELOTABLE_SPEC_MAX], int np,
 
 int pb_cmd_elo_calibrate(int argc, char **argv) {
   enum { O_GAME, O_GAMES, O_SEED, O_THREADS, O_OPEN, O_PLAYERS, O_N };
-  static const char *const names[O_N] = {"--game",           "--games",
-                                         "--seed",           "--threads",
-                                         "--opening-random", "--players"};
   const char *val[O_N] = {
       "connect4", "400", "1",
       "0",        "0",   "random,lookahead:1,lookahead:2,lookahead:3"};
-  int parsed = pb_cli_options(argc, argv, "elo-calibrate", names, O_N, val, cal_usage);
-  if (parsed != 0) return parsed == 1 ? 0 : parsed;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE("game", 0, &val[O_GAME]),
+      PB_OPTS_VALUE("games", 0, &val[O_GAMES]),
+      PB_OPTS_VALUE("seed", 0, &val[O_SEED]),
+      PB_OPTS_VALUE("threads", 0, &val[O_THREADS]),
+      PB_OPTS_VALUE("opening-random", 0, &val[O_OPEN]),
+      PB_OPTS_VALUE("players", 0, &val[O_PLAYERS])};
+  const pb_opts_t cl = {.prog = "probs elo-calibrate",
+                        .usage = cal_usage,
+                        .rows = rows,
+                        .nrows = PB_OPTS_N(rows)};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
   const pb_game_t *g = pb_game_by_name(val[O_GAME]);
   if (g == NULL) {
     fprintf(stderr, "probs elo-calibrate: unknown game '%s' (known: %s)\n",

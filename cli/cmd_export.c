@@ -26,6 +26,7 @@
 #include "config.h"
 #include "model.h"
 #include "nn.h"
+#include "opts.h"
 
 static void export_usage(FILE *f) {
   fprintf(f,
@@ -87,38 +88,12 @@ static int export_model_file(const char *in, const char *out) {
 int pb_cmd_export(int argc, char **argv) {
   const char *pos[2] = {NULL, NULL}, *net = "both";
   int npos = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      export_usage(stdout);
-      return 0;
-    }
-    if (!strncmp(a, "--net=", 6)) {
-      net = a + 6;
-    } else if (!strcmp(a, "--net")) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "probs export: option '--net' needs a value\n");
-        export_usage(stderr);
-        return 2;
-      }
-      net = argv[++i];
-    } else if (a[0] == '-' && a[1] != '\0') {
-      fprintf(stderr, "probs export: unknown option '%s'\n", a);
-      export_usage(stderr);
-      return 2;
-    } else if (npos < 2) {
-      pos[npos++] = a;
-    } else {
-      fprintf(stderr, "probs export: unexpected argument '%s'\n", a);
-      export_usage(stderr);
-      return 2;
-    }
-  }
-  if (npos != 2) {
-    fprintf(stderr, "probs export: need CKPT and OUT.pt\n");
-    export_usage(stderr);
-    return 2;
-  }
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE("net", 0, &net)};
+  const pb_opts_t cl = {
+      "probs export", export_usage, rows, PB_OPTS_N(rows), pos, 2, &npos};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
+  if (npos != 2) return pb_opts_fail(&cl, "need CKPT and OUT.pt");
   int want_v = !strcmp(net, "both") || !strcmp(net, "v");
   int want_q = !strcmp(net, "both") || !strcmp(net, "q");
   if (!want_v && !want_q) {

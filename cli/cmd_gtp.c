@@ -15,6 +15,7 @@
 #include "gtp_engine.h"
 #include "model.h"
 #include "models.h"
+#include "opts.h"
 
 PB_ENTRY_STOP_FLAG(stop_flag, on_signal)
 
@@ -43,11 +44,17 @@ static void gtp_usage(FILE *f) {
 
 int pb_cmd_gtp(int argc, char **argv) {
   enum { O_MODEL, O_AGENT, O_SEED, O_GAME, O_N };
-  static const char *const names[O_N] = {"--model", "--agent", "--seed",
-                                         "--game"};
   const char *val[O_N] = {NULL, "checkpoint", "1", NULL};
-  int parsed = pb_cli_options(argc, argv, "gtp", names, O_N, val, gtp_usage);
-  if (parsed != 0) return parsed == 1 ? 0 : parsed;
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE("model", 0, &val[O_MODEL]),
+                                PB_OPTS_VALUE("agent", 0, &val[O_AGENT]),
+                                PB_OPTS_VALUE("seed", 0, &val[O_SEED]),
+                                PB_OPTS_VALUE("game", 0, &val[O_GAME])};
+  const pb_opts_t cl = {.prog = "probs gtp",
+                        .usage = gtp_usage,
+                        .rows = rows,
+                        .nrows = PB_OPTS_N(rows)};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
   char shipped[4096];
   if (val[O_MODEL] != NULL && val[O_GAME] != NULL) {
     fprintf(stderr, "probs gtp: give --model or --game, not both (the "

@@ -10,11 +10,11 @@
  * learner.key and authorized_keys, a worker or the evaluator its pair
  * (net.curve_key: NAME, NAME.key) and learner.pub. */
 #include <stdio.h>
-#include <string.h>
 
 #include "args.h"
 #include "cmds.h"
 #include "curve.h"
+#include "opts.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -33,18 +33,16 @@ static void usage(FILE *f) {
 }
 
 int pb_cmd_keys(int argc, char **argv) {
-  if (argc < 2 || argv[1][0] == '-') {
-    int help = argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
-    usage(help ? stdout : stderr);
-    return help ? 0 : 2;
-  }
-  const char *dir = argv[1];
   enum { O_WORKERS, O_ADD, O_N };
-  static const char *const names[O_N] = {"--workers", "--add-worker"};
-  const char *val[O_N] = {NULL, NULL};
-  int parsed = pb_cli_options(argc - 1, argv + 1, "keys", names, O_N, val,
-                              usage);
-  if (parsed != 0) return parsed == 1 ? 0 : parsed;
+  const char *val[O_N] = {NULL, NULL}, *dir = NULL;
+  int npos = 0;
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE("workers", 0, &val[O_WORKERS]),
+                                PB_OPTS_VALUE("add-worker", 0, &val[O_ADD])};
+  const pb_opts_t cl = {"probs keys", usage, rows, PB_OPTS_N(rows),
+                        &dir,         1,     &npos};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
+  if (npos != 1) return pb_opts_fail(&cl, "need DIR");
   long workers = 0;
   if (val[O_WORKERS] != NULL &&
       pb_cli_long(val[O_WORKERS], 1, PB_CURVE_MAX_WORKERS, &workers) != 0) {

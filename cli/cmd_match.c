@@ -10,6 +10,7 @@
 #include "elo.h"
 #include "game.h"
 #include "match.h"
+#include "opts.h"
 #include "util.h"
 
 static void match_usage(FILE *f) {
@@ -36,12 +37,22 @@ static void match_usage(FILE *f) {
 
 int pb_cmd_match(int argc, char **argv) {
   enum { O_GAME, O_A, O_B, O_GAMES, O_SEED, O_THREADS, O_OPEN, O_MAXT, O_N };
-  static const char *const names[O_N] = {
-      "--game",           "--a",        "--b", "--games", "--seed", "--threads",
-      "--opening-random", "--max-turns"};
   const char *val[O_N] = {"connect4", NULL, NULL, "100", "1", "0", "0", "0"};
-  int parsed = pb_cli_options(argc, argv, "match", names, O_N, val, match_usage);
-  if (parsed != 0) return parsed == 1 ? 0 : parsed;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE("game", 0, &val[O_GAME]),
+      PB_OPTS_VALUE("a", 0, &val[O_A]),
+      PB_OPTS_VALUE("b", 0, &val[O_B]),
+      PB_OPTS_VALUE("games", 0, &val[O_GAMES]),
+      PB_OPTS_VALUE("seed", 0, &val[O_SEED]),
+      PB_OPTS_VALUE("threads", 0, &val[O_THREADS]),
+      PB_OPTS_VALUE("opening-random", 0, &val[O_OPEN]),
+      PB_OPTS_VALUE("max-turns", 0, &val[O_MAXT])};
+  const pb_opts_t cl = {.prog = "probs match",
+                        .usage = match_usage,
+                        .rows = rows,
+                        .nrows = PB_OPTS_N(rows)};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
 
   const pb_game_t *g = pb_game_by_name(val[O_GAME]);
   if (g == NULL) {

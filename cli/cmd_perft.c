@@ -8,6 +8,7 @@
 
 #include "cmds.h"
 #include "game.h"
+#include "opts.h"
 
 static void perft_usage(FILE *f) {
   fprintf(f,
@@ -28,39 +29,15 @@ static double now_s(void) {
 
 int pb_cmd_perft(int argc, char **argv) {
   const char *game = "connect4", *position = "", *depth_s = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *val = NULL;
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-      perft_usage(stdout);
-      return 0;
-    }
-    const char *eq = strchr(arg, '=');
-    size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
-    if (eq)
-      val = eq + 1;
-    else if (i + 1 < argc)
-      val = argv[i + 1];
-    const char **dst = NULL;
-    if (klen == 6 && !strncmp(arg, "--game", klen))
-      dst = &game;
-    else if (klen == 7 && !strncmp(arg, "--depth", klen))
-      dst = &depth_s;
-    else if (klen == 10 && !strncmp(arg, "--position", klen))
-      dst = &position;
-    if (dst == NULL) {
-      fprintf(stderr, "probs perft: unknown option '%s'\n", arg);
-      perft_usage(stderr);
-      return 2;
-    }
-    if (val == NULL) {
-      fprintf(stderr, "probs perft: option '%.*s' needs a value\n", (int)klen,
-              arg);
-      perft_usage(stderr);
-      return 2;
-    }
-    *dst = val;
-    if (!eq) i++;
-  }
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE("game", 0, &game),
+                                PB_OPTS_VALUE("depth", 0, &depth_s),
+                                PB_OPTS_VALUE("position", 0, &position)};
+  const pb_opts_t cl = {.prog = "probs perft",
+                        .usage = perft_usage,
+                        .rows = rows,
+                        .nrows = PB_OPTS_N(rows)};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
   const pb_game_t *g = pb_game_by_name(game);
   if (g == NULL) {
     fprintf(stderr, "probs perft: unknown game '%s' (known: %s)\n", game,

@@ -16,6 +16,7 @@
 #include "game.h"
 #include "model.h"
 #include "models.h"
+#include "opts.h"
 
 static void play_usage(FILE *f) {
   char kinds[PB_AGENT_KINDS_MAX];
@@ -314,11 +315,19 @@ static int pick_agent(const char *game, const char *agent, const char *model,
 
 int pb_cmd_play(int argc, char **argv) {
   enum { O_GAME, O_AGENT, O_MODEL, O_FIRST, O_SEED, O_POS, O_N };
-  static const char *const names[O_N] = {"--game",  "--agent", "--model",
-                                         "--first", "--seed",  "--position"};
   const char *val[O_N] = {NULL, NULL, NULL, "human", "1", ""};
-  int parsed = pb_cli_options(argc, argv, "play", names, O_N, val, play_usage);
-  if (parsed != 0) return parsed == 1 ? 0 : parsed;
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE("game", 0, &val[O_GAME]),
+                                PB_OPTS_VALUE("agent", 0, &val[O_AGENT]),
+                                PB_OPTS_VALUE("model", 0, &val[O_MODEL]),
+                                PB_OPTS_VALUE("first", 0, &val[O_FIRST]),
+                                PB_OPTS_VALUE("seed", 0, &val[O_SEED]),
+                                PB_OPTS_VALUE("position", 0, &val[O_POS])};
+  const pb_opts_t cl = {.prog = "probs play",
+                        .usage = play_usage,
+                        .rows = rows,
+                        .nrows = PB_OPTS_N(rows)};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
 
   const pb_game_t *g = NULL;
   char spec[4400];

@@ -1,5 +1,4 @@
 /* probs search - beam-search Q-values of one position (Algorithm 1). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "game.h"
 #include "model.h"
 #include "neteval.h"
+#include "opts.h"
 
 static int zero_fn(void *ctx, const pb_state_t *s, int n, float *out,
                    pb_err_t *err) {
@@ -32,38 +32,32 @@ static int zero_v(void *ctx, const pb_state_t *s, int n, float *out,
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: probs search --game GAME --position MOVES -E N -M N "
-          "[--model CHECKPOINT]\n"
+          "usage: probs search [--game GAME] [--position MOVES] [-E N] "
+          "[-M N]\n"
+          "                    [--model CHECKPOINT]\n"
           "  Prints the beam-search Q-value of each legal move. Without a\n"
-          "  model the networks are uniform (V = 0, Q = 0).\n");
+          "  model the networks are uniform (V = 0, Q = 0). Defaults:\n"
+          "  connect4 (or the checkpoint's game), the start position,\n"
+          "  -E 30 -M 3.\n");
 }
 
 int pb_cmd_search(int argc, char **argv) {
   const char *game = "connect4", *position = "", *model = NULL;
-  int E = 30, M = 3, game_given = 0;
-  static const struct option opts[] = {
-      {"game", required_argument, 0, 'g'},
-      {"position", required_argument, 0, 'p'},
-      {"model", required_argument, 0, 'm'},
-      {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
-  int c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "E:M:g:p:m:h", opts, NULL)) != -1) {
-    switch (c) {
-    case 'g': game = optarg; game_given = 1; break;
-    case 'p': position = optarg; break;
-    case 'm': model = optarg; break;
-    case 'E': E = atoi(optarg); break;
-    case 'M': M = atoi(optarg); break;
-    case 'h': usage(stdout); return 0;
-    default: usage(stderr); return 2;
-    }
-  }
-  if (optind != argc) {
-    usage(stderr);
-    return 2;
-  }
+  const char *E_s = NULL, *M_s = NULL, *game_arg = NULL;
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE("game", 'g', &game_arg),
+                                PB_OPTS_VALUE("position", 'p', &position),
+                                PB_OPTS_VALUE("model", 'm', &model),
+                                PB_OPTS_VALUE(NULL, 'E', &E_s),
+                                PB_OPTS_VALUE(NULL, 'M', &M_s)};
+  const pb_opts_t cl = {.prog = "probs search",
+                        .usage = usage,
+                        .rows = rows,
+                        .nrows = PB_OPTS_N(rows)};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
+  int E = E_s ? atoi(E_s) : 30, M = M_s ? atoi(M_s) : 3;
+  int game_given = game_arg != NULL;
+  if (game_given) game = game_arg;
   pb_err_t err;
   pb_err_clear(&err);
   pb_model_t *net = NULL;

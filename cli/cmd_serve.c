@@ -18,6 +18,7 @@
 
 #include "args.h"
 #include "cmds.h"
+#include "opts.h"
 #include "webserve.h"
 
 static void serve_usage(FILE *f) {
@@ -58,44 +59,15 @@ static void on_signal(uv_signal_t *h, int signo) {
 
 int pb_cmd_serve(int argc, char **argv) {
   const char *dir = NULL, *port_s = "8080", *bind = "127.0.0.1", *ckpt_s = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      serve_usage(stdout);
-      return 0;
-    }
-    static const char *const names[3] = {"--port", "--bind", "--checkpoint"};
-    const char **vals[3] = {&port_s, &bind, &ckpt_s};
-    int k = -1;
-    for (int j = 0; j < 3 && k < 0; j++) {
-      size_t n = strlen(names[j]);
-      if (!strncmp(a, names[j], n) && (a[n] == '\0' || a[n] == '=')) k = j;
-    }
-    if (k >= 0) {
-      const char *eq = strchr(a, '=');
-      if (eq == NULL && i + 1 >= argc) {
-        fprintf(stderr, "probs serve: option '%s' needs a value\n", names[k]);
-        serve_usage(stderr);
-        return 2;
-      }
-      *vals[k] = eq ? eq + 1 : argv[++i];
-    } else if (a[0] == '-' && a[1] != '\0') {
-      fprintf(stderr, "probs serve: unknown option '%s'\n", a);
-      serve_usage(stderr);
-      return 2;
-    } else if (dir == NULL) {
-      dir = a;
-    } else {
-      fprintf(stderr, "probs serve: unexpected argument '%s'\n", a);
-      serve_usage(stderr);
-      return 2;
-    }
-  }
-  if (dir == NULL) {
-    fprintf(stderr, "probs serve: need RUN_DIR\n");
-    serve_usage(stderr);
-    return 2;
-  }
+  int npos = 0;
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE("port", 0, &port_s),
+                                PB_OPTS_VALUE("bind", 0, &bind),
+                                PB_OPTS_VALUE("checkpoint", 0, &ckpt_s)};
+  const pb_opts_t cl = {"probs serve", serve_usage, rows, PB_OPTS_N(rows),
+                        &dir,          1,           &npos};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
+  if (npos == 0) return pb_opts_fail(&cl, "need RUN_DIR");
   long port = 0, ckpt = -1;
   if (pb_cli_long(port_s, -1, 65535, &port) != 0) {
     fprintf(stderr, "probs serve: --port '%s': expected -1..65535\n", port_s);

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
 #include "cmds.h"
 #include "game.h"
+#include "opts.h"
 #include "solver.h"
 #include "util.h"
 
@@ -39,19 +39,17 @@ static void print_value(const pb_solve_value_t *v) {
 }
 
 int pb_cmd_solve(int argc, char **argv) {
-  static const char *const names[] = {"--game", "--position", "--tt-log2"};
   const char *val[] = {"connect4", NULL, "24"};
-  /* --weak is a flag; the rest take values. */
-  char *rest[64];
-  int nrest = 0, weak = 0;
-  for (int i = 0; i < argc && nrest < 64; i++) {
-    if (i > 0 && strcmp(argv[i], "--weak") == 0)
-      weak = 1;
-    else
-      rest[nrest++] = argv[i];
-  }
-  int rc = pb_cli_options(nrest, rest, "solve", names, 3, val, usage);
-  if (rc != 0) return rc == 1 ? 0 : 2;
+  int weak = 0;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE("game", 0, &val[0]), PB_OPTS_VALUE("position", 0, &val[1]),
+      PB_OPTS_VALUE("tt-log2", 0, &val[2]), PB_OPTS_FLAG("weak", 0, &weak)};
+  const pb_opts_t cl = {.prog = "probs solve",
+                        .usage = usage,
+                        .rows = rows,
+                        .nrows = PB_OPTS_N(rows)};
+  int rc = pb_opts_parse(&cl, argc, argv);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
   const pb_game_t *g = pb_game_by_name(val[0]);
   if (g == NULL) {
     fprintf(stderr, "probs solve: unknown game '%s' (known: %s)\n", val[0],

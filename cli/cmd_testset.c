@@ -12,6 +12,7 @@
 #include "entry.h"
 #include "game.h"
 #include "log.h"
+#include "opts.h"
 #include "util.h"
 
 PB_ENTRY_STOP_FLAG(stop_flag, on_signal)
@@ -30,13 +31,23 @@ static void usage(FILE *f) {
 int pb_cmd_testset(int argc, char **argv) {
   enum { O_GAME, O_OUT, O_COUNT, O_MIN, O_MAX, O_SEED, O_PLAYERS, O_THREADS,
          O_TT, O_N };
-  static const char *const names[O_N] = {
-      "--game", "--out",     "--count",   "--min-ply", "--max-ply",
-      "--seed", "--players", "--threads", "--tt-log2"};
   const char *val[O_N] = {"connect4", NULL, "1000", "6", "36",
                           "1",        NULL, "0",    "22"};
-  int parsed = pb_cli_options(argc, argv, "testset", names, O_N, val, usage);
-  if (parsed != 0) return parsed == 1 ? 0 : parsed;
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE("game", 0, &val[O_GAME]),
+                                PB_OPTS_VALUE("out", 0, &val[O_OUT]),
+                                PB_OPTS_VALUE("count", 0, &val[O_COUNT]),
+                                PB_OPTS_VALUE("min-ply", 0, &val[O_MIN]),
+                                PB_OPTS_VALUE("max-ply", 0, &val[O_MAX]),
+                                PB_OPTS_VALUE("seed", 0, &val[O_SEED]),
+                                PB_OPTS_VALUE("players", 0, &val[O_PLAYERS]),
+                                PB_OPTS_VALUE("threads", 0, &val[O_THREADS]),
+                                PB_OPTS_VALUE("tt-log2", 0, &val[O_TT])};
+  const pb_opts_t cl = {.prog = "probs testset",
+                        .usage = usage,
+                        .rows = rows,
+                        .nrows = PB_OPTS_N(rows)};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
   const pb_game_t *g = pb_game_by_name(val[O_GAME]);
   if (g == NULL) {
     fprintf(stderr, "probs testset: unknown game '%s' (known: %s)\n",

@@ -35,7 +35,6 @@
  * --inproc runs Algorithm 2 in this one process (common/train/inproc.c). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -522,82 +521,64 @@ static pb_log_t *open_inproc_log(const pb_config_t *cfg) {
   return log;
 }
 
+/* The command line of probs train, as given. */
+typedef struct {
+  const char *config, *run_dir, *iterations, *actors, *searchers;
+  int inproc, resume, restart, no_eval;
+} train_args_t;
+
+/* The command line into *e and *a. -1 to go on, or the exit status. */
+static int parse_train(int argc, char **argv, pb_entry_t *e, train_args_t *a) {
+  int npos = 0;
+  const pb_opts_row_t rows[] = {PB_OPTS_FLAG("inproc", 0, &a->inproc),
+                                PB_OPTS_VALUE("run-dir", 0, &a->run_dir),
+                                PB_OPTS_FLAG("resume", 0, &a->resume),
+                                PB_OPTS_FLAG("restart", 0, &a->restart),
+                                PB_OPTS_VALUE("iterations", 0, &a->iterations),
+                                PB_OPTS_VALUE("actors", 0, &a->actors),
+                                PB_OPTS_VALUE("searchers", 0, &a->searchers),
+                                PB_OPTS_FLAG("no-eval", 0, &a->no_eval),
+                                PB_ENTRY_OPTS(e)};
+  const pb_opts_t cl = {e->prog,    usage, rows, PB_OPTS_N(rows),
+                        &a->config, 1,     &npos};
+  int rc = pb_entry_check(e, pb_opts_parse(&cl, argc, argv));
+  if (rc != PB_ENTRY_GO) return rc;
+  if (npos != 1) return pb_opts_fail(&cl, "missing CONFIG");
+  return -1;
+}
+
 int pb_cmd_train(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"inproc", no_argument, 0, 'i'},
-      {"run-dir", required_argument, 0, 'd'},
-      {"resume", no_argument, 0, 'r'},
-      {"restart", no_argument, 0, 'R'},
-      {"iterations", required_argument, 0, 'n'},
-      {"actors", required_argument, 0, 'a'},
-      {"searchers", required_argument, 0, 'm'},
-      {"no-eval", no_argument, 0, 'e'},
-      PB_ENTRY_OPTIONS,
-      {0, 0, 0, 0}};
   pb_entry_t e;
   pb_entry_init(&e, "probs train", usage);
-  int inproc = 0, resume = 0, iterations = 0, no_eval = 0, c;
+  train_args_t a = {0};
+  int rc = parse_train(argc, argv, &e, &a);
+  if (rc >= 0) return rc;
+  int resume = a.restart ? 2 : a.resume ? 1 : 0, iterations = 0;
   int actors = -1, searchers = -1;
-  const char *run_dir = NULL;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    int rc = pb_entry_option(&e, c, optarg);
-    if (rc == PB_ENTRY_NEXT) continue;
-    if (rc >= 0) return rc;
-    switch (c) {
-      case 'i':
-        inproc = 1;
-        break;
-      case 'd':
-        run_dir = optarg;
-        break;
-      case 'r':
-        if (resume == 0) resume = 1;
-        break;
-      case 'R':
-        resume = 2;
-        break;
-      case 'n':
-        if ((iterations = parse_count(optarg, 0, INT_MAX)) < 0) {
-          fprintf(stderr, "probs train: --iterations '%s': expected a count\n",
-                  optarg);
-          return 2;
-        }
-        break;
-      case 'a':
-      case 'm': {
-        int v = parse_count(optarg, 0, MAX_WORKERS);
-        if (v < 0) {
-          fprintf(stderr, "probs train: --%s '%s': expected 0..%d\n",
-                  c == 'a' ? "actors" : "searchers", optarg, MAX_WORKERS);
-          return 2;
-        }
-        if (c == 'a')
-          actors = v;
-        else
-          searchers = v;
-        break;
-      }
-      case 'e':
-        no_eval = 1;
-        break;
-      default:
-        usage(stderr);
-        return 2;
-    }
-  }
-  if (optind != argc - 1) {
-    usage(stderr);
+  if (a.iterations != NULL &&
+      (iterations = parse_count(a.iterations, 0, INT_MAX)) < 0) {
+    fprintf(stderr, "probs train: --iterations '%s': expected a count\n",
+            a.iterations);
     return 2;
   }
-  if (inproc && (actors >= 0 || searchers >= 0 || no_eval)) {
+  const char *const counts[2] = {a.actors, a.searchers};
+  int *const dst[2] = {&actors, &searchers};
+  for (int k = 0; k < 2; k++) {
+    if (counts[k] == NULL) continue;
+    if ((*dst[k] = parse_count(counts[k], 0, MAX_WORKERS)) < 0) {
+      fprintf(stderr, "probs train: --%s '%s': expected 0..%d\n",
+              k == 0 ? "actors" : "searchers", counts[k], MAX_WORKERS);
+      return 2;
+    }
+  }
+  if (a.inproc && (actors >= 0 || searchers >= 0 || a.no_eval)) {
     fprintf(stderr,
             "probs train: --actors, --searchers and --no-eval do "
             "not apply to --inproc\n");
     return 2;
   }
   pb_config_t cfg;
-  if (pb_entry_config(&e, &cfg, argv[optind], run_dir) != 0) return 2;
+  if (pb_entry_config(&e, &cfg, a.config, a.run_dir) != 0) return 2;
   pb_err_t err;
   pb_err_clear(&err);
   /* A plain start never writes over a run: nothing is touched before. */
@@ -605,16 +586,16 @@ int pb_cmd_train(int argc, char **argv) {
     fprintf(stderr, "probs train: %s\n", err.msg);
     return PB_SUPERVISE_EXIT_FATAL;
   }
-  if (!inproc) {
+  if (!a.inproc) {
     /* Room for the overrides the distributed mode adds. */
     const char *sets[MAX_SETS + 1];
     int nsets = e.nsets;
     memcpy(sets, e.sets, (size_t)nsets * sizeof *sets);
-    dist_opts_t d = {.config_path = argv[optind],
+    dist_opts_t d = {.config_path = a.config,
                      .actors = actors,
                      .searchers = searchers,
                      .resume = resume,
-                     .no_eval = no_eval};
+                     .no_eval = a.no_eval};
     return train_distributed(&cfg, sets, nsets, iterations, &d);
   }
   pb_log_t *log = open_inproc_log(&cfg);
@@ -623,7 +604,7 @@ int pb_cmd_train(int argc, char **argv) {
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(cfg.model.threads);
   pb_inproc_opts_t o = {resume, &stop_flag, iterations};
-  int rc = pb_inproc_run(&cfg, log, &o, &err);
+  rc = pb_inproc_run(&cfg, log, &o, &err);
   if (rc != 0) pb_log_error(log, "training failed: %s", err.msg);
   pb_log_destroy(&log);
   if (rc != 0 && rc != PB_EINTR) return PB_EXIT_FAILED;

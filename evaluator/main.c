@@ -7,7 +7,6 @@
  * Without CONFIG the run's own DIR/config.yaml is used. See
  * evaluator/evaluator.h and docs/evaluator.md. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,96 +66,47 @@ static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
 /* The evaluator's own options (besides --set, --keys, --help). */
 typedef struct {
   const char *run_dir;
+  const char *config; /* the CONFIG argument, or NULL */
   int quiet;
   int64_t nice;
 } args_t;
 
-/* --versions V,V,...: into eo. 0, or 2 after a message. */
-static int parse_versions(char *list, pb_evaluator_opts_t *eo) {
-  char *tok, *save = NULL;
-  for (tok = strtok_r(list, ",", &save); tok != NULL;
-       tok = strtok_r(NULL, ",", &save)) {
-    int64_t v;
-    if (eo->n_versions == PB_EVALUATOR_MAX_VERSIONS ||
-        parse_i64(tok, 0, INT64_MAX, &v) != 0) {
+/* One --versions V,V,... appended to eo (empty items skipped). 0, or 2
+ * after a message. */
+static int parse_versions(const char *list, pb_evaluator_opts_t *eo) {
+  for (const char *p = list; *p != '\0'; p += *p == ',') {
+    size_t n = strcspn(p, ",");
+    char tok[32];
+    int64_t v = 0;
+    snprintf(tok, sizeof tok, "%.*s", (int)n, p);
+    if (n > 0 && (eo->n_versions == PB_EVALUATOR_MAX_VERSIONS ||
+                  n >= sizeof tok || parse_i64(tok, 0, INT64_MAX, &v) != 0)) {
       fprintf(stderr,
-              "probs-evaluator: bad --versions item '%s' (versions >= "
+              "probs-evaluator: bad --versions item '%.*s' (versions >= "
               "0, at most %d)\n",
-              tok, PB_EVALUATOR_MAX_VERSIONS);
+              (int)n, p, PB_EVALUATOR_MAX_VERSIONS);
       return 2;
     }
-    eo->versions[eo->n_versions++] = (uint64_t)v;
+    if (n > 0) eo->versions[eo->n_versions++] = (uint64_t)v;
+    p += n;
   }
   return 0;
 }
 
-/* One of the evaluator's own options. 0, or 2 after a message. */
-static int own_option(int c, char *arg, pb_evaluator_opts_t *eo, args_t *a) {
-  switch (c) {
-    case 'd':
-      a->run_dir = arg;
-      return 0;
-    case 'a':
-      eo->all = 1;
-      return 0;
-    case 'V':
-      return parse_versions(arg, eo);
-    case 'o':
-      eo->once = 1;
-      return 0;
-    case 'u':
-      if (parse_i64(arg, 0, INT64_MAX, &eo->until) == 0) return 0;
-      fprintf(stderr, "probs-evaluator: bad --until '%s' (a version >= 0)\n",
-              arg);
-      return 2;
-    case 'A':
-      if (eo->n_anchors == PB_EVALUATOR_MAX_ANCHORS) {
-        fprintf(stderr, "probs-evaluator: more than %d --anchor\n",
-                PB_EVALUATOR_MAX_ANCHORS);
-        return 2;
-      }
-      eo->anchors[eo->n_anchors++] = arg;
-      return 0;
-    case 'P':
-      eo->png = 0;
-      return 0;
-    case 'n':
-      if (parse_i64(arg, 0, 19, &a->nice) == 0) return 0;
-      fprintf(stderr, "probs-evaluator: bad --nice '%s' (0..19)\n", arg);
-      return 2;
-    case 'q':
-      a->quiet = 1;
-      return 0;
-    default:
-      usage(stderr);
-      return 2;
-  }
-}
-
-/* The command line into *e, *eo and *a, and the config into eo->cfg.
- * -1 to go on, or the exit status. */
-static int parse_args(int argc, char **argv, pb_entry_t *e,
+/* The values of the evaluator's own options into eo and a. 0, or 2
+ * after a message. */
+static int own_values(const char *const *versions, int nversions,
+                      const char *until, const char *nice,
                       pb_evaluator_opts_t *eo, args_t *a) {
-  static const struct option opts[] = {{"run-dir", required_argument, 0, 'd'},
-                                       {"all", no_argument, 0, 'a'},
-                                       {"versions", required_argument, 0, 'V'},
-                                       {"once", no_argument, 0, 'o'},
-                                       {"until", required_argument, 0, 'u'},
-                                       {"anchor", required_argument, 0, 'A'},
-                                       {"no-png", no_argument, 0, 'P'},
-                                       {"nice", required_argument, 0, 'n'},
-                                       {"no-stderr", no_argument, 0, 'q'},
-                                       PB_ENTRY_OPTIONS,
-                                       {0, 0, 0, 0}};
-  int c;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    int rc = pb_entry_option(e, c, optarg);
-    if (rc == PB_ENTRY_NEXT) continue;
-    if (rc >= 0) return rc;
-    if ((rc = own_option(c, optarg, eo, a)) != 0) return rc;
+  for (int i = 0; i < nversions; i++)
+    if (parse_versions(versions[i], eo) != 0) return 2;
+  if (until != NULL && parse_i64(until, 0, INT64_MAX, &eo->until) != 0) {
+    fprintf(stderr, "probs-evaluator: bad --until '%s' (a version >= 0)\n",
+            until);
+    return 2;
   }
-  if (argc - optind > 1 || (a->run_dir == NULL && optind == argc)) {
-    usage(stderr);
+  if (nice != NULL && parse_i64(nice, 0, 19, &a->nice) != 0) {
+    fprintf(stderr, "probs-evaluator: bad --nice '%s' (0..19)\n", nice);
     return 2;
   }
   if ((eo->all || eo->n_versions > 0) &&
@@ -166,18 +116,56 @@ static int parse_args(int argc, char **argv, pb_entry_t *e,
             "other, --once or --until\n");
     return 2;
   }
+  return 0;
+}
+
+/* The command line into *e, *eo and *a. -1 to go on, or the exit
+ * status. */
+static int parse_args(int argc, char **argv, pb_entry_t *e,
+                      pb_evaluator_opts_t *eo, args_t *a) {
+  const char *versions[PB_EVALUATOR_MAX_VERSIONS];
+  const char *until = NULL, *nice = NULL;
+  int nversions = 0, no_png = 0, npos = 0;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE("run-dir", 0, &a->run_dir),
+      PB_OPTS_FLAG("all", 0, &eo->all),
+      PB_OPTS_LIST("versions", 0, versions, &nversions,
+                   PB_EVALUATOR_MAX_VERSIONS),
+      PB_OPTS_FLAG("once", 0, &eo->once),
+      PB_OPTS_VALUE("until", 0, &until),
+      PB_OPTS_LIST("anchor", 0, eo->anchors, &eo->n_anchors,
+                   PB_EVALUATOR_MAX_ANCHORS),
+      PB_OPTS_FLAG("no-png", 0, &no_png),
+      PB_OPTS_VALUE("nice", 0, &nice),
+      PB_OPTS_FLAG("no-stderr", 0, &a->quiet),
+      PB_ENTRY_OPTS(e)};
+  const pb_opts_t cl = {e->prog,    usage, rows, PB_OPTS_N(rows),
+                        &a->config, 1,     &npos};
+  int rc = pb_entry_check(e, pb_opts_parse(&cl, argc, argv));
+  if (rc != PB_ENTRY_GO) return rc;
+  if (a->run_dir == NULL && npos == 0)
+    return pb_opts_fail(&cl, "give --run-dir DIR (or CONFIG)");
+  if (no_png) eo->png = 0;
+  return own_values(versions, nversions, until, nice, eo, a) != 0 ? 2 : -1;
+}
+
+/* The config into eo->cfg: CONFIG, or the run's own; the run directory
+ * of --all and --versions checked. -1 to go on, or the exit status. */
+static int load_config(const pb_entry_t *e, pb_evaluator_opts_t *eo,
+                       const args_t *a) {
   pb_err_t err;
   pb_err_clear(&err);
   char path[PB_RUNDIR_PATH_MAX];
-  const char *cfg_path = optind < argc ? argv[optind] : NULL;
+  const char *cfg_path = a->config;
   if (cfg_path == NULL) {
     pb_rundir_path(a->run_dir, PB_RUNDIR_CONFIG, path, sizeof path);
     cfg_path = path;
   }
   if (pb_config_setup(&eo->cfg, cfg_path, e->sets, e->nsets, a->run_dir,
                       &err) != 0) {
-    fprintf(stderr, "probs-evaluator: %s%s\n", err.msg,
-            optind < argc ? "" : " (give the config as the first argument)");
+    fprintf(
+        stderr, "probs-evaluator: %s%s\n", err.msg,
+        a->config != NULL ? "" : " (give the config as the first argument)");
     return 2;
   }
   struct stat st;
@@ -196,8 +184,9 @@ int main(int argc, char **argv) {
   pb_entry_init(&e, "probs-evaluator", usage);
   pb_evaluator_opts_t eo;
   pb_evaluator_opts_default(&eo);
-  args_t a = {NULL, 0, 10};
+  args_t a = {NULL, NULL, 0, 10};
   int rc = parse_args(argc, argv, &e, &eo, &a);
+  if (rc < 0) rc = load_config(&e, &eo, &a);
   if (rc >= 0) return rc;
   pb_err_t err;
   pb_err_clear(&err);

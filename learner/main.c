@@ -17,7 +17,6 @@
  * directory did not exist before, main() removes learner.log and the
  * directories it made as well (the reason is on stderr). In a run
  * directory that was there, learner.log keeps the reason. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,34 +58,21 @@ static int is_dir(const char *p) {
 
 int main(int argc, char **argv) {
   if (pb_die_with_parent_or_say("probs-learner") != 0) return 1;
-  static const struct option opts[] = {
-      {"run-dir", required_argument, 0, 'd'},
-      {"resume", no_argument, 0, 'r'},
-      {"restart", no_argument, 0, 'R'},
-      {"run-id", required_argument, 0, 'I'},
-      PB_ENTRY_OPTIONS,
-      {0, 0, 0, 0}};
   pb_entry_t e;
   pb_entry_init(&e, "probs-learner", usage);
-  const char *run_dir = NULL, *run_id = NULL;
-  int resume = 0, c;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    int rc = pb_entry_option(&e, c, optarg);
-    if (rc == PB_ENTRY_NEXT) continue;
-    if (rc >= 0) return rc;
-    switch (c) {
-    case 'd': run_dir = optarg; break;
-    case 'r': resume |= PB_LEARNER_RESUME; break;
-    case 'R': resume |= PB_LEARNER_RESTART; break;
-    case 'I': run_id = optarg; break;
-    default: usage(stderr); return 2;
-    }
-  }
-  if (optind != argc - 1) {
-    usage(stderr);
-    return 2;
-  }
-  const char *arg = argv[optind];
+  const char *run_dir = NULL, *run_id = NULL, *pos[1];
+  int resume = 0, restart = 0, npos = 0;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE("run-dir", 0, &run_dir), PB_OPTS_FLAG("resume", 0, &resume),
+      PB_OPTS_FLAG("restart", 0, &restart), PB_OPTS_VALUE("run-id", 0, &run_id),
+      PB_ENTRY_OPTS(&e)};
+  const pb_opts_t cl = {e.prog, usage, rows, PB_OPTS_N(rows), pos, 1, &npos};
+  int rc = pb_entry_check(&e, pb_opts_parse(&cl, argc, argv));
+  if (rc != PB_ENTRY_GO) return rc;
+  if (npos != 1) return pb_opts_fail(&cl, "missing CONFIG (or RUN_DIR)");
+  resume =
+      (resume ? PB_LEARNER_RESUME : 0) | (restart ? PB_LEARNER_RESTART : 0);
+  const char *arg = pos[0];
   char cfg_path[4200];
   if (is_dir(arg)) {
     /* probs-learner --resume RUN_DIR */
@@ -146,7 +132,7 @@ int main(int argc, char **argv) {
     pb_rundir_undo_run(&undo, NULL);
     return PB_SUPERVISE_EXIT_FATAL;
   }
-  int rc = pb_learner_run(l, &err);
+  rc = pb_learner_run(l, &err);
   if (rc != 0) pb_log_error(log, "learner failed: %s", err.msg);
   pb_learner_destroy(&l);
   pb_log_destroy(&log);

@@ -10,34 +10,20 @@ void pb_entry_init(pb_entry_t *e, const char *prog, void (*usage)(FILE *f)) {
   e->usage = usage;
 }
 
-int pb_entry_option(pb_entry_t *e, int c, const char *arg) {
-  switch (c) {
-    case PB_ENTRY_SET:
-      if (strchr(arg, '=') == NULL || arg[0] == '=') {
-        fprintf(stderr, "%s: --set '%s': expected KEY=VALUE\n", e->prog, arg);
-        return 2;
-      }
-      if (e->nsets == PB_ENTRY_MAX_SETS) {
-        fprintf(stderr, "%s: more than %d --set options\n", e->prog,
-                PB_ENTRY_MAX_SETS);
-        return 2;
-      }
-      e->sets[e->nsets++] = arg;
-      return PB_ENTRY_NEXT;
-    case PB_ENTRY_KEYS:
-      pb_config_print_keys(stdout);
-      return 0;
-    case PB_ENTRY_HELP:
-    case 'h':
-      e->usage(stdout);
-      return 0;
-    case '?':
-    case ':':
-      e->usage(stderr);
+int pb_entry_check(const pb_entry_t *e, int parsed) {
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
+  for (int i = 0; i < e->nsets; i++) {
+    const char *arg = e->sets[i];
+    if (strchr(arg, '=') == NULL || arg[0] == '=') {
+      fprintf(stderr, "%s: --set '%s': expected KEY=VALUE\n", e->prog, arg);
       return 2;
-    default:
-      return PB_ENTRY_NOT_SHARED;
+    }
   }
+  if (e->keys) {
+    pb_config_print_keys(stdout);
+    return 0;
+  }
+  return PB_ENTRY_GO;
 }
 
 int pb_entry_config(const pb_entry_t *e, pb_config_t *cfg, const char *path,

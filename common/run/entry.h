@@ -2,21 +2,20 @@
  * KEY=VALUE, --keys and --help, the config they make, and the signals
  * that stop the process.
  *
- * probs-learner, probs-actor, probs-evaluator and the `probs train` and
- * `probs testset` commands use it, so these options read and fail the same
- * way everywhere. A main() lists its own options with the shared ones and
- * lets pb_entry_option see every result of getopt_long first:
+ * probs-learner, probs-actor, probs-evaluator and `probs train` use it, so
+ * these options read and fail the same way everywhere. A main() puts the
+ * shared options in its own table of options (common/base/opts.h) and lets
+ * pb_entry_check see the result of parsing first:
  *
- *     static const struct option opts[] = {
- *         {"role", required_argument, 0, 'r'}, PB_ENTRY_OPTIONS, {0}};
  *     pb_entry_t e;
  *     pb_entry_init(&e, "probs-actor", usage);
- *     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
- *       int rc = pb_entry_option(&e, c, optarg);
- *       if (rc == PB_ENTRY_NEXT) continue;
- *       if (rc >= 0) return rc;              // --help, --keys, a bad option
- *       switch (c) { case 'r': ... }         // the program's own options
- *     }
+ *     const pb_opts_row_t rows[] = {PB_OPTS_VALUE("role", 0, &role),
+ *                                   PB_ENTRY_OPTS(&e)};
+ *     const pb_opts_t o = {e.prog, usage, rows, PB_OPTS_N(rows), pos, 1,
+ *                          &npos};
+ *     int rc = pb_entry_check(&e, pb_opts_parse(&o, argc, argv));
+ *     if (rc != PB_ENTRY_GO) return rc;   // --help, --keys, a bad option
+ *     ...                                 // the program's own options
  *     if (pb_entry_config(&e, &cfg, path, run_dir) != 0) return 2;
  */
 #ifndef PB_ENTRY_H
@@ -26,47 +25,44 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "opts.h"
 
 #define PB_ENTRY_MAX_SETS 256
-
-/* The getopt_long codes of the shared options (above any character). */
-enum { PB_ENTRY_SET = 0x1000, PB_ENTRY_KEYS, PB_ENTRY_HELP };
-
-/* Their rows of a `struct option` table (<getopt.h>). -h is --help too
- * when the program's short options include "h". */
-#define PB_ENTRY_OPTIONS                         \
-  {"set", required_argument, 0, PB_ENTRY_SET},   \
-      {"keys", no_argument, 0, PB_ENTRY_KEYS}, { \
-    "help", no_argument, 0, PB_ENTRY_HELP        \
-  }
-
-/* What pb_entry_option returns besides an exit status (>= 0). */
-enum { PB_ENTRY_NOT_SHARED = -1, PB_ENTRY_NEXT = -2 };
 
 typedef struct pb_entry {
   const char *prog;       /* "probs-actor", "probs train": starts messages */
   void (*usage)(FILE *f); /* the program's usage text */
   const char *sets[PB_ENTRY_MAX_SETS]; /* the --set arguments, in order */
   int nsets;
+  int keys; /* --keys was given */
 } pb_entry_t;
 
+/* The rows of the shared options in a table of pb_opts_row_t, filling
+ * *e: --set KEY=VALUE (repeatable, at most PB_ENTRY_MAX_SETS times) and
+ * --keys. --help/-h is every table's (pb_opts_parse). */
+#define PB_ENTRY_OPTS(e)                                             \
+  PB_OPTS_LIST("set", 0, (e)->sets, &(e)->nsets, PB_ENTRY_MAX_SETS), \
+      PB_OPTS_FLAG("keys", 0, &(e)->keys)
+
+/* What pb_entry_check returns when main() goes on (an exit status is
+ * >= 0). */
+enum { PB_ENTRY_GO = -1 };
+
 /* Starts *e for program `prog` (borrowed, for messages) with its usage
- * printer. */
+ * printer: no --set, no --keys. */
 void pb_entry_init(pb_entry_t *e, const char *prog, void (*usage)(FILE *f));
 
-/* Looks at one result c of getopt_long (arg: its optarg):
- *   --set KEY=VALUE  kept in e->sets (the form is checked here, the key
- *                    and value by pb_entry_config): PB_ENTRY_NEXT, or 2
- *                    after "PROG: --set 'X': expected KEY=VALUE" or "PROG:
- *                    more than 256 --set options" on stderr;
- *   --keys           every config key with its default and range on
- *                    stdout (pb_config_print_keys): 0;
- *   --help or 'h'    the usage on stdout: 0;
- *   '?' or ':'       (getopt_long has already named the bad option) the
- *                    usage on stderr: 2.
- * Anything else is the program's own: PB_ENTRY_NOT_SHARED. A result >= 0
- * is the exit status main() should return at once. */
-int pb_entry_option(pb_entry_t *e, int c, const char *arg);
+/* Looks at `parsed`, what pb_opts_parse returned for a table holding
+ * PB_ENTRY_OPTS(e), and at the shared options it stored:
+ *   PB_OPTS_HELP, PB_OPTS_USAGE  (already said) 0 or 2;
+ *   a --set not of the form KEY=VALUE (the key and value are checked by
+ *                pb_entry_config): 2 after "PROG: --set 'X': expected
+ *                KEY=VALUE" on stderr;
+ *   --keys       every config key with its default and range on stdout
+ *                (pb_config_print_keys): 0;
+ *   else         PB_ENTRY_GO: main() goes on with its own options.
+ * A result >= 0 is the exit status main() should return at once. */
+int pb_entry_check(const pb_entry_t *e, int parsed);
 
 /* The config of the process (pb_config_setup): defaults, the YAML file at
  * `path`, every --set in order, run.dir = run_dir when not NULL, then the
