@@ -31,7 +31,7 @@
  *              then pb_learner_run: starts the handles and the first phase
  *              (pb__start_selfplay), then uv_run, whose turns call
  *                pb__on_zpoll (peers.c) when the ROUTER is readable;
- *                on_tick (100 ms): pb__drain, expire leases, the DONE
+ *                on_tick (100 ms): pb__drain, expire leases (trust.c), the DONE
  *                  announcements, pb__log_progress;
  *                on_signal: stop after the running job (pb__shutdown_loop);
  *                the jobs' and the HTTP server's callbacks;
@@ -42,6 +42,10 @@
  *              on_heartbeat, on_bye.
  *   spot.c     the spot check: pb__spot_sample, pb__spot_kick ->
  *              spot_work / spot_done -> quarantine; pb__refused.
+ *   trust.c    leases: on_tick's expiries -> pb__trust_expired (one
+ *              item at a time, none, quarantine); on_work_request asks
+ *              pb__trust_allows; pb__trust_admit limits new connections
+ *              per address; the table of keys and addresses.
  *   phases.c   the phases and jobs: pb__start_selfplay, pb__selfplay_done
  *              -> job TRAIN_V -> start_search -> pb__search_maybe_done ->
  *              job TRAIN_Q (checkpoint) -> next iteration or DONE;
@@ -77,22 +81,12 @@ _Static_assert(PB_RUNDIR_RUN_ID_MAX <= PB_MSG_ID_MAX,
 
 /* ---- the loop's turn -------------------------------------------------- */
 
-static void expired(pb_learner_t *l, const char *what, size_t index,
-                    uint32_t worker) {
-  l->leases_expired++;
-  const peer_t *p = pb__peer_by_serial(l, worker);
-  pb_log_warn(l->log,
-              "lease of %s item %zu (%s) expired; re-queued for another "
-              "worker",
-              what, index, p && p->sender[0] ? p->sender : "worker gone");
-}
-
 static void on_expire(void *ctx, size_t index, uint32_t worker) {
-  expired(ctx, "search", index, worker);
+  pb__trust_expired(ctx, "search", index, worker);
 }
 
 static void on_expire_sp(void *ctx, size_t index, uint32_t worker) {
-  expired(ctx, "selfplay", index, worker);
+  pb__trust_expired(ctx, "selfplay", index, worker);
 }
 
 /* Self-play or search waits for workers: with none the learner accepts
@@ -284,7 +278,9 @@ static int open_trainer(pb_learner_t *l, const char *latest, pb_err_t *err) {
   char path[4200];
   snprintf(path, sizeof path, "%s/metrics.jsonl", cfg->run.dir);
   pb_rundir_undo_note(&l->undo, path);
-  if ((l->metrics = pb_metrics_new(path, err)) == NULL) goto fail;
+  if ((l->metrics = pb_metrics_new(path, err)) == NULL ||
+      pb_metrics_set_async(l->metrics, PB_LEARNER_SPOOL_BYTES, err) != 0)
+    goto fail;
   if ((l->learn = pb_learn_new(cfg, err)) == NULL ||
       (l->iter = pb_iter_new(&l->cfg, l->learn, err)) == NULL)
     goto fail;

@@ -6,9 +6,18 @@
  * (work) through its file descriptor, the PUB (announcements), the HTTP
  * server (/metrics, /status), timers (leases, progress) and signals.
  * Training steps and checkpoints run on libuv's thread pool so the loop
- * keeps answering workers (with NoWork) and HTTP while they run. */
+ * keeps answering workers (with NoWork) and HTTP while they run.
+ *
+ * Nothing on the loop waits for the disk: metrics.jsonl lines go to a
+ * spool whose thread writes them (common/base/spool.h), and so do the log's
+ * lines once main has made the log asynchronous (pb_log_set_async, with
+ * PB_LEARNER_SPOOL_BYTES); a stalled disk fills the spool, then lines are
+ * dropped and counted. /status reports the stall ("disk") and /metrics
+ * (probs_disk_stalled_seconds). */
 #ifndef PB_LEARNER_H
 #define PB_LEARNER_H
+
+#define PB_LEARNER_SPOOL_BYTES (4u << 20) /* per spool: log, metrics */
 
 #include "config.h"
 #include "err.h"

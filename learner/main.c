@@ -120,6 +120,14 @@ int main(int argc, char **argv) {
     pb_rundir_undo_run(&undo, NULL);
     return 1;
   }
+  /* From here on no line waits for the disk: a thread writes them
+   * (learner.h), so that a stalled disk never stops the loop. */
+  if (pb_log_set_async(log, PB_LEARNER_SPOOL_BYTES, &err) != 0) {
+    fprintf(stderr, "probs-learner: %s\n", err.msg);
+    pb_log_destroy(&log);
+    pb_rundir_undo_run(&undo, NULL);
+    return 1;
+  }
   /* Process-wide torch settings, before any thread exists. */
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(cfg.model.threads);

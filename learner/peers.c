@@ -78,6 +78,21 @@ static size_t share(pb_learner_t *l, const pb_workq_t *q, int role) {
   return k > 0 ? k : 1;
 }
 
+/* Leases p an item of q if its record allows (trust.c): its share, or
+ * one at a time; items that came back only when its record is clean. */
+static int lease_for(pb_learner_t *l, const peer_t *p, pb_workq_t *q, int role,
+                     size_t *idx, uint64_t *id) {
+  size_t most;
+  int trusted;
+  if (!pb__trust_allows(l, p, share(l, q, role), &most, &trusted))
+    return PB_EAGAIN;
+  const double lease = l->cfg.net.lease_ms / 1000.0;
+  return trusted
+             ? pb_workq_lease(q, now(l), lease, p->serial, most, idx, id)
+             : pb_workq_lease_untrusted(q, now(l), lease, p->serial, most,
+                                        idx, id);
+}
+
 static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   const pb_config_t *c = &l->cfg;
   int role = m->work_request.role;
@@ -87,13 +102,10 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   pb_msg_t r;
   size_t idx;
   uint64_t id;
-  const double lease = c->net.lease_ms / 1000.0;
-  const uint32_t who = p->serial;
   if (role == PB_ROLE_ACTOR && !l->stopping &&
       pb_iter_selfplay_iter(l->iter) != 0 &&
       (l->phase == PH_SELFPLAY || pb__pipelined(l)) &&
-      pb_workq_lease(l->spq, now(l), lease, who, share(l, l->spq, role), &idx,
-                     &id) == 0) {
+      lease_for(l, p, l->spq, role, &idx, &id) == 0) {
     pb_algo_item_t item;
     pb_iter_selfplay_item(l->iter, idx, &item);
     pb__init_msg(l, &r, PB_MSG_WORK_ITEM);
@@ -111,8 +123,7 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     return;
   }
   if (l->phase == PH_SEARCH && role == PB_ROLE_SEARCHER && !l->stopping &&
-      pb_workq_lease(l->wq, now(l), lease, who, share(l, l->wq, role), &idx,
-                     &id) == 0) {
+      lease_for(l, p, l->wq, role, &idx, &id) == 0) {
     size_t first, cnt;
     pb_iter_search_item(l->iter, idx, &first, &cnt);
     pb__init_msg(l, &r, PB_MSG_WORK_ITEM);
@@ -238,6 +249,7 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   l->positions_in += npos;
   p->items++;
   p->positions += npos;
+  pb__trust_done(l, p);
   if (l->phase == PH_SELFPLAY && pb_workq_finished(l->spq))
     pb__selfplay_done(l);
 }
@@ -272,6 +284,7 @@ static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   l->positions_in += want;
   p->items++;
   p->positions += want;
+  pb__trust_done(l, p);
   l->item_owner[idx] = (owner_t){(uint32_t)(p - l->peers), p->serial};
   pb__spot_sample(l, p, idx, first, want);
   pb__spot_kick(l);
@@ -315,6 +328,27 @@ static void on_bye(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   p->used = 0;
 }
 
+/* The peer of a message: known, or new if its address may open another
+ * connection now (trust.c) and the table has room for it (sockets.c);
+ * else NULL, and the message is dropped. */
+static peer_t *peer_of(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
+                       const char *addr) {
+  peer_t *p = pb__peer_find(l, rid, rid_len, 0);
+  if (p != NULL) return p;
+  if (!pb__trust_admit(l, addr)) return NULL;
+  p = pb__peer_find(l, rid, rid_len, 1);
+  if (p == NULL) {
+    l->peers_full++;
+    if (pb__may_warn(l))
+      pb_log_warn(l->log,
+                  "a message of a new connection (address %s) dropped: all "
+                  "%d entries of the table of peers (net.max_workers) hold "
+                  "leases",
+                  addr && addr[0] ? addr : "?", l->max_peers);
+  }
+  return p;
+}
+
 static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
                    const char *key, const char *addr, const uint8_t *buf,
                    size_t len) {
@@ -334,13 +368,17 @@ static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
       pb_log_warn(l->log, "dropped a message from peer %s (sender '%s'): %s",
                   who, m.header.sender_id, err.msg);
     if (rc == PB_EMISMATCH) {
-      peer_t *p = pb__peer_find(l, rid, rid_len, 1);
-      pb__reject(l, p, PB_EMISMATCH, err.msg);
+      peer_t *p = peer_of(l, rid, rid_len, addr);
+      if (p != NULL) pb__reject(l, p, PB_EMISMATCH, err.msg);
     }
     pb_msg_free(&m);
     return;
   }
-  peer_t *p = pb__peer_find(l, rid, rid_len, 1);
+  peer_t *p = peer_of(l, rid, rid_len, addr);
+  if (p == NULL) {
+    pb_msg_free(&m);
+    return;
+  }
   p->last_seen = now(l);
   if (key != NULL && p->key[0] == '\0')
     snprintf(p->key, sizeof p->key, "%s", key);

@@ -33,9 +33,22 @@ void pb__rid_text(const uint8_t *rid, size_t n, char *out, size_t cap) {
   out[k < cap ? k : cap - 1] = '\0';
 }
 
+/* Which entry goes first when the table is full (lower: sooner): one
+ * without a key that never worked, then one that never worked, then the
+ * others. One that holds a lease never goes (holds()). */
+static int evict_class(const peer_t *p) {
+  if (p->items == 0) return p->key[0] == '\0' ? 0 : 1;
+  return 2;
+}
+
+static int holds(const pb_learner_t *l, const peer_t *p) {
+  return pb_workq_held(l->wq, p->serial) + pb_workq_held(l->spq, p->serial) >
+         0;
+}
+
 peer_t *pb__peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
                       int create) {
-  int free_slot = -1, oldest = -1;
+  int free_slot = -1;
   for (int i = 0; i < l->max_peers; i++) {
     peer_t *p = &l->peers[i];
     if (!p->used) {
@@ -43,10 +56,24 @@ peer_t *pb__peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
       continue;
     }
     if (p->rid_len == n && !memcmp(p->rid, rid, n)) return p;
-    if (oldest < 0 || p->last_seen < l->peers[oldest].last_seen) oldest = i;
   }
   if (!create) return NULL;
-  int k = free_slot >= 0 ? free_slot : oldest; /* full: forget the stalest */
+  int k = free_slot;
+  if (k < 0) { /* full: forget one (state.h) */
+    int best = -1;
+    for (int i = 0; i < l->max_peers; i++) {
+      const peer_t *p = &l->peers[i];
+      int c = evict_class(p);
+      /* Whether it holds a lease (O(items)) only for a better candidate. */
+      if ((k < 0 || c < best ||
+           (c == best && p->last_seen < l->peers[k].last_seen)) &&
+          !holds(l, p)) {
+        k = i;
+        best = c;
+      }
+    }
+    if (k < 0) return NULL;
+  }
   peer_t *p = &l->peers[k];
   pb__peer_forget(p);
   memset(p, 0, sizeof *p);

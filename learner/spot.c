@@ -16,7 +16,9 @@
  * re-queued; it, its sender id, its key, and new connections from its
  * address are refused for the rest of the learner's life (connections of
  * a banned address that never disagreed keep working). The search phase
- * ends (phases.c) only when every check is done. */
+ * ends (phases.c) only when every check is done. The table of keys and
+ * addresses is trust.c's, whose lease tallies quarantine too: pb__refused
+ * refuses a peer for either reason and says which. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,39 +93,20 @@ static int is_banned(const pb_learner_t *l, const char *id) {
   return 0;
 }
 
-/* The tally of a key or an address; with create, a new one (a free entry,
- * else the least recently seen one that is not banned). NULL when unknown
- * or when the table is full of banned ones. */
-static ident_t *ident_find(pb_learner_t *l, int kind, const char *id,
-                           int create) {
-  ident_t *free_e = NULL, *stale = NULL;
-  for (int i = 0; i < IDENTS_MAX; i++) {
-    ident_t *e = &l->idents[i];
-    if (e->kind == kind && !strcmp(e->id, id)) return e;
-    if (e->kind == 0) {
-      if (free_e == NULL) free_e = e;
-    } else if (!e->banned && (stale == NULL || e->last < stale->last)) {
-      stale = e;
-    }
-  }
-  ident_t *fresh = free_e != NULL ? free_e : stale;
-  if (!create || fresh == NULL) return NULL;
-  memset(fresh, 0, sizeof *fresh);
-  fresh->kind = (uint8_t)kind;
-  snprintf(fresh->id, sizeof fresh->id, "%s", id);
-  return fresh;
-}
-
-/* Whether p is refused by its key or its address. */
+/* Whether p is refused by its key or its address: why (QUAR_*), or 0. */
 static int ident_refuses(pb_learner_t *l, const peer_t *p) {
   if (p->key[0] != '\0') {
-    const ident_t *k = ident_find(l, IDENT_KEY, p->key, 0);
-    if (k != NULL && k->banned) return 1;
+    const ident_t *k = pb__ident_find(l, IDENT_KEY, p->key, 0);
+    if (k != NULL && k->banned) return k->banned;
   }
   if (p->addr[0] != '\0' && l->zap == NULL) {
-    const ident_t *a = ident_find(l, IDENT_ADDR, p->addr, 0);
-    if (a != NULL && a->banned && (p->disagreed || p->first_seen >= a->banned_at))
-      return 1;
+    const ident_t *a = pb__ident_find(l, IDENT_ADDR, p->addr, 0);
+    /* Refused: new connections; of the old ones, those that disagreed
+     * (spot check), or never delivered anything (leases: trust.c). */
+    if (a != NULL && a->banned &&
+        (p->disagreed || p->first_seen >= a->banned_at ||
+         (a->banned == QUAR_LEASES && p->items == 0)))
+      return a->banned;
   }
   return 0;
 }
@@ -143,7 +126,7 @@ static void quarantine(pb_learner_t *l, peer_t *p, const char *why,
   const uint32_t slot = (uint32_t)(p - l->peers);
   const owner_t who = {slot, p->serial};
   if (p->quarantined) return;
-  p->quarantined = 1;
+  p->quarantined = QUAR_SPOT;
   l->quarantined++;
   ban_sender(l, p->sender);
   size_t k = 0;
@@ -185,7 +168,7 @@ static void quarantine(pb_learner_t *l, peer_t *p, const char *why,
  * address, those that disagreed; the others keep working), and new ones
  * refused. */
 static void ban_ident(pb_learner_t *l, ident_t *e, const char *why) {
-  e->banned = 1;
+  e->banned = QUAR_SPOT;
   e->banned_at = now(l);
   int shared = 0;
   for (int i = 0; i < l->max_peers; i++) {
@@ -237,7 +220,7 @@ static void tally(pb_learner_t *l, peer_t *p, float d, uint64_t ver) {
   count_in(&p->spot_tally, &p->spot_version, ver, d, tol);
   if (!p->quarantined && pb_spot_failed(&p->spot_tally, most))
     quarantine(l, p, "its connection", &p->spot_tally);
-  ident_t *k = p->key[0] ? ident_find(l, IDENT_KEY, p->key, 1) : NULL;
+  ident_t *k = p->key[0] ? pb__ident_find(l, IDENT_KEY, p->key, 1) : NULL;
   if (k != NULL) {
     k->last = now(l);
     count_in(&k->tally, &k->spot_version, ver, d, tol);
@@ -245,7 +228,7 @@ static void tally(pb_learner_t *l, peer_t *p, float d, uint64_t ver) {
       ban_ident(l, k, "its CURVE key");
   }
   ident_t *a = p->addr[0] && l->zap == NULL
-                   ? ident_find(l, IDENT_ADDR, p->addr, 1)
+                   ? pb__ident_find(l, IDENT_ADDR, p->addr, 1)
                    : NULL;
   if (a != NULL) {
     a->last = now(l);
@@ -362,17 +345,19 @@ void pb__spot_kick(pb_learner_t *l) {
  * of one, gets only refusals (rate limited: a refusal answers its requests
  * and results, nothing else). Returns 1 when the message is dropped. */
 int pb__refused(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
-  if (!p->quarantined && !is_banned(l, m->header.sender_id) &&
-      !ident_refuses(l, p))
-    return 0;
+  int why = p->quarantined;
+  if (!why && is_banned(l, m->header.sender_id)) why = QUAR_SPOT;
+  if (!why) why = ident_refuses(l, p);
+  if (!why) return 0;
   if (p->role == 0 && m->type == PB_MSG_WORK_REQUEST)
     p->role = m->work_request.role; /* counted among the refused */
   if (!p->quarantined) {
-    p->quarantined = 1;
-    pb_log_warn(l->log, "refused %s from quarantined %s (address %s)%s%s",
-                pb_msg_type_name(m->type), m->header.sender_id,
-                p->addr[0] ? p->addr : "?", p->key[0] ? " with key " : "",
-                p->key);
+    p->quarantined = why;
+    if (pb__may_warn(l))
+      pb_log_warn(l->log, "refused %s from quarantined %s (address %s)%s%s",
+                  pb_msg_type_name(m->type), m->header.sender_id,
+                  p->addr[0] ? p->addr : "?", p->key[0] ? " with key " : "",
+                  p->key);
   }
   l->msgs_bad++;
   if (m->type == PB_MSG_HELLO || m->type == PB_MSG_WORK_REQUEST ||
@@ -380,8 +365,12 @@ int pb__refused(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     if (m->type == PB_MSG_SEARCH_RESULT || m->type == PB_MSG_SELFPLAY_RESULT)
       l->results_dup++;
     pb__reject(l, p, PB_EDENIED,
-           "quarantined: this worker's search results disagreed with the "
-           "learner's spot check; see the learner's log");
+               why == QUAR_LEASES
+                   ? "quarantined: this worker's leases (or those of its key "
+                     "or address) kept expiring without a result; see the "
+                     "learner's log"
+                   : "quarantined: this worker's search results disagreed "
+                     "with the learner's spot check; see the learner's log");
   }
   return 1;
 }

@@ -9,6 +9,8 @@
  *              the learner sends
  *   status.c   /status, /metrics, the progress log, metrics.jsonl lines
  *   phases.c   the phases of an iteration and the jobs on the thread pool
+ *   trust.c    the table of keys and addresses; leases that expire and
+ *              what a worker's record earns it; Hello's rate per address
  *   spot.c     the spot check of search results and the quarantine
  *   peers.c    drain, handle() and the handlers of what workers send
  *   learner.c  lifecycle (new, run, destroy) and the loop's turn (tick,
@@ -59,14 +61,21 @@ typedef struct {
   double first_seen, last_seen;
   uint64_t items, positions;
   uint32_t serial;       /* tells a reused slot from the peer that left */
-  int quarantined;       /* refused: its results disagreed with the spot
-                          * check, or it is of a banned key or address */
+  int quarantined;       /* refused (QUAR_*): its results disagreed with
+                          * the spot check, its leases kept expiring, or
+                          * it is of a banned key or address */
+  uint32_t expired;      /* its leases that expired (trust.c) */
+  double last_expiry;
+  int trust_said;        /* the trust level last logged for it */
   int disagreed;         /* a position it delivered failed the spot check */
   int other_start;       /* its Hello named another start's run id */
   uint64_t spot_version; /* the iteration spot_tally counts for */
   pb_spot_tally_t spot_tally;
   wflight_t *wflight;    /* its weights replies in flight (NULL: none yet) */
 } peer_t;
+
+/* Why a peer or an ident is refused. */
+enum { QUAR_SPOT = 1, QUAR_LEASES = 2 };
 
 /* Who delivered a search item (by peer slot and serial). */
 typedef struct {
@@ -94,12 +103,18 @@ enum { IDENT_KEY = 1, IDENT_ADDR = 2 };
 #define IDENTS_MAX 256
 typedef struct {
   uint8_t kind; /* IDENT_*, 0 = free */
-  uint8_t banned;
+  uint8_t banned; /* QUAR_*, 0 = not */
   char id[64];  /* the key (Z85) or the address */
   uint32_t bad_conns;    /* its connections that delivered a disagreement */
   uint64_t spot_version; /* the iteration the tally counts for */
   pb_spot_tally_t tally;
   double banned_at, last;
+  /* its leases (trust.c): expired, and results taken */
+  uint32_t expired;
+  uint64_t done;
+  double last_expiry;
+  uint32_t withheld_conns; /* its connections whose first lease expired */
+  double tokens, t_tokens; /* new connections it may still open now */
 } ident_t;
 
 /* A weights buffer as served to workers. */
@@ -194,6 +209,11 @@ struct pb_learner {
   int n_banned;
   ident_t idents[IDENTS_MAX]; /* keys and addresses (spot.c) */
   uint64_t items_thrown; /* search items re-queued after a disagreement */
+  /* trust.c */
+  uint64_t lease_quarantined; /* connections refused for their leases */
+  uint64_t conns_limited;     /* new connections dropped: Hello's rate */
+  uint64_t peers_full;        /* messages of new connections dropped: every
+                                 entry of the table holds leases */
 
   /* no worker the learner accepts for the phase, since (0: there is one) */
   double starved_since, starved_warned;
@@ -254,8 +274,11 @@ int pb__may_warn(pb_learner_t *l);
 /* A routing id as hex text (for logs). */
 void pb__rid_text(const uint8_t *rid, size_t n, char *out, size_t cap);
 
-/* The peer of routing id rid; with create, a new entry (the stalest is
- * forgotten when the table is full), else NULL when unknown. */
+/* The peer of routing id rid; with create, a new entry. When the table is
+ * full an entry is forgotten, never one that holds a lease: first the
+ * stalest of those without a key that never worked, then of those that
+ * never worked, then of the others; NULL when every entry holds leases
+ * (or, without create, when rid is unknown). */
 peer_t *pb__peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
                       int create);
 
@@ -315,6 +338,40 @@ void pb__selfplay_done(pb_learner_t *l);
 /* Starts job TRAIN_Q when every search item is in and every spot check
  * done; does nothing otherwise. */
 void pb__search_maybe_done(pb_learner_t *l);
+
+/* ---- trust.c: keys and addresses, leases, what a record earns ---------- */
+
+/* The levels a worker's record earns (trust.c's top comment). */
+enum { TRUST_FULL = 0, TRUST_ONE, TRUST_NONE, TRUST_OUT };
+
+/* The entry of a key or an address (kind IDENT_*); with create, a new one
+ * (a free entry, else the least recently seen one that is not banned).
+ * NULL when unknown, or when the table is full of banned ones. */
+ident_t *pb__ident_find(pb_learner_t *l, int kind, const char *id, int create);
+
+/* A new connection from address addr (NULL, "": not known): whether the
+ * learner takes it (at most PB__CONN_BURST at once and PB__CONN_RATE a
+ * second per address); a refusal is counted and, rate limited, logged. */
+int pb__trust_admit(pb_learner_t *l, const char *addr);
+
+/* Lease `serial` of a `what` ("search", "selfplay") item expired: tallied
+ * for the connection, its key and its address, and whatever crosses a
+ * level is told so (the log, /status) or quarantined. */
+void pb__trust_expired(pb_learner_t *l, const char *what, size_t index,
+                       uint32_t serial);
+
+/* A result of p's was taken: tallied for its key and its address (its
+ * own count is p->items). */
+void pb__trust_done(pb_learner_t *l, const peer_t *p);
+
+/* What p may hold now: *max_held items (0: no limit beyond `share`),
+ * and whether an item that came back may go to it (*trusted). Returns 0
+ * when it gets no item now. */
+int pb__trust_allows(pb_learner_t *l, const peer_t *p, size_t share,
+                     size_t *max_held, int *trusted);
+
+/* p's level now (TRUST_*). */
+int pb__trust_level(pb_learner_t *l, const peer_t *p);
 
 /* ---- spot.c: the spot check of search results ------------------------- */
 

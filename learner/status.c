@@ -118,6 +118,19 @@ static long rss_kb(void) {
   return rss * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* The connections alive at each trust level (TRUST_*; quarantined ones
+ * of any reason at TRUST_OUT). */
+static void trust_levels(pb_learner_t *l, int lv[4]) {
+  lv[0] = lv[1] = lv[2] = lv[3] = 0;
+  for (int i = 0; i < l->max_peers; i++)
+    if (l->peers[i].used) lv[pb__trust_level(l, &l->peers[i])]++;
+}
+
+static double disk_stalled(const pb_learner_t *l) {
+  const double a = pb_log_stalled(l->log), b = pb_metrics_stalled(l->metrics);
+  return a > b ? a : b;
+}
+
 static char *status_json(pb_learner_t *l) {
   pb_workq_counts_t c;
   pb_workq_counts(phase_queue(l), &c);
@@ -168,6 +181,26 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "disagree", l->spot_disagree);
   pb_json_kuint(&j, "quarantined", l->quarantined);
   pb_json_kuint(&j, "items_thrown", l->items_thrown);
+  pb_json_obj_end(&j);
+  /* What the workers' leases earned them (trust.c): the connections at
+   * each level now, and the refusals. */
+  int lv[4];
+  trust_levels(l, lv);
+  pb_json_key(&j, "trust");
+  pb_json_obj_begin(&j);
+  pb_json_kint(&j, "one_item", lv[TRUST_ONE]);
+  pb_json_kint(&j, "no_item", lv[TRUST_NONE]);
+  pb_json_kuint(&j, "quarantined", l->lease_quarantined);
+  pb_json_kuint(&j, "connections_limited", l->conns_limited);
+  pb_json_kuint(&j, "peers_table_full", l->peers_full);
+  pb_json_obj_end(&j);
+  /* The log's and metrics' writer threads: how long the one waiting
+   * longest for the disk has waited (0: none), and what they dropped. */
+  pb_json_key(&j, "disk");
+  pb_json_obj_begin(&j);
+  pb_json_kdouble(&j, "stalled_s", disk_stalled(l));
+  pb_json_kuint(&j, "log_lines_dropped", pb_log_dropped(l->log));
+  pb_json_kuint(&j, "metrics_lines_dropped", pb_metrics_dropped(l->metrics));
   pb_json_obj_end(&j);
   pb_json_kdouble(&j, "uptime_s", now(l) - l->t_start);
   pb_json_kint(&j, "rss_kb", rss_kb());
@@ -238,6 +271,17 @@ static char *metrics_text(pb_learner_t *l) {
   C("positions_ingested_total", "Positions received in results.",
     l->positions_in);
   C("leases_expired_total", "Work leases that expired.", l->leases_expired);
+  C("lease_quarantined_total",
+    "Connections quarantined because their leases kept expiring.",
+    l->lease_quarantined);
+  C("connections_limited_total",
+    "New connections dropped: too many a second from one address.",
+    l->conns_limited);
+  G("disk_stalled_seconds",
+    "How long the log or metrics writer has waited for the disk (0: not).",
+    "%.3f", disk_stalled(l));
+  C("log_lines_dropped_total", "Log and metrics lines dropped: the disk did "
+    "not keep up.", pb_log_dropped(l->log) + pb_metrics_dropped(l->metrics));
   C("results_duplicate_total", "Duplicate or stale results dropped.",
     l->results_dup);
   C("spot_checked_total", "Search results the learner searched again.",

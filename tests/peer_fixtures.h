@@ -34,8 +34,12 @@ static inline void tp_peer_send(void *sock, const pb_msg_t *m) {
   uint8_t *buf;
   size_t len;
   pb_err_t err;
-  assert_int_equal(pb_msg_encode(m, &buf, &len, &err), 0);
-  assert_true(zmq_send(sock, buf, len, 0) == (int)len);
+  if (pb_msg_encode(m, &buf, &len, &err) != 0)
+    fail_msg("pb_msg_encode: %s", err.msg);
+  int rc;
+  while ((rc = zmq_send(sock, buf, len, 0)) < 0 && zmq_errno() == EINTR) {
+  }
+  if (rc != (int)len) fail_msg("zmq_send: %s", zmq_strerror(zmq_errno()));
   free(buf);
 }
 
@@ -58,6 +62,45 @@ static inline int tp_peer_recv(void *sock, int timeout_ms, pb_msg_t *out) {
     if (type >= 0) return type;
   }
   return -1;
+}
+
+/* A real learner on run dir `dir` with `config` and the `--set` of each
+ * of sets (NULL-terminated); its output goes to DIR/learner.out. */
+static inline pid_t tp_learner(const char *dir, const char *config,
+                               const char *const *sets) {
+  char path[512], out[512];
+  snprintf(path, sizeof path, "%s/probs-learner", PB_BIN_DIR);
+  snprintf(out, sizeof out, "%s/learner.out", dir);
+  char *argv[64] = {path, (char *)config, (char *)"--run-dir", (char *)dir};
+  int n = 4;
+  for (int i = 0; sets[i] != NULL && n < 60; i++) {
+    argv[n++] = (char *)"--set";
+    argv[n++] = (char *)sets[i];
+  }
+  argv[n] = NULL;
+  pid_t l = tp_spawn(argv, out);
+  assert_true(l > 0);
+  return l;
+}
+
+/* Waits for the learner l on dir to bind its sockets, then fills work and
+ * pub with the --set values for its workers and ep with the bare work
+ * endpoint (each 320 bytes). */
+static inline void tp_learner_bound(const char *dir, pid_t l, char *work,
+                                    char *pub, char *ep) {
+  tp_endpoints_t e;
+  if (!tp_endpoints(dir, l, 120, &e)) {
+    char out[512];
+    snprintf(out, sizeof out, "%s/learner.out", dir);
+    char *o = tp_slurp(out);
+    fail_msg("the learner wrote no RUN_DIR/endpoints: %s", o ? o : "");
+  }
+  /* The callers' buffers hold 320 bytes (the return values checked, so
+   * that an optimizing build's -Wformat-truncation has nothing to say). */
+  assert_true(snprintf(work, 320, "%s", e.work) < 320);
+  assert_true(snprintf(pub, 320, "%s", e.pub) < 320);
+  assert_true(snprintf(ep, 320, "%s", e.work + strlen("net.work_endpoint=")) <
+              320);
 }
 
 #endif

@@ -27,25 +27,6 @@
 /* Workers started here give up on a silent learner (no orphans). */
 #define GIVE_UP "net.give_up_s=60"
 
-/* Waits for the learner l on dir to bind its sockets, then fills work and
- * pub with the --set values for its workers and ep with the bare work
- * endpoint (each 320 bytes). */
-static void bound(const char *dir, pid_t l, char *work, char *pub, char *ep) {
-  tp_endpoints_t e;
-  if (!tp_endpoints(dir, l, 120, &e)) {
-    char out[512];
-    snprintf(out, sizeof out, "%s/learner.out", dir);
-    char *o = tp_slurp(out);
-    fail_msg("the learner wrote no RUN_DIR/endpoints: %s", o ? o : "");
-  }
-  /* The callers' buffers hold 320 bytes (the return values checked, so
-   * that an optimizing build's -Wformat-truncation has nothing to say). */
-  assert_true(snprintf(work, 320, "%s", e.work) < 320);
-  assert_true(snprintf(pub, 320, "%s", e.pub) < 320);
-  assert_true(snprintf(ep, 320, "%s", e.work + strlen("net.work_endpoint=")) <
-              320);
-}
-
 /* Peak resident memory of a process (VmHWM, kB), or -1. */
 static long vm_hwm_kb(pid_t pid) {
   char path[64], line[256];
@@ -85,7 +66,7 @@ static void test_learner_survives_garbage(void **state) {
                   (char *)ANY_PUB, NULL};
   pid_t l = tp_spawn(argv, out);
   assert_true(l > 0);
-  bound(dir, l, work, pub, ep);
+  tp_learner_bound(dir, l, work, pub, ep);
   snprintf(log, sizeof log, "%s/learner.log", dir);
   assert_true(tp_wait_for(log, "self-play of", 1, 120));
 
@@ -414,24 +395,6 @@ static void test_worker_backs_off(void **state) {
   fake_close(&f);
 }
 
-/* A real learner on run dir `dir` with the config and `--set` of each
- * of sets (NULL-terminated); its output goes to DIR/learner.out. */
-static pid_t spawn_learner(const char *dir, const char *const *sets) {
-  char path[512], out[512];
-  snprintf(path, sizeof path, "%s/probs-learner", BIN);
-  snprintf(out, sizeof out, "%s/learner.out", dir);
-  char *argv[64] = {path, (char *)CONFIG, (char *)"--run-dir", (char *)dir};
-  int n = 4;
-  for (int i = 0; sets[i] != NULL && n < 60; i++) {
-    argv[n++] = (char *)"--set";
-    argv[n++] = (char *)sets[i];
-  }
-  argv[n] = NULL;
-  pid_t l = tp_spawn(argv, out);
-  assert_true(l > 0);
-  return l;
-}
-
 /* A peer that takes a self-play item and heartbeats for it forever does
  * not stall the run: the lease ends at net.lease_max_ms, the item goes to
  * a real actor, and the run finishes. */
@@ -442,8 +405,8 @@ static void test_lease_hog_is_cut(void **state) {
   const char *sets[] = {ANY_WORK, ANY_PUB, "train.iterations=1",
                         "net.lease_ms=1000", "net.heartbeat_ms=200",
                         "net.lease_max_ms=3000", NULL};
-  pid_t l = spawn_learner(dir, sets);
-  bound(dir, l, work, pub, ep);
+  pid_t l = tp_learner(dir, CONFIG, sets);
+  tp_learner_bound(dir, l, work, pub, ep);
   snprintf(log, sizeof log, "%s/learner.log", dir);
 
   void *ctx = zmq_ctx_new();
@@ -532,8 +495,8 @@ static void test_weights_flood_bounded(void **state) {
                         "model.v.dense_units=96",
                         "model.q.dense_units=96",
                         NULL};
-  pid_t l = spawn_learner(dir, sets);
-  bound(dir, l, work, pub, ep);
+  pid_t l = tp_learner(dir, CONFIG, sets);
+  tp_learner_bound(dir, l, work, pub, ep);
   enum { CLIENTS = 4, REQUESTS = 100 };
   void *ctx = zmq_ctx_new();
   void *d[CLIENTS];
@@ -595,8 +558,8 @@ static void test_lying_searcher_quarantined(void **state) {
   tp_tmpdir(dir, sizeof dir, "liar");
   const char *sets[] = {ANY_WORK, ANY_PUB, "train.iterations=1",
                         "net.spot_check=0.05", NULL};
-  pid_t l = spawn_learner(dir, sets);
-  bound(dir, l, work, pub, ep);
+  pid_t l = tp_learner(dir, CONFIG, sets);
+  tp_learner_bound(dir, l, work, pub, ep);
   snprintf(log, sizeof log, "%s/learner.log", dir);
 
   /* A real actor; the real searcher comes once the liar has answered. */

@@ -228,6 +228,42 @@ static void test_ids_differ_between_queues(void **state) {
   assert_null(pb_workq_new(0, 0, &err));
 }
 
+/* An item that came back goes to a worker with a good record first: an
+ * untrusted worker gets the items that never came back, and a returned
+ * one only after the avoid time. */
+static void test_returned_items_go_to_the_trusted(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_workq_t *q = pb_workq_new(4, 1, &err);
+  assert_non_null(q);
+  pb_workq_set_avoid(q, 10.0);
+  assert_int_equal(pb_workq_reset(q, 2, &err), 0);
+  size_t i;
+  uint64_t id0, id;
+  assert_int_equal(pb_workq_lease_untrusted(q, 0.0, 1.0, 5, 0, &i, &id0), 0);
+  assert_int_equal(i, 0);
+  assert_int_equal(pb_workq_expire(q, 2.0, NULL, NULL), 1);
+  /* Item 0 is back: another untrusted worker gets item 1, not item 0. */
+  assert_int_equal(pb_workq_lease_untrusted(q, 2.0, 1.0, 6, 0, &i, &id), 0);
+  assert_int_equal(i, 1);
+  assert_int_equal(pb_workq_lease_untrusted(q, 2.1, 1.0, 7, 0, &i, &id),
+                   PB_EAGAIN);
+  /* A trusted one takes it. */
+  assert_int_equal(pb_workq_lease(q, 2.2, 1.0, 8, 0, &i, &id), 0);
+  assert_int_equal(i, 0);
+  assert_int_equal(id, id0);
+  /* Refused again: after the avoid time, anybody but its last holder. */
+  pb_workq_requeue(q, 0, 3.0);
+  assert_int_equal(pb_workq_lease_untrusted(q, 12.0, 1.0, 7, 0, &i, &id),
+                   PB_EAGAIN);
+  assert_int_equal(pb_workq_lease_untrusted(q, 13.5, 1.0, 7, 0, &i, &id), 0);
+  assert_int_equal(i, 0);
+  /* A new phase forgets what came back. */
+  assert_int_equal(pb_workq_reset(q, 1, &err), 0);
+  assert_int_equal(pb_workq_lease_untrusted(q, 14.0, 1.0, 5, 0, &i, &id), 0);
+  pb_workq_destroy(&q);
+}
+
 static void test_empty_phase(void **state) {
   (void)state;
   pb_err_t err;
@@ -249,6 +285,7 @@ int main(void) {
       cmocka_unit_test(test_share),
       cmocka_unit_test(test_lease_cap),
       cmocka_unit_test(test_ids_differ_between_queues),
+      cmocka_unit_test(test_returned_items_go_to_the_trusted),
       cmocka_unit_test(test_empty_phase),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "spool.h"
 
 #define PB__LOG_COMPONENT_MAX 32
 #define PB__LOG_LINE 1024 /* lines up to this long never touch the heap */
@@ -27,11 +28,14 @@ struct pb_log {
   int level;
   int to_stderr;
   int fd; /* -1 without a file */
+  pb_spool_t *spool;     /* pb_log_set_async; NULL: lines written here */
+  uint64_t dropped_said; /* the spool's drops already reported */
 };
 
 struct pb_metrics {
   pthread_mutex_t mu;
   int fd;
+  pb_spool_t *spool; /* pb_metrics_set_async */
 };
 
 static const char *level_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
@@ -109,6 +113,7 @@ pb_log_t *pb_log_new(const char *component, const char *path, int level,
 void pb_log_destroy(pb_log_t **logp) {
   if (logp == NULL || *logp == NULL) return;
   pb_log_t *log = *logp;
+  pb_spool_destroy(&log->spool);
   if (log->fd >= 0) close(log->fd);
   pthread_mutex_destroy(&log->mu);
   free(log);
@@ -149,6 +154,46 @@ static void timestamp(char *buf, size_t n) {
   timestamp_of(&ts, buf, n);
 }
 
+/* Queues a line (under log->mu), after a line saying how many were
+ * dropped since the last such line, when there is room for it. */
+static void spool_line(pb_log_t *log, const char *line, size_t len) {
+  const int e = log->to_stderr ? STDERR_FILENO : -1;
+  uint64_t d = pb_spool_dropped(log->spool);
+  if (d > log->dropped_said) {
+    char note[160], ts[40];
+    timestamp(ts, sizeof ts);
+    int n = snprintf(note, sizeof note,
+                     "%s %s WARN  %llu log line(s) dropped: the disk did not "
+                     "keep up\n",
+                     ts, log->component,
+                     (unsigned long long)(d - log->dropped_said));
+    if (n > 0 && pb_spool_put(log->spool, e, log->fd, note, (size_t)n) == 0)
+      log->dropped_said = d;
+  }
+  if (len + 12 > 65536) len = 65535 - 12; /* the spool takes lines this long */
+  (void)pb_spool_put(log->spool, e, log->fd, line, len);
+}
+
+int pb_log_set_async(pb_log_t *log, size_t capacity, pb_err_t *err) {
+  if (log == NULL) return pb_err_set(err, PB_EINVAL, "log: NULL logger");
+  if (log->spool != NULL) return 0;
+  if (capacity < 65536) capacity = 65536;
+  pb_spool_t *s = pb_spool_new(capacity, err);
+  if (s == NULL) return err && err->code ? err->code : PB_ENOMEM;
+  pthread_mutex_lock(&log->mu);
+  log->spool = s;
+  pthread_mutex_unlock(&log->mu);
+  return 0;
+}
+
+double pb_log_stalled(const pb_log_t *log) {
+  return log != NULL ? pb_spool_stalled(log->spool) : 0;
+}
+
+uint64_t pb_log_dropped(const pb_log_t *log) {
+  return log != NULL ? pb_spool_dropped(log->spool) : 0;
+}
+
 void pb_log_vwrite(pb_log_t *log, int level, const char *fmt, va_list ap) {
   if (!pb_log_enabled(log, level)) return;
   char stack[PB__LOG_LINE];
@@ -186,6 +231,10 @@ void pb_log_vwrite(pb_log_t *log, int level, const char *fmt, va_list ap) {
 
   if (log == NULL) {
     (void)write_all(STDERR_FILENO, line, len);
+  } else if (log->spool != NULL) {
+    pthread_mutex_lock(&log->mu);
+    spool_line(log, line, len);
+    pthread_mutex_unlock(&log->mu);
   } else {
     pthread_mutex_lock(&log->mu);
     if (log->to_stderr) (void)write_all(STDERR_FILENO, line, len);
@@ -269,6 +318,18 @@ int pb_metrics_write(pb_metrics_t *m, const char *line) {
       {head, (size_t)hn}, {(void *)rest, n}, {(void *)"\n", 1}};
   const size_t total = (size_t)hn + n + 1;
   int rc = 0;
+  if (m->spool != NULL) {
+    /* The whole line in one record; the spool writes it in one call. */
+    char stackbuf[4096];
+    char *b = total <= sizeof stackbuf ? stackbuf : malloc(total);
+    if (b == NULL) return PB_ENOMEM;
+    memcpy(b, head, (size_t)hn);
+    memcpy(b + hn, rest, n);
+    b[total - 1] = '\n';
+    rc = pb_spool_put(m->spool, -1, m->fd, b, total);
+    if (b != stackbuf) free(b);
+    return rc;
+  }
   pthread_mutex_lock(&m->mu);
   ssize_t w;
   do {
@@ -293,9 +354,26 @@ int pb_metrics_write(pb_metrics_t *m, const char *line) {
   return rc;
 }
 
+int pb_metrics_set_async(pb_metrics_t *m, size_t capacity, pb_err_t *err) {
+  if (m == NULL) return pb_err_set(err, PB_EINVAL, "metrics: NULL");
+  if (m->spool != NULL) return 0;
+  if (capacity < 65536) capacity = 65536;
+  m->spool = pb_spool_new(capacity, err);
+  return m->spool != NULL ? 0 : err && err->code ? err->code : PB_ENOMEM;
+}
+
+double pb_metrics_stalled(const pb_metrics_t *m) {
+  return m != NULL ? pb_spool_stalled(m->spool) : 0;
+}
+
+uint64_t pb_metrics_dropped(const pb_metrics_t *m) {
+  return m != NULL ? pb_spool_dropped(m->spool) : 0;
+}
+
 void pb_metrics_destroy(pb_metrics_t **mp) {
   if (mp == NULL || *mp == NULL) return;
   pb_metrics_t *m = *mp;
+  pb_spool_destroy(&m->spool);
   close(m->fd);
   pthread_mutex_destroy(&m->mu);
   free(m);

@@ -20,6 +20,7 @@
 #define PB_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "err.h"
 
@@ -35,8 +36,9 @@ typedef struct pb_log pb_log_t;
 pb_log_t *pb_log_new(const char *component, const char *path, int level,
                      pb_err_t *err);
 
-/* Closes the file and frees the logger; accepts NULL and sets *log to NULL.
- * No other thread may be using the logger. */
+/* Closes the file and frees the logger, after writing what its spool
+ * holds (waiting at most 5 s for the disk); accepts NULL and sets *log to
+ * NULL. No other thread may be using the logger. */
 void pb_log_destroy(pb_log_t **log);
 
 /* "debug", "info", "warn" (or "warning"), "error" -> PB_LOG_*; anything
@@ -55,6 +57,18 @@ int pb_log_enabled(const pb_log_t *log, int level);
 /* Turns the copy on stderr off (0) or on (1); the file copy is unaffected.
  * For processes whose stderr already goes to the same file. */
 void pb_log_set_stderr(pb_log_t *log, int on);
+
+/* From now on, lines go to a spool (common/base/spool.h): a thread of the
+ * logger's writes them, so that a caller never waits for the disk; when
+ * the disk stalls long enough to fill `capacity` bytes, lines are dropped
+ * and, once there is room again, one line says how many. Call it before
+ * the logger is shared between threads. 0, or the spool's error. */
+int pb_log_set_async(pb_log_t *log, size_t capacity, pb_err_t *err);
+
+/* How long the logger's spool has been waiting for the disk, in seconds
+ * (0: not waiting, or not async), and the lines it dropped. */
+double pb_log_stalled(const pb_log_t *log);
+uint64_t pb_log_dropped(const pb_log_t *log);
 
 /* Writes one line at `level`. */
 void pb_log_write(pb_log_t *log, int level, const char *fmt, ...)
@@ -90,7 +104,18 @@ pb_metrics_t *pb_metrics_new(const char *path, pb_err_t *err);
  * PB_EIO if the write failed. Thread-safe. */
 int pb_metrics_write(pb_metrics_t *m, const char *json_object_line);
 
-/* Closes and frees; accepts NULL and sets *m to NULL. */
+/* From now on, lines go to a spool as pb_log_set_async's do; a line that
+ * does not fit is refused with PB_EAGAIN (nothing written). 0, or the
+ * spool's error. */
+int pb_metrics_set_async(pb_metrics_t *m, size_t capacity, pb_err_t *err);
+
+/* How long the metrics' spool has been waiting for the disk (0: not),
+ * and the lines it dropped. */
+double pb_metrics_stalled(const pb_metrics_t *m);
+uint64_t pb_metrics_dropped(const pb_metrics_t *m);
+
+/* Closes and frees, after writing what the spool holds (waiting at most
+ * 5 s for the disk); accepts NULL and sets *m to NULL. */
 void pb_metrics_destroy(pb_metrics_t **m);
 
 #endif

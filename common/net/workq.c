@@ -6,6 +6,8 @@
 typedef struct {
   uint8_t state;
   uint8_t has_avoid; /* avoid is set: the item came back from that worker */
+  uint8_t came_back; /* it expired or was refused: held for the trusted
+                        until avoid_until */
   uint32_t worker;   /* the holder (the last one once it comes back) */
   uint32_t avoid;
   double deadline;
@@ -88,8 +90,16 @@ static int avoids(const item_t *it, uint32_t worker, double now) {
   return it->has_avoid && it->avoid == worker && now < it->avoid_until;
 }
 
-int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
-                   size_t max_held, size_t *index, uint64_t *id) {
+/* Whether `worker` skips item it now: it came back from it, or it came
+ * back at all and the worker is not trusted, less than the avoid time
+ * ago. */
+static int skips(const item_t *it, uint32_t worker, int untrusted, double now) {
+  return avoids(it, worker, now) ||
+         (untrusted && it->came_back && now < it->avoid_until);
+}
+
+static int lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
+                 int untrusted, size_t max_held, size_t *index, uint64_t *id) {
   if (q->pending == 0) return PB_EAGAIN;
   if (max_held > 0 && pb_workq_held(q, worker) >= max_held) return PB_EAGAIN;
   size_t i = q->lowest_pending;
@@ -97,9 +107,9 @@ int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
   pb_assert(i < q->n); /* some item is pending */
   /* lowest_pending stays a lower bound: only an item taken from there
    * moves it. */
-  if (avoids(&q->it[i], worker, now)) {
+  if (skips(&q->it[i], worker, untrusted, now)) {
     while (i < q->n && (q->it[i].state != PB_WORKQ_PENDING ||
-                        avoids(&q->it[i], worker, now)))
+                        skips(&q->it[i], worker, untrusted, now)))
       i++;
     if (i == q->n) return PB_EAGAIN;
   } else {
@@ -117,6 +127,17 @@ int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
   *index = i;
   *id = q->base + i;
   return 0;
+}
+
+int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
+                   size_t max_held, size_t *index, uint64_t *id) {
+  return lease(q, now, lease_s, worker, 0, max_held, index, id);
+}
+
+int pb_workq_lease_untrusted(pb_workq_t *q, double now, double lease_s,
+                             uint32_t worker, size_t max_held, size_t *index,
+                             uint64_t *id) {
+  return lease(q, now, lease_s, worker, 1, max_held, index, id);
 }
 
 int pb_workq_renew(pb_workq_t *q, uint64_t id, uint32_t worker, double now,
@@ -167,6 +188,7 @@ static void to_pending(pb_workq_t *q, size_t i, int avoid, double now) {
   pb_assert(i < q->n && q->it[i].state != PB_WORKQ_PENDING);
   q->it[i].state = PB_WORKQ_PENDING;
   q->it[i].has_avoid = avoid && q->avoid_s > 0;
+  q->it[i].came_back = q->it[i].has_avoid;
   q->it[i].avoid = q->it[i].worker;
   q->it[i].avoid_until = now + q->avoid_s;
   q->pending++;

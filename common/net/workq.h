@@ -56,6 +56,15 @@ int pb_workq_reset(pb_workq_t *q, size_t n, pb_err_t *err);
 int pb_workq_lease(pb_workq_t *q, double now, double lease_s, uint32_t worker,
                    size_t max_held, size_t *index, uint64_t *id);
 
+/* As pb_workq_lease, for a worker without a good record (none of its
+ * results taken yet, or leases of its that expired): an item that came
+ * back (its lease expired, its result was refused) is kept for workers
+ * with a good record for the avoid time after it came back; only then
+ * may anybody take it. */
+int pb_workq_lease_untrusted(pb_workq_t *q, double now, double lease_s,
+                             uint32_t worker, size_t max_held, size_t *index,
+                             uint64_t *id);
+
 /* How long an item that came back from a worker (its lease expired, its
  * result refused) is kept from that worker: others take it first; after
  * avoid_s, it may go back (it may be the only worker). Default 0. */

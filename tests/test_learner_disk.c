@@ -1,0 +1,181 @@
+/* test_learner_disk.c - the learner's loop never waits for the disk
+ * (learner/learner.h): a real probs-learner whose learner.log and
+ * metrics.jsonl are FIFOs, full, that nobody reads (every write(2) to them
+ * blocks, as on a frozen file system) starts, binds, answers /status and
+ * /metrics and says how long the disk has stalled; once the FIFOs are read
+ * again the stall ends, and SIGTERM still ends the learner cleanly with
+ * its lines written. A learner that logged on its loop would hang at its
+ * first line and never write RUN_DIR/endpoints. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "json.h"
+#include "proc.h"
+
+#define BIN PB_BIN_DIR
+#define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
+
+/* GET path from 127.0.0.1:port with a 10 s limit; the whole answer
+ * (malloc'd), or NULL. */
+static char *http_get(int port, const char *path) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return NULL;
+  struct timeval tv = {10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    close(fd);
+    return NULL;
+  }
+  char req[256];
+  int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+  if (write(fd, req, (size_t)n) != n) {
+    close(fd);
+    return NULL;
+  }
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  ssize_t r;
+  while (buf && len + 1 < cap && (r = read(fd, buf + len, cap - 1 - len)) > 0)
+    len += (size_t)r;
+  close(fd);
+  if (buf == NULL || len == 0) {
+    free(buf);
+    return NULL;
+  }
+  buf[len] = '\0';
+  return buf;
+}
+
+/* A FIFO at dir/name, its read end held open (non-blocking, returned) and
+ * its pipe filled to the brim, so that the next write(2) blocks. */
+static int full_fifo(const char *dir, const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  int rd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  assert_true(rd >= 0);
+  int wr = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  assert_true(wr >= 0);
+  static const char fill[64] = "filler\n";
+  while (write(wr, fill, sizeof fill) > 0) {
+  }
+  assert_int_equal(errno, EAGAIN);
+  close(wr); /* the bytes stay: the read end is open */
+  return rd;
+}
+
+/* Reads what a FIFO holds; appends what follows the filler (the
+ * learner's lines) to out. */
+static void drain(int fd, char *out, size_t cap, size_t *len) {
+  char buf[8192];
+  ssize_t r;
+  while ((r = read(fd, buf, sizeof buf)) > 0)
+    for (ssize_t i = 0; i < r; i++)
+      if (buf[i] != '\0' && *len + 1 < cap) out[(*len)++] = buf[i];
+  out[*len] = '\0';
+}
+
+/* The number after "key": in s, or -1. */
+static double number_after(const char *s, const char *key) {
+  const char *p = s ? strstr(s, key) : NULL;
+  return p ? atof(p + strlen(key)) : -1;
+}
+
+static void test_status_while_the_disk_is_stalled(void **state) {
+  (void)state;
+  char dir[256];
+  tp_tmpdir(dir, sizeof dir, "disk");
+  assert_true(dir[0] != '\0');
+  const int log_rd = full_fifo(dir, "learner.log");
+  const int met_rd = full_fifo(dir, "metrics.jsonl");
+
+  char prog[512], out[512];
+  snprintf(prog, sizeof prog, "%s/probs-learner", BIN);
+  snprintf(out, sizeof out, "%s/learner.out", dir);
+  char *argv[] = {prog, (char *)CONFIG, (char *)"--run-dir", dir,
+                  (char *)"--set", (char *)"net.work_endpoint=tcp://127.0.0.1:*",
+                  (char *)"--set", (char *)"net.pub_endpoint=tcp://127.0.0.1:*",
+                  (char *)"--set", (char *)"net.http_port=-1", NULL};
+  pid_t pid = tp_spawn(argv, out);
+  assert_true(pid > 0);
+  tp_endpoints_t e;
+  if (!tp_endpoints(dir, pid, 240, &e)) {
+    char *o = tp_slurp(out);
+    fail_msg("with its log stalled the learner wrote no endpoints: %s",
+             o ? o : "");
+  }
+  assert_true(e.http > 0);
+
+  /* /status answers, and says the disk has stalled, for longer and
+   * longer. */
+  char *st = NULL;
+  double stalled = 0;
+  for (int i = 0; i < 100 && stalled < 0.5; i++) {
+    free(st);
+    st = http_get(e.http, "/status");
+    if (st == NULL)
+      fail_msg("with its disk stalled the learner does not answer /status");
+    stalled = number_after(st, "\"disk\":{\"stalled_s\":");
+    if (stalled < 0.5) tp_sleep(0.1);
+  }
+  assert_non_null(strstr(st, "HTTP/1.1 200"));
+  const char *body = strstr(st, "\r\n\r\n");
+  assert_non_null(body);
+  assert_int_equal(pb_json_validate(body + 4), 0);
+  assert_non_null(strstr(body, "\"phase\":\"selfplay\""));
+  assert_true(stalled >= 0.5);
+  free(st);
+  char *m = http_get(e.http, "/metrics");
+  assert_non_null(m);
+  assert_true(number_after(m, "\nprobs_disk_stalled_seconds ") >= 0.5);
+  free(m);
+
+  /* Somebody reads the FIFOs: the stall ends, the lines arrive. */
+  static char logged[1 << 20], metrics[1 << 16];
+  size_t nlog = 0, nmet = 0;
+  stalled = 1;
+  for (int i = 0; i < 200 && stalled != 0; i++) {
+    drain(log_rd, logged, sizeof logged, &nlog);
+    drain(met_rd, metrics, sizeof metrics, &nmet);
+    tp_sleep(0.05);
+    st = http_get(e.http, "/status");
+    stalled = number_after(st, "\"disk\":{\"stalled_s\":");
+    free(st);
+  }
+  assert_true(stalled == 0);
+  assert_non_null(strstr(logged, " learner "));
+  assert_non_null(strstr(logged, "run id"));
+
+  /* SIGTERM: a clean exit, the last lines written (read as they come). */
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 600 && !tp_exited(pid); i++) {
+    drain(log_rd, logged, sizeof logged, &nlog);
+    tp_sleep(0.05);
+  }
+  drain(log_rd, logged, sizeof logged, &nlog);
+  const int status = tp_wait(pid, 1);
+  assert_true(status >= 0);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_non_null(strstr(logged, "stopped"));
+  close(log_rd);
+  close(met_rd);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_status_while_the_disk_is_stalled,
+                                tp_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
