@@ -199,7 +199,8 @@ static void spot_rounds(const pb_game_t *g, const pb_config_t *cfg, int batch,
     size_t k = 0;
     for (size_t f = 0; f < n; f += item) {
       size_t cnt = n - f < item ? n - f : item;
-      size_t m = pb_spot_sample(rng, cnt, share, c->sidx, cnt);
+      /* Distinct positions, each as frequent: a uniform draw. */
+      size_t m = pb_spot_sample(rng, cnt, NULL, cnt, cnt, share, c->sidx, cnt);
       for (size_t i = 0; i < m; i++) {
         c->which[k] = (uint32_t)(f + c->sidx[i]);
         c->sample[k++] = pos[f + c->sidx[i]];
@@ -210,9 +211,11 @@ static void spot_rounds(const pb_game_t *g, const pb_config_t *cfg, int batch,
       die("spot check", &err);
     c->t_check += bench_clock() - t0;
     for (size_t i = 0; i < k; i++) {
-      float d = pb_spot_diff(g, &c->sample[i], c->mine + i * A,
-                             theirs + (size_t)c->which[i] * A);
-      for (int j = 0; j < NT; j++) pb_spot_count(&c->t[j], d, tol[j]);
+      const float *mine = c->mine + i * A;
+      const float *th = theirs + (size_t)c->which[i] * A;
+      float d = pb_spot_diff(g, &c->sample[i], mine, th);
+      float b = pb_spot_bias(g, &c->sample[i], mine, th);
+      for (int j = 0; j < NT; j++) pb_spot_count(&c->t[j], d, b, tol[j]);
     }
   }
   pb_spot_destroy(&spot);
@@ -236,6 +239,8 @@ static void print_rows(double n, double t_search, int rounds,
         "");
   }
   bench_row("largest difference", 1e6 * t[0].max_diff, "x 1e-6", 0, "");
+  bench_row("mean bias (theirs - mine)", 1e6 * pb_spot_mean_bias(&t[0]),
+            "x 1e-6", 0, "");
 }
 
 int main(int argc, char **argv) {

@@ -1,24 +1,31 @@
 /* spot.c - the spot check of search results, and the quarantine it leads
- * to. A share (net.spot_check) of the positions of each accepted search
- * item waits in spot_wait; one job at a time on libuv's thread pool
- * searches them again with the learner's own networks (common/train/spotcheck.h),
- * beside the search phase, while the loop thread keeps serving.
+ * to. Positions of each accepted search item wait in spot_wait (drawn by
+ * pb_spot_sample: every position weighing 0.1% of the iteration's training
+ * or more, such as the start position and the first plies, and
+ * net.spot_check of the distinct positions drawn in proportion to how
+ * often each occurs, so that the check looks where the training looks);
+ * one job at a time on libuv's thread pool searches them again with the
+ * learner's own networks (common/train/spotcheck.h), beside the search
+ * phase, while the loop thread keeps serving.
  *
  * A checked position disagrees when a target differs by more than
  * net.spot_check_tolerance. Its item is thrown away and re-queued for
- * another worker, whoever sent it. Disagreements are tallied per
- * connection, per CURVE key and (without CURVE) per IP address: a
- * connection or a key with at least 3 and more than
- * net.spot_check_max_disagree of its checked positions of the iteration
- * disagreeing is quarantined, and so is an address 3 of whose connections
- * disagreed (a peer that opens a new connection with a new sender id for
- * every item). A quarantined connection's items of the iteration are
- * re-queued; it, its sender id, its key, and new connections from its
- * address are refused for the rest of the learner's life (connections of
- * a banned address that never disagreed keep working). The search phase
- * ends (phases.c) only when every check is done. The table of keys and
- * addresses is trust.c's, whose lease tallies quarantine too: pb__refused
- * refuses a peer for either reason and says which. */
+ * another worker, whoever sent it. Checks are tallied per connection, per
+ * CURVE key and (without CURVE) per IP address, over the run: a connection
+ * or a key with at least 3 and more than net.spot_check_max_disagree of
+ * its checked positions disagreeing is quarantined; so is one whose
+ * targets lean, on average, away from the other searchers' by a tenth of
+ * the tolerance or more, and by 6 standard errors (pb_spot_biased: a
+ * small bias on every target, under the tolerance of one position); and so
+ * is an address 3 of whose connections disagreed (a peer that opens a new
+ * connection with a new sender id for every item). A quarantined
+ * connection's items of the iteration are re-queued; it, its sender id,
+ * its key, and new connections from its address are refused for the rest
+ * of the learner's life (connections of a banned address that never
+ * disagreed keep working). The search phase ends (phases.c) only when
+ * every check is done. The table of keys and addresses is trust.c's,
+ * whose lease tallies quarantine too: pb__refused refuses a peer for
+ * either reason and says which. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,8 +78,12 @@ void pb__spot_sample(pb_learner_t *l, const peer_t *p, size_t idx,
   if (l->spot == NULL) return;
   const int A = l->g->num_actions;
   owner_t who = {(uint32_t)(p - l->peers), p->serial};
-  size_t m = pb_spot_sample(&l->spot_rng, n, l->cfg.net.spot_check,
-                            l->spot_idx, (size_t)l->cfg.net.item_states);
+  const uint32_t *counts = pb_iter_search_counts(l->iter);
+  size_t m = pb_spot_sample(&l->spot_rng, n, counts ? counts + first : NULL,
+                            pb_iter_search_occurrences(l->iter),
+                            pb_iter_search_positions(l->iter),
+                            l->cfg.net.spot_check, l->spot_idx,
+                            (size_t)l->cfg.net.item_states);
   for (size_t i = 0; i < m; i++) {
     size_t k = first + l->spot_idx[i];
     if (spotq_push(&l->spot_wait, A, &pb_iter_search_states(l->iter)[k],
@@ -198,44 +209,80 @@ static void ban_ident(pb_learner_t *l, ident_t *e, const char *why) {
                 e->id, why);
 }
 
-/* Counts a checked position, off by d, in tally t of iteration *tv (which
- * starts afresh in iteration ver). */
-static void count_in(pb_spot_tally_t *t, uint64_t *tv, uint64_t ver, float d,
-                     double tol) {
-  if (*tv != ver) {
-    *tv = ver;
-    memset(t, 0, sizeof *t);
+/* The agreeing checked positions of the run that are not t's (t's own
+ * agreeing ones are in l->spot_all as far as they agreed: take out at most
+ * what is there). */
+static pb_spot_tally_t rest_of(const pb_learner_t *l,
+                               const pb_spot_tally_t *t) {
+  pb_spot_tally_t rest = l->spot_all;
+  const uint64_t own = t->checked - t->disagree;
+  if (own >= rest.checked || t->disagree > 0) {
+    /* Its disagreeing positions are not in spot_all, so its agreeing
+     * biases cannot be told apart from its sums: compare with all. */
+    return own >= rest.checked ? (pb_spot_tally_t){0} : rest;
   }
-  pb_spot_count(t, d, tol);
+  rest.checked -= own;
+  rest.bias_sum -= t->bias_sum;
+  rest.bias_sq -= t->bias_sq;
+  return rest;
 }
 
-/* A checked position of p's, off by d: tallied for p, its key and (without
- * CURVE) its address; whatever crosses its limit is quarantined. */
-static void tally(pb_learner_t *l, peer_t *p, float d, uint64_t ver) {
+/* Whether tally t leans (pb_spot_biased) against the rest of the run's
+ * agreeing checked positions. */
+static int leans(const pb_learner_t *l, const pb_spot_tally_t *t) {
+  pb_spot_tally_t rest = rest_of(l, t);
+  return pb_spot_biased(t, &rest, l->cfg.net.spot_check_tolerance / 10);
+}
+
+/* Why a tally is quarantined: too many disagreements, or a lean. */
+static const char *verdict(const pb_learner_t *l, const pb_spot_tally_t *t,
+                           char *buf, size_t cap, const char *whose) {
+  if (pb_spot_failed(t, l->cfg.net.spot_check_max_disagree))
+    return whose;
+  const pb_spot_tally_t rest = rest_of(l, t);
+  snprintf(buf, cap,
+           "%s: its targets lean by %+.4f on average over %" PRIu64
+           " positions checked, the other searchers' by %+.4f",
+           whose, pb_spot_mean_bias(t), t->checked,
+           pb_spot_mean_bias(&rest));
+  return buf;
+}
+
+/* A checked position of p's, off by d and leaning by b: tallied for p, its
+ * key and (without CURVE) its address, over the run; whatever crosses
+ * its limit (pb_spot_failed: too many disagreements; pb_spot_biased: a
+ * lean the other searchers do not have) is quarantined. */
+static void tally(pb_learner_t *l, peer_t *p, float d, float b) {
   const double tol = l->cfg.net.spot_check_tolerance;
   const double most = l->cfg.net.spot_check_max_disagree;
   const int bad = (double)d > tol;
   const int first_bad = bad && !p->disagreed;
+  char why[256];
   if (bad) p->disagreed = 1;
-  count_in(&p->spot_tally, &p->spot_version, ver, d, tol);
-  if (!p->quarantined && pb_spot_failed(&p->spot_tally, most))
-    quarantine(l, p, "its connection", &p->spot_tally);
+  /* The baseline of the bias test: positions that agreed (a liar's
+   * wrong answers must not become the honest searchers' lean). */
+  if (!bad && !p->quarantined) pb_spot_count(&l->spot_all, d, b, tol);
+  pb_spot_count(&p->spot_tally, d, b, tol);
+  if (!p->quarantined &&
+      (pb_spot_failed(&p->spot_tally, most) || leans(l, &p->spot_tally)))
+    quarantine(l, p,
+               verdict(l, &p->spot_tally, why, sizeof why, "its connection"),
+               &p->spot_tally);
   ident_t *k = p->key[0] ? pb__ident_find(l, IDENT_KEY, p->key, 1) : NULL;
   if (k != NULL) {
     k->last = now(l);
-    count_in(&k->tally, &k->spot_version, ver, d, tol);
-    if (!k->banned && pb_spot_failed(&k->tally, most))
-      ban_ident(l, k, "its CURVE key");
+    pb_spot_count(&k->tally, d, b, tol);
+    if (!k->banned && (pb_spot_failed(&k->tally, most) || leans(l, &k->tally)))
+      ban_ident(l, k, verdict(l, &k->tally, why, sizeof why, "its CURVE key"));
   }
   ident_t *a = p->addr[0] && l->zap == NULL
                    ? pb__ident_find(l, IDENT_ADDR, p->addr, 1)
                    : NULL;
   if (a != NULL) {
     a->last = now(l);
-    count_in(&a->tally, &a->spot_version, ver, d, tol);
+    pb_spot_count(&a->tally, d, b, tol);
     if (first_bad) a->bad_conns++;
     if (!a->banned && a->bad_conns >= 3) {
-      char why[80];
       snprintf(why, sizeof why, "%u connections from its address disagreed",
                a->bad_conns);
       ban_ident(l, a, why);
@@ -293,11 +340,11 @@ static void spot_done(uv_work_t *req, int status) {
   }
   if (l->stopping || !l->handles_open || l->phase != PH_SEARCH) return;
   const int A = l->g->num_actions;
-  const uint64_t ver = pb_learn_version(l->learn) + 1;
   const double tol = l->cfg.net.spot_check_tolerance;
   for (size_t i = 0; i < n; i++) {
-    float d = pb_spot_diff(l->g, &q->states[i], l->spot_mine + i * A,
-                           q->claimed + i * A);
+    const float *mine = l->spot_mine + i * A, *theirs = q->claimed + i * A;
+    const float d = pb_spot_diff(l->g, &q->states[i], mine, theirs);
+    const float b = pb_spot_bias(l->g, &q->states[i], mine, theirs);
     owner_t w = q->who[i];
     peer_t *p = &l->peers[w.slot];
     l->spot_checked++;
@@ -306,7 +353,7 @@ static void spot_done(uv_work_t *req, int status) {
       throw_item(l, q->item[i], w, d);
     }
     /* A peer whose slot went to another is judged by its items alone. */
-    if (p->serial == w.serial) tally(l, p, d, ver);
+    if (p->serial == w.serial) tally(l, p, d, b);
   }
   pb__spot_kick(l);
   pb__search_maybe_done(l);

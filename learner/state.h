@@ -69,8 +69,7 @@ typedef struct {
   int trust_said;        /* the trust level last logged for it */
   int disagreed;         /* a position it delivered failed the spot check */
   int other_start;       /* its Hello named another start's run id */
-  uint64_t spot_version; /* the iteration spot_tally counts for */
-  pb_spot_tally_t spot_tally;
+  pb_spot_tally_t spot_tally; /* its checked positions (spot.c) */
   wflight_t *wflight;    /* its weights replies in flight (NULL: none yet) */
 } peer_t;
 
@@ -106,8 +105,7 @@ typedef struct {
   uint8_t banned; /* QUAR_*, 0 = not */
   char id[64];  /* the key (Z85) or the address */
   uint32_t bad_conns;    /* its connections that delivered a disagreement */
-  uint64_t spot_version; /* the iteration the tally counts for */
-  pb_spot_tally_t tally;
+  pb_spot_tally_t tally; /* its checked positions, over the run */
   double banned_at, last;
   /* its leases (trust.c): expired, and results taken */
   uint32_t expired;
@@ -205,6 +203,7 @@ struct pb_learner {
   owner_t *item_owner; /* per search item of this iteration */
   size_t item_owner_cap;
   uint64_t spot_checked, spot_disagree, quarantined;
+  pb_spot_tally_t spot_all; /* every checked position of the run */
   char banned[BANNED_MAX][PB_MSG_ID_MAX + 1]; /* sender ids */
   int n_banned;
   ident_t idents[IDENTS_MAX]; /* keys and addresses (spot.c) */

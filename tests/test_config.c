@@ -94,7 +94,7 @@ static void test_defaults(void **state) {
   assert_string_equal(c.model.searcher_device, "auto");
   assert_true(c.net.spot_check == 0.01);
   assert_true(c.net.spot_check_tolerance == 0.02);
-  assert_true(c.net.spot_check_max_disagree == 0.05);
+  assert_true(c.net.spot_check_max_disagree == 0.01);
   assert_int_equal(c.model.threads, 1);
   assert_int_equal(c.model.v.conv_layers, 2);
   assert_int_equal(c.model.v.conv_channels, 16);

@@ -64,26 +64,26 @@ static void test_verdict(void **state) {
   pb_spot_tally_t t;
   memset(&t, 0, sizeof t);
   /* Two disagreements are never enough, whatever the share. */
-  assert_int_equal(pb_spot_count(&t, 0.5f, 0.02), 1);
-  assert_int_equal(pb_spot_count(&t, 0.5f, 0.02), 1);
+  assert_int_equal(pb_spot_count(&t, 0.5f, 0.0f, 0.02), 1);
+  assert_int_equal(pb_spot_count(&t, 0.5f, 0.0f, 0.02), 1);
   assert_false(pb_spot_failed(&t, 0.05));
-  assert_int_equal(pb_spot_count(&t, 0.02f, 0.02), 0); /* at the tolerance */
-  assert_int_equal(pb_spot_count(&t, 0.3f, 0.02), 1);
+  assert_int_equal(pb_spot_count(&t, 0.02f, 0.0f, 0.02), 0); /* at the tolerance */
+  assert_int_equal(pb_spot_count(&t, 0.3f, 0.0f, 0.02), 1);
   assert_true(pb_spot_failed(&t, 0.05)); /* 3 of 4 */
   assert_true(t.max_diff == 0.5f);
   /* 3 of 100 is within a 5% share, 6 of 100 is not. */
   memset(&t, 0, sizeof t);
-  for (int i = 0; i < 97; i++) pb_spot_count(&t, 0.0f, 0.02);
-  for (int i = 0; i < 3; i++) pb_spot_count(&t, 1.0f, 0.02);
+  for (int i = 0; i < 97; i++) pb_spot_count(&t, 0.0f, 0.0f, 0.02);
+  for (int i = 0; i < 3; i++) pb_spot_count(&t, 1.0f, 0.0f, 0.02);
   assert_int_equal(t.checked, 100);
   assert_int_equal(t.disagree, 3);
   assert_false(pb_spot_failed(&t, 0.05));
-  for (int i = 0; i < 3; i++) pb_spot_count(&t, 1.0f, 0.02);
+  for (int i = 0; i < 3; i++) pb_spot_count(&t, 1.0f, 0.0f, 0.02);
   assert_true(pb_spot_failed(&t, 0.05));
   /* max_disagree 0: any 3 disagreements. */
   memset(&t, 0, sizeof t);
-  for (int i = 0; i < 1000; i++) pb_spot_count(&t, 0.0f, 0.02);
-  for (int i = 0; i < 3; i++) pb_spot_count(&t, 1.0f, 0.02);
+  for (int i = 0; i < 1000; i++) pb_spot_count(&t, 0.0f, 0.0f, 0.02);
+  for (int i = 0; i < 3; i++) pb_spot_count(&t, 1.0f, 0.0f, 0.02);
   assert_true(pb_spot_failed(&t, 0.0));
 }
 
@@ -95,7 +95,7 @@ static void test_sample(void **state) {
   /* At least one, in range, increasing. */
   size_t total = 0;
   for (int r = 0; r < 200; r++) {
-    size_t k = pb_spot_sample(&rng, 64, 0.01, idx, 64);
+    size_t k = pb_spot_sample(&rng, 64, NULL, 64, 64, 0.01, idx, 64);
     assert_true(k >= 1 && k <= 64);
     for (size_t i = 0; i < k; i++) {
       assert_true(idx[i] < 64);
@@ -106,13 +106,112 @@ static void test_sample(void **state) {
   /* About max(1, 0.64) per draw: well under 2 on average. */
   assert_true(total >= 200 && total < 400);
   /* Share 1: everything; share 0 or no positions: nothing. */
-  assert_int_equal(pb_spot_sample(&rng, 1000, 1.0, idx, 1000), 1000);
+  assert_int_equal(pb_spot_sample(&rng, 1000, NULL, 1000, 1000, 1.0, idx, 1000), 1000);
   for (uint32_t i = 0; i < 1000; i++) assert_int_equal(idx[i], i);
-  assert_int_equal(pb_spot_sample(&rng, 1000, 0.0, idx, 1000), 0);
-  assert_int_equal(pb_spot_sample(&rng, 0, 0.5, idx, 1000), 0);
+  assert_int_equal(pb_spot_sample(&rng, 1000, NULL, 1000, 1000, 0.0, idx, 1000), 0);
+  assert_int_equal(pb_spot_sample(&rng, 0, NULL, 1000, 1000, 0.5, idx, 1000), 0);
   /* The share is kept on large items: 10% of 1000 is 100 +- a few sd. */
-  size_t k = pb_spot_sample(&rng, 1000, 0.1, idx, 1000);
+  size_t k = pb_spot_sample(&rng, 1000, NULL, 1000, 1000, 0.1, idx, 1000);
   assert_true(k > 60 && k < 140);
+}
+
+/* Weighted: a position that weighs 0.1% of the training or more is
+ * always drawn; the others in proportion to their counts. */
+static void test_sample_weighted(void **state) {
+  (void)state;
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 11, 0);
+  /* An iteration of 10,000 distinct positions, 20,000 occurrences: the
+   * start position 500 times, 7 first plies 70 times each, position 9
+   * exactly at the 0.1% line (20), the rest once or twice. */
+  enum { N = 64 };
+  uint32_t counts[N], idx[N];
+  for (int i = 0; i < N; i++) counts[i] = 1 + (i % 2);
+  counts[0] = 500;
+  for (int i = 1; i <= 7; i++) counts[i] = 70;
+  counts[9] = 20;
+  counts[8] = 19;
+  size_t hits[N] = {0};
+  const int R = 20000;
+  for (int r = 0; r < R; r++) {
+    size_t k = pb_spot_sample(&rng, N, counts, 20000, 10000, 0.01, idx, N);
+    assert_true(k >= 8);
+    for (size_t i = 0; i < k; i++) {
+      assert_true(idx[i] < N);
+      if (i) assert_true(idx[i] > idx[i - 1]);
+      hits[idx[i]]++;
+    }
+  }
+  for (int i = 0; i <= 7; i++) assert_int_equal(hits[i], R);
+  assert_int_equal(hits[9], R);
+  /* Position 8 (19 occurrences): p = 0.01 * 10000 * 19 / 20000 = 0.095;
+   * a position of 2 occurrences p = 0.01, of 1 p = 0.005. */
+  assert_true(hits[8] > 0.085 * R && hits[8] < 0.105 * R);
+  size_t ones = 0, twos = 0;
+  for (int i = 10; i < N; i++) {
+    if (counts[i] == 1) ones += hits[i];
+    else twos += hits[i];
+  }
+  /* 27 positions each: 0.005 * 27 * R = 2700, 0.01 * 27 * R = 5400. */
+  assert_true(ones > 2300 && ones < 3100);
+  assert_true(twos > 4900 && twos < 5900);
+}
+
+/* The bias test: a lean of 0.019 on every target (under the 0.02
+ * tolerance of one position) is caught after a few dozen positions; the
+ * honest last-bit noise, or a lean under min_effect, never is. */
+static void test_bias(void **state) {
+  (void)state;
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 5, 0);
+  pb_spot_tally_t honest, liar, none;
+  memset(&honest, 0, sizeof honest);
+  memset(&liar, 0, sizeof liar);
+  memset(&none, 0, sizeof none);
+  /* Honest: 1% of positions off in the last bits, either way. */
+  for (int i = 0; i < 5000; i++) {
+    float b = pb_rng_uniform(&rng) < 0.01 ? (i % 2 ? 1e-7f : -1e-7f) : 0.0f;
+    pb_spot_count(&honest, fabsf(b), b, 0.02);
+  }
+  assert_false(pb_spot_biased(&honest, &none, 0.002));
+  int caught_at = 0;
+  for (int i = 1; i <= 200 && !caught_at; i++) {
+    /* +0.019 give or take the position's own noise. */
+    float b = 0.019f + 0.004f * (float)(pb_rng_uniform(&rng) - 0.5);
+    pb_spot_count(&liar, 0.019f, b, 0.02);
+    if (pb_spot_biased(&liar, &honest, 0.002)) caught_at = i;
+  }
+  assert_int_equal(liar.disagree, 0); /* no single position gives it away */
+  assert_int_equal(caught_at, PB_SPOT_BIAS_MIN);
+  assert_true(fabs(pb_spot_mean_bias(&liar) - 0.019) < 0.001);
+  /* Against the learner alone (no other searcher): the same. */
+  assert_true(pb_spot_biased(&liar, &none, 0.002));
+  /* Too few positions, or a lean under min_effect: not biased. */
+  pb_spot_tally_t few = liar;
+  few.checked = PB_SPOT_BIAS_MIN - 1;
+  assert_false(pb_spot_biased(&few, &honest, 0.002));
+  assert_false(pb_spot_biased(&liar, &honest, 0.05));
+  /* An honest searcher among liars that lean (the others' mean far from
+   * its own): it agrees with the learner, so it is not biased. */
+  assert_false(pb_spot_biased(&honest, &liar, 0.002));
+  /* A noisy lean (mean 0.003, sd 0.05 a position) within 6 errors: not
+   * yet. */
+  pb_spot_tally_t noisy;
+  memset(&noisy, 0, sizeof noisy);
+  for (int i = 0; i < 100; i++) {
+    float b = 0.003f + (i % 2 ? 0.05f : -0.05f);
+    pb_spot_count(&noisy, fabsf(b), b, 0.02);
+  }
+  assert_false(pb_spot_biased(&noisy, &honest, 0.002));
+  /* pb_spot_bias: the mean of theirs - mine over the legal actions. */
+  const pb_game_t *g = c4();
+  pb_state_t st;
+  g->reset(&st);
+  float mine[PB_MAX_ACTIONS] = {0}, theirs[PB_MAX_ACTIONS] = {0};
+  for (int a = 0; a < g->num_actions; a++) theirs[a] = a == 3 ? 0.7f : 0.0f;
+  assert_true(fabsf(pb_spot_bias(g, &st, mine, theirs) - 0.1f) < 1e-6f);
+  theirs[0] = NAN;
+  assert_true(pb_spot_bias(g, &st, mine, theirs) == 2.0f);
 }
 
 /* pb_spot_search gives a searcher's targets: the same as pb_beam_run with
@@ -214,6 +313,8 @@ int main(void) {
       cmocka_unit_test(test_diff),
       cmocka_unit_test(test_verdict),
       cmocka_unit_test(test_sample),
+      cmocka_unit_test(test_sample_weighted),
+      cmocka_unit_test(test_bias),
       cmocka_unit_test(test_search_matches_searcher),
       cmocka_unit_test(test_new_bad_arguments),
   };

@@ -194,7 +194,8 @@ static int train_before(pb_iter_t *it, pb_err_t *err) {
   size_t n = 0;
   if (rc == 0) rc = pb_learn_distinct(l, &it->eps, &n, err);
   if (rc == 0)
-    rc = pb__iter_set_search(it, pb_learn_distinct_states(l), n, err);
+    rc = pb__iter_set_search(it, pb_learn_distinct_states(l),
+                             pb_learn_distinct_counts(l), n, err);
   return rc;
 }
 

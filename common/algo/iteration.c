@@ -141,8 +141,8 @@ void pb_iter_outcomes(const pb_iter_t *it, int *wins, int *draws) {
 
 /* ---- 2.-4. training and search --------------------------------------- */
 
-int pb__iter_set_search(pb_iter_t *it, const pb_state_t *states, size_t n,
-                        pb_err_t *err) {
+int pb__iter_set_search(pb_iter_t *it, const pb_state_t *states,
+                        const uint32_t *counts, size_t n, pb_err_t *err) {
   const size_t need = n * (size_t)it->g->num_actions;
   if (need > it->qt_cap) {
     free(it->qt);
@@ -152,6 +152,9 @@ int pb__iter_set_search(pb_iter_t *it, const pb_state_t *states, size_t n,
       return pb_err_set(err, PB_ENOMEM, "iteration: out of memory");
   }
   it->uniq = states;
+  it->uniq_count = counts;
+  it->uniq_total = 0;
+  for (size_t i = 0; i < n; i++) it->uniq_total += counts ? counts[i] : 1;
   it->n_uniq = n;
   it->targets = it->qt;
   return 0;
@@ -161,6 +164,8 @@ int pb_iter_train_before(pb_iter_t *it, pb_err_t *err) {
   memset(&it->vst, 0, sizeof it->vst);
   memset(&it->qst, 0, sizeof it->qst);
   it->uniq = NULL;
+  it->uniq_count = NULL;
+  it->uniq_total = 0;
   it->n_uniq = 0;
   it->targets = NULL;
   it->v_after = 0;
@@ -176,6 +181,12 @@ size_t pb_iter_search_positions(const pb_iter_t *it) {
 }
 const pb_state_t *pb_iter_search_states(const pb_iter_t *it) {
   return it->uniq;
+}
+const uint32_t *pb_iter_search_counts(const pb_iter_t *it) {
+  return it->uniq_count;
+}
+uint64_t pb_iter_search_occurrences(const pb_iter_t *it) {
+  return it->uniq_total;
 }
 float *pb_iter_targets(pb_iter_t *it) {
   return it->qt;

@@ -80,6 +80,11 @@ int pb_iter_train_before(pb_iter_t *it, pb_err_t *err);
 int pb_iter_searches(const pb_iter_t *it);
 size_t pb_iter_search_positions(const pb_iter_t *it);
 const pb_state_t *pb_iter_search_states(const pb_iter_t *it);
+/* How often each position to search occurs among the iteration's
+ * positions: how much the training weighs its targets (NULL: once each). */
+const uint32_t *pb_iter_search_counts(const pb_iter_t *it);
+/* Their sum: the positions the training of Q goes over. */
+uint64_t pb_iter_search_occurrences(const pb_iter_t *it);
 /* [positions][num_actions]: the search's targets, written by the caller
  * (item k's at pb_iter_search_item's first * num_actions). */
 float *pb_iter_targets(pb_iter_t *it);

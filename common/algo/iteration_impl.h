@@ -22,6 +22,8 @@ struct pb_iter {
    * targets; `targets` is what the training reads as Q-targets (the
    * search's, AlphaZero's policies, or NULL) */
   const pb_state_t *uniq;
+  const uint32_t *uniq_count; /* occurrences of each (NULL: 1 each) */
+  uint64_t uniq_total;        /* their sum */
   size_t n_uniq;
   float *qt;
   size_t qt_cap;
@@ -33,8 +35,10 @@ struct pb_iter {
 };
 
 /* For the algorithms: makes room for the targets of n positions (it->qt)
- * and sets the positions to search. 0 or PB_ENOMEM. */
-int pb__iter_set_search(pb_iter_t *it, const pb_state_t *states, size_t n,
-                        pb_err_t *err);
+ * and sets the positions to search and how often each occurs among the
+ * iteration's positions (counts: NULL when each occurs once). 0 or
+ * PB_ENOMEM. */
+int pb__iter_set_search(pb_iter_t *it, const pb_state_t *states,
+                        const uint32_t *counts, size_t n, pb_err_t *err);
 
 #endif

@@ -302,17 +302,19 @@ const pb__row_t pb__schema[] = {
     ROW_INT("net.max_workers", net.max_workers, 1, 1000000, "1024",
             "workers the learner tracks at once"),
     ROW_DBL("net.spot_check", net.spot_check, 0.0, 1.0, "0.01",
-            "share of each search result's positions the learner searches "
-            "again to check the searcher; 0 = off"),
+            "share of the distinct positions the learner searches again "
+            "to check the searchers, drawn in proportion to how often each "
+            "occurs (positions of 0.1% of the training or more: always); "
+            "0 = off"),
     ROW_DBL("net.spot_check_tolerance", net.spot_check_tolerance, 0.0, 2.0,
             "0.02",
             "a checked position disagrees when a target differs from the "
             "learner's by more than this"),
     ROW_DBL("net.spot_check_max_disagree", net.spot_check_max_disagree, 0.0,
-            1.0, "0.05",
+            1.0, "0.01",
             "a searcher (a connection, a CURVE key) is quarantined when more "
-            "than this share of its checked positions in an iteration "
-            "disagree (and at least 3)"),
+            "than this share of its checked positions disagree (and at "
+            "least 3), counted over the run"),
 
     ROW_BOOL("eval.enabled", eval.enabled, "true", "run the evaluator"),
     ROW_INT("eval.games_per_opponent", eval.games_per_opponent, 1, 10000000,

@@ -115,6 +115,7 @@ void pb_learn_destroy(pb_learn_t **pl) {
   }
   free(l->uniq);
   free(l->uniq_of);
+  free(l->uniq_count);
   free(l->table);
   free(l->vt);
   pb_replay_free(&l->replay);
@@ -333,13 +334,18 @@ int pb_learn_distinct(pb_learn_t *l, const pb_episodes_t *eps, size_t *n_out,
   while (tsize < 2 * n) tsize *= 2;
   if (grow((void **)&l->uniq, &l->uniq_cap, n, sizeof *l->uniq) ||
       grow((void **)&l->uniq_of, &l->of_cap, n, sizeof *l->uniq_of) ||
+      grow((void **)&l->uniq_count, &l->count_cap, n,
+           sizeof *l->uniq_count) ||
       grow((void **)&l->table, &l->table_cap, tsize, sizeof *l->table))
     return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
   memset(l->table, 0, tsize * sizeof *l->table);
   size_t nu = 0;
   if (l->az) { /* every position has its own visit counts: no merging */
     if (n > 0) memcpy(l->uniq, eps->states, n * sizeof *l->uniq);
-    for (size_t i = 0; i < n; i++) l->uniq_of[i] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++) {
+      l->uniq_of[i] = (uint32_t)i;
+      l->uniq_count[i] = 1;
+    }
     l->n_uniq = n;
     *n_out = n;
     return 0;
@@ -351,12 +357,14 @@ int pb_learn_distinct(pb_learn_t *l, const pb_episodes_t *eps, size_t *n_out,
       uint32_t e = l->table[h];
       if (e == 0) {
         l->uniq[nu] = *s;
+        l->uniq_count[nu] = 1;
         l->table[h] = (uint32_t)++nu;
         l->uniq_of[i] = (uint32_t)(nu - 1);
         break;
       }
       if (!memcmp(&l->uniq[e - 1], s, sizeof *s)) {
         l->uniq_of[i] = e - 1;
+        l->uniq_count[e - 1]++;
         break;
       }
       h = (h + 1) & (tsize - 1);
@@ -369,6 +377,10 @@ int pb_learn_distinct(pb_learn_t *l, const pb_episodes_t *eps, size_t *n_out,
 
 const pb_state_t *pb_learn_distinct_states(const pb_learn_t *l) {
   return l->uniq;
+}
+
+const uint32_t *pb_learn_distinct_counts(const pb_learn_t *l) {
+  return l->uniq_count;
 }
 
 /* Trains the Q slot for train.q_epochs passes over every position of eps

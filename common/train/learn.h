@@ -81,11 +81,14 @@ int pb_learn_train_v(pb_learn_t *l, const pb_episodes_t *eps,
                      pb_err_t *err);
 
 /* Finds the distinct positions of eps. Afterwards pb_learn_distinct_states
- * returns them (owned by l, valid until the next call) and train_q maps
- * each stored position to its distinct index. */
+ * returns them, in the order of their first occurrence, and
+ * pb_learn_distinct_counts how often each occurs in eps (how much the
+ * training of Q weighs it; both owned by l, valid until the next call), and
+ * train_q maps each stored position to its distinct index. */
 int pb_learn_distinct(pb_learn_t *l, const pb_episodes_t *eps, size_t *n,
                       pb_err_t *err);
 const pb_state_t *pb_learn_distinct_states(const pb_learn_t *l);
+const uint32_t *pb_learn_distinct_counts(const pb_learn_t *l);
 
 /* Trains Q for train.q_epochs passes over every position of eps (all
  * occurrences, as the paper's D_Q), target the beam-search values

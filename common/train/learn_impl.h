@@ -36,8 +36,9 @@ struct pb_learn {
   /* distinct positions of the current iteration */
   pb_state_t *uniq;
   uint32_t *uniq_of; /* stored position -> distinct index */
+  uint32_t *uniq_count; /* distinct index -> its occurrences */
   uint32_t *table;   /* open addressing: distinct index + 1, 0 = empty */
-  size_t uniq_cap, of_cap, table_cap, n_uniq;
+  size_t uniq_cap, of_cap, count_cap, table_cap, n_uniq;
   /* V targets of the current positions */
   float *vt;
   size_t vt_cap;

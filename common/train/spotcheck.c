@@ -83,8 +83,25 @@ float pb_spot_diff(const pb_game_t *g, const pb_state_t *st,
   return worst;
 }
 
-int pb_spot_count(pb_spot_tally_t *t, float diff, double tolerance) {
+float pb_spot_bias(const pb_game_t *g, const pb_state_t *st, const float *mine,
+                   const float *theirs) {
+  uint8_t acts[PB_MAX_ACTIONS];
+  const int n = g->legal(st, acts);
+  if (n <= 0) return 0.0f;
+  double sum = 0;
+  for (int k = 0; k < n; k++) {
+    const float t = theirs[acts[k]];
+    if (!isfinite(t)) return 2.0f;
+    sum += (double)t - (double)mine[acts[k]];
+  }
+  return (float)(sum / n);
+}
+
+int pb_spot_count(pb_spot_tally_t *t, float diff, float bias,
+                  double tolerance) {
   t->checked++;
+  t->bias_sum += bias;
+  t->bias_sq += (double)bias * bias;
   if (diff > t->max_diff) t->max_diff = diff;
   if ((double)diff > tolerance) {
     t->disagree++;
@@ -98,12 +115,46 @@ int pb_spot_failed(const pb_spot_tally_t *t, double max_disagree) {
          (double)t->disagree > max_disagree * (double)t->checked;
 }
 
-size_t pb_spot_sample(pb_rng_t *rng, size_t n, double share, uint32_t *idx,
-                      size_t cap) {
+double pb_spot_mean_bias(const pb_spot_tally_t *t) {
+  return t->checked > 0 ? t->bias_sum / (double)t->checked : 0.0;
+}
+
+/* The variance of the mean of a tally's biases (0 when too few). */
+static double var_of_mean(const pb_spot_tally_t *t) {
+  if (t->checked < 2) return 0.0;
+  const double n = (double)t->checked, m = t->bias_sum / n;
+  double var = (t->bias_sq - n * m * m) / (n - 1);
+  return var > 0 ? var / n : 0.0;
+}
+
+int pb_spot_biased(const pb_spot_tally_t *t, const pb_spot_tally_t *others,
+                   double min_effect) {
+  if (t->checked < PB_SPOT_BIAS_MIN) return 0;
+  if (!(fabs(pb_spot_mean_bias(t)) >= min_effect)) return 0;
+  const double d = pb_spot_mean_bias(t) - pb_spot_mean_bias(others);
+  if (!(fabs(d) >= min_effect)) return 0;
+  /* Honest biases are 0 to the last bits: a floor on the error keeps the
+   * test's ratio finite, and min_effect decides there. */
+  double se = sqrt(var_of_mean(t) + var_of_mean(others));
+  if (se < 1e-9) se = 1e-9;
+  return fabs(d) / se >= PB_SPOT_BIAS_Z;
+}
+
+size_t pb_spot_sample(pb_rng_t *rng, size_t n, const uint32_t *counts,
+                      uint64_t total, size_t distinct, double share,
+                      uint32_t *idx, size_t cap) {
   if (n == 0 || !(share > 0.0) || cap == 0) return 0;
+  if (total == 0) total = 1;
+  /* A position seen once is never "frequent", however small the
+   * iteration. */
+  double always = PB_SPOT_ALWAYS * (double)total;
+  if (always < 2.0) always = 2.0;
+  const double per = share * (double)distinct / (double)total;
   size_t k = 0;
-  for (size_t i = 0; i < n && k < cap; i++)
-    if (pb_rng_uniform(rng) < share) idx[k++] = (uint32_t)i;
+  for (size_t i = 0; i < n && k < cap; i++) {
+    const double c = counts != NULL ? counts[i] : 1.0;
+    if (c >= always || pb_rng_uniform(rng) < per * c) idx[k++] = (uint32_t)i;
+  }
   if (k == 0) idx[k++] = pb_rng_below(rng, (uint32_t)n);
   return k;
 }

@@ -40,6 +40,9 @@ typedef struct pb_spot_tally {
   uint64_t checked;  /* positions searched again */
   uint64_t disagree; /* of which outside the tolerance */
   float max_diff;    /* the largest difference seen on a legal action */
+  /* The signed bias of each checked position (pb_spot_bias): its sum and
+   * sum of squares, for pb_spot_biased. */
+  double bias_sum, bias_sq;
 } pb_spot_tally_t;
 
 /* A checker for game g searching with E = expansions and M = max_depth,
@@ -71,9 +74,17 @@ int pb_spot_search(pb_spot_t *s, pb_nn_t *v, pb_nn_t *q,
 float pb_spot_diff(const pb_game_t *g, const pb_state_t *st,
                    const float *mine, const float *theirs);
 
-/* Adds one compared position to tally t: disagrees when diff > tolerance.
- * Returns 1 if it disagreed. */
-int pb_spot_count(pb_spot_tally_t *t, float diff, double tolerance);
+/* The mean of theirs - mine over the legal actions of st: how far the
+ * claimed targets lean, up or down, on that position (0 without legal
+ * actions; a non-finite claim counts as 2). */
+float pb_spot_bias(const pb_game_t *g, const pb_state_t *st, const float *mine,
+                   const float *theirs);
+
+/* Adds one compared position to tally t: disagrees when diff > tolerance;
+ * bias (pb_spot_bias) goes to the tally's bias sums. Returns 1 if it
+ * disagreed. */
+int pb_spot_count(pb_spot_tally_t *t, float diff, float bias,
+                  double tolerance);
 
 #define PB_SPOT_MIN_DISAGREE 3
 
@@ -81,11 +92,49 @@ int pb_spot_count(pb_spot_tally_t *t, float diff, double tolerance);
  * than max_disagree (share, 0..1) of the checked ones disagreed. */
 int pb_spot_failed(const pb_spot_tally_t *t, double max_disagree);
 
-/* Draws the positions to check from an item of n: each one independently
- * with probability share, and at least one when share > 0 and n > 0 (a
- * result is never taken unseen by chance alone). Writes up to cap indices,
- * in increasing order, to idx; returns how many. */
-size_t pb_spot_sample(pb_rng_t *rng, size_t n, double share, uint32_t *idx,
-                      size_t cap);
+/* The bias test: a small lean on every target (under the tolerance of
+ * one position) shows in the mean over many. A tally is biased when it
+ * has at least PB_SPOT_BIAS_MIN positions, its mean bias is at least
+ * min_effect away from 0 (the learner's own search), and it differs from
+ * the mean bias of `others` (the honest rest of the run's checked
+ * positions; an empty tally: the learner's own, 0) by at least min_effect
+ * and by at least PB_SPOT_BIAS_Z standard errors (Welch). So a searcher
+ * that agrees with the learner is never biased, whatever the others do,
+ * and a lean the whole honest run shares (hardware that rounds
+ * differently) is not one searcher's. Honest searchers agree to the
+ * last bits (docs/reliability.md): their means are within 1e-6 of each
+ * other, so min_effect (the learner's: tolerance / 10) is what keeps
+ * hardware that rounds differently safe. */
+#define PB_SPOT_BIAS_MIN 30
+#define PB_SPOT_BIAS_Z 6.0
+int pb_spot_biased(const pb_spot_tally_t *t, const pb_spot_tally_t *others,
+                   double min_effect);
+
+/* The mean bias of a tally (0 when empty). */
+double pb_spot_mean_bias(const pb_spot_tally_t *t);
+
+/* A position weighing at least this share of the iteration's training is
+ * always checked (pb_spot_sample). */
+#define PB_SPOT_ALWAYS 0.001
+
+/* Draws the positions to check from an item of n. counts[i] (NULL: 1
+ * each) is how often position i occurs among the iteration's `total`
+ * positions, that is how much the training of Q weighs its targets, and
+ * `distinct` how many distinct positions the iteration has. Drawn:
+ *   - every position weighing at least PB_SPOT_ALWAYS of the training
+ *     and occurring twice or more (counts[i] >= max(2, PB_SPOT_ALWAYS *
+ *     total)): the start position and the first plies, where one lie
+ *     weighs the most;
+ *   - each other one with probability min(1, share * distinct * counts[i]
+ *     / total): `share` of the distinct positions on average, drawn in
+ *     proportion to their weight;
+ *   - at least one when share > 0 and n > 0 (a result is never taken
+ *     unseen by chance alone).
+ * With counts NULL and total = distinct this is `share` of each item,
+ * uniformly. Writes up to cap indices, in increasing order, to idx;
+ * returns how many. */
+size_t pb_spot_sample(pb_rng_t *rng, size_t n, const uint32_t *counts,
+                      uint64_t total, size_t distinct, double share,
+                      uint32_t *idx, size_t cap);
 
 #endif
