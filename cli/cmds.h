@@ -16,6 +16,7 @@ int pb_cmd_keys(int argc, char **argv);
 int pb_cmd_play(int argc, char **argv);
 int pb_cmd_gtp(int argc, char **argv);
 int pb_cmd_analyze(int argc, char **argv);
+int pb_cmd_analysis(int argc, char **argv);
 int pb_cmd_export(int argc, char **argv);
 int pb_cmd_serve(int argc, char **argv);
 

@@ -1,0 +1,231 @@
+/* probs analysis - the batch analysis engine (common/play/engine.h,
+ * docs/analysis.md) on stdin and stdout: JSON queries in, one a line,
+ * JSON answers out, one a line. stdout carries answers only; messages go
+ * to stderr.
+ *
+ * Queries are read as they come; whenever no more input is waiting (or a
+ * batch is full) the waiting ones are answered together, so a script
+ * piped in is answered in batches of --batch and a person typing gets
+ * each answer at once. Exits 0 at the end of input (after answering
+ * everything), 1 when stdin or stdout fails, 2 for a bad command line or
+ * model, 128 + N after signal N (after answering what was read). */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "cmds.h"
+#include "engine.h"
+#include "entry.h"
+#include "game.h"
+#include "model.h"
+#include "models.h"
+#include "opts.h"
+
+PB_ENTRY_STOP_FLAG(stop_flag, on_signal)
+
+static void analysis_usage(FILE *f) {
+  fprintf(
+      f,
+      "usage: probs analysis [--model CKPT | --game NAME] [--batch N]\n"
+      "  A batch analysis engine: reads JSON queries on stdin, one a\n"
+      "  line, and writes one JSON answer a line on stdout, many queries\n"
+      "  answered together with their network calls batched\n"
+      "  (docs/analysis.md). A query:\n"
+      "    {\"id\":\"a\",\"moves\":[\"4\",\"4\"],\"report\":[\"v\",\"q\","
+      "\"v1\",\"move\"],\n"
+      "     \"agent\":\"beam,E=100\",\"budget\":200,\"seed\":1}\n"
+      "  A bad query gets {\"id\":...,\"error\":...,\"field\":...} and the\n"
+      "  engine goes on.\n"
+      "  --model CKPT  a probs checkpoint or model file: the game, and\n"
+      "                the networks (default: the shipped model of\n"
+      "                --game, data/models/GAME.pbck)\n"
+      "  --game NAME   without --model: whose shipped model (default\n"
+      "                connect4)\n"
+      "  --batch N     queries answered together at most, 1..%d\n"
+      "                (default %d)\n",
+      PB_ENGINE_MAX_BATCH, PB_ENGINE_DEFAULT_BATCH);
+}
+
+/* emit: one answer a line on stdout (flushed when input pauses). */
+static int emit_line(void *ctx, const char *line, size_t len) {
+  FILE *out = ctx;
+  if (fwrite(line, 1, len, out) != len || fputc('\n', out) == EOF)
+    return PB_EIO;
+  return 0;
+}
+
+/* The input: a buffer of what read(2) gave, lines cut from it. */
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  int skipping; /* inside a line too long, refused already */
+  int eof;
+} input_t;
+
+/* Refuses a line longer than PB_ENGINE_MAX_LINE. */
+static int refuse_long(pb_engine_t *e, pb_err_t *err) {
+  char msg[96];
+  snprintf(msg, sizeof msg,
+           "line too long: a query is at most %d bytes; the line was skipped",
+           PB_ENGINE_MAX_LINE);
+  return pb_engine_refuse(e, msg, err);
+}
+
+/* Answers the complete lines in in->buf, keeps the partial last one
+ * (dropped, once refused, when it grows too long). Returns 0 or the
+ * engine's stopping code. */
+static int take_lines(pb_engine_t *e, input_t *in, pb_err_t *err) {
+  size_t start = 0;
+  int rc = 0;
+  for (size_t i = 0; i < in->len && rc == 0; i++) {
+    if (in->buf[i] != '\n') continue;
+    size_t n = i - start;
+    if (n > 0 && in->buf[start + n - 1] == '\r') n--;
+    if (in->skipping)
+      in->skipping = 0; /* the end of a line refused already */
+    else if (n > PB_ENGINE_MAX_LINE)
+      rc = refuse_long(e, err);
+    else
+      rc = pb_engine_query(e, in->buf + start, n, err);
+    start = i + 1;
+  }
+  memmove(in->buf, in->buf + start, in->len - start);
+  in->len -= start;
+  if (rc == 0 && in->len > PB_ENGINE_MAX_LINE) {
+    if (!in->skipping) rc = refuse_long(e, err);
+    in->skipping = 1;
+    in->len = 0;
+  }
+  return rc;
+}
+
+/* Reads and answers until the end of input or a signal. Returns 0, or
+ * the exit status of a failure (with its message printed). */
+static int serve(pb_engine_t *e) {
+  input_t in = {.cap = PB_ENGINE_MAX_LINE + 65536};
+  in.buf = malloc(in.cap);
+  pb_err_t err;
+  pb_err_clear(&err);
+  if (in.buf == NULL) {
+    fprintf(stderr, "probs analysis: out of memory\n");
+    return PB_EXIT_FAILED;
+  }
+  int rc = 0;
+  while (rc == 0 && !in.eof && !stop_flag) {
+    /* Nothing more waiting: answer what was read before blocking. */
+    struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+    if (poll(&p, 1, 0) == 0) {
+      rc = pb_engine_flush(e, &err);
+      if (rc == 0 && fflush(stdout) != 0) rc = PB_EIO;
+      if (rc != 0) break;
+    }
+    ssize_t got = read(STDIN_FILENO, in.buf + in.len, in.cap - in.len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      fprintf(stderr, "probs analysis: cannot read stdin: %s\n",
+              strerror(errno));
+      free(in.buf);
+      return PB_EXIT_FAILED;
+    }
+    if (got == 0) {
+      in.eof = 1;
+      if (in.len > 0) in.buf[in.len++] = '\n'; /* the last line unended */
+    } else {
+      in.len += (size_t)got;
+    }
+    rc = take_lines(e, &in, &err);
+  }
+  free(in.buf);
+  if (rc == 0) rc = pb_engine_flush(e, &err);
+  if (rc == 0 && fflush(stdout) != 0) rc = PB_EIO;
+  if (rc != 0) {
+    fprintf(stderr, "probs analysis: %s\n",
+            rc == PB_EIO ? "cannot write stdout" : err.msg);
+    return PB_EXIT_FAILED;
+  }
+  return 0;
+}
+
+/* The model file from --model or --game into path. Returns -1 to go on
+ * or the exit status. */
+static int model_path(const char *model, const char *game, char *path,
+                      size_t n) {
+  if (model != NULL && game != NULL) {
+    fprintf(stderr,
+            "probs analysis: give --model or --game, not both (the "
+            "model tells the game)\n");
+    return PB_EXIT_USAGE;
+  }
+  if (model != NULL) {
+    snprintf(path, n, "%s", model);
+    return -1;
+  }
+  if (game == NULL) game = "connect4";
+  if (pb_game_by_name(game) == NULL) {
+    fprintf(stderr, "probs analysis: unknown game '%s' (known: %s)\n", game,
+            pb_game_names());
+    return PB_EXIT_USAGE;
+  }
+  pb_err_t e;
+  pb_err_clear(&e);
+  if (pb_cli_shipped_model(game, path, n, &e) != 0) {
+    fprintf(stderr, "probs analysis: %s\n", e.msg);
+    return PB_EXIT_USAGE;
+  }
+  return -1;
+}
+
+int pb_cmd_analysis(int argc, char **argv) {
+  const char *model = NULL, *game = NULL, *batch_s = NULL;
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE("model", 'm', &model),
+                                PB_OPTS_VALUE("game", 0, &game),
+                                PB_OPTS_VALUE("batch", 0, &batch_s)};
+  const pb_opts_t cl = {.prog = "probs analysis",
+                        .usage = analysis_usage,
+                        .rows = rows,
+                        .nrows = PB_OPTS_N(rows)};
+  int parsed = pb_opts_parse(&cl, argc, argv);
+  if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
+  long batch = PB_ENGINE_DEFAULT_BATCH;
+  if (batch_s != NULL &&
+      pb_cli_long(batch_s, 1, PB_ENGINE_MAX_BATCH, &batch) != 0) {
+    fprintf(stderr, "probs analysis: bad --batch '%s' (expected 1..%d)\n",
+            batch_s, PB_ENGINE_MAX_BATCH);
+    return PB_EXIT_USAGE;
+  }
+  char path[4096];
+  int st = model_path(model, game, path, sizeof path);
+  if (st >= 0) return st;
+  pb_err_t err;
+  pb_err_clear(&err);
+  pb_config_t mc;
+  pb_model_t *m = pb_model_open(path, "cpu", &mc, &err);
+  if (m == NULL) {
+    fprintf(stderr, "probs analysis: %s: %s\n", path, err.msg);
+    return PB_EXIT_USAGE; /* the checkpoint named cannot be used */
+  }
+  pb_engine_t *e = pb_engine_new(m, path, (int)batch, emit_line, stdout, &err);
+  if (e == NULL) {
+    fprintf(stderr, "probs analysis: %s\n", err.msg);
+    pb_model_destroy(&m);
+    return PB_EXIT_FAILED;
+  }
+  /* A reader that goes away is a write error, not a SIGPIPE. */
+  signal(SIGPIPE, SIG_IGN);
+  pb_entry_signals(on_signal);
+  fprintf(stderr,
+          "probs analysis: %s (%s, version %llu, %s), batch %ld; JSON "
+          "queries on stdin, one a line\n",
+          pb_model_game(m)->name, path, (unsigned long long)pb_model_version(m),
+          mc.algorithm, batch);
+  int rc = serve(e);
+  pb_engine_destroy(&e);
+  pb_model_destroy(&m);
+  if (rc == 0 && stop_flag) rc = PB_EXIT_SIGNAL_BASE + stop_flag;
+  return rc;
+}

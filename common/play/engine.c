@@ -1,0 +1,486 @@
+/* engine.c - the batch analysis engine of engine.h: queries wait in a
+ * batch; answering it is one turn of
+ *   1. the networks' values of every position (V, Q, policy), batched;
+ *   2. the values one ply deep: every child of every position, batched;
+ *   3. the agents' moves, one call per agent spec where the agent batches;
+ *   4. the answers, in the order the queries came.
+ * Reading a query is engine_query.c. */
+#include "engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "engine_impl.h"
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+static int alloc_buffers(pb_engine_t *e) {
+  size_t b = (size_t)e->batch, A = (size_t)e->g->num_actions;
+  e->q = calloc(b, sizeof *e->q);
+  e->pos = calloc(b, sizeof *e->pos);
+  e->pos_of = calloc(b, sizeof *e->pos_of);
+  e->moves = calloc(b, sizeof *e->moves);
+  e->v = calloc(b, sizeof *e->v);
+  e->fail = calloc(b, sizeof *e->fail);
+  e->fail_field = calloc(b, sizeof *e->fail_field);
+  e->kids = calloc(b * A, sizeof *e->kids);
+  e->kid_of = calloc(b * A, sizeof *e->kid_of);
+  e->kid_act = calloc(b * A, sizeof *e->kid_act);
+  e->kid_v = calloc(b * A, sizeof *e->kid_v);
+  e->qv = calloc(b * A, sizeof *e->qv);
+  e->policy = calloc(b * A, sizeof *e->policy);
+  e->v1 = calloc(b * A, sizeof *e->v1);
+  e->chunk_logits = calloc((size_t)PB_ENGINE_CHUNK * A, sizeof(float));
+  return e->q && e->pos && e->pos_of && e->moves && e->v && e->fail &&
+                 e->fail_field && e->kids && e->kid_of && e->kid_act &&
+                 e->kid_v && e->qv && e->policy && e->v1 && e->chunk_logits
+             ? 0
+             : PB_ENOMEM;
+}
+
+pb_engine_t *pb_engine_new(pb_model_t *m, const char *model_path, int batch,
+                           pb_engine_emit_fn emit, void *ctx, pb_err_t *err) {
+  if (m == NULL || model_path == NULL || emit == NULL) {
+    pb_err_set(err, PB_EINVAL, "analysis engine: NULL argument");
+    return NULL;
+  }
+  if (batch < 1 || batch > PB_ENGINE_MAX_BATCH) {
+    pb_err_set(err, PB_EINVAL, "analysis engine: batch %d (expected 1..%d)",
+               batch, PB_ENGINE_MAX_BATCH);
+    return NULL;
+  }
+  pb_engine_t *e = calloc(1, sizeof *e);
+  if (e == NULL) {
+    pb_err_set(err, PB_ENOMEM, "analysis engine: out of memory");
+    return NULL;
+  }
+  e->m = m;
+  e->g = pb_model_game(m);
+  e->az = pb_model_alphazero(m);
+  e->batch = batch;
+  e->emit = emit;
+  e->ctx = ctx;
+  pb_json_init(&e->out);
+  e->model_path = strdup(model_path);
+  if (e->model_path == NULL || alloc_buffers(e) != 0 ||
+      (e->jr = pb_jsonr_new(err)) == NULL) {
+    pb_err_set(err, PB_ENOMEM, "analysis engine: out of memory");
+    pb_engine_destroy(&e);
+    return NULL;
+  }
+  int rc = 0;
+  if (e->az) {
+    e->pve = pb_pveval_new(e->g, PB_ENGINE_CHUNK, err);
+    rc = e->pve == NULL ? -1 : pb_pveval_bind(e->pve, pb_model_q(m), err);
+  } else {
+    e->ne = pb_neteval_new(e->g, PB_ENGINE_CHUNK, 1u << 16, err);
+    if (e->ne == NULL)
+      rc = -1;
+    else
+      pb_neteval_bind(e->ne, pb_model_v(m), pb_model_q(m));
+  }
+  if (rc != 0) pb_engine_destroy(&e);
+  return e;
+}
+
+void pb_engine_destroy(pb_engine_t **ep) {
+  if (ep == NULL || *ep == NULL) return;
+  pb_engine_t *e = *ep;
+  for (int i = 0; i < e->nq; i++) pb__engine_query_free(&e->q[i]);
+  for (int k = 0; k < PB_ENGINE_AGENTS; k++) {
+    pb_agent_destroy(&e->agents[k].a);
+    free(e->agents[k].spec);
+  }
+  pb_neteval_destroy(&e->ne);
+  pb_pveval_destroy(&e->pve);
+  pb_jsonr_destroy(&e->jr);
+  pb_json_free(&e->out);
+  free(e->model_path);
+  free(e->q);
+  free(e->pos);
+  free(e->pos_of);
+  free(e->moves);
+  free(e->v);
+  free(e->fail);
+  free(e->fail_field);
+  free(e->kids);
+  free(e->kid_of);
+  free(e->kid_act);
+  free(e->kid_v);
+  free(e->qv);
+  free(e->policy);
+  free(e->v1);
+  free(e->chunk_logits);
+  free(e);
+  *ep = NULL;
+}
+
+int pb_engine_waiting(const pb_engine_t *e) {
+  return e->nq;
+}
+
+void pb_engine_stats(const pb_engine_t *e, pb_engine_stats_t *st) {
+  *st = e->st;
+}
+
+/* ---- answers ------------------------------------------------------------- */
+
+/* Writes the object built in e->out through emit. */
+static int send(pb_engine_t *e, pb_err_t *err) {
+  int rc = pb_json_error(&e->out);
+  if (rc != 0) {
+    e->fatal = PB_ENOMEM;
+    return pb_err_set(err, PB_ENOMEM, "analysis engine: out of memory");
+  }
+  rc = e->emit(e->ctx, pb_json_cstr(&e->out), pb_json_len(&e->out));
+  if (rc != 0) {
+    e->fatal = rc;
+    return pb_err_set(err, rc, "analysis engine: cannot write an answer");
+  }
+  e->st.queries++;
+  return 0;
+}
+
+/* An error object: {"id": id or null, "error": msg[, "field": field]}. */
+static int send_error(pb_engine_t *e, const char *id, const char *field,
+                      const char *msg, pb_err_t *err) {
+  pb_json_reset(&e->out);
+  pb_json_obj_begin(&e->out);
+  pb_json_key(&e->out, "id");
+  if (id != NULL)
+    pb_json_raw(&e->out, id);
+  else
+    pb_json_null(&e->out);
+  pb_json_kstr(&e->out, "error", msg);
+  if (field != NULL) pb_json_kstr(&e->out, "field", field);
+  pb_json_obj_end(&e->out);
+  e->st.errors++;
+  return send(e, err);
+}
+
+static void move_name(const pb_game_t *g, int a, char *buf, size_t n) {
+  if (a < 0 || g->action_name(a, buf, n) < 0) snprintf(buf, n, "-");
+}
+
+/* The answer of waiting query i. */
+static int send_answer(pb_engine_t *e, int i, pb_err_t *err) {
+  const pb__engine_query_t *q = &e->q[i];
+  if (e->fail[i].code != 0)
+    return send_error(e, q->id, e->fail_field[i], e->fail[i].msg, err);
+  const pb_game_t *g = e->g;
+  pb_json_t *j = &e->out;
+  char side[2] = {pb_analysis_side(g, &q->s), '\0'}, name[16];
+  pb_json_reset(j);
+  pb_json_obj_begin(j);
+  pb_json_key(j, "id");
+  pb_json_raw(j, q->id);
+  pb_json_kint(j, "ply", g->ply(&q->s));
+  pb_json_kstr(j, "to_move", side);
+  if (q->over) {
+    char result[64];
+    pb_analysis_result(g, &q->s, result, sizeof result);
+    pb_json_kstr(j, "result", result);
+    pb_json_obj_end(j);
+    return send(e, err);
+  }
+  size_t A = (size_t)g->num_actions;
+  if (q->report & PB__ENGINE_V) pb_json_kfloat(j, "v", e->v[i]);
+  if (q->report & (PB__ENGINE_Q | PB__ENGINE_POLICY | PB__ENGINE_V1)) {
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&q->s, legal);
+    pb_json_key(j, "moves");
+    pb_json_arr_begin(j);
+    for (int k = 0; k < nl; k++) {
+      size_t a = legal[k];
+      move_name(g, (int)a, name, sizeof name);
+      pb_json_obj_begin(j);
+      pb_json_kstr(j, "move", name);
+      if (q->report & PB__ENGINE_Q) pb_json_kfloat(j, "q", e->qv[i * A + a]);
+      if (q->report & PB__ENGINE_POLICY)
+        pb_json_kfloat(j, "policy", e->policy[i * A + a]);
+      if (q->report & PB__ENGINE_V1) pb_json_kfloat(j, "v1", e->v1[i * A + a]);
+      pb_json_obj_end(j);
+    }
+    pb_json_arr_end(j);
+  }
+  if (q->report & PB__ENGINE_MOVE) {
+    move_name(g, e->moves[i], name, sizeof name);
+    pb_json_kstr(j, "move", name);
+    pb_json_kstr(j, "agent", q->spec);
+  }
+  pb_json_obj_end(j);
+  return send(e, err);
+}
+
+/* ---- one batch ----------------------------------------------------------- */
+
+/* Marks the waiting queries idx[0..n) as failed with why's message (those
+ * failed already keep their first reason). */
+static void fail_all(pb_engine_t *e, const int *idx, int n, const char *field,
+                     const pb_err_t *why) {
+  for (int k = 0; k < n; k++) {
+    int i = idx[k];
+    if (e->fail[i].code != 0) continue;
+    e->fail[i] = *why;
+    if (e->fail[i].code == 0) e->fail[i].code = PB_ENN;
+    e->fail_field[i] = field;
+  }
+}
+
+/* Whether waiting query i needs the networks for any of `bits`. */
+static int wants(const pb_engine_t *e, int i, unsigned bits) {
+  return !e->q[i].over && e->fail[i].code == 0 && (e->q[i].report & bits);
+}
+
+/* The positions of the queries that want `bits` into e->pos (their
+ * query in e->pos_of); returns how many. */
+static int gather(pb_engine_t *e, unsigned bits) {
+  int n = 0;
+  for (int i = 0; i < e->nq; i++)
+    if (wants(e, i, bits)) {
+      e->pos[n] = e->q[i].s;
+      e->pos_of[n++] = i;
+    }
+  return n;
+}
+
+/* PROBS: V and Q of the positions, one call each. */
+static void values_probs(pb_engine_t *e) {
+  pb_evalfn_t fn = pb_neteval_fn(e->ne);
+  size_t A = (size_t)e->g->num_actions;
+  pb_err_t err;
+  pb_err_clear(&err);
+  int n = gather(e, PB__ENGINE_V);
+  if (n > 0 && fn.value(fn.ctx, e->pos, n, e->kid_v, &err) < 0)
+    fail_all(e, e->pos_of, n, NULL, &err);
+  else
+    for (int k = 0; k < n; k++) e->v[e->pos_of[k]] = e->kid_v[k];
+  n = gather(e, PB__ENGINE_Q);
+  if (n > 0 && fn.qvalues(fn.ctx, e->pos, n, e->kid_v, &err) < 0)
+    fail_all(e, e->pos_of, n, NULL, &err);
+  else
+    for (int k = 0; k < n; k++)
+      memcpy(e->qv + (size_t)e->pos_of[k] * A, e->kid_v + (size_t)k * A,
+             A * sizeof *e->qv);
+}
+
+/* The policy+value network over e->pos[0..n), in chunks: logits to
+ * `logits` rows (NULL: dropped), values to vals. */
+static int pv_eval(pb_engine_t *e, const pb_state_t *pos, int n, float *logits,
+                   float *vals, pb_err_t *err) {
+  pb_mcts_evalfn_t fn = pb_pveval_fn(e->pve);
+  size_t A = (size_t)e->g->num_actions;
+  for (int off = 0; off < n; off += PB_ENGINE_CHUNK) {
+    int c = n - off < PB_ENGINE_CHUNK ? n - off : PB_ENGINE_CHUNK;
+    int rc = fn.eval(fn.ctx, pos + off, c, e->chunk_logits, vals + off, err);
+    if (rc < 0) return rc;
+    if (logits != NULL)
+      memcpy(logits + (size_t)off * A, e->chunk_logits,
+             (size_t)c * A * sizeof *logits);
+  }
+  return 0;
+}
+
+/* AlphaZero: the value head and the policy (softmax of the logits over
+ * the legal moves, as MCTS makes its priors), one call. */
+static void values_az(pb_engine_t *e) {
+  size_t A = (size_t)e->g->num_actions;
+  pb_err_t err;
+  pb_err_clear(&err);
+  int n = gather(e, PB__ENGINE_V | PB__ENGINE_POLICY);
+  if (n == 0) return;
+  /* e->qv is free with an AlphaZero checkpoint: the logits go there. */
+  if (pv_eval(e, e->pos, n, e->qv, e->kid_v, &err) < 0) {
+    fail_all(e, e->pos_of, n, NULL, &err);
+    return;
+  }
+  for (int k = 0; k < n; k++) {
+    int i = e->pos_of[k];
+    const float *lg = e->qv + (size_t)k * A;
+    float *p = e->policy + (size_t)i * A;
+    e->v[i] = e->kid_v[k];
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = e->g->legal(&e->pos[k], legal);
+    double mx = -INFINITY, sum = 0;
+    for (int t = 0; t < nl; t++) mx = lg[legal[t]] > mx ? lg[legal[t]] : mx;
+    for (int t = 0; t < nl; t++) sum += exp(lg[legal[t]] - mx);
+    for (int t = 0; t < nl; t++)
+      p[legal[t]] = (float)(exp(lg[legal[t]] - mx) / sum);
+  }
+}
+
+/* Values one ply deep: a move that ends the game is worth its result to
+ * the mover; the others -V(child), all children in one call. */
+static void values_v1(pb_engine_t *e) {
+  const pb_game_t *g = e->g;
+  size_t A = (size_t)g->num_actions;
+  int nk = 0, n = gather(e, PB__ENGINE_V1);
+  for (int k = 0; k < n; k++) {
+    int i = e->pos_of[k];
+    uint8_t legal[PB_MAX_ACTIONS];
+    int nl = g->legal(&e->pos[k], legal);
+    for (int t = 0; t < nl; t++) {
+      pb_state_t c = e->pos[k];
+      int done = 0;
+      float r = g->step(&c, legal[t], &done);
+      if (done) {
+        e->v1[(size_t)i * A + legal[t]] = r;
+        continue;
+      }
+      e->kids[nk] = c;
+      e->kid_of[nk] = i;
+      e->kid_act[nk++] = legal[t];
+    }
+  }
+  if (nk == 0) return;
+  pb_err_t err;
+  pb_err_clear(&err);
+  int rc;
+  if (e->az) {
+    rc = pv_eval(e, e->kids, nk, NULL, e->kid_v, &err);
+  } else {
+    pb_evalfn_t fn = pb_neteval_fn(e->ne);
+    rc = fn.value(fn.ctx, e->kids, nk, e->kid_v, &err);
+  }
+  if (rc < 0) {
+    fail_all(e, e->pos_of, n, NULL, &err);
+    return;
+  }
+  for (int k = 0; k < nk; k++)
+    e->v1[(size_t)e->kid_of[k] * A + e->kid_act[k]] = -e->kid_v[k];
+}
+
+/* The moves of the queries of agent slot `slot`. */
+static void moves_of(pb_engine_t *e, int slot) {
+  pb_agent_t *a = e->agents[slot].a;
+  pb_err_t err;
+  pb_err_clear(&err);
+  int n = 0;
+  for (int i = 0; i < e->nq; i++)
+    if (e->q[i].agent == slot && wants(e, i, PB__ENGINE_MOVE)) {
+      e->pos[n] = e->q[i].s;
+      e->pos_of[n++] = i;
+    }
+  if (n == 0) return;
+  if (pb_agent_batched(a)) {
+    /* The network kinds ignore the seed: one call for them all. */
+    int *out = (int *)e->kid_act;
+    if (pb_agent_act_many(a, e->pos, n, 0, out, &err) < 0)
+      fail_all(e, e->pos_of, n, "agent", &err);
+    else
+      for (int k = 0; k < n; k++) e->moves[e->pos_of[k]] = out[k];
+    return;
+  }
+  for (int k = 0; k < n; k++) {
+    int i = e->pos_of[k], mv = -1;
+    if (pb_agent_act_many(a, &e->pos[k], 1, e->q[i].seed, &mv, &err) < 0)
+      fail_all(e, &i, 1, "agent", &err);
+    else
+      e->moves[i] = mv;
+  }
+}
+
+/* Counts the network calls of the values (not the agents'). */
+static uint64_t net_calls(const pb_engine_t *e) {
+  if (e->pve != NULL) return pb_pveval_calls(e->pve);
+  pb_neteval_stats_t st;
+  pb_neteval_stats(e->ne, &st);
+  return st.v_calls + st.q_calls;
+}
+
+int pb_engine_flush(pb_engine_t *e, pb_err_t *err) {
+  if (e->fatal) return pb_err_set(err, e->fatal, "analysis engine stopped");
+  if (e->nq == 0) return 0;
+  uint64_t calls0 = net_calls(e);
+  for (int i = 0; i < e->nq; i++) {
+    pb_err_clear(&e->fail[i]);
+    e->fail_field[i] = NULL;
+    e->moves[i] = -1;
+  }
+  if (e->az)
+    values_az(e);
+  else
+    values_probs(e);
+  values_v1(e);
+  for (int s = 0; s < PB_ENGINE_AGENTS; s++)
+    if (e->agents[s].a != NULL) moves_of(e, s);
+  e->st.net_calls += net_calls(e) - calls0;
+  e->st.batches++;
+  int rc = 0;
+  for (int i = 0; i < e->nq; i++) {
+    if (rc == 0) rc = send_answer(e, i, err);
+    if (e->q[i].agent >= 0) e->agents[e->q[i].agent].waiting--;
+    pb__engine_query_free(&e->q[i]);
+  }
+  e->nq = 0;
+  return rc;
+}
+
+/* ---- queries and agents -------------------------------------------------- */
+
+int pb_engine_query(pb_engine_t *e, const char *line, size_t n, pb_err_t *err) {
+  if (e->fatal) return pb_err_set(err, e->fatal, "analysis engine stopped");
+  size_t k = 0;
+  while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r')) k++;
+  if (k == n) return 0; /* a blank line: no query */
+  pb__engine_query_t q;
+  const char *field = NULL;
+  pb_err_t qe;
+  pb_err_clear(&qe);
+  int rc = pb__engine_parse(e, line, n, &q, &field, &qe);
+  if (rc != 0) {
+    if (q.agent >= 0) e->agents[q.agent].waiting--;
+    if (e->fatal) {
+      pb__engine_query_free(&q);
+      return pb_err_set(err, e->fatal, "%s", qe.msg);
+    }
+    /* The field may be a key of the query: write before the reader
+     * forgets it. */
+    rc = send_error(e, q.id, field, qe.msg, err);
+    pb__engine_query_free(&q);
+    return rc;
+  }
+  e->q[e->nq++] = q;
+  return e->nq == e->batch ? pb_engine_flush(e, err) : 0;
+}
+
+int pb_engine_refuse(pb_engine_t *e, const char *message, pb_err_t *err) {
+  if (e->fatal) return pb_err_set(err, e->fatal, "analysis engine stopped");
+  return send_error(e, NULL, NULL, message, err);
+}
+
+int pb__engine_agent(pb_engine_t *e, const char *spec, pb_err_t *err) {
+  pb__engine_agent_t *ag = e->agents;
+  int slot = -1;
+  for (int k = 0; k < PB_ENGINE_AGENTS; k++)
+    if (ag[k].spec != NULL && strcmp(ag[k].spec, spec) == 0) slot = k;
+  if (slot < 0) {
+    /* A free slot, else the least recently used one no waiting query
+     * needs; if they all are needed, answer the waiting queries first. */
+    for (int pass = 0; pass < 2 && slot < 0; pass++) {
+      for (int k = 0; k < PB_ENGINE_AGENTS; k++)
+        if (ag[k].waiting == 0 &&
+            (slot < 0 || ag[k].spec == NULL ||
+             (ag[slot].spec != NULL && ag[k].used < ag[slot].used)))
+          slot = k;
+      if (slot < 0 && pb_engine_flush(e, err) != 0) return e->fatal;
+    }
+    pb_agent_destroy(&ag[slot].a);
+    free(ag[slot].spec);
+    ag[slot].spec = NULL;
+    pb_agent_t *a = pb_agent_new(e->g, spec, 0, err);
+    if (a == NULL) return err != NULL && err->code < 0 ? err->code : PB_EINVAL;
+    ag[slot].spec = strdup(spec);
+    if (ag[slot].spec == NULL) {
+      pb_agent_destroy(&a);
+      e->fatal = PB_ENOMEM;
+      return pb_err_set(err, PB_ENOMEM, "analysis engine: out of memory");
+    }
+    ag[slot].a = a;
+  }
+  ag[slot].used = ++e->tick;
+  ag[slot].waiting++;
+  return slot;
+}
