@@ -3,7 +3,9 @@
  * alpha-beta over V and Q (the abnet: agent's search, by default) and/or
  * beam search, with the move each would play. An AlphaZero checkpoint:
  * the policy's probability of every legal move, the value head (at the
- * position and one ply deep) and PUCT MCTS's visit counts. */
+ * position and one ply deep) and PUCT MCTS's visit counts. A td
+ * checkpoint (its Q slot untrained): the linear evaluation V, V one ply
+ * deep and the td: agent's n-ply search. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +15,10 @@
 #include "cmds.h"
 #include "game.h"
 #include "json.h"
+#include "linear.h"
 #include "model.h"
+#include "nply.h"
+#include "tdnet.h"
 #include "opts.h"
 
 static void usage(FILE *f) {
@@ -32,8 +37,10 @@ static void usage(FILE *f) {
           "  would play. An alphazero checkpoint: the value head's value,\n"
           "  and for every legal move the policy's probability, the value\n"
           "  one ply deep and its visits in PUCT MCTS, with the move MCTS\n"
-          "  picks (what mcts:CHECKPOINT,N=... plays). The game is the\n"
-          "  checkpoint's.\n"
+          "  picks (what mcts:CHECKPOINT,N=... plays). A td checkpoint\n"
+          "  (trained V alone): V and for every legal move V one ply deep,\n"
+          "  then its n-ply search at the depth it trained at, the move\n"
+          "  td:CHECKPOINT plays. The game is the checkpoint's.\n"
           "  --position MOVES  moves from the start in the game's notation\n"
           "                    (connect4 \"4453\", tictactoe \"159\", othello\n"
           "                    \"f5d6\", toguz \"7315\"; default: the start)\n"
@@ -61,6 +68,9 @@ typedef struct {
   const char *model, *position;
   const char *algorithm; /* the checkpoint's (its stored config's) */
   pb_analysis_opts_t o;
+  int td_depth;       /* td: the n-ply search's depth (0: not td) */
+  double td_value;    /* its value for the side to move */
+  int td_best;        /* and its move */
 } request_t;
 
 static void json_probs(pb_json_t *j, const pb_game_t *g, const request_t *rq,
@@ -145,6 +155,33 @@ static void json_az(pb_json_t *j, const pb_game_t *g, const request_t *rq,
   pb_json_kstr(j, "best_mcts", name);
 }
 
+static void json_td(pb_json_t *j, const pb_game_t *g, const request_t *rq,
+                    const pb_analysis_eval_t *ev) {
+  char name[16];
+  pb_json_kstr(j, "algorithm", rq->algorithm);
+  pb_json_kfloat(j, "v", ev->v);
+  pb_json_key(j, "moves");
+  pb_json_arr_begin(j);
+  for (int i = 0; i < ev->n_legal; i++) {
+    int a = ev->legal[i];
+    move_name(g, a, name, sizeof name);
+    pb_json_obj_begin(j);
+    pb_json_kstr(j, "move", name);
+    pb_json_kfloat(j, "v1", ev->v1[a]);
+    pb_json_obj_end(j);
+  }
+  pb_json_arr_end(j);
+  move_name(g, ev->best_v1, name, sizeof name);
+  pb_json_kstr(j, "best_v1", name);
+  pb_json_key(j, "td");
+  pb_json_obj_begin(j);
+  pb_json_kint(j, "depth", rq->td_depth);
+  pb_json_kfloat(j, "value", rq->td_value);
+  pb_json_obj_end(j);
+  move_name(g, rq->td_best, name, sizeof name);
+  pb_json_kstr(j, "best_td", name);
+}
+
 static int print_json(const pb_game_t *g, const request_t *rq,
                       const pb_state_t *s, const pb_analysis_eval_t *ev,
                       const char *result) {
@@ -163,6 +200,8 @@ static int print_json(const pb_game_t *g, const request_t *rq,
     pb_json_kstr(&j, "result", result);
   else if (ev->alphazero)
     json_az(&j, g, rq, ev);
+  else if (rq->td_depth > 0)
+    json_td(&j, g, rq, ev);
   else
     json_probs(&j, g, rq, ev);
   pb_json_obj_end(&j);
@@ -209,6 +248,42 @@ static void print_probs(const pb_game_t *g, const pb_state_t *s,
   }
 }
 
+static void print_td(const pb_game_t *g, const pb_state_t *s,
+                     const request_t *rq, const pb_analysis_eval_t *ev) {
+  char name[16];
+  printf("V = %+.4f (for %c, the side to move: the linear evaluation)\n",
+         ev->v, pb_analysis_side(g, s));
+  for (int i = 0; i < ev->n_legal; i++) {
+    int a = ev->legal[i];
+    move_name(g, a, name, sizeof name);
+    printf("move %s: V1=%+.4f\n", name, ev->v1[a]);
+  }
+  move_name(g, ev->best_v1, name, sizeof name);
+  printf("best by V one ply: %s\n", name);
+  printf("td %d-ply search: value %+.4f\n", rq->td_depth, rq->td_value);
+  move_name(g, rq->td_best, name, sizeof name);
+  printf("best by td (depth %d): %s\n", rq->td_depth, name);
+}
+
+/* td: the linear evaluation of the checkpoint's V in the n-ply search of
+ * the td: agent, at the depth it trained at. Returns 0 or 1 after the
+ * message. */
+static int td_search(pb_model_t *net, const pb_config_t *mc,
+                     const pb_state_t *s, request_t *rq) {
+  pb_linear_t lin;
+  pb_err_t err;
+  pb_err_clear(&err);
+  if (pb_linear_init(&lin, pb_model_game(net), &err) != 0 ||
+      pb_tdnet_get(pb_model_v(net), &lin, &err) != 0) {
+    fprintf(stderr, "probs analyze: %s: %s\n", rq->model, err.msg);
+    return 1;
+  }
+  int d = mc->td.ply;
+  rq->td_depth = d < 1 ? 1 : d > PB_NPLY_MAX_DEPTH ? PB_NPLY_MAX_DEPTH : d;
+  rq->td_best = pb_nply_best(&lin, s, rq->td_depth, &rq->td_value, NULL);
+  return 0;
+}
+
 static void print_az(const pb_game_t *g, const pb_state_t *s,
                      const pb_analysis_eval_t *ev) {
   char name[16];
@@ -237,9 +312,27 @@ typedef struct {
 
 /* Checks the options against the checkpoint's algorithm into rq->o.
  * Returns 0, or 2 after printing the one-line error. */
-static int settle(const given_t *gv, int az, request_t *rq) {
+static int settle(const given_t *gv, int az, int td, request_t *rq) {
   pb_analysis_defaults(&rq->o);
   long v = 0;
+  if (td) {
+    const char *opt = gv->search  ? "--search"
+                      : gv->nodes ? "--nodes"
+                      : gv->E     ? "-E"
+                      : gv->M     ? "-M"
+                      : gv->sims  ? "--simulations"
+                                  : NULL;
+    if (opt != NULL) {
+      fprintf(stderr,
+              "probs analyze: %s is for probs and alphazero checkpoints; "
+              "%s is a td checkpoint (V alone), analysed with its n-ply "
+              "search\n",
+              opt, rq->model);
+      return 2;
+    }
+    rq->o.abnet = 0; /* Q orders alpha-beta: untrained in td */
+    return 0;
+  }
   if (az) {
     const char *probs_only = gv->search  ? "--search"
                              : gv->nodes ? "--nodes"
@@ -346,7 +439,7 @@ static int parse(int argc, char **argv, given_t *gv, request_t *rq,
 }
 
 int pb_cmd_analyze(int argc, char **argv) {
-  request_t rq = {NULL, "", "probs", {0}};
+  request_t rq = {NULL, "", "probs", {0}, 0, 0.0, -1};
   given_t gv = {NULL, NULL, NULL, NULL, NULL};
   bool json = false;
   int rc = parse(argc, argv, &gv, &rq, &json);
@@ -362,7 +455,8 @@ int pb_cmd_analyze(int argc, char **argv) {
   const pb_game_t *g = pb_model_game(net);
   rq.algorithm = mc.algorithm;
   pb_state_t s;
-  if (settle(&gv, pb_model_alphazero(net), &rq) != 0) {
+  const int td = pb_config_td(&mc);
+  if (settle(&gv, pb_model_alphazero(net), td, &rq) != 0) {
     pb_model_destroy(&net);
     return PB_EXIT_USAGE;
   }
@@ -381,6 +475,10 @@ int pb_cmd_analyze(int argc, char **argv) {
     pb_analysis_t *an = pb_analysis_new(net, &rq.o, &err);
     rc = an == NULL ? -1 : pb_analysis_eval(an, &s, &ev, &err);
     pb_analysis_destroy(&an);
+    if (rc == 0 && td && td_search(net, &mc, &s, &rq) != 0) {
+      pb_model_destroy(&net);
+      return PB_EXIT_FAILED;
+    }
     if (rc != 0) {
       fprintf(stderr, "probs analyze: %s\n", err.msg);
       pb_model_destroy(&net);
@@ -401,6 +499,8 @@ int pb_cmd_analyze(int argc, char **argv) {
       printf("game over: %s\n", result);
     else if (ev.alphazero)
       print_az(g, &s, &ev);
+    else if (td)
+      print_td(g, &s, &rq, &ev);
     else
       print_probs(g, &s, &rq, &ev);
   }

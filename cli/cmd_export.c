@@ -41,7 +41,8 @@ static void export_usage(FILE *f) {
           "  --net both|v|q   which networks (default both; the keys keep\n"
           "                   their \"v.\" / \"q.\" prefix either way)\n"
           "A checkpoint of an alphazero run holds one policy+value network,\n"
-          "written as \"pv.<param>\" (--net is then ignored).\n"
+          "written as \"pv.<param>\" (--net is then ignored); one of a td\n"
+          "run its trained V alone (its Q is untrained; --net q is refused).\n"
           "With OUT.pbck it writes a model file: the checkpoint's config\n"
           "and network weights without the optimizer state (about a third\n"
           "of the size), which every --model and CKPT of an agent reads.\n");
@@ -113,6 +114,18 @@ int pb_cmd_export(int argc, char **argv) {
     fprintf(stderr, "probs export: %s\n", err.msg);
     return PB_EXIT_USAGE; /* the checkpoint named cannot be used */
   }
+  if (pb_config_td(&cfg)) {
+    /* td learns V alone: its Q slot is the untrained start. */
+    if (!want_v) {
+      fprintf(stderr,
+              "probs export: --net q: %s is a td checkpoint, whose Q is "
+              "untrained (td learns V alone): export --net v\n",
+              pos[0]);
+      pb_model_destroy(&l);
+      return PB_EXIT_USAGE;
+    }
+    want_q = 0;
+  }
   pb_nn_t *nets[2];
   const char *prefix[2];
   int n = 0;
@@ -137,9 +150,11 @@ int pb_cmd_export(int argc, char **argv) {
     return 1;
   }
   const pb_nn_spec_t *s = pb_nn_spec(nets[0]);
-  printf("wrote %s: %s of %s (game %s, version %llu, input [%d, %d, %d])\n",
+  printf("wrote %s: %s of %s (game %s, algorithm %s, version %llu, input "
+         "[%d, %d, %d])\n",
          pos[1], n == 2 ? "v and q" : prefix[0], pos[0], cfg.game,
-         (unsigned long long)pb_model_version(l), s->planes, s->height,
+         cfg.algorithm, (unsigned long long)pb_model_version(l), s->planes,
+         s->height,
          s->width);
   for (int i = 0; i < n; i++)
     printf("  %s: %ld parameters, %d outputs\n", prefix[i],

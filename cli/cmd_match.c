@@ -1,5 +1,8 @@
 /* cmd_match.c - `probs match`: two agents play a series of games; prints
- * the score and the Elo difference of A over B. */
+ * the score and the Elo difference of A over B. With --sprt the match
+ * stops as soon as the GSPRT decides (common/rating/sprt.h); with
+ * --openings each opening of a file is played twice, once with each
+ * colour. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,33 +14,193 @@
 #include "game.h"
 #include "match.h"
 #include "opts.h"
+#include "sprt.h"
 #include "util.h"
+
+#define MATCH_GAMES_MAX 100000000L
+#define MATCH_SPRT_GAMES 100000 /* --sprt's most games by default */
 
 static void match_usage(FILE *f) {
   char kinds[PB_AGENT_KINDS_MAX];
   pb_agent_kinds(kinds, sizeof kinds);
-  fprintf(f,
-          "usage: probs match [--game NAME] --a SPEC --b SPEC [--games N]\n"
-          "                   [--seed S] [--threads T] [--opening-random K]\n"
-          "                   [--max-turns M]\n"
-          "  --game NAME          %s (default connect4)\n"
-          "  --a SPEC, --b SPEC   agents: %s\n"
-          "  --games N            games to play, A first in even games "
-          "(default 100)\n"
-          "  --seed S             the match's seed (default 1)\n"
-          "  --threads T          0 = all CPUs (default 0); results do not "
-          "depend on T\n"
-          "  --opening-random K   first K plies uniformly random (default 0)\n"
-          "  --max-turns M        stop unfinished games at M plies as draws "
-          "(default 0 = the game's longest, 1000 in toguz)\n"
-          "The last line reads: result: W=.. D=.. L=.. score=.. elo=+.. "
-          "[lo, hi]\n",
-          pb_game_names(), kinds);
+  fprintf(
+      f,
+      "usage: probs match [--game NAME] --a SPEC --b SPEC [--games N]\n"
+      "                   [--seed S] [--threads T] [--opening-random K]\n"
+      "                   [--max-turns M] [--openings FILE]\n"
+      "                   [--sprt ELO0,ELO1[,ALPHA,BETA]]\n"
+      "  --game NAME          %s (default: the game of the\n"
+      "                       agents' checkpoints, else connect4)\n"
+      "  --a SPEC, --b SPEC   agents: %s\n"
+      "  --games N            games to play, A first in even games "
+      "(default 100;\n"
+      "                       with --openings 2 per opening; with --sprt the "
+      "most,\n"
+      "                       default %d)\n"
+      "  --seed S             the match's seed (default 1)\n"
+      "  --threads T          0 = all CPUs (default 0); results do not "
+      "depend on T\n"
+      "  --opening-random K   first K plies uniformly random, after the "
+      "opening\n"
+      "                       if any (default 0)\n"
+      "  --max-turns M        stop unfinished games at M plies as draws "
+      "(default 0 = the game's longest, 1000 in toguz)\n"
+      "  --openings FILE      start positions: one opening a line, the moves "
+      "from\n"
+      "                       the start in the game's notation as --position "
+      "takes\n"
+      "                       them (connect4 \"4453\", tictactoe \"159\", "
+      "othello\n"
+      "                       \"f5d6c3\", toguz \"7315\"; \"-\" is the start);"
+      " blank lines\n"
+      "                       and lines starting with # are skipped. Games "
+      "2i and\n"
+      "                       2i+1 play opening i (mod their number), A with "
+      "the\n"
+      "                       first player's side in the first, with the "
+      "second's\n"
+      "                       in the other\n"
+      "  --sprt ELO0,ELO1[,ALPHA,BETA]  stop when the sequential test "
+      "(GSPRT, as\n"
+      "                       fastchess and cutechess) decides between H0: A "
+      "is\n"
+      "                       ELO0 Elo stronger than B, and H1: ELO1 "
+      "stronger\n"
+      "                       (ELO0 < ELO1), with error rates ALPHA and BETA\n"
+      "                       (default 0.05 each); checked after every game\n"
+      "The last line reads: result: W=.. D=.. L=.. score=.. elo=+.. "
+      "[lo, hi]\n"
+      "With --sprt a line before it reads: sprt: H0 accepted|H1 accepted|"
+      "undecided ...\n",
+      pb_game_names(), kinds, MATCH_SPRT_GAMES);
+}
+
+/* The SPRT as a stopping rule of the match (pb_match_opts_t.on_games). */
+typedef struct {
+  pb_sprt_t t;
+  int decision;
+  double llr;
+} sprt_run_t;
+
+static int sprt_on_games(void *ctx, const pb_match_result_t *sofar) {
+  sprt_run_t *s = ctx;
+  s->decision =
+      pb_sprt_check(&s->t, sofar->wins, sofar->draws, sofar->losses, &s->llr);
+  return s->decision != PB_SPRT_CONTINUE;
+}
+
+/* The match's game: --game, else that of A's or B's checkpoint (they must
+ * agree), else connect4. NULL after the message. */
+static const pb_game_t *match_game(const char *name, const char *a,
+                                   const char *b) {
+  if (name != NULL) {
+    const pb_game_t *g = pb_game_by_name(name);
+    if (g == NULL)
+      fprintf(stderr, "probs match: unknown game '%s' (known: %s)\n", name,
+              pb_game_names());
+    return g;
+  }
+  const pb_game_t *ga = pb_agent_spec_game(a), *gb = pb_agent_spec_game(b);
+  if (ga != NULL && gb != NULL && ga != gb) {
+    fprintf(stderr,
+            "probs match: --a's checkpoint plays %s, --b's %s: they cannot "
+            "play each other\n",
+            ga->name, gb->name);
+    return NULL;
+  }
+  return ga != NULL ? ga : gb != NULL ? gb : &pb_game_connect4;
+}
+
+/* A number option: 0, or 2 after a message naming it. */
+static int number(const char *opt, const char *s, long lo, long hi, long *out) {
+  if (pb_cli_long(s, lo, hi, out) == 0) return 0;
+  fprintf(stderr, "probs match: bad --%s '%s' (expected %ld..%ld)\n", opt, s,
+          lo, hi);
+  return 2;
+}
+
+static void print_result(const pb_match_result_t *r, double dt,
+                         const sprt_run_t *sp) {
+  double elo = 0, lo = 0, hi = 0;
+  pb_elo_diff(r->wins, r->draws, r->losses, &elo, &lo, &hi);
+  double score = (r->wins + 0.5 * r->draws) / r->games;
+  printf("A moving first : W=%d D=%d L=%d\n", r->first_wins, r->first_draws,
+         r->first_losses);
+  printf("A moving second: W=%d D=%d L=%d\n", r->second_wins, r->second_draws,
+         r->second_losses);
+  printf("%.1f plies/game, %d capped by --max-turns, %.2f s\n",
+         (double)r->plies / r->games, r->capped, dt);
+  if (sp != NULL)
+    printf(
+        "sprt: %s after %d games: llr %.3f, bounds [%.3f, %.3f] (elo0 %g, "
+        "elo1 %g, alpha %g, beta %g)\n",
+        pb_sprt_verdict(sp->decision), r->games, sp->llr, sp->t.lower,
+        sp->t.upper, sp->t.elo0, sp->t.elo1, sp->t.alpha, sp->t.beta);
+  char e[32], l[32], h[32];
+  printf("result: W=%d D=%d L=%d score=%.3f elo=%s [%s, %s]\n", r->wins,
+         r->draws, r->losses, score, pb_elo_format(e, sizeof e, elo, 0, 1),
+         pb_elo_format(l, sizeof l, lo, 0, 1),
+         pb_elo_format(h, sizeof h, hi, 0, 1));
+}
+
+/* The options after parsing. */
+enum {
+  O_GAME,
+  O_A,
+  O_B,
+  O_GAMES,
+  O_SEED,
+  O_THREADS,
+  O_OPEN,
+  O_MAXT,
+  O_OPENINGS,
+  O_SPRT,
+  O_N
+};
+
+/* Reads the numbers, the seed and the test into o and sp. Returns 0 or 2
+ * after the message. */
+static int settle(const char *const *val, pb_match_opts_t *o, sprt_run_t *sp,
+                  unsigned long long *seed) {
+  long games = 100, threads, open, maxt;
+  if (val[O_GAMES] != NULL &&
+      number("games", val[O_GAMES], 1, MATCH_GAMES_MAX, &games) != 0)
+    return 2;
+  if (number("threads", val[O_THREADS], 0, 256, &threads) != 0 ||
+      number("opening-random", val[O_OPEN], 0, 1000, &open) != 0 ||
+      number("max-turns", val[O_MAXT], 0, 100000, &maxt) != 0)
+    return 2;
+  if (pb_cli_seed(val[O_SEED], seed) != 0) {
+    fprintf(stderr, "probs match: bad --seed '%s' (expected 0..2^64-1)\n",
+            val[O_SEED]);
+    return 2;
+  }
+  pb_err_t err;
+  pb_err_clear(&err);
+  if (val[O_SPRT] != NULL && pb_sprt_parse(&sp->t, val[O_SPRT], &err) != 0) {
+    fprintf(stderr, "probs match: --%s\n", err.msg);
+    return 2;
+  }
+  if (val[O_GAMES] == NULL && val[O_SPRT] != NULL)
+    games = MATCH_SPRT_GAMES;
+  else if (val[O_GAMES] == NULL && o->n_openings > 0)
+    games = 2L * o->n_openings < MATCH_GAMES_MAX ? 2L * o->n_openings
+                                                 : MATCH_GAMES_MAX;
+  o->games = (int)games;
+  o->threads = (int)threads;
+  o->opening_random_moves = (int)open;
+  o->max_turns = (int)maxt;
+  o->seed = (uint64_t)*seed;
+  if (val[O_SPRT] != NULL) {
+    o->on_games = sprt_on_games;
+    o->ctx = sp;
+  }
+  return 0;
 }
 
 int pb_cmd_match(int argc, char **argv) {
-  enum { O_GAME, O_A, O_B, O_GAMES, O_SEED, O_THREADS, O_OPEN, O_MAXT, O_N };
-  const char *val[O_N] = {"connect4", NULL, NULL, "100", "1", "0", "0", "0"};
+  const char *val[O_N] = {NULL, NULL, NULL, NULL, "1",
+                          "0",  "0",  "0",  NULL, NULL};
   const pb_opts_row_t rows[] = {
       PB_OPTS_VALUE("game", 0, &val[O_GAME]),
       PB_OPTS_VALUE("a", 0, &val[O_A]),
@@ -46,87 +209,71 @@ int pb_cmd_match(int argc, char **argv) {
       PB_OPTS_VALUE("seed", 0, &val[O_SEED]),
       PB_OPTS_VALUE("threads", 0, &val[O_THREADS]),
       PB_OPTS_VALUE("opening-random", 0, &val[O_OPEN]),
-      PB_OPTS_VALUE("max-turns", 0, &val[O_MAXT])};
+      PB_OPTS_VALUE("max-turns", 0, &val[O_MAXT]),
+      PB_OPTS_VALUE("openings", 0, &val[O_OPENINGS]),
+      PB_OPTS_VALUE("sprt", 0, &val[O_SPRT])};
   const pb_opts_t cl = {.prog = "probs match",
                         .usage = match_usage,
                         .rows = rows,
                         .nrows = PB_OPTS_N(rows)};
   int parsed = pb_opts_parse(&cl, argc, argv);
   if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
+  if (val[O_A] == NULL || val[O_B] == NULL)
+    return pb_opts_fail(&cl, "--a and --b are required");
+  const pb_game_t *g = match_game(val[O_GAME], val[O_A], val[O_B]);
+  if (g == NULL) return PB_EXIT_USAGE;
 
-  const pb_game_t *g = pb_game_by_name(val[O_GAME]);
-  if (g == NULL) {
-    fprintf(stderr, "probs match: unknown game '%s' (known: %s)\n", val[O_GAME],
-            pb_game_names());
-    return 2;
-  }
-  if (val[O_A] == NULL || val[O_B] == NULL) {
-    fprintf(stderr, "probs match: --a and --b are required\n");
-    match_usage(stderr);
-    return 2;
-  }
   pb_match_opts_t o;
   pb_match_opts_default(&o);
   o.a_spec = val[O_A];
   o.b_spec = val[O_B];
-  long games, threads, open, maxt;
-  if (pb_cli_long(val[O_GAMES], 1, 100000000, &games) < 0 ||
-      pb_cli_long(val[O_THREADS], 0, 256, &threads) < 0 ||
-      pb_cli_long(val[O_OPEN], 0, 1000, &open) < 0 ||
-      pb_cli_long(val[O_MAXT], 0, 100000, &maxt) < 0) {
-    fprintf(stderr,
-            "probs match: bad number in --games (1..1e8), --threads "
-            "(0..256), --opening-random (0..1000) or --max-turns "
-            "(0..100000)\n");
-    match_usage(stderr);
-    return 2;
-  }
-  const char *ss = val[O_SEED];
-  unsigned long long seed;
-  if (pb_cli_seed(ss, &seed) != 0) {
-    fprintf(stderr, "probs match: bad --seed '%s' (expected 0..2^64-1)\n", ss);
-    match_usage(stderr);
-    return 2;
-  }
-  o.games = (int)games;
-  o.threads = (int)threads;
-  o.opening_random_moves = (int)open;
-  o.max_turns = (int)maxt;
-  o.seed = (uint64_t)seed;
-
-  /* A bad spec is a usage error, not a failed match. */
   pb_err_t err;
   pb_err_clear(&err);
-  for (int k = O_A; k <= O_B; k++) {
+  pb_state_t *openings = NULL;
+  if (val[O_OPENINGS] != NULL &&
+      pb_match_openings_load(g, val[O_OPENINGS], &openings, &o.n_openings,
+                             &err) != 0) {
+    fprintf(stderr, "probs match: --openings: %s\n", err.msg);
+    return PB_EXIT_USAGE; /* a file named on the command line */
+  }
+  o.openings = openings;
+  sprt_run_t sp;
+  memset(&sp, 0, sizeof sp);
+  unsigned long long seed = 0;
+  int rc = settle(val, &o, &sp, &seed);
+  /* A bad spec is a usage error, not a failed match. */
+  for (int k = O_A; rc == 0 && k <= O_B; k++) {
     pb_agent_t *probe = pb_agent_new(g, val[k], 0, &err);
     if (probe == NULL) {
       fprintf(stderr, "probs match: --%s: %s\n", k == O_A ? "a" : "b", err.msg);
-      return 2;
+      rc = PB_EXIT_USAGE;
     }
     pb_agent_destroy(&probe);
   }
-
-  printf("%s: A = %s, B = %s, %d games, seed %llu, opening-random %d\n",
-         g->name, o.a_spec, o.b_spec, o.games, seed, o.opening_random_moves);
+  if (rc != 0) {
+    free(openings);
+    return rc;
+  }
+  printf("%s: A = %s, B = %s, %d games%s, seed %llu, opening-random %d",
+         g->name, o.a_spec, o.b_spec, o.games, val[O_SPRT] ? " at most" : "",
+         seed, o.opening_random_moves);
+  if (o.n_openings > 0)
+    printf(", %d openings from %s (each with both colours)", o.n_openings,
+           val[O_OPENINGS]);
+  if (val[O_SPRT] != NULL)
+    printf(", sprt elo0 %g elo1 %g alpha %g beta %g", sp.t.elo0, sp.t.elo1,
+           sp.t.alpha, sp.t.beta);
+  printf("\n");
   fflush(stdout);
   pb_match_result_t r;
   double t0 = pb_now();
-  int rc = pb_match_play(g, &o, &r, &err);
+  rc = pb_match_play(g, &o, &r, &err);
   double dt = pb_now() - t0;
+  free(openings);
   if (rc < 0) {
     fprintf(stderr, "probs match: %s (%s)\n", err.msg, pb_err_name(rc));
-    return 1;
+    return PB_EXIT_FAILED;
   }
-  double elo = 0, lo = 0, hi = 0;
-  pb_elo_diff(r.wins, r.draws, r.losses, &elo, &lo, &hi);
-  double score = (r.wins + 0.5 * r.draws) / r.games;
-  printf("A moving first : W=%d D=%d L=%d\n", r.first_wins, r.first_draws,
-         r.first_losses);
-  printf("A moving second: W=%d D=%d L=%d\n", r.second_wins, r.second_draws,
-         r.second_losses);
-  printf("%.1f plies/game, %d capped by --max-turns, %.2f s\n",
-         (double)r.plies / r.games, r.capped, dt);
-  printf("result: W=%d D=%d L=%d score=%.3f elo=%+.0f [%+.0f, %+.0f]\n", r.wins,
-         r.draws, r.losses, score, elo, lo, hi);
-  return 0;
+  print_result(&r, dt, val[O_SPRT] != NULL ? &sp : NULL);
+  return PB_EXIT_OK;
 }

@@ -6,6 +6,7 @@
 #include "args.h"
 #include "algo.h"
 #include "beam_search.h"
+#include "bounds.h"
 #include "cmds.h"
 #include "game.h"
 #include "model.h"
@@ -38,7 +39,24 @@ static void usage(FILE *f) {
           "  Prints the beam-search Q-value of each legal move. Without a\n"
           "  model the networks are uniform (V = 0, Q = 0). Defaults:\n"
           "  connect4 (or the checkpoint's game), the start position,\n"
-          "  -E 30 -M 3.\n");
+          "  -E 30 -M 3. A --game other than the checkpoint's is refused.\n");
+}
+
+/* -E and -M (NULL: the default) into *E and *M: 0, or -1 after the
+ * message. */
+static int beam_settings(const char *E_s, const char *M_s, long *E,
+                         long *M) {
+  if (E_s != NULL && pb_cli_long(E_s, 1, PB_BEAM_MAX_EXPANSIONS, E) < 0) {
+    fprintf(stderr, "probs search: bad -E '%s' (expected 1..%d)\n", E_s,
+            PB_BEAM_MAX_EXPANSIONS);
+    return -1;
+  }
+  if (M_s != NULL && pb_cli_long(M_s, 1, PB_BEAM_MAX_DEPTH, M) < 0) {
+    fprintf(stderr, "probs search: bad -M '%s' (expected 1..%d)\n", M_s,
+            PB_BEAM_MAX_DEPTH);
+    return -1;
+  }
+  return 0;
 }
 
 int pb_cmd_search(int argc, char **argv) {
@@ -55,7 +73,8 @@ int pb_cmd_search(int argc, char **argv) {
                         .nrows = PB_OPTS_N(rows)};
   int parsed = pb_opts_parse(&cl, argc, argv);
   if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
-  int E = E_s ? atoi(E_s) : 30, M = M_s ? atoi(M_s) : 3;
+  long E = 30, M = 3;
+  if (beam_settings(E_s, M_s, &E, &M) != 0) return PB_EXIT_USAGE;
   int game_given = game_arg != NULL;
   if (game_given) game = game_arg;
   pb_err_t err;
@@ -63,6 +82,11 @@ int pb_cmd_search(int argc, char **argv) {
   pb_model_t *net = NULL;
   const pb_game_t *g = pb_game_by_name(game);
   pb_config_t cfg;
+  if (g == NULL) {
+    fprintf(stderr, "probs search: unknown game '%s' (known: %s)\n", game,
+            pb_game_names());
+    return PB_EXIT_USAGE;
+  }
   if (model != NULL) {
     net = pb_model_open(model, "cpu", &cfg, &err);
     if (net == NULL) {
@@ -79,11 +103,6 @@ int pb_cmd_search(int argc, char **argv) {
       return PB_EXIT_USAGE;
     }
     g = pb_model_game(net);
-  }
-  if (g == NULL) {
-    fprintf(stderr, "probs search: unknown game '%s' (known: %s)\n", game,
-            pb_game_names());
-    return 2;
   }
   pb_state_t s;
   if (g->parse(&s, position, &err) != 0) {
@@ -104,7 +123,7 @@ int pb_cmd_search(int argc, char **argv) {
     pb_model_destroy(&net);
     return 2;
   }
-  pb_beam_t *b = pb_beam_new(g, E, M, 1, &err);
+  pb_beam_t *b = pb_beam_new(g, (int)E, (int)M, 1, &err);
   if (b == NULL) {
     fprintf(stderr, "probs search: %s\n", err.msg);
     pb_model_destroy(&net);
@@ -134,13 +153,13 @@ int pb_cmd_search(int argc, char **argv) {
     int na = g->legal(&s, acts);
     pb_beam_stats_t st;
     pb_beam_stats(b, &st);
-    printf("E=%d M=%d: %llu nodes expanded, %llu created%s\n", E, M,
+    printf("E=%ld M=%ld: %llu nodes expanded, %llu created%s\n", E, M,
            (unsigned long long)st.expanded, (unsigned long long)st.nodes,
            model ? "" : " (uniform networks)");
     for (int j = 0; j < na; j++) {
       char name[16];
       g->action_name(acts[j], name, sizeof name);
-      printf("move %s: %+.4f\n", name, out[acts[j]]);
+      printf("move %s: %+.4f\n", name, out[acts[j]] + 0.0); /* no -0 */
     }
   } else {
     fprintf(stderr, "probs search: %s\n", err.msg);

@@ -7,12 +7,20 @@
  * or -1: a free port the kernel picks), read-only: the page, /status made
  * from the run's files, /api/history, /api/move, the evaluator's charts.
  * Prints one line naming the address once it listens, then runs until
- * SIGINT or SIGTERM (exit 0). Exit status 1 when RUN_DIR is not a run
- * directory, the checkpoint cannot be loaded or the address cannot be
- * bound (the message says which), 2 for bad usage. */
+ * SIGINT or SIGTERM: exit status 128 + the signal (130, 143), as every
+ * probs command stopped by a signal (README, "Exit status"). Exit status 2
+ * for bad input: bad usage, RUN_DIR not a run directory, a checkpoint
+ * that cannot be loaded, a --bind that is no address of this machine; 1
+ * when the port is in use or the server fails (the message says which). */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <uv.h>
 
@@ -39,7 +47,37 @@ static void serve_usage(FILE *f) {
           "  --checkpoint N   the board plays version N "
           "(RUN_DIR/checkpoints/\n                   ckpt-N.pbck) instead "
           "of the newest\n"
-          "Ctrl-C stops it.\n");
+          "Ctrl-C stops it (exit status 130; SIGTERM: 143).\n");
+}
+
+/* Whether ADDR is an address of this machine: binding a socket to it
+ * (port 0) works. 0, or 2 after the message; an address that does not
+ * parse is left to the server, which says so. */
+static int check_bind(const char *bind_addr) {
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof ss);
+  socklen_t sl;
+  struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+  struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+  if (inet_pton(AF_INET, bind_addr, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    sl = sizeof *v4;
+  } else if (inet_pton(AF_INET6, bind_addr, &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    sl = sizeof *v6;
+  } else {
+    return 0;
+  }
+  int fd = socket(ss.ss_family, SOCK_STREAM, 0);
+  if (fd < 0) return 0; /* the server will say what is wrong */
+  int rc = bind(fd, (struct sockaddr *)&ss, sl) == 0 ? 0 : errno;
+  close(fd);
+  if (rc != EADDRNOTAVAIL) return 0;
+  fprintf(stderr,
+          "probs serve: --bind %s: not an address of this machine (%s); "
+          "127.0.0.1 serves this machine alone, 0.0.0.0 every interface\n",
+          bind_addr, strerror(rc));
+  return PB_EXIT_USAGE;
 }
 
 typedef struct {
@@ -81,6 +119,7 @@ int pb_cmd_serve(int argc, char **argv) {
     return 2;
   }
 
+  if (check_bind(bind) != 0) return PB_EXIT_USAGE;
   uv_loop_t loop;
   if (uv_loop_init(&loop) != 0) {
     fprintf(stderr, "probs serve: cannot start the event loop\n");
@@ -92,10 +131,11 @@ int pb_cmd_serve(int argc, char **argv) {
   pb_webserve_opts_t o = {dir, bind, (int)port, ckpt};
   s.srv = pb_webserve_new(&loop, &o, &err);
   if (s.srv == NULL) {
+    const int in_use = strstr(err.msg, strerror(EADDRINUSE)) != NULL;
     fprintf(stderr, "probs serve: %s%s\n", err.msg,
-            err.code == PB_EIO ? " (another probs serve or a learner on "
-                                 "that port? --port 0 picks a free one)"
-                               : "");
+            in_use ? " (another probs serve or a learner on that port? "
+                     "--port 0 picks a free one)"
+                   : "");
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);
     /* A port in use is a failure; a directory that is no run, bad input
@@ -121,5 +161,6 @@ int pb_cmd_serve(int argc, char **argv) {
     fprintf(stderr, "probs serve: the event loop did not close cleanly\n");
   fprintf(stderr, "probs serve: stopped (%s)\n",
           s.signo == SIGTERM ? "SIGTERM" : "SIGINT");
-  return 0;
+  /* Stopped by a signal: 128 + its number (README, "Exit status"). */
+  return PB_EXIT_SIGNAL_BASE + (s.signo > 0 ? s.signo : SIGINT);
 }

@@ -82,7 +82,7 @@ static void usage(FILE *f) {
           "                     gone starts over (its history moved aside);\n"
           "                     without either, a run dir that holds a run is\n"
           "                     refused (exit status 78), nothing changed\n"
-          "  --iterations N     stop once N iterations are done\n"
+          "  --iterations N     stop once N (>= 1) iterations are done\n"
           "  --set KEY=VALUE    override any config key (repeatable)\n"
           "  --keys             list every config key with its default\n"
           "Without --inproc, probs-learner, probs-actor and probs-evaluator\n"
@@ -556,8 +556,10 @@ int pb_cmd_train(int argc, char **argv) {
   int resume = a.restart ? 2 : a.resume ? 1 : 0, iterations = 0;
   int actors = -1, searchers = -1;
   if (a.iterations != NULL &&
-      (iterations = parse_count(a.iterations, 0, INT_MAX)) < 0) {
-    fprintf(stderr, "probs train: --iterations '%s': expected a count\n",
+      (iterations = parse_count(a.iterations, 1, INT_MAX)) < 0) {
+    fprintf(stderr,
+            "probs train: --iterations '%s': expected a count of at least 1 "
+            "(leave it out to run the config's train.iterations)\n",
             a.iterations);
     return 2;
   }

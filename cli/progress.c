@@ -148,19 +148,32 @@ static void iteration_line(pb_progress_t *p, const member_t *m, int n,
   static const char *const phase[] = {"selfplay_s", "train_v_s", "search_s",
                                       "train_q_s"};
   static const char *const label[] = {"self-play", "V", "search", "Q"};
-  /* alphazero lines: one network, trained on visits and outcomes */
+  /* alphazero lines: one network, trained on visits and outcomes; td
+   * lines: one linear V by TD(0), no search, no losses (its Q slot and
+   * loss fields stay the untrained start's zeros) */
   const int az = isfinite(num(m, n, "policy_loss"));
+  const member_t *alg = member(m, n, "algorithm");
+  const int td = alg != NULL && alg->vn == 4 && memcmp(alg->v, "\"td\"", 4) == 0;
   const char *sep = " (";
   for (int i = 0; i < 4; i++) {
     double x = num(m, n, phase[i]);
-    if (!isfinite(x)) continue;
+    if (!isfinite(x) || (td && (i == 1 || i == 2))) continue;
     put(l, x < 1 ? "%s%s %.2f" : "%s%s %.1f", sep,
-        az && i == 3 ? "train" : label[i], x);
+        td && i == 3   ? "TD"
+        : az && i == 3 ? "train"
+                       : label[i],
+        x);
     sep = ", ";
   }
   if (sep[0] == ',') put(l, ")");
   double vl = num(m, n, "v_loss"), ql = num(m, n, "q_loss");
-  if (az) {
+  if (td) {
+    double d = num(m, n, "td_abs_delta"), a = num(m, n, "alpha"),
+           e = num(m, n, "epsilon");
+    if (isfinite(d)) put(l, " | TD mean |delta| %.4g", d);
+    if (isfinite(a)) put(l, "%s alpha %.3g", isfinite(d) ? "," : " |", a);
+    if (isfinite(e)) put(l, ", epsilon %.3g", e);
+  } else if (az) {
     put(l, " | loss policy %.4g, value %.4g", num(m, n, "policy_loss"),
         num(m, n, "value_loss"));
   } else if (isfinite(vl) || isfinite(ql)) {
@@ -169,7 +182,7 @@ static void iteration_line(pb_progress_t *p, const member_t *m, int n,
     if (isfinite(ql)) put(l, "%s Q %.4g", isfinite(vl) ? "," : "", ql);
   }
   double pps = num(m, n, "selfplay_positions_per_s");
-  double sps = num(m, n, "search_states_per_s");
+  double sps = td ? NAN : num(m, n, "search_states_per_s");
   if (isfinite(pps) || isfinite(sps)) {
     put(l, " |");
     if (isfinite(pps)) put(l, " %.0f positions/s", pps);

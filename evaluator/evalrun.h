@@ -185,8 +185,8 @@ const pb_elotable_t *pb_evalrun_table(const pb_evalrun_t *r);
 int pb_evalrun_rate(pb_evalrun_t *r, uint64_t version, pb_err_t *err);
 
 /* Rates, oldest first, every version in the directory that is not in the
- * table and is a multiple of `every`, plus the newest version whatever
- * its number (a run's final checkpoint is always rated). *rated (may be
+ * table, whatever `every` says (it fills the gaps that following left,
+ * eval.every's among them). *rated (may be
  * NULL) receives how many were rated. A checkpoint that cannot be read is
  * logged and skipped (it does not stop the others): as a warning, or at
  * info level when the file is gone (pruned by the learner since the

@@ -11,8 +11,8 @@
  *                     rated, whatever eval.every says), version `until` is
  *                     reached, or a stop is requested.
  *   all               rates every version in the directory that elo.csv
- *                     lacks (eval.every honoured, the newest always), then
- *                     returns: for a finished run, or to fill gaps.
+ *                     lacks (whatever eval.every says), then returns: for
+ *                     a finished run, or to fill gaps.
  * Results go to RUN_DIR/elo.csv, elo.svg (elo.png when a converter exists),
  * learner.log and metrics.jsonl (evaluator/evalrun.h). Restarting resumes:
  * versions already in elo.csv are never played again. While it runs it

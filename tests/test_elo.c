@@ -362,6 +362,33 @@ static void test_fit_joint_bad(void **state) {
   NEAR(f[0].rating, 1234, 1e-12);
 }
 
+/* No "-0": an even score is +0, and the format never prints a negative
+ * zero (issue 39: "elo=-0 [-0, -0]" after one game, "-0" at every 50%). */
+static void test_no_negative_zero(void **state) {
+  (void)state;
+  assert_false(signbit(pb_elo_from_score(0.5)));
+  double e, lo, hi;
+  assert_int_equal(pb_elo_diff(1, 0, 0, &e, &lo, &hi), 0); /* one game */
+  assert_false(signbit(e));
+  assert_false(signbit(lo));
+  assert_false(signbit(hi));
+  assert_int_equal(pb_elo_diff(20, 10, 20, &e, &lo, &hi), 0); /* 50% */
+  assert_false(signbit(e));
+  char buf[32];
+  assert_string_equal(pb_elo_format(buf, sizeof buf, e, 0, 1), "+0");
+  assert_string_equal(pb_elo_format(buf, sizeof buf, -0.0, 0, 1), "+0");
+  assert_string_equal(pb_elo_format(buf, sizeof buf, -0.4, 0, 1), "+0");
+  assert_string_equal(pb_elo_format(buf, sizeof buf, -0.04, 1, 0), "0.0");
+  assert_string_equal(pb_elo_format(buf, sizeof buf, -0.6, 0, 1), "-1");
+  assert_string_equal(pb_elo_format(buf, sizeof buf, 12.4, 0, 1), "+12");
+  assert_string_equal(pb_elo_format(buf, sizeof buf, -3.25, 1, 0), "-3.2");
+  assert_string_equal(pb_elo_format(buf, sizeof buf, 7.0, 0, 0), "7");
+  /* Truncated to the buffer, still a string. */
+  char small[3];
+  assert_ptr_equal(pb_elo_format(small, sizeof small, -1234.0, 0, 1), small);
+  assert_string_equal(small, "-1");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_expected_and_inverse),
@@ -377,6 +404,7 @@ int main(void) {
       cmocka_unit_test(test_fit_joint_matches_one),
       cmocka_unit_test(test_fit_joint_one_sided),
       cmocka_unit_test(test_fit_joint_bad),
+      cmocka_unit_test(test_no_negative_zero),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

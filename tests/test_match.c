@@ -5,7 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "match.h"
 
@@ -180,6 +182,198 @@ static void test_lookahead_ladder(void **state) {
   }
 }
 
+/* ---- openings and early stopping (issue 39, item 3) ------------------- */
+
+/* "121212": three in column 1 for the first player, three in column 2 for
+ * the second, the first player to move: lookahead:1 wins at once. */
+static void test_opening_both_colours(void **state) {
+  (void)state;
+  const pb_game_t *g = &pb_game_connect4;
+  pb_state_t *ops = NULL;
+  int n = 0;
+  pb_err_t err;
+  const char *text = "# a comment\n\n  121212 \r\n";
+  assert_int_equal(
+      pb_match_openings_parse(g, text, strlen(text), "t.txt", &ops, &n, &err),
+      0);
+  assert_int_equal(n, 1);
+  pb_match_opts_t o;
+  pb_match_opts_default(&o);
+  o.a_spec = "lookahead:1";
+  o.b_spec = "lookahead:1";
+  o.games = 6;
+  o.threads = 2;
+  o.openings = ops;
+  o.n_openings = n;
+  pb_match_result_t r;
+  assert_int_equal(pb_match_play(g, &o, &r, &err), 0);
+  check_sums(&r, 6);
+  /* Each opening with both colours: A wins the games where it has the
+   * first player's side and loses the others. */
+  assert_int_equal(r.first_wins, 3);
+  assert_int_equal(r.second_losses, 3);
+  assert_int_equal(r.plies, 6 * 7); /* the opening's plies count */
+  free(ops);
+
+  /* Two openings: game i starts from opening (i / 2) mod 2; the second is
+   * the start ("-"), so games 2, 3 (and 6, 7) are whole games. */
+  text = "121212\n-\n";
+  assert_int_equal(
+      pb_match_openings_parse(g, text, strlen(text), "t.txt", &ops, &n, &err),
+      0);
+  assert_int_equal(n, 2);
+  pb_state_t start;
+  g->reset(&start);
+  assert_memory_equal(&ops[1], &start, sizeof start);
+  o.openings = ops;
+  o.n_openings = n;
+  o.games = 4;
+  o.a_spec = "lookahead:1";
+  o.b_spec = "random";
+  pb_match_result_t r2;
+  assert_int_equal(pb_match_play(g, &o, &r2, &err), 0);
+  check_sums(&r2, 4);
+  assert_true(r2.first_wins >= 1 && r2.second_losses + r2.second_draws +
+                                            r2.second_wins == 2);
+  /* Same totals whatever the threads. */
+  o.threads = 1;
+  pb_match_result_t r3;
+  assert_int_equal(pb_match_play(g, &o, &r3, &err), 0);
+  assert_memory_equal(&r2, &r3, sizeof r2);
+  /* A finished opening passed straight in is refused. */
+  pb_state_t fin;
+  assert_int_equal(g->parse(&fin, "1212121", &err), 0);
+  o.openings = &fin;
+  o.n_openings = 1;
+  assert_int_equal(pb_match_play(g, &o, &r3, &err), PB_EINVAL);
+  free(ops);
+}
+
+static void test_openings_bad(void **state) {
+  (void)state;
+  const pb_game_t *g = &pb_game_connect4;
+  pb_state_t *ops = (pb_state_t *)1;
+  int n = 7;
+  pb_err_t err;
+  struct {
+    const char *text, *want;
+  } bad[] = {
+      {"4453\n4458\n", "t.txt:2"},         /* no column 8 */
+      {"4453\n\n1111111\n", "t.txt:3"},    /* column 1 is full */
+      {"1212121\n", "over"},                /* finished */
+      {"# only a comment\n\n", "no openings"},
+      {"", "no openings"},
+      {"44\0" "53\n", "NUL"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    size_t len = strlen(bad[i].text);
+    if (i == 5) len = 6;
+    int rc = pb_match_openings_parse(g, bad[i].text, len, "t.txt", &ops, &n,
+                                     &err);
+    if (rc != PB_ECORRUPT || strstr(err.msg, bad[i].want) == NULL)
+      fail_msg("case %zu: rc %d, '%s'", i, rc, err.msg);
+    assert_null(ops);
+    assert_int_equal(n, 0);
+  }
+  /* Othello's notation, from a file. */
+  char path[] = "/tmp/probs-test-openings-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  const char *text = "f5d6\nf5f6\nf5\n";
+  assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  assert_int_equal(
+      pb_match_openings_load(&pb_game_othello, path, &ops, &n, &err), 0);
+  assert_int_equal(n, 3);
+  assert_int_equal(pb_game_othello.ply(&ops[0]), 2);
+  free(ops);
+  /* Connect Four cannot read it: the line and the file are named. */
+  assert_int_equal(pb_match_openings_load(g, path, &ops, &n, &err),
+                   PB_ECORRUPT);
+  assert_non_null(strstr(err.msg, path));
+  unlink(path);
+  assert_int_equal(pb_match_openings_load(g, path, &ops, &n, &err), PB_EIO);
+  assert_non_null(strstr(err.msg, "cannot open"));
+}
+
+/* pb_match_game_from: the first agent plays the first player's side, the
+ * plies include the start's. */
+static void test_game_from(void **state) {
+  (void)state;
+  const pb_game_t *g = &pb_game_connect4;
+  pb_err_t err;
+  pb_agent_t *la = pb_agent_new(g, "lookahead:1", 1, &err);
+  pb_agent_t *rnd = pb_agent_new(g, "random", 2, &err);
+  pb_state_t s;
+  assert_int_equal(g->parse(&s, "121212", &err), 0);
+  int outcome = 0, plies = 0, capped = 0;
+  assert_int_equal(pb_match_game_from(g, &s, la, rnd, NULL, 0, 0, &outcome,
+                                      &plies, &capped, &err),
+                   0);
+  assert_int_equal(outcome, 1);
+  assert_int_equal(plies, 7);
+  /* A cap at the opening's length: nothing played, a draw. */
+  assert_int_equal(pb_match_game_from(g, &s, la, rnd, NULL, 0, 6, &outcome,
+                                      &plies, &capped, &err),
+                   0);
+  assert_int_equal(outcome, 0);
+  assert_int_equal(capped, 1);
+  assert_int_equal(g->parse(&s, "1212121", &err), 0);
+  assert_int_equal(pb_match_game_from(g, &s, la, rnd, NULL, 0, 0, &outcome,
+                                      &plies, &capped, &err),
+                   PB_EINVAL);
+  pb_agent_destroy(&la);
+  pb_agent_destroy(&rnd);
+}
+
+typedef struct {
+  int calls, last_games, stop_at_wins, bad_order;
+} stop_ctx_t;
+
+static int stop_on_wins(void *ctx, const pb_match_result_t *sofar) {
+  stop_ctx_t *c = ctx;
+  c->calls++;
+  if (sofar->games != c->last_games + 1) c->bad_order = 1;
+  c->last_games = sofar->games;
+  return sofar->wins >= c->stop_at_wins;
+}
+
+/* A stopping rule sees every prefix of the match in order, and the match
+ * ends at the same game with the same totals whatever the threads. */
+static void test_early_stop(void **state) {
+  (void)state;
+  const pb_game_t *g = &pb_game_connect4;
+  pb_match_result_t ref;
+  memset(&ref, 0, sizeof ref);
+  for (int threads = 1; threads <= 4; threads++) {
+    stop_ctx_t c = {.stop_at_wins = 7};
+    pb_match_opts_t o;
+    pb_match_opts_default(&o);
+    o.a_spec = "lookahead:1";
+    o.b_spec = "random";
+    o.games = 200;
+    o.seed = 5;
+    o.threads = threads;
+    o.on_games = stop_on_wins;
+    o.ctx = &c;
+    pb_match_result_t r;
+    pb_err_t err;
+    assert_int_equal(pb_match_play(g, &o, &r, &err), 0);
+    assert_int_equal(c.bad_order, 0);
+    assert_int_equal(c.calls, r.games);
+    assert_int_equal(r.wins, 7);
+    assert_true(r.games >= 7 && r.games < 200);
+    check_sums(&r, r.games);
+    if (threads == 1)
+      ref = r;
+    else
+      assert_memory_equal(&ref, &r, sizeof r);
+  }
+  /* The first games of the whole match are those of the stopped one. */
+  pb_match_result_t whole = play(g, "lookahead:1", "random", ref.games, 5, 3, 0);
+  assert_memory_equal(&whole, &ref, sizeof ref);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic_across_threads),
@@ -188,6 +382,10 @@ int main(void) {
       cmocka_unit_test(test_turn_cap),
       cmocka_unit_test(test_lookahead_beats_random),
       cmocka_unit_test(test_lookahead_ladder),
+      cmocka_unit_test(test_opening_both_colours),
+      cmocka_unit_test(test_openings_bad),
+      cmocka_unit_test(test_game_from),
+      cmocka_unit_test(test_early_stop),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

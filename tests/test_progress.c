@@ -150,6 +150,34 @@ static void test_alphazero(void **state) {
                                "mcts 0.992"));
 }
 
+/* A td run's lines: self-play and the TD(0) update, the mean |delta|,
+ * alpha and epsilon; no V/Q losses or search rate (the zeros of its
+ * untrained Q slot and of a search it has not). */
+static void test_td(void **state) {
+  (void)state;
+  pb_progress_t p;
+  pb_progress_init(&p, 0, 1795000000.0);
+  char line[1024], want[1024], clk[16];
+  const char *json =
+      "{\"unix_time\":1795000010.0,\"event\":\"iteration\",\"mode\":"
+      "\"distributed\",\"algorithm\":\"td\",\"version\":2,"
+      "\"selfplay_s\":0.25,\"train_q_s\":0.003,\"train_v_s\":0.003,"
+      "\"search_s\":0,\"iteration_s\":0.3,\"q_loss\":0,\"v_loss\":0,"
+      "\"selfplay_positions_per_s\":19076.3,\"search_states_per_s\":0,"
+      "\"ply\":1,\"epsilon\":0.1,\"alpha\":0.01,"
+      "\"td_abs_delta\":0.0740551}";
+  assert_int_equal(pb_progress_line(&p, json, line, sizeof line), 1);
+  clock_of(1795000010.0, clk, sizeof clk);
+  snprintf(want, sizeof want,
+           "%s iteration 2 in 0.30s (self-play 0.25, TD 0.00) | TD mean "
+           "|delta| 0.07406, alpha 0.01, epsilon 0.1 | 19076 positions/s | "
+           "elapsed 10s",
+           clk);
+  assert_string_equal(line, want);
+  assert_null(strstr(line, "loss"));
+  assert_null(strstr(line, "states/s"));
+}
+
 /* A progress event of the learner, within an iteration: items done, the
  * phase's rate, its ETA; it does not count as an iteration for the ETA of
  * the run. */
@@ -214,6 +242,7 @@ int main(void) {
       cmocka_unit_test(test_eta),
       cmocka_unit_test(test_eval),
       cmocka_unit_test(test_alphazero),
+      cmocka_unit_test(test_td),
       cmocka_unit_test(test_other_lines),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

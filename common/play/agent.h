@@ -110,6 +110,10 @@
  *   highest policy logit) and value: (the value head one ply deep); beam:,
  *   abnet: and bpip: refuse them (no V and Q), and so does mcts: with T=,
  *   with PB_EMISMATCH.
+ *   td checkpoints (algorithm td) train V alone, their Q slot stays the
+ *   untrained start: checkpoint:/run: play their V one ply deep (what
+ *   value: plays), beam: refuses them (PB_EMISMATCH); td:, value:, abnet:
+ *   (Q orders its moves) and bpip: play them.
  * Network agents (checkpoint, run, value, beam, mcts, abnet without
  * time=, bpip) are deterministic.
  * Every kind is deterministic for a given seed. Choosing a move allocates
@@ -185,6 +189,13 @@ int pb_agent_act(pb_agent_t *a, const pb_state_t *s, pb_err_t *err);
  * truncated). For commands that take --model and --agent. */
 void pb_agent_spec_with_model(const char *spec, const char *model, char *buf,
                               size_t n);
+
+/* The game of the checkpoint that a network agent's spec names
+ * (checkpoint:, run:, value:, beam:, mcts:, abnet:, bpip:, td:; settings
+ * after the path are skipped), or NULL when the spec names none or it
+ * cannot be read (pb_agent_new then says why). Reads the checkpoint. For
+ * commands whose game defaults to that of the agents' checkpoints. */
+const pb_game_t *pb_agent_spec_game(const char *spec);
 
 /* Chooses a move in each of the n non-terminal positions s[0..n): out[i]
  * is what a fresh agent reseeded with pb_mix64(seed + i) would play in

@@ -1,13 +1,19 @@
 /* agent_kinds.c - agents from spec strings: the table of the built-in
- * kinds, pb_agent_new (the spec's kind picks the constructor) and
- * pb_agent_kinds (the list in messages). Above the kinds' files, which
- * never call back here. */
+ * kinds, pb_agent_new (the spec's kind picks the constructor),
+ * pb_agent_kinds (the list in messages) and pb_agent_spec_game (the game
+ * of a spec's checkpoint). Above the kinds' files, which never call back
+ * here. */
 #include "agent.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent_impl.h"
+#include "ckpt.h"
+#include "model.h"
+#include "rundir.h"
 
 /* The kinds. `usage` is how the kind is listed in messages. */
 typedef struct {
@@ -66,3 +72,58 @@ pb_agent_t *pb_agent_new(const pb_game_t *g, const char *spec, uint64_t seed,
   return NULL;
 }
 
+
+/* ---- the game of a spec's checkpoint ---------------------------------- */
+
+/* The checkpoint file that network spec `spec` names into path, or -1
+ * when it names none (not a network kind, no file there). The settings
+ * at the end (",KEY=...") are taken off until what is left is a file. */
+static int spec_checkpoint(const char *spec, char *path, size_t n) {
+  static const char *const files[] = {"checkpoint", "value", "beam", "mcts",
+                                      "abnet",      "bpip",  "td"};
+  const char *colon = strchr(spec, ':');
+  if (colon == NULL || colon[1] == '\0') return -1;
+  size_t kl = (size_t)(colon - spec);
+  const char *arg = colon + 1;
+  if (kl == 3 && strncmp(spec, "run", 3) == 0) {
+    char dir[4096];
+    const char *at = strrchr(arg, '@');
+    size_t dl = at != NULL ? (size_t)(at - arg) : strlen(arg);
+    if (dl == 0 || dl >= sizeof dir) return -1;
+    memcpy(dir, arg, dl);
+    dir[dl] = '\0';
+    if (at != NULL) {
+      char *end = NULL;
+      unsigned long long v = strtoull(at + 1, &end, 10);
+      if (at[1] < '0' || at[1] > '9' || *end != '\0') return -1;
+      pb_rundir_ckpt_path(dir, v, path, n);
+    } else {
+      char cdir[4200];
+      snprintf(cdir, sizeof cdir, "%s/checkpoints", dir);
+      if (pb_ckpt_find_latest(cdir, path, n, NULL) < 0) return -1;
+    }
+    return access(path, R_OK) == 0 ? 0 : -1;
+  }
+  int net = 0;
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+    net |= strlen(files[i]) == kl && strncmp(files[i], spec, kl) == 0;
+  if (!net || strlen(arg) >= n) return -1;
+  strcpy(path, arg);
+  for (;;) {
+    if (access(path, R_OK) == 0) return 0;
+    char *comma = strrchr(path, ',');
+    if (comma == NULL) return -1;
+    *comma = '\0';
+  }
+}
+
+const pb_game_t *pb_agent_spec_game(const char *spec) {
+  char path[4200];
+  if (spec == NULL || spec_checkpoint(spec, path, sizeof path) != 0)
+    return NULL;
+  pb_config_t cfg;
+  pb_model_t *m = pb_model_open(path, "cpu", &cfg, NULL);
+  const pb_game_t *g = m != NULL ? pb_model_game(m) : NULL;
+  pb_model_destroy(&m);
+  return g;
+}

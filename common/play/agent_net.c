@@ -372,6 +372,19 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
     pb_model_destroy(&l);
     return NULL;
   }
+  /* td trains V alone: its Q slot is the untrained start. checkpoint: and
+   * run: play its V one ply deep (value:) instead; beam search, which
+   * expands by Q, is refused. */
+  if (pb_config_td(&ccfg) && mode == NET_Q) mode = NET_V1;
+  if (pb_config_td(&ccfg) && mode == NET_BEAM) {
+    pb_err_set(err, PB_EMISMATCH,
+               "agent %s: a td checkpoint has no trained Q (td learns V "
+               "alone) for beam search: play it with td:PATH (its n-ply "
+               "search), value:PATH or abnet:PATH",
+               name);
+    pb_model_destroy(&l);
+    return NULL;
+  }
   net_agent_t *na = calloc(1, sizeof *na);
   if (na == NULL) {
     pb_model_destroy(&l);
@@ -600,6 +613,20 @@ pb_agent_t *pb__agent_run_new(const pb_game_t *g, const char *arg,
   }
   memcpy(dir, arg, dlen);
   dir[dlen] = '\0';
+  /* ",KEY=..." on a directory that does not exist: a setting, which run:
+   * has none of, not part of the path. */
+  const char *opt = strrchr(dir, ',');
+  if (opt != NULL && access(dir, F_OK) != 0) {
+    size_t kl = strspn(opt + 1, "abcdefghijklmnopqrstuvwxyz"
+                                "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+    if (kl > 0 && opt[1 + kl] == '=') {
+      pb_err_set(err, PB_EINVAL,
+                 "agent %s: unknown setting \"%s\" (run:DIR@ITER takes "
+                 "none)",
+                 name, opt + 1);
+      return NULL;
+    }
+  }
   if (at != NULL) {
     const char *it = at + 1;
     char *end = NULL;

@@ -6,8 +6,10 @@
  * depends on (seed, i) only and the totals do not depend on the schedule. */
 #include "match.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,20 +30,36 @@ uint64_t pb_match_seed(uint64_t seed, int game, int which) {
 int pb_match_game(const pb_game_t *g, pb_agent_t *first, pb_agent_t *second,
                   pb_rng_t *rng, int opening_random_moves, int max_turns,
                   int *outcome, int *plies, int *capped, pb_err_t *err) {
+  return pb_match_game_from(g, NULL, first, second, rng, opening_random_moves,
+                            max_turns, outcome, plies, capped, err);
+}
+
+int pb_match_game_from(const pb_game_t *g, const pb_state_t *start,
+                       pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
+                       int opening_random_moves, int max_turns, int *outcome,
+                       int *plies, int *capped, pb_err_t *err) {
   if (g == NULL || first == NULL || second == NULL)
     return pb_err_set(err, PB_EINVAL, "match: NULL game or agent");
   if (opening_random_moves > 0 && rng == NULL)
     return pb_err_set(err, PB_EINVAL, "match: a random opening needs an rng");
   pb_state_t s;
-  g->reset(&s);
-  int ply = 0, result = 0, cap = 0;
+  if (start != NULL) {
+    float r;
+    if (g->terminal(start, &r))
+      return pb_err_set(err, PB_EINVAL, "match: the opening is finished");
+    s = *start;
+  } else {
+    g->reset(&s);
+  }
+  const int ply0 = g->ply(&s);
+  int ply = ply0, result = 0, cap = 0;
   for (;;) {
     if (ply >= (max_turns > 0 ? max_turns : g->max_turns)) {
       cap = 1;
       break;
     }
     int a;
-    if (ply < opening_random_moves) {
+    if (ply - ply0 < opening_random_moves) {
       uint8_t legal[PB_MAX_ACTIONS];
       int n = g->legal(&s, legal);
       if (n <= 0) break; /* cannot happen: step reports every end */
@@ -68,6 +86,7 @@ int pb_match_game(const pb_game_t *g, pb_agent_t *first, pb_agent_t *second,
 typedef struct {
   int8_t outcome; /* for A */
   uint8_t capped;
+  uint8_t done;   /* played (under the mutex) */
   int16_t plies;
 } game_rec_t;
 
@@ -81,7 +100,49 @@ typedef struct {
   int err_code;
   int err_game; /* the lowest failing game index, for a stable report */
   pb_err_t err;
+  /* Under mu: games 0..prefix-1 are done and in `sofar`; `cut` is where
+   * on_games ended the match (o->games when it did not). */
+  int prefix, cut;
+  pb_match_result_t sofar;
 } shared_t;
+
+/* Adds game i's record to the totals *res. */
+static void count_game(pb_match_result_t *res, int i, const game_rec_t *r) {
+  int first = i % 2 == 0;
+  int *w = first ? &res->first_wins : &res->second_wins;
+  int *d = first ? &res->first_draws : &res->second_draws;
+  int *l = first ? &res->first_losses : &res->second_losses;
+  if (r->outcome > 0) {
+    res->wins++;
+    (*w)++;
+  } else if (r->outcome < 0) {
+    res->losses++;
+    (*l)++;
+  } else {
+    res->draws++;
+    (*d)++;
+  }
+  res->games++;
+  res->capped += r->capped;
+  res->plies += r->plies;
+}
+
+/* Game i is done: extends the prefix of done games as far as it goes,
+ * showing each new prefix to on_games, which may end the match. */
+static void game_done(shared_t *sh, int i, const game_rec_t *rec) {
+  pthread_mutex_lock(&sh->mu);
+  sh->recs[i] = *rec;
+  sh->recs[i].done = 1;
+  while (sh->prefix < sh->cut && sh->recs[sh->prefix].done) {
+    count_game(&sh->sofar, sh->prefix, &sh->recs[sh->prefix]);
+    sh->prefix++;
+    if (sh->o->on_games != NULL && sh->o->on_games(sh->o->ctx, &sh->sofar)) {
+      sh->cut = sh->prefix;
+      atomic_store(&sh->stop, 1);
+    }
+  }
+  pthread_mutex_unlock(&sh->mu);
+}
 
 typedef struct {
   shared_t *sh;
@@ -114,16 +175,20 @@ static void *worker_run(void *arg) {
     pb_rng_t rng;
     pb_rng_seed(&rng, pb_match_seed(o->seed, i, 2), 0);
     int a_first = i % 2 == 0, outcome = 0, plies = 0, capped = 0;
-    int rc = pb_match_game(sh->g, a_first ? w->a : w->b, a_first ? w->b : w->a,
-                           &rng, o->opening_random_moves, o->max_turns,
-                           &outcome, &plies, &capped, &e);
+    const pb_state_t *start =
+        o->n_openings > 0 ? &o->openings[(i / 2) % o->n_openings] : NULL;
+    int rc = pb_match_game_from(sh->g, start, a_first ? w->a : w->b,
+                                a_first ? w->b : w->a, &rng,
+                                o->opening_random_moves, o->max_turns,
+                                &outcome, &plies, &capped, &e);
     if (rc < 0) {
       record_error(sh, i, rc, &e);
       break;
     }
-    sh->recs[i].outcome = (int8_t)(a_first ? outcome : -outcome);
-    sh->recs[i].capped = (uint8_t)capped;
-    sh->recs[i].plies = (int16_t)(plies > 32767 ? 32767 : plies);
+    game_rec_t rec = {.outcome = (int8_t)(a_first ? outcome : -outcome),
+                      .capped = (uint8_t)capped,
+                      .plies = (int16_t)(plies > 32767 ? 32767 : plies)};
+    game_done(sh, i, &rec);
   }
   return NULL;
 }
@@ -150,6 +215,14 @@ static int check_opts(const pb_game_t *g, const pb_match_opts_t *o,
   if (o->max_turns < 0)
     return pb_err_set(err, PB_EINVAL, "match: max_turns must be >= 0 (got %d)",
                       o->max_turns);
+  if (o->n_openings < 0 || (o->n_openings > 0 && o->openings == NULL))
+    return pb_err_set(err, PB_EINVAL, "match: %d openings at %p",
+                      o->n_openings, (const void *)o->openings);
+  for (int k = 0; k < o->n_openings; k++) {
+    float r;
+    if (g->terminal(&o->openings[k], &r))
+      return pb_err_set(err, PB_EINVAL, "match: opening %d is finished", k);
+  }
   return 0;
 }
 
@@ -173,6 +246,7 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
   sh.o = o;
   atomic_init(&sh.next, 0);
   atomic_init(&sh.stop, 0);
+  sh.cut = o->games;
   sh.recs = calloc((size_t)o->games, sizeof *sh.recs);
   worker_t *ws = calloc((size_t)nt, sizeof *ws);
   pthread_t *tids = calloc((size_t)nt, sizeof *tids);
@@ -209,35 +283,18 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
   if (rc == 0) worker_run(&ws[0]); /* the calling thread works too */
   for (int t = 1; t <= started; t++) pthread_join(tids[t], NULL);
   pthread_mutex_destroy(&sh.mu);
-  if (rc == 0 && sh.err_code != 0) {
+  /* An error in a game past the cut (one already under way when the
+   * match was decided) does not count: the match is the games before. */
+  if (rc == 0 && sh.err_code != 0 && sh.err_game < sh.cut) {
     rc = sh.err_code;
     if (err != NULL) {
       *err = sh.err;
       err->code = rc;
     }
   }
-  if (rc == 0) {
-    res->games = o->games;
-    for (int i = 0; i < o->games; i++) {
-      const game_rec_t *r = &sh.recs[i];
-      int first = i % 2 == 0;
-      int *w = first ? &res->first_wins : &res->second_wins;
-      int *d = first ? &res->first_draws : &res->second_draws;
-      int *l = first ? &res->first_losses : &res->second_losses;
-      if (r->outcome > 0) {
-        res->wins++;
-        (*w)++;
-      } else if (r->outcome < 0) {
-        res->losses++;
-        (*l)++;
-      } else {
-        res->draws++;
-        (*d)++;
-      }
-      res->capped += r->capped;
-      res->plies += r->plies;
-    }
-  }
+  /* Every game up to the cut is done (the workers stop only past it or
+   * on an error), so the prefix is the match. */
+  if (rc == 0) *res = sh.sofar;
 out:
   if (ws != NULL)
     for (int t = 0; t < nt; t++) {
@@ -247,5 +304,133 @@ out:
   free(ws);
   free(tids);
   free(sh.recs);
+  return rc;
+}
+
+/* ---- openings ---------------------------------------------------------- */
+
+int pb_match_openings_parse(const pb_game_t *g, const char *text, size_t len,
+                            const char *name, pb_state_t **out, int *n,
+                            pb_err_t *err) {
+  if (out != NULL) *out = NULL;
+  if (n != NULL) *n = 0;
+  if (g == NULL || text == NULL || name == NULL || out == NULL || n == NULL)
+    return pb_err_set(err, PB_EINVAL, "openings: NULL argument");
+  pb_state_t *st = NULL;
+  int count = 0, cap = 0, rc = 0, lineno = 0;
+  char line[4096];
+  for (size_t pos = 0; pos < len && rc == 0;) {
+    const char *p = text + pos;
+    const char *nl = memchr(p, '\n', len - pos);
+    size_t ll = nl != NULL ? (size_t)(nl - p) : len - pos;
+    pos += ll + 1;
+    lineno++;
+    /* Trim spaces (and a CR) at both ends. */
+    while (ll > 0 && (*p == ' ' || *p == '\t')) p++, ll--;
+    while (ll > 0 && (p[ll - 1] == ' ' || p[ll - 1] == '\t' ||
+                      p[ll - 1] == '\r'))
+      ll--;
+    if (ll == 0 || p[0] == '#') continue;
+    if (ll >= sizeof line) {
+      rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: line longer than %zu bytes",
+                      name, lineno, sizeof line - 1);
+      break;
+    }
+    if (memchr(p, '\0', ll) != NULL) {
+      rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: a NUL byte (not a text file)",
+                      name, lineno);
+      break;
+    }
+    memcpy(line, p, ll);
+    line[ll] = '\0';
+    pb_state_t s;
+    pb_err_t e;
+    pb_err_clear(&e);
+    if (strcmp(line, "-") == 0) {
+      g->reset(&s);
+    } else if (g->parse(&s, line, &e) != 0) {
+      rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: \"%.60s\": %s", name, lineno,
+                      line, e.msg);
+      break;
+    }
+    float r;
+    if (g->terminal(&s, &r)) {
+      rc = pb_err_set(err, PB_ECORRUPT,
+                      "%s:%d: \"%.60s\": the game is over after these moves",
+                      name, lineno, line);
+      break;
+    }
+    if (count == PB_MATCH_OPENINGS_MAX) {
+      rc = pb_err_set(err, PB_ERANGE, "%s:%d: more than %d openings", name,
+                      lineno, PB_MATCH_OPENINGS_MAX);
+      break;
+    }
+    if (count == cap) {
+      int nc = cap ? 2 * cap : 64;
+      pb_state_t *ns = realloc(st, (size_t)nc * sizeof *ns);
+      if (ns == NULL) {
+        rc = pb_err_set(err, PB_ENOMEM, "%s: out of memory", name);
+        break;
+      }
+      st = ns;
+      cap = nc;
+    }
+    st[count++] = s;
+  }
+  if (rc == 0 && count == 0)
+    rc = pb_err_set(err, PB_ECORRUPT,
+                    "%s: no openings (one a line, the moves in %s's notation)",
+                    name, g->name);
+  if (rc != 0) {
+    free(st);
+    return rc;
+  }
+  *out = st;
+  *n = count;
+  return 0;
+}
+
+#define PB__OPENINGS_FILE_MAX (64u << 20)
+
+int pb_match_openings_load(const pb_game_t *g, const char *path,
+                           pb_state_t **out, int *n, pb_err_t *err) {
+  if (out != NULL) *out = NULL;
+  if (n != NULL) *n = 0;
+  if (path == NULL) return pb_err_set(err, PB_EINVAL, "openings: NULL path");
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
+                      strerror(errno));
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  int rc = buf != NULL ? 0 : pb_err_set(err, PB_ENOMEM, "%s: out of memory",
+                                        path);
+  while (rc == 0) {
+    if (len == cap) {
+      if (cap >= PB__OPENINGS_FILE_MAX) {
+        rc = pb_err_set(err, PB_ERANGE, "%s: larger than %u MiB", path,
+                        PB__OPENINGS_FILE_MAX >> 20);
+        break;
+      }
+      char *nb = realloc(buf, cap * 2);
+      if (nb == NULL) {
+        rc = pb_err_set(err, PB_ENOMEM, "%s: out of memory", path);
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    size_t got = fread(buf + len, 1, cap - len, f);
+    len += got;
+    if (got == 0) {
+      if (ferror(f))
+        rc = pb_err_set(err, PB_EIO, "%s: cannot read: %s", path,
+                        strerror(errno));
+      break;
+    }
+  }
+  fclose(f);
+  if (rc == 0) rc = pb_match_openings_parse(g, buf, len, path, out, n, err);
+  free(buf);
   return rc;
 }

@@ -3,7 +3,19 @@
  * Game i of a match (i = 0, 1, ...) has A moving first when i is even and B
  * first when i is odd. Everything random in game i - A's and B's streams
  * and the random opening - is seeded from (seed, i) alone, so a match gives
- * the same results whatever the number of threads and their schedule. */
+ * the same results whatever the number of threads and their schedule.
+ *
+ * Openings (optional): game i starts from opening (i / 2) mod n, so each
+ * opening is played twice in a row, A with the first player's side in
+ * the even game and with the second player's side in the odd one; with
+ * more games than 2 n the list starts over. Random opening plies, if
+ * any, follow the opening's moves.
+ *
+ * A match may stop early: a callback sees the totals of games 0..k-1 for
+ * k = 1, 2, ... in that order (whatever the order the games finish in)
+ * and may end the match there, with exactly those k games counted. A
+ * stopping rule that looks only at those totals (such as an SPRT) thus
+ * stops at the same game with the same results whatever the threads. */
 #ifndef PB_MATCH_H
 #define PB_MATCH_H
 
@@ -13,6 +25,8 @@
 #include "err.h"
 #include "game.h"
 #include "rng.h"
+
+struct pb_match_result;
 
 typedef struct pb_match_opts {
   const char *a_spec; /* agent A (pb_agent_new spec), e.g. "lookahead:3" */
@@ -24,6 +38,14 @@ typedef struct pb_match_opts {
   int max_turns;            /* 0: the game's max_turns (game.h: only Toguz
                                Kumalak's games can reach it); a game that
                                reaches the cap unfinished counts as a draw */
+  const pb_state_t *openings; /* n_openings start positions (not finished),
+                                 or NULL: the game's start */
+  int n_openings;
+  /* Called with the totals of games 0..k-1 (res->games = k) each time k
+   * grows, in order, never by two threads at once; a nonzero return ends
+   * the match after those k games. NULL: every game is played. */
+  int (*on_games)(void *ctx, const struct pb_match_result *sofar);
+  void *ctx;
 } pb_match_opts_t;
 
 /* Results from A's point of view. */
@@ -40,10 +62,11 @@ typedef struct pb_match_result {
  * no turn cap (specs NULL: the caller must set them). */
 void pb_match_opts_default(pb_match_opts_t *o);
 
-/* Plays the match described by o in game g and fills *res. Returns 0, or
- * PB_EINVAL (bad options or agent specs; nothing is played), PB_ENOMEM,
- * PB_EIO (a thread could not be started), or the first error an agent
- * reported (the match is then abandoned and *res is zeroed). */
+/* Plays the match described by o in game g and fills *res (res->games <
+ * o->games when o->on_games ended it early). Returns 0, or PB_EINVAL (bad
+ * options, agent specs or openings; nothing is played), PB_ENOMEM, PB_EIO
+ * (a thread could not be started), or the first error an agent reported
+ * (the match is then abandoned and *res is zeroed). */
 int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
                   pb_match_result_t *res, pb_err_t *err);
 
@@ -57,6 +80,34 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
 int pb_match_game(const pb_game_t *g, pb_agent_t *first, pb_agent_t *second,
                   pb_rng_t *rng, int opening_random_moves, int max_turns,
                   int *outcome, int *plies, int *capped, pb_err_t *err);
+
+/* The same from the position `start` (NULL: the game's start), which
+ * must not be finished: `first` plays the side that moved first in the
+ * game, whoever is to move in start; the random plies follow start;
+ * *plies counts the game's plies including start's, and the cap applies
+ * to that count. */
+int pb_match_game_from(const pb_game_t *g, const pb_state_t *start,
+                       pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
+                       int opening_random_moves, int max_turns, int *outcome,
+                       int *plies, int *capped, pb_err_t *err);
+
+/* Openings for a match: text with one opening per line, the moves from
+ * the start in the game's notation (as g->parse reads them, e.g. "4453" in
+ * Connect Four, "f5d6c3" in Othello; "-" is the start position itself);
+ * blank lines and lines starting with '#' are skipped, spaces around a
+ * line ignored. Fills *out (malloc'd, the caller frees) and *n. Returns 0,
+ * or an error whose message names `name` and the line: PB_ECORRUPT for moves
+ * that do not parse or are illegal, a finished position, or no opening
+ * at all; PB_ERANGE past PB_MATCH_OPENINGS_MAX openings; PB_ENOMEM. */
+#define PB_MATCH_OPENINGS_MAX 1000000
+int pb_match_openings_parse(const pb_game_t *g, const char *text, size_t len,
+                            const char *name, pb_state_t **out, int *n,
+                            pb_err_t *err);
+
+/* The same for the file at path (PB_EIO if it cannot be read; files over
+ * 64 MiB are refused with PB_ERANGE). */
+int pb_match_openings_load(const pb_game_t *g, const char *path,
+                           pb_state_t **out, int *n, pb_err_t *err);
 
 /* Seeds for game i: of agent A, of agent B, and of the opening's rng. */
 uint64_t pb_match_seed(uint64_t seed, int game, int which);

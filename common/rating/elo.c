@@ -6,6 +6,7 @@
 #include "elo.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,19 @@ double pb_elo_expected(double diff) {
 double pb_elo_from_score(double s) {
   if (s < 1e-9) s = 1e-9;
   if (s > 1.0 - 1e-9) s = 1.0 - 1e-9;
-  return -400.0 * log10(1.0 / s - 1.0);
+  /* + 0.0: an even score is +0, not -400 * 0 = -0. */
+  return -400.0 * log10(1.0 / s - 1.0) + 0.0;
+}
+
+char *pb_elo_format(char *buf, size_t n, double elo, int decimals, int sign) {
+  if (buf == NULL || n == 0) return buf;
+  if (decimals < 0) decimals = 0;
+  if (decimals > 6) decimals = 6;
+  snprintf(buf, n, sign ? "%+.*f" : "%.*f", decimals, elo);
+  /* "-0", "-0.0": printf keeps the sign of a value that rounds to zero. */
+  if (buf[0] == '-' && strspn(buf + 1, "0.") == strlen(buf + 1))
+    snprintf(buf, n, sign ? "%+.*f" : "%.*f", decimals, 0.0);
+  return buf;
 }
 
 static double clamp(double x, double lo, double hi) {

@@ -24,6 +24,8 @@
 #ifndef PB_ELO_H
 #define PB_ELO_H
 
+#include <stddef.h>
+
 #include "err.h"
 
 /* Expected score of a player rated `diff` points above its opponent. */
@@ -47,6 +49,12 @@ double pb_elo_from_score(double s);
  * outputs are then 0). Any output pointer may be NULL. */
 int pb_elo_diff(int wins, int draws, int losses, double *elo, double *lo,
                 double *hi);
+
+/* Writes `elo` rounded to `decimals` places (0..6) into buf (n bytes,
+ * truncated) and returns buf: with a sign when `sign` is set ("+12",
+ * "-3"), and never a negative zero: a value that rounds to zero prints as
+ * "+0" (sign) or "0" (no sign), as 0.0 rounded does ("+0.0", "0.0"). */
+char *pb_elo_format(char *buf, size_t n, double elo, int decimals, int sign);
 
 /* ---- maximum-likelihood fits ----------------------------------------- */
 

@@ -129,8 +129,9 @@ int pb_elotable_put(pb_elotable_t *t, const pb_elotable_row_t *row,
 }
 
 static void csv_elo(FILE *f, double v) {
+  char buf[64];
   if (isfinite(v))
-    fprintf(f, ",%.1f", v);
+    fprintf(f, ",%s", pb_elo_format(buf, sizeof buf, v, 1, 0)); /* no -0.0 */
   else
     fputc(',', f);
 }

@@ -534,6 +534,28 @@ const char *pb_config_search_desc(const pb_config_t *c, char *buf, size_t n) {
   return buf;
 }
 
+/* 1 when the YAML file at path sets nothing: every line blank, a
+ * comment, a document marker (---, ...) or an empty document ({}, ~,
+ * null). A run from it would be every default, which nobody means. */
+static int yaml_sets_nothing(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return 0; /* the loader has read it: not our concern */
+  char line[4096];
+  int nothing = 1;
+  while (nothing && fgets(line, sizeof line, f) != NULL) {
+    char *p = line;
+    while (isspace((unsigned char)*p)) p++;
+    size_t n = strlen(p);
+    while (n > 0 && isspace((unsigned char)p[n - 1])) n--;
+    p[n] = '\0';
+    nothing = n == 0 || p[0] == '#' || !strcmp(p, "---") ||
+              !strcmp(p, "...") || !strcmp(p, "{}") || !strcmp(p, "~") ||
+              !strcmp(p, "null");
+  }
+  fclose(f);
+  return nothing;
+}
+
 int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,
                     int nsets, const char *run_dir, pb_err_t *err) {
   pb_err_t e;
@@ -541,6 +563,12 @@ int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,
   pb_config_defaults(c);
   int rc = pb_config_load_file(c, path, &e);
   if (rc != 0) return pb_err_set(err, rc, "%s", e.msg);
+  if (yaml_sets_nothing(path))
+    return pb_err_set(err, PB_ECONFIG,
+                      "%s: the file sets nothing (empty, or comments only); "
+                      "a config names at least its game (configs/ has "
+                      "examples, `probs train --keys` lists every key)",
+                      path);
   for (int i = 0; i < nsets; i++)
     if ((rc = pb_config_apply_override(c, sets[i], &e)) != 0)
       return pb_err_set(err, rc, "--set %.200s: %s", sets[i], e.msg);

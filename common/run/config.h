@@ -238,7 +238,8 @@ int pb_config_to_yaml(const pb_config_t *c, char **out, pb_err_t *err);
 /* The usual start of a process: defaults, the YAML file at `path`, each
  * "KEY=VALUE" of sets[0..nsets) in order, then run.dir = run_dir when it is
  * not NULL, then pb_config_check. Returns 0 or the first error, with the
- * message prefixed by what failed ("--set KEY=VALUE: ...", "--run-dir: ..."). */
+ * message prefixed by what failed ("--set KEY=VALUE: ...", "--run-dir: ...").
+ * A file that sets nothing (empty, comments only) is PB_ECONFIG naming it. */
 int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,
                     int nsets, const char *run_dir, pb_err_t *err);
 
