@@ -2,7 +2,8 @@
  * the score and the Elo difference of A over B. With --sprt the match
  * stops as soon as the GSPRT decides (common/rating/sprt.h); with
  * --openings each opening of a file is played twice, once with each
- * colour. */
+ * colour; --record (and --record-ggf for Othello) appends every game to a
+ * file of game records (common/play/record.h, docs/records.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "game.h"
 #include "match.h"
 #include "opts.h"
+#include "record.h"
 #include "sprt.h"
 #include "util.h"
 
@@ -29,6 +31,7 @@ static void match_usage(FILE *f) {
       "                   [--seed S] [--threads T] [--opening-random K]\n"
       "                   [--max-turns M] [--openings FILE]\n"
       "                   [--sprt ELO0,ELO1[,ALPHA,BETA]]\n"
+      "                   [--record FILE] [--record-ggf FILE]\n"
       "  --game NAME          %s (default: the game of the\n"
       "                       agents' checkpoints, else connect4)\n"
       "  --a SPEC, --b SPEC   agents: %s\n"
@@ -68,6 +71,13 @@ static void match_usage(FILE *f) {
       "stronger\n"
       "                       (ELO0 < ELO1), with error rates ALPHA and BETA\n"
       "                       (default 0.05 each); checked after every game\n"
+      "  --record FILE        append every game to FILE, a JSON line each:\n"
+      "                       the players, the result and the moves in the\n"
+      "                       game's notation (docs/records.md); a file that\n"
+      "                       holds anything else is refused, never "
+      "truncated\n"
+      "  --record-ggf FILE    othello: append every game to FILE in GGF, the\n"
+      "                       format of Othello servers and tools\n"
       "The last line reads: result: W=.. D=.. L=.. score=.. elo=+.. "
       "[lo, hi]\n"
       "With --sprt a line before it reads: sprt: H0 accepted|H1 accepted|"
@@ -87,6 +97,85 @@ static int sprt_on_games(void *ctx, const pb_match_result_t *sofar) {
   s->decision =
       pb_sprt_check(&s->t, sofar->wins, sofar->draws, sofar->losses, &s->llr);
   return s->decision != PB_SPRT_CONTINUE;
+}
+
+/* The files --record and --record-ggf append to, and the game being
+ * written (pb_match_opts_t.on_game). */
+typedef struct {
+  const pb_game_t *g;
+  const char *a, *b;
+  char **lines; /* the openings' moves, or NULL */
+  uint8_t *moves;
+  int cap;
+  pb_record_file_t *file[2]; /* PB_RECORD_JSONL, PB_RECORD_GGF */
+  int written;
+} record_run_t;
+
+/* One game of the match, from the initial position (its opening's moves,
+ * then the plies played), into each file. */
+static int record_game(void *ctx, const pb_match_game_t *gm, pb_err_t *err) {
+  record_run_t *rr = ctx;
+  int n0 = 0;
+  if (gm->opening >= 0 &&
+      pb_record_moves_parse(rr->g, rr->lines[gm->opening], rr->moves, rr->cap,
+                            &n0, err) != 0)
+    return err->code;
+  if (n0 + gm->n_moves > rr->cap)
+    return pb_err_set(err, PB_ERANGE, "record: a game of %d plies",
+                      n0 + gm->n_moves);
+  memcpy(rr->moves + n0, gm->moves, (size_t)gm->n_moves);
+  pb_record_t r;
+  pb_record_init(&r, rr->g);
+  snprintf(r.source, sizeof r.source, "match");
+  r.round = gm->index + 1;
+  snprintf(r.first, sizeof r.first, "%s", gm->a_first ? rr->a : rr->b);
+  snprintf(r.second, sizeof r.second, "%s", gm->a_first ? rr->b : rr->a);
+  r.result = gm->a_first ? gm->outcome : -gm->outcome;
+  r.capped = gm->capped;
+  r.opening_plies = n0 + gm->random_plies;
+  r.n_moves = n0 + gm->n_moves;
+  r.moves = rr->moves;
+  for (int k = 0; k < 2; k++)
+    if (rr->file[k] != NULL) {
+      int rc = pb_record_file_write(rr->file[k], &r, err);
+      if (rc != 0) return rc;
+    }
+  rr->written++;
+  return 0;
+}
+
+/* Opens the files of --record and --record-ggf (NULL: not given) for g
+ * into rr. 0, or 2 after the message. */
+static int open_records(const pb_game_t *g, const char *jsonl,
+                        const char *ggf, record_run_t *rr) {
+  if (ggf != NULL && g->id != PB_GAME_OTHELLO) {
+    fprintf(stderr,
+            "probs match: --record-ggf: GGF is for othello games, and this "
+            "match plays %s (--record writes any game)\n",
+            g->name);
+    return 2;
+  }
+  const char *path[2] = {jsonl, ggf};
+  static const char *const opt[2] = {"record", "record-ggf"};
+  for (int k = 0; k < 2; k++) {
+    if (path[k] == NULL) continue;
+    pb_err_t err;
+    pb_err_clear(&err);
+    rr->file[k] = pb_record_file_open(path[k], k, &err);
+    if (rr->file[k] == NULL) {
+      fprintf(stderr, "probs match: --%s: %s\n", opt[k], err.msg);
+      return 2;
+    }
+  }
+  return 0;
+}
+
+static void close_records(record_run_t *rr, int n_openings) {
+  pb_record_file_close(&rr->file[0]);
+  pb_record_file_close(&rr->file[1]);
+  pb_match_openings_free_lines(&rr->lines, n_openings);
+  free(rr->moves);
+  rr->moves = NULL;
 }
 
 /* The match's game: --game, else that of A's or B's checkpoint (they must
@@ -155,6 +244,8 @@ enum {
   O_MAXT,
   O_OPENINGS,
   O_SPRT,
+  O_RECORD,
+  O_RECORD_GGF,
   O_N
 };
 
@@ -199,8 +290,8 @@ static int settle(const char *const *val, pb_match_opts_t *o, sprt_run_t *sp,
 }
 
 int pb_cmd_match(int argc, char **argv) {
-  const char *val[O_N] = {NULL, NULL, NULL, NULL, "1",
-                          "0",  "0",  "0",  NULL, NULL};
+  const char *val[O_N] = {NULL, NULL, NULL, NULL, "1", "0",
+                          "0",  "0",  NULL, NULL, NULL, NULL};
   const pb_opts_row_t rows[] = {
       PB_OPTS_VALUE("game", 0, &val[O_GAME]),
       PB_OPTS_VALUE("a", 0, &val[O_A]),
@@ -211,7 +302,9 @@ int pb_cmd_match(int argc, char **argv) {
       PB_OPTS_VALUE("opening-random", 0, &val[O_OPEN]),
       PB_OPTS_VALUE("max-turns", 0, &val[O_MAXT]),
       PB_OPTS_VALUE("openings", 0, &val[O_OPENINGS]),
-      PB_OPTS_VALUE("sprt", 0, &val[O_SPRT])};
+      PB_OPTS_VALUE("sprt", 0, &val[O_SPRT]),
+      PB_OPTS_VALUE("record", 0, &val[O_RECORD]),
+      PB_OPTS_VALUE("record-ggf", 0, &val[O_RECORD_GGF])};
   const pb_opts_t cl = {.prog = "probs match",
                         .usage = match_usage,
                         .rows = rows,
@@ -230,9 +323,10 @@ int pb_cmd_match(int argc, char **argv) {
   pb_err_t err;
   pb_err_clear(&err);
   pb_state_t *openings = NULL;
+  record_run_t rr = {.g = g, .a = val[O_A], .b = val[O_B]};
   if (val[O_OPENINGS] != NULL &&
-      pb_match_openings_load(g, val[O_OPENINGS], &openings, &o.n_openings,
-                             &err) != 0) {
+      pb_match_openings_load_lines(g, val[O_OPENINGS], &openings, &rr.lines,
+                                   &o.n_openings, &err) != 0) {
     fprintf(stderr, "probs match: --openings: %s\n", err.msg);
     return PB_EXIT_USAGE; /* a file named on the command line */
   }
@@ -250,8 +344,20 @@ int pb_cmd_match(int argc, char **argv) {
     }
     pb_agent_destroy(&probe);
   }
+  if (rc == 0 && (val[O_RECORD] != NULL || val[O_RECORD_GGF] != NULL)) {
+    rc = open_records(g, val[O_RECORD], val[O_RECORD_GGF], &rr);
+    /* A game is its opening's plies and the match's, up to the cap. */
+    rr.cap = PB_RECORD_MOVES_MAX;
+    if (rc == 0 && (rr.moves = malloc((size_t)rr.cap)) == NULL) {
+      fprintf(stderr, "probs match: out of memory\n");
+      rc = PB_EXIT_FAILED;
+    }
+    o.on_game = record_game;
+    o.game_ctx = &rr;
+  }
   if (rc != 0) {
     free(openings);
+    close_records(&rr, o.n_openings);
     return rc;
   }
   printf("%s: A = %s, B = %s, %d games%s, seed %llu, opening-random %d",
@@ -270,10 +376,17 @@ int pb_cmd_match(int argc, char **argv) {
   rc = pb_match_play(g, &o, &r, &err);
   double dt = pb_now() - t0;
   free(openings);
+  const int written = rr.written;
+  close_records(&rr, o.n_openings);
   if (rc < 0) {
     fprintf(stderr, "probs match: %s (%s)\n", err.msg, pb_err_name(rc));
     return PB_EXIT_FAILED;
   }
+  if (val[O_RECORD] != NULL || val[O_RECORD_GGF] != NULL)
+    printf("recorded %d games to %s%s%s\n", written,
+           val[O_RECORD] != NULL ? val[O_RECORD] : "",
+           val[O_RECORD] != NULL && val[O_RECORD_GGF] != NULL ? " and " : "",
+           val[O_RECORD_GGF] != NULL ? val[O_RECORD_GGF] : "");
   print_result(&r, dt, val[O_SPRT] != NULL ? &sp : NULL);
   return PB_EXIT_OK;
 }

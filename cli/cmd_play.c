@@ -1,7 +1,9 @@
 /* probs play - a person plays against an agent in the terminal: the board
  * after every move, moves in the game's notation, undo, the agent's
  * evaluation on request. Reads standard input line by line; end of input
- * ends the game (exit 0). */
+ * ends the game (exit 0). With --replay FILE[:N] it steps through game N
+ * of a file of game records (common/play/record.h) instead, with the
+ * network's view of each position. */
 #include <ctype.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "model.h"
 #include "models.h"
 #include "opts.h"
+#include "record.h"
 
 static void play_usage(FILE *f) {
   char kinds[PB_AGENT_KINDS_MAX];
@@ -25,6 +28,7 @@ static void play_usage(FILE *f) {
           "usage: probs play [--game NAME] [--model CKPT] [--agent SPEC]\n"
           "                  [--first human|agent] [--seed S]\n"
           "                  [--position MOVES]\n"
+          "       probs play --replay FILE[:N] [--model CKPT] [--agent SPEC]\n"
           "  --game NAME       %s (default connect4, or the\n"
           "                    checkpoint's game)\n"
           "  --model CKPT      a checkpoint or model file: the game, and the\n"
@@ -41,6 +45,13 @@ static void play_usage(FILE *f) {
           "  --first WHO       human (default) or agent: who moves first\n"
           "  --seed S          the agent's seed (default 1)\n"
           "  --position MOVES  start from these moves (game notation)\n"
+          "  --replay FILE[:N] step through game N (default 1) of a file of\n"
+          "                    game records (probs match --record, the run's\n"
+          "                    games/): each position with the network's view\n"
+          "                    (--model, default the game's shipped one; as\n"
+          "                    eval shows it) and the move played. Enter: the\n"
+          "                    next position; back; a ply number; quit. End\n"
+          "                    of input shows the rest of the game\n"
           "At the prompt type a move (connect4: column 1-7; tictactoe: cell\n"
           "1-9; othello: a square like f5, or pass; toguz: hole 1-9), or\n"
           "undo, eval (or hint), board, help, quit. End of input quits.\n",
@@ -313,21 +324,257 @@ static int pick_agent(const char *game, const char *agent, const char *model,
   return 0;
 }
 
+/* ---- --replay ----------------------------------------------------------- */
+
+/* Game *n of the record file named by spec ("FILE[:N]") into *r, its
+ * moves copied into moves (PB_RECORD_MOVES_MAX entries). Returns 0, or
+ * the exit status after the message. */
+static int replay_load(const char *spec, pb_record_t *r, uint8_t *moves,
+                       char *path, size_t cap, long *n) {
+  pb_err_t err;
+  pb_err_clear(&err);
+  if (pb_record_spec(spec, path, cap, n, &err) != 0) {
+    fprintf(stderr, "probs play: --replay %s\n", err.msg);
+    return 2;
+  }
+  pb_record_reader_t *rd = pb_record_reader_open(path, &err);
+  if (rd == NULL) {
+    fprintf(stderr, "probs play: --replay: %s\n", err.msg);
+    return 2;
+  }
+  long k = 0;
+  int rc;
+  while ((rc = pb_record_reader_next(rd, r, &err)) == 1)
+    if (++k == *n) break;
+  if (rc == 1) {
+    memcpy(moves, r->moves, (size_t)r->n_moves);
+    r->moves = moves;
+  }
+  pb_record_reader_destroy(&rd);
+  if (rc < 0) {
+    fprintf(stderr, "probs play: --replay: %s\n", err.msg);
+    return rc == PB_EIO || rc == PB_ENOMEM ? 1 : 2;
+  }
+  if (rc == 0) {
+    fprintf(stderr, "probs play: --replay: %s holds %ld game%s: there is no "
+            "game %ld\n", path, k, k == 1 ? "" : "s", *n);
+    return 2;
+  }
+  return 0;
+}
+
+/* The agent whose view the replay of a game of g shows: --agent over
+ * --model or g's shipped model. *out NULL (after saying so) when there is
+ * no network. Returns 0, or the exit status after the message. */
+static int replay_agent(const pb_game_t *g, const char *agent,
+                        const char *model, unsigned long long seed,
+                        pb_agent_t **out) {
+  *out = NULL;
+  char shipped[4096], spec[4400];
+  pb_err_t err;
+  pb_err_clear(&err);
+  if (model == NULL && agent == NULL) {
+    if (pb_cli_shipped_model(g->name, shipped, sizeof shipped, &err) != 0) {
+      printf("no network's view to show: %s\n", err.msg);
+      return 0;
+    }
+    model = shipped;
+  }
+  /* With a model the game is the model's, compared below. */
+  const pb_game_t *mg = NULL;
+  int rc = pick_agent(model != NULL ? NULL : g->name, agent, model, &mg, spec,
+                      sizeof spec);
+  if (rc != 0) return rc;
+  if (mg != g) {
+    fprintf(stderr, "probs play: --replay: the game is %s, but --model %s "
+            "plays %s\n", g->name, model, mg->name);
+    return 2;
+  }
+  if ((*out = pb_agent_new(g, spec, seed, &err)) == NULL) {
+    fprintf(stderr, "probs play: %s\n", err.msg);
+    return err.code == PB_EINVAL || err.code == PB_EMISMATCH ? 2 : 1;
+  }
+  return 0;
+}
+
+/* Position k of the game (hist[0..n]): the board, whose move it is, the
+ * agent's view and the move played; the result at the end. 0, or the
+ * agent's error. */
+static int replay_show(const pb_record_t *r, const pb_state_t *hist, int k,
+                       pb_agent_t *agent, pb_analysis_t **an, pb_err_t *err) {
+  const pb_game_t *g = r->g;
+  char board[1400], name[16];
+  pb_analysis_board_after(g, k > 0 ? &hist[k - 1] : NULL, &hist[k], board,
+                          sizeof board);
+  printf("\n-- ply %d of %d --\n%s", k, r->n_moves, board);
+  if (k == r->n_moves) {
+    char res[64];
+    if (pb_analysis_result(g, &hist[k], res, sizeof res))
+      printf("game over: %s (%s)\n", res,
+             r->result > 0 ? "1-0" : r->result < 0 ? "0-1" : "1/2-1/2");
+    else
+      printf("unfinished: stopped at the turn cap, counted as a draw\n");
+    return 0;
+  }
+  char side = pb_analysis_side(g, &hist[k]);
+  printf("to move: %c (%s)\n", side, side == 'X' ? r->first : r->second);
+  if (agent != NULL) {
+    pb_agent_search_t sr;
+    pb_model_t *l = pb_agent_search_of(agent, &sr);
+    if (l == NULL) {
+      int a = pb_agent_act(agent, &hist[k], err);
+      if (a < 0) return a;
+      g->action_name(a, name, sizeof name);
+      printf("%s would play: %s\n", pb_agent_name(agent), name);
+    } else {
+      if (*an == NULL) {
+        pb_analysis_opts_t o;
+        search_opts(l, &sr, &o);
+        *an = pb_analysis_new(l, &o, err);
+      }
+      pb_analysis_eval_t ev;
+      if (*an == NULL || pb_analysis_eval(*an, &hist[k], &ev, err) < 0)
+        return err->code < 0 ? err->code : PB_ENN;
+      print_view(g, agent, &hist[k], &sr, &ev);
+    }
+  }
+  g->action_name(r->moves[k], name, sizeof name);
+  printf("played: %s%s\n", name,
+         k < r->opening_plies ? " (an opening ply, not the player's choice)"
+                              : "");
+  return 0;
+}
+
+/* One command at the replay's prompt: sets *k (the position shown next)
+ * and returns 1 to show it, 0 to ask again, -1 to stop. At the end of
+ * input the rest of the game is shown without asking (*ask = 0). */
+static int replay_command(int n, int *k, int *ask) {
+  char line[64];
+  printf("ply %d of %d: enter for the next, back, a ply 0-%d, quit: ", *k, n,
+         n);
+  fflush(stdout);
+  if (read_line(line, sizeof line) < 0) {
+    printf("\n");
+    *ask = 0;
+    return *k < n ? (++*k, 1) : -1;
+  }
+  if (!strcmp(line, "") || !strcmp(line, "next") || !strcmp(line, "n"))
+    return *k < n ? (++*k, 1) : -1;
+  if (!strcmp(line, "back") || !strcmp(line, "b")) {
+    if (*k == 0) {
+      printf("this is the start\n");
+      return 0;
+    }
+    --*k;
+    return 1;
+  }
+  if (!strcmp(line, "quit") || !strcmp(line, "q") || !strcmp(line, "exit"))
+    return -1;
+  long v;
+  if (pb_cli_long(line, 0, n, &v) == 0) {
+    *k = (int)v;
+    return 1;
+  }
+  printf("'%s': type enter, back, a ply number 0-%d, or quit\n", line, n);
+  return 0;
+}
+
+/* probs play --replay SPEC: 0 after the game or quit, else the exit
+ * status after the message. */
+static int replay(const char *spec, const char *game, const char *agent_s,
+                  const char *model, const char *seed_s) {
+  unsigned long long seed;
+  if (pb_cli_seed(seed_s, &seed) != 0) {
+    fprintf(stderr, "probs play: bad --seed '%s' (expected 0..2^64-1)\n",
+            seed_s);
+    return 2;
+  }
+  pb_record_t *r = malloc(sizeof *r);
+  uint8_t *moves = malloc(PB_RECORD_MOVES_MAX);
+  pb_state_t *hist = NULL;
+  pb_agent_t *agent = NULL;
+  pb_analysis_t *an = NULL;
+  char path[4096];
+  long n = 1;
+  int rc = r != NULL && moves != NULL ? 0 : 1;
+  if (rc != 0) fprintf(stderr, "probs play: out of memory\n");
+  if (rc == 0) rc = replay_load(spec, r, moves, path, sizeof path, &n);
+  if (rc == 0 && game != NULL && pb_game_by_name(game) != r->g) {
+    fprintf(stderr, "probs play: --replay: game %ld of %s is %s, not --game "
+            "%s\n", n, path, r->g->name, game);
+    rc = 2;
+  }
+  if (rc == 0 &&
+      (hist = malloc(((size_t)r->n_moves + 1) * sizeof *hist)) == NULL) {
+    fprintf(stderr, "probs play: out of memory\n");
+    rc = 1;
+  }
+  if (rc == 0) {
+    printf("replay: game %ld of %s: %s, X = %s, O = %s, %s in %d plies%s\n",
+           n, path, r->g->name, r->first, r->second,
+           r->result > 0 ? "1-0" : r->result < 0 ? "0-1" : "1/2-1/2",
+           r->n_moves, r->capped ? " (capped)" : "");
+    rc = replay_agent(r->g, agent_s, model, seed, &agent);
+  }
+  if (rc == 0) {
+    r->g->reset(&hist[0]);
+    for (int i = 0; i < r->n_moves; i++) {
+      int done = 0;
+      hist[i + 1] = hist[i];
+      r->g->step(&hist[i + 1], r->moves[i], &done); /* checked on reading */
+    }
+    signal(SIGHUP, SIG_IGN);
+    int k = 0, ask = 1, c = 1;
+    pb_err_t err;
+    pb_err_clear(&err);
+    while (c >= 0) {
+      if (c == 1 && replay_show(r, hist, k, agent, &an, &err) < 0) {
+        fprintf(stderr, "probs play: %s\n", err.msg);
+        rc = 1;
+        break;
+      }
+      if (ask)
+        c = replay_command(r->n_moves, &k, &ask);
+      else
+        c = k < r->n_moves ? (++k, 1) : -1;
+    }
+  }
+  fflush(stdout);
+  pb_analysis_destroy(&an);
+  pb_agent_destroy(&agent);
+  free(hist);
+  free(moves);
+  free(r);
+  return rc;
+}
+
+/* probs play's options after parsing. */
+enum { O_GAME, O_AGENT, O_MODEL, O_FIRST, O_SEED, O_POS, O_REPLAY, O_N };
+
+/* probs play --replay: the options that go with it, then the replay. */
+static int replay_opts(const pb_opts_t *cl, const char *const *val) {
+  if (val[O_POS][0] != '\0' || strcmp(val[O_FIRST], "human") != 0)
+    return pb_opts_fail(cl, "--replay takes neither --position nor --first");
+  return replay(val[O_REPLAY], val[O_GAME], val[O_AGENT], val[O_MODEL],
+                val[O_SEED]);
+}
+
 int pb_cmd_play(int argc, char **argv) {
-  enum { O_GAME, O_AGENT, O_MODEL, O_FIRST, O_SEED, O_POS, O_N };
-  const char *val[O_N] = {NULL, NULL, NULL, "human", "1", ""};
+  const char *val[O_N] = {NULL, NULL, NULL, "human", "1", "", NULL};
   const pb_opts_row_t rows[] = {PB_OPTS_VALUE("game", 0, &val[O_GAME]),
                                 PB_OPTS_VALUE("agent", 0, &val[O_AGENT]),
                                 PB_OPTS_VALUE("model", 0, &val[O_MODEL]),
                                 PB_OPTS_VALUE("first", 0, &val[O_FIRST]),
                                 PB_OPTS_VALUE("seed", 0, &val[O_SEED]),
-                                PB_OPTS_VALUE("position", 0, &val[O_POS])};
+                                PB_OPTS_VALUE("position", 0, &val[O_POS]),
+                                PB_OPTS_VALUE("replay", 0, &val[O_REPLAY])};
   const pb_opts_t cl = {.prog = "probs play",
                         .usage = play_usage,
                         .rows = rows,
                         .nrows = PB_OPTS_N(rows)};
   int parsed = pb_opts_parse(&cl, argc, argv);
   if (parsed != PB_OPTS_OK) return pb_opts_exit(parsed);
+  if (val[O_REPLAY] != NULL) return replay_opts(&cl, val);
 
   const pb_game_t *g = NULL;
   char spec[4400];

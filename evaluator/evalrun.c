@@ -22,6 +22,7 @@
 #include "elotable.h"
 #include "match.h"
 #include "model.h"
+#include "record.h"
 #include "rng.h"
 #include "solver.h"
 #include "util.h"
@@ -135,6 +136,10 @@ typedef struct {
   uint64_t seeds[PB_ELOTABLE_MAX_OPPONENTS];
   int total;       /* n_opponents * games */
   int8_t *outcome; /* per task, for the checkpoint */
+  /* Per task, when the games are kept for the record (NULL: not): */
+  uint8_t **moves; /* malloc'd plies from the start */
+  int *n_moves;
+  uint8_t *capped;
   atomic_int next;
   atomic_int stop;
   pthread_mutex_t mu;
@@ -163,8 +168,17 @@ static void *play_worker(void *arg) {
   pb_err_clear(&e);
   pb_agent_t *net = pb_agent_new(o->g, sh->spec, 0, &e);
   pb_agent_t *opp[PB_ELOTABLE_MAX_OPPONENTS] = {0};
+  const int mcap = o->g->max_turns;
+  uint8_t *moves = sh->moves != NULL ? malloc((size_t)mcap) : NULL;
+  if (sh->moves != NULL && moves == NULL) {
+    pb_err_set(&e, PB_ENOMEM, "evalrun: out of memory");
+    play_fail(sh, -1, PB_ENOMEM, &e);
+    pb_agent_destroy(&net);
+    return NULL;
+  }
   if (net == NULL) {
     play_fail(sh, -1, e.code < 0 ? e.code : PB_EINVAL, &e);
+    free(moves);
     return NULL;
   }
   for (int j = 0; j < o->n_opponents; j++)
@@ -187,10 +201,19 @@ static void *play_worker(void *arg) {
     pb_agent_reseed(opp[j], pb_match_seed(sh->seeds[j], i, 1));
     pb_rng_t rng;
     pb_rng_seed(&rng, pb_match_seed(sh->seeds[j], i, 2), 0);
-    int net_first = i % 2 == 0, outcome = 0;
-    int rc = pb_match_game(
-        o->g, net_first ? net : opp[j], net_first ? opp[j] : net, &rng,
-        o->opening_random_moves, 0, &outcome, NULL, NULL, &e);
+    int net_first = i % 2 == 0, outcome = 0, capped = 0, n = 0;
+    int rc = pb_match_game_moves(
+        o->g, NULL, net_first ? net : opp[j], net_first ? opp[j] : net, &rng,
+        o->opening_random_moves, 0, &outcome, NULL, &capped, moves, mcap, &n,
+        &e);
+    if (rc == 0 && moves != NULL) {
+      if ((sh->moves[t] = malloc((size_t)n + 1)) == NULL)
+        rc = pb_err_set(&e, PB_ENOMEM, "evalrun: out of memory");
+      else
+        memcpy(sh->moves[t], moves, (size_t)n);
+      sh->n_moves[t] = n;
+      sh->capped[t] = (uint8_t)capped;
+    }
     if (rc < 0) {
       play_fail(sh, t, rc, &e);
       break;
@@ -198,6 +221,7 @@ static void *play_worker(void *arg) {
     sh->outcome[t] = (int8_t)(net_first ? outcome : -outcome);
   }
 out:
+  free(moves);
   for (int j = 0; j < o->n_opponents; j++) pb_agent_destroy(&opp[j]);
   pb_agent_destroy(&net);
   return NULL;
@@ -232,8 +256,89 @@ static int fit_row(const pb_evalrun_opts_t *o, pb_elotable_row_t *row,
   return 0;
 }
 
+/* The games of sh as record lines (and GGF lines for Othello, *ggf
+ * NULL otherwise) into malloc'd texts. */
+static int games_text(const play_t *sh, const char *ckpt_path, char **jsonl,
+                      char **ggf, pb_err_t *err) {
+  const pb_evalrun_opts_t *o = sh->o;
+  /* The checkpoint's name: its file's, "ckpt-000012". */
+  const char *base = strrchr(ckpt_path, '/');
+  base = base != NULL ? base + 1 : ckpt_path;
+  char name[PB_RECORD_NAME_MAX];
+  snprintf(name, sizeof name, "%s", base);
+  char *dot = strrchr(name, '.');
+  if (dot != NULL && dot != name) *dot = '\0';
+  char *text[2] = {NULL, NULL};
+  size_t len[2] = {0, 0}, cap[2] = {0, 0};
+  pb_json_t j;
+  pb_json_init(&j);
+  int rc = 0;
+  for (int t = 0; t < sh->total && rc == 0; t++) {
+    const int jo = t / o->games, i = t % o->games, net_first = i % 2 == 0;
+    pb_record_t r;
+    pb_record_init(&r, o->g);
+    snprintf(r.source, sizeof r.source, "eval");
+    r.version = (int64_t)sh->version;
+    r.round = i + 1;
+    snprintf(r.first, sizeof r.first, "%s",
+             net_first ? name : o->opponents[jo]);
+    snprintf(r.second, sizeof r.second, "%s",
+             net_first ? o->opponents[jo] : name);
+    r.result = net_first ? sh->outcome[t] : -sh->outcome[t];
+    r.capped = sh->capped[t];
+    r.n_moves = sh->n_moves[t];
+    r.moves = sh->moves[t];
+    r.opening_plies = r.n_moves < o->opening_random_moves
+                          ? r.n_moves
+                          : o->opening_random_moves;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+      if (k == 1 && o->g->id != PB_GAME_OTHELLO) break;
+      char *g = NULL;
+      size_t gl = 0;
+      rc = k == 0 ? pb_record_json(&r, &j, err)
+                  : pb_record_ggf(&r, &g, &gl, err);
+      const char *line = k == 0 ? pb_json_cstr(&j) : g;
+      size_t ll = k == 0 ? pb_json_len(&j) : gl;
+      if (rc == 0 && len[k] + ll + 2 > cap[k]) {
+        size_t nc = (cap[k] ? 2 * cap[k] : 1 << 16) + ll + 2;
+        char *nt = realloc(text[k], nc);
+        if (nt == NULL)
+          rc = pb_err_set(err, PB_ENOMEM, "evalrun: out of memory");
+        else
+          text[k] = nt, cap[k] = nc;
+      }
+      if (rc == 0) {
+        memcpy(text[k] + len[k], line, ll);
+        len[k] += ll;
+        text[k][len[k]++] = '\n';
+        text[k][len[k]] = '\0';
+      }
+      free(g);
+    }
+  }
+  pb_json_free(&j);
+  if (rc != 0) {
+    free(text[0]);
+    free(text[1]);
+    return rc;
+  }
+  *jsonl = text[0];
+  *ggf = text[1];
+  return 0;
+}
+
 int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
                     uint64_t version, pb_elotable_row_t *row, pb_err_t *err) {
+  return pb_evalrun_play_games(o, ckpt_path, version, row, NULL, NULL, err);
+}
+
+int pb_evalrun_play_games(const pb_evalrun_opts_t *o, const char *ckpt_path,
+                          uint64_t version, pb_elotable_row_t *row,
+                          char **jsonl, char **ggf, pb_err_t *err) {
+  if (jsonl != NULL) *jsonl = NULL;
+  if (ggf != NULL) *ggf = NULL;
+  if ((jsonl == NULL) != (ggf == NULL))
+    return pb_err_set(err, PB_EINVAL, "evalrun: jsonl and ggf go together");
   if (o == NULL || o->g == NULL || ckpt_path == NULL || row == NULL)
     return pb_err_set(err, PB_EINVAL, "evalrun: NULL argument");
   memset(row, 0, sizeof *row);
@@ -255,6 +360,14 @@ int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
   size_t slen = strlen(ckpt_path) + sizeof "checkpoint:,precision=fp32";
   char *spec = malloc(slen);
   sh.outcome = calloc((size_t)sh.total, sizeof *sh.outcome);
+  int rc = 0;
+  if (jsonl != NULL) {
+    sh.moves = calloc((size_t)sh.total, sizeof *sh.moves);
+    sh.n_moves = calloc((size_t)sh.total, sizeof *sh.n_moves);
+    sh.capped = calloc((size_t)sh.total, sizeof *sh.capped);
+    if (sh.moves == NULL || sh.n_moves == NULL || sh.capped == NULL)
+      rc = pb_err_set(err, PB_ENOMEM, "evalrun: out of memory");
+  }
   int nt = o->threads;
   if (nt == 0) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -263,7 +376,7 @@ int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
   if (nt > PB__EVAL_MAX_THREADS) nt = PB__EVAL_MAX_THREADS;
   if (nt > sh.total) nt = sh.total;
   pthread_t *tids = calloc((size_t)nt, sizeof *tids);
-  int rc = 0;
+  if (rc != 0) goto out;
   if (spec == NULL || sh.outcome == NULL || tids == NULL) {
     rc = pb_err_set(err, PB_ENOMEM, "evalrun: out of memory");
     goto out;
@@ -305,8 +418,15 @@ int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
   row->seconds = pb_now() - t0;
   row->acc_q = row->acc_v = row->acc_beam = row->minutes = NAN;
   rc = fit_row(o, row, err);
+  if (rc == 0 && jsonl != NULL)
+    rc = games_text(&sh, ckpt_path, jsonl, ggf, err);
 out:
   if (rc != 0) memset(row, 0, sizeof *row);
+  if (sh.moves != NULL)
+    for (int t = 0; t < sh.total; t++) free(sh.moves[t]);
+  free(sh.moves);
+  free(sh.n_moves);
+  free(sh.capped);
   free(spec);
   free(sh.outcome);
   free(tids);

@@ -115,6 +115,16 @@ int pb_evalrun_set_anchor(pb_evalrun_opts_t *o, const char *spec_eq_rating,
 int pb_evalrun_play(const pb_evalrun_opts_t *o, const char *ckpt_path,
                     uint64_t version, pb_elotable_row_t *row, pb_err_t *err);
 
+/* pb_evalrun_play that also gives the games played, as a file of game
+ * records (common/play/record.h: a JSON line per game, source "eval",
+ * the checkpoint named by its file, "ckpt-000012", the opponent by its
+ * spec; opponent by opponent, each in game order) in *jsonl, and for
+ * Othello as GGF lines in *ggf (NULL for the other games); both malloc'd
+ * (the caller frees), NULL on failure. */
+int pb_evalrun_play_games(const pb_evalrun_opts_t *o, const char *ckpt_path,
+                          uint64_t version, pb_elotable_row_t *row,
+                          char **jsonl, char **ggf, pb_err_t *err);
+
 /* ---- the Elo chart of the table (evalrun_chart.c) ---------------------- */
 /* What the Elo chart's x axis shows. */
 enum {

@@ -247,13 +247,43 @@ static double run_minutes(const pb_evalrun_t *r, const char *ckpt) {
   return d >= 0 ? d / 60.0 : NAN;
 }
 
+/* The games of version's rating into RUN_DIR/games/eval-vNNNNNN.jsonl
+ * (and .ggf), each file written whole (temporary file, rename): a rating
+ * made again writes the same games again. A failure is only logged: the
+ * rating is what matters. */
+static void write_games(pb_evalrun_t *r, uint64_t version, const char *jsonl,
+                        const char *ggf) {
+  char path[PB__PATH];
+  pb_err_t e;
+  pb_err_clear(&e);
+  snprintf(path, sizeof path, "%s/games", r->dir);
+  int rc = pb_mkdir_p(path, &e);
+  const char *text[2] = {jsonl, ggf};
+  static const char *const ext[2] = {"jsonl", "ggf"};
+  for (int k = 0; k < 2 && rc == 0; k++) {
+    if (text[k] == NULL) continue;
+    snprintf(path, sizeof path, "%s/games/eval-v%06llu.%s", r->dir,
+             (unsigned long long)version, ext[k]);
+    rc = pb_write_file(path, text[k], strlen(text[k]), &e);
+  }
+  if (rc != 0)
+    pb_log_warn(r->d.log, "version %llu: its games were not recorded: %s",
+                (unsigned long long)version, e.msg);
+}
+
 int pb_evalrun_rate(pb_evalrun_t *r, uint64_t version, pb_err_t *err) {
   if (r == NULL) return pb_err_set(err, PB_EINVAL, "evalrun: NULL run");
   char ckpt[PB__PATH], path[PB__PATH];
   pb_rundir_ckpt_path(r->dir, (unsigned long long)version, ckpt, sizeof ckpt);
   pb_elotable_row_t row;
-  int rc = pb_evalrun_play(&r->o, ckpt, version, &row, err);
+  char *jsonl = NULL, *ggf = NULL;
+  int rc = pb_evalrun_play_games(&r->o, ckpt, version, &row, &jsonl, &ggf,
+                                 err);
   if (rc != 0) return rc;
+  /* Before the row: a version in elo.csv has its games on disk. */
+  write_games(r, version, jsonl, ggf);
+  free(jsonl);
+  free(ggf);
   if (r->testset != NULL && (rc = measure_accuracy(r, ckpt, &row, err)) != 0)
     return rc;
   row.minutes = run_minutes(r, ckpt);

@@ -42,6 +42,8 @@
  *              on_heartbeat, on_bye.
  *   spot.c     the spot check: pb__spot_sample, pb__spot_kick ->
  *              spot_work / spot_done -> quarantine; pb__refused.
+ *   selfcheck.c  on_selfplay_result -> pb__selfcheck_item: the surprise
+ *              of a result's moves -> quarantine of its actor.
  *   trust.c    leases: on_tick's expiries -> pb__trust_expired (one
  *              item at a time, none, quarantine); on_work_request asks
  *              pb__trust_allows; pb__trust_admit limits new connections
@@ -281,6 +283,7 @@ static int open_trainer(pb_learner_t *l, const char *latest, pb_err_t *err) {
   if ((l->metrics = pb_metrics_new(path, err)) == NULL ||
       pb_metrics_set_async(l->metrics, PB_LEARNER_SPOOL_BYTES, err) != 0)
     goto fail;
+  if (pb__selfrec_open(l, err) != 0) goto fail;
   if ((l->learn = pb_learn_new(cfg, err)) == NULL ||
       (l->iter = pb_iter_new(&l->cfg, l->learn, err)) == NULL)
     goto fail;
@@ -319,8 +322,9 @@ fail:
   return err && err->code ? err->code : PB_EIO;
 }
 
-/* Makes the work queues, the self-play item stores, the peer table and,
- * with net.spot_check > 0, the spot check. 0, or a PB_E* code with err
+/* Makes the work queues, the self-play item stores, the peer table,
+ * with net.spot_check > 0 the spot check, and with net.selfplay_check > 0
+ * the scoring of self-play moves. 0, or a PB_E* code with err
  * filled. */
 static int make_queues(pb_learner_t *l, pb_err_t *err) {
   const pb_config_t *cfg = &l->cfg;
@@ -369,6 +373,8 @@ static int make_queues(pb_learner_t *l, pb_err_t *err) {
     pb_rng_seed(&l->spot_rng, pb_mix64((uint64_t)(pb_now() * 1e9)),
                 (uint64_t)getpid());
   }
+  /* With net.selfplay_check > 0, the scoring of self-play moves. */
+  if (pb__selfcheck_init(l, err) != 0) goto fail;
   return 0;
 fail:
   return err && err->code ? err->code : PB_EIO;
@@ -552,12 +558,14 @@ void pb_learner_destroy(pb_learner_t **pl) {
     pb__peer_forget(&l->peers[i]);
   free(l->peers);
   pb_spot_destroy(&l->spot);
+  pb__selfcheck_free(l);
   free(l->spot_idx);
   pb__spotq_free(&l->spot_wait);
   pb__spotq_free(&l->spot_run);
   free(l->spot_mine);
   free(l->item_owner);
   pb_metrics_destroy(&l->metrics);
+  pb__selfrec_close(l);
   pb_web_destroy(&l->web);
   free(l);
   *pl = NULL;

@@ -246,6 +246,14 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     }
     npos += ep->n_states;
   }
+  /* Beyond the rules: moves the announced policy would not play
+   * (selfcheck.c). */
+  if (pb__selfcheck_item(l, p, idx, r)) {
+    pb_episodes_clear(e);
+    bad_result(l, l->spq, p, idx, "self-play moves impossible under its Q");
+    return;
+  }
+  pb__selfrec_item(l, pb_iter_selfplay_iter(l->iter), r);
   l->positions_in += npos;
   p->items++;
   p->positions += npos;

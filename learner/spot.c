@@ -115,14 +115,14 @@ static int ident_refuses(pb_learner_t *l, const peer_t *p) {
     /* Refused: new connections; of the old ones, those that disagreed
      * (spot check), or never delivered anything (leases: trust.c). */
     if (a != NULL && a->banned &&
-        (p->disagreed || p->first_seen >= a->banned_at ||
+        (p->disagreed || p->play_bad || p->first_seen >= a->banned_at ||
          (a->banned == QUAR_LEASES && p->items == 0)))
       return a->banned;
   }
   return 0;
 }
 
-static void ban_sender(pb_learner_t *l, const char *id) {
+void pb__ban_sender(pb_learner_t *l, const char *id) {
   if (id[0] == '\0' || is_banned(l, id)) return;
   int k = l->n_banned < BANNED_MAX ? l->n_banned++ : BANNED_MAX - 1;
   snprintf(l->banned[k], sizeof l->banned[k], "%s", id);
@@ -139,7 +139,7 @@ static void quarantine(pb_learner_t *l, peer_t *p, const char *why,
   if (p->quarantined) return;
   p->quarantined = QUAR_SPOT;
   l->quarantined++;
-  ban_sender(l, p->sender);
+  pb__ban_sender(l, p->sender);
   size_t k = 0;
   for (size_t i = 0; i < l->n_bs_items; i++)
     if (same_owner(l->item_owner[i], who)) {

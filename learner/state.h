@@ -12,6 +12,10 @@
  *   trust.c    the table of keys and addresses; leases that expire and
  *              what a worker's record earns it; Hello's rate per address
  *   spot.c     the spot check of search results and the quarantine
+ *   selfcheck.c  the surprise of self-play moves, and the quarantine of
+ *              actors whose moves are impossible
+ *   selfrec.c  run.record_selfplay: the self-play games taken, a record
+ *              line each, through a spool
  *   peers.c    drain, handle() and the handlers of what workers send
  *   learner.c  lifecycle (new, run, destroy) and the loop's turn (tick,
  *              signals) */
@@ -31,6 +35,8 @@
 #include "rng.h"
 #include "rundir.h"
 #include "iteration.h"
+#include "neteval.h"
+#include "playcheck.h"
 #include "spotcheck.h"
 #include "util.h"
 #include "web.h"
@@ -70,13 +76,15 @@ typedef struct {
   int disagreed;         /* a position it delivered failed the spot check */
   int other_start;       /* its Hello named another start's run id */
   pb_spot_tally_t spot_tally; /* its checked positions (spot.c) */
+  pb_play_tally_t play;  /* the surprise of its self-play moves (selfcheck.c) */
+  int play_bad;          /* its self-play moves were impossible */
   wflight_t *wflight;    /* its weights replies in flight (NULL: none yet) */
 } peer_t;
 
 /* Why a peer or an ident is refused. */
-enum { QUAR_SPOT = 1, QUAR_LEASES = 2 };
+enum { QUAR_SPOT = 1, QUAR_LEASES = 2, QUAR_PLAY = 3 };
 
-/* Who delivered a search item (by peer slot and serial). */
+/* Who delivered a search or self-play item (by peer slot and serial). */
 typedef struct {
   uint32_t slot, serial;
 } owner_t;
@@ -106,6 +114,7 @@ typedef struct {
   char id[64];  /* the key (Z85) or the address */
   uint32_t bad_conns;    /* its connections that delivered a disagreement */
   pb_spot_tally_t tally; /* its checked positions, over the run */
+  pb_play_tally_t play;  /* its self-play moves' surprise (selfcheck.c) */
   double banned_at, last;
   /* its leases (trust.c): expired, and results taken */
   uint32_t expired;
@@ -208,6 +217,22 @@ struct pb_learner {
   int n_banned;
   ident_t idents[IDENTS_MAX]; /* keys and addresses (spot.c) */
   uint64_t items_thrown; /* search items re-queued after a disagreement */
+  /* selfrec.c: run.record_selfplay's games/selfplay.jsonl (NULL: off) */
+  pb_metrics_t *selfrec;
+  uint8_t *selfrec_moves;
+  uint64_t selfrec_failed; /* games not recorded */
+  /* selfcheck.c: the surprise of self-play moves under the Q they were
+   * played with, scored with a copy of the served Q (pc_q, in the
+   * actors' precision) */
+  pb_nn_t *pc_q;
+  pb_neteval_t *pc_ne;
+  uint64_t pc_version; /* the weights in pc_q; UINT64_MAX: none yet */
+  pb_rng_t pc_rng;
+  float *pc_out;
+  size_t pc_cap;
+  owner_t *sp_owner; /* per self-play item of the open iteration */
+  size_t sp_owner_cap;
+  uint64_t pc_episodes, pc_moves, pc_quarantined, pc_items_dropped;
   /* trust.c */
   uint64_t lease_quarantined; /* connections refused for their leases */
   uint64_t conns_limited;     /* new connections dropped: Hello's rate */
@@ -269,6 +294,20 @@ int pb__open_sockets(pb_learner_t *l, pb_err_t *err);
 /* Whether a warning caused by a peer may be logged now (at most 20 a
  * second: a flood must not fill the disk). */
 int pb__may_warn(pb_learner_t *l);
+
+/* ---- selfrec.c: run.record_selfplay ----------------------------------- */
+
+/* Opens RUN_DIR/games/selfplay.jsonl for appending when
+ * run.record_selfplay is on (what it makes noted in l->undo). 0 or the
+ * error. */
+int pb__selfrec_open(pb_learner_t *l, pb_err_t *err);
+void pb__selfrec_close(pb_learner_t *l);
+
+/* Appends the games of self-play result r (taken for `iteration`, every
+ * episode checked against the rules) to the file, through its spool;
+ * nothing when recording is off. Never waits for the disk. */
+void pb__selfrec_item(pb_learner_t *l, uint64_t iteration,
+                      const pb_msg_selfplay_result_t *r);
 
 /* A routing id as hex text (for logs). */
 void pb__rid_text(const uint8_t *rid, size_t n, char *out, size_t cap);
@@ -388,6 +427,28 @@ void pb__spotq_free(spotq_t *q);
 /* Whether message m from p is refused (a quarantined peer, sender or
  * key); answers it with a Reject where it asks for one. 1 when dropped. */
 int pb__refused(pb_learner_t *l, peer_t *p, const pb_msg_t *m);
+
+/* Refuses sender id `id` for the rest of the run. */
+void pb__ban_sender(pb_learner_t *l, const char *id);
+
+/* ---- selfcheck.c: the surprise of self-play moves --------------------- */
+
+/* Makes the scoring network when the run's algorithm lets the learner
+ * score its actors' moves (pb_algo_t.q_play) and net.selfplay_check > 0;
+ * 0 or the network's error. */
+int pb__selfcheck_init(pb_learner_t *l, pb_err_t *err);
+void pb__selfcheck_free(pb_learner_t *l);
+
+/* The self-play items of an iteration were opened (n of them). */
+int pb__selfcheck_open(pb_learner_t *l, size_t n, pb_err_t *err);
+
+/* Scores a share of the episodes of self-play result r (item idx, from p,
+ * every episode already checked against the rules) and tallies them for
+ * p, its key and its address. 1 when that made p, its key or its address
+ * impossible: p is quarantined, its items of the open iteration are
+ * dropped and re-queued, and r must be refused; else 0 (r is p's). */
+int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
+                       const pb_msg_selfplay_result_t *r);
 
 /* ---- peers.c: drain and the handlers of what workers send ------------- */
 

@@ -182,6 +182,15 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "quarantined", l->quarantined);
   pb_json_kuint(&j, "items_thrown", l->items_thrown);
   pb_json_obj_end(&j);
+  /* The surprise of self-play moves (selfcheck.c). */
+  pb_json_key(&j, "selfplay_check");
+  pb_json_obj_begin(&j);
+  pb_json_kdouble(&j, "share", l->pc_q ? l->cfg.net.selfplay_check : 0.0);
+  pb_json_kuint(&j, "episodes", l->pc_episodes);
+  pb_json_kuint(&j, "moves", l->pc_moves);
+  pb_json_kuint(&j, "quarantined", l->pc_quarantined);
+  pb_json_kuint(&j, "items_dropped", l->pc_items_dropped);
+  pb_json_obj_end(&j);
   /* What the workers' leases earned them (trust.c): the connections at
    * each level now, and the refusals. */
   int lv[4];
@@ -290,6 +299,12 @@ static char *metrics_text(pb_learner_t *l) {
     l->spot_disagree);
   C("searchers_quarantined_total", "Searchers quarantined by the spot check.",
     l->quarantined);
+  C("selfplay_moves_scored_total",
+    "Self-play moves the learner scored under the Q they were played with.",
+    l->pc_moves);
+  C("actors_quarantined_total",
+    "Actors quarantined: their self-play moves were impossible.",
+    l->pc_quarantined);
   G("v_loss", "Mean V loss of the last iteration.", "%.6g", l->last_v_loss);
   G("q_loss", "Mean Q loss of the last iteration.", "%.6g", l->last_q_loss);
   G("iteration_seconds", "Wall time of the last iteration.", "%.3f",

@@ -23,6 +23,7 @@
 #include "elotable.h"
 #include "evalrun.h"
 #include "precision.h"
+#include "record.h"
 #include "json.h"
 #include "log.h"
 #include "rundir.h"
@@ -301,6 +302,27 @@ static void test_all_writes_csv_and_svg(void **state) {
     assert_int_equal(pb_evalrun_play(&o1, ck, (uint64_t)v, &row, &err), 0);
     assert_true(row.wdl[0][0] == w1 && row.wdl[0][1] == d1 &&
                 row.wdl[1][0] == w2 && row.wdl[1][2] == l2);
+    /* Its games, recorded in games/: the same counts, game by game. */
+    char gp[64];
+    snprintf(gp, sizeof gp, "games/eval-v%06d.jsonl", v);
+    fx_path(path, sizeof path, gp);
+    pb_record_reader_t *rd = pb_record_reader_open(path, &err);
+    if (rd == NULL) fail_msg("%s", err.msg);
+    int wdl[2][3] = {{0}}, k = 0;
+    pb_record_t rec;
+    while (pb_record_reader_next(rd, &rec, &err) == 1) {
+      const int j = k / 6, net_first = strncmp(rec.first, "ckpt-", 5) == 0;
+      assert_int_equal(rec.version, v);
+      assert_string_equal(net_first ? rec.second : rec.first,
+                          j == 0 ? "random" : "lookahead:1");
+      int res = net_first ? rec.result : -rec.result;
+      wdl[j][res > 0 ? 0 : res == 0 ? 1 : 2]++;
+      k++;
+    }
+    assert_int_equal(k, 12);
+    pb_record_reader_destroy(&rd);
+    assert_true(wdl[0][0] == w1 && wdl[0][1] == d1 && wdl[0][2] == l1 &&
+                wdl[1][0] == w2 && wdl[1][1] == d2 && wdl[1][2] == l2);
     line = strchr(line, '\n') + 1;
   }
   free(csv);

@@ -145,16 +145,20 @@ static void test_sample_weighted(void **state) {
   for (int i = 0; i <= 7; i++) assert_int_equal(hits[i], R);
   assert_int_equal(hits[9], R);
   /* Position 8 (19 occurrences): p = 0.01 * 10000 * 19 / 20000 = 0.095;
-   * a position of 2 occurrences p = 0.01, of 1 p = 0.005. */
+   * a position of 2 occurrences p = 0.01, of 1 p = 0.005 raised to the
+   * share, 0.01. */
   assert_true(hits[8] > 0.085 * R && hits[8] < 0.105 * R);
   size_t ones = 0, twos = 0;
   for (int i = 10; i < N; i++) {
     if (counts[i] == 1) ones += hits[i];
     else twos += hits[i];
   }
-  /* 27 positions each: 0.005 * 27 * R = 2700, 0.01 * 27 * R = 5400. */
-  assert_true(ones > 2300 && ones < 3100);
+  /* 27 positions each: 0.01 * 27 * R = 5400. */
+  assert_true(ones > 4900 && ones < 5900);
   assert_true(twos > 4900 && twos < 5900);
+  /* Share 1: every position, whatever its weight. */
+  size_t k = pb_spot_sample(&rng, N, counts, 20000, 10000, 1.0, idx, N);
+  assert_int_equal(k, N);
 }
 
 /* The bias test: a lean of 0.019 on every target (under the 0.02

@@ -82,6 +82,9 @@ typedef struct pb_algo {
                           its Q slot holds a policy+value network
                           (PB_NN_HEAD_PV: num_actions + 1 outputs) */
   int searches;        /* 1: an iteration has a search phase (searchers) */
+  int q_play;          /* 1: its actors draw each move from softmax(Q / T)
+                          with Dirichlet noise (pb_selfplay_pick), so the
+                          learner can score their moves (playcheck.h) */
   size_t state_size;   /* bytes of its own an iteration keeps (zeroed at
                           pb_iter_new; iteration_impl.h: priv) */
 

@@ -253,6 +253,7 @@ const pb_algo_t pb_algo_probs = {
     .play_nets = PB_ALGO_NET_Q,
     .policy = 0,
     .searches = 1,
+    .q_play = 1,
     .state_size = 0,
     .player_new = player_new,
     .player_destroy = player_destroy,

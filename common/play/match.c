@@ -38,6 +38,17 @@ int pb_match_game_from(const pb_game_t *g, const pb_state_t *start,
                        pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
                        int opening_random_moves, int max_turns, int *outcome,
                        int *plies, int *capped, pb_err_t *err) {
+  return pb_match_game_moves(g, start, first, second, rng,
+                             opening_random_moves, max_turns, outcome, plies,
+                             capped, NULL, 0, NULL, err);
+}
+
+int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
+                        pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
+                        int opening_random_moves, int max_turns, int *outcome,
+                        int *plies, int *capped, uint8_t *moves,
+                        int moves_cap, int *n_moves, pb_err_t *err) {
+  if (n_moves != NULL) *n_moves = 0;
   if (g == NULL || first == NULL || second == NULL)
     return pb_err_set(err, PB_EINVAL, "match: NULL game or agent");
   if (opening_random_moves > 0 && rng == NULL)
@@ -68,6 +79,12 @@ int pb_match_game_from(const pb_game_t *g, const pb_state_t *start,
       a = pb_agent_act(ply % 2 == 0 ? first : second, &s, err);
       if (a < 0) return a;
     }
+    if (moves != NULL) {
+      if (ply - ply0 >= moves_cap)
+        return pb_err_set(err, PB_ERANGE, "match: a game longer than %d plies",
+                          moves_cap);
+      moves[ply - ply0] = (uint8_t)a;
+    }
     int done = 0;
     float r = g->step(&s, a, &done);
     ply++;
@@ -80,6 +97,7 @@ int pb_match_game_from(const pb_game_t *g, const pb_state_t *start,
   if (outcome != NULL) *outcome = result;
   if (plies != NULL) *plies = ply;
   if (capped != NULL) *capped = cap;
+  if (n_moves != NULL) *n_moves = ply - ply0;
   return 0;
 }
 
@@ -88,6 +106,8 @@ typedef struct {
   uint8_t capped;
   uint8_t done;   /* played (under the mutex) */
   int16_t plies;
+  int n_moves, random_plies; /* with on_game: */
+  uint8_t *moves;            /* malloc'd, freed once on_game saw them */
 } game_rec_t;
 
 typedef struct {
@@ -103,6 +123,7 @@ typedef struct {
   /* Under mu: games 0..prefix-1 are done and in `sofar`; `cut` is where
    * on_games ended the match (o->games when it did not). */
   int prefix, cut;
+  int halted; /* on_game failed: the prefix grows no more */
   pb_match_result_t sofar;
 } shared_t;
 
@@ -127,13 +148,47 @@ static void count_game(pb_match_result_t *res, int i, const game_rec_t *r) {
   res->plies += r->plies;
 }
 
+/* Shows game k (done, in the prefix) to on_game, under mu; its moves
+ * are freed. A failure halts the match with its error. */
+static int show_game(shared_t *sh, int k) {
+  const pb_match_opts_t *o = sh->o;
+  game_rec_t *r = &sh->recs[k];
+  pb_match_game_t gm = {
+      .index = k,
+      .a_first = k % 2 == 0,
+      .outcome = r->outcome,
+      .capped = r->capped,
+      .opening = o->n_openings > 0 ? (k / 2) % o->n_openings : -1,
+      .random_plies = r->random_plies,
+      .start = o->n_openings > 0 ? &o->openings[(k / 2) % o->n_openings]
+                                 : NULL,
+      .n_moves = r->n_moves,
+      .moves = r->moves};
+  pb_err_t e;
+  pb_err_clear(&e);
+  int rc = o->on_game(o->game_ctx, &gm, &e);
+  free(r->moves);
+  r->moves = NULL;
+  if (rc >= 0) return 0;
+  if (sh->err_code == 0 || k < sh->err_game) {
+    sh->err_code = rc;
+    sh->err_game = k;
+    sh->err = e;
+  }
+  sh->halted = 1;
+  atomic_store(&sh->stop, 1);
+  return rc;
+}
+
 /* Game i is done: extends the prefix of done games as far as it goes,
- * showing each new prefix to on_games, which may end the match. */
+ * showing each game to on_game and each new prefix to on_games, which
+ * may end the match. */
 static void game_done(shared_t *sh, int i, const game_rec_t *rec) {
   pthread_mutex_lock(&sh->mu);
   sh->recs[i] = *rec;
   sh->recs[i].done = 1;
-  while (sh->prefix < sh->cut && sh->recs[sh->prefix].done) {
+  while (!sh->halted && sh->prefix < sh->cut && sh->recs[sh->prefix].done) {
+    if (sh->o->on_game != NULL && show_game(sh, sh->prefix) < 0) break;
     count_game(&sh->sofar, sh->prefix, &sh->recs[sh->prefix]);
     sh->prefix++;
     if (sh->o->on_games != NULL && sh->o->on_games(sh->o->ctx, &sh->sofar)) {
@@ -166,6 +221,14 @@ static void *worker_run(void *arg) {
   const pb_match_opts_t *o = sh->o;
   pb_err_t e;
   pb_err_clear(&e);
+  /* With on_game, each game's plies (at most the turn cap) are kept. */
+  const int mcap = o->max_turns > 0 ? o->max_turns : sh->g->max_turns;
+  uint8_t *moves = o->on_game != NULL ? malloc((size_t)mcap) : NULL;
+  if (o->on_game != NULL && moves == NULL) {
+    pb_err_set(&e, PB_ENOMEM, "match: out of memory");
+    record_error(sh, 0, PB_ENOMEM, &e);
+    return NULL;
+  }
   for (;;) {
     if (atomic_load(&sh->stop)) break;
     int i = atomic_fetch_add(&sh->next, 1);
@@ -177,19 +240,30 @@ static void *worker_run(void *arg) {
     int a_first = i % 2 == 0, outcome = 0, plies = 0, capped = 0;
     const pb_state_t *start =
         o->n_openings > 0 ? &o->openings[(i / 2) % o->n_openings] : NULL;
-    int rc = pb_match_game_from(sh->g, start, a_first ? w->a : w->b,
-                                a_first ? w->b : w->a, &rng,
-                                o->opening_random_moves, o->max_turns,
-                                &outcome, &plies, &capped, &e);
+    int n_moves = 0;
+    int rc = pb_match_game_moves(sh->g, start, a_first ? w->a : w->b,
+                                 a_first ? w->b : w->a, &rng,
+                                 o->opening_random_moves, o->max_turns,
+                                 &outcome, &plies, &capped, moves, mcap,
+                                 &n_moves, &e);
+    game_rec_t rec = {.outcome = (int8_t)(a_first ? outcome : -outcome),
+                      .capped = (uint8_t)capped,
+                      .plies = (int16_t)(plies > 32767 ? 32767 : plies),
+                      .n_moves = n_moves,
+                      .random_plies = n_moves < o->opening_random_moves
+                                          ? n_moves
+                                          : o->opening_random_moves};
+    if (rc == 0 && moves != NULL &&
+        (rec.moves = malloc((size_t)n_moves + 1)) == NULL)
+      rc = pb_err_set(&e, PB_ENOMEM, "match: out of memory");
     if (rc < 0) {
       record_error(sh, i, rc, &e);
       break;
     }
-    game_rec_t rec = {.outcome = (int8_t)(a_first ? outcome : -outcome),
-                      .capped = (uint8_t)capped,
-                      .plies = (int16_t)(plies > 32767 ? 32767 : plies)};
+    if (rec.moves != NULL) memcpy(rec.moves, moves, (size_t)n_moves);
     game_done(sh, i, &rec);
   }
+  free(moves);
   return NULL;
 }
 
@@ -303,17 +377,30 @@ out:
     }
   free(ws);
   free(tids);
+  if (sh.recs != NULL) /* the moves of games past the cut */
+    for (int i = 0; i < o->games; i++) free(sh.recs[i].moves);
   free(sh.recs);
   return rc;
 }
 
 /* ---- openings ---------------------------------------------------------- */
 
-int pb_match_openings_parse(const pb_game_t *g, const char *text, size_t len,
-                            const char *name, pb_state_t **out, int *n,
-                            pb_err_t *err) {
+void pb_match_openings_free_lines(char ***lines, int n) {
+  if (lines == NULL || *lines == NULL) return;
+  for (int k = 0; k < n; k++) free((*lines)[k]);
+  free(*lines);
+  *lines = NULL;
+}
+
+/* pb_match_openings_parse, keeping each opening's line in *lines when
+ * lines is not NULL. */
+static int openings_parse(const pb_game_t *g, const char *text, size_t len,
+                          const char *name, pb_state_t **out, char ***lines,
+                          int *n, pb_err_t *err) {
   if (out != NULL) *out = NULL;
   if (n != NULL) *n = 0;
+  if (lines != NULL) *lines = NULL;
+  char **ls = NULL;
   if (g == NULL || text == NULL || name == NULL || out == NULL || n == NULL)
     return pb_err_set(err, PB_EINVAL, "openings: NULL argument");
   pb_state_t *st = NULL;
@@ -368,12 +455,19 @@ int pb_match_openings_parse(const pb_game_t *g, const char *text, size_t len,
     if (count == cap) {
       int nc = cap ? 2 * cap : 64;
       pb_state_t *ns = realloc(st, (size_t)nc * sizeof *ns);
-      if (ns == NULL) {
+      if (ns != NULL) st = ns;
+      char **nl2 = lines != NULL ? realloc(ls, (size_t)nc * sizeof *nl2) : NULL;
+      if (nl2 != NULL) ls = nl2;
+      if (ns == NULL || (lines != NULL && nl2 == NULL)) {
         rc = pb_err_set(err, PB_ENOMEM, "%s: out of memory", name);
         break;
       }
-      st = ns;
       cap = nc;
+    }
+    if (lines != NULL &&
+        (ls[count] = strdup(strcmp(line, "-") ? line : "")) == NULL) {
+      rc = pb_err_set(err, PB_ENOMEM, "%s: out of memory", name);
+      break;
     }
     st[count++] = s;
   }
@@ -383,19 +477,34 @@ int pb_match_openings_parse(const pb_game_t *g, const char *text, size_t len,
                     name, g->name);
   if (rc != 0) {
     free(st);
+    pb_match_openings_free_lines(&ls, count);
     return rc;
   }
   *out = st;
   *n = count;
+  if (lines != NULL) *lines = ls;
   return 0;
+}
+
+int pb_match_openings_parse(const pb_game_t *g, const char *text, size_t len,
+                            const char *name, pb_state_t **out, int *n,
+                            pb_err_t *err) {
+  return openings_parse(g, text, len, name, out, NULL, n, err);
 }
 
 #define PB__OPENINGS_FILE_MAX (64u << 20)
 
 int pb_match_openings_load(const pb_game_t *g, const char *path,
                            pb_state_t **out, int *n, pb_err_t *err) {
+  return pb_match_openings_load_lines(g, path, out, NULL, n, err);
+}
+
+int pb_match_openings_load_lines(const pb_game_t *g, const char *path,
+                                 pb_state_t **out, char ***lines, int *n,
+                                 pb_err_t *err) {
   if (out != NULL) *out = NULL;
   if (n != NULL) *n = 0;
+  if (lines != NULL) *lines = NULL;
   if (path == NULL) return pb_err_set(err, PB_EINVAL, "openings: NULL path");
   FILE *f = fopen(path, "rb");
   if (f == NULL)
@@ -430,7 +539,7 @@ int pb_match_openings_load(const pb_game_t *g, const char *path,
     }
   }
   fclose(f);
-  if (rc == 0) rc = pb_match_openings_parse(g, buf, len, path, out, n, err);
+  if (rc == 0) rc = openings_parse(g, buf, len, path, out, lines, n, err);
   free(buf);
   return rc;
 }

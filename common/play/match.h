@@ -28,6 +28,20 @@
 
 struct pb_match_result;
 
+/* One game of a match, as the on_game hook sees it. */
+typedef struct pb_match_game {
+  int index;    /* game i of the match, from 0 */
+  int a_first;  /* A moved first (i even) */
+  int outcome;  /* for A: +1, 0 or -1 (a capped game is 0) */
+  int capped;   /* stopped unfinished by the turn cap */
+  int opening;  /* the index of its opening in o->openings, -1: none */
+  int random_plies;        /* random plies played after the start */
+  const pb_state_t *start; /* where it started; NULL: the initial position */
+  int n_moves;
+  const uint8_t *moves;    /* the plies played from start (the random ones
+                              included), passes as actions */
+} pb_match_game_t;
+
 typedef struct pb_match_opts {
   const char *a_spec; /* agent A (pb_agent_new spec), e.g. "lookahead:3" */
   const char *b_spec; /* agent B */
@@ -46,6 +60,13 @@ typedef struct pb_match_opts {
    * the match after those k games. NULL: every game is played. */
   int (*on_games)(void *ctx, const struct pb_match_result *sofar);
   void *ctx;
+  /* Called with each game the match counts, in order (game 0, 1, ...,
+   * whatever order the threads finish them in), never by two threads at
+   * once, before on_games sees the totals that include it; game_ctx is
+   * its first argument. A negative return (with err filled) abandons the
+   * match with that error. NULL: no moves are kept. */
+  int (*on_game)(void *game_ctx, const pb_match_game_t *game, pb_err_t *err);
+  void *game_ctx;
 } pb_match_opts_t;
 
 /* Results from A's point of view. */
@@ -91,6 +112,17 @@ int pb_match_game_from(const pb_game_t *g, const pb_state_t *start,
                        int opening_random_moves, int max_turns, int *outcome,
                        int *plies, int *capped, pb_err_t *err);
 
+/* pb_match_game_from that also keeps the plies it plays from start (the
+ * random ones included) in moves[0..*n_moves): cap must be at least the
+ * turn cap (max_turns, or the game's) less start's plies, else a longer
+ * game fails with PB_ERANGE. moves NULL: none kept, as
+ * pb_match_game_from. */
+int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
+                        pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
+                        int opening_random_moves, int max_turns, int *outcome,
+                        int *plies, int *capped, uint8_t *moves, int cap,
+                        int *n_moves, pb_err_t *err);
+
 /* Openings for a match: text with one opening per line, the moves from
  * the start in the game's notation (as g->parse reads them, e.g. "4453" in
  * Connect Four, "f5d6c3" in Othello; "-" is the start position itself);
@@ -108,6 +140,17 @@ int pb_match_openings_parse(const pb_game_t *g, const char *text, size_t len,
  * 64 MiB are refused with PB_ERANGE). */
 int pb_match_openings_load(const pb_game_t *g, const char *path,
                            pb_state_t **out, int *n, pb_err_t *err);
+
+/* pb_match_openings_load that also gives each opening's line, the moves
+ * as the file wrote them ("" for "-"), in (*lines)[k] (malloc'd, freed
+ * with pb_match_openings_free_lines; lines may be NULL). */
+int pb_match_openings_load_lines(const pb_game_t *g, const char *path,
+                                 pb_state_t **out, char ***lines, int *n,
+                                 pb_err_t *err);
+
+/* Frees what pb_match_openings_load_lines gave; accepts NULL and sets
+ * *lines to NULL. */
+void pb_match_openings_free_lines(char ***lines, int n);
 
 /* Seeds for game i: of agent A, of agent B, and of the opening's rng. */
 uint64_t pb_match_seed(uint64_t seed, int game, int which);

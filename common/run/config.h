@@ -63,6 +63,8 @@ typedef struct pb_config {
     char dir[PB_CONFIG_PATH_MAX];  /* run directory */
     int keep_last;  /* checkpoints: the newest N versions; 0 = keep all */
     int keep_every; /* checkpoints: multiples of K kept forever; 0 = none */
+    bool record_selfplay; /* the learner appends every self-play game to
+                             RUN_DIR/games/selfplay.jsonl (docs/records.md) */
   } run;
 
   struct {
@@ -163,6 +165,7 @@ typedef struct pb_config {
     double spot_check;           /* share of search results re-searched */
     double spot_check_tolerance; /* largest honest difference of a target */
     double spot_check_max_disagree; /* share of checked positions allowed */
+    double selfplay_check; /* share of self-play episodes scored */
   } net;
 
   struct {

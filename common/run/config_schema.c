@@ -77,6 +77,10 @@ const pb__row_t pb__schema[] = {
     ROW_INT("run.keep_every", run.keep_every, 0, 1000000, "10",
             "checkpoints of versions that are multiples of K are kept "
             "forever (with run.keep_last > 0); 0 = none"),
+    ROW_BOOL("run.record_selfplay", run.record_selfplay, "false",
+             "the learner appends every self-play game to "
+             "RUN_DIR/games/selfplay.jsonl, a JSON line each "
+             "(docs/records.md)"),
 
     ROW_INT("train.iterations", train.iterations, 1, 1000000, "100",
             "N_ITER: training iterations"),
@@ -303,8 +307,9 @@ const pb__row_t pb__schema[] = {
             "workers the learner tracks at once"),
     ROW_DBL("net.spot_check", net.spot_check, 0.0, 1.0, "0.01",
             "share of the distinct positions the learner searches again "
-            "to check the searchers, drawn in proportion to how often each "
-            "occurs (positions of 0.1% of the training or more: always); "
+            "to check the searchers: each at least this likely, more in "
+            "proportion to how often it occurs (positions of 0.1% of the "
+            "training or more: always); "
             "0 = off"),
     ROW_DBL("net.spot_check_tolerance", net.spot_check_tolerance, 0.0, 2.0,
             "0.02",
@@ -315,6 +320,12 @@ const pb__row_t pb__schema[] = {
             "a searcher (a connection, a CURVE key) is quarantined when more "
             "than this share of its checked positions disagree (and at "
             "least 3), counted over the run"),
+
+    ROW_DBL("net.selfplay_check", net.selfplay_check, 0.0, 1.0, "0.25",
+            "share of each self-play result's episodes the learner scores "
+            "(at least one): how surprising the actor's moves are under the "
+            "Q it announced; an actor whose moves are impossible for the "
+            "policy (6 standard errors) is quarantined; 0 = off"),
 
     ROW_BOOL("eval.enabled", eval.enabled, "true", "run the evaluator"),
     ROW_INT("eval.games_per_opponent", eval.games_per_opponent, 1, 10000000,

@@ -153,7 +153,8 @@ size_t pb_spot_sample(pb_rng_t *rng, size_t n, const uint32_t *counts,
   size_t k = 0;
   for (size_t i = 0; i < n && k < cap; i++) {
     const double c = counts != NULL ? counts[i] : 1.0;
-    if (c >= always || pb_rng_uniform(rng) < per * c) idx[k++] = (uint32_t)i;
+    const double p = per * c > share ? per * c : share;
+    if (c >= always || pb_rng_uniform(rng) < p) idx[k++] = (uint32_t)i;
   }
   if (k == 0) idx[k++] = pb_rng_below(rng, (uint32_t)n);
   return k;

@@ -125,9 +125,10 @@ double pb_spot_mean_bias(const pb_spot_tally_t *t);
  *     and occurring twice or more (counts[i] >= max(2, PB_SPOT_ALWAYS *
  *     total)): the start position and the first plies, where one lie
  *     weighs the most;
- *   - each other one with probability min(1, share * distinct * counts[i]
- *     / total): `share` of the distinct positions on average, drawn in
- *     proportion to their weight;
+ *   - each other one with probability min(1, max(share, share * distinct
+ *     * counts[i] / total)): at least `share`, and more in proportion to
+ *     its weight (at most twice `share` of the distinct positions on
+ *     average; share 1 checks every position);
  *   - at least one when share > 0 and n > 0 (a result is never taken
  *     unseen by chance alone).
  * With counts NULL and total = distinct this is `share` of each item,

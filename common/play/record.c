@@ -1,0 +1,687 @@
+/* record.c - game records: the JSON line of a game and its checks, move
+ * strings, self-play episodes as games, GGF for Othello, and the files
+ * (appended to, never truncated; read back line by line).
+ *
+ * Workload: a line per game, written as games finish (a match, a rating,
+ * an iteration's self-play) and read back one game at a time; the rules
+ * replay every record written or read, a few microseconds a game. */
+#include "record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void pb_record_init(pb_record_t *r, const pb_game_t *g) {
+  memset(r, 0, sizeof *r);
+  r->g = g;
+  r->version = -1;
+  r->iteration = -1;
+}
+
+static const char *result_text(int result) {
+  return result > 0 ? "1-0" : result < 0 ? "0-1" : "1/2-1/2";
+}
+
+/* Whether action a is g's pass. */
+static int is_pass(const pb_game_t *g, int a) {
+  char nm[16];
+  return g->action_name(a, nm, sizeof nm) == 4 && !strcmp(nm, "pass");
+}
+
+/* Plays moves[0..n) from the initial position into *s: 0 and *finished,
+ * *result (for the first player) set, or PB_EINVAL naming the first move
+ * that is illegal or comes after the end. */
+static int replay(const pb_game_t *g, const uint8_t *moves, int n,
+                  pb_state_t *s, int *finished, int *result, pb_err_t *err) {
+  g->reset(s);
+  int done = 0, res = 0;
+  for (int i = 0; i < n; i++) {
+    char nm[16];
+    if (g->action_name(moves[i], nm, sizeof nm) < 0)
+      snprintf(nm, sizeof nm, "#%d", moves[i]);
+    if (done)
+      return pb_err_set(err, PB_EINVAL,
+                        "move %d (%s) comes after the end of the game", i + 1,
+                        nm);
+    float rw = 0;
+    pb_err_t e;
+    pb_err_clear(&e);
+    if (pb_game_step_checked(g, s, moves[i], &rw, &done, &e) != 0)
+      return pb_err_set(err, PB_EINVAL, "move %d (%s) is illegal", i + 1, nm);
+    if (done) {
+      int m = (rw > 0) - (rw < 0);
+      res = i % 2 == 0 ? m : -m;
+    }
+  }
+  *finished = done;
+  *result = res;
+  return 0;
+}
+
+/* What a reader and a writer check: names, numbers, the moves and the
+ * result against the rules. 0 or PB_EINVAL naming the fault. */
+static int check_record(const pb_record_t *r, pb_err_t *err) {
+  if (r == NULL || r->g == NULL)
+    return pb_err_set(err, PB_EINVAL, "record: NULL record or game");
+  if (r->first[0] == '\0' || r->second[0] == '\0')
+    return pb_err_set(err, PB_EINVAL, "record: a player without a name");
+  if (r->n_moves < 0 || r->n_moves > PB_RECORD_MOVES_MAX ||
+      (r->n_moves > 0 && r->moves == NULL))
+    return pb_err_set(err, PB_EINVAL, "record: %d moves (0 to %d)", r->n_moves,
+                      PB_RECORD_MOVES_MAX);
+  if (r->result < -1 || r->result > 1)
+    return pb_err_set(err, PB_EINVAL, "record: result %d", r->result);
+  if (r->opening_plies < 0 || r->opening_plies > r->n_moves)
+    return pb_err_set(err, PB_EINVAL,
+                      "record: opening_plies %d of a game of %d plies",
+                      r->opening_plies, r->n_moves);
+  pb_state_t s;
+  int finished = 0, res = 0;
+  int rc = replay(r->g, r->moves, r->n_moves, &s, &finished, &res, err);
+  if (rc != 0) return rc;
+  if (finished && r->capped)
+    return pb_err_set(err, PB_EINVAL,
+                      "record: capped, but the moves finish the game");
+  if (finished && res != r->result)
+    return pb_err_set(err, PB_EINVAL,
+                      "record: result %s, but the moves end the game %s",
+                      result_text(r->result), result_text(res));
+  if (!finished && (!r->capped || r->result != 0))
+    return pb_err_set(err, PB_EINVAL,
+                      "record: the moves leave the game unfinished, which "
+                      "only a turn cap does (capped, a draw)");
+  return 0;
+}
+
+size_t pb_record_moves_text(const pb_game_t *g, const uint8_t *moves, int n,
+                            char *buf, size_t cap) {
+  size_t len = 0;
+  if (cap > 0) buf[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    char nm[16];
+    int k = g->action_name(moves[i], nm, sizeof nm);
+    if (k <= 0 || (i + 1 < n && is_pass(g, moves[i]))) continue;
+    if (len + (size_t)k < cap) {
+      memcpy(buf + len, nm, (size_t)k);
+      buf[len + (size_t)k] = '\0';
+    } else if (cap > 0 && len < cap) {
+      buf[len] = '\0'; /* truncated: keeps whole moves only */
+      cap = len;
+    }
+    len += (size_t)k;
+  }
+  return len;
+}
+
+int pb_record_moves_parse(const pb_game_t *g, const char *text, uint8_t *moves,
+                          int cap, int *n, pb_err_t *err) {
+  if (n != NULL) *n = 0;
+  if (g == NULL || text == NULL || moves == NULL || n == NULL)
+    return pb_err_set(err, PB_EINVAL, "moves: NULL argument");
+  pb_state_t s;
+  g->reset(&s);
+  int k = 0, done = 0;
+  for (size_t i = 0;;) {
+    while (text[i] == ' ' || text[i] == '\t') i++;
+    if (text[i] == '\0') break;
+    uint8_t acts[PB_MAX_ACTIONS];
+    int na = done ? 0 : g->legal(&s, acts), a = -1;
+    size_t used = 0;
+    if (na == 1 && is_pass(g, acts[0])) {
+      /* A forced pass, written or left out. */
+      a = acts[0];
+      used = !strncasecmp(text + i, "pass", 4) ? 4
+             : !strncasecmp(text + i, "pa", 2) ? 2
+                                               : 0;
+    } else {
+      for (int j = 0; j < na; j++) {
+        char nm[16];
+        int l = g->action_name(acts[j], nm, sizeof nm);
+        if (l > 0 && (size_t)l > used &&
+            !strncasecmp(text + i, nm, (size_t)l)) {
+          a = acts[j];
+          used = (size_t)l;
+        }
+      }
+    }
+    if (a < 0)
+      return pb_err_set(err, PB_EINVAL,
+                        "%s: the move at index %zu of \"%.60s\" %s", g->name, i,
+                        text,
+                        done ? "comes after the end of the game"
+                             : "is not a legal move there");
+    if (k == cap)
+      return pb_err_set(err, PB_ERANGE, "%s: more than %d moves", g->name, cap);
+    g->step(&s, a, &done);
+    moves[k++] = (uint8_t)a;
+    i += used;
+  }
+  *n = k;
+  return 0;
+}
+
+int pb_record_episode(const pb_game_t *g, const pb_state_t *states, int n,
+                      int final_reward, uint8_t *moves, int cap, int *n_moves,
+                      int *result, int *capped, pb_err_t *err) {
+  if (g == NULL || states == NULL || moves == NULL || n_moves == NULL ||
+      result == NULL || capped == NULL || n < 1)
+    return pb_err_set(err, PB_EINVAL, "record: NULL argument or no states");
+  if (cap < n)
+    return pb_err_set(err, PB_ERANGE, "record: an episode of %d moves", n);
+  pb_state_t s0;
+  g->reset(&s0);
+  if (memcmp(&s0, &states[0], sizeof s0) != 0)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "record: the episode does not start at the start");
+  uint8_t acts[PB_MAX_ACTIONS];
+  for (int i = 0; i <= n - 1; i++) {
+    int na = g->legal(&states[i], acts), found = -1;
+    for (int j = 0; j < na && found < 0; j++) {
+      pb_state_t c = states[i];
+      int done = 0;
+      float rw = g->step(&c, acts[j], &done);
+      if (i + 1 < n ? !done && !memcmp(&c, &states[i + 1], sizeof c)
+                    : done && (int)lrintf(rw) == final_reward)
+        found = acts[j];
+    }
+    if (found < 0 && i + 1 < n)
+      return pb_err_set(err, PB_ECORRUPT,
+                        "record: ply %d of the episode does not follow from "
+                        "ply %d",
+                        i + 1, i);
+    if (found < 0) { /* cut at max_turns: the last move is unknown */
+      if (final_reward != 0)
+        return pb_err_set(err, PB_ECORRUPT,
+                          "record: no last move ends the episode with %+d",
+                          final_reward);
+      *n_moves = n - 1;
+      *result = 0;
+      *capped = 1;
+      return 0;
+    }
+    moves[i] = (uint8_t)found;
+  }
+  *n_moves = n;
+  *result = (n - 1) % 2 == 0 ? final_reward : -final_reward;
+  *capped = 0;
+  return 0;
+}
+
+int pb_record_json(const pb_record_t *r, pb_json_t *j, pb_err_t *err) {
+  if (j == NULL) return pb_err_set(err, PB_EINVAL, "record: NULL writer");
+  int rc = check_record(r, err);
+  if (rc != 0) return rc;
+  size_t cap = (size_t)r->n_moves * 5 + 1;
+  char *mv = malloc(cap);
+  if (mv == NULL) return pb_err_set(err, PB_ENOMEM, "record: out of memory");
+  pb_record_moves_text(r->g, r->moves, r->n_moves, mv, cap);
+  pb_json_reset(j);
+  pb_json_obj_begin(j);
+  pb_json_kint(j, "format", PB_RECORD_FORMAT);
+  pb_json_kstr(j, "game", r->g->name);
+  if (r->source[0] != '\0') pb_json_kstr(j, "source", r->source);
+  if (r->round > 0) pb_json_kint(j, "round", r->round);
+  if (r->version >= 0) pb_json_kint(j, "version", r->version);
+  if (r->iteration >= 0) pb_json_kint(j, "iteration", r->iteration);
+  pb_json_kstr(j, "first", r->first);
+  pb_json_kstr(j, "second", r->second);
+  pb_json_kstr(j, "result", result_text(r->result));
+  pb_json_kint(j, "plies", r->n_moves);
+  pb_json_kstr(j, "moves", mv);
+  if (r->opening_plies > 0) pb_json_kint(j, "opening_plies", r->opening_plies);
+  pb_json_kbool(j, "capped", r->capped != 0);
+  pb_json_obj_end(j);
+  free(mv);
+  if (pb_json_error(j) != 0)
+    return pb_err_set(err, PB_ENOMEM, "record: out of memory");
+  return 0;
+}
+
+/* ---- reading a line ---------------------------------------------------- */
+
+/* Member `key` of o as a string into out (cap bytes): 0, 1 when absent and
+ * not required, or PB_ECORRUPT / PB_ERANGE naming it. */
+static int get_str(const pb_jval_t *o, const char *key, int required, char *out,
+                   size_t cap, pb_err_t *err) {
+  const pb_jval_t *v = pb_jval_get(o, key);
+  if (v == NULL) {
+    if (!required) return 1;
+    return pb_err_set(err, PB_ECORRUPT, "no \"%s\"", key);
+  }
+  size_t len = 0;
+  const char *s = pb_jval_str(v, &len);
+  if (s == NULL)
+    return pb_err_set(err, PB_ECORRUPT, "\"%s\" is %s, not a string", key,
+                      pb_jval_kind_name(pb_jval_kind(v)));
+  if (len >= cap || memchr(s, '\0', len) != NULL)
+    return pb_err_set(err, PB_ERANGE,
+                      "\"%s\" is longer than %zu bytes or holds a NUL", key,
+                      cap - 1);
+  memcpy(out, s, len + 1);
+  return 0;
+}
+
+/* Member `key` of o as an integer in [lo, hi] into *out (unchanged when
+ * absent): 0 or PB_ECORRUPT naming it. */
+static int get_int(const pb_jval_t *o, const char *key, int64_t lo, int64_t hi,
+                   int64_t *out, pb_err_t *err) {
+  const pb_jval_t *v = pb_jval_get(o, key);
+  if (v == NULL) return 0;
+  if (pb_jval_int(v, lo, hi, out) != 0)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "\"%s\" is not an integer in %lld..%lld", key,
+                      (long long)lo, (long long)hi);
+  return 0;
+}
+
+/* The members of a parsed line into *r (the moves into moves). */
+static int read_members(const pb_jval_t *o, uint8_t *moves, int cap,
+                        pb_record_t *r, pb_err_t *err) {
+  char game[32], result[16];
+  int64_t format = PB_RECORD_FORMAT, plies = -1, opening = 0;
+  int rc;
+  if ((rc = get_int(o, "format", 1, INT64_MAX, &format, err)) != 0) return rc;
+  if (format > PB_RECORD_FORMAT)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "format %lld is later than this reader's (%d)",
+                      (long long)format, PB_RECORD_FORMAT);
+  if ((rc = get_str(o, "game", 1, game, sizeof game, err)) != 0) return rc;
+  const pb_game_t *g = pb_game_by_name(game);
+  if (g == NULL)
+    return pb_err_set(err, PB_ECORRUPT, "unknown game \"%s\" (known: %s)", game,
+                      pb_game_names());
+  pb_record_init(r, g);
+  if ((rc = get_str(o, "first", 1, r->first, sizeof r->first, err)) != 0 ||
+      (rc = get_str(o, "second", 1, r->second, sizeof r->second, err)) != 0 ||
+      (rc = get_str(o, "result", 1, result, sizeof result, err)) != 0)
+    return rc;
+  if (!strcmp(result, "1-0"))
+    r->result = 1;
+  else if (!strcmp(result, "0-1"))
+    r->result = -1;
+  else if (strcmp(result, "1/2-1/2") != 0)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "result \"%s\" (expected 1-0, 0-1 or 1/2-1/2)", result);
+  if (get_str(o, "source", 0, r->source, sizeof r->source, err) < 0 ||
+      get_int(o, "round", 1, INT64_MAX, &r->round, err) != 0 ||
+      get_int(o, "version", 0, INT64_MAX, &r->version, err) != 0 ||
+      get_int(o, "iteration", 0, INT64_MAX, &r->iteration, err) != 0 ||
+      get_int(o, "plies", 0, PB_RECORD_MOVES_MAX, &plies, err) != 0 ||
+      get_int(o, "opening_plies", 0, PB_RECORD_MOVES_MAX, &opening, err) != 0)
+    return err != NULL && err->code ? err->code : PB_ECORRUPT;
+  const pb_jval_t *cv = pb_jval_get(o, "capped");
+  if (cv != NULL && (r->capped = pb_jval_bool(cv)) < 0)
+    return pb_err_set(err, PB_ECORRUPT, "\"capped\" is not true or false");
+  const pb_jval_t *mv = pb_jval_get(o, "moves");
+  const char *text = mv != NULL ? pb_jval_str(mv, NULL) : NULL;
+  if (text == NULL) return pb_err_set(err, PB_ECORRUPT, "no \"moves\" string");
+  pb_err_t e;
+  pb_err_clear(&e);
+  if ((rc = pb_record_moves_parse(g, text, moves, cap, &r->n_moves, &e)) != 0)
+    return pb_err_set(err, rc == PB_ERANGE ? PB_ERANGE : PB_ECORRUPT,
+                      "\"moves\": %s", e.msg);
+  r->moves = moves;
+  r->opening_plies = (int)opening;
+  if (plies >= 0 && plies != r->n_moves)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "\"plies\" is %lld, the moves are %d plies",
+                      (long long)plies, r->n_moves);
+  if (check_record(r, &e) != 0)
+    return pb_err_set(err, PB_ECORRUPT, "%s", e.msg);
+  return 0;
+}
+
+int pb_record_parse(pb_jsonr_t *jr, const char *line, size_t len,
+                    uint8_t *moves, int cap, pb_record_t *r, pb_err_t *err) {
+  if (jr == NULL || line == NULL || moves == NULL || r == NULL)
+    return pb_err_set(err, PB_EINVAL, "record: NULL argument");
+  pb_err_t e;
+  pb_err_clear(&e);
+  const pb_jval_t *root = pb_jsonr_parse(jr, line, len, &e);
+  if (root == NULL)
+    return pb_err_set(err, e.code == PB_ENOMEM ? PB_ENOMEM : PB_ECORRUPT,
+                      "not a record: %s", e.msg);
+  if (pb_jval_kind(root) != PB_JVAL_OBJECT)
+    return pb_err_set(err, PB_ECORRUPT, "not a record: %s, not an object",
+                      pb_jval_kind_name(pb_jval_kind(root)));
+  return read_members(root, moves, cap, r, err);
+}
+
+/* ---- GGF --------------------------------------------------------------- */
+
+/* Copies a player's name into t at k (room is there), with the
+ * characters GGF gives a meaning ('[', ']', '\\') and control characters
+ * as '_'; returns the new k. */
+static size_t ggf_name(char *t, size_t k, const char *s) {
+  for (; *s; s++)
+    t[k++] = (*s == '[' || *s == ']' || *s == '\\' || (unsigned char)*s < 32)
+                 ? '_'
+                 : *s;
+  return k;
+}
+
+int pb_record_ggf(const pb_record_t *r, char **out, size_t *len,
+                  pb_err_t *err) {
+  if (out == NULL || len == NULL)
+    return pb_err_set(err, PB_EINVAL, "record: NULL output");
+  *out = NULL;
+  *len = 0;
+  if (r != NULL && r->g != NULL && r->g->id != PB_GAME_OTHELLO)
+    return pb_err_set(err, PB_EUNSUPP, "record: GGF is for othello, not %s",
+                      r->g->name);
+  int rc = check_record(r, err);
+  if (rc != 0) return rc;
+  pb_state_t s;
+  int finished = 0, res = 0;
+  replay(r->g, r->moves, r->n_moves, &s, &finished, &res, NULL);
+  size_t cap = 512 + 2 * strlen(r->first) + 2 * strlen(r->second) +
+               8 * (size_t)r->n_moves;
+  char *t = malloc(cap);
+  if (t == NULL) return pb_err_set(err, PB_ENOMEM, "record: out of memory");
+  size_t k = (size_t)snprintf(t, cap, "(;GM[Othello]PC[probs]PB[");
+  k = ggf_name(t, k, r->first);
+  k += (size_t)snprintf(t + k, cap - k, "]PW[");
+  k = ggf_name(t, k, r->second);
+  k += (size_t)snprintf(t + k, cap - k, "]");
+  if (finished) {
+    /* Black's disc difference: the side to move in s is black after an
+     * even number of plies. */
+    int m = r->g->material(&s);
+    k += (size_t)snprintf(t + k, cap - k, "RE[%+d.000]",
+                          r->n_moves % 2 == 0 ? m : -m);
+  } else {
+    k += (size_t)snprintf(t + k, cap - k, "RE[?]");
+  }
+  k += (size_t)snprintf(t + k, cap - k,
+                        "TY[8]BO[8 -------- -------- -------- ---O*--- "
+                        "---*O--- -------- -------- -------- *]");
+  for (int i = 0; i < r->n_moves; i++) {
+    char nm[16];
+    r->g->action_name(r->moves[i], nm, sizeof nm);
+    k += (size_t)snprintf(t + k, cap - k, "%c[%s]", i % 2 == 0 ? 'B' : 'W',
+                          is_pass(r->g, r->moves[i]) ? "PA" : nm);
+  }
+  k += (size_t)snprintf(t + k, cap - k, ";)");
+  *out = t;
+  *len = k;
+  return 0;
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+struct pb_record_file {
+  int fd;
+  int kind;
+  int need_nl; /* the file's last line lacks its newline */
+  pb_json_t j;
+  char path[4096];
+};
+
+/* Whether the text t[0..n) that starts a file not empty starts with a
+ * record of `kind`: 0, or PB_ECORRUPT naming path. */
+static int check_start(const char *path, int kind, const char *t, size_t n,
+                       int whole, pb_err_t *err) {
+  size_t i = 0;
+  while (i < n && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r' || t[i] == '\n'))
+    i++;
+  if (i == n && whole) return 0; /* blank: as good as empty */
+  if (kind == PB_RECORD_GGF) {
+    static const char head[] = "(;GM[Othello]";
+    if (n - i >= sizeof head - 1 && !memcmp(t + i, head, sizeof head - 1))
+      return 0;
+    return pb_err_set(err, PB_ECORRUPT,
+                      "%s is not a GGF file of Othello games (it does not "
+                      "start with \"(;GM[Othello]\"); refusing to append to it",
+                      path);
+  }
+  const char *nl = memchr(t + i, '\n', n - i);
+  if (nl == NULL && !whole)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "%s: its first line is longer than %zu bytes: not a "
+                      "record file; refusing to append to it",
+                      path, n);
+  size_t len = nl != NULL ? (size_t)(nl - (t + i)) : n - i;
+  uint8_t *moves = malloc(PB_RECORD_MOVES_MAX);
+  pb_record_t *r = malloc(sizeof *r);
+  pb_jsonr_t *jr = pb_jsonr_new(NULL);
+  pb_err_t e;
+  pb_err_clear(&e);
+  int rc =
+      moves == NULL || r == NULL || jr == NULL
+          ? pb_err_set(err, PB_ENOMEM, "record: out of memory")
+          : pb_record_parse(jr, t + i, len, moves, PB_RECORD_MOVES_MAX, r, &e);
+  if (rc != 0 && rc != PB_ENOMEM)
+    rc = pb_err_set(err, PB_ECORRUPT,
+                    "%s is not a file of game records (line 1: %s); "
+                    "refusing to append to it",
+                    path, e.msg);
+  pb_jsonr_destroy(&jr);
+  free(r);
+  free(moves);
+  return rc;
+}
+
+#define PB__RECORD_HEAD (1u << 20) /* bytes read to check a file's start */
+
+/* Checks the start of the open file f (size bytes) and whether its last
+ * byte is a newline. */
+static int check_file(pb_record_file_t *f, off_t size, pb_err_t *err) {
+  size_t n = size < (off_t)PB__RECORD_HEAD ? (size_t)size : PB__RECORD_HEAD;
+  char *t = malloc(n + 1);
+  if (t == NULL) return pb_err_set(err, PB_ENOMEM, "record: out of memory");
+  ssize_t got = pread(f->fd, t, n, 0);
+  int rc = 0;
+  if (got != (ssize_t)n)
+    rc = pb_err_set(err, PB_EIO, "%s: cannot read: %s", f->path,
+                    got < 0 ? strerror(errno) : "short read");
+  else
+    rc = check_start(f->path, f->kind, t, n, (off_t)n == size, err);
+  char last = '\n';
+  if (rc == 0 && pread(f->fd, &last, 1, size - 1) != 1)
+    rc = pb_err_set(err, PB_EIO, "%s: cannot read: %s", f->path,
+                    strerror(errno));
+  f->need_nl = last != '\n';
+  free(t);
+  return rc;
+}
+
+pb_record_file_t *pb_record_file_open(const char *path, int kind,
+                                      pb_err_t *err) {
+  if (path == NULL || path[0] == '\0' ||
+      (kind != PB_RECORD_JSONL && kind != PB_RECORD_GGF)) {
+    pb_err_set(err, PB_EINVAL, "record: no path, or a bad kind %d", kind);
+    return NULL;
+  }
+  pb_record_file_t *f = calloc(1, sizeof *f);
+  if (f == NULL) {
+    pb_err_set(err, PB_ENOMEM, "record: out of memory");
+    return NULL;
+  }
+  snprintf(f->path, sizeof f->path, "%s", path);
+  f->kind = kind;
+  pb_json_init(&f->j);
+  /* O_APPEND, never O_TRUNC: what the file holds stays. */
+  f->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (f->fd < 0 && (errno == EACCES || errno == EISDIR))
+    f->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC); /* a pipe, say */
+  struct stat st;
+  if (f->fd < 0 || fstat(f->fd, &st) != 0) {
+    pb_err_set(err, PB_EIO, "%s: cannot open for appending: %s", path,
+               strerror(errno));
+    goto fail;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    pb_err_set(err, PB_EIO, "%s: cannot open for appending: a directory", path);
+    goto fail;
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0 &&
+      check_file(f, st.st_size, err) != 0)
+    goto fail;
+  return f;
+fail:
+  pb_record_file_close(&f);
+  return NULL;
+}
+
+int pb_record_file_write(pb_record_file_t *f, const pb_record_t *r,
+                         pb_err_t *err) {
+  if (f == NULL) return pb_err_set(err, PB_EINVAL, "record: NULL file");
+  char *ggf = NULL;
+  size_t len = 0;
+  int rc;
+  if (f->kind == PB_RECORD_GGF) {
+    rc = pb_record_ggf(r, &ggf, &len, err);
+  } else {
+    rc = pb_record_json(r, &f->j, err);
+    len = pb_json_len(&f->j);
+  }
+  if (rc != 0) return rc;
+  const char *body = ggf != NULL ? ggf : pb_json_cstr(&f->j);
+  char *line = malloc(len + 2);
+  if (line == NULL) {
+    free(ggf);
+    return pb_err_set(err, PB_ENOMEM, "record: out of memory");
+  }
+  size_t k = 0;
+  if (f->need_nl) line[k++] = '\n';
+  memcpy(line + k, body, len);
+  k += len;
+  line[k++] = '\n';
+  free(ggf);
+  size_t off = 0;
+  while (off < k) {
+    ssize_t w = write(f->fd, line + off, k - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      rc = pb_err_set(err, PB_EIO, "%s: cannot write: %s", f->path,
+                      w < 0 ? strerror(errno) : "nothing written");
+      break;
+    }
+    off += (size_t)w;
+  }
+  free(line);
+  if (rc == 0) f->need_nl = 0;
+  return rc;
+}
+
+void pb_record_file_close(pb_record_file_t **pf) {
+  if (pf == NULL || *pf == NULL) return;
+  if ((*pf)->fd >= 0) close((*pf)->fd);
+  pb_json_free(&(*pf)->j);
+  free(*pf);
+  *pf = NULL;
+}
+
+/* ---- reading a file ---------------------------------------------------- */
+
+struct pb_record_reader {
+  FILE *f;
+  char path[4096];
+  long line;
+  char *buf;
+  size_t cap;
+  uint8_t *moves;
+  pb_jsonr_t *jr;
+};
+
+pb_record_reader_t *pb_record_reader_open(const char *path, pb_err_t *err) {
+  if (path == NULL) {
+    pb_err_set(err, PB_EINVAL, "record: NULL path");
+    return NULL;
+  }
+  pb_record_reader_t *rd = calloc(1, sizeof *rd);
+  if (rd == NULL || (rd->moves = malloc(PB_RECORD_MOVES_MAX)) == NULL ||
+      (rd->jr = pb_jsonr_new(err)) == NULL) {
+    pb_err_set(err, PB_ENOMEM, "record: out of memory");
+    pb_record_reader_destroy(&rd);
+    return NULL;
+  }
+  snprintf(rd->path, sizeof rd->path, "%s", path);
+  struct stat st;
+  if ((rd->f = fopen(path, "rb")) == NULL || fstat(fileno(rd->f), &st) != 0 ||
+      S_ISDIR(st.st_mode)) {
+    pb_err_set(err, PB_EIO, "%s: cannot read: %s", path,
+               rd->f != NULL ? "a directory" : strerror(errno));
+    pb_record_reader_destroy(&rd);
+    return NULL;
+  }
+  return rd;
+}
+
+int pb_record_reader_next(pb_record_reader_t *rd, pb_record_t *r,
+                          pb_err_t *err) {
+  if (rd == NULL || r == NULL)
+    return pb_err_set(err, PB_EINVAL, "record: NULL reader");
+  for (;;) {
+    errno = 0;
+    ssize_t n = getline(&rd->buf, &rd->cap, rd->f);
+    if (n < 0) {
+      if (ferror(rd->f))
+        return pb_err_set(err, PB_EIO, "%s:%ld: cannot read: %s", rd->path,
+                          rd->line + 1, strerror(errno));
+      return 0;
+    }
+    rd->line++;
+    if ((size_t)n > PB_RECORD_LINE_MAX)
+      return pb_err_set(err, PB_ERANGE, "%s:%ld: a line longer than %u bytes",
+                        rd->path, rd->line, PB_RECORD_LINE_MAX);
+    while (n > 0 && (rd->buf[n - 1] == '\n' || rd->buf[n - 1] == '\r' ||
+                     rd->buf[n - 1] == ' ' || rd->buf[n - 1] == '\t'))
+      n--;
+    ssize_t i = 0;
+    while (i < n && (rd->buf[i] == ' ' || rd->buf[i] == '\t')) i++;
+    if (i == n) continue;
+    pb_err_t e;
+    pb_err_clear(&e);
+    int rc = pb_record_parse(rd->jr, rd->buf + i, (size_t)(n - i), rd->moves,
+                             PB_RECORD_MOVES_MAX, r, &e);
+    if (rc != 0)
+      return pb_err_set(err, rc, "%s:%ld: %s", rd->path, rd->line, e.msg);
+    return 1;
+  }
+}
+
+long pb_record_reader_line(const pb_record_reader_t *rd) {
+  return rd != NULL ? rd->line : 0;
+}
+
+void pb_record_reader_destroy(pb_record_reader_t **prd) {
+  if (prd == NULL || *prd == NULL) return;
+  pb_record_reader_t *rd = *prd;
+  if (rd->f != NULL) fclose(rd->f);
+  pb_jsonr_destroy(&rd->jr);
+  free(rd->buf);
+  free(rd->moves);
+  free(rd);
+  *prd = NULL;
+}
+
+int pb_record_spec(const char *spec, char *path, size_t cap, long *n,
+                   pb_err_t *err) {
+  if (spec == NULL || path == NULL || n == NULL || cap == 0)
+    return pb_err_set(err, PB_EINVAL, "record: NULL argument");
+  size_t len = strlen(spec);
+  const char *colon = strrchr(spec, ':');
+  *n = 1;
+  if (colon != NULL && colon[1] != '\0' &&
+      strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+    if (strlen(colon + 1) > 9 || atol(colon + 1) < 1)
+      return pb_err_set(err, PB_EINVAL,
+                        "'%s': game %s of the file (expected 1 to 10^9 - 1)",
+                        spec, colon + 1);
+    *n = atol(colon + 1);
+    len = (size_t)(colon - spec);
+  }
+  if (len == 0) return pb_err_set(err, PB_EINVAL, "'%s': no file", spec);
+  if (len >= cap)
+    return pb_err_set(err, PB_EINVAL, "'%.60s...': path too long", spec);
+  memcpy(path, spec, len);
+  path[len] = '\0';
+  return 0;
+}

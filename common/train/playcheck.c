@@ -1,0 +1,146 @@
+/* playcheck.c - the surprise of self-play moves (playcheck.h). */
+#include "playcheck.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The policy p over the legal moves acts[0..na): (1 - eps) softmax(Q / T)
+ * + eps / na, as pb_selfplay_pick draws (over its noise). */
+static void policy(const float *q, const uint8_t *acts, int na, double eps,
+                   double temperature, double *p) {
+  double mx = -INFINITY;
+  for (int j = 0; j < na; j++)
+    if (q[acts[j]] > mx) mx = q[acts[j]];
+  if (!isfinite(mx)) mx = 0.0;
+  double sum = 0.0;
+  for (int j = 0; j < na; j++) {
+    double x = q[acts[j]];
+    p[j] = isfinite(x) ? exp(temperature == 1.0 ? x - mx : (x - mx) / temperature)
+                       : 0.0;
+    sum += p[j];
+  }
+  if (!(sum > 0.0))
+    for (int j = 0; j < na; j++) p[j] = 1.0, sum = na;
+  for (int j = 0; j < na; j++) p[j] = (1.0 - eps) * p[j] / sum + eps / na;
+}
+
+/* -log of probability `p`, finite for 0. */
+static double nlog(double p) { return p > 0.0 ? -log(p) : 745.0; }
+
+/* Mean and variance of -log P over the classes of probabilities c[0..n). */
+static void moments(const double *c, int n, double *mean, double *var) {
+  double h = 0.0, h2 = 0.0;
+  for (int j = 0; j < n; j++)
+    if (c[j] > 0.0) {
+      const double l = -log(c[j]);
+      h += c[j] * l;
+      h2 += c[j] * l * l;
+    }
+  *mean = h;
+  *var = h2 > h * h ? h2 - h * h : 0.0;
+}
+
+double pb_play_surprise(const float *q, const uint8_t *acts, int na, int k,
+                        double eps, double temperature, double *mean,
+                        double *var) {
+  *mean = *var = 0.0;
+  if (na < 2 || k < 0 || k >= na) return 0.0;
+  double p[PB_MAX_ACTIONS];
+  policy(q, acts, na, eps, temperature, p);
+  moments(p, na, mean, var);
+  return nlog(p[k]);
+}
+
+/* One position of an episode: what is seen of its move is a class (a move
+ * that leaves the game going: that move; a move that ends it: only its
+ * reward, since the episode keeps no terminal position; at a cut at
+ * max_turns, only that the game went on). Adds the surprise of the class
+ * seen, minus its mean over the policy, to e. `next` is the position that
+ * followed, or NULL at the last one, whose move ended the game with the
+ * mover's reward `reward` (or went on, cut: no move ends it so). 0, or -1
+ * when no legal move gives `next`. */
+static int score_one(const pb_game_t *g, const pb_state_t *s,
+                     const pb_state_t *next, int reward, const float *q,
+                     double eps, double temperature, pb_play_tally_t *e) {
+  uint8_t acts[PB_MAX_ACTIONS];
+  const int na = g->legal(s, acts);
+  double p[PB_MAX_ACTIONS], cls[PB_MAX_ACTIONS + 4];
+  int ends[PB_MAX_ACTIONS]; /* 0: goes on; 1 + (reward + 1): ends */
+  int seen = -1, nc = 0;
+  double going = 0.0, end_p[3] = {0.0, 0.0, 0.0};
+  policy(q, acts, na, eps, temperature, p);
+  for (int j = 0; j < na; j++) {
+    pb_state_t c = *s;
+    int done = 0;
+    const float r = g->step(&c, acts[j], &done);
+    ends[j] = done ? 1 + ((int)lrintf(r) < 0 ? 0 : (int)lrintf(r) > 0 ? 2 : 1)
+                   : 0;
+    if (ends[j]) {
+      end_p[ends[j] - 1] += p[j];
+    } else {
+      going += p[j];
+      if (next != NULL && seen < 0 && memcmp(&c, next, sizeof c) == 0)
+        seen = j;
+    }
+  }
+  if (next != NULL && seen < 0) return -1;
+  const int end_class = reward < 0 ? 0 : reward > 0 ? 2 : 1;
+  const int cut = next == NULL && !(end_p[end_class] > 0.0);
+  if (na < 2 || (cut && end_p[0] + end_p[1] + end_p[2] == 0.0))
+    return 0; /* nothing to learn */
+  double x;
+  if (!cut) {
+    for (int j = 0; j < na; j++)
+      if (!ends[j]) cls[nc++] = p[j];
+    x = next != NULL ? nlog(p[seen]) : nlog(end_p[end_class]);
+  } else {
+    cls[nc++] = going;
+    x = nlog(going);
+  }
+  for (int k = 0; k < 3; k++)
+    if (end_p[k] > 0.0) cls[nc++] = end_p[k];
+  double mean, var;
+  moments(cls, nc, &mean, &var);
+  e->moves++;
+  e->excess += x - mean;
+  e->var += var;
+  return 0;
+}
+
+int pb_play_score(const pb_game_t *g, const pb_state_t *states, uint32_t n,
+                  int final_reward, const float *q, double eps,
+                  double temperature, pb_play_tally_t *t, pb_err_t *err) {
+  const int A = g->num_actions;
+  pb_play_tally_t e = {0, 1, 0.0, 0.0};
+  for (uint32_t i = 0; i < n; i++)
+    if (score_one(g, &states[i], i + 1 < n ? &states[i + 1] : NULL,
+                  final_reward, q + (size_t)i * A, eps, temperature,
+                  &e) != 0)
+      return pb_err_set(err, PB_ECORRUPT,
+                        "ply %u of an episode does not follow from ply %u",
+                        i + 1, i);
+  pb_play_add(t, &e);
+  return 0;
+}
+
+double pb_play_z(const pb_play_tally_t *t) {
+  return t->moves > 0 && t->var > 0.0 ? t->excess / sqrt(t->var) : 0.0;
+}
+
+int pb_play_impossible(const pb_play_tally_t *t) {
+  return t->moves >= PB_PLAY_MIN_MOVES && pb_play_z(t) >= PB_PLAY_Z;
+}
+
+void pb_play_add(pb_play_tally_t *a, const pb_play_tally_t *b) {
+  a->moves += b->moves;
+  a->episodes += b->episodes;
+  a->excess += b->excess;
+  a->var += b->var;
+}
+
+void pb_play_sub(pb_play_tally_t *a, const pb_play_tally_t *b) {
+  a->moves = a->moves > b->moves ? a->moves - b->moves : 0;
+  a->episodes = a->episodes > b->episodes ? a->episodes - b->episodes : 0;
+  a->excess -= b->excess;
+  a->var = a->var > b->var ? a->var - b->var : 0.0;
+}

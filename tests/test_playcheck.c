@@ -1,0 +1,190 @@
+/* test_playcheck.c - the surprise of self-play moves (common/train/playcheck.h):
+ * its arithmetic, honest actors' z against a standard normal, and a
+ * player that throws its games. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "game.h"
+#include "playcheck.h"
+#include "rng.h"
+#include "selfplay.h"
+
+static const pb_game_t *c4(void) { return pb_game_by_id(PB_GAME_CONNECT4); }
+
+/* A Q network stand-in: a fixed function of the position, in [-1, 1], far
+ * from flat (what a trained network looks like to the test). */
+static void qof(const pb_game_t *g, const pb_state_t *s, float *q) {
+  const uint64_t h = g->hash(s);
+  for (int a = 0; a < g->num_actions; a++)
+    q[a] = (float)sin((double)((h >> (a * 5)) & 1023) * 0.37 + a);
+}
+
+enum { MAXN = 64 };
+
+/* One episode of connect4: moves drawn by pb_selfplay_pick (eps, alpha,
+ * T) from qof, except that with `throw` the first player plays its
+ * lowest-Q move. States before each move into st, Q into q; returns n. */
+static uint32_t episode(pb_rng_t *rng, int throw, double eps, double T,
+                        pb_state_t *st, float *q, int *reward) {
+  const pb_game_t *g = c4();
+  const int A = g->num_actions;
+  pb_state_t s;
+  g->reset(&s);
+  uint32_t n = 0;
+  for (;;) {
+    st[n] = s;
+    qof(g, &s, q + (size_t)n * A);
+    uint8_t acts[PB_MAX_ACTIONS];
+    int na = g->legal(&s, acts);
+    const float *qs = q + (size_t)n * A;
+    int a = pb_selfplay_pick(qs, acts, na, eps, 0.5, T, rng);
+    if (throw && g->ply(&s) % 2 == 0) {
+      a = acts[0];
+      for (int j = 1; j < na; j++)
+        if (qs[acts[j]] < qs[a]) a = acts[j];
+    }
+    n++;
+    int done = 0;
+    float r = g->step(&s, a, &done);
+    *reward = done ? (int)lrintf(r) : 0;
+    if (done || n == MAXN) return n;
+  }
+}
+
+static void test_surprise_arithmetic(void **state) {
+  (void)state;
+  float q[PB_MAX_ACTIONS] = {0};
+  uint8_t acts[3] = {0, 2, 5};
+  double mean, var;
+  /* Flat Q: every move log(3), no variance. */
+  double x = pb_play_surprise(q, acts, 3, 1, 0.25, 1.0, &mean, &var);
+  assert_true(fabs(x - log(3.0)) < 1e-12);
+  assert_true(fabs(mean - log(3.0)) < 1e-12);
+  assert_true(var < 1e-12);
+  /* One forced move: nothing. */
+  assert_true(pb_play_surprise(q, acts, 1, 0, 0.25, 1.0, &mean, &var) == 0.0);
+  assert_true(mean == 0.0 && var == 0.0);
+  /* Q = (1, 0, 0), eps 0, T 1: p = (e, 1, 1) / (e + 2). */
+  q[0] = 1.0f;
+  const double z = exp(1.0) + 2.0, p0 = exp(1.0) / z, p1 = 1.0 / z;
+  x = pb_play_surprise(q, acts, 3, 2, 0.0, 1.0, &mean, &var);
+  assert_true(fabs(x + log(p1)) < 1e-9);
+  const double h = -p0 * log(p0) - 2 * p1 * log(p1);
+  assert_true(fabs(mean - h) < 1e-9);
+  const double h2 = p0 * log(p0) * log(p0) + 2 * p1 * log(p1) * log(p1);
+  assert_true(fabs(var - (h2 - h * h)) < 1e-9);
+  /* The noise: eps 1 is uniform whatever Q says. */
+  x = pb_play_surprise(q, acts, 3, 0, 1.0, 1.0, &mean, &var);
+  assert_true(fabs(x - log(3.0)) < 1e-12);
+  /* A move a policy without noise never plays: finite and huge. */
+  q[5] = NAN;
+  x = pb_play_surprise(q, acts, 3, 2, 0.0, 1.0, &mean, &var);
+  assert_true(isfinite(x) && x > 100.0);
+}
+
+/* Honest actors (pb_selfplay_pick itself) at the strong config's settings
+ * and at the paper's: z of 40 workers of 100 episodes each stays a
+ * standard normal's (none beyond 4, the spread about 1). */
+static void test_honest_is_normal(void **state) {
+  (void)state;
+  static pb_state_t st[MAXN];
+  static float q[MAXN * PB_MAX_ACTIONS];
+  const double set[2][2] = {{0.25, 0.3}, {0.25, 1.0}}; /* eps, T */
+  for (int c = 0; c < 2; c++) {
+    double sum = 0, sq = 0, worst = 0;
+    for (int w = 0; w < 40; w++) {
+      pb_rng_t rng;
+      pb_rng_seed(&rng, 7 + c, (uint64_t)w);
+      pb_play_tally_t t = {0};
+      for (int e = 0; e < 100; e++) {
+        int rw;
+        uint32_t n = episode(&rng, 0, set[c][0], set[c][1], st, q, &rw);
+        pb_err_t err;
+        assert_int_equal(pb_play_score(c4(), st, n, rw, q, set[c][0], set[c][1],
+                                       &t, &err),
+                         0);
+      }
+      assert_true(t.moves > 1000);
+      assert_int_equal(t.episodes, 100);
+      const double z = pb_play_z(&t);
+      assert_false(pb_play_impossible(&t));
+      sum += z;
+      sq += z * z;
+      if (fabs(z) > worst) worst = fabs(z);
+    }
+    const double mean = sum / 40, sd = sqrt(sq / 40 - mean * mean);
+    print_message("eps %.2f T %.1f: z mean %+.2f sd %.2f largest |z| %.2f\n",
+                  set[c][0], set[c][1], mean, sd, worst);
+    assert_true(fabs(mean) < 0.6);
+    assert_true(sd > 0.6 && sd < 1.5);
+    assert_true(worst < 4.0);
+  }
+}
+
+/* The first player throws its games (its lowest-Q move every time): z
+ * passes 6 within a few dozen episodes. */
+static void test_thrower_is_impossible(void **state) {
+  (void)state;
+  static pb_state_t st[MAXN];
+  static float q[MAXN * PB_MAX_ACTIONS];
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 3, 0);
+  pb_play_tally_t t = {0};
+  int caught = 0;
+  for (int e = 1; e <= 100 && !caught; e++) {
+    int rw;
+    uint32_t n = episode(&rng, 1, 0.25, 0.3, st, q, &rw);
+    pb_err_t err;
+    assert_int_equal(pb_play_score(c4(), st, n, rw, q, 0.25, 0.3, &t, &err),
+                     0);
+    if (pb_play_impossible(&t)) caught = e;
+  }
+  print_message("thrower caught after %d episodes, z %.1f\n", caught,
+                pb_play_z(&t));
+  assert_true(caught > 0 && caught <= 40);
+}
+
+static void test_bad_episode(void **state) {
+  (void)state;
+  const pb_game_t *g = c4();
+  pb_state_t st[3];
+  float q[3 * PB_MAX_ACTIONS] = {0};
+  g->reset(&st[0]);
+  st[1] = st[0];
+  int done = 0;
+  g->step(&st[1], 3, &done);
+  st[2] = st[0]; /* back to the start: no move does that */
+  pb_play_tally_t t = {0};
+  pb_err_t err;
+  assert_int_equal(pb_play_score(g, st, 3, 0, q, 0.25, 1.0, &t, &err),
+                   PB_ECORRUPT);
+  assert_non_null(strstr(err.msg, "ply 2"));
+  assert_int_equal(t.moves, 0);
+  /* The first two plies alone, cut: one move scored (no move of the
+   * second ends the game, so its going on says nothing). */
+  assert_int_equal(pb_play_score(g, st, 2, 0, q, 0.25, 1.0, &t, &err), 0);
+  assert_int_equal(t.moves, 1);
+  pb_play_tally_t u = t;
+  pb_play_add(&u, &t);
+  assert_int_equal(u.moves, 2);
+  assert_int_equal(u.episodes, 2);
+  pb_play_sub(&u, &t);
+  assert_int_equal(u.moves, 1);
+  assert_int_equal(u.episodes, 1);
+  assert_true(fabs(u.excess - t.excess) < 1e-12);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_surprise_arithmetic),
+      cmocka_unit_test(test_honest_is_normal),
+      cmocka_unit_test(test_thrower_is_impossible),
+      cmocka_unit_test(test_bad_episode),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,201 @@
+/* test_selfcheck.c - the learner's check of self-play moves
+ * (learner/selfcheck.c), against a real learner, a real actor and a real
+ * searcher over real sockets: an actor whose games are legal but whose
+ * first player throws them (issue 38: 30-35% of the episodes, mean Q
+ * -0.16 -> -0.39) is quarantined and none of its episodes is trained on;
+ * the honest actor beside it is never touched. The thrower is written
+ * here with the wire codec: it downloads the Q its items announce and
+ * plays them with the actors' own self-play engine, with Q negated for
+ * the first player, so every rule check passes. Whatever a test starts is
+ * killed when it ends or fails (tp_teardown). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <zmq.h>
+
+#include "config.h"
+#include "episodes.h"
+#include "game.h"
+#include "learn.h"
+#include "msg.h"
+#include "neteval.h"
+#include "nn.h"
+#include "peer_fixtures.h"
+#include "proc.h"
+#include "run_fixtures.h"
+#include "selfplay.h"
+
+/* The thrower's evaluator: the network's Q, negated where the first
+ * player is to move (it plays its worst moves by the actors' own rule). */
+typedef struct {
+  pb_evalfn_t inner;
+  const pb_game_t *g;
+} thrower_ev_t;
+
+static int thrower_q(void *ctx, const pb_state_t *s, int n, float *out,
+                     pb_err_t *err) {
+  thrower_ev_t *t = ctx;
+  int rc = t->inner.qvalues(t->inner.ctx, s, n, out, err);
+  if (rc != 0) return rc;
+  const int A = t->g->num_actions;
+  for (int i = 0; i < n; i++)
+    if (t->g->ply(&s[i]) % 2 == 0)
+      for (int a = 0; a < A; a++) out[i * A + a] = -out[i * A + a];
+  return 0;
+}
+
+/* Loads Q `version` from the learner into q. 0, or -1 if not sent. */
+static int fetch_q(void *sock, pb_nn_t *q, uint64_t version) {
+  pb_msg_t m, r;
+  pb_msg_init(&m, PB_MSG_WEIGHTS_REQUEST, RUN, PB_GAME_CONNECT4, "thrower");
+  m.weights_request.version = version;
+  m.weights_request.which = PB_WHICH_Q;
+  tp_peer_send(sock, &m);
+  for (int tries = 0; tries < 20; tries++) {
+    int t = tp_peer_recv(sock, 1000, &r);
+    if (t < 0) continue;
+    int ok = -1;
+    if (t == PB_MSG_WEIGHTS && r.weights.version == version) {
+      pb_err_t err;
+      if (pb_nn_weights_load(q, r.weights.q_weights, r.weights.q_len, NULL,
+                             &err) != 0)
+        fail_msg("%s", err.msg);
+      ok = 0;
+    }
+    pb_msg_free(&r);
+    if (ok == 0) return 0;
+  }
+  return -1;
+}
+
+/* Plays self-play items as the thrower on one connection until it is
+ * refused, the learner exits or limit_s pass; returns the items it
+ * delivered and sets *refused. */
+static int thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
+                   double limit_s, int *refused) {
+  pb_config_t cfg;
+  pb_err_t err;
+  int n = 0;
+  while (r->extra[n]) n++;
+  if (pb_config_setup(&cfg, CONFIG, r->extra, n, NULL, &err) != 0)
+    fail_msg("%s", err.msg);
+  pb_learn_t *learn = pb_learn_new(&cfg, &err);
+  if (learn == NULL) fail_msg("%s", err.msg);
+  const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
+  pb_neteval_t *ne = pb_neteval_new(g, 256, 0, &err);
+  assert_non_null(ne);
+  pb_neteval_bind(ne, NULL, pb_learn_q(learn));
+  thrower_ev_t tev = {pb_neteval_fn(ne), g};
+  pb_evalfn_t ev = {NULL, thrower_q, &tev};
+  ev.value = tev.inner.value;
+  pb_selfplay_opts_t o;
+  pb_selfplay_config_opts(&cfg, &o);
+  pb_selfplay_t *sp = pb_selfplay_new(g, &o, &err);
+  assert_non_null(sp);
+  pb_episodes_t eps;
+  pb_episodes_init(&eps);
+  void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
+  uint64_t have = UINT64_MAX;
+  int delivered = 0;
+  *refused = 0;
+  const double t0 = tp_now();
+  while (tp_now() - t0 < limit_s && running(learner, lst) && !*refused) {
+    pb_msg_t m;
+    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, "thrower");
+    m.work_request.role = PB_ROLE_ACTOR;
+    tp_peer_send(d, &m);
+    int t = tp_peer_recv(d, 2000, &m);
+    if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SELFPLAY) {
+      const pb_msg_work_item_t *it = &m.work_item;
+      if (have == it->q_version ||
+          fetch_q(d, pb_learn_q(learn), it->q_version) == 0) {
+        have = it->q_version;
+        pb_neteval_bind(ne, NULL, pb_learn_q(learn));
+        pb_episodes_clear(&eps);
+        if (pb_selfplay_run(sp, (int)it->episodes, it->seed, 0, &ev,
+                            it->q_version, &eps, &err) != 0)
+          fail_msg("%s", err.msg);
+        pb_msg_episode_t *mep = calloc(eps.n_eps, sizeof *mep);
+        assert_non_null(mep);
+        for (size_t k = 0; k < eps.n_eps; k++) {
+          mep[k].states = eps.states + eps.start[k];
+          mep[k].n_states = eps.len[k];
+          mep[k].final_reward = eps.reward[k];
+          mep[k].q_version = eps.version[k];
+        }
+        pb_msg_t res;
+        pb_msg_init(&res, PB_MSG_SELFPLAY_RESULT, RUN, PB_GAME_CONNECT4,
+                    "thrower");
+        res.selfplay_result.item_id = it->item_id;
+        res.selfplay_result.episodes = mep;
+        res.selfplay_result.n_episodes = (uint32_t)eps.n_eps;
+        tp_peer_send(d, &res);
+        free(mep);
+        delivered++;
+      }
+    } else if (t == PB_MSG_REJECT && m.reject.code == PB_EDENIED) {
+      *refused = 1;
+    } else {
+      tp_sleep(0.05);
+    }
+    if (t >= 0) pb_msg_free(&m);
+  }
+  zmq_close(d);
+  pb_episodes_free(&eps);
+  pb_selfplay_destroy(&sp);
+  pb_neteval_destroy(&ne);
+  pb_learn_destroy(&learn);
+  return delivered;
+}
+
+/* The thrower joins before the honest actor: it takes items of the first
+ * iteration (under Q version 0, randomly initialised) and is refused
+ * within its first few (about 100-150 scored moves suffice), its items
+ * dropped; the run finishes with the honest actor's games alone, and the
+ * honest actor is never quarantined. */
+static void test_thrower_quarantined(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "thrower");
+  const char *extra[] = {"train.iterations=3", "train.selfplay_temperature=0.3",
+                         "net.selfplay_check=0.5", NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  int lst = -1;
+  void *ctx = zmq_ctx_new();
+  pid_t w[2] = {start_worker(&r, "search", "searcher-1", NULL), 0};
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "searcher searcher-1 joined", 1, 120));
+  int refused = 0;
+  /* Alone, the thrower gets the iteration's items. */
+  int delivered = thrower(&r, l, &lst, ctx, 120, &refused);
+  print_message("the thrower delivered %d items, refused: %d\n", delivered,
+                refused);
+  assert_true(refused);
+  assert_true(delivered >= 1 && delivered <= 4);
+  w[1] = start_worker(&r, "selfplay", "actor-1", NULL);
+  zmq_ctx_term(ctx);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  for (int i = 0; i < 2; i++) assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "its self-play moves are impossible"));
+  assert_non_null(strstr(text, "actor thrower"));
+  assert_null(strstr(text, "actor actor-1 (address"));
+  free(text);
+  /* Every episode trained was the honest actor's: 3 iterations of the
+   * config's episodes, scored, nobody else quarantined. */
+  double sum = 0;
+  assert_int_equal(metric(&r, "iteration", &sum, NULL, 0), 3);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_thrower_quarantined, tp_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
