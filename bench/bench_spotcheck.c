@@ -252,16 +252,9 @@ int main(int argc, char **argv) {
   int opt, prec[2] = {PB_NN_FP32, PB_NN_FP32};
   while ((opt = getopt(argc, argv, "c:f:e:s:r:S:P:p")) != -1) {
     switch (opt) {
-    case 'P': {
-      char a[8] = "", b[8] = "";
-      if (sscanf(optarg, "%7[^,],%7s", a, b) != 2) goto usage;
-      prec[0] = pb_precision_parse(a);
-      prec[1] = pb_precision_parse(b);
-      if (prec[0] < 0 || prec[0] > PB_NN_BF16 || prec[1] < 0 ||
-          prec[1] > PB_NN_BF16)
-        goto usage;
+    case 'P':
+      if (bench_parse_prec_pair(optarg, prec) != 0) goto usage;
       break;
-    }
     case 'c': ckpt = optarg; break;
     case 'S':
       if (nsets == 16) goto usage;

@@ -10,6 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "nn.h"
+#include "precision.h"
+
 /* -p: tab-separated rows for bench/run; -w: wall time instead of CPU time
  * (programs without -w leave it 0). */
 static int parseable, use_wall;
@@ -51,6 +54,18 @@ static inline int bench_parse_double(const char *s, double lo, double hi, double
   double v = strtod(s, &end);
   if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
   *out = v;
+  return 0;
+}
+
+/* -P of bench_spotcheck and bench_playcheck: "A,B", each fp32 or bf16,
+ * into prec[0] and prec[1] (PB_NN_*). 0, or -1 for anything else. */
+static inline int bench_parse_prec_pair(const char *s, int prec[2]) {
+  char a[8] = "", b[8] = "";
+  if (sscanf(s, "%7[^,],%7s", a, b) != 2) return -1;
+  prec[0] = pb_precision_parse(a);
+  prec[1] = pb_precision_parse(b);
+  for (int i = 0; i < 2; i++)
+    if (prec[i] < 0 || prec[i] > PB_NN_BF16) return -1;
   return 0;
 }
 

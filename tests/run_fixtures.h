@@ -1,8 +1,8 @@
 /* run_fixtures.h - a learner run of connect4-smoke for the process-level
  * tests of hostile workers (test_poison.c, test_selfcheck.c): the
  * learner on ports the kernel picks, real workers beside it, their exit
- * statuses, and the run's metrics.jsonl. Include after cmocka.h and
- * peer_fixtures.h; defines RUN, CONFIG and BIN. */
+ * statuses, the run's metrics.jsonl, and a network fetched as workers
+ * fetch it. Include after cmocka.h; defines RUN, CONFIG and BIN. */
 #ifndef PB_TEST_RUN_FIXTURES_H
 #define PB_TEST_RUN_FIXTURES_H
 
@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msg.h"
+#include "nn.h"
+#include "peer_fixtures.h"
 #include "proc.h"
 
 #define BIN PB_BIN_DIR
@@ -136,6 +139,36 @@ static inline int metric(const run_t *r, const char *key, double *sum, double *o
   }
   free(b);
   return n;
+}
+
+/* Asks the learner on sock (a peer of RUN, sender `sender`) for network
+ * `which` (PB_WHICH_V or PB_WHICH_Q) of `version` and loads it into nn.
+ * 0, or -1 when the learner did not send it within 20 s. Include msg.h,
+ * nn.h and peer_fixtures.h before this header. */
+static inline int run_fetch_weights(void *sock, const char *sender, int which,
+                                    uint64_t version, pb_nn_t *nn) {
+  pb_msg_t m, r;
+  pb_msg_init(&m, PB_MSG_WEIGHTS_REQUEST, RUN, PB_GAME_CONNECT4, sender);
+  m.weights_request.version = version;
+  m.weights_request.which = which;
+  tp_peer_send(sock, &m);
+  for (int tries = 0; tries < 20; tries++) {
+    int t = tp_peer_recv(sock, 1000, &r);
+    if (t < 0) continue;
+    int ok = -1;
+    if (t == PB_MSG_WEIGHTS && r.weights.version == version) {
+      pb_err_t err;
+      const uint8_t *b =
+          which == PB_WHICH_V ? r.weights.v_weights : r.weights.q_weights;
+      size_t len = which == PB_WHICH_V ? r.weights.v_len : r.weights.q_len;
+      if (pb_nn_weights_load(nn, b, len, NULL, &err) != 0)
+        fail_msg("%s", err.msg);
+      ok = 0;
+    }
+    pb_msg_free(&r);
+    if (ok == 0) return 0;
+  }
+  return -1;
 }
 
 #endif

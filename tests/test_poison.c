@@ -169,31 +169,10 @@ static void honest_free(honest_t *h) {
 static int fetch_net(void *sock, honest_t *h, int which, uint64_t version) {
   uint64_t *have = which == PB_WHICH_V ? &h->v_have : &h->q_have;
   if (*have == version + 1) return 0;
-  pb_msg_t m, r;
-  pb_msg_init(&m, PB_MSG_WEIGHTS_REQUEST, RUN, PB_GAME_CONNECT4, "subtle");
-  m.weights_request.version = version;
-  m.weights_request.which = which;
-  tp_peer_send(sock, &m);
-  for (int tries = 0; tries < 20; tries++) {
-    int t = tp_peer_recv(sock, 1000, &r);
-    if (t < 0) continue;
-    int ok = -1;
-    if (t == PB_MSG_WEIGHTS && r.weights.version == version) {
-      pb_err_t err;
-      pb_nn_t *nn = which == PB_WHICH_V ? pb_learn_v(h->learn)
-                                        : pb_learn_q(h->learn);
-      const uint8_t *b =
-          which == PB_WHICH_V ? r.weights.v_weights : r.weights.q_weights;
-      size_t len = which == PB_WHICH_V ? r.weights.v_len : r.weights.q_len;
-      if (pb_nn_weights_load(nn, b, len, NULL, &err) != 0)
-        fail_msg("%s", err.msg);
-      *have = version + 1;
-      ok = 0;
-    }
-    pb_msg_free(&r);
-    if (ok == 0) return 0;
-  }
-  return -1;
+  pb_nn_t *nn = which == PB_WHICH_V ? pb_learn_v(h->learn) : pb_learn_q(h->learn);
+  if (run_fetch_weights(sock, "subtle", which, version, nn) != 0) return -1;
+  *have = version + 1;
+  return 0;
 }
 
 static int subtle_liar(const run_t *r, pid_t learner, int *lst, void *ctx,

@@ -47,30 +47,6 @@ static int thrower_q(void *ctx, const pb_state_t *s, int n, float *out,
   return 0;
 }
 
-/* Loads Q `version` from the learner into q. 0, or -1 if not sent. */
-static int fetch_q(void *sock, pb_nn_t *q, uint64_t version) {
-  pb_msg_t m, r;
-  pb_msg_init(&m, PB_MSG_WEIGHTS_REQUEST, RUN, PB_GAME_CONNECT4, "thrower");
-  m.weights_request.version = version;
-  m.weights_request.which = PB_WHICH_Q;
-  tp_peer_send(sock, &m);
-  for (int tries = 0; tries < 20; tries++) {
-    int t = tp_peer_recv(sock, 1000, &r);
-    if (t < 0) continue;
-    int ok = -1;
-    if (t == PB_MSG_WEIGHTS && r.weights.version == version) {
-      pb_err_t err;
-      if (pb_nn_weights_load(q, r.weights.q_weights, r.weights.q_len, NULL,
-                             &err) != 0)
-        fail_msg("%s", err.msg);
-      ok = 0;
-    }
-    pb_msg_free(&r);
-    if (ok == 0) return 0;
-  }
-  return -1;
-}
-
 /* Plays self-play items as the thrower on one connection until it is
  * refused, the learner exits or limit_s pass; returns the items it
  * delivered and sets *refused. */
@@ -111,7 +87,8 @@ static int thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
     if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SELFPLAY) {
       const pb_msg_work_item_t *it = &m.work_item;
       if (have == it->q_version ||
-          fetch_q(d, pb_learn_q(learn), it->q_version) == 0) {
+          run_fetch_weights(d, "thrower", PB_WHICH_Q, it->q_version,
+                            pb_learn_q(learn)) == 0) {
         have = it->q_version;
         pb_neteval_bind(ne, NULL, pb_learn_q(learn));
         pb_episodes_clear(&eps);

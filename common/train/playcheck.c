@@ -4,23 +4,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "selfplay.h"
+
 /* The policy p over the legal moves acts[0..na): (1 - eps) softmax(Q / T)
  * + eps / na, as pb_selfplay_pick draws (over its noise). */
 static void policy(const float *q, const uint8_t *acts, int na, double eps,
                    double temperature, double *p) {
-  double mx = -INFINITY;
-  for (int j = 0; j < na; j++)
-    if (q[acts[j]] > mx) mx = q[acts[j]];
-  if (!isfinite(mx)) mx = 0.0;
-  double sum = 0.0;
-  for (int j = 0; j < na; j++) {
-    double x = q[acts[j]];
-    p[j] = isfinite(x) ? exp(temperature == 1.0 ? x - mx : (x - mx) / temperature)
-                       : 0.0;
-    sum += p[j];
-  }
-  if (!(sum > 0.0))
-    for (int j = 0; j < na; j++) p[j] = 1.0, sum = na;
+  const double sum = pb_selfplay_weights(q, acts, na, temperature, p);
   for (int j = 0; j < na; j++) p[j] = (1.0 - eps) * p[j] / sum + eps / na;
 }
 

@@ -73,15 +73,8 @@ void pb_selfplay_destroy(pb_selfplay_t **psp) {
   *psp = NULL;
 }
 
-int pb_selfplay_pick(const float *q, const uint8_t *acts, int na, double eps,
-                     double alpha, double temperature, pb_rng_t *rng) {
-  double p[PB_MAX_ACTIONS], eta[PB_MAX_ACTIONS];
-  if (na == 1) {
-    /* Keep the RNG stream's use independent of the number of moves. */
-    pb_rng_dirichlet(rng, alpha, 1, eta);
-    (void)pb_rng_uniform(rng);
-    return acts[0];
-  }
+double pb_selfplay_weights(const float *q, const uint8_t *acts, int na,
+                           double temperature, double *p) {
   double mx = -INFINITY;
   for (int j = 0; j < na; j++)
     if (q[acts[j]] > mx) mx = q[acts[j]];
@@ -96,6 +89,19 @@ int pb_selfplay_pick(const float *q, const uint8_t *acts, int na, double eps,
   }
   if (!(sum > 0.0))
     for (int j = 0; j < na; j++) p[j] = 1.0, sum = na;
+  return sum;
+}
+
+int pb_selfplay_pick(const float *q, const uint8_t *acts, int na, double eps,
+                     double alpha, double temperature, pb_rng_t *rng) {
+  double p[PB_MAX_ACTIONS], eta[PB_MAX_ACTIONS];
+  if (na == 1) {
+    /* Keep the RNG stream's use independent of the number of moves. */
+    pb_rng_dirichlet(rng, alpha, 1, eta);
+    (void)pb_rng_uniform(rng);
+    return acts[0];
+  }
+  const double sum = pb_selfplay_weights(q, acts, na, temperature, p);
   pb_rng_dirichlet(rng, alpha, na, eta);
   double u = pb_rng_uniform(rng), acc = 0.0;
   for (int j = 0; j < na; j++) {

@@ -52,6 +52,14 @@ int pb_selfplay_run(pb_selfplay_t *sp, int n, uint64_t seed,
                     uint64_t first_index, const pb_evalfn_t *ev,
                     uint64_t version, pb_episodes_t *out, pb_err_t *err);
 
+/* The weights of softmax(Q / temperature) over the legal actions
+ * acts[0..na) into p[0..na), unnormalised (exp(Q - max Q); a non-finite Q
+ * weighs 0; all 0: every move 1): returns their sum. What
+ * pb_selfplay_pick draws from, and what the learner scores moves with
+ * (playcheck.h). */
+double pb_selfplay_weights(const float *q, const uint8_t *acts, int na,
+                           double temperature, double *p);
+
 /* Draws an action from Q over the legal actions acts[0..na) with the
  * noise above: P(a) = (1 - eps) softmax(Q / temperature)[a] + eps eta[a],
  * eta ~ Dir(alpha); exposed for tests. q is indexed by action. */
