@@ -4,6 +4,7 @@
  * polls them. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <zmq.h>
@@ -377,4 +378,18 @@ int pb__worker_pause_for(pb_worker_t *w, double seconds, pb_err_t *err) {
   pb_msg_t m;
   int rc = pb__worker_wait_for(w, 0, pb_now() + seconds, 0, &m, err);
   return rc == W_TIMEOUT ? 0 : rc;
+}
+
+/* A warning (state.h): logged at WARN while requests succeed, at DEBUG
+ * while they keep failing (the backoff of worker.c says when it ends). */
+void pb__worker_warn(pb_worker_t *w, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (w->fails == 0)
+    pb_log_warn(w->log, "%s", line);
+  else
+    pb_log_debug(w->log, "%s (failure %d in a row)", line, w->fails + 1);
 }

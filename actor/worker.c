@@ -27,7 +27,6 @@
 #include "worker.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,18 +242,6 @@ void pb_worker_stats(const pb_worker_t *w, pb_worker_stats_t *st) {
 }
 
 /* ---- backoff --------------------------------------------------------- */
-
-void pb__worker_warn(pb_worker_t *w, const char *fmt, ...) {
-  char line[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  if (w->fails == 0)
-    pb_log_warn(w->log, "%s", line);
-  else
-    pb_log_debug(w->log, "%s (failure %d in a row)", line, w->fails + 1);
-}
 
 /* One more failure in a row: waits 0.1 s, 0.2 s, 0.4 s ... up to 30 s,
  * each times a random factor in [0.5, 1.5) (so that many workers refused

@@ -21,8 +21,7 @@ static void start_job(pb_learner_t *l, int kind);
 static int open_selfplay(pb_learner_t *l, uint64_t iter) {
   pb_err_t err;
   if (pb_iter_open_selfplay(l->iter, iter, &err) != 0 ||
-      pb_workq_reset(l->spq, pb_iter_selfplay_items(l->iter), &err) != 0 ||
-      pb__selfcheck_open(l, pb_iter_selfplay_items(l->iter), &err) != 0) {
+      pb_workq_reset(l->spq, pb_iter_selfplay_items(l->iter), &err) != 0) {
     pb__set_fatal(l, &err);
     return err.code;
   }

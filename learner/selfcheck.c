@@ -64,7 +64,12 @@ void pb__selfcheck_free(pb_learner_t *l) {
   l->sp_owner_cap = 0;
 }
 
-int pb__selfcheck_open(pb_learner_t *l, size_t n, pb_err_t *err) {
+/* The owners of the open iteration's self-play items (a new iteration:
+ * none yet). 0, or PB_ENOMEM. */
+static int owners(pb_learner_t *l, pb_err_t *err) {
+  const uint64_t it = pb_iter_selfplay_iter(l->iter);
+  const size_t n = pb_iter_selfplay_items(l->iter);
+  if (it == l->sp_owner_iter && n <= l->sp_owner_cap) return 0;
   if (n > l->sp_owner_cap) {
     owner_t *o = realloc(l->sp_owner, n * sizeof *o);
     if (o == NULL)
@@ -74,6 +79,7 @@ int pb__selfcheck_open(pb_learner_t *l, size_t n, pb_err_t *err) {
   }
   for (size_t i = 0; i < l->sp_owner_cap; i++)
     l->sp_owner[i] = (owner_t){UINT32_MAX, 0};
+  l->sp_owner_iter = it;
   return 0;
 }
 
@@ -106,7 +112,9 @@ static int q_of(pb_learner_t *l, const pb_msg_episode_t *ep, pb_err_t *err) {
  * they are re-queued for other actors. */
 static size_t drop_items(pb_learner_t *l, const peer_t *p) {
   const owner_t who = {(uint32_t)(p - l->peers), p->serial};
-  if (pb_iter_selfplay_iter(l->iter) == 0 || l->sp_owner == NULL) return 0;
+  if (pb_iter_selfplay_iter(l->iter) == 0 || l->sp_owner == NULL ||
+      l->sp_owner_iter != pb_iter_selfplay_iter(l->iter))
+    return 0;
   size_t n = pb_iter_selfplay_items(l->iter), k = 0;
   if (n > l->sp_owner_cap) n = l->sp_owner_cap;
   for (size_t i = 0; i < n; i++) {
@@ -212,7 +220,7 @@ int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r) {
   if (l->pc_q == NULL || r->n_episodes == 0) return 0;
   pb_err_t err;
-  if (load(l, &err) != 0) {
+  if (owners(l, &err) != 0 || load(l, &err) != 0) {
     pb__set_fatal(l, &err);
     return 0;
   }

@@ -230,8 +230,9 @@ struct pb_learner {
   pb_rng_t pc_rng;
   float *pc_out;
   size_t pc_cap;
-  owner_t *sp_owner; /* per self-play item of the open iteration */
+  owner_t *sp_owner; /* per self-play item of iteration sp_owner_iter */
   size_t sp_owner_cap;
+  uint64_t sp_owner_iter;
   uint64_t pc_episodes, pc_moves, pc_quarantined, pc_items_dropped;
   /* trust.c */
   uint64_t lease_quarantined; /* connections refused for their leases */
@@ -438,9 +439,6 @@ void pb__ban_sender(pb_learner_t *l, const char *id);
  * 0 or the network's error. */
 int pb__selfcheck_init(pb_learner_t *l, pb_err_t *err);
 void pb__selfcheck_free(pb_learner_t *l);
-
-/* The self-play items of an iteration were opened (n of them). */
-int pb__selfcheck_open(pb_learner_t *l, size_t n, pb_err_t *err);
 
 /* Scores a share of the episodes of self-play result r (item idx, from p,
  * every episode already checked against the rules) and tallies them for

@@ -420,38 +420,12 @@ int pb_engine_flush(pb_engine_t *e, pb_err_t *err) {
 
 /* ---- queries and agents -------------------------------------------------- */
 
-int pb_engine_query(pb_engine_t *e, const char *line, size_t n, pb_err_t *err) {
-  if (e->fatal) return pb_err_set(err, e->fatal, "analysis engine stopped");
-  size_t k = 0;
-  while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r')) k++;
-  if (k == n) return 0; /* a blank line: no query */
-  pb__engine_query_t q;
-  const char *field = NULL;
-  pb_err_t qe;
-  pb_err_clear(&qe);
-  int rc = pb__engine_parse(e, line, n, &q, &field, &qe);
-  if (rc != 0) {
-    if (q.agent >= 0) e->agents[q.agent].waiting--;
-    if (e->fatal) {
-      pb__engine_query_free(&q);
-      return pb_err_set(err, e->fatal, "%s", qe.msg);
-    }
-    /* The field may be a key of the query: write before the reader
-     * forgets it. */
-    rc = send_error(e, q.id, field, qe.msg, err);
-    pb__engine_query_free(&q);
-    return rc;
-  }
-  e->q[e->nq++] = q;
-  return e->nq == e->batch ? pb_engine_flush(e, err) : 0;
-}
-
-int pb_engine_refuse(pb_engine_t *e, const char *message, pb_err_t *err) {
-  if (e->fatal) return pb_err_set(err, e->fatal, "analysis engine stopped");
-  return send_error(e, NULL, NULL, message, err);
-}
-
-int pb__engine_agent(pb_engine_t *e, const char *spec, pb_err_t *err) {
+/* The slot of the agent of the full spec `spec`, made (or found among
+ * the kept ones) and counted as used by one more waiting query. May
+ * answer the waiting queries first, to free a slot. Returns the slot, or
+ * a PB_E* code with err filled: pb_agent_new's, or a code that stops the
+ * engine (PB_ENOMEM, emit's error: e->fatal set). */
+static int agent_slot(pb_engine_t *e, const char *spec, pb_err_t *err) {
   pb__engine_agent_t *ag = e->agents;
   int slot = -1;
   for (int k = 0; k < PB_ENGINE_AGENTS; k++)
@@ -484,3 +458,49 @@ int pb__engine_agent(pb_engine_t *e, const char *spec, pb_err_t *err) {
   ag[slot].waiting++;
   return slot;
 }
+
+int pb_engine_query(pb_engine_t *e, const char *line, size_t n, pb_err_t *err) {
+  if (e->fatal) return pb_err_set(err, e->fatal, "analysis engine stopped");
+  size_t k = 0;
+  while (k < n && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r')) k++;
+  if (k == n) return 0; /* a blank line: no query */
+  pb__engine_query_t q;
+  const char *field = NULL;
+  pb_err_t qe;
+  pb_err_clear(&qe);
+  int rc = pb__engine_parse(e, line, n, &q, &field, &qe);
+  if (rc == 0 && q.full != NULL) {
+    pb_err_t ae;
+    pb_err_clear(&ae);
+    field = "agent";
+    rc = agent_slot(e, q.full, &ae);
+    if (rc >= 0) {
+      q.agent = rc;
+      rc = 0;
+    } else if (e->fatal) {
+      pb_err_set(&qe, rc, "%s", ae.msg);
+    } else {
+      pb_err_set(&qe, rc, "agent: %s", ae.msg);
+    }
+  }
+  if (rc != 0) {
+    if (q.agent >= 0) e->agents[q.agent].waiting--;
+    if (e->fatal) {
+      pb__engine_query_free(&q);
+      return pb_err_set(err, e->fatal, "%s", qe.msg);
+    }
+    /* The field may be a key of the query: write before the reader
+     * forgets it. */
+    rc = send_error(e, q.id, field, qe.msg, err);
+    pb__engine_query_free(&q);
+    return rc;
+  }
+  e->q[e->nq++] = q;
+  return e->nq == e->batch ? pb_engine_flush(e, err) : 0;
+}
+
+int pb_engine_refuse(pb_engine_t *e, const char *message, pb_err_t *err) {
+  if (e->fatal) return pb_err_set(err, e->fatal, "analysis engine stopped");
+  return send_error(e, NULL, NULL, message, err);
+}
+

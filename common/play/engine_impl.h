@@ -31,6 +31,8 @@ typedef struct pb__engine_query {
   int agent;       /* its agent's slot in e->agents, -1: none */
   char *spec;      /* the agent spec as the query gave it, with its budget
                       (malloc'd; NULL: none) */
+  char *full;      /* spec with the engine's model where it names none
+                      (malloc'd; NULL: none): engine.c makes its agent */
   uint64_t seed;   /* the agent's seed */
 } pb__engine_query_t;
 
@@ -69,8 +71,9 @@ struct pb_engine {
   pb_engine_stats_t st;
 };
 
-/* Reads query line[0..n) into *q (zeroed first; its id and spec
- * malloc'd, to be freed by pb__engine_query_free even on error). Returns
+/* Reads query line[0..n) into *q (zeroed first; its id and specs
+ * malloc'd, to be freed by pb__engine_query_free even on error; its agent
+ * is not made yet, q->agent is -1). Returns
  * 0, or a PB_E* code with err filled and *field set to the field at fault
  * (NULL: the query as a whole). The error is the query's fault unless
  * e->fatal is set (out of memory, or emit failed while answering the
@@ -80,12 +83,5 @@ int pb__engine_parse(pb_engine_t *e, const char *line, size_t n,
 
 /* Frees a query's strings. */
 void pb__engine_query_free(pb__engine_query_t *q);
-
-/* The slot of the agent of the full spec `spec`, made (or found among
- * the kept ones) and counted as used by one more waiting query. May
- * answer the waiting queries first, to free a slot. Returns the slot, or
- * a PB_E* code with err filled: pb_agent_new's, or a code that stops the
- * engine (PB_ENOMEM, emit's error: e->fatal set). */
-int pb__engine_agent(pb_engine_t *e, const char *spec, pb_err_t *err);
 
 #endif

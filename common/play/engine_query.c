@@ -44,7 +44,8 @@ static const struct {
 void pb__engine_query_free(pb__engine_query_t *q) {
   free(q->id);
   free(q->spec);
-  q->id = q->spec = NULL;
+  free(q->full);
+  q->id = q->spec = q->full = NULL;
 }
 
 /* A string value with no NUL inside, or NULL. */
@@ -302,21 +303,10 @@ static int read_agent(pb_engine_t *e, const pb_jval_t *root,
   if (rc != 0) return rc;
   *field = "agent";
   size_t full_len = strlen(spec) + strlen(e->model_path) + 16;
-  char *full = malloc(full_len);
+  q->full = malloc(full_len);
   q->spec = strdup(spec);
-  if (full == NULL || q->spec == NULL) {
-    free(full);
-    return nomem(e, err);
-  }
-  pb_agent_spec_with_model(spec, e->model_path, full, full_len);
-  pb_err_t ae;
-  pb_err_clear(&ae);
-  rc = pb__engine_agent(e, full, &ae);
-  free(full);
-  if (rc < 0)
-    return e->fatal ? pb_err_set(err, rc, "%s", ae.msg)
-                    : pb_err_set(err, rc, "agent: %s", ae.msg);
-  q->agent = rc;
+  if (q->full == NULL || q->spec == NULL) return nomem(e, err);
+  pb_agent_spec_with_model(spec, e->model_path, q->full, full_len);
   return 0;
 }
 
