@@ -15,6 +15,21 @@
 
 /* ---- metrics.jsonl and the progress log ------------------------------- */
 
+/* The largest z of the self-play check (selfcheck.c) among the actors
+ * connected now whose moves were scored; 0 when none. */
+static double play_z_max(const pb_learner_t *l) {
+  double z = 0.0;
+  int any = 0;
+  for (int i = 0; i < l->max_peers; i++) {
+    const peer_t *p = &l->peers[i];
+    if (!p->used || p->play.moves == 0) continue;
+    const double pz = pb_play_z(&p->play);
+    if (!any || pz > z) z = pz;
+    any = 1;
+  }
+  return z;
+}
+
 void pb__write_iteration_metrics(pb_learner_t *l) {
   const uint64_t v = pb_learn_version(l->learn);
   double total = now(l) - l->t_iter;
@@ -42,6 +57,8 @@ void pb__write_iteration_metrics(pb_learner_t *l) {
   pb_json_kbool(&j, "pipeline", pb__pipelined(l) != 0);
   pb_json_kuint(&j, "staleness_max", pb_iter_staleness(l->iter));
   pb_json_kuint(&j, "spot_checked", l->spot_checked);
+  pb_json_kuint(&j, "selfplay_moves_scored", l->pc_moves);
+  pb_json_kdouble(&j, "selfplay_z_max", play_z_max(l));
   pb_json_kuint(&j, "spot_disagree", l->spot_disagree);
   pb_json_kuint(&j, "searchers_quarantined", l->quarantined);
   pb_json_kuint(&j, "search_items_thrown", l->items_thrown);
@@ -190,6 +207,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "moves", l->pc_moves);
   pb_json_kuint(&j, "quarantined", l->pc_quarantined);
   pb_json_kuint(&j, "items_dropped", l->pc_items_dropped);
+  pb_json_kdouble(&j, "z_max", play_z_max(l));
   pb_json_obj_end(&j);
   /* What the workers' leases earned them (trust.c): the connections at
    * each level now, and the refusals. */
