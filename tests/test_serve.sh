@@ -13,6 +13,15 @@
 #   - the rendered page (--dump-dom): the run, the phase, the last V loss,
 #     the self-play positions/s of metrics.jsonl (the terminal's figure),
 #     the evaluator's state, Connect Four's help text (no other game's);
+#     x ticks at whole iterations only (0 1 2, not 0.2 0.4), the Elo
+#     chart's baselines (the anchors of the evaluator's opponents, as its
+#     elo.svg draws them), the legend saying which colour is you, the
+#     column numbers over the board;
+#   - the charts fill their panel, at 1280 and at 900 pixels
+#     (tests/dash_cdp.py);
+#   - an Othello run's board has its coordinates a-h and 1-8, and the
+#     legend says you are black; while it goes on, its phase line says
+#     how far the learner's search is (its progress line);
 #   - a click on the board is answered by the model (tests/web_cdp.py);
 #   - the charts elo.svg and elo-time.svg as the browser draws them: every
 #     legend text whole and inside the picture, distinct titles
@@ -129,8 +138,14 @@ if grep -q '"serve":true,"run":"c4-smoke"' <<<"$ST" &&
   ok "/status: done, 2 / 2, the evaluator's newest rating"
 else bad "/status: $(head -c 600 <<<"$ST")"; fi
 H=$(req /api/history)
-if grep -q '"count":2' <<<"$H" && [ "$(grep -o '"acc_q":' <<<"$H" | wc -l)" -eq 3 ]; then
-  ok "/api/history: 2 iteration records, 3 Elo rows"
+if python3 -c '
+import json, sys
+h = json.loads(sys.argv[1])
+o = h["last_elo"]["opponents"]
+assert h["summary"]["count"] == 2 and len(h["elo"]) == 3, "counts"
+assert h["last_elo"]["version"] == 2 and o["random"]["anchor"] == 1000, o
+assert isinstance(o["lookahead:1"]["anchor"], (int, float)), o' "$H"; then
+  ok "/api/history: 2 iteration records, 3 Elo rows, the anchors of the newest"
 else bad "/api/history: $(head -c 400 <<<"$H")"; fi
 SVG=$(HEADERS=1 req /elo-time.svg)
 if grep -q '^content-type: image/svg+xml' <<<"$SVG" && grep -q 'by wall time</title>' <<<"$SVG"; then
@@ -173,6 +188,31 @@ if [ "$(grep -o '<polyline' "$T/dom.html" | wc -l)" -ge 4 ] && dom_has 'class="c
   ok "the charts are drawn (SVG polylines) and the board is there"
 else bad "no charts or no board in the rendered page"; fi
 
+# The x axis is iterations: ticks at whole numbers only (3 Elo rows of
+# versions 0..2 once gave 0, 0.2, .. 2).
+TICKS=$(grep -o 'class="xtick"[^>]*>[^<]*<' "$T/dom.html" | sed 's/.*>\(.*\)</\1/' | tr '\n' ' ')
+if [ "$(wc -w <<<"$TICKS")" -ge 6 ] && ! grep -qvE '^[0-9]+$' <<<"$(tr ' ' '\n' <<<"$TICKS" | sed '/^$/d')"; then
+  ok "x ticks at whole iterations: $TICKS"
+else bad "x ticks: '$TICKS'"; fi
+# The baselines of elo.svg: connect4-smoke's opponents random and
+# lookahead:1, both anchored.
+RA=$(grep -o '>random ([0-9]*)<' "$RUN/elo.svg" | head -1)
+if [ "$(grep -o '<line class="anchor"' "$T/dom.html" | wc -l)" -eq 2 ] &&
+   [ -n "$RA" ] && dom_has "class=\"anchor-label\"" && dom_has "$RA" &&
+   dom_has 'lookahead:1 (' && dom_has 'baselines (fixed Elo'; then
+  ok "the Elo chart draws the evaluator's 2 baselines, as elo.svg ($RA)"
+else bad "baselines: elo.svg has '$RA'; page: $(grep -o 'class="anchor[^>]*>[^<]*<' "$T/dom.html" | tr '\n' ' ')"; fi
+if dom_has '>You: X (red)<' && dom_has '>the model: O (yellow)<' &&
+   [ "$(grep -o 'class="coord">[1-7]<' "$T/dom.html" | wc -l)" -eq 7 ]; then
+  ok "the legend says which colour is you; the columns are numbered"
+else bad "legend or column numbers: $(grep -o 'id="you-legend".\{0,300\}' "$T/dom.html")"; fi
+
+# The charts as the browser lays them out: they fill their panel.
+if timeout 120 python3 "$SRC/tests/dash_cdp.py" "$CHROMIUM" \
+     "http://127.0.0.1:$PORT/" "$T/profile-dash" >"$T/dash.out" 2>&1; then
+  ok "the charts fill their panel at 1280 and 900 pixels: $(grep -o 'chart-elo: panel [0-9]*px, svg [0-9]*px' "$T/dash.out" | head -1)"
+else bad "chart layout: $(cat "$T/dash.out")"; fi
+
 # A real click on the board, through the DevTools protocol.
 if timeout 120 python3 "$SRC/tests/web_cdp.py" "$CHROMIUM" \
      "http://127.0.0.1:$PORT/play" "$T/profile" >"$T/cdp.out" 2>&1; then
@@ -214,5 +254,33 @@ if start_serve "$T/serve1.out" "$RUN" --port 0 --checkpoint 1; then
   else bad "--checkpoint 1: $M"; fi
   stop_serve || bad "serve --checkpoint 1: exit $SERVE_RC: $(tail -c 400 "$T/serve1.out")"
 else bad "probs serve --checkpoint 1 did not start: $(cat "$T/serve1.out")"; fi
+
+# An Othello run (its config.yaml alone: no checkpoint, so the board is
+# the start position): the board's coordinates and its colours. Its
+# metrics.jsonl says iteration 2 of 2 goes on (a record of version 1 just
+# written) and where the learner's search stands: the phase line says so.
+OTH="$T/othello"
+mkdir -p "$OTH" && cp "$SRC/configs/othello-smoke.yaml" "$OTH/config.yaml"
+python3 - "$OTH/metrics.jsonl" <<'EOF'
+import json, sys, time
+with open(sys.argv[1], "w") as f:
+    for r in ({"unix_time": time.time() - 5, "event": "iteration",
+               "version": 1, "iteration_s": 30},
+              {"event": "progress", "iteration": 2, "phase": "search",
+               "done": 54, "total": 66}):
+        f.write(json.dumps(r, separators=(",", ":")) + "\n")
+EOF
+if start_serve "$T/serve-oth.out" "$OTH" --port 0; then
+  chrome --virtual-time-budget=5000 --dump-dom "http://127.0.0.1:$PORT/" >"$T/dom-oth.html"
+  COORDS=$(grep -o 'class="coord">[^<]*<' "$T/dom-oth.html" | sed 's/.*>\(.*\)</\1/' | tr -d '\n')
+  if [ "$COORDS" = "abcdefgh12345678" ] && grep -qF '>You: X (black)<' "$T/dom-oth.html" &&
+     [ "$(grep -o 'class="cell[^"]*"' "$T/dom-oth.html" | wc -l)" -eq 64 ]; then
+    ok "Othello's board: coordinates a-h over the columns, 1-8 beside the rows; you are black"
+  else bad "Othello board: coordinates '$COORDS': $(grep -o 'id="you-legend".\{0,200\}' "$T/dom-oth.html")"; fi
+  if grep -qF 'id="phase">running: search 54/66 items (82%)<' "$T/dom-oth.html"; then
+    ok "a run that goes on: the phase with the learner's progress (search 54/66 items (82%))"
+  else bad "phase: $(grep -o 'id="phase"[^<]*<' "$T/dom-oth.html")"; fi
+  stop_serve || bad "serve (Othello): exit $SERVE_RC: $(tail -c 400 "$T/serve-oth.out")"
+else bad "probs serve of an Othello run did not start: $(cat "$T/serve-oth.out")"; fi
 
 finish test_serve

@@ -156,7 +156,13 @@ static void test_history(void **state) {
   assert_non_null(strstr(h, "\"eta_s\":21}"));    /* 3 s x 7 left */
   assert_non_null(strstr(h, "\"truncated\":false"));
   assert_null(strstr(h, "garbled"));
-  assert_null(strstr(h, "\"event\":\"elo\""));
+  /* The evaluator's line is no record: it is last_elo, the last member. */
+  const char *le = strstr(h, "\"event\":\"elo\"");
+  assert_non_null(le);
+  assert_null(strstr(le + 1, "\"event\":\"elo\""));
+  assert_non_null(strstr(h,
+                         ",\"last_elo\":{\"event\":\"elo\",\"version\":1,"
+                         "\"elo\":1000}}"));
   assert_null(strstr(h, "\"event\":\"start\""));
   assert_null(strstr(h, "\"version\":4"));
   /* The records as written, in order. */

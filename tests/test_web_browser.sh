@@ -5,6 +5,8 @@
 # it with train.iterations=1000 and no workers, so it waits in self-play of
 # iteration 3 and only serves HTTP. Checks that
 #   - the rendered page (--dump-dom) shows the run's name, the iteration,
+#     the phase and how far its work queue is (/status "queue": "selfplay
+#     0/N items (0%)", no worker takes any),
 #     the last V loss of metrics.jsonl, the newest Elo row, drawn charts,
 #     the evaluator's state (from the run directory), the self-play
 #     positions/s of metrics.jsonl and Connect Four's help text;
@@ -83,7 +85,10 @@ if grep -q '"iteration":3,"iterations":1000' <<<"$ST" && grep -q '"eta_s":' <<<"
   ok "the learner serves /status with elapsed, ETA and the last iteration"
 else bad "/status: $(head -c 400 <<<"$ST"); learner: $(tail -c 400 "$T/learner.out")"; fi
 H=$(get /api/history)
-if grep -q '"count":2' <<<"$H" && [ "$(grep -o '"acc_q":' <<<"$H" | wc -l)" -eq 3 ]; then
+if python3 -c '
+import json, sys
+h = json.loads(sys.argv[1])
+assert h["summary"]["count"] == 2 and len(h["elo"]) == 3' "$H"; then
   ok "/api/history: 2 iteration records, 3 Elo rows"
 else bad "/api/history: $(head -c 400 <<<"$H")"; fi
 expect "/api/move refuses a full column (400)" 0 'HTTP 400: \{"error":' get "/api/move?moves=4444444"
@@ -95,10 +100,14 @@ import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if "\"event\":\"iteration\"" in l]
 print("%.4f" % recs[-1]["v_loss"])' "$RUN/metrics.jsonl")
 dom_has() { grep -qF -- "$1" "$T/dom.html"; }
+# The phase with its progress: the self-play queue's items done of all.
+QT=$(python3 -c 'import json, sys; q = json.loads(sys.argv[1])["queue"]; print(q["done"], q["total"])' "$ST")
+read -r QDONE QTOTAL <<<"$QT"
+PHASE="selfplay $QDONE/$QTOTAL items (0%)"
 if dom_has 'id="run">run c4-smoke<' && dom_has 'id="iter">3 / 1000<' &&
-   dom_has "id=\"vloss\">$VLOSS<" && dom_has 'id="phase">selfplay<' &&
-   dom_has '(version 2)</td>'; then
-  ok "the page shows the run, iteration 3 / 1000, V loss $VLOSS, Elo of version 2"
+   dom_has "id=\"vloss\">$VLOSS<" && [ "${QDONE:-x}" = 0 ] && [ "${QTOTAL:-0}" -gt 0 ] &&
+   dom_has "id=\"phase\">$PHASE<" && dom_has '(version 2)</td>'; then
+  ok "the page shows the run, iteration 3 / 1000, phase '$PHASE', V loss $VLOSS, Elo of version 2"
 else
   bad "rendered page lacks the run's numbers (V loss $VLOSS): $(grep -o 'id="\(run\|iter\|vloss\|phase\|elo\)"[^<]*<' "$T/dom.html" | tr '\n' ' ')"
 fi

@@ -4,6 +4,8 @@
  * run directory's files (phase done / running / stopped from the
  * learner's lock and the records' times, version from records and
  * checkpoints, run-id, config.yaml re-read when it changes), its routes,
+ * the evaluator's baselines for the Elo chart (/api/history's last_elo),
+ * the iteration in progress (/status's progress),
  * and a real HTTP round trip that refuses POST and leaves the run
  * directory as it was. The real program in a browser: test_serve.sh. */
 #include <setjmp.h>
@@ -288,6 +290,88 @@ static void test_routes(void **state) {
   pb_webserve_destroy(&s);
 }
 
+/* The evaluator's baselines for the page's Elo chart: /api/history's
+ * last_elo is the newest valid "event":"elo" line of metrics.jsonl as
+ * written (its opponents' anchors, as elo.svg draws them), null before
+ * the evaluator wrote one. */
+static void test_history_anchors(void **state) {
+  fx_t *f = *state;
+  write_config(f, 3);
+  char r1[512];
+  rec(r1, sizeof r1, 1, 10);
+  write_file(f->dir, PB_RUNDIR_METRICS, r1);
+  pb_webserve_t *s = open_ok(f, -1);
+  route(s, "/api/history", "", 200, "\"last_elo\":null}");
+  char text[4096];
+  snprintf(text, sizeof text,
+           "%s"
+           "{\"event\":\"elo\",\"version\":0,\"elo\":500,\"opponents\":"
+           "{\"random\":{\"w\":1,\"d\":0,\"l\":3,\"anchor\":900}}}\n"
+           "{\"event\":\"elo\",\"version\":1,\"elo\":1210.5,\"opponents\":"
+           "{\"random\":{\"w\":4,\"d\":0,\"l\":0,\"anchor\":1000},"
+           "\"lookahead:1\":{\"w\":2,\"d\":0,\"l\":2,\"anchor\":null}},"
+           "\"accuracy\":{\"beam_agent\":\"abnet nodes=50\"}}\n"
+           "{\"event\":\"elo\",\"version\":2,\"opponents\":{\"random\":\n",
+           r1);
+  write_file(f->dir, PB_RUNDIR_METRICS, text);
+  pb_http_response_t res = {404, NULL, NULL, 0};
+  pb_webserve_handle(s, "GET", "/api/history", "", &res);
+  assert_int_equal(res.status, 200);
+  assert_non_null(res.body);
+  if (pb_json_validate(res.body) != 0) fail_msg("not JSON: %s", res.body);
+  /* the newest whole line, not the older one nor the broken one */
+  has(res.body, "\"last_elo\":{\"event\":\"elo\",\"version\":1,");
+  has(res.body, "\"random\":{\"w\":4,\"d\":0,\"l\":0,\"anchor\":1000}");
+  has(res.body, "\"anchor\":null}},\"accuracy\":{\"beam_agent\":");
+  assert_null(strstr(res.body, "\"anchor\":900"));
+  has(res.body, "\"count\":1,"); /* elo lines are no iteration records */
+  free(res.body);
+  /* The page draws them: it reads last_elo's anchors. */
+  route(s, "/", NULL, 200, "h.last_elo");
+  pb_webserve_destroy(&s);
+}
+
+/* Progress of the iteration in progress for the page's phase line: the
+ * learner's newest "event":"progress" line after the newest record, as
+ * written; null once a record follows it. */
+static void test_status_progress(void **state) {
+  fx_t *f = *state;
+  write_config(f, 3);
+  char r1[512], r2[512], text[2048];
+  rec(r1, sizeof r1, 1, 5);
+  const char *p1 =
+      "{\"event\":\"progress\",\"iteration\":1,\"phase\":\"self-play\","
+      "\"done\":1,\"total\":4}\n";
+  const char *p2 =
+      "{\"event\":\"progress\",\"iteration\":2,\"phase\":\"search\","
+      "\"done\":54,\"total\":66,\"units\":540,\"unit\":\"states\"}\n";
+  snprintf(text, sizeof text, "%s%s", p1, r1); /* progress, then its record */
+  write_file(f->dir, PB_RUNDIR_METRICS, text);
+  pb_webserve_t *s = open_ok(f, -1);
+  char *j = status(s);
+  has(j, "\"phase\":\"running\"");
+  has(j, "\"progress\":null");
+  free(j);
+  snprintf(text, sizeof text, "%s%s%s", p1, r1, p2);
+  write_file(f->dir, PB_RUNDIR_METRICS, text);
+  j = status(s);
+  has(j, "\"iteration\":2,");
+  has(j,
+      "\"progress\":{\"event\":\"progress\",\"iteration\":2,"
+      "\"phase\":\"search\",\"done\":54,\"total\":66,");
+  free(j);
+  rec(r2, sizeof r2, 2, 1);
+  snprintf(text, sizeof text, "%s%s%s%s", p1, r1, p2, r2);
+  write_file(f->dir, PB_RUNDIR_METRICS, text);
+  j = status(s);
+  has(j, "\"progress\":null");
+  has(j, "\"iteration\":3,");
+  free(j);
+  /* The page writes it as "running: search 54/66 items (82%)". */
+  route(s, "/", NULL, 200, "s.progress");
+  pb_webserve_destroy(&s);
+}
+
 /* ---- a real round trip: a client thread, the server on this loop ---- */
 
 typedef struct {
@@ -390,6 +474,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(test_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_routes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_history_anchors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_status_progress, setup, teardown),
       cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,6 +35,9 @@ struct pb_web {
   fstamp_t m_stamp;
   char *recs;        /* "[{...},{...}]", or NULL before the first read */
   char *last;        /* the newest record, or NULL */
+  char *last_elo;    /* the newest "event":"elo" line (anchors), or NULL */
+  char *progress;    /* the newest "event":"progress" line after the newest
+                        record (the iteration in progress), or NULL */
   int truncated;
   size_t count;
   uint64_t version;
@@ -77,6 +80,8 @@ void pb_web_destroy(pb_web_t **pw) {
   pb_webplay_destroy(&w->play);
   free(w->recs);
   free(w->last);
+  free(w->last_elo);
+  free(w->progress);
   free(w->elo);
   free(w);
   *pw = NULL;
@@ -138,7 +143,9 @@ static int load_metrics(pb_web_t *w, pb_err_t *err) {
   if (!changed(path, &w->m_stamp, &size) && w->recs != NULL) return 0;
   free(w->recs);
   free(w->last);
-  w->recs = w->last = NULL;
+  free(w->last_elo);
+  free(w->progress);
+  w->recs = w->last = w->last_elo = w->progress = NULL;
   w->truncated = 0;
   w->count = 0;
   w->version = 0;
@@ -168,11 +175,19 @@ static int load_metrics(pb_web_t *w, pb_err_t *err) {
     start = nl ? (size_t)(nl - buf) + 1 : n;
   }
   size_t *lines = NULL, nlines = 0, cap_lines = 0;
+  const char *elo_line = NULL;  /* the evaluator's newest result */
+  const char *prog_line = NULL; /* the learner's, since its newest record */
   for (size_t i = start; i < n;) {
     char *nl = memchr(buf + i, '\n', n - i);
     if (nl == NULL) break;
     *nl = '\0';
     const char *line = buf + i;
+    if (strstr(line, "\"event\":\"elo\"") != NULL &&
+        pb_json_validate(line) == 0)
+      elo_line = line;
+    if (strstr(line, "\"event\":\"progress\"") != NULL &&
+        pb_json_validate(line) == 0)
+      prog_line = line;
     if (strstr(line, "\"event\":\"iteration\"") != NULL &&
         pb_json_validate(line) == 0) {
       if (nlines == cap_lines) {
@@ -187,6 +202,7 @@ static int load_metrics(pb_web_t *w, pb_err_t *err) {
         cap_lines = nc;
       }
       lines[nlines++] = i;
+      prog_line = NULL; /* that iteration is over */
     }
     i = (size_t)(nl - buf) + 1;
   }
@@ -213,6 +229,14 @@ static int load_metrics(pb_web_t *w, pb_err_t *err) {
   if (rc == 0 && nlines > first) {
     w->last = strdup(buf + lines[nlines - 1]);
     if (w->last == NULL) rc = PB_ENOMEM;
+  }
+  if (rc == 0 && elo_line != NULL) {
+    w->last_elo = strdup(elo_line);
+    if (w->last_elo == NULL) rc = PB_ENOMEM;
+  }
+  if (rc == 0 && prog_line != NULL) {
+    w->progress = strdup(prog_line);
+    if (w->progress == NULL) rc = PB_ENOMEM;
   }
   free(lines);
   free(buf);
@@ -321,7 +345,8 @@ int pb_web_history(pb_web_t *w, char **out, size_t *len, pb_err_t *err) {
   pb_json_obj_end(&j);
   pb_json_obj_end(&j);
   /* The records and rows are spliced in as they are (validated when
-   * read): {"run":..,"summary":{..}} -> {...,"records":[..],"elo":[..]} */
+   * read): {"run":..,"summary":{..}} ->
+   * {...,"records":[..],"elo":[..],"last_elo":{..}|null} */
   char *head = pb_json_take(&j);
   if (head == NULL) return pb_err_set(err, PB_ENOMEM, "web: out of memory");
   size_t hl = strlen(head) - 1; /* without the closing brace */
@@ -332,6 +357,11 @@ int pb_web_history(pb_web_t *w, char **out, size_t *len, pb_err_t *err) {
   if (rc == 0) rc = append(&b, &n, &cap, w->recs, strlen(w->recs));
   if (rc == 0) rc = append(&b, &n, &cap, ",\"elo\":", 7);
   if (rc == 0) rc = append(&b, &n, &cap, w->elo, strlen(w->elo));
+  if (rc == 0) rc = append(&b, &n, &cap, ",\"last_elo\":", 12);
+  if (rc == 0) {
+    const char *le = w->last_elo != NULL ? w->last_elo : "null";
+    rc = append(&b, &n, &cap, le, strlen(le));
+  }
   if (rc == 0) rc = append(&b, &n, &cap, "}", 1);
   free(head);
   if (rc != 0) {
@@ -385,6 +415,9 @@ int pb_web_status(pb_web_t *w, pb_json_t *j) {
   summary(w, j);
   int rc = pb_json_key(j, "last_iteration");
   if (rc == 0) rc = w->last != NULL ? pb_json_raw(j, w->last) : pb_json_null(j);
+  if (rc == 0) rc = pb_json_key(j, "progress");
+  if (rc == 0)
+    rc = w->progress != NULL ? pb_json_raw(j, w->progress) : pb_json_null(j);
   if (rc == 0) rc = evaluator_status(w, j);
   if (rc == 0) {
     /* The board's player: the version it played last (null before its

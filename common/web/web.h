@@ -18,7 +18,14 @@
  *              "elo_hi":..,"acc_q":..,"acc_v":..,"acc_beam":..,
  *              "minutes":..},..],
  *      "summary":{"count":..,"version":..,"mean_iteration_s":..,
- *                 "elapsed_s":..,"eta_s":..}}
+ *                 "elapsed_s":..,"eta_s":..},
+ *      "last_elo":{...}|null}
+ *                          last_elo: the evaluator's newest
+ *                          "event":"elo" line of metrics.jsonl as written
+ *                          (its "opponents" carry the "anchor" rating of
+ *                          each, null for none: the baselines elo.svg
+ *                          draws; "accuracy" names its search), null when
+ *                          the tail read holds none.
  *   GET /api/move?moves=M&reply=1   webplay.h (400 with {"error":..} for
  *                          a bad move list, 503 when the run has no
  *                          checkpoint to play).
@@ -77,9 +84,12 @@ int pb_web_handle(pb_web_t *w, const char *path, const char *query,
                   pb_http_response_t *res);
 
 /* Adds the history's summary to an open JSON object (for /status):
- * "elapsed_s", "eta_s", "mean_iteration_s" and "last_iteration" (the
- * newest record as written, or null), re-reading metrics.jsonl if it
- * changed; then what the run directory says of the evaluator, which
+ * "elapsed_s", "eta_s", "mean_iteration_s", "last_iteration" (the
+ * newest record as written, or null) and "progress" (the learner's newest
+ * "event":"progress" line written after that record, as written: the
+ * iteration in progress, its "phase", items "done" of "total"; null when
+ * there is none), re-reading metrics.jsonl if it changed; then what the
+ * run directory says of the evaluator, which
  * talks to no socket of the learner:
  *   "evaluator":{"running":true|false|null (someone holds
  *                RUN_DIR/evaluator.lock, pb_rundir_lock_held; null: cannot

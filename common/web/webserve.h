@@ -67,7 +67,7 @@ const char *pb_webserve_game(const pb_webserve_t *s);
  *    "learner":{"running":bool,"pid":N|null},
  *    "checkpoints":{"count":..,"newest":N|null},
  *    + web.h's pb_web_status members (elapsed_s, eta_s, mean_iteration_s,
- *      last_iteration, evaluator, play)}
+ *      last_iteration, progress, evaluator, play)}
  * version: the newest of the newest iteration record's and the newest
  * checkpoint's; iterations: train.iterations; phase: "done" once version
  * reaches it, else "running" while a learner holds RUN_DIR/learner.lock
