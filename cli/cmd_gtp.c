@@ -1,18 +1,23 @@
 /* probs gtp - a checkpoint's agent as a Go Text Protocol engine on stdin
  * and stdout (common/play/gtp_engine.h, docs/gtp.md), for GUIs, match managers
- * and the gtp:COMMAND agent. stdout carries GTP only; messages go to
- * stderr. Exits 0 on quit, at the end of input and on SIGINT/SIGTERM
+ * and the gtp:COMMAND agent. The agent is by default the checkpoint's best
+ * search (its algorithm's agent: abnet, mcts or td), sized to the time
+ * budget of each move when the controller sends time_settings or
+ * time_left (common/play/gtp_timed.h). stdout carries GTP only; messages
+ * go to stderr. Exits 0 on quit, at the end of input and on SIGINT/SIGTERM
  * (after the command in progress). */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent.h"
+#include "algo.h"
 #include "args.h"
 #include "cmds.h"
 #include "entry.h"
 #include "game.h"
 #include "gtp_engine.h"
+#include "gtp_timed.h"
 #include "model.h"
 #include "models.h"
 #include "opts.h"
@@ -32,10 +37,12 @@ static void gtp_usage(FILE *f) {
           "                othello)\n"
           "  --agent SPEC  the agent, any spec of `probs match`; checkpoint,\n"
           "                value, beam[,E=N][,M=N], mcts[,N=n], abnet and\n"
-          "                bpip may leave out the path (default checkpoint =\n"
-          "                checkpoint:CKPT, the legal move of highest Q or\n"
-          "                policy logit)\n"
+          "                bpip may leave out the path (default search =\n"
+          "                the checkpoint's best search: abnet:CKPT for\n"
+          "                PROBS, mcts:CKPT for AlphaZero, td:CKPT for td)\n"
           "  --seed S      the agent's seed (default 1)\n"
+          "time_settings and time_left give each move a time budget that\n"
+          "abnet, mcts, beam and bpip size their search to.\n"
           "Moves: othello d3 or pass, connect4 column 1-7, tictactoe cell\n"
           "1-9, toguz hole 1-9; black moves first. Example:\n"
           "  probs match --game othello --b gtp:gtp-rhino --games 10 \\\n"
@@ -44,7 +51,7 @@ static void gtp_usage(FILE *f) {
 
 int pb_cmd_gtp(int argc, char **argv) {
   enum { O_MODEL, O_AGENT, O_SEED, O_GAME, O_N };
-  const char *val[O_N] = {NULL, "checkpoint", "1", NULL};
+  const char *val[O_N] = {NULL, "search", "1", NULL};
   const pb_opts_row_t rows[] = {PB_OPTS_VALUE("model", 0, &val[O_MODEL]),
                                 PB_OPTS_VALUE("agent", 0, &val[O_AGENT]),
                                 PB_OPTS_VALUE("seed", 0, &val[O_SEED]),
@@ -84,8 +91,9 @@ int pb_cmd_gtp(int argc, char **argv) {
   }
   pb_err_t err;
   pb_err_clear(&err);
-  /* The checkpoint tells the game. */
-  pb_model_t *m = pb_model_open(val[O_MODEL], "cpu", NULL, &err);
+  /* The checkpoint tells the game, and its algorithm the best search. */
+  pb_config_t mc;
+  pb_model_t *m = pb_model_open(val[O_MODEL], "cpu", &mc, &err);
   if (m == NULL) {
     fprintf(stderr, "probs gtp: --model: %s\n", err.msg);
     return 2;
@@ -93,26 +101,35 @@ int pb_cmd_gtp(int argc, char **argv) {
   const pb_game_t *g = pb_model_game(m);
   pb_model_destroy(&m);
   char spec[4400];
-  pb_agent_spec_with_model(val[O_AGENT], val[O_MODEL], spec, sizeof spec);
-  pb_agent_t *agent = pb_agent_new(g, spec, (uint64_t)seed, &err);
-  if (agent == NULL) {
+  if (!strcmp(val[O_AGENT], "search"))
+    snprintf(spec, sizeof spec, "%s:%s", pb_algo_of(&mc)->agent,
+             val[O_MODEL]);
+  else
+    pb_agent_spec_with_model(val[O_AGENT], val[O_MODEL], spec, sizeof spec);
+  pb_gtp_timed_t *timed = pb_gtp_timed_new(g, spec, (uint64_t)seed, &err);
+  if (timed == NULL) {
     fprintf(stderr, "probs gtp: --agent: %s\n", err.msg);
     return err.code == PB_EINVAL || err.code == PB_EMISMATCH ? 2 : 1;
   }
-  pb_gtp_engine_t *e = pb_gtp_engine_new(g, agent, NULL, &err);
-  if (e == NULL) {
+  pb_agent_t *agent = pb_gtp_timed_agent(timed);
+  /* version answers the spec (td's agent name leaves out the path). */
+  pb_gtp_engine_t *e = pb_gtp_engine_new(g, agent, spec, &err);
+  if (e == NULL || pb_gtp_engine_set_timed(e, timed, &err) != 0) {
     fprintf(stderr, "probs gtp: %s\n", err.msg);
-    pb_agent_destroy(&agent);
+    pb_gtp_engine_destroy(&e);
+    pb_gtp_timed_destroy(&timed);
     return 1;
   }
   /* A controller that goes away is a write error, not a SIGPIPE. */
   signal(SIGPIPE, SIG_IGN);
   pb_entry_signals(on_signal);
-  fprintf(stderr, "probs gtp: %s, agent %s; GTP on stdin/stdout\n", g->name,
-          pb_agent_name(agent));
+  fprintf(stderr, "probs gtp: %s, agent %s%s; GTP on stdin/stdout\n",
+          g->name, spec,
+          pb_gtp_timed_scales(timed) ? " (sized to time_settings/time_left)"
+                                     : "");
   int rc = pb_gtp_engine_run(e, stdin, stdout, &stop_flag, &err);
   if (rc < 0) fprintf(stderr, "probs gtp: %s\n", err.msg);
   pb_gtp_engine_destroy(&e);
-  pb_agent_destroy(&agent);
+  pb_gtp_timed_destroy(&timed);
   return rc < 0 ? 1 : 0;
 }

@@ -6,6 +6,21 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Each game whose default network is not "<game>.pbck" (the PROBS one):
+ * the measured strongest (data/models/README.md). */
+static const struct {
+  const char *game, *file;
+} DEFAULTS[] = {
+    {"connect4", "connect4-alphazero"},
+    {"othello", "othello-alphazero"},
+};
+
+const char *pb_cli_default_model_name(const char *game) {
+  for (size_t i = 0; i < sizeof DEFAULTS / sizeof DEFAULTS[0]; i++)
+    if (strcmp(game, DEFAULTS[i].game) == 0) return DEFAULTS[i].file;
+  return game;
+}
+
 /* Sets dir to the directory of this program (from /proc/self/exe);
  * returns 0, or -1 when it cannot be read. */
 static int program_dir(char *dir, size_t n) {
@@ -20,6 +35,7 @@ static int program_dir(char *dir, size_t n) {
 
 int pb_cli_shipped_model(const char *name, char *path, size_t n,
                          pb_err_t *err) {
+  name = pb_cli_default_model_name(name);
   char dirs[3][4096];
   int nd = 0;
   const char *env = getenv("PROBS_MODELS");

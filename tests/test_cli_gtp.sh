@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # test_cli_gtp.sh BIN_DIR SOURCE_DIR - `probs gtp` as GTP tools run it: bad
-# command lines, a session over stdin/stdout (responses, only GTP on
-# stdout, quit, end of input, SIGTERM), and whole matches where the
-# project's own gtp: agent drives `probs gtp` in each game, and probs gtp
-# plays Othello against Debian's gtp-rhino (skipped when it is absent).
-# The checkpoints are one small training iteration of each game's smoke
-# config (seconds).
+# command lines, the default agent (each algorithm's best search), a
+# session over stdin/stdout (responses, only GTP on stdout, comment lines
+# unanswered, quit, end of input, SIGTERM), time_settings and time_left
+# sizing the search of each move, and whole matches where the project's
+# own gtp: agent drives `probs gtp` in each game, and probs gtp plays
+# Othello against Debian's gtp-rhino (skipped when it is absent). The
+# checkpoints are one small training iteration of each game's smoke
+# config, and of an AlphaZero and a td config (seconds).
 set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: test_cli_gtp.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
@@ -23,9 +25,16 @@ for game in connect4 tictactoe othello toguz; do
     --set train.iterations=1 >"$T/$game.log" 2>&1 ||
     bad "$game: smoke training failed: $(tail -3 "$T/$game.log")"
 done
+for cfg in tictactoe-alphazero connect4-td; do
+  "$P" train "$SRC/configs/$cfg.yaml" --inproc --set run.dir="$T/$cfg" \
+    --set train.iterations=1 --set train.episodes_per_iter=4 >"$T/$cfg.log" 2>&1 ||
+    bad "$cfg: training failed: $(tail -3 "$T/$cfg.log")"
+done
 ck() { echo "$T/$1/checkpoints/ckpt-000001.pbck"; }
 C4=$(ck connect4)
 OT=$(ck othello)
+AZ=$(ck tictactoe-alphazero)
+TD=$(ck connect4-td)
 
 # --- bad command lines ------------------------------------------------------
 expect "no --model, no shipped model of the game" 2 \
@@ -43,6 +52,8 @@ expect "an unknown agent" 2 'unknown spec "minimax:3"' \
 expect "abnet with a bad budget" 2 'nodes' \
   "$P" gtp --model "$C4" --agent abnet,nodes=0
 expect "a bad seed" 2 "bad --seed 'x'" "$P" gtp --model "$C4" --seed x
+expect "beam over a td checkpoint (no trained Q) is refused" 2 'beam search' \
+  "$P" gtp --model "$TD" --agent beam
 expect "--help" 0 '^usage: probs gtp \[--model CKPT [|] --game NAME\]' "$P" gtp --help
 expect "probs --help lists gtp" 0 '^  gtp ' "$P" --help
 
@@ -70,8 +81,66 @@ has "undo" "=11"
 has "an unknown command" "?12 unknown command"
 has "quit" "=13"
 if grep -q '^=14' "$T/out"; then bad "a command after quit was answered"; else ok "nothing after quit"; fi
-if grep -q 'probs gtp: connect4, agent checkpoint:' "$T/err"; then ok "the banner is on stderr"
+if grep -q 'probs gtp: connect4, agent abnet:' "$T/err"; then ok "the banner is on stderr"
 else bad "stderr: $(cat "$T/err")"; fi
+
+# --- the default agent: the checkpoint's best search --------------------------
+# agent_of ARGS...: the spec `version` answers.
+agent_of() { printf 'version\nquit\n' | "$P" gtp "$@" 2>/dev/null | sed -n 's/^= //p'; }
+a=$(agent_of --model "$C4")
+[ "$a" = "abnet:$C4" ] && ok "a PROBS checkpoint plays abnet" || bad "PROBS default: '$a'"
+a=$(agent_of --model "$AZ")
+[ "$a" = "mcts:$AZ" ] && ok "an AlphaZero checkpoint plays mcts" || bad "AlphaZero default: '$a'"
+a=$(agent_of --model "$TD")
+[ "$a" = "td:$TD" ] && ok "a td checkpoint plays td" || bad "td default: '$a'"
+a=$(agent_of --model "$C4" --agent search)
+[ "$a" = "abnet:$C4" ] && ok "--agent search is the default" || bad "--agent search: '$a'"
+a=$(agent_of --model "$C4" --agent checkpoint)
+[ "$a" = "checkpoint:$C4" ] && ok "--agent still overrides" || bad "--agent checkpoint: '$a'"
+out=$(printf 'genmove b\nquit\n' | "$P" gtp --model "$AZ" 2>&1)
+grep -qxE '= [1-9]' <<<"$out" && ok "the AlphaZero default moves" || bad "AlphaZero genmove: $out"
+out=$(printf 'genmove b\nquit\n' | "$P" gtp --model "$TD" 2>&1)
+grep -qxE '= [1-7]' <<<"$out" && ok "the td default moves" || bad "td genmove: $out"
+
+# --- comments: no response at all --------------------------------------------
+long=$(head -c 6000 /dev/zero | tr '\0' c)
+out=$(printf '# a comment\n#\n   # indented\n#%s\nname # trailing\n# genmove b\nquit\n' "$long" |
+  "$P" gtp --model "$C4" --agent random 2>/dev/null)
+[ "$out" = "$(printf '= probs\n\n=')" ] && ok "comment lines get no response, however long" ||
+  bad "comment lines: '$(head -c 300 <<<"$out")'"
+
+# --- time_settings and time_left: the search fits the budget ------------------
+# secs CMDS ARGS...: seconds that probs gtp ARGS takes over CMDS.
+secs() {
+  local cmds=$1 s e
+  shift
+  s=$(date +%s%N)
+  printf '%b' "$cmds" | "$P" gtp "$@" >"$T/tout" 2>"$T/terr"
+  e=$(date +%s%N)
+  echo $(((e - s) / 1000000))
+}
+# 100,000 simulations a move unless the clock says less: 0.1 s a move.
+ms=$(secs 'time_settings 0 1 10\ngenmove b\ngenmove w\ngenmove b\ngenmove w\nquit\n' \
+  --model "$AZ" --agent mcts,N=100000)
+if [ "$(grep -cE '^= [1-9]$' "$T/tout")" -eq 4 ] && [ "$ms" -lt 20000 ]; then
+  ok "byo-yomi of 0.1 s a move: mcts,N=100000 plays 4 moves in $ms ms"
+else bad "mcts under byo-yomi: $ms ms: $(cat "$T/tout" "$T/terr")"; fi
+ms=$(secs 'time_left b 3 1\ngenmove b\nquit\n' --model "$AZ" --agent mcts,N=100000)
+if grep -qE '^= [1-9]$' "$T/tout" && [ "$ms" -lt 20000 ]; then
+  ok "time_left alone: 3 s for 1 stone, $ms ms"
+else bad "time_left alone: $ms ms: $(cat "$T/tout" "$T/terr")"; fi
+# abnet searches its budget: at least most of 30 s / 30 moves.
+ms=$(secs 'time_settings 30 0 0\ngenmove b\nquit\n' --model "$OT")
+if grep -qE '^= [a-h][1-8]$' "$T/tout" && [ "$ms" -ge 700 ] && [ "$ms" -lt 20000 ]; then
+  ok "abnet under 30 s absolute time searches about 1 s: $ms ms"
+else bad "abnet under absolute time: $ms ms: $(cat "$T/tout" "$T/terr")"; fi
+printf 'time_settings 5 x 0\ntime_left b 1\ntime_settings 0 10 0\nquit\n' |
+  "$P" gtp --model "$C4" >"$T/out" 2>/dev/null
+has "a bad time_settings: one line naming it" \
+  "? syntax error: time_settings: 'x' is not a time in seconds (a number >= 0)"
+has "a short time_left" \
+  "? syntax error: time_left COLOR TIME STONES (b or w, seconds, stones; 0 stones: main time)"
+has "time_settings with no limit" "="
 
 printf 'boardsize 8\nplay B D3\ngenmove white\nplay b pass\n' | "$P" gtp --model "$OT" --agent beam,E=5 >"$T/out" 2>/dev/null
 rc=$?

@@ -1,10 +1,12 @@
 /* test_gtp_engine.c - the GTP engine (common/play/gtp_engine.h) in each game: a
  * scripted exchange that checks every command's response, the Othello
- * pass, finished games and their scores, the line protocol (ids,
- * comments, long lines, quit, end of input, a stop flag, a controller
- * that is gone) and an agent that fails. The agents need no checkpoint;
- * `probs gtp` with networks, against gtp-rhino and the gtp: agent, is
- * tests/test_cli_gtp.sh. */
+ * pass, finished games and their scores, the time control (time_settings,
+ * time_left, each genmove's budget, a timed agent), the line protocol
+ * (ids, comments that get no response, long lines, quit, end of input, a
+ * stop flag, a controller that is gone) and an agent that fails. The
+ * agents need no checkpoint; `probs gtp` with networks, against gtp-rhino
+ * and the gtp: agent, is tests/test_cli_gtp.sh; the agents sized to a
+ * budget are tests/test_gtp_timed.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +19,9 @@
 #include "agent.h"
 #include "game.h"
 #include "gtp.h"
+#include "gtp_clock.h"
 #include "gtp_engine.h"
+#include "gtp_timed.h"
 #include "rng.h"
 
 static const pb_game_t *const GAMES[] = {&pb_game_connect4,
@@ -100,7 +104,8 @@ static void test_common_commands(void **state) {
   static const char *const all[] = {
       "protocol_version", "name", "version", "known_command",
       "list_commands", "quit", "boardsize", "clear_board", "komi", "play",
-      "genmove", "undo", "final_score", "showboard"};
+      "genmove", "undo", "final_score", "showboard", "time_settings",
+      "time_left"};
   for (size_t gi = 0; gi < N_GAMES; gi++) {
     const pb_game_t *g = GAMES[gi];
     eng_t x;
@@ -157,6 +162,9 @@ static void test_common_commands(void **state) {
     assert_string_equal(say(&x, ""), "");
     assert_string_equal(say(&x, "   \t "), "");
     assert_string_equal(say(&x, "# a comment"), "");
+    assert_string_equal(say(&x, "#"), "");
+    assert_string_equal(say(&x, "  # genmove b"), "");
+    assert_string_equal(say(&x, "#genmove b\n"), "");
     assert_string_equal(say(&x, "\r\n"), "");
     ok(&x, "\tname  # and a comment", "probs");
     ok(&x, "na\x01me\r", "probs");
@@ -514,6 +522,154 @@ static void test_agent_errors_and_new(void **state) {
   pb_agent_destroy(&a);
 }
 
+/* The budget of a share of `s` seconds (gtp_clock.h). */
+static int64_t of_share(double s) {
+  double ms = s * 1000.0 * PB_GTP_CLOCK_USE / 100.0 - PB_GTP_CLOCK_RESERVE_MS;
+  return ms >= 1 ? (int64_t)ms : 1;
+}
+
+/* time_settings and time_left: their refusals, and the budget each
+ * genmove gets from them. */
+static void test_time_control(void **state) {
+  (void)state;
+  eng_t x;
+  eng_open(&x, &pb_game_othello, "greedy");
+  assert_int_equal(pb_gtp_engine_budget_ms(x.e, 0), -1); /* no limit */
+  assert_int_equal(pb_gtp_engine_budget_ms(NULL, 0), -1);
+  ok(&x, "time_settings 300 0 0", "");
+  assert_int_equal(pb_gtp_engine_budget_ms(x.e, 0), of_share(10.0));
+  ok(&x, "time_left w 60 0", "");
+  ok(&x, "time_left WHITE 60.5 0", "");
+  ok(&x, "play b f5", "");
+  /* white at ply 1: 30 moves left */
+  assert_int_equal(pb_gtp_engine_budget_ms(x.e, 1), of_share(60.5 / 30));
+  ok(&x, "time_left w 12 4", ""); /* byo-yomi: 12 s for 4 stones */
+  assert_int_equal(pb_gtp_engine_budget_ms(x.e, 1), of_share(3.0));
+  /* genmove charges its own time: the period has 3 stones left. */
+  text_of(&x, "genmove w");
+  assert_true(pb_gtp_engine_budget_ms(x.e, 1) >= of_share(11.0 / 3) &&
+              pb_gtp_engine_budget_ms(x.e, 1) <= of_share(4.0));
+  /* A new game starts the clocks again. */
+  ok(&x, "clear_board", "");
+  assert_int_equal(pb_gtp_engine_budget_ms(x.e, 1), of_share(10.0));
+  ok(&x, "time_settings 0 10 0", ""); /* GTP's no time limit */
+  assert_int_equal(pb_gtp_engine_budget_ms(x.e, 0), -1);
+  ok(&x, "time_settings 0 30 10", ""); /* byo-yomi only */
+  assert_int_equal(pb_gtp_engine_budget_ms(x.e, 0), of_share(3.0));
+  /* Refusals: one line each, naming the problem; nothing changes. */
+  static const char *const bad[][2] = {
+      {"time_settings", "syntax error: time_settings MAIN_TIME "
+                        "BYO_YOMI_TIME BYO_YOMI_STONES (seconds, seconds, "
+                        "stones)"},
+      {"time_settings 1 2", NULL},
+      {"time_settings 1 2 3 4", NULL},
+      {"time_settings -5 0 0", "syntax error: time_settings: '-5' is not a "
+                               "time in seconds (a number >= 0)"},
+      {"time_settings 5 x 0", "syntax error: time_settings: 'x' is not a "
+                              "time in seconds (a number >= 0)"},
+      {"time_settings inf 0 0", NULL},
+      {"time_settings nan 0 0", NULL},
+      {"time_settings 0x10 0 0", NULL},
+      {"time_settings 1e3 0 0", NULL},
+      {"time_settings 1..5 0 0", NULL},
+      {"time_settings . 0 0", NULL},
+      {"time_settings 99999999999999 0 0", NULL},
+      {"time_settings 5 5 2.5", "syntax error: time_settings: '2.5' is not "
+                                "a number of stones (an integer >= 0)"},
+      {"time_settings 5 5 -1", NULL},
+      {"time_left", "syntax error: time_left COLOR TIME STONES (b or w, "
+                    "seconds, stones; 0 stones: main time)"},
+      {"time_left b 5", NULL},
+      {"time_left red 5 0", "syntax error: time_left: 'red' is no color"},
+      {"time_left b -5 0", "syntax error: time_left: '-5' is not a time in "
+                           "seconds (a number >= 0)"},
+      {"time_left b 5 x", "syntax error: time_left: 'x' is not a number of "
+                          "stones (an integer >= 0)"},
+      {"time_left w 5 9999999", NULL},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *r = say(&x, bad[i][0]);
+    if (r[0] != '?' || strchr(r, '\n') != r + strlen(r) - 2)
+      fail_msg("\"%s\": got \"%s\"", bad[i][0], r);
+    if (bad[i][1] != NULL) no(&x, bad[i][0], bad[i][1]);
+  }
+  assert_int_equal(pb_gtp_engine_budget_ms(x.e, 0), of_share(3.0));
+  assert_string_equal(say(&x, "7 time_left b 1 1"), "=7\n\n");
+  eng_close(&x);
+}
+
+/* A timed agent plays genmove in place of the agent. */
+static void test_timed_agent(void **state) {
+  (void)state;
+  pb_err_t err;
+  eng_t x;
+  eng_open(&x, &pb_game_connect4, "random");
+  pb_gtp_timed_t *t = pb_gtp_timed_new(&pb_game_connect4, "lookahead:2", 1,
+                                       &err);
+  assert_non_null(t);
+  assert_false(pb_gtp_timed_scales(t));
+  assert_int_equal(pb_gtp_engine_set_timed(x.e, t, &err), 0);
+  ok(&x, "time_settings 10 0 0", "");
+  /* lookahead:2 takes the win that random would not always see. */
+  ok(&x, "play b 1", "");
+  ok(&x, "play w 2", "");
+  ok(&x, "play b 1", "");
+  ok(&x, "play w 2", "");
+  ok(&x, "play b 1", "");
+  ok(&x, "play w 2", "");
+  ok(&x, "genmove b", "1");
+  assert_string_equal(pb_gtp_timed_last_spec(t), "lookahead:2");
+  /* set_timed: NULL back to the agent, a NULL engine, another game. */
+  assert_int_equal(pb_gtp_engine_set_timed(x.e, NULL, &err), 0);
+  assert_int_equal(pb_gtp_engine_set_timed(NULL, t, &err), PB_EINVAL);
+  pb_gtp_timed_t *o = pb_gtp_timed_new(&pb_game_othello, "greedy", 1, &err);
+  assert_non_null(o);
+  assert_int_equal(pb_gtp_engine_set_timed(x.e, o, &err), PB_EINVAL);
+  assert_non_null(strstr(err.msg, "othello"));
+  pb_gtp_timed_destroy(&o);
+  pb_gtp_timed_destroy(&t);
+  assert_null(t);
+  eng_close(&x);
+}
+
+/* Random lines from GTP's words and junk: every response is one
+ * well-formed "=..." or a one-line "? ..."; nothing crashes (ASan). */
+static void test_random_lines(void **state) {
+  (void)state;
+  static const char *const words[] = {
+      "genmove", "play", "time_settings", "time_left", "undo", "boardsize",
+      "clear_board", "komi", "final_score", "showboard", "known_command",
+      "b", "w", "black", "WHITE", "x", "pass", "d3", "c4", "a1", "h8", "4",
+      "0", "1", "8", "7", "-1", "1.5", "99999999999999999999", "nan", "inf",
+      "1e9", ".", "..", "3.", "#", "# c", "\t", "\x7f", "\xff", "=", "?",
+      "12", "300", "0.001"};
+  const size_t nw = sizeof words / sizeof words[0];
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 7, 0);
+  for (size_t gi = 0; gi < N_GAMES; gi++) {
+    eng_t x;
+    eng_open(&x, GAMES[gi], GAMES[gi]->material != NULL ? "greedy" : "random");
+    for (int i = 0; i < 1500; i++) {
+      char line[256];
+      size_t k = 0;
+      int n = (int)pb_rng_below(&rng, 6);
+      for (int j = 0; j < n && k < 200; j++)
+        k += (size_t)snprintf(line + k, sizeof line - k, "%s%s", j ? " " : "",
+                              words[pb_rng_below(&rng, (uint32_t)nw)]);
+      line[k] = '\0';
+      const char *r = say(&x, line);
+      if (r[0] == '\0') continue; /* empty or a comment */
+      size_t len = strlen(r);
+      const char *end = r + len - 2; /* the final "\n\n" */
+      if ((r[0] != '=' && r[0] != '?') || len < 3 || strcmp(end, "\n\n") ||
+          strstr(r, "\n\n") != end ||
+          (r[0] == '?' && strchr(r, '\n') != end))
+        fail_msg("%s: \"%s\": got \"%s\"", GAMES[gi]->name, line, r);
+    }
+    eng_close(&x);
+  }
+}
+
 /* The line loop over streams. */
 static void run_script(const char *input, char *out, size_t n,
                        const volatile sig_atomic_t *stop, int want_rc) {
@@ -555,6 +711,18 @@ static void test_run_loop(void **state) {
   assert_string_equal(out, "= probs\n\n= greedy\n\n");
   run_script("", out, sizeof out, NULL, 0);
   assert_string_equal(out, "");
+  /* Comment lines get no response, however long; a command before a
+   * long comment is run. */
+  p = in;
+  p += sprintf(p, "# short\n#");
+  memset(p, 'c', 5000);
+  p += 5000;
+  p += sprintf(p, "\n  name  #");
+  memset(p, 'c', 5000);
+  p += 5000;
+  p += sprintf(p, "\n#\n   #   \nversion\n");
+  run_script(in, out, sizeof out, NULL, 0);
+  assert_string_equal(out, "= probs\n\n= greedy\n\n");
   /* CRLF line ends. */
   run_script("name\r\nprotocol_version\r\n", out, sizeof out, NULL, 0);
   assert_string_equal(out, "= probs\n\n= 2\n\n");
@@ -626,6 +794,9 @@ int main(void) {
       cmocka_unit_test(test_finished_games),
       cmocka_unit_test(test_othello_pass),
       cmocka_unit_test(test_agent_errors_and_new),
+      cmocka_unit_test(test_time_control),
+      cmocka_unit_test(test_timed_agent),
+      cmocka_unit_test(test_random_lines),
       cmocka_unit_test(test_run_loop),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

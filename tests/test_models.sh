@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # test_models.sh BIN_DIR SOURCE_DIR - the trained networks shipped in
 # data/models/: each is listed with its provenance in data/models/README.md,
-# loads, plays whole games (and beats a random player), is what `probs
-# play` and `probs gtp` use without --model, and scores on the shipped
-# solved set what README.md says it scores. Also `probs export OUT.pbck`,
-# which made them, round trip: a model file plays as its checkpoint.
+# loads, plays whole games (and beats a random player), and scores on the
+# shipped solved set what README.md says it scores; each game's default
+# (the strongest measured: the AlphaZero networks of Connect Four and
+# Othello, Toguz Kumalak's PROBS one) is what `probs play` and `probs gtp`
+# use without --model, with its algorithm's best search (abnet for PROBS,
+# mcts for AlphaZero).
+# Also `probs export OUT.pbck`, which made them, round trip: a model file
+# plays as its checkpoint.
 set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: test_models.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
@@ -19,7 +23,7 @@ on_exit 'rm -rf "$T"'
 
 # --- what ships --------------------------------------------------------------
 total=0
-for f in connect4 connect4-alphazero othello toguz; do
+for f in connect4 connect4-alphazero othello othello-alphazero toguz; do
   if [ -f "$M/$f.pbck" ]; then ok "$f.pbck ships"; else bad "$f.pbck is missing"; fi
   grep -q "\`$f.pbck\`" "$M/README.md" && ok "$f.pbck has its provenance" ||
     bad "$f.pbck: no row in data/models/README.md"
@@ -42,29 +46,37 @@ for f in "$M"/*.pbck; do
   else
     bad "$name: match exit $rc, '$res': $(tail -3 <<<"$out")"
   fi
-  # probs play with no --model: the game's shipped model, its default agent.
-  [ "$name" = "$game" ] || continue
+done
+
+# --- each game's default: probs play and probs gtp without --model -------------
+# GAME FILE AGENT MOVE: the default network of GAME is FILE.pbck, played by
+# AGENT; MOVE matches a move of the game in GTP.
+while read -r game file agent move; do
   out=$(printf 'quit\n' | "$P" play --game "$game" --first agent 2>&1)
   rc=$?
-  if [ "$rc" -eq 0 ] && grep -q "against abnet:.*data/models/$game.pbck" <<<"$out" &&
+  if [ "$rc" -eq 0 ] && grep -q "against $agent:.*data/models/$file.pbck;" <<<"$out" &&
     grep -q '^agent (X) plays ' <<<"$out"; then
-    ok "$game: probs play uses the shipped model (abnet) and it moves"
+    ok "$game: probs play uses $file.pbck ($agent) and it moves"
   else
     bad "$game: probs play: exit $rc: $(head -c 600 <<<"$out")"
   fi
-done
-
-# --- probs gtp without --model ------------------------------------------------
-out=$(printf 'name\ngenmove b\nquit\n' | "$P" gtp 2>"$T/err")
-rc=$?
-if [ "$rc" -eq 0 ] && grep -qE '^= [a-h][1-8]$' <<<"$out"; then
-  ok "gtp with no --model: othello's shipped model plays $(grep -E '^= [a-h]' <<<"$out")"
-else
-  bad "gtp with no --model: exit $rc: $out $(cat "$T/err")"
-fi
-out=$(printf 'genmove b\nquit\n' | "$P" gtp --game connect4 2>&1)
-grep -qE '^= [1-7]$' <<<"$out" && ok "gtp --game connect4: a column" ||
-  bad "gtp --game connect4: $out"
+  out=$(printf 'version\ngenmove b\nquit\n' | "$P" gtp --game "$game" 2>"$T/err")
+  rc=$?
+  if [ "$rc" -eq 0 ] && grep -qE "^= $agent:.*data/models/$file.pbck\$" <<<"$out" &&
+    grep -qE "^= $move\$" <<<"$out"; then
+    ok "$game: probs gtp uses $file.pbck ($agent): $(grep -E "^= $move\$" <<<"$out")"
+  else
+    bad "$game: probs gtp: exit $rc: $out $(cat "$T/err")"
+  fi
+done <<'EOF'
+connect4 connect4-alphazero mcts [1-7]
+othello othello-alphazero mcts [a-h][1-8]
+toguz toguz abnet [1-9]
+EOF
+out=$(printf 'version\nquit\n' | "$P" gtp 2>&1)
+grep -qE '^= mcts:.*othello-alphazero.pbck$' <<<"$out" &&
+  ok "gtp with neither --model nor --game: Othello's default" ||
+  bad "gtp with no --model: $out"
 
 # --- the accuracy README.md quotes -------------------------------------------
 # Its rows read "| `connect4.pbck` | ... | greedy 0.xxx | ...".

@@ -5,8 +5,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gtp.h"
+#include "gtp_clock.h"
+#include "gtp_timed.h"
 
 enum { ENGINE_MAX_ARGS = 8, BLACK = 0, WHITE = 1 };
 
@@ -17,6 +20,8 @@ struct pb_gtp_engine {
   pb_state_t cur;
   pb_state_t *hist; /* the position before each play/genmove, for undo */
   int nhist, cap;
+  pb_gtp_clock_t clock;  /* time_settings, time_left */
+  pb_gtp_timed_t *timed; /* borrowed; NULL: agent plays every move */
 };
 
 /* A command: argv[0] is its name. Writes its answer (success) or message
@@ -93,6 +98,39 @@ static int is_othello(const pb_game_t *g) {
 static void reset_board(pb_gtp_engine_t *e) {
   e->g->reset(&e->cur);
   e->nhist = 0;
+  pb_gtp_clock_restart(&e->clock);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A time in seconds as GTP gives it: digits, a fraction allowed, no sign,
+ * at most PB_GTP_CLOCK_MAX_S. 0 or -1. */
+static int parse_seconds(const char *s, double *out) {
+  int digits = 0, dots = 0;
+  for (const char *p = s; *p; p++) {
+    if (*p >= '0' && *p <= '9')
+      digits++;
+    else if (*p == '.' && dots++ == 0)
+      continue;
+    else
+      return -1;
+  }
+  if (digits == 0 || digits > 12) return -1;
+  *out = strtod(s, NULL);
+  return *out <= PB_GTP_CLOCK_MAX_S ? 0 : -1;
+}
+
+/* A count of stones: digits, at most 1000000. 0 or -1. */
+static int parse_stones(const char *s, int *out) {
+  double v;
+  if (strchr(s, '.') != NULL || parse_seconds(s, &v) != 0) return -1;
+  if (v > 1e6) return -1;
+  *out = (int)v;
+  return 0;
 }
 
 /* Makes `next` the position, remembering the current one for undo. */
@@ -215,7 +253,11 @@ static int cmd_genmove(pb_gtp_engine_t *e, int argc, char **argv, char *out,
                color_name(side_to_move(g, &s)));
   pb_err_t err;
   pb_err_clear(&err);
-  int a = pb_agent_act(e->agent, &s, &err);
+  int64_t budget = pb_gtp_clock_budget_ms(&e->clock, g, color, g->ply(&s));
+  double t0 = now_s();
+  int a = e->timed != NULL ? pb_gtp_timed_act(e->timed, &s, budget, &err)
+                           : pb_agent_act(e->agent, &s, &err);
+  pb_gtp_clock_spend(&e->clock, color, now_s() - t0);
   if (a < 0)
     return say(out, n, -1, "agent %.100s failed: %.300s",
                pb_agent_name(e->agent), err.msg);
@@ -282,6 +324,55 @@ static int cmd_showboard(pb_gtp_engine_t *e, int argc, char **argv, char *out,
   return say(out, n, 0, "\n%s\n%s", board, status);
 }
 
+static int cmd_time_settings(pb_gtp_engine_t *e, int argc, char **argv,
+                             char *out, size_t n) {
+  double main_s, byo_s;
+  int stones;
+  if (argc != 4)
+    return say(out, n, -1,
+               "syntax error: time_settings MAIN_TIME BYO_YOMI_TIME "
+               "BYO_YOMI_STONES (seconds, seconds, stones)");
+  if (parse_seconds(argv[1], &main_s) != 0 ||
+      parse_seconds(argv[2], &byo_s) != 0)
+    return say(out, n, -1,
+               "syntax error: time_settings: '%.40s' is not a time in "
+               "seconds (a number >= 0)",
+               parse_seconds(argv[1], &main_s) != 0 ? argv[1] : argv[2]);
+  if (parse_stones(argv[3], &stones) != 0)
+    return say(out, n, -1,
+               "syntax error: time_settings: '%.40s' is not a number of "
+               "stones (an integer >= 0)",
+               argv[3]);
+  pb_gtp_clock_settings(&e->clock, main_s, byo_s, stones);
+  return say(out, n, 0, "%s", "");
+}
+
+static int cmd_time_left(pb_gtp_engine_t *e, int argc, char **argv, char *out,
+                         size_t n) {
+  double left_s;
+  int stones;
+  if (argc != 4)
+    return say(out, n, -1,
+               "syntax error: time_left COLOR TIME STONES (b or w, "
+               "seconds, stones; 0 stones: main time)");
+  int color = parse_color(argv[1]);
+  if (color < 0)
+    return say(out, n, -1, "syntax error: time_left: '%.40s' is no color",
+               argv[1]);
+  if (parse_seconds(argv[2], &left_s) != 0)
+    return say(out, n, -1,
+               "syntax error: time_left: '%.40s' is not a time in seconds "
+               "(a number >= 0)",
+               argv[2]);
+  if (parse_stones(argv[3], &stones) != 0)
+    return say(out, n, -1,
+               "syntax error: time_left: '%.40s' is not a number of "
+               "stones (an integer >= 0)",
+               argv[3]);
+  pb_gtp_clock_left(&e->clock, color, left_s, stones);
+  return say(out, n, 0, "%s", "");
+}
+
 static const engine_cmd_t commands[] = {
     {"protocol_version", cmd_protocol_version},
     {"name", cmd_name},
@@ -297,6 +388,8 @@ static const engine_cmd_t commands[] = {
     {"undo", cmd_undo},
     {"final_score", cmd_final_score},
     {"showboard", cmd_showboard},
+    {"time_settings", cmd_time_settings},
+    {"time_left", cmd_time_left},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -345,8 +438,25 @@ pb_gtp_engine_t *pb_gtp_engine_new(const pb_game_t *g, pb_agent_t *agent,
   }
   e->g = g;
   e->agent = agent;
+  pb_gtp_clock_init(&e->clock);
   reset_board(e);
   return e;
+}
+
+int pb_gtp_engine_set_timed(pb_gtp_engine_t *e, pb_gtp_timed_t *t,
+                            pb_err_t *err) {
+  if (e == NULL) return pb_err_set(err, PB_EINVAL, "gtp engine: NULL engine");
+  if (t != NULL && pb_agent_game(pb_gtp_timed_agent(t)) != e->g)
+    return pb_err_set(err, PB_EINVAL, "gtp engine: timed agent %s plays %s",
+                      pb_agent_name(pb_gtp_timed_agent(t)),
+                      pb_agent_game(pb_gtp_timed_agent(t))->name);
+  e->timed = t;
+  return 0;
+}
+
+int64_t pb_gtp_engine_budget_ms(const pb_gtp_engine_t *e, int color) {
+  if (e == NULL) return -1;
+  return pb_gtp_clock_budget_ms(&e->clock, e->g, color, e->g->ply(&e->cur));
 }
 
 void pb_gtp_engine_destroy(pb_gtp_engine_t **ep) {
@@ -469,8 +579,14 @@ int pb_gtp_engine_run(pb_gtp_engine_t *e, FILE *in, FILE *out,
       int c;
       while ((c = fgetc(in)) != EOF && c != '\n') {
       }
-      snprintf(reply, sizeof reply, "? command too long\n\n");
-      quit = 0;
+      /* The command ends where a comment starts: one that does in this
+       * part is run (a comment line gets no response); else too long. */
+      if (strchr(line, '#') != NULL) {
+        quit = pb_gtp_engine_exec(e, line, reply, sizeof reply);
+      } else {
+        snprintf(reply, sizeof reply, "? command too long\n\n");
+        quit = 0;
+      }
     } else {
       quit = pb_gtp_engine_exec(e, line, reply, sizeof reply);
     }

@@ -5,9 +5,9 @@
  *
  * Commands: protocol_version, name, version, known_command, list_commands,
  * quit, boardsize, clear_board, komi, play, genmove, undo, final_score,
- * showboard. Moves and colors are in gtp.h's notation (Othello "d3" and
- * "pass", Connect Four columns 1-7, Tic-Tac-Toe cells 1-9, Toguz Kumalak
- * holes 1-9; black moves first). In detail:
+ * showboard, time_settings, time_left. Moves and colors are in gtp.h's
+ * notation (Othello "d3" and "pass", Connect Four columns 1-7, Tic-Tac-Toe
+ * cells 1-9, Toguz Kumalak holes 1-9; black moves first). In detail:
  *   boardsize N   only the game's size (gtp.h pb_gtp_board_size: 8, 7, 3,
  *                 9) is accepted, and clears the board; any other N is
  *                 "? unacceptable size".
@@ -30,11 +30,19 @@
  *                 the games without material; "? cannot score" before.
  *   showboard     the board as render draws it ('X' black, 'O' white),
  *                 then "black to move", "white to move" or the result.
+ *   time_settings MAIN BYO STONES, time_left COLOR TIME STONES
+ *                 the time control (gtp_clock.h): from them each genmove
+ *                 has a time budget, which the engine's timed agent
+ *                 (pb_gtp_engine_set_timed) sizes its search to; the
+ *                 engine also charges each color with the time its
+ *                 genmoves take, for controllers that send no time_left.
+ *                 boardsize and clear_board start the clocks again.
  * Any other command is "? unknown command". Lines are read as GTP says:
  * control characters other than tab and newline dropped, '#' starts a
- * comment, empty lines ignored, a numeric id echoed in the response
- * ("=7 d3"). Nothing in the input is trusted; every failure, the agent's
- * own included, is a "? message" response and the engine goes on.
+ * comment (a line that is only a comment, or empty, gets no response, as
+ * long as it is), a numeric id echoed in the response ("=7 d3"). Nothing
+ * in the input is trusted; every failure, the agent's own included, is a
+ * one-line "? message" response and the engine goes on.
  *
  * A pb_gtp_engine_t is used by one thread at a time. */
 #ifndef PB_GTP_ENGINE_H
@@ -42,11 +50,13 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "agent.h"
 #include "err.h"
 #include "game.h"
+#include "gtp_timed.h"
 
 /* Longest command line read, newline included; a longer one is answered
  * "? command too long" (and the rest of it dropped). */
@@ -63,6 +73,18 @@ typedef struct pb_gtp_engine pb_gtp_engine_t;
  * another game), PB_ENOMEM. */
 pb_gtp_engine_t *pb_gtp_engine_new(const pb_game_t *g, pb_agent_t *agent,
                                    const char *version, pb_err_t *err);
+
+/* Makes `t` (borrowed: it must outlive the engine; NULL: none) play
+ * genmove in place of the agent, with each move's time budget (its
+ * agent should be the engine's). Returns 0, or PB_EINVAL (a NULL engine,
+ * a timed agent of another game). */
+int pb_gtp_engine_set_timed(pb_gtp_engine_t *e, pb_gtp_timed_t *t,
+                            pb_err_t *err);
+
+/* The time budget in ms of color's (0 black, 1 white) move in the current
+ * position (gtp_clock.h pb_gtp_clock_budget_ms), -1 under no time limit
+ * or for a NULL engine. */
+int64_t pb_gtp_engine_budget_ms(const pb_gtp_engine_t *e, int color);
 
 /* Frees the engine (not its agent); accepts NULL and sets *e to NULL. */
 void pb_gtp_engine_destroy(pb_gtp_engine_t **e);
