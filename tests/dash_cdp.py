@@ -17,13 +17,11 @@ measured; exit status 0 when every check held.
 Python standard library only; the WebSocket client is web_cdp.py's."""
 import json
 import os
-import subprocess
 import sys
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from web_cdp import Page, WebSocket, wait_for  # noqa: E402
+from web_cdp import close_browser, open_page, wait_for  # noqa: E402
 
 CHARTS = ("chart-loss", "chart-elo", "chart-acc")
 
@@ -59,25 +57,8 @@ def check(page, label):
 
 def main():
     chromium, url, profile = sys.argv[1:4]
-    proc = subprocess.Popen(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu",
-         "--no-first-run", "--remote-debugging-port=0",
-         f"--user-data-dir={profile}", "--window-size=1280,1000", url],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, page = open_page(chromium, url, profile)
     try:
-        port_file = os.path.join(profile, "DevToolsActivePort")
-        wait_for("DevToolsActivePort", lambda: os.path.exists(port_file)
-                 and len(open(port_file).read().split()) >= 1)
-        port = int(open(port_file).read().split()[0])
-
-        def page_target():
-            with urllib.request.urlopen(
-                    f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
-                for t in json.load(r):
-                    if t.get("type") == "page" and t.get("url", "").startswith(url):
-                        return t.get("webSocketDebuggerUrl")
-            return None
-        page = Page(WebSocket(wait_for("the page target", page_target)))
         drawn = "document.querySelectorAll('#%s circle').length > 0"
         wait_for("the charts drawn", lambda: all(
             page.eval(drawn % c) for c in CHARTS))
@@ -96,12 +77,7 @@ def main():
         ok = check(page, "900px:") and ok
         return 0 if ok else 1
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        close_browser(proc)
 
 
 if __name__ == "__main__":

@@ -138,8 +138,10 @@ def click(page, elem_id):
               button="left", clickCount=1)
 
 
-def main():
-    chromium, url, profile = sys.argv[1:4]
+def open_page(chromium, url, profile):
+    """Starts a headless chromium on url with its profile in `profile`
+    and returns (process, Page) once the page's target answers; the
+    caller stops the process with close_browser."""
     proc = subprocess.Popen(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu",
          "--no-first-run", "--remote-debugging-port=0",
@@ -158,7 +160,25 @@ def main():
                     if t.get("type") == "page" and t.get("url", "").startswith(url):
                         return t.get("webSocketDebuggerUrl")
             return None
-        page = Page(WebSocket(wait_for("the page target", page_target)))
+        return proc, Page(WebSocket(wait_for("the page target", page_target)))
+    except BaseException:
+        close_browser(proc)
+        raise
+
+
+def close_browser(proc):
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def main():
+    chromium, url, profile = sys.argv[1:4]
+    proc, page = open_page(chromium, url, profile)
+    try:
         status = lambda: page.eval(
             "document.getElementById('play-status').textContent") or ""
         wait_for("'Your move' on the page", lambda: "Your move" in status())
@@ -191,12 +211,7 @@ def main():
             ok = False
         return 0 if ok else 1
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        close_browser(proc)
 
 
 if __name__ == "__main__":
