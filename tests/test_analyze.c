@@ -20,42 +20,18 @@
 #include "nn.h"
 #include "proc.h"
 
+#include "t3_fixtures.h"
+
 #define BIN PB_BIN_DIR
-
-static char g_dir[64];
-static char g_ckpt[128];   /* probs: Tic-Tac-Toe V and Q */
-static char g_azckpt[128]; /* alphazero: a Tic-Tac-Toe policy+value net */
-
-/* An untrained checkpoint of config `name` (configs/NAME.yaml) at path. */
-static int make_ckpt(const char *name, const char *path) {
-  char file[256];
-  snprintf(file, sizeof file, PB_SOURCE_DIR "/configs/%s.yaml", name);
-  pb_config_t cfg;
-  pb_err_t err;
-  pb_config_defaults(&cfg);
-  if (pb_config_load_file(&cfg, file, &err) != 0) return -1;
-  pb_learn_t *l = pb_learn_new(&cfg, &err);
-  if (l == NULL) return -1;
-  int rc = pb_learn_save(l, path, NULL, 0, &err);
-  pb_learn_destroy(&l);
-  return rc;
-}
 
 static int setup(void **state) {
   (void)state;
-  strcpy(g_dir, "/tmp/pb_test_analyze_XXXXXX");
-  if (mkdtemp(g_dir) == NULL) return -1;
-  snprintf(g_ckpt, sizeof g_ckpt, "%s/t3.pbck", g_dir);
-  snprintf(g_azckpt, sizeof g_azckpt, "%s/t3az.pbck", g_dir);
-  if (make_ckpt("tictactoe-smoke", g_ckpt) != 0) return -1;
-  return make_ckpt("tictactoe-alphazero", g_azckpt);
+  return t3_setup("analyze");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return t3_teardown();
 }
 
 /* Runs probs with args (NULL-terminated); returns its exit status and its
