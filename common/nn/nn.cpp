@@ -244,12 +244,17 @@ torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
     h = act(inplace ? y.add_(h) : y + h);
   }
   h = h.flatten(1);
-  for (int i = 0; i < s.dense_layers; i++, k += 2)
-    h = act(torch::linear(h, w[k], w[k + 1]));
-  /* In reduced precision the head's weights are fp32 (pb__views_mixed):
-   * the outputs, and the loss after them, are computed in fp32. */
-  if (h.scalar_type() != w[k].scalar_type()) h = h.to(w[k].scalar_type());
-  h = torch::linear(h, w[k], w[k + 1]);
+  /* In reduced precision the layers past the first nn->lp_n parameters
+   * are fp32 (pb__lp_n): the activations follow their weights' type. The
+   * head always is, so the outputs, and the loss after them, are fp32. */
+  auto dense = [&](torch::Tensor x) {
+    if (x.scalar_type() != w[k].scalar_type()) x = x.to(w[k].scalar_type());
+    x = torch::linear(x, w[k], w[k + 1]);
+    k += 2;
+    return x;
+  };
+  for (int i = 0; i < s.dense_layers; i++) h = act(dense(h));
+  h = dense(h);
   if (s.head == PB_NN_HEAD_TANH) h = inplace ? h.tanh_() : h.tanh();
   if (s.head == PB_NN_HEAD_PV) {
     /* policy logits raw, the last column (the value) through tanh */
@@ -262,32 +267,56 @@ torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
   return h;
 }
 
+/* How many of nn's parameters, from the first, reduced precision computes
+ * in lp_type: the convolutions and norms of the trunk on a CPU, and the
+ * hidden dense layers as well on CUDA; never the head.
+ *
+ * On a CPU the dense layers stay fp32 because oneDNN 2.6 (Debian's, which
+ * its libtorch 1.13 calls for bf16 matrix products) corrupts its heap when
+ * bf16 matmul primitives are created on more than one thread of a process,
+ * one thread after the other: the learner's spot check, its V and Q
+ * training and its self-play check are such threads, and it failed with
+ * "out of memory" or SIGSEGV 2-6 times an hour. A stress program (bf16
+ * forward passes of new batch sizes, turn by turn on 4 threads) threw
+ * std::bad_alloc inside oneDNN's brgemm kernel creation within 30-200 s
+ * with bf16 dense layers, and ran clean with them in fp32, as on one
+ * thread, or with oneDNN's primitive cache off (docs/nn.md, "bf16 across
+ * threads"). The dense layers are a tenth of the arithmetic of the
+ * shipped networks; their matrix products go to the BLAS in fp32. */
+static size_t pb__lp_n(const pb_nn *nn) {
+  if (nn->prec == PB_NN_FP32) return 0;
+  const size_t tail =
+      2 + (nn->device.is_cuda() ? 0 : 2 * (size_t)nn->spec.dense_layers);
+  return nn->params.size() - tail;
+}
+
 /* The parameters in nn's precision, for a step that differentiates through
- * them: views of theta itself in fp32; in reduced precision the trunk's
- * views are of theta cast to lp_type (one cast of the flat tensor, through
- * which the gradient flows back to the fp32 theta) and the head's of
+ * them: views of theta itself in fp32; in reduced precision the first
+ * lp_n views are of theta cast to lp_type (one cast of the flat tensor,
+ * through which the gradient flows back to the fp32 theta), the rest of
  * theta. */
 std::vector<torch::Tensor> pb__views_mixed(const pb_nn *nn,
                                            const torch::Tensor &theta) {
-  if (nn->prec == PB_NN_FP32) return pb__views(nn, theta);
+  if (nn->lp_n == 0) return pb__views(nn, theta);
   std::vector<torch::Tensor> w = pb__views(nn, theta.to(nn->lp_type));
   std::vector<torch::Tensor> full = pb__views(nn, theta);
-  const size_t n = w.size();
-  w[n - 2] = full[n - 2]; /* head.weight */
-  w[n - 1] = full[n - 1]; /* head.bias */
+  for (size_t i = nn->lp_n; i < w.size(); i++) w[i] = full[i];
   return w;
+}
+
+torch::Tensor pb__input_mixed(const pb_nn *nn, torch::Tensor x) {
+  return nn->lp_n > 0 ? x.to(nn->lp_type) : x;
 }
 
 /* The inference views in nn's precision, remaking the cast copy of theta
  * when theta has changed since it was made. */
 static const std::vector<torch::Tensor> &pb__infer(pb_nn *nn) {
-  if (nn->prec == PB_NN_FP32) return nn->infer;
+  if (nn->lp_n == 0) return nn->infer;
   if (!nn->lp.defined() || nn->lp_gen != nn->theta_gen) {
     nn->lp = nn->theta.detach().to(nn->lp_type);
     nn->infer_lp = pb__views(nn, nn->lp);
-    const size_t n = nn->infer_lp.size();
-    nn->infer_lp[n - 2] = nn->infer[n - 2];
-    nn->infer_lp[n - 1] = nn->infer[n - 1];
+    for (size_t i = nn->lp_n; i < nn->infer_lp.size(); i++)
+      nn->infer_lp[i] = nn->infer[i];
     nn->lp_gen = nn->theta_gen;
   }
   return nn->infer_lp;
@@ -451,6 +480,7 @@ extern "C" int pb_nn_set_precision(pb_nn_t *nn, int precision,
   return pb__guard(err, "pb_nn_set_precision", [&]() -> int {
     nn->prec = precision;
     nn->lp_type = precision == PB_NN_BF16 ? torch::kBFloat16 : torch::kFloat32;
+    nn->lp_n = pb__lp_n(nn);
     nn->lp = torch::Tensor();
     nn->infer_lp.clear();
     return 0;
@@ -550,7 +580,7 @@ extern "C" int pb_nn_forward(pb_nn_t *nn, const float *in, int batch,
   return pb__guard(err, "pb_nn_forward", [&]() -> int {
     c10::InferenceMode guard;
     torch::Tensor x = pb__input(nn, in, batch);
-    if (nn->prec != PB_NN_FP32) x = x.to(nn->lp_type);
+    x = pb__input_mixed(nn, x);
     torch::Tensor y = pb__run(nn, x, pb__infer(nn), true);
     y = pb__cpu(y);
     std::memcpy(out, y.data_ptr<float>(),

@@ -129,8 +129,12 @@ int pb_nn_tune_malloc(pb_err_t *err);
 /* The arithmetic of forward passes and training steps (pb_nn_set_precision).
  *   PB_NN_FP32  everything in float32 (the default of a new network)
  *   PB_NN_BF16  mixed precision: the trunk (convolutions, residual blocks,
- *               hidden dense layers, their activations) in bfloat16, the
- *               head and the loss in float32. The weights stay float32
+ *               their activations; on CUDA the hidden dense layers too) in
+ *               bfloat16, the rest, the head and the loss in float32. On a
+ *               CPU the dense layers stay float32 because Debian's oneDNN
+ *               2.6 corrupts memory when bfloat16 matrix products are set
+ *               up on several threads of a process (nn.cpp, pb__lp_n;
+ *               docs/nn.md). The weights stay float32
  *               (theta is the master copy that Adam updates in float32;
  *               forward passes use a bfloat16 copy, remade after the
  *               weights change), so everything saved (weights and state

@@ -61,15 +61,17 @@ struct pb_nn {
   double loss_policy = 0;           /* the parts of the last step's loss */
   double loss_value = 0;            /* (pb_nn_last_loss_parts) */
   std::vector<torch::Tensor> infer; /* no-grad views of theta, per param */
-  /* Reduced precision (pb_nn_set_precision): the trunk runs in `lp_type`,
-   * the head and everything after it in fp32. theta stays the fp32 master
-   * copy; `lp` is theta cast for inference, remade when theta_gen (bumped
-   * by every write to theta) has moved past lp_gen. */
+  /* Reduced precision (pb_nn_set_precision): the layers of the first
+   * lp_n parameters (pb__lp_n) run in `lp_type`, the rest, the head and
+   * everything after it in fp32. theta stays the fp32 master copy; `lp` is
+   * theta cast for inference, remade when theta_gen (bumped by every write
+   * to theta) has moved past lp_gen. */
   int prec = PB_NN_FP32;
   torch::ScalarType lp_type = torch::kFloat32;
+  size_t lp_n = 0;
   uint64_t theta_gen = 0, lp_gen = 0;
   torch::Tensor lp;                    /* [nparams] in lp_type */
-  std::vector<torch::Tensor> infer_lp; /* trunk views of lp, head of theta */
+  std::vector<torch::Tensor> infer_lp; /* lp_n views of lp, then of theta */
 };
 
 static const int64_t PB__MAX_PARAMS = (int64_t)1 << 31;
@@ -83,6 +85,7 @@ enum { PB__NSPEC = 11 };
  * the first differing field), the network function (pb__views: layer views
  * of a flat tensor; pb__run: the forward pass; pb__input: caller input on
  * nn's device; pb__views_mixed: the views of a step in nn's precision;
+ * pb__input_mixed: an input in the type of nn's first layer;
  * pb__cpu: a contiguous CPU tensor of the same values) and
  * pb__opt_check (the optimizer settings). */
 int64_t pb__count(const pb_nn_spec_t *s);
@@ -97,6 +100,7 @@ torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
 torch::Tensor pb__input(const pb_nn *nn, const float *in, int batch);
 std::vector<torch::Tensor> pb__views_mixed(const pb_nn *nn,
                                            const torch::Tensor &theta);
+torch::Tensor pb__input_mixed(const pb_nn *nn, torch::Tensor x);
 torch::Tensor pb__cpu(const torch::Tensor &t);
 int pb__opt_check(const pb_nn_opt_t *o, pb_err_t *err);
 

@@ -137,7 +137,7 @@ static int pb__train(pb_nn_t *nn, const float *in, const float *target,
                      double *parts, const char *where, pb_err_t *err) {
   const int k = pb__nsteps(total, batch);
   torch::Tensor x = pb__input(nn, in, total);
-  if (nn->prec != PB_NN_FP32) x = x.to(nn->lp_type); /* cast once */
+  x = pb__input_mixed(nn, x); /* cast once */
   torch::Tensor t = pb__rows(nn, target, total);
   torch::Tensor mk = mask ? pb__rows(nn, mask, total) : torch::Tensor();
   const auto fopt = torch::TensorOptions().dtype(torch::kFloat32).device(nn->device);
