@@ -5,6 +5,7 @@
  * other on the same networks.
  *
  *   bench_nn_threads [-t THREADS] [-s SECONDS] [-b MAX_BATCH] [-P fp32|bf16]
+ *                    [-p]
  *
  * THREADS (default 4) threads take turns, the next one drawn at random;
  * each turn is 10 pb_nn_forward calls at batches drawn from 1..MAX_BATCH
@@ -12,7 +13,8 @@
  * paper's larger Connect Four network (bench_nn's "large"), one libtorch
  * thread each, in the given precision (default bf16), for SECONDS (default
  * 60). Prints the forward passes done and their rate; a failed pass is
- * printed and ends the program with status 1.
+ * printed and ends the program with status 1. -p prints tab-separated
+ * rows (figure, value, unit, ratio, baseline) for bench/run.
  *
  * It is a check as much as a rate: before bf16 dense layers were moved to
  * fp32 on the CPU (common/nn/nn.cpp, pb__lp_n), this program failed in bf16
@@ -91,15 +93,15 @@ static void *member_main(void *arg) {
 
 static void usage(void) {
   fprintf(stderr, "usage: bench_nn_threads [-t THREADS] [-s SECONDS] "
-                  "[-b MAX_BATCH] [-P fp32|bf16]\n");
+                  "[-b MAX_BATCH] [-P fp32|bf16] [-p]\n");
   exit(2);
 }
 
 int main(int argc, char **argv) {
-  int threads = 4, maxb = 3000, prec = PB_NN_BF16;
+  int threads = 4, maxb = 3000, prec = PB_NN_BF16, parseable = 0;
   double secs = 60;
   int c;
-  while ((c = getopt(argc, argv, "t:s:b:P:")) != -1) {
+  while ((c = getopt(argc, argv, "t:s:b:P:p")) != -1) {
     if (c == 't')
       threads = atoi(optarg);
     else if (c == 's')
@@ -110,6 +112,8 @@ int main(int argc, char **argv) {
       prec = PB_NN_FP32;
     else if (c == 'P' && strcmp(optarg, "bf16") == 0)
       prec = PB_NN_BF16;
+    else if (c == 'p')
+      parseable = 1;
     else
       usage();
   }
@@ -158,12 +162,22 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < threads; i++) pthread_join(tid[i], NULL);
   const double t = now() - t0;
+  const char *pn = prec == PB_NN_BF16 ? "bf16" : "fp32";
   printf("# bench_nn_threads: %d threads in turns, batches 1..%d, %s, "
          "%.0f s\n",
-         threads, maxb, prec == PB_NN_BF16 ? "bf16" : "fp32", t);
-  printf("forward passes %ld (%.1f/s), positions %.0f/s\n", s.forwards,
-         (double)s.forwards / t, (double)s.rows / t);
-  if (s.failed) printf("FAILED after %ld passes: %s\n", s.forwards, s.err.msg);
+         threads, maxb, pn, t);
+  if (parseable) {
+    printf("nn %s, %d threads in turns: forward passes\t%.1f\tcalls/s\t-\t"
+           "\n",
+           pn, threads, (double)s.forwards / t);
+    printf("nn %s, %d threads in turns: failed passes\t%d\tpasses\t-\t"
+           "of %ld\n",
+           pn, threads, s.failed, s.forwards);
+  } else {
+    printf("forward passes %ld (%.1f/s), positions %.0f/s\n", s.forwards,
+           (double)s.forwards / t, (double)s.rows / t);
+  }
+  if (s.failed) printf("# FAILED after %ld passes: %s\n", s.forwards, s.err.msg);
   for (int i = 0; i < threads; i++) free(m[i].out);
   free(m);
   free(tid);
