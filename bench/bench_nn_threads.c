@@ -177,7 +177,8 @@ int main(int argc, char **argv) {
     printf("forward passes %ld (%.1f/s), positions %.0f/s\n", s.forwards,
            (double)s.forwards / t, (double)s.rows / t);
   }
-  if (s.failed) printf("# FAILED after %ld passes: %s\n", s.forwards, s.err.msg);
+  if (s.failed)
+    printf("# FAILED after %ld passes: %s\n", s.forwards, s.err.msg);
   for (int i = 0; i < threads; i++) free(m[i].out);
   free(m);
   free(tid);
