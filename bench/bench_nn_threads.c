@@ -18,7 +18,7 @@
  *
  * It is a check as much as a rate: before bf16 dense layers were moved to
  * fp32 on the CPU (common/nn/nn.cpp, pb__lp_n), this program failed in bf16
- * within 30-200 s ("pb_nn_forward: out of memory" from std::bad_alloc in
+ * within 25-125 s ("pb_nn_forward: out of memory" from std::bad_alloc in
  * oneDNN 2.6's brgemm kernel creation, or SIGSEGV), as the learner did in
  * its runs; with one thread (-t 1) it did not (docs/nn.md, "bf16 across
  * threads"). Not run by the tests for its length. */

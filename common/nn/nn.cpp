@@ -278,7 +278,7 @@ torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
  * training and its self-play check are such threads, and it failed with
  * "out of memory" or SIGSEGV 2-6 times an hour. A stress program (bf16
  * forward passes of new batch sizes, turn by turn on 4 threads) threw
- * std::bad_alloc inside oneDNN's brgemm kernel creation within 30-200 s
+ * std::bad_alloc inside oneDNN's brgemm kernel creation within 25-125 s
  * with bf16 dense layers, and ran clean with them in fp32, as on one
  * thread, or with oneDNN's primitive cache off (docs/nn.md, "bf16 across
  * threads"). The dense layers are a tenth of the arithmetic of the
