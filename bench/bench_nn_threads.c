@@ -26,18 +26,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "err.h"
 #include "nn.h"
+#include "precision.h"
 #include "rng.h"
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "bench_util.h"
 
 typedef struct shared {
   pthread_mutex_t mu;
@@ -83,7 +79,7 @@ static void *member_main(void *arg) {
       s->failed = 1;
       s->err = err;
     }
-    if (rc != 0 || now() >= s->end) s->stop = 1;
+    if (rc != 0 || bench_clock() >= s->end) s->stop = 1;
     s->turn = (int)pb_rng_below(&s->rng, (uint32_t)s->nthreads);
     pthread_cond_broadcast(&s->cv);
   }
@@ -98,28 +94,25 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
-  int threads = 4, maxb = 3000, prec = PB_NN_BF16, parseable = 0;
+  int threads = 4, maxb = 3000, prec = PB_NN_BF16;
   double secs = 60;
-  int c;
+  use_wall = 1; /* the threads take turns: wall time is the run's */
+  int c, bad = 0;
   while ((c = getopt(argc, argv, "t:s:b:P:p")) != -1) {
     if (c == 't')
-      threads = atoi(optarg);
+      bad |= bench_parse_int(optarg, 1, 64, &threads);
     else if (c == 's')
-      secs = atof(optarg);
+      bad |= bench_parse_double(optarg, 1e-3, 1e6, &secs);
     else if (c == 'b')
-      maxb = atoi(optarg);
-    else if (c == 'P' && strcmp(optarg, "fp32") == 0)
-      prec = PB_NN_FP32;
-    else if (c == 'P' && strcmp(optarg, "bf16") == 0)
-      prec = PB_NN_BF16;
+      bad |= bench_parse_int(optarg, 1, 100000, &maxb);
+    else if (c == 'P')
+      bad |= (prec = pb_precision_parse(optarg)) < 0 || prec > PB_NN_BF16;
     else if (c == 'p')
       parseable = 1;
     else
-      usage();
+      bad = 1;
   }
-  if (threads < 1 || threads > 64 || maxb < 1 || maxb > 100000 ||
-      !(secs > 0) || optind != argc)
-    usage();
+  if (bad || optind != argc) usage();
   const pb_nn_spec_t spec = {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 3, 32, 1, 64, 0, 0};
   pb_err_t err;
   pb_nn_tune_malloc(NULL);
@@ -148,7 +141,7 @@ int main(int argc, char **argv) {
   member_t *m = calloc((size_t)threads, sizeof *m);
   pthread_t *tid = calloc((size_t)threads, sizeof *tid);
   if (m == NULL || tid == NULL) return 1;
-  const double t0 = now();
+  const double t0 = bench_clock();
   s.end = t0 + secs;
   for (int i = 0; i < threads; i++) {
     m[i].s = &s;
@@ -161,22 +154,22 @@ int main(int argc, char **argv) {
     }
   }
   for (int i = 0; i < threads; i++) pthread_join(tid[i], NULL);
-  const double t = now() - t0;
+  const double t = bench_clock() - t0;
   const char *pn = prec == PB_NN_BF16 ? "bf16" : "fp32";
   printf("# bench_nn_threads: %d threads in turns, batches 1..%d, %s, "
          "%.0f s\n",
          threads, maxb, pn, t);
-  if (parseable) {
-    printf("nn %s, %d threads in turns: forward passes\t%.1f\tcalls/s\t-\t"
-           "\n",
-           pn, threads, (double)s.forwards / t);
-    printf("nn %s, %d threads in turns: failed passes\t%d\tpasses\t-\t"
-           "of %ld\n",
-           pn, threads, s.failed, s.forwards);
-  } else {
-    printf("forward passes %ld (%.1f/s), positions %.0f/s\n", s.forwards,
-           (double)s.forwards / t, (double)s.rows / t);
-  }
+  char fig[80], of[32];
+  snprintf(fig, sizeof fig, "nn %s, %d threads in turns: forward passes", pn,
+           threads);
+  bench_row(fig, (double)s.forwards / t, "calls/s", 0, "");
+  snprintf(fig, sizeof fig, "nn %s, %d threads in turns: positions", pn,
+           threads);
+  bench_row(fig, (double)s.rows / t, "positions/s", 0, "");
+  snprintf(fig, sizeof fig, "nn %s, %d threads in turns: failed passes", pn,
+           threads);
+  snprintf(of, sizeof of, "of %ld", s.forwards);
+  bench_row(fig, s.failed, "passes", 0, of);
   if (s.failed)
     printf("# FAILED after %ld passes: %s\n", s.forwards, s.err.msg);
   for (int i = 0; i < threads; i++) free(m[i].out);
