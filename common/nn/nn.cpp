@@ -244,7 +244,7 @@ torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
     h = act(inplace ? y.add_(h) : y + h);
   }
   h = h.flatten(1);
-  /* In reduced precision the layers past the first nn->lp_n parameters
+  /* In reduced precision the layers past the first pb__lp_n parameters
    * are fp32 (pb__lp_n): the activations follow their weights' type. The
    * head always is, so the outputs, and the loss after them, are fp32. */
   auto dense = [&](torch::Tensor x) {
@@ -292,30 +292,32 @@ static size_t pb__lp_n(const pb_nn *nn) {
 
 /* The parameters in nn's precision, for a step that differentiates through
  * them: views of theta itself in fp32; in reduced precision the first
- * lp_n views are of theta cast to lp_type (one cast of the flat tensor,
+ * pb__lp_n views are of theta cast to lp_type (one cast of the flat tensor,
  * through which the gradient flows back to the fp32 theta), the rest of
  * theta. */
 std::vector<torch::Tensor> pb__views_mixed(const pb_nn *nn,
                                            const torch::Tensor &theta) {
-  if (nn->lp_n == 0) return pb__views(nn, theta);
+  const size_t n_lp = pb__lp_n(nn);
+  if (n_lp == 0) return pb__views(nn, theta);
   std::vector<torch::Tensor> w = pb__views(nn, theta.to(nn->lp_type));
   std::vector<torch::Tensor> full = pb__views(nn, theta);
-  for (size_t i = nn->lp_n; i < w.size(); i++) w[i] = full[i];
+  for (size_t i = n_lp; i < w.size(); i++) w[i] = full[i];
   return w;
 }
 
 torch::Tensor pb__input_mixed(const pb_nn *nn, torch::Tensor x) {
-  return nn->lp_n > 0 ? x.to(nn->lp_type) : x;
+  return pb__lp_n(nn) > 0 ? x.to(nn->lp_type) : x;
 }
 
 /* The inference views in nn's precision, remaking the cast copy of theta
  * when theta has changed since it was made. */
 static const std::vector<torch::Tensor> &pb__infer(pb_nn *nn) {
-  if (nn->lp_n == 0) return nn->infer;
+  const size_t n_lp = pb__lp_n(nn);
+  if (n_lp == 0) return nn->infer;
   if (!nn->lp.defined() || nn->lp_gen != nn->theta_gen) {
     nn->lp = nn->theta.detach().to(nn->lp_type);
     nn->infer_lp = pb__views(nn, nn->lp);
-    for (size_t i = nn->lp_n; i < nn->infer_lp.size(); i++)
+    for (size_t i = n_lp; i < nn->infer_lp.size(); i++)
       nn->infer_lp[i] = nn->infer[i];
     nn->lp_gen = nn->theta_gen;
   }
@@ -480,7 +482,6 @@ extern "C" int pb_nn_set_precision(pb_nn_t *nn, int precision,
   return pb__guard(err, "pb_nn_set_precision", [&]() -> int {
     nn->prec = precision;
     nn->lp_type = precision == PB_NN_BF16 ? torch::kBFloat16 : torch::kFloat32;
-    nn->lp_n = pb__lp_n(nn);
     nn->lp = torch::Tensor();
     nn->infer_lp.clear();
     return 0;

@@ -62,16 +62,15 @@ struct pb_nn {
   double loss_value = 0;            /* (pb_nn_last_loss_parts) */
   std::vector<torch::Tensor> infer; /* no-grad views of theta, per param */
   /* Reduced precision (pb_nn_set_precision): the layers of the first
-   * lp_n parameters (pb__lp_n) run in `lp_type`, the rest, the head and
+   * pb__lp_n(nn) parameters run in `lp_type`, the rest, the head and
    * everything after it in fp32. theta stays the fp32 master copy; `lp` is
    * theta cast for inference, remade when theta_gen (bumped by every write
    * to theta) has moved past lp_gen. */
   int prec = PB_NN_FP32;
   torch::ScalarType lp_type = torch::kFloat32;
-  size_t lp_n = 0;
   uint64_t theta_gen = 0, lp_gen = 0;
   torch::Tensor lp;                    /* [nparams] in lp_type */
-  std::vector<torch::Tensor> infer_lp; /* lp_n views of lp, then of theta */
+  std::vector<torch::Tensor> infer_lp; /* pb__lp_n views of lp, then theta */
 };
 
 static const int64_t PB__MAX_PARAMS = (int64_t)1 << 31;
