@@ -105,6 +105,10 @@ version() { status | sed -n 's/.*"version": *\([0-9][0-9]*\).*/\1/p'; }
 version_at_least() { local v; v=$(version); [ -n "$v" ] && [ "$v" -ge "$1" ]; }
 logs() { $E logs "$1" 2>&1; }
 learner_log() { logs "${P}_learner_1"; }
+# has REGEX: stdin has a line matching REGEX. grep reads to the end: with
+# pipefail, grep -q's early exit would fail the writer with SIGPIPE (a log
+# that goes on past the line made such a check fail every time).
+has() { grep -- "$1" >/dev/null; }
 
 echo "== 2. compose up: learner, actor, searcher, evaluator"
 T1=$SECONDS
@@ -119,7 +123,7 @@ check "the learner publishes its ports on 127.0.0.1 only" \
   test "$ports" = "127.0.0.1 "
 check "nothing of the run listens on 0.0.0.0" \
   bash -c "! ss -ltn 2>/dev/null | grep -qE '0\.0\.0\.0:($WORK|$PUB|$HTTP)\b'"
-learner_logged() { "${DC[@]}" logs --no-color learner 2>&1 | grep -q 'iteration 1 done'; }
+learner_logged() { "${DC[@]}" logs --no-color learner 2>&1 | has 'iteration 1 done'; }
 # The line can trail /status's version by a moment through the log driver.
 check "docker-compose logs learner is the learner's log" wait_for 30 learner_logged
 # Docker runs the healthcheck by itself; Podman through systemd timers,
@@ -135,7 +139,7 @@ check "CURVE is on, with a key per worker container" \
 echo "== 3. scale searchers from 1 to 3"
 check "docker-compose scales searcher to 3" \
   "${DC[@]}" up -d --no-build --no-recreate --scale searcher=3
-took_work() { logs "$1" | grep -q 'search item '; }
+took_work() { logs "$1" | has 'search item '; }
 for i in 2 3; do
   check "searcher $i took work" wait_for 120 took_work "${P}_searcher_$i"
 done
@@ -175,7 +179,7 @@ v_stop=$($E run --rm -v "${P}_runs:/runs" --entrypoint sh "$PB_IMAGE" -c \
 echo "newest checkpoint after the stop: ${v_stop:-none}"
 check "the learner stopped with checkpoints on the volume" test -n "$v_stop"
 "${DC[@]}" start learner >/dev/null 2>&1
-resumed() { learner_log | grep -q "resumed from .*ckpt-0*${v_stop}\.pbck"; }
+resumed() { learner_log | has "resumed from .*ckpt-0*${v_stop}\.pbck"; }
 check "the learner resumes from its newest checkpoint ($v_stop)" wait_for 120 resumed
 check "the run goes on after the restart" wait_for 180 version_at_least $((${v_stop:-0} + 2))
 # The restarted learner's own count of the workers it hears from.
