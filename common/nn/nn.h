@@ -149,13 +149,14 @@ enum { PB_NN_FP32 = 0, PB_NN_BF16 = 1 };
 
 /* bf16 pays from batches of some rows on: the casts and oneDNN's per-call
  * work cost more than it saves on a few rows (bench_nn on AVX-512 BF16,
- * one thread: at batch 1 bf16 ran at half fp32's rate; the paper's larger
- * Connect Four network broke even at batch 4-8, the smaller one at
- * 32-48; docs/nn.md). A network computes in its precision whatever the
- * batch, so that a position's value does not depend on the batch it was
- * in (the learner's spot check compares a searcher's values with its own
- * from other batches); a role whose batches are small is better set to
- * fp32 (model.actor_precision, say). */
+ * one thread: at batch 1 bf16 runs at 0.62x fp32's rate on the paper's
+ * larger Connect Four network and 0.37x on the smaller one; they broke
+ * even at batch 4-8 and 32-48, measured while the dense layers were bf16
+ * too; docs/performance.md). A network computes in its precision
+ * whatever the batch, so that a position's value does not depend on the
+ * batch it was in (the learner's spot check compares a searcher's values
+ * with its own from other batches); a role whose batches are small is
+ * better set to fp32 (model.actor_precision, say). */
 
 /* Sets nn's precision (PB_NN_FP32 or PB_NN_BF16); it applies to every
  * later pb_nn_forward and training step. Returns 0, or PB_EINVAL for a
