@@ -155,7 +155,7 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < threads; i++) pthread_join(tid[i], NULL);
   const double t = bench_clock() - t0;
-  const char *pn = prec == PB_NN_BF16 ? "bf16" : "fp32";
+  const char *pn = pb_precision_name(prec);
   printf("# bench_nn_threads: %d threads in turns, batches 1..%d, %s, "
          "%.0f s\n",
          threads, maxb, pn, t);

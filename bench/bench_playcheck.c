@@ -111,8 +111,8 @@ int main(int argc, char **argv) {
   printf("# %s: %s, eps %.2f, T %.2f; %d workers x %d episodes, %.0f moves "
          "scored each on average; play %s, check %s\n",
          ckpt, g->name, o.eps, o.temperature, workers, episodes,
-         (double)moves / workers, prec[0] == PB_NN_BF16 ? "bf16" : "fp32",
-         prec[1] == PB_NN_BF16 ? "bf16" : "fp32");
+         (double)moves / workers, pb_precision_name(prec[0]),
+         pb_precision_name(prec[1]));
   bench_row("z mean (0 for honest)", mean, "", 0, "");
   bench_row("z spread (1 for honest)", sqrt(sq / workers - mean * mean), "",
             0, "");
