@@ -41,13 +41,20 @@ expect "perft: an unknown option gets the usage" 2 "usage: probs perft" \
 # process group (as a terminal runs a command: SIGINT not ignored), sends
 # SIGNAL once the first iteration is done, and checks the exit status and
 # that no process of it had to be killed.
+# Each call has its own output file, empty before the command starts: a
+# file of an earlier call would already hold "iteration 1", and the signal
+# would reach the shell forked for the command before it runs probs.
 set -m
+RUNS=0
 stop_train() {
   local name=$1 sig=$2 want=$3
   shift 3
-  "$P" train "$@" > "$T/$name.out" 2>&1 &
+  RUNS=$((RUNS + 1))
+  local out="$T/train-$RUNS.out"
+  : > "$out"
+  "$P" train "$@" > "$out" 2>&1 &
   local pid=$! t=0
-  while [ $t -lt 600 ] && ! grep -qE "iteration 1(/|:)" "$T/$name.out" 2>/dev/null; do
+  while [ $t -lt 600 ] && ! grep -qE "iteration 1(/|:)" "$out" 2>/dev/null; do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.2
     t=$((t + 1))
@@ -56,10 +63,10 @@ stop_train() {
   local rc
   wait "$pid"
   rc=$?
-  if [ "$rc" = "$want" ] && ! grep -q "still running: SIGKILL" "$T/$name.out"; then
+  if [ "$rc" = "$want" ] && ! grep -q "still running: SIGKILL" "$out"; then
     ok "$name: SIG$sig -> exit $rc"
   else
-    bad "$name: SIG$sig -> exit $rc, expected $want; $(tail -5 "$T/$name.out")"
+    bad "$name: SIG$sig -> exit $rc, expected $want; $(tail -5 "$out")"
   fi
 }
 stop_train "train --inproc" INT 130 "$SRC/configs/tictactoe.yaml" --inproc \
