@@ -42,11 +42,15 @@ pb_engine() {
   return 0
 }
 
-# The hash of what deploy/Dockerfile reads.
+# The hash of what deploy/Dockerfile reads: the sources of its COPY lines
+# (not those --from a build stage), itself and .dockerignore. Read from
+# the Dockerfile, so that a folder it copies is never left out of the hash
+# (a fixed list here once missed common/, and a changed library reused the
+# old image).
 pb_tree_hash() {
-  (cd "$SRC" && find CMakeLists.txt proto base games solver cmake data run \
-      search nn train net play web cli learner actor evaluator configs \
-      scripts deploy/Dockerfile deploy/entrypoint.sh .dockerignore \
+  (cd "$SRC" && find $(awk '$1 == "COPY" && $2 !~ /^--/ {
+        for (i = 2; i < NF; i++) print $i }' deploy/Dockerfile) \
+      deploy/Dockerfile .dockerignore \
       -type f ! -name '*.o' 2>/dev/null | LC_ALL=C sort |
     xargs sha1sum | sha1sum | cut -c1-12)
 }
