@@ -1,6 +1,6 @@
 # containers.sh - sourced by the tests that run probs in containers
-# (test_containers.sh, test_k8s.sh): finds a container engine and builds
-# the CPU image once per source tree.
+# (test_containers.sh, test_k8s.sh): finds a container engine, builds
+# the CPU image once per source tree, and reads their logs (has).
 #
 #   . "$SRC/tests/containers.sh"
 #   pb_engine || skip "$PB_ENGINE_WHY"    # sets PB_ENGINE (podman|docker)
@@ -17,6 +17,12 @@
 # of every file the build reads, so that the tests of one tree build it
 # once and a changed tree builds anew. Prints the build time and the image
 # size on stdout ("image: BUILT in S s, N MB" or "image: cached").
+
+# has REGEX: stdin has a line matching REGEX, for a container's log or
+# /status piped in. grep reads to the end: with pipefail, grep -q's early
+# exit would fail the writer with SIGPIPE (a log that goes on past the
+# line made such a check fail every time).
+has() { grep -- "$1" >/dev/null; }
 
 pb_engine() {
   PB_ENGINE=""

@@ -105,10 +105,6 @@ version() { status | sed -n 's/.*"version": *\([0-9][0-9]*\).*/\1/p'; }
 version_at_least() { local v; v=$(version); [ -n "$v" ] && [ "$v" -ge "$1" ]; }
 logs() { $E logs "$1" 2>&1; }
 learner_log() { logs "${P}_learner_1"; }
-# has REGEX: stdin has a line matching REGEX. grep reads to the end: with
-# pipefail, grep -q's early exit would fail the writer with SIGPIPE (a log
-# that goes on past the line made such a check fail every time).
-has() { grep -- "$1" >/dev/null; }
 
 echo "== 2. compose up: learner, actor, searcher, evaluator"
 T1=$SECONDS

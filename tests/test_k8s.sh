@@ -502,9 +502,7 @@ LPOD="${PREFIX}learner-pod-0"
 LC="$LPOD-learner"
 EC="$LPOD-evaluator"
 llog() { podman logs "$LC" 2>&1; }
-# (grep reads to the end: with pipefail, grep -q's early exit would fail the
-# writer with SIGPIPE.)
-log_has() { llog | grep -- "$1" >/dev/null; } # log_has REGEX: the learner's log has it
+log_has() { llog | has "$1"; } # log_has REGEX: the learner's log has it
 since_start() { # since_start REGEX: seconds from the learner's start to the first line matching
   llog | "$PY" -c 'import re, sys, datetime as d
 t0 = None
@@ -642,7 +640,7 @@ else
 fi
 check "it resumes from checkpoint 8" wait_for 120 log_has 'resumed from .*ckpt-000008.pbck'
 status() { podman exec "$EC" curl -fsS -m 3 "http://$LPOD:8080/status" 2>/dev/null; }
-status_has() { status | grep -- "$1" >/dev/null; } # status_has REGEX
+status_has() { status | has "$1"; } # status_has REGEX
 check "/status answers over the pod network: version 8" wait_for 60 status_has '"version": *8,'
 check "/status says 10 iterations" status_has '"iterations": *10,'
 echo "/status: $(status | head -c 200)"
