@@ -2,7 +2,7 @@
  * real, randomly initialised V and Q networks.
  *
  *   bench_search [-n POSITIONS] [-r REPS] [-s SECONDS] [-E E] [-M M]
- *                [-m small,large] [-t THREADS] [-b EVAL_BATCH] [-p] [-w]
+ *                [-m free,small,large] [-t THREADS] [-b EVAL_BATCH] [-p] [-w]
  *
  * Workload: POSITIONS (default 256) distinct positions drawn from random
  * games (uniform random moves from the initial position), searched with
@@ -37,6 +37,15 @@
  * work, each advancing 256 searches, all feeding one evaluator; against the
  * same on one thread, both in wall-clock time (CPU time would count every
  * thread), best of REPS each, taking turns.
+ *
+ * The free evaluator (-m free, on by default): V and Q are hashes of the
+ * state, no network and no cache, so the figures are the tree work alone
+ * (a network that cost nothing, as a GPU nearly is for a searcher's
+ * thread): P256 on one thread, per second of wall-clock time and of the
+ * thread's CPU time, and THREADS threads (-T, default 2) through the
+ * batcher, in wall-clock time, with their ratio to one thread measured in
+ * the same run, taking turns. Each figure repeats passes over all
+ * positions for about SECONDS/2 and keeps the best of REPS.
  *
  * Rates are per second of CPU time of this process (-w: of wall-clock
  * time). On a shared machine wall time measures the other load as much as
@@ -194,6 +203,41 @@ static double run_one_by_one(ctx_t *c, int ref, uint32_t cache, int *done_n) {
   return k / (t - t0);
 }
 
+/* ---- the free evaluator (-m free) ---------------------------------------- */
+
+/* V and Q from a hash of the state: a real evalfn at about no cost, so
+ * that a searcher's tree work is measured alone. Thread-safe (no state). */
+static uint64_t free_hash(const pb_state_t *s) {
+  uint64_t h = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < PB_STATE_WORDS; i++) h = pb_mix64(h ^ s->w[i]);
+  return h;
+}
+
+static float free_unit(uint64_t h) {
+  return (float)((double)(h >> 40) * (2.0 / 16777216.0) - 1.0);
+}
+
+static int free_value(void *ctx, const pb_state_t *s, int n, float *out,
+                      pb_err_t *err) {
+  (void)ctx;
+  (void)err;
+  for (int i = 0; i < n; i++) out[i] = free_unit(free_hash(&s[i]));
+  return 0;
+}
+
+static int free_qvalues(void *ctx, const pb_state_t *s, int n, float *out,
+                        pb_err_t *err) {
+  const pb_game_t *g = ctx;
+  (void)err;
+  const int A = g->num_actions;
+  for (int i = 0; i < n; i++) {
+    uint64_t h = free_hash(&s[i]);
+    for (int a = 0; a < A; a++)
+      out[i * A + a] = free_unit(pb_mix64(h + (uint64_t)a));
+  }
+  return 0;
+}
+
 /* ---- the threaded searcher (-T) ---------------------------------------- */
 
 typedef struct {
@@ -228,6 +272,105 @@ static double threaded_best(ctx_t *c, int members, pb_batcher_t *b,
   double dt =
       (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
   return dt < best ? dt : best;
+}
+
+static double wall_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double thread_cpu_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* `passes` passes over all positions with `members` threads (1: on this
+ * thread, without the batcher) over the free evaluator; returns the wall
+ * time, and the CPU time of this thread in *cpu. */
+static double free_passes(ctx_t *c, int members, pb_batcher_t *b, tjob_t *j,
+                          int passes, double *cpu) {
+  pb_err_t err;
+  pb_evalfn_t fn = {free_value, free_qvalues, (void *)c->g};
+  j->members = members;
+  double c0 = thread_cpu_now(), t0 = wall_now();
+  for (int k = 0; k < passes; k++) {
+    int rc = members == 1
+                 ? pb_beam_run(j->beam[0], c->pos, c->n, &fn, c->out, &err)
+                 : pb_batcher_run(b, members, &fn, tmember, j, &err);
+    if (rc != 0) die("free search", &err);
+  }
+  double dt = wall_now() - t0;
+  *cpu = thread_cpu_now() - c0;
+  return dt;
+}
+
+/* The tree work alone: one thread against T through the batcher, over
+ * the free evaluator, in turns; best of c->reps. */
+static void bench_free(ctx_t *c, int T) {
+  pb_err_t err;
+  const int A = c->g->num_actions;
+  tjob_t j = {.c = c};
+  for (int m = 0; m < T; m++)
+    if ((j.beam[m] = pb_beam_new(c->g, c->E, c->M, 256, &err)) == NULL)
+      die("beam", &err);
+  pb_batcher_t *b = pb_batcher_new(c->g, T, &err);
+  float *ref = malloc((size_t)c->n * A * sizeof *ref);
+  c->out = malloc((size_t)c->n * A * sizeof *c->out);
+  if (b == NULL || ref == NULL || c->out == NULL) die("free setup", &err);
+  /* Passes per figure: about secs/2 of one thread. */
+  double cpu, one_pass = free_passes(c, 1, b, &j, 1, &cpu);
+  memcpy(ref, c->out, (size_t)c->n * A * sizeof *ref);
+  int passes = (int)(c->secs / 2 / (one_pass > 1e-6 ? one_pass : 1e-6));
+  if (passes < 1) passes = 1;
+  double one = 1e300, one_cpu = 1e300, many = 1e300;
+  for (int r = 0; r < c->reps; r++) {
+    double t = free_passes(c, 1, b, &j, passes, &cpu);
+    if (t < one) one = t;
+    if (cpu < one_cpu) one_cpu = cpu;
+    t = free_passes(c, T, b, &j, passes, &cpu);
+    if (t < many) many = t;
+  }
+  int same = !memcmp(ref, c->out, (size_t)c->n * A * sizeof *ref);
+  const double states = (double)c->n * passes;
+  char fig[96];
+  bench_row("search free: P256, 1 thread (wall)", states / one, "states/s", 0,
+            "");
+  bench_row("search free: P256, 1 thread (thread CPU)", states / one_cpu,
+            "states/s", one / one_cpu, "free 1 thread (wall)");
+  snprintf(fig, sizeof fig, "search free: %d threads (wall)", T);
+  bench_row(fig, states / many, "states/s", one / many,
+            "free 1 thread (wall)");
+  snprintf(fig, sizeof fig, "search free: %d threads, per thread (wall)", T);
+  bench_row(fig, states / many / T, "states/s", one / many / T,
+            "free 1 thread (wall)");
+  pb_batcher_stats_t st;
+  pb_batcher_stats(b, &st);
+  double load[3] = {0, 0, 0};
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f != NULL) {
+    if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+      load[0] = -1;
+    fclose(f);
+  }
+  printf(
+      "# free: %d passes of %d positions a figure; %d threads: %.2f member "
+      "calls per network call; targets %s one thread's; load "
+      "average %.2f %.2f %.2f on %ld CPUs\n",
+      passes, c->n, T,
+      (double)st.requests / (double)(st.v_calls + st.q_calls + 1e-9),
+      same ? "identical to" : "DIFFER from", load[0], load[1], load[2],
+      sysconf(_SC_NPROCESSORS_ONLN));
+  if (!same) {
+    fprintf(stderr, "bench_search: free: threaded targets differ\n");
+    exit(1);
+  }
+  pb_batcher_destroy(&b);
+  for (int m = 0; m < T; m++) pb_beam_destroy(&j.beam[m]);
+  free(ref);
+  free(c->out);
+  c->out = NULL;
 }
 
 static void bench_threads(ctx_t *c, const char *name, int T) {
@@ -375,7 +518,7 @@ static int bench_model(ctx_t *c, const char *name) {
 static void usage(void) {
   fprintf(stderr,
           "usage: bench_search [-n positions 1..4096] [-r reps 1..100] "
-          "[-s seconds (0,600]] [-E E] [-M M] [-m small,large] "
+          "[-s seconds (0,600]] [-E E] [-M M] [-m free,small,large] "
           "[-t threads] [-b eval-batch] [-T search-threads] [-P fp32[,bf16]] "
           "[-p] [-w]\n");
 }
@@ -384,7 +527,7 @@ int main(int argc, char **argv) {
   int n = 256, reps = 3, E = 30, M = 3, threads = 1, eval_batch = 0, opt;
   int search_threads = 0, bf16 = 1;
   double secs = 2.0;
-  const char *models = "small,large";
+  const char *models = "free,small,large";
   while ((opt = getopt(argc, argv, "n:r:s:E:M:m:t:b:T:P:pw")) != -1) {
     int bad = 0;
     switch (opt) {
@@ -453,6 +596,11 @@ int main(int argc, char **argv) {
       "# bench_search: connect4, %d positions, E=%d M=%d, %d libtorch "
       "thread(s), best of %d, slow rows ~%.1fs, %s time\n",
       n, E, M, threads, reps, secs, use_wall ? "wall-clock" : "CPU");
+  if (strstr(models, "free") != NULL) {
+    ctx_t c = {.g = g, .pos = pos, .n = n, .E = E, .M = M, .reps = reps,
+               .secs = secs};
+    bench_free(&c, search_threads ? search_threads : 2);
+  }
   for (size_t m = 0; m < sizeof sizes / sizeof sizes[0]; m++) {
     if (strstr(models, sizes[m].name) == NULL) continue;
     pb_config_t cfg;
