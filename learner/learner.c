@@ -357,7 +357,7 @@ static int make_queues(pb_learner_t *l, pb_err_t *err) {
     const char *sp = pb_config_precision(cfg, PB_DEVICE_SEARCHER, NULL);
     l->spot_prec = !strcmp(sp, "bf16") ? PB_NN_BF16
                    : !strcmp(sp, "auto") &&
-                           pb_precision_native(
+                           pb_precision_auto_bf16(
                                pb_nn_device(pb_learn_q(l->learn)), NULL, 0)
                        ? PB_NN_BF16
                        : PB_NN_FP32;

@@ -39,7 +39,7 @@ int pb__selfcheck_init(pb_learner_t *l, pb_err_t *err) {
   const char *ap = pb_config_precision(c, PB_DEVICE_ACTOR, NULL);
   const int prec = !strcmp(ap, "bf16") ? PB_NN_BF16
                    : !strcmp(ap, "auto") &&
-                           pb_precision_native(pb_nn_device(q), NULL, 0)
+                           pb_precision_auto_bf16(pb_nn_device(q), NULL, 0)
                        ? PB_NN_BF16
                        : PB_NN_FP32;
   int rc = pb_nn_set_precision(l->pc_q, prec, err);

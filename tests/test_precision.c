@@ -88,6 +88,22 @@ static void test_names_and_choice(void **state) {
   assert_non_null(strstr(err.msg, "'half'"));
 }
 
+/* auto on the CPU picks bf16 exactly where it is native; on a device
+ * that asks for CUDA without one (this CPU-only build or node) it falls
+ * back to the CPU's answer, as pb_nn_new falls back to the CPU. (On CUDA it
+ * picks fp32: that needs a GPU, docs/performance.md.) */
+static void test_auto_bf16_cpu(void **state) {
+  (void)state;
+  char why[160], why2[160];
+  int native = pb_precision_native("cpu", why, sizeof why);
+  assert_int_equal(pb_precision_auto_bf16("cpu", why2, sizeof why2), native);
+  assert_string_equal(why, why2);
+  if (pb_nn_cuda_capability(NULL, NULL) != 0)
+    assert_int_equal(pb_precision_auto_bf16("auto", NULL, 0), native);
+  else
+    assert_int_equal(pb_precision_auto_bf16("auto", why2, sizeof why2), 0);
+}
+
 /* The CPU's answer against the kernel's: native exactly when the flags
  * list avx512_bf16 (with avx512f) or amx_bf16. */
 static void test_cpu_native_matches_cpuinfo(void **state) {
@@ -599,6 +615,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_names_and_choice),
       cmocka_unit_test(test_cpu_native_matches_cpuinfo),
+      cmocka_unit_test(test_auto_bf16_cpu),
       cmocka_unit_test_setup_teardown(test_forward_agrees_buffers_fp32,
                                       keep_setup, keep_teardown),
       cmocka_unit_test_setup_teardown(test_dense_layers_fp32_on_cpu, keep_setup,

@@ -82,8 +82,11 @@ int pb_model_precision(const pb_config_t *cfg, int role, const char *device,
   const char *want = pb_config_precision(cfg, role, &key);
   char native_why[160];
   int native = 0;
-  /* fp32 needs no probe; the others ask the device. */
-  if (strcmp(want, "fp32") != 0)
+  /* fp32 needs no probe; the others ask the device (auto: also whether
+   * bf16 is the faster there). */
+  if (strcmp(want, "auto") == 0)
+    native = pb_precision_auto_bf16(device, native_why, sizeof native_why);
+  else if (strcmp(want, "fp32") != 0)
     native = pb_precision_native(device, native_why, sizeof native_why);
   else
     snprintf(native_why, sizeof native_why, "-");
