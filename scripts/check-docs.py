@@ -1,0 +1,723 @@
+#!/usr/bin/env python3
+"""check-docs.py - the figures the documents quote, recomputed from the
+committed data they come from; fails when a document and its data disagree.
+
+    python3 scripts/check-docs.py [--root DIR] [-v] [--list]
+
+Every check below names a document, the text it must contain (a template
+whose {fields} are filled in from the data), the data file(s) under
+docs/results/, and how the fields are computed. Text is compared with runs
+of whitespace (line breaks included) collapsed to one space, so a figure in
+a wrapped paragraph matches. A check fails when the document does not
+contain its text, filled in from the data; the message shows what the data
+gives and what the document says at that place.
+
+Exit status: 0 every check passes, 1 some document disagrees with its
+data, 2 bad usage or a file missing. Python 3 standard library only.
+tests/test_check_docs.sh runs it (ctest), and also on a doctored copy to
+see it fail.
+
+To add a check, append to CHECKS (at the end of this file's checks) a
+Figure (one text, its fields from a function of the data) or a Rows (one
+table row per selected row of the data), e.g.
+
+    Figure("docs/results.md",                        # the document
+           "greedy Q {r[acc_q]:.3f} at 60 minutes",  # the text it quotes
+           R + "connect4-strong-60min-elo.csv",      # the data file(s)
+           lambda rows: dict(r=at_mark(rows, 60))),  # the fields, computed
+
+A .csv file arrives as a list of dicts (numbers converted, ':' dropped from
+column names: lookahead:3_w is lookahead3_w), a .jsonl file as a list of
+objects, any other file as its text; several files as a tuple. Format
+specs are Python's, plus {x:dot3} (0.771 -> .771) and {x:min} (one decimal,
+but 0 for 0). A value exactly halfway between two roundings (1904.5 to no
+decimals) matches either.
+"""
+
+import argparse
+import csv
+import decimal
+import json
+import re
+import statistics
+import string
+import sys
+from pathlib import Path
+
+R = "docs/results/"
+
+
+# --- data --------------------------------------------------------------------
+
+def _num(s):
+    """A CSV cell as int or float where it is a number, else the string."""
+    try:
+        return int(s)
+    except ValueError:
+        pass
+    try:
+        return float(s)
+    except ValueError:
+        return s
+
+
+def load(path):
+    """A .csv file as a list of dicts (column names with ':' removed, so
+    'lookahead:3_w' is 'lookahead3_w'; numbers converted), a .jsonl file as a
+    list of objects, anything else as its text."""
+    text = path.read_text()
+    if path.suffix == ".csv":
+        rows = csv.DictReader(text.splitlines())
+        return [{k.replace(":", ""): _num(v) for k, v in r.items()} for r in rows]
+    if path.suffix == ".jsonl":
+        return [json.loads(l) for l in text.splitlines() if l.strip()]
+    return text
+
+
+# --- helpers the checks compute with -----------------------------------------
+
+def at_iterations(*its):
+    """Select the CSV rows of these iterations (each must exist)."""
+    return lambda rows: [row_of(rows, it) for it in its]
+
+
+def row_of(rows, iteration):
+    for r in rows:
+        if r["iteration"] == iteration:
+            return r
+    raise LookupError(f"no row for iteration {iteration}")
+
+
+def at_mark(rows, minutes, key="minutes"):
+    """The row whose wall time is nearest to `minutes`."""
+    return min(rows, key=lambda r: abs(float(r[key]) - minutes))
+
+
+def wdl(row, opp, sep="/"):
+    """'W/D/L' of a CSV row against an opponent ('lookahead3')."""
+    return sep.join(str(row[f"{opp}_{k}"]) for k in "wdl")
+
+
+def with_minutes(metrics):
+    """connect4-fast: wall minutes at each iteration's end, the sum of the
+    iteration times of metrics.jsonl (the learner's clock)."""
+    out, s = {0: 0.0}, 0.0
+    for m in metrics:
+        if m.get("event") == "iteration":
+            s += m["iteration_s"]
+            out[m["iteration"]] = s / 60
+    return out
+
+
+def fast_rows(data):
+    """connect4-fast-elo.csv rows with a 'minutes' field from the metrics."""
+    elo, metrics = data
+    mins = with_minutes(metrics)
+    return [dict(r, minutes=mins[r["iteration"]]) for r in elo]
+
+
+def _and(items):
+    """'a', 'a and b', 'a, b and c'."""
+    return " and ".join(filter(None, [", ".join(items[:-1]), items[-1]]))
+
+
+def first_above(rows, elo):
+    return next(r for r in rows if r["elo"] > elo)
+
+
+def fast_headline(data):
+    rows = fast_rows(data)
+    first = first_above(rows, 1603)
+    later = [r for r in rows if r["iteration"] > first["iteration"]]
+    last = rows[-1]
+    early = [r for r in rows if r["iteration"] < first["iteration"]
+             and r["lookahead3_w"] > r["lookahead3_l"]]
+    return dict(
+        m=first["minutes"], it=first["iteration"], elo=first["elo"],
+        l3=wdl(first, "lookahead3"),
+        l3_29=wdl(row_of(rows, 29), "lookahead3"),
+        pct=100 * sum(r["elo"] > 1603 for r in later) / len(later),
+        final_it=last["iteration"], final_min=last["minutes"],
+        final=last["elo"], lo=last["elo_lo"], hi=last["elo_hi"],
+        # iterations before the first above 1603 where greedy already won
+        # more than it lost against lookahead:3, and their ratings
+        early=_and([f"{r['iteration']} ({wdl(r, 'lookahead3')})" for r in early]),
+        early_elo=elo_range(early),
+    )
+
+
+def fast_phases(data):
+    """Mean and median of each phase of connect4-fast-metrics.jsonl."""
+    its = [m for m in data if m.get("event") == "iteration"]
+    out = {"n": len(its)}
+    for k in ("selfplay_s", "train_v_s", "search_s", "train_q_s",
+              "checkpoint_s", "iteration_s"):
+        v = [m[k] for m in its]
+        out[k] = statistics.mean(v)
+        out[k + "_med"] = statistics.median(v)
+    total = sum(m["iteration_s"] for m in its)
+    for k in ("selfplay_s", "train_v_s", "search_s", "train_q_s"):
+        out[k + "_pct"] = 100 * sum(m[k] for m in its) / total
+    out["states_per_s"] = (sum(m["distinct_positions"] for m in its)
+                           / sum(m["search_s"] for m in its))
+    out["states_per_s_100"] = round(out["states_per_s"], -2)
+    out["positions"] = round(statistics.mean(m["positions"] for m in its), -2)
+    out["distinct"] = round(statistics.mean(m["distinct_positions"] for m in its), -2)
+    return out
+
+
+def marks(*minutes, key="minutes"):
+    """For joined tables: the row nearest each mark, of each data file."""
+    def select(data):
+        tables = data if isinstance(data, tuple) else (data,)
+        return [dict(mark=m, **{f"t{i}": at_mark(t, m, key)
+                                for i, t in enumerate(tables)})
+                for m in minutes]
+    return select
+
+
+def elo_range(rows):
+    return f"{min(r['elo'] for r in rows):.0f}-{max(r['elo'] for r in rows):.0f}"
+
+
+def acc_range(rows, key="acc_q"):
+    return f"{min(r[key] for r in rows):.3f}-{max(r[key] for r in rows):.3f}"
+
+
+def precision_row(rows):
+    """A row of docs/performance.md's fp32/bf16 table: iterations, Elo at
+    10-60 minutes, greedy Q, V one ply and the beam at 10/30/60."""
+    at = {m: at_mark(rows, m) for m in (10, 20, 30, 40, 50, 60)}
+    f = _FMT.format_field
+    acc = lambda k: " / ".join(f(at[m][k], "dot3") for m in (10, 30, 60))
+    return dict(
+        iterations=rows[-1]["iteration"],
+        elo=" / ".join(f(at[m]["elo"], ".0f") for m in at),
+        q=acc("acc_q"), v=acc("acc_v"), beam=acc("acc_beam"))
+
+
+def precision_means(data):
+    """Means of the two seeds at 10 and 60 minutes, fp32 and bf16."""
+    f1, f2, b1, b2 = data
+    out = {}
+    for name, pair in (("f", (f1, f2)), ("b", (b1, b2))):
+        for m in (10, 60):
+            for k in ("elo", "acc_q", "acc_v", "acc_beam"):
+                out[f"{name}{m}_{k}"] = statistics.mean(
+                    at_mark(t, m)[k] for t in pair)
+    for s, (f, b) in (("1", (f1, b1)), ("2", (f2, b2))):
+        for k in ("elo", "acc_q", "acc_v", "acc_beam"):
+            out[f"f{s}_{k}"] = at_mark(f, 60)[k]
+            out[f"b{s}_{k}"] = at_mark(b, 60)[k]
+        out[f"dq{s}"] = out[f"b{s}_acc_q"] - out[f"f{s}_acc_q"]
+    out["ratio1"] = b1[-1]["iteration"] / f1[-1]["iteration"]
+    out["ratio2"] = b2[-1]["iteration"] / f2[-1]["iteration"]
+    out["its"] = (f"{b1[-1]['iteration']} against {f1[-1]['iteration']}, "
+                  f"{b2[-1]['iteration']} against {f2[-1]['iteration']}")
+    return out
+
+
+def search_games(text):
+    """othello-60min-search-games.txt: {(version, opponent): 'W-D-L'}."""
+    out = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0].startswith("v"):
+            out[(int(f[0][1:]), f[1])] = "-".join(f[2:])
+    return out
+
+
+def othello60_rows(data):
+    """docs/results.md's 60-minute Othello table, one dict per mark."""
+    pg, pab, ag, amc, games = data
+    g = search_games(games)
+    out = []
+    for m in (10, 20, 30, 40, 50, 60):
+        p, a = at_mark(pab, m), at_mark(amc, m)
+        out.append(dict(mark=m, pg=at_mark(pg, m)["elo"], p=p, a=a,
+                        ag=at_mark(ag, m)["elo"],
+                        pw=g[(p["version"], "alphabeta:4")],
+                        aw=g[(a["version"], "alphabeta:4")]))
+    return out
+
+
+def calibration(text):
+    """`probs elo-calibrate` output: the fit's table as a list of dicts
+    (player, games, score, elo, interval)."""
+    out = []
+    for line in text.splitlines():
+        f = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(f) >= 5 and re.fullmatch(r"\d+", f[1] or "x") and f[0] != "player":
+            out.append(dict(player=f[0].rstrip(" *"), games=int(f[1]), score=float(f[2]),
+                            elo=int(f[3]), interval=f[4]))
+    return out
+
+
+def ladder_rows(text):
+    """docs/games.md's ladder table rows of a calibration."""
+    return [dict(r, elo_s=str(r["elo"])) for r in calibration(text)]
+
+
+def by_ply(text, plies):
+    """The share at 'plies A-B' of `probs accuracy --by-ply` output."""
+    return float(re.search(rf"plies +{plies} +\d+/\d+ +([01]\.\d+)", text).group(1))
+
+
+def accuracy_output(text, model=None):
+    """`probs accuracy` output: {agent: (share, evaluations per move)}, the
+    agents as named in its table ('alphabeta:4'); with model, only the
+    agents of that model's runs, named by their kind ('checkpoint')."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"(\S+)\s+\d+/\d+\s+([01]\.\d+)\s+[\d.]+s\s+([\d.]+)\s*$", line)
+        if not m:
+            continue
+        name, share, evals = m.group(1), float(m.group(2)), float(m.group(3))
+        if model:
+            kind, _, rest = name.partition(":")
+            path, _, opts = rest.partition(",")
+            if path != model:
+                continue
+            name = kind + ("," + opts if opts else "")
+        out[name] = (share, evals)
+    return out
+
+
+# --- formatting -------------------------------------------------
+
+# A value that lies exactly halfway between two roundings (1904.5 to no
+# decimals, the mean .7485 to three) may be quoted either way: the data is
+# itself rounded, and the documents were written with both conventions.
+# Such a field is filled in as "\0low\1high\2", and matched as either.
+_TIE = re.compile("\0([^\1]*)\1([^\2]*)\2")
+
+
+def _round(value, places):
+    """Both roundings of value to places decimals: (half down, half up)."""
+    d = decimal.Decimal(repr(round(value, 9)))
+    q = decimal.Decimal(1).scaleb(-places)
+    return (d.quantize(q, rounding=decimal.ROUND_HALF_DOWN),
+            d.quantize(q, rounding=decimal.ROUND_HALF_UP))
+
+
+class _Formatter(string.Formatter):
+    def format_field(self, value, spec):
+        if spec == "dot3":  # every alternative of a tie without its "0"
+            return re.sub(r"(^|[\0\1])0\.", r"\1.",
+                          self.format_field(value, ".3f"))
+        if spec == "min":
+            return "0" if value == 0 else self.format_field(value, ".1f")
+        m = re.fullmatch(r"(,?)\.(\d+)f", spec)
+        if isinstance(value, float) and m:
+            lo, hi = (super(_Formatter, self).format_field(v, spec)
+                      for v in _round(value, int(m.group(2))))
+            return lo if lo == hi else f"\0{lo}\1{hi}\2"
+        return super().format_field(value, spec)
+
+
+_FMT = _Formatter()
+
+
+def _fill(template, fields):
+    return _FMT.vformat(template, (), fields)
+
+
+def _pattern(text):
+    """The regular expression of a filled-in text (whitespace normalised)."""
+    parts, at = [], 0
+    for m in _TIE.finditer(text):
+        parts.append(re.escape(text[at:m.start()]))
+        parts.append(f"(?:{re.escape(m.group(1))}|{re.escape(m.group(2))})")
+        at = m.end()
+    parts.append(re.escape(text[at:]))
+    return "".join(parts)
+
+
+def _plain(text):
+    """A filled-in text as shown to a reader: ties as low|high."""
+    return _TIE.sub(lambda m: f"{m.group(1)}|{m.group(2)}", text)
+
+
+# --- the checks --------------------------------------------------------------
+
+class Figure:
+    """doc must contain text, formatted with the dict compute(data)."""
+
+    def __init__(self, doc, text, data, compute):
+        self.doc, self.text, self.data, self.compute = doc, text, data, compute
+
+    def expected(self, data):
+        return [_fill(self.text, self.compute(data))]
+
+
+class Rows:
+    """doc must contain text once for each dict that select(data) gives
+    (a CSV row, or a joined row of several files)."""
+
+    def __init__(self, doc, text, data, select):
+        self.doc, self.text, self.data, self.compute = doc, text, data, select
+
+    def expected(self, data):
+        return [_fill(self.text, r) for r in self.compute(data)]
+
+
+FAST = (R + "connect4-fast-elo.csv", R + "connect4-fast-metrics.jsonl")
+FAST_ROW = ("| {iteration} | {minutes:.1f} | {elo:.0f} | [{elo_lo:.0f}, {elo_hi:.0f}] "
+            "| {lookahead3_w}/{lookahead3_d}/{lookahead3_l} "
+            "| {lookahead2_w}/{lookahead2_d}/{lookahead2_l} |")
+ACC_ROW = "| {elo:.0f} | {acc_q:.3f} | {acc_v:.3f} | {acc_beam:.3f} |"
+STRONG60 = tuple(R + f"connect4-strong-60min-{p}-s{s}-elo.csv"
+                 for p in ("fp32", "bf16") for s in (1, 2))
+OTH60 = (R + "othello-probs-60min-elo.csv", R + "othello-probs-60min-abnet500-elo.csv",
+         R + "othello-alphazero-60min-elo.csv", R + "othello-alphazero-60min-mcts500-elo.csv",
+         R + "othello-60min-search-games.txt")
+BASE_ACC = R + "connect4-baselines-accuracy.txt"
+MODELS_ACC = R + "models-accuracy.txt"
+C4_MODEL, AZ_MODEL = "data/models/connect4.pbck", "data/models/connect4-alphazero.pbck"
+
+
+def ablation(name, csv_file, mark, mark_key="minutes"):
+    """A row of results.md's ablation tables: the run's row nearest mark."""
+    return Rows("docs/results.md",
+                "| " + name + " | {mk} | {t0[iteration]} | {t0[elo]:.0f} | {t0[acc_q]:.3f} "
+                "| {t0[acc_v]:.3f} | {t0[acc_beam]:.3f} |",
+                R + csv_file,
+                lambda rows: [dict(mk=mark if isinstance(mark, int) else
+                                   _FMT.format_field(at_mark(rows, mark)["minutes"], ".1f"),
+                                   t0=at_mark(rows, mark))])
+
+
+CHECKS = [
+    # README.md: the headline
+    Figure("README.md",
+           "after {m:.1f} minutes and reaches {final:.0f} [{lo:.0f}, {hi:.0f}] at the "
+           "end of the hour (its evaluator's rating of iteration {final_it})",
+           FAST, fast_headline),
+    Figure("docs/results.md",
+           "The final checkpoint (iteration {final_it}, {final_min:.1f} minutes) is "
+           "rated **{final:.0f}** [{lo:.0f}, {hi:.0f}]", FAST, fast_headline),
+
+    # docs/results.md: the headline and the Connect Four hour
+    Figure("docs/results.md",
+           "**in {m:.1f} minutes** (iteration {it}): there the greedy agent "
+           "(argmax Q, no search, no noise) is first rated above lookahead:3's "
+           "1603 ({elo:.0f}; {l3} against lookahead:3 over 400 games per "
+           "checkpoint). It had already won more games than it lost against "
+           "lookahead:3 at iterations {early}, rated {early_elo} then over the "
+           "four baselines",
+           FAST, fast_headline),
+    Figure("docs/results.md",
+           "(e.g. {l3_29} at iteration 29), and its fitted Elo stays above 1603 "
+           "for {pct:.0f}% of the remaining checkpoints of the hour",
+           FAST, fast_headline),
+    Figure("docs/results.md",
+           "This run made {n} iterations of 1000 games in an hour, at about "
+           "{states_per_s_100:,.0f} beam searches per second", FAST[1], fast_phases),
+    Rows("docs/results.md", FAST_ROW, FAST,
+         lambda d: at_iterations(0, 1, 2, 5, 10, 15, 20, 25, 28, 30, 40, 50, 60,
+                                 80, 100, 120, 150, 200, 250, 300, 350, 400,
+                                 463)(fast_rows(d))),
+    Figure("docs/results.md",
+           "| self-play (2 actors, 1000 games, ~{positions:,.0f} positions) "
+           "| {selfplay_s:.2f} | {selfplay_s_med:.2f} | {selfplay_s_pct:.0f}% |\n"
+           "| train V (learner, ~147 minibatches of 128) | {train_v_s:.2f} "
+           "| {train_v_s_med:.2f} | {train_v_s_pct:.0f}% |\n"
+           "| beam search (2 searchers, ~{distinct:,.0f} distinct positions) "
+           "| {search_s:.2f} | {search_s_med:.2f} | {search_s_pct:.0f}% |\n"
+           "| train Q (learner) | {train_q_s:.2f} | {train_q_s_med:.2f} "
+           "| {train_q_s_pct:.0f}% |\n"
+           "| checkpoint | {checkpoint_s:.2f} | {checkpoint_s_med:.2f} | 0% |\n"
+           "| **iteration** | **{iteration_s:.2f}** | **{iteration_s_med:.2f}** | |",
+           FAST[1], fast_phases),
+
+    # docs/results.md: Othello and Toguz Kumalak, 30 minutes
+    Rows("docs/results.md",
+         "| {minutes:min} | {iteration} | {elo:.0f} | [{elo_lo:.0f}, {elo_hi:.0f}] |",
+         R + "othello-small-30min-elo.csv", at_iterations(0, 2, 10, 18, 30, 38, 44)),
+    Figure("docs/results.md",
+           "Othello ({n} rated checkpoints, iterations 0-{last}, 100 games",
+           R + "othello-small-30min-elo.csv",
+           lambda rows: dict(n=len(rows), last=rows[-1]["iteration"])),
+    Figure("docs/results.md",
+           "Elo rises from {e0:.0f} to {rng} within the first minutes",
+           R + "othello-small-30min-elo.csv",
+           lambda rows: dict(e0=rows[0]["elo"],
+                             rng=elo_range([r for r in rows if r["iteration"] > 0]))),
+    Rows("docs/results.md",
+         "| {minutes:min} | {iteration} | {elo:.0f} | [{elo_lo:.0f}, {elo_hi:.0f}] |",
+         R + "toguz-small-30min-elo.csv", at_iterations(0, 10, 18, 34, 66, 90)),
+    Figure("docs/results.md",
+           "({rng} from then on, below 1000 at {low}; the last checkpoint wins "
+           "{last[random_w]} of 100 against random and {last[greedy_w]} against greedy)",
+           R + "toguz-small-30min-elo.csv",
+           lambda rows: dict(
+               rng=elo_range([r for r in rows if r["iteration"] >= 10]),
+               low=" and ".join(f"iteration {r['iteration']} ({r['elo']:.0f})"
+                                for r in rows if r["iteration"] >= 10 and r["elo"] < 1000),
+               last=rows[-1])),
+    Figure("docs/results.md",
+           "(alphabeta:2 and 3 concede {pts:g} points in all {n} ratings)",
+           R + "toguz-small-30min-elo.csv",
+           lambda rows: dict(n=len(rows), pts=sum(
+               r[f"alphabeta{d}_w"] + r[f"alphabeta{d}_d"] / 2
+               for r in rows for d in (2, 3)))),
+
+    # docs/results.md: Othello, 60 minutes with search at play time
+    Rows("docs/results.md",
+         "| {mark} | {pg:.0f} | {p[elo]} [{p[elo_lo]}, {p[elo_hi]}] | {pw} "
+         "| {ag:.0f} | {a[elo]} [{a[elo_lo]}, {a[elo_hi]}] | {aw} |",
+         OTH60, othello60_rows),
+
+    # docs/results.md: strength measured exactly, 36 minutes
+    Rows("docs/results.md",
+         "| {mark} | {t0[iteration]} | {t0[elo]:.0f} | {t0[acc_q]:.3f} | {t0[acc_v]:.3f} "
+         "| {t0[acc_beam]:.3f} | {t1[iteration]} | {t1[elo]:.0f} | {t1[acc_q]:.3f} "
+         "| {t1[acc_v]:.3f} | {t1[acc_beam]:.3f} |",
+         (R + "connect4-paper-36min-elo.csv", R + "connect4-strong-36min-elo.csv"),
+         marks(0, 6, 12, 18, 24, 30, 36)),
+    Figure("docs/results.md",
+           "iteration {r[iteration]}, Elo {r[elo]:.0f}, greedy Q {r[acc_q]:.3f}, "
+           "V {r[acc_v]:.3f}, beam {r[acc_beam]:.3f}.)",
+           R + "connect4-strong-36min-elo.csv", lambda rows: dict(r=at_mark(rows, 9))),
+    ablation("strong", "connect4-strong-36min-elo.csv", 6),
+    ablation("`selfplay_temperature: 1`", "connect4-abl-temp-12min-elo.csv", 6),
+    ablation("`v_search_mix: 0`", "connect4-abl-vmix-12min-elo.csv", 6),
+    ablation("strong", "connect4-strong-36min-elo.csv", 12),
+    ablation("`selfplay_temperature: 1`", "connect4-abl-temp-12min-elo.csv", 12),
+    ablation("`v_search_mix: 0`", "connect4-abl-vmix-12min-elo.csv", 12),
+    ablation("strong", "connect4-strong-36min-elo.csv", 9.0),
+    ablation("`augment: none` (no mirroring)", "connect4-abl-mirror-9min-elo.csv", 9.0),
+    ablation("`replay_iterations: 1` (this iteration's data only)",
+             "connect4-abl-replay-9min-elo.csv", 9.0),
+    ablation("no warm-up, decay or clipping", "connect4-abl-lr-9min-elo.csv", 9.0),
+    ablation("`v_epochs: 2`, `q_epochs: 2` (more epochs)",
+             "connect4-abl-epochs2-9min-elo.csv", 9.0),
+    ablation("`search.expansions: 30` (larger E for the targets)",
+             "connect4-abl-e30-9min-elo.csv", 9.0),
+    Rows("docs/results.md",
+         "| {mark} | {t0[iteration]} | {t0[elo]:.0f} | {t0[acc_q]:.3f} | {t0[acc_v]:.3f} "
+         "| {t0[acc_beam]:.3f} | {t1[iteration]} | {t1[elo]:.0f} | {t1[acc_q]:.3f} "
+         "| {t1[acc_v]:.3f} | {t1[acc_beam]:.3f} |",
+         (R + "connect4-b128-30min-elo.csv", R + "connect4-b512-30min-elo.csv"),
+         marks(5, 10, 15, 20, 25, 30)),
+    Rows("docs/results.md",
+         "| {mark} | {t0[iteration]} | {t0[elo]:.0f} | {t0[acc_q]:.3f} | {t0[acc_v]:.3f} "
+         "| {t0[acc_beam]:.3f} |",
+         R + "connect4-large-60min-elo.csv", marks(0, 5, 10, 20, 30, 40, 50, 60)),
+    Figure("docs/results.md",
+           "greedy Q {early} to 30 minutes, {late} from 35 minutes on, "
+           "{end[acc_q]:.3f} at 60 (beam E=100 M=10 {end[acc_beam]:.3f}, Elo "
+           "{end[elo]:.0f}; {end[iteration]} iterations)",
+           R + "connect4-strong-60min-elo.csv",
+           lambda rows: dict(
+               early=acc_range([r for r in rows if 4 < r["minutes"] < 31]),
+               late=acc_range([r for r in rows if r["minutes"] > 34]),
+               end=rows[-1])),
+
+    Figure("docs/results.md",
+           "gives no better greedy Q ({large} from 30 minutes on",
+           R + "connect4-large-60min-elo.csv",
+           lambda rows: dict(large=acc_range([r for r in rows if r["minutes"] > 29]))),
+    Figure("docs/results.md",
+           "(166 against about {it36} for the paper's settings at 36 minutes)",
+           FAST, lambda d: dict(it36=round(next(
+               r["iteration"] for r in fast_rows(d) if r["minutes"] >= 36), -1))),
+
+    # docs/results.md: the baselines on the solved set (probs accuracy)
+    Figure("docs/results.md",
+           "random {a[random][0]:.3f}, lookahead:3 {a[lookahead:3][0]:.3f}, "
+           "alphabeta:4 {a[alphabeta:4][0]:.3f}, alphabeta:10 {a[alphabeta:10][0]:.3f}",
+           BASE_ACC, lambda t: dict(a=accuracy_output(t))),
+
+    # docs/strength.md: the same baselines
+    Rows("docs/strength.md", "| {agent} | {share:.3f} |", BASE_ACC,
+         lambda t: [dict(agent=k, share=v[0]) for k, v in accuracy_output(t).items()]),
+
+    Figure("docs/strength.md",
+           "alphabeta:8 keeps the best outcome in {a:.0%} of the positions at plies "
+           "6-11 and in {b:.0%} at plies 30-35 (`--by-ply 6`)",
+           BASE_ACC, lambda t: dict(a=by_ply(t, "6-11"), b=by_ply(t, "30-35"))),
+
+    # docs/comparison.md: PROBS against AlphaZero, Connect Four and Othello
+    Rows("docs/comparison.md",
+         "| {mark} | {t0[elo]:.0f} | {t0[acc_q]:.3f} | {t0[acc_v]:.3f} | {t0[acc_beam]:.3f} "
+         "| {t1[elo]:.0f} | {t1[acc_q]:.3f} | {t1[acc_v]:.3f} | {t1[acc_beam]:.3f} |",
+         (R + "connect4-strong-60min-elo.csv", R + "connect4-alphazero-60min-elo.csv"),
+         marks(*range(0, 61, 5))),
+    Rows("docs/comparison.md",
+         "| {mark} | {t0[elo]:.0f} | {t0[acc_q]:.3f} | {t0[acc_v]:.3f} | {t0[acc_beam]:.3f} "
+         "| {t1[elo]:.0f} | {t1[acc_q]:.3f} | {t1[acc_v]:.3f} | {t1[acc_beam]:.3f} |",
+         (R + "connect4-strong-36min-elo.csv", R + "connect4-alphazero-36min-elo.csv"),
+         marks(0, 6, 12, 18, 24, 30, 36)),
+    Rows("docs/comparison.md",
+         "| {mark} | {t0[iteration]} | {t0[elo]:.0f} | {t1[iteration]} | {t1[elo]:.0f} |",
+         (R + "othello-probs-30min-elo.csv", R + "othello-alphazero-30min-elo.csv"),
+         marks(0, 5, 10, 15, 20, 25, 30)),
+
+    Figure("docs/comparison.md",
+           "the two greedy networks end level ({p[acc_q]:.3f} against {a[acc_q]:.3f} "
+           "on solved positions;",
+           (R + "connect4-strong-60min-elo.csv", R + "connect4-alphazero-60min-elo.csv"),
+           lambda d: dict(p=d[0][-1], a=d[1][-1])),
+    Figure("docs/comparison.md",
+           "PROBS's value is better ({p[acc_v]:.3f} against {a[acc_v]:.3f}) and its Elo "
+           "higher throughout ({p[elo]:.0f} against {a[elo]:.0f} at the end)",
+           (R + "connect4-strong-60min-elo.csv", R + "connect4-alphazero-60min-elo.csv"),
+           lambda d: dict(p=d[0][-1], a=d[1][-1])),
+
+    # docs/games.md: each game's ladder, and the anchors results.md quotes
+    Rows("docs/games.md", "| {player} | {elo} | {interval} |",
+         R + "othello-elo-calibrate.txt", ladder_rows),
+    Rows("docs/games.md", "| {player} | {elo} | {interval} |",
+         R + "toguz-elo-calibrate.txt", ladder_rows),
+    Figure("docs/games.md", "gtp-rhino wins {w:g} of its {n} games",
+           R + "othello-elo-calibrate.txt",
+           lambda t: next(dict(w=r["score"], n=r["games"]) for r in calibration(t)
+                          if r["player"] == "gtp:gtp-rhino")),
+    Figure("docs/results.md",
+           "anchors from `probs elo-calibrate`: greedy {e[greedy]}, alphabeta:1 "
+           "{e[alphabeta:1]}, alphabeta:2 {e[alphabeta:2]}, alphabeta:3 {e[alphabeta:3]})",
+           R + "othello-elo-calibrate.txt",
+           lambda t: dict(e={r["player"]: r["elo"] for r in calibration(t)})),
+    Figure("docs/results.md",
+           "(90 iterations; anchors: greedy {e[greedy]}, alphabeta:2 {e[alphabeta:2]}, "
+           "alphabeta:3 {e[alphabeta:3]};",
+           R + "toguz-elo-calibrate.txt",
+           lambda t: dict(e={r["player"]: r["elo"] for r in calibration(t)})),
+
+    # docs/baselines.md: plain UCT on each ladder, the joint fit's column
+    *[Rows("docs/baselines.md", "| " + game + " | {player} | {elo} {interval} |",
+           R + f"uct-{name}-elo-calibrate.txt",
+           lambda t: [r for r in calibration(t) if r["player"].startswith("uct:")])
+      for game, name in (("Tic-Tac-Toe", "tictactoe"), ("Connect Four", "connect4"),
+                         ("Othello", "othello"), ("Toguz Kumalak", "toguz"))],
+    Figure("docs/baselines.md",
+           "lookahead:1 and lookahead:2 at {e[lookahead:1]} and {e[lookahead:2]}",
+           R + "uct-tictactoe-elo-calibrate.txt",
+           lambda t: dict(e={r["player"]: r["elo"] for r in calibration(t)})),
+
+    # docs/performance.md: fp32 against bf16, 60 minutes, two seeds
+    *[Rows("docs/performance.md",
+           "| " + name + " | {iterations} | {elo} | {q} | {v} | {beam} |",
+           R + f"connect4-strong-60min-{p}-s{s}-elo.csv",
+           lambda rows: [precision_row(rows)])
+      for p, s, name in (("fp32", 1, "fp32, seed 1"), ("bf16", 1, "bf16, seed 1"),
+                         ("fp32", 2, "fp32, seed 2"), ("bf16", 2, "bf16, seed 2"))],
+    Figure("docs/performance.md",
+           "bf16 made {ratio1:.2f}x the iterations of fp32 in both pairs ({its})",
+           STRONG60, precision_means),
+    Figure("docs/performance.md",
+           "greedy Q {b60_acc_q:dot3} against {f60_acc_q:dot3} (bf16 ahead in both "
+           "seeds, by {dq1:dot3} and {dq2:dot3}), the beam {b60_acc_beam:dot3} against "
+           "{f60_acc_beam:dot3}",
+           STRONG60, precision_means),
+    Figure("docs/performance.md",
+           "V one ply {b60_acc_v:dot3} against {f60_acc_v:dot3}, Elo {b60_elo:.0f} "
+           "against {f60_elo:.0f}. At 10 minutes fp32 is ahead in Elo "
+           "({f10_elo:.0f} against {b10_elo:.0f}) and V one ply ({f10_acc_v:dot3} "
+           "against {b10_acc_v:dot3}), level in greedy Q ({f10_acc_q:dot3} against "
+           "{b10_acc_q:dot3})",
+           STRONG60, precision_means),
+    Figure("docs/performance.md",
+           "behind in seed 2's Elo ({b2_elo:.0f} against {f2_elo:.0f}) and V one ply "
+           "({b2_acc_v:dot3} against {f2_acc_v:dot3})",
+           STRONG60, precision_means),
+    Figure("docs/performance.md",
+           "the same iterations ({b[iteration]} against {a[iteration]}), greedy Q",
+           (R + "connect4-b128-30min-elo.csv", R + "connect4-b512-30min-elo.csv"),
+           lambda d: dict(a=d[0][-1], b=d[1][-1])),
+
+    # data/models/README.md: the shipped networks on the solved set
+    Figure("data/models/README.md",
+           "greedy {c[checkpoint][0]:.3f}, V one ply {c[value][0]:.3f}, abnet "
+           "(1000 nodes, {c[abnet][1]:.0f} evaluations a move) {c[abnet][0]:.3f}",
+           MODELS_ACC, lambda t: dict(c=accuracy_output(t, C4_MODEL))),
+    Figure("data/models/README.md",
+           "greedy {z[checkpoint][0]:.3f}, mcts (N=100, {z[mcts,N=100][1]:.0f} "
+           "evaluations a move) {z[mcts,N=100][0]:.3f}, mcts N=800 "
+           "({z[mcts,N=800][1]:.0f}) {z[mcts,N=800][0]:.3f}",
+           MODELS_ACC, lambda t: dict(z=accuracy_output(t, AZ_MODEL))),
+    Figure("data/models/README.md",
+           "finds the best move in {c[abnet][0]:.0%} of the solved positions",
+           MODELS_ACC, lambda t: dict(c=accuracy_output(t, C4_MODEL))),
+    Figure("data/models/README.md",
+           "the AlphaZero one with mcts finds fewer, {z[mcts,N=100][0]:.0%}",
+           MODELS_ACC, lambda t: dict(z=accuracy_output(t, AZ_MODEL))),
+    Figure("data/models/README.md",
+           "moves on the solved set ({c[abnet][0]:.3f} against {z[mcts,N=100][0]:.3f})",
+           MODELS_ACC, lambda t: dict(c=accuracy_output(t, C4_MODEL),
+                                      z=accuracy_output(t, AZ_MODEL))),
+]
+
+
+# --- matching ----------------------------------------------------------------
+
+def _norm(text):
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _where(doc, want):
+    """What the document says where it should say want: the text after the
+    longest prefix of want that the document contains."""
+    lo, hi = 0, len(want)
+    while lo < hi:  # longest prefix present (presence is monotone in length)
+        mid = (lo + hi + 1) // 2
+        if want[:mid] in doc:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo < 8:
+        return None
+    at = doc.index(want[:lo])
+    return doc[at:at + len(want) + 20]
+
+
+def run(root, verbose):
+    failures, passed, missing, docs = 0, 0, 0, {}
+    for check in CHECKS:
+        files = check.data if isinstance(check.data, tuple) else (check.data,)
+        try:
+            loaded = tuple(load(root / f) for f in files)
+            doc = docs.setdefault(check.doc, _norm((root / check.doc).read_text()))
+        except OSError as e:
+            print(f"check-docs: {e}", file=sys.stderr)
+            missing += 1
+            continue
+        data = loaded if isinstance(check.data, tuple) else loaded[0]
+        for want in check.expected(data):
+            want = _norm(want)
+            if re.search(_pattern(want), doc):
+                passed += 1
+                if verbose:
+                    print(f"ok   {check.doc}: {_plain(want)}")
+                continue
+            failures += 1
+            print(f"FAIL {check.doc} disagrees with {', '.join(files)}")
+            print(f"     the data gives:     {_plain(want)}")
+            seen = _where(doc, _TIE.sub(lambda m: m.group(1), want))
+            print(f"     the document says:  {seen}" if seen else
+                  "     (no text like it in the document)")
+    print(f"check-docs: {passed} figures agree with their data, {failures} do not"
+          + (f", {missing} checks could not read their files" if missing else ""))
+    return 2 if missing else 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", default=Path(__file__).resolve().parent.parent,
+                    type=Path, help="the source tree (default: this script's)")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="print every figure checked")
+    ap.add_argument("--list", action="store_true",
+                    help="list the checks: document and data files")
+    a = ap.parse_args()
+    if a.list:
+        for c in CHECKS:
+            files = c.data if isinstance(c.data, tuple) else (c.data,)
+            print(f"{c.doc}: {type(c).__name__} from {', '.join(files)}")
+        return 0
+    return run(a.root, a.verbose)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
