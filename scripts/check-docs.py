@@ -494,6 +494,15 @@ CHECKS = [
              "connect4-abl-epochs2-9min-elo.csv", 9.0),
     ablation("`search.expansions: 30` (larger E for the targets)",
              "connect4-abl-e30-9min-elo.csv", 9.0),
+    Rows("docs/results.md", "| {name} | {p:.3f} | {s:.3f} |",
+         (R + "connect4-paper-36min-elo.csv", R + "connect4-strong-36min-elo.csv"),
+         lambda d: [dict(name=n, p=at_mark(d[0], 36)[k], s=at_mark(d[1], 36)[k])
+                    for n, k in (("greedy Q", "acc_q"), ("V one ply", "acc_v"),
+                                 ("beam E=100, M=10", "acc_beam"))]),
+    Figure("docs/results.md",
+           "| agent | paper (iteration {p[iteration]}) | strong (iteration {s[iteration]}) |",
+           (R + "connect4-paper-36min-elo.csv", R + "connect4-strong-36min-elo.csv"),
+           lambda d: dict(p=at_mark(d[0], 36), s=at_mark(d[1], 36))),
     Rows("docs/results.md",
          "| {mark} | {t0[iteration]} | {t0[elo]:.0f} | {t0[acc_q]:.3f} | {t0[acc_v]:.3f} "
          "| {t0[acc_beam]:.3f} | {t1[iteration]} | {t1[elo]:.0f} | {t1[acc_q]:.3f} "
