@@ -258,6 +258,31 @@ def ladder_rows(text):
     return [dict(r, elo_s=str(r["elo"])) for r in calibration(text)]
 
 
+def matches(text):
+    """A log of `probs match` runs (each '$ command' line, then its output):
+    one dict per match, with the command and W, D, L, score and wall s."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith("$ "):
+            out.append(dict(cmd=line[2:]))
+        m = re.match(r"result: W=(\d+) D=(\d+) L=(\d+) score=([\d.]+)", line)
+        if m and out:
+            out[-1].update(w=int(m.group(1)), d=int(m.group(2)), l=int(m.group(3)),
+                           score=float(m.group(4)))
+        m = re.match(r"# wall time (\d+) s", line)
+        if m and out:
+            out[-1]["wall"] = int(m.group(1))
+    return out
+
+
+def match(text, *words):
+    """The one match of a log whose command has all these words."""
+    found = [m for m in matches(text) if all(w in m["cmd"] for w in words)]
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} matches have {words}")
+    return found[0]
+
+
 def by_ply(text, plies):
     """The share at 'plies A-B' of `probs accuracy --by-ply` output."""
     return float(re.search(rf"plies +{plies} +\d+/\d+ +([01]\.\d+)", text).group(1))
@@ -417,6 +442,7 @@ CHECKS = [
          lambda d: at_iterations(0, 1, 2, 5, 10, 15, 20, 25, 28, 30, 40, 50, 60,
                                  80, 100, 120, 150, 200, 250, 300, 350, 400,
                                  463)(fast_rows(d))),
+    Figure("docs/results.md", "averaged over the {n} iterations", FAST[1], fast_phases),
     Figure("docs/results.md",
            "| self-play (2 actors, 1000 games, ~{positions:,.0f} positions) "
            "| {selfplay_s:.2f} | {selfplay_s_med:.2f} | {selfplay_s_pct:.0f}% |\n"
