@@ -184,6 +184,18 @@ def acc_range(rows, key="acc_q"):
     return f"{min(r[key] for r in rows):.3f}-{max(r[key] for r in rows):.3f}"
 
 
+def ttt_summary(rows):
+    """Tic-Tac-Toe's 2-minute runs: ranges and counts over the marks after
+    version 0 (comparison.md's table)."""
+    marks = rows[1:]
+    perfect = [r for r in marks if r["acc_q"] == 1.0]
+    return dict(n=len(marks), q=acc_range(marks), v=acc_range(marks, "acc_v"),
+                b=acc_range(marks, "acc_beam"), q1=len(perfect),
+                b1=sum(r["acc_beam"] == 1.0 for r in marks),
+                first=round(perfect[0]["minutes"] * 60) if perfect else None,
+                last=marks[-1]["acc_q"])
+
+
 def precision_row(rows):
     """A row of docs/performance.md's fp32/bf16 table: iterations, Elo at
     10-60 minutes, greedy Q, V one ply and the beam at 10/30/60."""
@@ -599,6 +611,43 @@ CHECKS = [
            "higher throughout ({p[elo]:.0f} against {a[elo]:.0f} at the end)",
            (R + "connect4-strong-60min-elo.csv", R + "connect4-alphazero-60min-elo.csv"),
            lambda d: dict(p=d[0][-1], a=d[1][-1])),
+
+    Figure("docs/comparison.md",
+           "| greedy (1 eval/move) | {p[q]} from 10 s on; 1.000 at {p[q1]} of the "
+           "{p[n]} marks (first at {p[first]} s), {p[last]:.3f} at the last | {a[q]}; "
+           "never 1.000 |\n| value one ply (4.3) | {p[v]} | {a[v]} |",
+           (R + "tictactoe-probs-2min-elo.csv", R + "tictactoe-alphazero-2min-elo.csv"),
+           lambda d: dict(p=ttt_summary(d[0]), a=ttt_summary(d[1]))),
+    Figure("docs/comparison.md",
+           "beam E=10 M=3 (21.7 evals/move): {p[b]}; never 1.000 | MCTS N=50 (14.6 "
+           "evals/move): 1.000 at {a[b1]} of the {a[n]} marks from 10 s on",
+           (R + "tictactoe-probs-2min-elo.csv", R + "tictactoe-alphazero-2min-elo.csv"),
+           lambda d: dict(p=ttt_summary(d[0]), a=ttt_summary(d[1]))),
+    Figure("docs/comparison.md", "PROBS made {p} iterations, AlphaZero {a}.",
+           (R + "tictactoe-probs-2min-elo.csv", R + "tictactoe-alphazero-2min-elo.csv"),
+           lambda d: dict(p=d[0][-1]["iteration"], a=d[1][-1]["iteration"])),
+    Figure("docs/comparison.md", "PROBS made {p} iterations (93% of its time in beam "
+           "search), AlphaZero {a}.",
+           (R + "othello-probs-30min-elo.csv", R + "othello-alphazero-30min-elo.csv"),
+           lambda d: dict(p=d[0][-1]["iteration"], a=d[1][-1]["iteration"])),
+
+    Figure("docs/comparison.md",
+           "In 60 minutes PROBS made {p[iteration]} iterations of 1000 games "
+           "({pg:,} games); AlphaZero made {a[iteration]} iterations of 200 games "
+           "({ag:,} games",
+           (R + "connect4-strong-60min-elo.csv", R + "connect4-alphazero-60min-elo.csv"),
+           lambda d: dict(p=d[0][-1], a=d[1][-1], pg=1000 * d[0][-1]["iteration"],
+                          ag=200 * d[1][-1]["iteration"])),
+    Figure("docs/comparison.md",
+           "(PROBS at 5, 10, ... minutes is its checkpoints {p}; AlphaZero's {a}.",
+           (R + "connect4-strong-60min-elo.csv", R + "connect4-alphazero-60min-elo.csv"),
+           lambda d: dict(p=", ".join(str(r["iteration"]) for r in d[0][1:]),
+                          a=", ".join(str(r["iteration"]) for r in d[1][1:]))),
+    Rows("docs/comparison.md", "| {n} | {pn} | {p:.3f} | {an} | {a:.3f} |",
+         (R + "connect4-strong-60min-elo.csv", R + "connect4-alphazero-60min-elo.csv"),
+         lambda d: [dict(n=n, pn=pn, an=an, p=d[0][-1][k], a=d[1][-1][k])
+                    for n, pn, an, k in ((1, "greedy Q", "greedy policy", "acc_q"),
+                                         (5.2, "V one ply", "value one ply", "acc_v"))]),
 
     # docs/games.md: each game's ladder, and the anchors results.md quotes
     Rows("docs/games.md", "| {player} | {elo} | {interval} |",
