@@ -295,6 +295,24 @@ def match(text, *words):
     return found[0]
 
 
+def evaluator_log(text):
+    """docs/results/models-elo.txt: {model name: rating} from the evaluator's
+    'version N: Elo E [LO, HI] ... (W/D/L: opp w/d/l, ...)' line after each
+    model's 'cp data/models/NAME.pbck' line."""
+    out, model = {}, None
+    for line in text.splitlines():
+        m = re.search(r"cp data/models/(\S+)\.pbck", line)
+        if m:
+            model = m.group(1)
+        m = re.search(r"version (\d+): Elo (\d+) \[(\d+), (\d+)\].*W/D/L: (.*)\)", line)
+        if m and model:
+            wdl = {o: tuple(map(int, r.split("/")))
+                   for o, r in (x.split() for x in m.group(5).split(", "))}
+            out[model] = dict(version=int(m.group(1)), elo=m.group(2), lo=m.group(3),
+                              hi=m.group(4), wdl=wdl)
+    return out
+
+
 def by_ply(text, plies):
     """The share at 'plies A-B' of `probs accuracy --by-ply` output."""
     return float(re.search(rf"plies +{plies} +\d+/\d+ +([01]\.\d+)", text).group(1))
@@ -410,6 +428,7 @@ OTH60 = (R + "othello-probs-60min-elo.csv", R + "othello-probs-60min-abnet500-el
          R + "othello-60min-search-games.txt")
 BASE_ACC = R + "connect4-baselines-accuracy.txt"
 MODELS_ACC = R + "models-accuracy.txt"
+MODELS_ELO = R + "models-elo.txt"
 C4_MODEL, AZ_MODEL = "data/models/connect4.pbck", "data/models/connect4-alphazero.pbck"
 
 
@@ -721,6 +740,29 @@ CHECKS = [
            "evaluations a move) {z[mcts,N=100][0]:.3f}, mcts N=800 "
            "({z[mcts,N=800][1]:.0f}) {z[mcts,N=800][0]:.3f}",
            MODELS_ACC, lambda t: dict(z=accuracy_output(t, AZ_MODEL))),
+    Figure("data/models/README.md",
+           "| {e[connect4][elo]} [{e[connect4][lo]}, {e[connect4][hi]}] (lookahead:3 is 1603) |",
+           MODELS_ELO, lambda t: dict(e=evaluator_log(t))),
+    Figure("data/models/README.md",
+           "| {e[connect4-alphazero][elo]} [{e[connect4-alphazero][lo]}, "
+           "{e[connect4-alphazero][hi]}] |",
+           MODELS_ELO, lambda t: dict(e=evaluator_log(t))),
+    Figure("data/models/README.md",
+           "| {e[othello][elo]} [{e[othello][lo]}, {e[othello][hi]}] (alphabeta:3 is 1427",
+           MODELS_ELO, lambda t: dict(e=evaluator_log(t))),
+    Figure("data/models/README.md",
+           "| {e[othello-alphazero][elo]} [{e[othello-alphazero][lo]}, "
+           "{e[othello-alphazero][hi]}] (rated afterwards, 500 games",
+           MODELS_ELO, lambda t: dict(e=evaluator_log(t))),
+    Figure("data/models/README.md",
+           "| {e[toguz][elo]} [{e[toguz][lo]}, {e[toguz][hi]}] (random 1000, greedy 1853) |",
+           MODELS_ELO, lambda t: dict(e=evaluator_log(t))),
+    Figure("data/models/README.md",
+           "beats lookahead:3 in {w} of 200 games even greedily",
+           MODELS_ELO, lambda t: dict(w=evaluator_log(t)["connect4"]["wdl"]["lookahead:3"][0])),
+    Figure("data/models/README.md",
+           "Othello's alphabeta:3 won {l} of 100 games against the PROBS one played greedily",
+           MODELS_ELO, lambda t: dict(l=evaluator_log(t)["othello"]["wdl"]["alphabeta:3"][2])),
     Figure("data/models/README.md",
            "finds the best move in {c[abnet][0]:.0%} of the solved positions",
            MODELS_ACC, lambda t: dict(c=accuracy_output(t, C4_MODEL))),
