@@ -2,7 +2,8 @@
 # test_check_docs.sh BIN_DIR SOURCE_DIR - the figures the documents quote
 # agree with the committed data they come from (scripts/check-docs.py on
 # the source tree), and the check can fail: on a copy of the tree with one
-# figure of a document changed, or one number of a data file, it exits 1
+# figure of a document changed, one number of a data file, or a row of it
+# removed, it exits 1
 # naming the document and what the data gives; with a data file missing,
 # 2. BIN_DIR is not used (the check reads files only).
 set -uo pipefail
@@ -55,6 +56,11 @@ doctor README.md 's/reaches 1743 \[1718, 1770\]/reaches 1760 [1718, 1770]/' &&
 doctor docs/results/connect4-strong-60min-fp32-s2-elo.csv 's/^147,147,2067.0,/147,147,2000.0,/' &&
   expect "a changed data file is found" 1 \
     '^FAIL docs/performance.md disagrees with docs/results/connect4-strong-60min-fp32-s2-elo.csv' \
+    python3 "$CHECK" --root "$T/tree"
+# A row a check computes from removed from the data.
+doctor docs/results/connect4-fast-elo.csv '/^29,29,/d' &&
+  expect "data without a row a check needs is found" 1 \
+    'connect4-fast-elo.csv.* do not give .*no row for iteration 29' \
     python3 "$CHECK" --root "$T/tree"
 # A data file gone.
 copy_tree && rm "$T/tree/docs/results/connect4-b512-30min-elo.csv" &&
