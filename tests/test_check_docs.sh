@@ -3,9 +3,8 @@
 # agree with the committed data they come from (scripts/check-docs.py on
 # the source tree), and the check can fail: on a copy of the tree with one
 # figure of a document changed, one number of a data file, or a row of it
-# removed, it exits 1
-# naming the document and what the data gives; with a data file missing,
-# 2. BIN_DIR is not used (the check reads files only).
+# removed, it exits 1 naming the document and what the data gives; with a
+# data file missing, 2. BIN_DIR is not used (the check reads files only).
 set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: test_check_docs.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
