@@ -424,6 +424,27 @@ OTH60 = (R + "othello-probs-60min-elo.csv", R + "othello-probs-60min-abnet500-el
 BASE_ACC = R + "connect4-baselines-accuracy.txt"
 MODELS_ACC = R + "models-accuracy.txt"
 MODELS_ELO = R + "models-elo.txt"
+MODELS_MATCHES = R + "models-matches.txt"
+
+
+def wdl_score(m):
+    """'W-D-L, score' of a match (score to two decimals)."""
+    return f"{m['w']}-{m['d']}-{m['l']}, " + _FMT.format_field(m["score"], ".2f")
+
+
+def models_row(*rows):
+    """A models README table, one row per (text, words of the match) pair:
+    '{m}' in the text is the match's W-D-L, '{s}' its score, '{t}' its wall
+    time."""
+    def select(text):
+        out = []
+        for row, *words in rows:
+            m = match(text, *words)
+            out.append(row.format(m=f"{m['w']}-{m['d']}-{m['l']}",
+                                  s=_FMT.format_field(m["score"], ".2f"),
+                                  t=m["wall"], ws=wdl_score(m)))
+        return [dict(row=r) for r in out]
+    return select
 C4_MODEL, AZ_MODEL = "data/models/connect4.pbck", "data/models/connect4-alphazero.pbck"
 
 
@@ -758,6 +779,47 @@ CHECKS = [
     Figure("data/models/README.md",
            "Othello's alphabeta:3 won {l} of 100 games against the PROBS one played greedily",
            MODELS_ELO, lambda t: dict(l=evaluator_log(t)["othello"]["wdl"]["alphabeta:3"][2])),
+    Rows("data/models/README.md", "{row}", MODELS_MATCHES, models_row(
+        ("| Connect Four | `connect4-alphazero.pbck`, mcts N=100 | {ws} | (Othello only) "
+         "| {t} s |", "--a 'gtp:build/bin/probs gtp --game connect4' --b"),
+        ("| Toguz Kumalak | `toguz.pbck`, abnet 1000 | {ws} | (Othello only) | {t} s |",
+         "--a 'gtp:build/bin/probs gtp --game toguz' --b"),
+        ("| `abnet:connect4.pbck` (PROBS, the default before) | `mcts:connect4-alphazero"
+         ".pbck` | 200 | {m} | {s} |", "--a abnet:", "--b mcts:"),
+        ("| `abnet:connect4.pbck` | alphabeta:4 | 200 | {m} | {s} |", "--a abnet:", "--b alphabeta:4"),
+        ("| `mcts:connect4-alphazero.pbck` | alphabeta:4 | 200 | {m} | {s} |", "--a mcts:"),
+        ("| `gtp:probs gtp --model connect4.pbck` (abnet) | alphabeta:4 | 40 | {m} | {s} |",
+         "--model data/models/connect4.pbck' --b alphabeta:4"),
+        ("| `gtp:probs gtp --model othello.pbck` (PROBS abnet, the default before) "
+         "| alphabeta:4 | 40 | {m} | {s} |", "--model data/models/othello.pbck' --b alphabeta:4"),
+        ("| `gtp:probs gtp --model othello.pbck` | gtp-rhino | 40 | {m} | {s} |",
+         "--model data/models/othello.pbck' --b gtp:gtp-rhino"),
+        ("| `gtp:probs gtp --model toguz.pbck` (the only Toguz Kumalak network) "
+         "| alphabeta:4 | 40 | {m} | {s} |", "--a 'gtp:build/bin/probs gtp --game toguz' --b"),
+    )),
+    Figure("data/models/README.md",
+           "| Othello | `othello-alphazero.pbck`, mcts N=100 | {a} | {r} | {ta} s and {tr} s |",
+           MODELS_MATCHES, lambda t: dict(
+               a=wdl_score(match(t, "--a 'gtp:build/bin/probs gtp' --b alphabeta:4")),
+               r=wdl_score(match(t, "--a 'gtp:build/bin/probs gtp' --b gtp:gtp-rhino")),
+               ta=match(t, "--a 'gtp:build/bin/probs gtp' --b alphabeta:4")["wall"],
+               tr=match(t, "--a 'gtp:build/bin/probs gtp' --b gtp:gtp-rhino")["wall"])),
+    Figure("data/models/README.md",
+           "AlphaZero network takes {a} of 40 games from alphabeta:4 where the PROBS "
+           "network took {p}",
+           MODELS_MATCHES, lambda t: dict(
+               a=match(t, "--a 'gtp:build/bin/probs gtp' --b alphabeta:4")["w"],
+               p=match(t, "--model data/models/othello.pbck' --b alphabeta:4")["w"])),
+    Figure("data/models/README.md",
+           "with `--agent mcts,N=800` (the same match: {m[wall]} s) the AlphaZero one "
+           "takes {m[w]} of 40 ({m[w]}-{m[d]}-{m[l]};",
+           MODELS_MATCHES, lambda t: dict(m=match(t, "--agent mcts,N=800"))),
+    Figure("data/models/README.md",
+           "ladder: {o[alphabeta:4]} and {o[gtp:gtp-rhino]} in Othello, {t[alphabeta:4]} "
+           "in Toguz Kumalak; docs/games.md)",
+           (R + "othello-elo-calibrate.txt", R + "toguz-elo-calibrate.txt"),
+           lambda d: dict(o={r["player"]: r["elo"] for r in calibration(d[0])},
+                          t={r["player"]: r["elo"] for r in calibration(d[1])})),
     Figure("data/models/README.md",
            "finds the best move in {c[abnet][0]:.0%} of the solved positions",
            MODELS_ACC, lambda t: dict(c=accuracy_output(t, C4_MODEL))),
