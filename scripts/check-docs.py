@@ -253,6 +253,26 @@ def othello60_rows(data):
     return out
 
 
+def othello60_summary(data):
+    """The ranges docs/results.md's 60-minute Othello bullets quote."""
+    g = search_games(data[4])
+    rows = othello60_rows(data)
+    rng = lambda vals: f"{min(vals)} to {max(vals)}"
+    span = lambda vals: f"{min(vals):.0f}-{max(vals):.0f}"
+    wins = lambda key: [int(r[key].split("-")[0]) for r in rows]
+    return dict(
+        a_ab4=rng(wins("aw")), a_elo=span([r["a"]["elo"] for r in rows]),
+        a_rhino=rng([int(g[(r["a"]["version"], "gtp:gtp-rhino")].split("-")[0])
+                     for r in rows]),
+        a_greedy=span([r["ag"] for r in rows]),
+        p_elo=span([r["p"]["elo"] for r in rows]), p_ab4=rng(wins("pw")),
+        p_greedy=span([r["pg"] for r in rows]),
+        # "no 95% interval wholly above" alphabeta:4's 1579
+        p_above="no" if all(r["p"]["elo_lo"] <= 1579 for r in rows) else "a",
+        a_greedy_first=rows[0]["ag"],
+        a_greedy_max=max(rows, key=lambda r: r["ag"]))
+
+
 def calibration(text):
     """`probs elo-calibrate` output: the fit's table as a list of dicts
     (player, games, score, elo, interval)."""
@@ -540,6 +560,18 @@ CHECKS = [
          "| {mark} | {pg:.0f} | {p[elo]} [{p[elo_lo]}, {p[elo_hi]}] | {pw} "
          "| {ag:.0f} | {a[elo]} [{a[elo_lo]}, {a[elo_hi]}] | {aw} |",
          OTH60, othello60_rows),
+
+    Figure("docs/results.md",
+           "500 scores {a_ab4} of 50 against it at every mark and rates {a_elo}, and "
+           "it takes {a_rhino} games of 50 from gtp-rhino. Its greedy policy, by itself, "
+           "stays below alphabeta:3 ({a_greedy}).",
+           OTH60, othello60_summary),
+    Figure("docs/results.md",
+           "{p_elo}, from {p_ab4} wins of 50 against it, and {p_above} 95% interval wholly "
+           "above 1579. Its greedy Q does not rise after the first 10 minutes "
+           "({p_greedy}), while AlphaZero's does ({a_greedy_first:.0f} -> "
+           "{a_greedy_max[ag]:.0f} at {a_greedy_max[mark]} minutes)",
+           OTH60, othello60_summary),
 
     # docs/results.md: strength measured exactly, 36 minutes
     Rows("docs/results.md",
