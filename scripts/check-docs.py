@@ -637,6 +637,37 @@ CHECKS = [
            FAST, lambda d: dict(it36=round(next(
                r["iteration"] for r in fast_rows(d) if r["minutes"] >= 36), -1))),
 
+    Figure("docs/results.md",
+           "Elo {s_elo} against {p_elo}; at 36 minutes the strong checkpoint wins "
+           "{s[lookahead3_w]}, draws {s[lookahead3_d]}, loses {s[lookahead3_l]} of 200 "
+           "against lookahead:3",
+           (R + "connect4-paper-36min-elo.csv", R + "connect4-strong-36min-elo.csv"),
+           lambda d: dict(p_elo=elo_range([r for r in d[0] if r["minutes"] > 5]),
+                          s_elo=elo_range([r for r in d[1] if r["minutes"] > 5]),
+                          s=at_mark(d[1], 36))),
+    Figure("docs/results.md",
+           "fewer iterations per hour ({s[iteration]} against {p[iteration]} in 36",
+           (R + "connect4-paper-36min-elo.csv", R + "connect4-strong-36min-elo.csv"),
+           lambda d: dict(p=at_mark(d[0], 36), s=at_mark(d[1], 36))),
+    Figure("docs/results.md",
+           "more iterations in the same time ({s[iteration]} against {v[iteration]} at 12 "
+           "minutes)",
+           (R + "connect4-strong-36min-elo.csv", R + "connect4-abl-vmix-12min-elo.csv"),
+           lambda d: dict(s=at_mark(d[0], 12), v=at_mark(d[1], 12))),
+    *[Figure("docs/results.md", text,
+             (R + "connect4-strong-36min-elo.csv", R + f"connect4-abl-{name}-9min-elo.csv"),
+             lambda d: dict(s=at_mark(d[0], 9.0), a=at_mark(d[1], 9.0)))
+      for name, text in (
+          ("replay", "more iterations ({a[iteration]} against {s[iteration]}: each trains"),
+          ("epochs2", "iterations ({a[iteration]} against {s[iteration]}) and buy nothing"),
+          ("e30", "the iterations ({a[iteration]} against {s[iteration]}) and is worse"))],
+    Figure("docs/results.md",
+           "({a[iteration]} and {b[iteration]} in 30 minutes; on average",
+           (R + "connect4-b128-30min-elo.csv", R + "connect4-b512-30min-elo.csv"),
+           lambda d: dict(a=d[0][-1], b=d[1][-1])),
+    Figure("docs/results.md", "**But it is slow here**: {r[iteration]} iterations in the hour",
+           R + "connect4-large-60min-elo.csv", lambda rows: dict(r=rows[-1])),
+
     # docs/results.md: the baselines on the solved set (probs accuracy)
     Figure("docs/results.md",
            "random {a[random][0]:.3f}, lookahead:3 {a[lookahead:3][0]:.3f}, "
