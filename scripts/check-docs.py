@@ -273,6 +273,18 @@ def othello60_summary(data):
         a_greedy_max=max(rows, key=lambda r: r["ag"]))
 
 
+def pairs(text):
+    """`probs elo-calibrate` output: {(A, B): dict(a, d, b, score)} per pair."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"(\S+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([01]\.\d+)\s", line)
+        if m:
+            out[(m.group(1), m.group(2))] = dict(
+                a=int(m.group(3)), d=int(m.group(4)), b=int(m.group(5)),
+                score=float(m.group(6)))
+    return out
+
+
 def calibration(text):
     """`probs elo-calibrate` output: the fit's table as a list of dicts
     (player, games, score, elo, interval)."""
@@ -756,6 +768,19 @@ CHECKS = [
            R + "othello-elo-calibrate.txt",
            lambda t: next(dict(w=r["score"], n=r["games"]) for r in calibration(t)
                           if r["player"] == "gtp:gtp-rhino")),
+    Figure("docs/games.md",
+           "against alphabeta:4 it scores {s:.2f} ({p[b]} wins, {p[d]} draws, {p[a]} losses)",
+           R + "othello-elo-calibrate.txt",
+           lambda t: dict(p=pairs(t)[("alphabeta:4", "gtp:gtp-rhino")],
+                          s=1 - pairs(t)[("alphabeta:4", "gtp:gtp-rhino")]["score"])),
+    Figure("docs/games.md",
+           "Random play is hopeless in Toguz Kumalak ({r[score]:g} points in {r[games]} games)",
+           R + "toguz-elo-calibrate.txt",
+           lambda t: dict(r=next(r for r in calibration(t) if r["player"] == "random"))),
+    Figure("docs/games.md",
+           "alphabeta:1 is greedy with another tie order ({s:.2f} between them)",
+           R + "toguz-elo-calibrate.txt",
+           lambda t: dict(s=pairs(t)[("greedy", "alphabeta:1")]["score"])),
     Figure("docs/results.md",
            "anchors from `probs elo-calibrate`: greedy {e[greedy]}, alphabeta:1 "
            "{e[alphabeta:1]}, alphabeta:2 {e[alphabeta:2]}, alphabeta:3 {e[alphabeta:3]})",
