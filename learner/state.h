@@ -22,6 +22,7 @@
 #ifndef PB_LEARNER_STATE_H
 #define PB_LEARNER_STATE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
@@ -193,6 +194,10 @@ struct pb_learner {
   int job_rc;
   pb_err_t job_err;
   double job_ckpt_s;
+  /* pb_now() when the job's checkpoint write began, 0 when none runs: set
+   * by the pool thread, read by the loop (/status's disk.stalled_s), so a
+   * write that blocks (a frozen file system) shows while it blocks */
+  _Atomic double ckpt_since;
 
   peer_t *peers;
   int max_peers;

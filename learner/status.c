@@ -143,9 +143,22 @@ static void trust_levels(pb_learner_t *l, int lv[4]) {
     if (l->peers[i].used) lv[pb__trust_level(l, &l->peers[i])]++;
 }
 
-static double disk_stalled(const pb_learner_t *l) {
-  const double a = pb_log_stalled(l->log), b = pb_metrics_stalled(l->metrics);
-  return a > b ? a : b;
+/* How long the checkpoint write in progress has run (0: none runs). */
+static double ckpt_writing(pb_learner_t *l) {
+  const double since = atomic_load(&l->ckpt_since);
+  return since > 0 ? pb_now() - since : 0;
+}
+
+/* The longest wait for the disk now in progress: a write(2) of the log's,
+ * the metrics' or the self-play records' writer thread, or the
+ * checkpoint write of the job on the pool (files written, fsync'd,
+ * renamed: a frozen file system holds it). */
+static double disk_stalled(pb_learner_t *l) {
+  double d = pb_log_stalled(l->log), x = pb_metrics_stalled(l->metrics);
+  if (x > d) d = x;
+  if (l->selfrec != NULL && (x = pb_metrics_stalled(l->selfrec)) > d) d = x;
+  if ((x = ckpt_writing(l)) > d) d = x;
+  return d;
 }
 
 static char *status_json(pb_learner_t *l) {
@@ -226,6 +239,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_key(&j, "disk");
   pb_json_obj_begin(&j);
   pb_json_kdouble(&j, "stalled_s", disk_stalled(l));
+  pb_json_kdouble(&j, "checkpoint_write_s", ckpt_writing(l));
   pb_json_kuint(&j, "log_lines_dropped", pb_log_dropped(l->log));
   pb_json_kuint(&j, "metrics_lines_dropped", pb_metrics_dropped(l->metrics));
   pb_json_obj_end(&j);
