@@ -158,8 +158,9 @@ static void quarantine(pb_learner_t *l, peer_t *p, const char *whose,
   snprintf(msg, sizeof msg,
            "quarantined (%s): its self-play moves are impossible under the Q "
            "they were played with: %.1f standard errors more surprising "
-           "than the policy over %" PRIu64 " moves of %" PRIu64 " episodes",
-           whose, pb_play_z(t), t->moves, t->episodes);
+           "than the policy over %" PRIu64 " moves of %" PRIu64
+           " episodes (%.1f over its recent moves)",
+           whose, pb_play_z(t), t->moves, t->episodes, pb_play_recent_z(t));
   pb_log_warn(l->log,
               "actor %s (address %s, host %s%s%s) %s; its %zu items of this "
               "iteration are dropped and re-queued, and it is refused from "

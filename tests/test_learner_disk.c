@@ -17,9 +17,8 @@
 
 #include "json.h"
 #include "proc.h"
+#include "run_fixtures.h"
 
-#define BIN PB_BIN_DIR
-#define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
 
 /* GET path from 127.0.0.1:port with a 10 s limit; the whole answer
  * (malloc'd), or NULL. */
@@ -144,8 +143,10 @@ static void test_status_while_the_disk_is_stalled(void **state) {
   /* Somebody reads the FIFOs: the stall ends, the lines arrive. */
   static char logged[1 << 20], metrics[1 << 16];
   size_t nlog = 0, nmet = 0;
+  logged[0] = '\0'; /* drained until the stall ends and its lines came */
   stalled = 1;
-  for (int i = 0; i < 200 && stalled != 0; i++) {
+  for (int i = 0; i < 200 && (stalled != 0 || !strstr(logged, " learner "));
+       i++) {
     drain(log_rd, logged, sizeof logged, &nlog);
     drain(met_rd, metrics, sizeof metrics, &nmet);
     tp_sleep(0.05);
@@ -172,9 +173,68 @@ static void test_status_while_the_disk_is_stalled(void **state) {
   close(met_rd);
 }
 
+/* Issue 46: the disk freezes under the checkpoint write (the run's file
+ * system frozen: the write blocks until it thaws). The learner's temporary
+ * file of its first checkpoint is a FIFO nobody reads, so the job on the
+ * thread pool blocks in its open(2) as in a write to a frozen disk; while
+ * it blocks, /status answers and its disk.stalled_s (and
+ * checkpoint_write_s, and /metrics' probs_disk_stalled_seconds) grow. A
+ * learner that measured the write only once it returned said 0. */
+static void test_checkpoint_write_stall_shows(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "diskckpt");
+  r.extra[0] = "net.http_port=-1";
+  pid_t l = start_learner(&r);
+  assert_true(r.http > 0);
+  char fifo[512];
+  snprintf(fifo, sizeof fifo, "%s/checkpoints/ckpt-000001.pbck.tmp.%ld", r.dir,
+           (long)l);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  start_worker(&r, "selfplay", "actor-1", NULL);
+  start_worker(&r, "search", "searcher-1", NULL);
+  double stalled = 0, writing = 0;
+  char *st = NULL;
+  for (int i = 0; i < 1800 && stalled < 1.0; i++) { /* 3 minutes at most */
+    free(st);
+    st = http_get(r.http, "/status");
+    if (st == NULL) fail_msg("the learner does not answer /status");
+    stalled = number_after(st, "\"disk\":{\"stalled_s\":");
+    writing = number_after(st, "\"checkpoint_write_s\":");
+    if (stalled < 1.0) tp_sleep(0.1);
+  }
+  if (stalled < 1.0) fail_msg("disk.stalled_s stayed %.3f: %s", stalled, st);
+  assert_true(writing >= 1.0);
+  assert_non_null(strstr(st, "HTTP/1.1 200"));
+  free(st);
+  char *m = http_get(r.http, "/metrics");
+  assert_non_null(m);
+  assert_true(number_after(m, "\nprobs_disk_stalled_seconds ") >= 1.0);
+  free(m);
+  /* The disk thaws: the write goes on (its fsync on a FIFO then fails, as
+   * a write to a disk gone bad would; the test ends there). */
+  int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  assert_true(rd >= 0);
+  for (int i = 0; i < 100; i++) {
+    st = http_get(r.http, "/status");
+    if (st == NULL) break; /* the learner stopped on the failed write */
+    writing = number_after(st, "\"checkpoint_write_s\":");
+    free(st);
+    if (writing == 0) break;
+    char buf[65536];
+    while (read(rd, buf, sizeof buf) > 0) {
+    }
+    tp_sleep(0.05);
+  }
+  assert_true(writing == 0 || st == NULL);
+  close(rd);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_status_while_the_disk_is_stalled,
+                                tp_teardown),
+      cmocka_unit_test_teardown(test_checkpoint_write_stall_shows,
                                 tp_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
