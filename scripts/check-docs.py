@@ -67,6 +67,20 @@ MODELS_ELO = R + "models-elo.txt"
 MODELS_MATCHES = R + "models-matches.txt"
 
 
+def precision_output(text):
+    """tests/test_precision.c's figures in its output: the shipped network's
+    line and the largest random-network difference."""
+    m = re.search(r"shipped connect4, \d+ positions: max \|dV\| ([\d.]+), max \|dQ\| "
+                  r"([\d.]+), mean \|dV\| ([\d.]+), mean \|dQ\| ([\d.]+), greedy moves "
+                  r"differ in (\d+) \(([\d.]+)\), optimal (\d+) fp32 / (\d+) bf16", text)
+    if m is None:
+        raise ValueError("no 'shipped connect4' line")
+    r = [float(x) for x in re.findall(r"max \|bf16 - fp32\| = ([\d.]+)", text)]
+    return dict(dv=float(m[1]), dq=float(m[2]), mv=float(m[3]), mq=float(m[4]),
+                differ=int(m[5]), share=float(m[6]), opt32=int(m[7]),
+                opt16=int(m[8]), random=max(r))
+
+
 def wdl_score(m):
     """'W-D-L, score' of a match (score to two decimals)."""
     return f"{m['w']}-{m['d']}-{m['l']}, " + FMT.format_field(m["score"], ".2f")
@@ -526,6 +540,13 @@ CHECKS = [
            "moves on the solved set ({c[abnet][0]:.3f} against {z[mcts,N=100][0]:.3f})",
            MODELS_ACC, lambda t: dict(c=accuracy_output(t, C4_MODEL),
                                       z=accuracy_output(t, AZ_MODEL))),
+    Figure("docs/nn.md",
+           "the same network and test set give V within {p[dv]:.3f} and Q within "
+           "{p[dq]:.3f} of fp32 (mean |dV| {p[mv]:.4f}, mean |dQ| {p[mq]:.4f}), the "
+           "greedy move differs in {p[differ]} positions ({p[share]:.1%}), and "
+           "{p[opt16]} optimal moves against {p[opt32]} in fp32; random networks "
+           "{p[random]:.3f} at most",
+           R + "precision-emulated.txt", lambda t: dict(p=precision_output(t))),
 ]
 
 
