@@ -15,8 +15,9 @@
  *     takes one (NULL accepted) and returns its code, or NULL for the
  *     constructors.
  * Handles (model, agent, engine) are opaque pointers, freed by their
- * _close function, which accepts NULL. Games are static tables, never
- * freed. pb_capi_sizes lets the caller check the layout it assumes.
+ * _close function, which accepts NULL (by value, not the house's
+ * pb_x_destroy(&p): the caller across an FFI holds a handle as a plain
+ * integer and forgets it itself). Games are static tables, never freed. pb_capi_sizes lets the caller check the layout it assumes.
  *
  * Threads: a handle is used by one thread at a time (the modules' rule);
  * different handles may be used by different threads. */
