@@ -36,9 +36,15 @@ int pb_capi_sizes(int out[4]) {
   return 1;
 }
 
-const char *pb_capi_version(void) { return PB_VERSION; }
-const char *pb_capi_err_name(int code) { return pb_err_name(code); }
-const char *pb_capi_strerror(int code) { return pb_strerror(code); }
+const char *pb_capi_version(void) {
+  return PB_VERSION;
+}
+const char *pb_capi_err_name(int code) {
+  return pb_err_name(code);
+}
+const char *pb_capi_strerror(int code) {
+  return pb_strerror(code);
+}
 
 /* ---- games ------------------------------------------------------------- */
 
@@ -50,8 +56,12 @@ const pb_game_t *pb_capi_game(const char *name, pb_err_t *err) {
   return g;
 }
 
-const char *pb_capi_game_names(void) { return pb_game_names(); }
-const char *pb_capi_game_name(const pb_game_t *g) { return g->name; }
+const char *pb_capi_game_names(void) {
+  return pb_game_names();
+}
+const char *pb_capi_game_name(const pb_game_t *g) {
+  return g->name;
+}
 
 void pb_capi_game_info(const pb_game_t *g, int out[7]) {
   out[0] = g->id;
@@ -63,7 +73,9 @@ void pb_capi_game_info(const pb_game_t *g, int out[7]) {
   out[6] = g->state_bytes;
 }
 
-void pb_capi_reset(const pb_game_t *g, pb_state_t *s) { g->reset(s); }
+void pb_capi_reset(const pb_game_t *g, pb_state_t *s) {
+  g->reset(s);
+}
 
 int pb_capi_legal(const pb_game_t *g, const pb_state_t *s, uint8_t *out) {
   return g->legal(s, out);
@@ -111,7 +123,9 @@ uint64_t pb_capi_hash(const pb_game_t *g, const pb_state_t *s) {
   return g->hash(s);
 }
 
-int pb_capi_ply(const pb_game_t *g, const pb_state_t *s) { return g->ply(s); }
+int pb_capi_ply(const pb_game_t *g, const pb_state_t *s) {
+  return g->ply(s);
+}
 
 int pb_capi_side(const pb_game_t *g, const pb_state_t *s) {
   return pb_analysis_side(g, s);
@@ -139,8 +153,8 @@ uint64_t pb_capi_count_games(const pb_game_t *g, const pb_state_t *s,
 
 struct pb_capi_model {
   pb_model_t *model;
-  pb_neteval_t *ne;  /* V and Q (PROBS, td) */
-  pb_pveval_t *pve;  /* the policy+value network (AlphaZero) */
+  pb_neteval_t *ne; /* V and Q (PROBS, td) */
+  pb_pveval_t *pve; /* the policy+value network (AlphaZero) */
   char *path;
 };
 
@@ -201,7 +215,9 @@ uint64_t pb_capi_model_version(const pb_capi_model_t *m) {
   return pb_model_version(m->model);
 }
 
-const char *pb_capi_model_path(const pb_capi_model_t *m) { return m->path; }
+const char *pb_capi_model_path(const pb_capi_model_t *m) {
+  return m->path;
+}
 
 const char *pb_capi_model_algorithm(const pb_capi_model_t *m) {
   return pb_model_config(m->model)->algorithm;
@@ -241,8 +257,8 @@ int pb_capi_model_value(pb_capi_model_t *m, const pb_state_t *s, int n,
   return fn.value(fn.ctx, s, n, out, err);
 }
 
-int pb_capi_model_q(pb_capi_model_t *m, const pb_state_t *s, int n,
-                    float *out, pb_err_t *err) {
+int pb_capi_model_q(pb_capi_model_t *m, const pb_state_t *s, int n, float *out,
+                    pb_err_t *err) {
   int rc = check_states(m, s, n, out, err);
   if (rc < 0) return rc;
   if (m->pve != NULL)
@@ -333,7 +349,9 @@ const char *pb_capi_agent_last_spec(const pb_capi_agent_t *a) {
   return pb_gtp_timed_last_spec(a->timed);
 }
 
-int pb_capi_agent_kinds(char *buf, size_t n) { return pb_agent_kinds(buf, n); }
+int pb_capi_agent_kinds(char *buf, size_t n) {
+  return pb_agent_kinds(buf, n);
+}
 
 /* ---- matches ----------------------------------------------------------- */
 
@@ -396,12 +414,13 @@ int pb_capi_match(const pb_game_t *g, const char *a_spec, const char *b_spec,
   free(book);
   if (rc < 0) return rc;
   const int v[PB_CAPI_M_FIELDS] = {
-      r.games,        r.wins,          r.draws,          r.losses,
-      r.first_wins,   r.first_draws,   r.first_losses,   r.second_wins,
-      r.second_draws, r.second_losses, r.capped,         (int)r.plies,
+      r.games,        r.wins,          r.draws,        r.losses,
+      r.first_wins,   r.first_draws,   r.first_losses, r.second_wins,
+      r.second_draws, r.second_losses, r.capped,       (int)r.plies,
       cm.decision};
   memcpy(out, v, sizeof v);
-  if (elo != NULL) pb_elo_diff(r.wins, r.draws, r.losses, elo, elo + 1, elo + 2);
+  if (elo != NULL)
+    pb_elo_diff(r.wins, r.draws, r.losses, elo, elo + 1, elo + 2);
   if (llr != NULL) *llr = cm.llr;
   return 0;
 }

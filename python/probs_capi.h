@@ -17,7 +17,8 @@
  * Handles (model, agent, engine) are opaque pointers, freed by their
  * _close function, which accepts NULL (by value, not the house's
  * pb_x_destroy(&p): the caller across an FFI holds a handle as a plain
- * integer and forgets it itself). Games are static tables, never freed. pb_capi_sizes lets the caller check the layout it assumes.
+ * integer and forgets it itself). Games are static tables, never freed.
+ * pb_capi_sizes lets the caller check the layout it assumes.
  *
  * Threads: a handle is used by one thread at a time (the modules' rule);
  * different handles may be used by different threads. */
@@ -119,8 +120,8 @@ int pb_capi_model_value(pb_capi_model_t *m, const pb_state_t *s, int n,
                         float *out, pb_err_t *err);
 /* Q of the n positions into out[n * num_actions] (every action, legal or
  * not). An AlphaZero model has none: PB_EUNSUPP. */
-int pb_capi_model_q(pb_capi_model_t *m, const pb_state_t *s, int n,
-                    float *out, pb_err_t *err);
+int pb_capi_model_q(pb_capi_model_t *m, const pb_state_t *s, int n, float *out,
+                    pb_err_t *err);
 /* The logits the model's policy is the softmax of over the legal moves,
  * into out[n * num_actions]: an AlphaZero model's policy head, a PROBS
  * model's Q (what mcts: over it takes as priors at T = 1). */
@@ -169,10 +170,18 @@ int pb_capi_agent_kinds(char *buf, size_t n);
 /* The fields of out[] that pb_capi_match fills. */
 enum {
   PB_CAPI_M_GAMES = 0,
-  PB_CAPI_M_WINS, PB_CAPI_M_DRAWS, PB_CAPI_M_LOSSES,
-  PB_CAPI_M_FIRST_WINS, PB_CAPI_M_FIRST_DRAWS, PB_CAPI_M_FIRST_LOSSES,
-  PB_CAPI_M_SECOND_WINS, PB_CAPI_M_SECOND_DRAWS, PB_CAPI_M_SECOND_LOSSES,
-  PB_CAPI_M_CAPPED, PB_CAPI_M_PLIES, PB_CAPI_M_SPRT,
+  PB_CAPI_M_WINS,
+  PB_CAPI_M_DRAWS,
+  PB_CAPI_M_LOSSES,
+  PB_CAPI_M_FIRST_WINS,
+  PB_CAPI_M_FIRST_DRAWS,
+  PB_CAPI_M_FIRST_LOSSES,
+  PB_CAPI_M_SECOND_WINS,
+  PB_CAPI_M_SECOND_DRAWS,
+  PB_CAPI_M_SECOND_LOSSES,
+  PB_CAPI_M_CAPPED,
+  PB_CAPI_M_PLIES,
+  PB_CAPI_M_SPRT,
   PB_CAPI_M_FIELDS
 };
 

@@ -161,10 +161,10 @@ static void test_match(void **state) {
   int out[PB_CAPI_M_FIELDS];
   double elo[3], llr = 0;
   int8_t oc[6];
-  assert_int_equal(pb_capi_match(g, "alphabeta:9", "random", 6, 1, 2, 0,
-                                 "5\n# a comment\n1\n", NULL, out, elo, &llr,
-                                 oc, &err),
-                   0);
+  assert_int_equal(
+      pb_capi_match(g, "alphabeta:9", "random", 6, 1, 2, 0,
+                    "5\n# a comment\n1\n", NULL, out, elo, &llr, oc, &err),
+      0);
   assert_int_equal(out[PB_CAPI_M_GAMES], 6);
   assert_int_equal(out[PB_CAPI_M_LOSSES], 0);
   int wins = 0;
@@ -172,8 +172,8 @@ static void test_match(void **state) {
   assert_int_equal(wins, out[PB_CAPI_M_WINS]);
   assert_true(elo[1] <= elo[0] && elo[0] <= elo[2]);
   const double sprt[4] = {0, 300, 0.05, 0.05};
-  assert_int_equal(pb_capi_match(g, "alphabeta:9", "random", 500, 1, 2, 0,
-                                 NULL, sprt, out, elo, &llr, NULL, &err),
+  assert_int_equal(pb_capi_match(g, "alphabeta:9", "random", 500, 1, 2, 0, NULL,
+                                 sprt, out, elo, &llr, NULL, &err),
                    0);
   assert_int_equal(out[PB_CAPI_M_SPRT], PB_SPRT_H1);
   assert_true(out[PB_CAPI_M_GAMES] < 500);
