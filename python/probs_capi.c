@@ -21,6 +21,9 @@
 #define PB_VERSION "unknown"
 #endif
 
+/* pb_capi_model_search's pv: the header promises room for 64 moves. */
+_Static_assert(PB_ABNET_MAX_DEPTH <= 64, "a principal variation of 64 moves");
+
 /* Rows of one network call at most (the evaluators chunk bigger asks). */
 #define CAPI_MAX_BATCH 1024
 /* V and Q cache entries of a model's evaluator. */
@@ -276,6 +279,45 @@ int pb_capi_model_logits(pb_capi_model_t *m, const pb_state_t *s, int n,
   if (rc < 0 || n == 0) return rc;
   if (m->pve != NULL) return az_eval(m, s, n, out, NULL, err);
   return pb_capi_model_q(m, s, n, out, err);
+}
+
+int pb_capi_model_search(pb_capi_model_t *m, const pb_state_t *s,
+                         uint64_t nodes, int time_ms, int *move, float *value,
+                         int *depth, int *solved, uint64_t *evaluations,
+                         uint8_t *pv, int *pv_len, pb_err_t *err) {
+  if (m == NULL || s == NULL || move == NULL || value == NULL ||
+      depth == NULL || solved == NULL || evaluations == NULL || pv == NULL ||
+      pv_len == NULL)
+    return pb_err_set(err, PB_EINVAL, "search: NULL argument");
+  const pb_config_t *c = pb_model_config(m->model);
+  if (pb_model_alphazero(m->model) || pb_config_td(c))
+    return pb_err_set(err, PB_EUNSUPP,
+                      "%s: alpha-beta searches a PROBS model's V and Q, "
+                      "this is a %s model",
+                      m->path, c->algorithm);
+  pb_analysis_opts_t o;
+  pb_analysis_defaults(&o);
+  o.abnet = 1;
+  if (nodes > 0 || time_ms > 0) o.ab.nodes = nodes;
+  o.ab.time_ms = time_ms;
+  pb_analysis_t *an = pb_analysis_new(m->model, &o, err);
+  if (an == NULL) return err != NULL ? err->code : PB_EINVAL;
+  pb_analysis_eval_t *ev = malloc(sizeof *ev);
+  int rc = ev != NULL ? pb_analysis_eval(an, s, ev, err)
+                      : pb_err_set(err, PB_ENOMEM, "search: out of memory");
+  if (rc == 0) {
+    const pb_abnet_result_t *r = &ev->ab;
+    *move = r->move;
+    *value = r->value;
+    *depth = r->depth;
+    *solved = r->solved;
+    *evaluations = r->v_evals + r->q_evals;
+    *pv_len = r->pv_len;
+    memcpy(pv, r->pv, (size_t)r->pv_len);
+  }
+  free(ev);
+  pb_analysis_destroy(&an);
+  return rc;
 }
 
 /* ---- agents ------------------------------------------------------------ */

@@ -128,6 +128,19 @@ int pb_capi_model_q(pb_capi_model_t *m, const pb_state_t *s, int n, float *out,
 int pb_capi_model_logits(pb_capi_model_t *m, const pb_state_t *s, int n,
                          float *out, pb_err_t *err);
 
+/* The alpha-beta search of a PROBS model at s (not finished), as `probs
+ * analyze` and the abnet: agent make it (common/play/analysis.h,
+ * common/search/abnet.h): at most `nodes` network evaluations (0: the
+ * default, 1000) and `time_ms` milliseconds (0: none). Sets *move, *value
+ * (from the side to move), *depth (the deepest completed iteration),
+ * *solved (1: value is the game's exact value), *evaluations, and the
+ * principal variation pv[0..*pv_len) (room for 64). An AlphaZero or td
+ * model: PB_EUNSUPP. */
+int pb_capi_model_search(pb_capi_model_t *m, const pb_state_t *s,
+                         uint64_t nodes, int time_ms, int *move, float *value,
+                         int *depth, int *solved, uint64_t *evaluations,
+                         uint8_t *pv, int *pv_len, pb_err_t *err);
+
 /* ---- agents ------------------------------------------------------------ */
 
 typedef struct pb_capi_agent pb_capi_agent_t;

@@ -2,6 +2,8 @@
 run by tests/test_python.sh, which sets PROBS_BIN (build/bin), PROBS_SRC
 (the source tree), PROBS_LIB and PYTHONPATH."""
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -125,6 +127,21 @@ class Models(unittest.TestCase):
             self.assertEqual(max(p, key=p.get), best)
             self.assertEqual(c4.action_name(best), want["best_q"])
 
+    def test_search_as_probs_analyze(self):
+        want = json.loads(run("analyze", "--model", C4, "--position", "4453", "--nodes", "300",
+                              "--json"))["abnet"]
+        c4 = probs.game("connect4")
+        s = c4.position("4453")
+        with probs.Model(C4) as m:
+            r = m.search(s, nodes=300)
+            self.assertEqual([c4.action_name(a) for a in r["pv"]], want["pv"])
+            self.assertEqual((r["depth"], r["solved"], r["evaluations"]),
+                             (want["depth"], want["solved"], want["evaluations"]))
+            self.assertAlmostEqual(r["value"], want["value"], places=5)
+            self.assertEqual(r["move"], r["pv"][0])
+            r = m.search(s, time_ms=50)
+            self.assertIn(r["move"], s.legal())
+
     def test_alphazero_policy_as_probs_analyze(self):
         want = json.loads(run("analyze", "--model", C4AZ, "--position", "44", "--json"))
         s = probs.game("connect4").position("44")
@@ -136,6 +153,9 @@ class Models(unittest.TestCase):
                 self.assertAlmostEqual(p[s.action(mv["move"])], mv["p"], places=5)
             with self.assertRaises(probs.Error) as cm:
                 m.q(s)
+            self.assertEqual(cm.exception.name, "PB_EUNSUPP")
+            with self.assertRaises(probs.Error) as cm:
+                m.search(s)
             self.assertEqual(cm.exception.name, "PB_EUNSUPP")
 
     def test_wrong_game(self):
@@ -234,12 +254,22 @@ class Doc(unittest.TestCase):
             text = f.read()
         blocks = re.findall(r"```python\n(.*?)```", text, re.S)
         self.assertEqual(len(blocks), 1)
+        # what the page says it prints: the indented block after "It prints"
+        said = re.search(r"It prints.*?:\n\n(.*?)\n## ", text, re.S).group(1)
+        said = [l[4:] for l in said.rstrip().split("\n")]
         cwd = os.getcwd()
         os.chdir(SRC)
+        out = io.StringIO()
         try:
-            exec(compile(blocks[0], "docs/python.md", "exec"), {})
+            with contextlib.redirect_stdout(out):
+                exec(compile(blocks[0], "docs/python.md", "exec"), {})
         finally:
             os.chdir(cwd)
+        got = out.getvalue().rstrip().split("\n")
+        timed = [i for i, l in enumerate(said) if l.startswith("in 50 ms:")]
+        self.assertEqual(len(timed), 1)
+        del said[timed[0]], got[timed[0]]  # the time budget's line varies
+        self.assertEqual(got, said)
 
 
 if __name__ == "__main__":

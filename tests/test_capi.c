@@ -123,6 +123,18 @@ static void test_model(void **state) {
   pb_analysis_destroy(&an);
   pb_model_destroy(&ref);
 
+  /* alpha-beta as the analyser searches */
+  int mv = -1, dp = 0, solved = 0, pvn = 0;
+  float val = 9;
+  uint64_t evals = 0;
+  uint8_t pv[64];
+  assert_int_equal(pb_capi_model_search(m, &s[0], 200, 0, &mv, &val, &dp,
+                                        &solved, &evals, pv, &pvn, &err),
+                   0);
+  assert_true(mv >= 0 && mv < 7 && fabsf(val) <= 1 && dp >= 1);
+  assert_true(evals > 0 && evals <= 200 + 7);
+  assert_true(pvn >= 1 && pv[0] == mv);
+
   /* an agent over it, with a spec budget and a time budget */
   pb_capi_agent_t *ag = pb_capi_agent_new(g, "abnet,nodes=100", C4, 1, &err);
   assert_non_null(ag);
@@ -150,6 +162,10 @@ static void test_model(void **state) {
   assert_true(fabsf(v[0]) <= 1 && fabsf(v[1]) <= 1);
   assert_int_equal(pb_capi_model_logits(m, s, 2, lg, &err), 0);
   assert_int_equal(pb_capi_model_q(m, s, 2, q, &err), PB_EUNSUPP);
+  assert_int_equal(pb_capi_model_search(m, &s[0], 200, 0, &mv, &val, &dp,
+                                        &solved, &evals, pv, &pvn, &err),
+                   PB_EUNSUPP);
+  assert_non_null(strstr(err.msg, "alphazero"));
   pb_capi_model_close(m);
 }
 

@@ -19,7 +19,11 @@ fi
 # are not ours to report as leaks). Only the interpreter's: preloaded
 # into this script's own tools (ps) it can hang them.
 PRE=$(ldd "$LIB" | awk '/libasan/ {print $3}')
-PY=(env "LD_PRELOAD=${PRE:-${LD_PRELOAD:-}}" ASAN_OPTIONS=detect_leaks=0 python3)
+# Debian's interpreter where there is one (not a python3 of PATH's that
+# some tool installed).
+PYTHON=python3
+[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
+PY=(env "LD_PRELOAD=${PRE:-${LD_PRELOAD:-}}" ASAN_OPTIONS=detect_leaks=0 "$PYTHON")
 export PROBS_LIB=$LIB PROBS_BIN=$BIN PROBS_SRC=$SRC PYTHONPATH=$SRC/python
 export OMP_NUM_THREADS=1
 if "${PY[@]}" "$SRC/tests/python_probs.py"; then

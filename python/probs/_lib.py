@@ -104,6 +104,8 @@ _protos = {
     "pb_capi_model_value": (I, [P, S, I, FP, E]),
     "pb_capi_model_q": (I, [P, S, I, FP, E]),
     "pb_capi_model_logits": (I, [P, S, I, FP, E]),
+    "pb_capi_model_search": (I, [P, S, U64, I, IP, FP, IP, IP, ctypes.POINTER(U64), U8P, IP,
+                                 E]),
     "pb_capi_agent_new": (P, [P, CP, CP, U64, E]),
     "pb_capi_agent_close": (None, [P]),
     "pb_capi_agent_act": (I, [P, S, ctypes.c_int64, E]),
@@ -125,7 +127,11 @@ _protos = {
 }
 
 for _name, (_res, _args) in _protos.items():
-    _f = getattr(lib, _name)
+    try:
+        _f = getattr(lib, _name)
+    except AttributeError:
+        raise ImportError("probs: %s has no %s: a library older than this package; "
+                          "rebuild it (the probs_py target)" % (path, _name)) from None
     _f.restype = _res
     _f.argtypes = _args
 

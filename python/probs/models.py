@@ -94,6 +94,31 @@ class Model:
         t = sum(w.values())
         return {a: x / t for a, x in w.items()}
 
+    def search(self, state, nodes=None, time_ms=None):
+        """Alpha-beta over a PROBS model's V and Q at a position, as `probs
+        analyze` searches it and the abnet: agent plays: at most `nodes`
+        network evaluations (default 1000; with time_ms alone, no limit)
+        and time_ms milliseconds. A dict: move (an action), value (from the
+        side to move), depth (the deepest completed iteration), solved
+        (the value is exact), evaluations, pv (the principal variation,
+        actions from the position). Error (PB_EUNSUPP) for an AlphaZero or
+        td model."""
+        if state.game is not self.game:
+            raise _lib.Error(_lib.EMISMATCH, "%s: a position of %s, the model plays %s"
+                             % (self.path, state.game.name, self.game.name))
+        move, depth, solved, pv_len = (ctypes.c_int() for _ in range(4))
+        value = ctypes.c_float()
+        evals = ctypes.c_uint64()
+        pv = (ctypes.c_uint8 * 64)()
+        e = _lib.err()
+        _lib.raise_for(lib.pb_capi_model_search(
+            self._handle(), ctypes.byref(state._s), int(nodes or 0), int(time_ms or 0),
+            ctypes.byref(move), ctypes.byref(value), ctypes.byref(depth), ctypes.byref(solved),
+            ctypes.byref(evals), pv, ctypes.byref(pv_len), e), e)
+        return {"move": move.value, "value": value.value, "depth": depth.value,
+                "solved": bool(solved.value), "evaluations": evals.value,
+                "pv": list(pv[:pv_len.value])}
+
     def __repr__(self):
         return "<probs.Model %s: %s, %s, version %d>" % (
             self.path, self.game.name, self.algorithm, self.version)
