@@ -217,8 +217,9 @@ class Matches(unittest.TestCase):
                         sprt=(0, 200), seed=1)
         self.assertEqual(r.sprt, "H1")
         self.assertLess(r.games, 1000)
-        r = probs.match("tictactoe", "alphabeta:9", "alphabeta:9", openings=["5", "1"], games=4)
-        self.assertEqual((r.games, r.draws), (4, 4))
+        with probs.Agent("tictactoe", "alphabeta:9") as ab:
+            r = probs.match("tictactoe", ab, "alphabeta:9", openings=["5", "1"], games=4)
+            self.assertEqual((r.games, r.draws), (4, 4))
         with self.assertRaises(probs.Error) as cm:
             probs.match("connect4", "random", "random", openings=["44444444"], games=2)
         self.assertIn("openings", str(cm.exception))

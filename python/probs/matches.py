@@ -4,6 +4,7 @@ import ctypes
 
 from . import _lib
 from ._lib import lib
+from .agents import Agent
 from .games import Game
 
 _FIELDS = ("games", "wins", "draws", "losses", "first_wins", "first_draws",
@@ -39,7 +40,7 @@ class MatchResult:
 def match(game, a, b, games=100, seed=1, threads=0, random_plies=0, openings=None,
           sprt=None):
     """Plays agent A against agent B (specs, as Agent takes them, with
-    their checkpoint paths) in `game`: A moves first in the even games;
+    their checkpoint paths, or Agents: their specs) in `game`: A moves first in the even games;
     everything random in game i is seeded from (seed, i), so the result is
     the same whatever the threads (0: every CPU). random_plies: the first
     plies of each game are uniformly random. openings: a list of openings
@@ -48,6 +49,7 @@ def match(game, a, b, games=100, seed=1, threads=0, random_plies=0, openings=Non
     sprt: (elo0, elo1) or (elo0, elo1, alpha, beta): stop when the GSPRT
     decides, `games` the most played. Returns a MatchResult."""
     g = Game(game)
+    a, b = (x.name if isinstance(x, Agent) else x for x in (a, b))
     if isinstance(openings, (list, tuple)):
         openings = "\n".join(openings) + "\n"
     sp = None
