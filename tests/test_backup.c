@@ -29,40 +29,9 @@
 #include "game.h"
 #include "msg.h"
 #include "peer_fixtures.h"
+#include "http_fixtures.h"
 #include "proc.h"
 #include "run_fixtures.h"
-
-/* GET /status of 127.0.0.1:port: the body (malloc'd), or NULL. */
-static char *status_of(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return NULL;
-  struct timeval tv = {5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  struct sockaddr_in a = {0};
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  static const char req[] = "GET /status HTTP/1.1\r\nHost: x\r\n\r\n";
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-      write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1)) {
-    close(fd);
-    return NULL;
-  }
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  ssize_t r;
-  while (buf && len + 1 < cap && (r = read(fd, buf + len, cap - 1 - len)) > 0)
-    len += (size_t)r;
-  close(fd);
-  if (buf) buf[len] = '\0';
-  return buf;
-}
-
-/* The number after "key": in s, or -1. */
-static double number_after(const char *s, const char *key) {
-  const char *p = s ? strstr(s, key) : NULL;
-  return p ? atof(p + strlen(key)) : -1;
-}
 
 /* A hung worker: asks for work, keeps every item it is handed and
  * heartbeats for all of them, and never answers. */
@@ -153,7 +122,7 @@ static void test_hung_workers_are_backed_up(void **state) {
   while (running(l, &lst) && tp_now() - t0 < 400) {
     hung_round(&h[0]);
     hung_round(&h[1]);
-    char *st = status_of(r.http);
+    char *st = http_get(r.http, "/status");
     const char *ls = st ? strstr(st, "\"leases\":") : NULL;
     const double b = number_after(ls, "\"backups\":");
     const double g = number_after(ls, "\"longest_s\":");

@@ -15,46 +15,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "http_fixtures.h"
 #include "json.h"
 #include "proc.h"
 #include "run_fixtures.h"
 
-
-/* GET path from 127.0.0.1:port with a 10 s limit; the whole answer
- * (malloc'd), or NULL. */
-static char *http_get(int port, const char *path) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return NULL;
-  struct timeval tv = {10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  struct sockaddr_in a = {0};
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-    close(fd);
-    return NULL;
-  }
-  char req[256];
-  int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
-  if (write(fd, req, (size_t)n) != n) {
-    close(fd);
-    return NULL;
-  }
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  ssize_t r;
-  while (buf && len + 1 < cap && (r = read(fd, buf + len, cap - 1 - len)) > 0)
-    len += (size_t)r;
-  close(fd);
-  if (buf == NULL || len == 0) {
-    free(buf);
-    return NULL;
-  }
-  buf[len] = '\0';
-  return buf;
-}
 
 /* A FIFO at dir/name, its read end held open (non-blocking, returned) and
  * its pipe filled to the brim, so that the next write(2) blocks. */
@@ -83,12 +48,6 @@ static void drain(int fd, char *out, size_t cap, size_t *len) {
     for (ssize_t i = 0; i < r; i++)
       if (buf[i] != '\0' && *len + 1 < cap) out[(*len)++] = buf[i];
   out[*len] = '\0';
-}
-
-/* The number after "key": in s, or -1. */
-static double number_after(const char *s, const char *key) {
-  const char *p = s ? strstr(s, key) : NULL;
-  return p ? atof(p + strlen(key)) : -1;
 }
 
 static void test_status_while_the_disk_is_stalled(void **state) {

@@ -173,3 +173,34 @@ def text(s):
     if "\0" in s:
         raise ValueError("a string with NUL inside")
     return s.encode()
+
+
+class Handle:
+    """An object over a C handle (self._h) that close() frees with
+    self._free; usable in a with block, freed when collected too. A closed
+    one raises Error naming what it was (self._closed_what())."""
+
+    _h = None
+    _free = None  # the C function that frees the handle
+
+    def close(self):
+        if self._h:
+            type(self)._free(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def _closed_what(self):
+        return type(self).__name__.lower()
+
+    def _handle(self):
+        if not self._h:
+            raise Error(EINVAL, "%s is closed" % self._closed_what())
+        return self._h

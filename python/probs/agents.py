@@ -14,7 +14,7 @@ def agent_kinds():
     return buf.value.decode()
 
 
-class Agent:
+class Agent(_lib.Handle):
     """A player: Agent(game, spec, model=None, seed=1).
 
     spec is any agent of `probs match` ("random", "lookahead:3",
@@ -39,24 +39,10 @@ class Agent:
         self.name = lib.pb_capi_agent_name(self._h).decode()
         self.scales = bool(lib.pb_capi_agent_scales(self._h))
 
-    def close(self):
-        if self._h:
-            lib.pb_capi_agent_close(self._h)
-            self._h = None
+    _free = lib.pb_capi_agent_close
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
-    def _handle(self):
-        if not self._h:
-            raise _lib.Error(_lib.EINVAL, "agent %s is closed" % self.name)
-        return self._h
+    def _closed_what(self):
+        return "agent %s" % self.name
 
     def _check_game(self, g):
         if g is not None and g is not self.game:

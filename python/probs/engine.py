@@ -8,7 +8,7 @@ from . import _lib
 from ._lib import lib
 
 
-class Engine:
+class Engine(_lib.Handle):
     """Engine(model, batch=64) over a Model (kept open while the engine
     lives). query() hands it one query (a dict, or a JSON line) as
     `probs analysis` reads them; a bad one is answered at once, good ones
@@ -33,24 +33,10 @@ class Engine:
             lib.pb_capi_engine_new(model._handle(), int(batch), self._emit, None, e), e)
         model._borrowers.add(self)
 
-    def close(self):
-        if self._h:
-            lib.pb_capi_engine_close(self._h)
-            self._h = None
+    _free = lib.pb_capi_engine_close
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
-    def _handle(self):
-        if not self._h:
-            raise _lib.Error(_lib.EINVAL, "the analysis engine is closed")
-        return self._h
+    def _closed_what(self):
+        return "the analysis engine"
 
     def query(self, q):
         """Hands the engine one query: a dict (sent as JSON) or a line of

@@ -9,7 +9,7 @@ from ._lib import lib
 from .games import Game, State, states_array
 
 
-class Model:
+class Model(_lib.Handle):
     """The networks of a probs checkpoint or model file (data/models/*.pbck,
     runs/*/checkpoints/*.pbck): probs.Model(path, device=None). A PROBS
     model has V and Q; an AlphaZero model (alphazero True) a policy and a
@@ -27,27 +27,16 @@ class Model:
         self.version = lib.pb_capi_model_version(self._h)
         self.algorithm = lib.pb_capi_model_algorithm(self._h).decode()
 
+    _free = lib.pb_capi_model_close
+
     def close(self):
         """Frees the networks, after closing the engines over them."""
-        for b in list(self._borrowers):
+        for b in list(getattr(self, "_borrowers", ())):
             b.close()
-        if self._h:
-            lib.pb_capi_model_close(self._h)
-            self._h = None
+        super().close()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
-    def _handle(self):
-        if not self._h:
-            raise _lib.Error(_lib.EINVAL, "model %s is closed" % self.path)
-        return self._h
+    def _closed_what(self):
+        return "model %s" % self.path
 
     def _call(self, fn, states, width):
         one = isinstance(states, State)
