@@ -115,6 +115,19 @@ const char *pb_nn_device(const pb_nn_t *nn);
  * threads are not touched (probs does not use them). */
 void pb_nn_set_threads(int n);
 
+/* Counting the libtorch operators that run on the calling thread: every
+ * call through libtorch's dispatcher (nested ones included: conv2d and the
+ * convolution it calls are two), which is its host-side cost per call and,
+ * on CUDA, about the number of kernels launched. For benches and tests
+ * (bench_nn, tests/test_nn_ops.c: the operators of one training step);
+ * nothing is counted, and nothing costs, outside start..stop.
+ * pb_nn_count_ops_start starts counting on this thread from 0 (again from
+ * 0 if it was counting); returns 0, or PB_ENN if libtorch refuses.
+ * pb_nn_count_ops_stop stops it and returns the count, or -1 if this
+ * thread was not counting. */
+int pb_nn_count_ops_start(pb_err_t *err);
+long pb_nn_count_ops_stop(void);
+
 /* Tunes the C allocator for libtorch's allocation pattern (glibc: raises
  * the mmap and trim thresholds to 32 and 64 MiB), so that activation
  * buffers freed after one forward pass are reused by the next instead of

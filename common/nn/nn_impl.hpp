@@ -71,6 +71,16 @@ struct pb_nn {
   uint64_t theta_gen = 0, lp_gen = 0;
   torch::Tensor lp;                    /* [nparams] in lp_type */
   std::vector<torch::Tensor> infer_lp; /* pb__lp_n views of lp, then theta */
+  /* What training steps differentiate (nn_train.cpp, pb__leaves): leaves
+   * sharing theta's storage, one per parameter, made at the first step;
+   * in reduced precision, leaves_lp: those of the step's cast copy, then
+   * the fp32 ones. */
+  std::vector<torch::Tensor> leaves, leaves_lp;
+  torch::Tensor flat;      /* theta.detach(), made with the leaves */
+  torch::Tensor zero, one; /* 0-dim fp32 on the device, made with them */
+  torch::Tensor clip_nd, clip_one, clip_f; /* the clipping factor's scratch
+                                    (0-dim: fp64, fp64 1, fp32), made at
+                                    the first clipped step */
 };
 
 static const int64_t PB__MAX_PARAMS = (int64_t)1 << 31;
@@ -83,8 +93,9 @@ enum { PB__NSPEC = 11 };
  * fields in serialisation order; pb__spec_equal: 0, or PB_EMISMATCH naming
  * the first differing field), the network function (pb__views: layer views
  * of a flat tensor; pb__run: the forward pass; pb__input: caller input on
- * nn's device; pb__views_mixed: the views of a step in nn's precision;
- * pb__input_mixed: an input in the type of nn's first layer;
+ * nn's device; pb__input_mixed: an input in the type of nn's first
+ * layer; pb__lp_n: how many parameters, from the first, compute in the
+ * reduced type;
  * pb__cpu: a contiguous CPU tensor of the same values) and
  * pb__opt_check (the optimizer settings). */
 int64_t pb__count(const pb_nn_spec_t *s);
@@ -97,9 +108,8 @@ std::vector<torch::Tensor> pb__views(const pb_nn *nn,
 torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
                       const std::vector<torch::Tensor> &w, bool inplace);
 torch::Tensor pb__input(const pb_nn *nn, const float *in, int batch);
-std::vector<torch::Tensor> pb__views_mixed(const pb_nn *nn,
-                                           const torch::Tensor &theta);
 torch::Tensor pb__input_mixed(const pb_nn *nn, torch::Tensor x);
+size_t pb__lp_n(const pb_nn *nn);
 torch::Tensor pb__cpu(const torch::Tensor &t);
 int pb__opt_check(const pb_nn_opt_t *o, pb_err_t *err);
 
