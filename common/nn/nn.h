@@ -241,6 +241,25 @@ int pb_nn_train_batches(pb_nn_t *nn, const float *in, const float *target,
                         const float *lrs, float *losses, double *grad_norms,
                         double *parts, pb_err_t *err);
 
+/* Trains nn on n threads (1 to PB_NN_TRAIN_THREADS_MAX; 1, the default, is
+ * the calling thread alone): each minibatch of a training step is split
+ * into n consecutive shards of rows (fewer when it has fewer rows), whose
+ * forward and backward passes run at once, shard 0 on the calling thread
+ * and the others on threads of their own with one intra-op thread each;
+ * their losses and gradients are added in shard order before the Adam
+ * step, which runs on the calling thread. Data parallelism rather than
+ * libtorch's intra-op threads: those spin-wait for each other on every
+ * operator, which on a small network costs more than it saves and
+ * collapses when another process wants the cores (docs/nn.md). The result
+ * is deterministic for a given n, and with n 1 exactly that of one
+ * thread; with n > 1 its float sums are in another order, so it differs
+ * in the last bits. PB_EINVAL for a bad n. */
+enum { PB_NN_TRAIN_THREADS_MAX = 64 };
+int pb_nn_set_train_threads(pb_nn_t *nn, int n, pb_err_t *err);
+
+/* nn's training threads (1 for NULL). */
+int pb_nn_train_threads(const pb_nn_t *nn);
+
 /* The L2 norm of the gradient of the last training step, before any
  * clipping (0 before the first step). */
 double pb_nn_last_grad_norm(const pb_nn_t *nn);

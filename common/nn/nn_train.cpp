@@ -10,9 +10,13 @@
 
 #include <torch/autograd.h>
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 /* Targets or masks [batch][outputs] from caller memory, on nn's device. */
 static torch::Tensor pb__rows(const pb_nn *nn, const float *p, int batch) {
@@ -43,7 +47,9 @@ static torch::Tensor pb__scalar(const double *v) {
  * backward pass has run (pb__scalar). */
 struct pb__step_k {
   torch::Tensor zero;
-  float rows, all; /* rows of the minibatch; rows x outputs */
+  float rows, all;   /* rows of the minibatch; rows x outputs */
+  torch::Tensor den; /* masked: max(1, the minibatch's mask sum) (PV: of
+                        its value column), which a shard's loss divides by */
 };
 
 /* The loss of a PB_NN_HEAD_PV network (nn.h): y and t are [batch][A+1],
@@ -85,7 +91,7 @@ static void pb__pv_loss(const pb_nn *nn, const torch::Tensor &y,
   *policy = -prod.sum(1).sum().div(pb__scalar(&c.rows));
   torch::Tensor w = mk.select(1, A);
   torch::Tensor d = torch::where(w.ne(zero), v - z, zero);
-  *value = (d * d * w).sum() / w.sum().clamp_min(1.0);
+  *value = (d * d * w).sum() / c.den;
 }
 
 /* The loss of one minibatch (nn.h, pb_nn_train_step): *l, and for a PV
@@ -104,7 +110,7 @@ static void pb__loss(const pb_nn *nn, const torch::Tensor &y,
     /* t is 0 under a zero mask (pb__train replaced what was there, which
      * may be garbage, even NaN, with where() before any product), and the
      * output's error there is multiplied by 0 */
-    *l = (d * d * mk).sum() / mk.sum().clamp_min(1.0);
+    *l = (d * d * mk).sum() / c.den;
   } else {
     *l = (d * d).sum().div(pb__scalar(&c.all));
   }
@@ -214,6 +220,104 @@ static int pb__nsteps(int total, int batch) {
   return (int)(((int64_t)total + batch - 1) / batch);
 }
 
+/* One shard of a step: the loss of its rows (divided by the whole
+ * minibatch's counts, so that the shards' losses and gradients add up to
+ * the minibatch's) and its flat gradient, for the leaves w. */
+struct pb__shard {
+  torch::Tensor l, lpol, lval, g;
+  std::string error; /* what a worker thread caught */
+};
+
+static void pb__shard_run(const pb_nn *nn, const std::vector<torch::Tensor> &w,
+                          const torch::Tensor &x, const torch::Tensor &t,
+                          const torch::Tensor &mk, const pb__step_k &c,
+                          pb__shard *out) {
+  torch::Tensor y = pb__run(nn, x, w, false);
+  pb__loss(nn, y, t, mk, c, &out->l, &out->lpol, &out->lval);
+  out->g = pb__flat_grad(nn, out->l, w);
+}
+
+/* Leaves for shard s >= 1 of a data-parallel step (pb__leaves is shard
+ * 0's): its own autograd leaves over the same storage, so that no two
+ * threads share an autograd node; in reduced precision over the step's
+ * cast copy `lp` (shard 0's leaves_lp are views of it). */
+static std::vector<torch::Tensor> pb__shard_leaves(pb_nn *nn, size_t s) {
+  while (nn->shard_leaves.size() < s) {
+    std::vector<torch::Tensor> w = pb__views(nn, nn->flat);
+    for (torch::Tensor &p : w) p = p.detach().requires_grad_(true);
+    nn->shard_leaves.push_back(std::move(w));
+  }
+  std::vector<torch::Tensor> w = nn->shard_leaves[s - 1];
+  const size_t n_lp = pb__lp_n(nn);
+  for (size_t i = 0; i < n_lp; i++)
+    w[i] = nn->leaves_lp[i].detach().requires_grad_(true);
+  return w;
+}
+
+/* A data-parallel step (nn.h, pb_nn_set_train_threads): the m rows from
+ * r0 split into n consecutive shards, shard 0 on this thread and the
+ * others on threads of their own (each with one intra-op thread), their
+ * losses and gradients added in shard order, so the result is the same
+ * for the same n. */
+static void pb__sharded(pb_nn *nn, int n, const torch::Tensor &x,
+                        const torch::Tensor &t, const torch::Tensor &mk,
+                        int64_t r0, int64_t m, const pb__step_k &c,
+                        torch::Tensor *l, torch::Tensor *lpol,
+                        torch::Tensor *lval, torch::Tensor *g) {
+  std::vector<pb__shard> sh((size_t)n);
+  std::vector<std::vector<torch::Tensor>> w((size_t)n);
+  w[0] = pb__leaves(nn);
+  for (int s = 1; s < n; s++) w[(size_t)s] = pb__shard_leaves(nn, (size_t)s);
+  std::vector<int64_t> a((size_t)n + 1, r0);
+  for (int s = 0; s < n; s++)
+    a[(size_t)s + 1] = a[(size_t)s] + m / n + (s < m % n ? 1 : 0);
+  auto run = [&](int s) {
+    const int64_t b = a[(size_t)s], e = a[(size_t)s + 1];
+    pb__shard_run(nn, w[(size_t)s], pb__slice(x, b, e - b),
+                  pb__slice(t, b, e - b),
+                  mk.defined() ? pb__slice(mk, b, e - b) : torch::Tensor(), c,
+                  &sh[(size_t)s]);
+  };
+  if (!nn->pool) nn->pool.reset(new pb__pool());
+  nn->pool->run(n - 1, [&](int s) {
+    try {
+      /* a new thread would start with OpenMP's default (every CPU) */
+      if (at::get_num_threads() != 1) at::set_num_threads(1);
+      run(s);
+    } catch (const std::exception &e) {
+      sh[(size_t)s].error = e.what();
+    } catch (...) {
+      sh[(size_t)s].error = "unknown C++ exception";
+    }
+  });
+  std::string error;
+  try {
+    run(0);
+  } catch (const std::exception &e) {
+    error = e.what();
+  } catch (...) {
+    error = "unknown C++ exception";
+  }
+  nn->pool->wait();
+  for (int s = 1; s < n && error.empty(); s++) error = sh[(size_t)s].error;
+  if (!error.empty()) throw std::runtime_error(error);
+  torch::NoGradGuard no_grad;
+  *l = sh[0].l.variable_data();
+  *g = sh[0].g;
+  if (sh[0].lpol.defined()) {
+    *lpol = sh[0].lpol.variable_data();
+    *lval = sh[0].lval.variable_data();
+  }
+  for (int s = 1; s < n; s++) {
+    *l = *l + sh[(size_t)s].l.variable_data();
+    g->add_(sh[(size_t)s].g);
+    if (lpol->defined()) {
+      *lpol = *lpol + sh[(size_t)s].lpol.variable_data();
+      *lval = *lval + sh[(size_t)s].lval.variable_data();
+    }
+  }
+}
+
 /* k Adam steps on consecutive minibatches of `batch` rows of the `total`
  * rows at in/target/mask (nn.h, pb_nn_train_batches). One step (k == 1)
  * checks its loss before stepping, as it has to read it anyway; several
@@ -248,14 +352,25 @@ static int pb__train(pb_nn_t *nn, const float *in, const float *target,
   for (int j = 0; j < k; j++) {
     const int64_t r0 = (int64_t)j * batch;
     const int64_t m = std::min<int64_t>(batch, total - r0);
-    const std::vector<torch::Tensor> &w = pb__leaves(nn);
-    torch::Tensor y = pb__run(nn, pb__slice(x, r0, m), w, false);
-    torch::Tensor l, lpol, lval;
-    const pb__step_k c = {nn->zero, (float)m, (float)(m * nn->spec.outputs)};
-    pb__loss(nn, y, pb__slice(t, r0, m),
-             mk.defined() ? pb__slice(mk, r0, m) : torch::Tensor(), c, &l,
-             &lpol, &lval);
-    torch::Tensor g = pb__flat_grad(nn, l, w);
+    pb__step_k c = {nn->zero, (float)m, (float)(m * nn->spec.outputs),
+                    torch::Tensor()};
+    torch::Tensor mkj = mk.defined() ? pb__slice(mk, r0, m) : torch::Tensor();
+    if (mkj.defined())
+      c.den = (nn->spec.head == PB_NN_HEAD_PV
+                   ? mkj.select(1, nn->spec.outputs - 1)
+                   : mkj)
+                  .sum()
+                  .clamp_min(1.0);
+    torch::Tensor l, lpol, lval, g;
+    const int n = (int)std::min<int64_t>(nn->train_threads, m);
+    if (n <= 1) {
+      pb__shard sh;
+      pb__shard_run(nn, pb__leaves(nn), pb__slice(x, r0, m),
+                    pb__slice(t, r0, m), mkj, c, &sh);
+      l = sh.l, lpol = sh.lpol, lval = sh.lval, g = sh.g;
+    } else {
+      pb__sharded(nn, n, x, t, mk, r0, m, c, &l, &lpol, &lval, &g);
+    }
     if (k == 1) {
       float lv = l.item<float>();
       if (!std::isfinite(lv))
@@ -356,6 +471,20 @@ extern "C" int pb_nn_train_batches(pb_nn_t *nn, const float *in,
     return pb__train(nn, in, target, mask, total, batch, lrs, losses,
                      grad_norms, parts, "pb_nn_train_batches", err);
   });
+}
+
+extern "C" int pb_nn_set_train_threads(pb_nn_t *nn, int n, pb_err_t *err) {
+  if (nn == nullptr || n < 1 || n > PB_NN_TRAIN_THREADS_MAX)
+    return pb_err_set(err, PB_EINVAL,
+                      "pb_nn_set_train_threads: bad arguments (nn %p, n %d; "
+                      "expected 1 to %d)",
+                      (void *)nn, n, PB_NN_TRAIN_THREADS_MAX);
+  nn->train_threads = n;
+  return 0;
+}
+
+extern "C" int pb_nn_train_threads(const pb_nn_t *nn) {
+  return nn ? nn->train_threads : 1;
 }
 
 extern "C" int pb_nn_set_opt(pb_nn_t *nn, const pb_nn_opt_t *opt,
