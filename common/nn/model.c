@@ -77,8 +77,9 @@ int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
   return 0;
 }
 
-int pb_model_learner_threads(const pb_config_t *cfg) {
+int pb_model_learner_threads(const pb_config_t *cfg, const char *device) {
   if (cfg->model.learner_threads > 0) return cfg->model.learner_threads;
+  if (strcmp(device, "cpu") != 0) return 1;
   long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
   return n < 1 ? 1 : n > 8 ? 8 : (int)n;
 }

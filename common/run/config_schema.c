@@ -260,8 +260,8 @@ const pb__row_t pb__schema[] = {
     ROW_INT("model.learner_threads", model.learner_threads, 0, 64, "0",
             "threads the learner trains each network on (each minibatch "
             "split into that many shards at once; results differ in the "
-            "last bits between counts); 0 = auto: half the CPUs, at most "
-            "8"),
+            "last bits between counts); 0 = auto: on a CPU half the CPUs, "
+            "at most 8; on CUDA 1"),
     NET_ROWS(v, "V"),
     NET_ROWS(q, "Q"),
 
