@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bytes.h"
 #include "precision.h"
@@ -74,6 +75,13 @@ int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
     return pb_err_set(err, e.code, "%s: %s", what, e.msg);
   }
   return 0;
+}
+
+int pb_model_learner_threads(const pb_config_t *cfg, const char *device) {
+  if (cfg->model.learner_threads > 0) return cfg->model.learner_threads;
+  if (strcmp(device, "cpu") != 0) return 1;
+  long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+  return n < 1 ? 1 : n > 8 ? 8 : (int)n;
 }
 
 int pb_model_precision(const pb_config_t *cfg, int role, const char *device,

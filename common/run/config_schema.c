@@ -259,6 +259,11 @@ const pb__row_t pb__schema[] = {
              "search workers' precision; default: model.precision"),
     ROW_INT("model.threads", model.threads, 1, 1024, "1",
             "libtorch intra-op threads per process"),
+    ROW_INT("model.learner_threads", model.learner_threads, 0, 64, "0",
+            "threads the learner trains each network on (each minibatch "
+            "split into that many shards at once; results differ in the "
+            "last bits between counts); 0 = auto: on a CPU half the CPUs, "
+            "at most 8; on CUDA 1"),
     NET_ROWS(v, "V"),
     NET_ROWS(q, "Q"),
 
