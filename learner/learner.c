@@ -152,7 +152,7 @@ static void warn_long_lease(pb_learner_t *l, double t) {
   size_t idx = 0;
   uint32_t holder = 0;
   const double age = pb_workq_oldest(q, t, &idx, &holder);
-  const double after = pb__backup_after(l, q);
+  const double after = pb_workq_backup_after(q, l->cfg.net.lease_ms / 1000.0);
   if (age < after) return;
   if (q == l->long_q && idx == l->long_idx && holder == l->long_holder &&
       fabs((t - age) - l->long_since) < 1e-6)

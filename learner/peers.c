@@ -80,13 +80,6 @@ static size_t share(pb_learner_t *l, const pb_workq_t *q, int role) {
 
 /* state.h. Before any item is done: net.lease_ms, what a worker that
  * stops heartbeating costs anyway. */
-double pb__backup_after(const pb_learner_t *l, const pb_workq_t *q) {
-  const double mean = pb_workq_mean_time(q);
-  double t = mean > 0 ? PB_LEARNER_BACKUP_FACTOR * mean
-                      : l->cfg.net.lease_ms / 1000.0;
-  return t > PB_LEARNER_BACKUP_MIN_S ? t : PB_LEARNER_BACKUP_MIN_S;
-}
-
 /* An idle worker with a clean record, when nothing of q is pending for
  * it: a backup copy of the item held longest by another, if held long
  * (pb_workq_lease_copy). The first result of the two is taken. */
@@ -95,7 +88,7 @@ static int lease_copy(pb_learner_t *l, const peer_t *p, pb_workq_t *q,
   if (pb_workq_held(q, p->serial) > 0) return PB_EAGAIN;
   uint32_t holder;
   double age;
-  const double after = pb__backup_after(l, q);
+  const double after = pb_workq_backup_after(q, l->cfg.net.lease_ms / 1000.0);
   if (pb_workq_lease_copy(q, now(l), l->cfg.net.lease_ms / 1000.0, p->serial,
                           after, idx, id, &holder, &age) != 0)
     return PB_EAGAIN;

@@ -267,12 +267,6 @@ struct pb_learner {
   double log_budget_t;
 };
 
-/* Backup copies of stragglers' items (peers.c, common/net/workq.h): an
- * idle worker with a clean record gets a copy of an item held longer than
- * FACTOR times the mean time of the phase's items, and at least MIN_S. */
-#define PB_LEARNER_BACKUP_FACTOR 3.0
-#define PB_LEARNER_BACKUP_MIN_S 1.0
-
 /* The clock the learner reads (pb_now). */
 static inline double now(pb_learner_t *l) {
   (void)l;
@@ -340,11 +334,6 @@ peer_t *pb__peer_find(pb_learner_t *l, const uint8_t *rid, size_t n,
 
 /* The peer of connection serial `serial`, or NULL when it left. */
 peer_t *pb__peer_by_serial(pb_learner_t *l, uint32_t serial);
-
-/* peers.c: how long an item of q must have been held before an idle
- * worker gets a backup copy of it (PB_LEARNER_BACKUP_*; before any item
- * of the phase is done, net.lease_ms). */
-double pb__backup_after(const pb_learner_t *l, const pb_workq_t *q);
 
 /* m with this learner's header (run id, game, sender). */
 void pb__init_msg(pb_learner_t *l, pb_msg_t *m, int type);

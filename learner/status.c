@@ -234,7 +234,8 @@ static char *status_json(pb_learner_t *l) {
       pb_json_kstr(&j, "longest_holder",
                    h != NULL && h->sender[0] ? h->sender : "?");
     }
-    pb_json_kdouble(&j, "backup_after_s", pb__backup_after(l, q));
+    pb_json_kdouble(&j, "backup_after_s",
+                    pb_workq_backup_after(q, l->cfg.net.lease_ms / 1000.0));
     pb_json_kuint(&j, "backups", copies);
     pb_json_kuint(&j, "backups_won", won);
     pb_json_kuint(&j, "backup_results_dropped", dropped);

@@ -197,6 +197,12 @@ double pb_workq_mean_time(const pb_workq_t *q) {
   return q->done_timed > 0 ? q->done_time_sum / (double)q->done_timed : 0;
 }
 
+double pb_workq_backup_after(const pb_workq_t *q, double before_s) {
+  const double mean = pb_workq_mean_time(q);
+  const double t = mean > 0 ? PB_WORKQ_BACKUP_FACTOR * mean : before_s;
+  return t > PB_WORKQ_BACKUP_MIN_S ? t : PB_WORKQ_BACKUP_MIN_S;
+}
+
 double pb_workq_oldest(const pb_workq_t *q, double now, size_t *index,
                        uint32_t *holder) {
   double age = 0;

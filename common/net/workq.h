@@ -99,6 +99,16 @@ int pb_workq_overtaken(const pb_workq_t *q, size_t index, uint32_t *holder);
  * far (0: none yet). */
 double pb_workq_mean_time(const pb_workq_t *q);
 
+/* Backup copies of stragglers' items: an item may be copied once it has
+ * been held FACTOR times the mean time of the phase's items done so far
+ * (before_s, e.g. the lease, while none is done), and never before MIN_S. */
+#define PB_WORKQ_BACKUP_FACTOR 3.0
+#define PB_WORKQ_BACKUP_MIN_S 1.0
+
+/* How long an item of q may be held before an idle worker gets a backup
+ * copy of it (pb_workq_lease_copy's `after`), by the rule above. */
+double pb_workq_backup_after(const pb_workq_t *q, double before_s);
+
 /* How long the item leased longest ago has been held (0: none leased),
  * with its index and holder when not NULL. */
 double pb_workq_oldest(const pb_workq_t *q, double now, size_t *index,

@@ -56,7 +56,7 @@ enum { PB__INIT_UNIFORM = 0, PB__INIT_ONE = 1, PB__INIT_ZERO = 2 };
 /* The worker threads of a network's data-parallel training steps
  * (nn_train.cpp, pb__sharded): started at the first such step, kept
  * between steps (a thread made per step costs more than a shard of a
- * small network's step), joined when the network is freed. run(n, f)
+ * small network's step), joined when the network is freed. start(n, f)
  * calls f(1) .. f(n) on workers 1..n at once and returns at once; wait()
  * returns when they are done. f must not throw. */
 struct pb__pool {
@@ -67,7 +67,7 @@ struct pb__pool {
   bool stop = false;
   std::function<void(int)> job;
   std::vector<std::thread> th;
-  void run(int n, std::function<void(int)> f) {
+  void start(int n, std::function<void(int)> f) {
     while ((int)th.size() < n) {
       const int id = (int)th.size() + 1;
       th.emplace_back([this, id]() { loop(id); });

@@ -271,7 +271,7 @@ static void pb__sharded(pb_nn *nn, int n, const torch::Tensor &x,
   std::vector<int64_t> a((size_t)n + 1, r0);
   for (int s = 0; s < n; s++)
     a[(size_t)s + 1] = a[(size_t)s] + m / n + (s < m % n ? 1 : 0);
-  auto run = [&](int s) {
+  auto run_shard = [&](int s) {
     const int64_t b = a[(size_t)s], e = a[(size_t)s + 1];
     pb__shard_run(nn, w[(size_t)s], pb__slice(x, b, e - b),
                   pb__slice(t, b, e - b),
@@ -279,11 +279,11 @@ static void pb__sharded(pb_nn *nn, int n, const torch::Tensor &x,
                   &sh[(size_t)s]);
   };
   if (!nn->pool) nn->pool.reset(new pb__pool());
-  nn->pool->run(n - 1, [&](int s) {
+  nn->pool->start(n - 1, [&](int s) {
     try {
       /* a new thread would start with OpenMP's default (every CPU) */
       if (at::get_num_threads() != 1) at::set_num_threads(1);
-      run(s);
+      run_shard(s);
     } catch (const std::exception &e) {
       sh[(size_t)s].error = e.what();
     } catch (...) {
@@ -292,7 +292,7 @@ static void pb__sharded(pb_nn *nn, int n, const torch::Tensor &x,
   });
   std::string error;
   try {
-    run(0);
+    run_shard(0);
   } catch (const std::exception &e) {
     error = e.what();
   } catch (...) {

@@ -59,7 +59,7 @@ int pb_pveval_bind(pb_pveval_t *pe, pb_nn_t *nn, pb_err_t *err) {
   return 0;
 }
 
-static int eval(void *ctx, const pb_state_t *states, int n, float *policy,
+static int pv_eval(void *ctx, const pb_state_t *states, int n, float *policy,
                 float *value, pb_err_t *err) {
   pb_pveval_t *pe = ctx;
   const pb_game_t *g = pe->g;
@@ -90,7 +90,7 @@ void pb_pveval_set_deadline(pb_pveval_t *pe, double until) {
 }
 
 pb_mcts_evalfn_t pb_pveval_fn(pb_pveval_t *pe) {
-  pb_mcts_evalfn_t fn = {eval, pe};
+  pb_mcts_evalfn_t fn = {pv_eval, pe};
   return fn;
 }
 
