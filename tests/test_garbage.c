@@ -402,8 +402,9 @@ static void test_worker_backs_off(void **state) {
 }
 
 /* A peer that takes a self-play item and heartbeats for it forever does
- * not stall the run: the lease ends at net.lease_max_ms, the item goes to
- * a real actor, and the run finishes. */
+ * not stall the run: the lease ends at net.lease_max_ms (or a real actor
+ * gets a backup copy of the item before that), the item is done by a real
+ * actor, and the run finishes. */
 static void test_lease_hog_is_cut(void **state) {
   (void)state;
   char dir[256], log[512], work[320], pub[320], ep[320];
@@ -460,8 +461,15 @@ static void test_lease_hog_is_cut(void **state) {
     tp_sleep(0.2);
   }
   assert_true(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  assert_true(tp_now() - t0 >= 2.5); /* not before the cap */
-  assert_true(tp_count(log, "expired; re-queued") >= 1);
+  /* Either the lease ended at its cap and the item was re-queued, or an
+   * idle real actor got a backup copy of it first (issue 46: a straggler
+   * costs a few item times, not the cap); without a copy the run cannot
+   * end before the cap. */
+  const int copied = tp_count(log, "a backup copy goes to") >= 1;
+  if (!copied) {
+    assert_true(tp_now() - t0 >= 2.5); /* not before the cap */
+    assert_true(tp_count(log, "expired; re-queued") >= 1);
+  }
   for (int i = 0; i < 2; i++) {
     int ws = tp_wait(w[i], 30);
     assert_true(ws >= 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
