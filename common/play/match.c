@@ -43,11 +43,17 @@ int pb_match_game_from(const pb_game_t *g, const pb_state_t *start,
                              capped, NULL, 0, NULL, err);
 }
 
-int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
-                        pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
-                        int opening_random_moves, int max_turns, int *outcome,
-                        int *plies, int *capped, uint8_t *moves,
-                        int moves_cap, int *n_moves, pb_err_t *err) {
+static int cancelled(const atomic_int *cancel) {
+  return cancel != NULL && atomic_load(cancel) != 0;
+}
+
+/* pb_match_game_moves that stops with PB_EINTR before a ply once *cancel
+ * is nonzero (cancel NULL: never). */
+static int game_moves(const pb_game_t *g, const pb_state_t *start,
+                      pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
+                      int opening_random_moves, int max_turns, int *outcome,
+                      int *plies, int *capped, uint8_t *moves, int moves_cap,
+                      int *n_moves, const atomic_int *cancel, pb_err_t *err) {
   if (n_moves != NULL) *n_moves = 0;
   if (g == NULL || first == NULL || second == NULL)
     return pb_err_set(err, PB_EINVAL, "match: NULL game or agent");
@@ -69,6 +75,8 @@ int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
       cap = 1;
       break;
     }
+    if (cancelled(cancel))
+      return pb_err_set(err, PB_EINTR, "match: interrupted");
     int a;
     if (ply - ply0 < opening_random_moves) {
       uint8_t legal[PB_MAX_ACTIONS];
@@ -101,13 +109,82 @@ int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
   return 0;
 }
 
+int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
+                        pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
+                        int opening_random_moves, int max_turns, int *outcome,
+                        int *plies, int *capped, uint8_t *moves,
+                        int moves_cap, int *n_moves, pb_err_t *err) {
+  return game_moves(g, start, first, second, rng, opening_random_moves,
+                    max_turns, outcome, plies, capped, moves, moves_cap,
+                    n_moves, NULL, err);
+}
+
+void pb_match_penta_add(int penta[PB_MATCH_PENTA], int *pair_wl,
+                        int *pair_dd, int a, int b) {
+  penta[a + b + 2]++; /* points 0, 1/2, ..., 2 in halves */
+  if (a + b == 0) {
+    if (a == 0) {
+      if (pair_dd != NULL) (*pair_dd)++;
+    } else if (pair_wl != NULL) {
+      (*pair_wl)++;
+    }
+  }
+}
+
+/* ---- repeated games ---------------------------------------------------- */
+
+/* A set of nonzero 64-bit keys (open addressing, at most half full). */
+typedef struct {
+  uint64_t *k;
+  size_t cap, n;
+} keyset_t;
+
+/* 1: key was new (now in), 0: seen before, PB_ENOMEM. */
+static int keyset_add(keyset_t *s, uint64_t key) {
+  if (key == 0) key = 1;
+  if (2 * (s->n + 1) > s->cap) {
+    size_t nc = s->cap ? 2 * s->cap : 256;
+    uint64_t *nk = calloc(nc, sizeof *nk);
+    if (nk == NULL) return PB_ENOMEM;
+    for (size_t i = 0; i < s->cap; i++) {
+      if (s->k[i] == 0) continue;
+      size_t j = (size_t)(s->k[i] & (nc - 1));
+      while (nk[j] != 0) j = (j + 1) & (nc - 1);
+      nk[j] = s->k[i];
+    }
+    free(s->k);
+    s->k = nk;
+    s->cap = nc;
+  }
+  size_t j = (size_t)(key & (s->cap - 1));
+  for (; s->k[j] != 0; j = (j + 1) & (s->cap - 1))
+    if (s->k[j] == key) return 0;
+  s->k[j] = key;
+  s->n++;
+  return 1;
+}
+
+/* The key of a game: its side for A, its opening and its plies. */
+static uint64_t game_key(int a_first, int opening, const uint8_t *moves,
+                         int n) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+  const uint8_t head[5] = {(uint8_t)a_first, (uint8_t)opening,
+                           (uint8_t)(opening >> 8), (uint8_t)(opening >> 16),
+                           (uint8_t)(opening >> 24)};
+  for (int i = 0; i < 5; i++) h = (h ^ head[i]) * 1099511628211ULL;
+  for (int i = 0; i < n; i++) h = (h ^ moves[i]) * 1099511628211ULL;
+  return pb_mix64(h ^ (uint64_t)n);
+}
+
 typedef struct {
   int8_t outcome; /* for A */
   uint8_t capped;
   uint8_t done;   /* played (under the mutex) */
   int16_t plies;
+  uint8_t counted;          /* in the totals */
   int n_moves, random_plies; /* with on_game: */
   uint8_t *moves;            /* malloc'd, freed once on_game saw them */
+  uint64_t key;              /* game_key */
 } game_rec_t;
 
 typedef struct {
@@ -125,10 +202,49 @@ typedef struct {
   int prefix, cut;
   int halted; /* on_game failed: the prefix grows no more */
   pb_match_result_t sofar;
+  keyset_t games_seen, pairs_seen; /* the keys of counted games, pairs */
 } shared_t;
 
-/* Adds game i's record to the totals *res. */
-static void count_game(pb_match_result_t *res, int i, const game_rec_t *r) {
+/* Game i's place among the repeats: whether it (and, for the second game
+ * of a pair whose first is counted, its pair) is new, counted into *res.
+ * Returns 0 or PB_ENOMEM. */
+static int count_repeats(shared_t *sh, pb_match_result_t *res, int i,
+                         const game_rec_t *r) {
+  int fresh = keyset_add(&sh->games_seen, r->key);
+  if (fresh < 0) return fresh;
+  if (fresh) {
+    res->last_new = i;
+    if (r->outcome > 0)
+      res->distinct_wins++;
+    else if (r->outcome < 0)
+      res->distinct_losses++;
+    else
+      res->distinct_draws++;
+  } else {
+    res->repeats++;
+  }
+  if (i % 2 == 1 && sh->recs[i - 1].counted) {
+    const game_rec_t *p = &sh->recs[i - 1];
+    int pfresh = keyset_add(&sh->pairs_seen, pb_mix64(p->key) ^ r->key);
+    if (pfresh < 0) return pfresh;
+    if (pfresh)
+      pb_match_penta_add(res->distinct_penta, NULL, NULL, p->outcome,
+                         r->outcome);
+    else
+      res->pair_repeats++;
+  }
+  return 0;
+}
+
+/* Adds game i's record to the totals *res. Returns 0 or PB_ENOMEM. */
+static int count_game(shared_t *sh, pb_match_result_t *res, int i,
+                      game_rec_t *r) {
+  int rc = count_repeats(sh, res, i, r);
+  if (rc < 0) return rc;
+  if (i % 2 == 1 && sh->recs[i - 1].counted)
+    pb_match_penta_add(res->penta, &res->pair_wl, &res->pair_dd,
+                       sh->recs[i - 1].outcome, r->outcome);
+  r->counted = 1;
   int first = i % 2 == 0;
   int *w = first ? &res->first_wins : &res->second_wins;
   int *d = first ? &res->first_draws : &res->second_draws;
@@ -146,6 +262,17 @@ static void count_game(pb_match_result_t *res, int i, const game_rec_t *r) {
   res->games++;
   res->capped += r->capped;
   res->plies += r->plies;
+  return 0;
+}
+
+/* Records the match's error (the lowest game's) and stops the match. */
+static void set_error(shared_t *sh, int game, int code, const pb_err_t *e) {
+  if (sh->err_code == 0 || game < sh->err_game) {
+    sh->err_code = code;
+    sh->err_game = game;
+    sh->err = *e;
+  }
+  atomic_store(&sh->stop, 1);
 }
 
 /* Shows game k (done, in the prefix) to on_game, under mu; its moves
@@ -170,14 +297,23 @@ static int show_game(shared_t *sh, int k) {
   free(r->moves);
   r->moves = NULL;
   if (rc >= 0) return 0;
-  if (sh->err_code == 0 || k < sh->err_game) {
-    sh->err_code = rc;
-    sh->err_game = k;
-    sh->err = e;
-  }
+  set_error(sh, k, rc, &e);
   sh->halted = 1;
-  atomic_store(&sh->stop, 1);
   return rc;
+}
+
+/* Shows game k to on_game and counts it: 0, or the error that halted
+ * the match. */
+static int take_game(shared_t *sh, int k) {
+  if (sh->o->on_game != NULL && show_game(sh, k) < 0) return -1;
+  if (count_game(sh, &sh->sofar, k, &sh->recs[k]) < 0) {
+    pb_err_t e;
+    pb_err_clear(&e);
+    set_error(sh, k, pb_err_set(&e, PB_ENOMEM, "match: out of memory"), &e);
+    sh->halted = 1;
+    return -1;
+  }
+  return 0;
 }
 
 /* Game i is done: extends the prefix of done games as far as it goes,
@@ -188,8 +324,7 @@ static void game_done(shared_t *sh, int i, const game_rec_t *rec) {
   sh->recs[i] = *rec;
   sh->recs[i].done = 1;
   while (!sh->halted && sh->prefix < sh->cut && sh->recs[sh->prefix].done) {
-    if (sh->o->on_game != NULL && show_game(sh, sh->prefix) < 0) break;
-    count_game(&sh->sofar, sh->prefix, &sh->recs[sh->prefix]);
+    if (take_game(sh, sh->prefix) < 0) break;
     sh->prefix++;
     if (sh->o->on_games != NULL && sh->o->on_games(sh->o->ctx, &sh->sofar)) {
       sh->cut = sh->prefix;
@@ -206,13 +341,8 @@ typedef struct {
 
 static void record_error(shared_t *sh, int game, int code, const pb_err_t *e) {
   pthread_mutex_lock(&sh->mu);
-  if (sh->err_code == 0 || game < sh->err_game) {
-    sh->err_code = code;
-    sh->err_game = game;
-    sh->err = *e;
-  }
+  set_error(sh, game, code, e);
   pthread_mutex_unlock(&sh->mu);
-  atomic_store(&sh->stop, 1);
 }
 
 static void *worker_run(void *arg) {
@@ -221,16 +351,16 @@ static void *worker_run(void *arg) {
   const pb_match_opts_t *o = sh->o;
   pb_err_t e;
   pb_err_clear(&e);
-  /* With on_game, each game's plies (at most the turn cap) are kept. */
+  /* Each game's plies (at most the turn cap), for its key and on_game. */
   const int mcap = o->max_turns > 0 ? o->max_turns : sh->g->max_turns;
-  uint8_t *moves = o->on_game != NULL ? malloc((size_t)mcap) : NULL;
-  if (o->on_game != NULL && moves == NULL) {
+  uint8_t *moves = malloc((size_t)mcap);
+  if (moves == NULL) {
     pb_err_set(&e, PB_ENOMEM, "match: out of memory");
     record_error(sh, 0, PB_ENOMEM, &e);
     return NULL;
   }
   for (;;) {
-    if (atomic_load(&sh->stop)) break;
+    if (atomic_load(&sh->stop) || cancelled(o->cancel)) break;
     int i = atomic_fetch_add(&sh->next, 1);
     if (i >= o->games) break;
     pb_agent_reseed(w->a, pb_match_seed(o->seed, i, 0));
@@ -241,19 +371,24 @@ static void *worker_run(void *arg) {
     const pb_state_t *start =
         o->n_openings > 0 ? &o->openings[(i / 2) % o->n_openings] : NULL;
     int n_moves = 0;
-    int rc = pb_match_game_moves(sh->g, start, a_first ? w->a : w->b,
-                                 a_first ? w->b : w->a, &rng,
-                                 o->opening_random_moves, o->max_turns,
-                                 &outcome, &plies, &capped, moves, mcap,
-                                 &n_moves, &e);
+    int rc = game_moves(sh->g, start, a_first ? w->a : w->b,
+                        a_first ? w->b : w->a, &rng, o->opening_random_moves,
+                        o->max_turns, &outcome, &plies, &capped, moves, mcap,
+                        &n_moves, o->cancel, &e);
+    if (rc < 0 && cancelled(o->cancel)) break; /* uncounted */
     game_rec_t rec = {.outcome = (int8_t)(a_first ? outcome : -outcome),
                       .capped = (uint8_t)capped,
                       .plies = (int16_t)(plies > 32767 ? 32767 : plies),
                       .n_moves = n_moves,
                       .random_plies = n_moves < o->opening_random_moves
                                           ? n_moves
-                                          : o->opening_random_moves};
-    if (rc == 0 && moves != NULL &&
+                                          : o->opening_random_moves,
+                      .key = game_key(a_first,
+                                      o->n_openings > 0
+                                          ? (i / 2) % o->n_openings
+                                          : -1,
+                                      moves, n_moves)};
+    if (rc == 0 && o->on_game != NULL &&
         (rec.moves = malloc((size_t)n_moves + 1)) == NULL)
       rc = pb_err_set(&e, PB_ENOMEM, "match: out of memory");
     if (rc < 0) {
@@ -321,6 +456,7 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
   atomic_init(&sh.next, 0);
   atomic_init(&sh.stop, 0);
   sh.cut = o->games;
+  sh.sofar.last_new = -1;
   sh.recs = calloc((size_t)o->games, sizeof *sh.recs);
   worker_t *ws = calloc((size_t)nt, sizeof *ws);
   pthread_t *tids = calloc((size_t)nt, sizeof *tids);
@@ -357,6 +493,18 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
   if (rc == 0) worker_run(&ws[0]); /* the calling thread works too */
   for (int t = 1; t <= started; t++) pthread_join(tids[t], NULL);
   pthread_mutex_destroy(&sh.mu);
+  /* Interrupted: the games finished past the prefix count too, in order
+   * (the threads are joined: no lock needed); an agent's error then is
+   * taken for a consequence of the interruption (a signal that reached an
+   * engine's process too). */
+  if (rc == 0 && cancelled(o->cancel) && sh.prefix < sh.cut) {
+    sh.sofar.interrupted = 1;
+    if (!sh.halted) {
+      sh.err_code = 0;
+      for (int k = sh.prefix; k < sh.cut; k++)
+        if (sh.recs[k].done && take_game(&sh, k) < 0) break;
+    }
+  }
   /* An error in a game past the cut (one already under way when the
    * match was decided) does not count: the match is the games before. */
   if (rc == 0 && sh.err_code != 0 && sh.err_game < sh.cut) {
@@ -366,8 +514,8 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
       err->code = rc;
     }
   }
-  /* Every game up to the cut is done (the workers stop only past it or
-   * on an error), so the prefix is the match. */
+  /* Every game up to the cut is done (the workers stop only past it, on
+   * an error or when cancelled), so the prefix is the match. */
   if (rc == 0) *res = sh.sofar;
 out:
   if (ws != NULL)
@@ -380,6 +528,8 @@ out:
   if (sh.recs != NULL) /* the moves of games past the cut */
     for (int i = 0; i < o->games; i++) free(sh.recs[i].moves);
   free(sh.recs);
+  free(sh.games_seen.k);
+  free(sh.pairs_seen.k);
   return rc;
 }
 

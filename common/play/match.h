@@ -15,10 +15,27 @@
  * k = 1, 2, ... in that order (whatever the order the games finish in)
  * and may end the match there, with exactly those k games counted. A
  * stopping rule that looks only at those totals (such as an SPRT) thus
- * stops at the same game with the same results whatever the threads. */
+ * stops at the same game with the same results whatever the threads.
+ *
+ * Pairs: games 2i and 2i+1 are a pair (the same opening, colours
+ * swapped); the result counts the pentanomial distribution of the pairs'
+ * scores besides the games' W/D/L.
+ *
+ * Repeats: a game repeats an earlier one when it starts from the same
+ * opening with A on the same side and its plies (the random ones
+ * included) are the same; deterministic agents replay the same few games
+ * over and over. The result counts the repeats and the results of the
+ * distinct games and pairs alone, in game order (so, like the rest, they
+ * do not depend on the threads).
+ *
+ * Interruption: when *o->cancel becomes nonzero (a signal handler may set
+ * it), no game starts and the games under way stop at their next ply,
+ * uncounted; the match ends with the games finished so far, each shown to
+ * on_game in order, and res->interrupted set. */
 #ifndef PB_MATCH_H
 #define PB_MATCH_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "agent.h"
@@ -67,7 +84,14 @@ typedef struct pb_match_opts {
    * match with that error. NULL: no moves are kept. */
   int (*on_game)(void *game_ctx, const pb_match_game_t *game, pb_err_t *err);
   void *game_ctx;
+  /* Nonzero: stop now (see the top comment). NULL: never. */
+  const atomic_int *cancel;
 } pb_match_opts_t;
+
+/* The pentanomial counts of game pairs, by A's points in the pair:
+ * penta[0] two losses, [1] a loss and a draw, [2] a win and a loss or
+ * two draws, [3] a win and a draw, [4] two wins. */
+#define PB_MATCH_PENTA 5
 
 /* Results from A's point of view. */
 typedef struct pb_match_result {
@@ -77,6 +101,17 @@ typedef struct pb_match_result {
   int second_wins, second_draws, second_losses; /* games where B moved first */
   int capped; /* games stopped by max_turns (counted as draws) */
   long plies; /* plies played over all games */
+  int penta[PB_MATCH_PENTA]; /* complete pairs (games 2i, 2i+1) */
+  int pair_wl, pair_dd;      /* of penta[2]: a win and a loss, two draws */
+  /* Repeats: games that repeat an earlier game, pairs both of whose
+   * games repeat those of one earlier pair; the W/D/L of the distinct
+   * games (the first of each), the pentanomial of the distinct pairs;
+   * the index of the last game that was new (-1: none yet). */
+  int repeats, pair_repeats;
+  int distinct_wins, distinct_draws, distinct_losses;
+  int distinct_penta[PB_MATCH_PENTA];
+  int last_new;
+  int interrupted; /* o->cancel stopped the match (see the top comment) */
 } pb_match_result_t;
 
 /* Sets *o to the defaults: 100 games, seed 1, threads 0, no random opening,
@@ -84,7 +119,7 @@ typedef struct pb_match_result {
 void pb_match_opts_default(pb_match_opts_t *o);
 
 /* Plays the match described by o in game g and fills *res (res->games <
- * o->games when o->on_games ended it early). Returns 0, or PB_EINVAL (bad
+ * o->games when o->on_games or o->cancel ended it early). Returns 0, or PB_EINVAL (bad
  * options, agent specs or openings; nothing is played), PB_ENOMEM, PB_EIO
  * (a thread could not be started), or the first error an agent reported
  * (the match is then abandoned and *res is zeroed). */
@@ -151,6 +186,12 @@ int pb_match_openings_load_lines(const pb_game_t *g, const char *path,
 /* Frees what pb_match_openings_load_lines gave; accepts NULL and sets
  * *lines to NULL. */
 void pb_match_openings_free_lines(char ***lines, int n);
+
+/* Adds the pair of games scoring a and b for A (each +1, 0 or -1) to
+ * the pentanomial counts penta[PB_MATCH_PENTA] (and pair_wl, pair_dd
+ * when not NULL). */
+void pb_match_penta_add(int penta[PB_MATCH_PENTA], int *pair_wl,
+                        int *pair_dd, int a, int b);
 
 /* Seeds for game i: of agent A, of agent B, and of the opening's rng. */
 uint64_t pb_match_seed(uint64_t seed, int game, int which);

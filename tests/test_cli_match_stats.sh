@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# test_cli_match_stats.sh BIN_DIR SOURCE_DIR - `probs match` as
+# cutechess-cli and fastchess run matches (issue 48, item 1):
+#   - a progress line on stderr while it runs (--progress), a bad
+#     --progress refused;
+#   - Ctrl-C (SIGINT): the summary of the games finished so far, exit 130,
+#     every one of them in the --record file;
+#   - the games' and the pairs' Elo, nElo, LOS and draw ratio, and the
+#     pentanomial counts;
+#   - a one-sided score whose Elo is not an end of its own interval;
+#   - repeated games reported, and --sprt stopping undecided when the
+#     agents only replay earlier games (pentanomial with --openings).
+set -uo pipefail
+
+[ $# -eq 2 ] || { echo "usage: test_cli_match_stats.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
+BIN=$(cd "$1" && pwd) || exit 2
+SRC=$(cd "$2" && pwd) || exit 2
+P="$BIN/probs"
+T=$(mktemp -d /tmp/pb_test_match_stats_XXXXXX)
+C4="$SRC/data/models/connect4.pbck"
+
+. "$SRC/tests/cli_lib.sh"
+on_exit 'rm -rf "$T"' # and kills what the test started
+
+# --- progress ---------------------------------------------------------------
+"$P" match --a lookahead:1 --b random --games 6 --threads 2 --progress 0 \
+  >"$T/p.out" 2>"$T/p.err"
+rc=$?
+n=$(grep -c '^progress: [0-9]/6 games, W=[0-9]* D=[0-9]* L=[0-9]*, elo ' "$T/p.err")
+if [ $rc -eq 0 ] && [ "$n" -eq 6 ] && grep -q '^progress: 6/6 games' "$T/p.err" &&
+   ! grep -q '^progress' "$T/p.out"; then
+  ok "progress: --progress 0 prints a line on stderr after every game"
+else bad "progress: rc $rc, $n lines: $(head -c 600 "$T/p.err")"; fi
+expect "progress: llr with --sprt" 0 '^progress: .*, llr -?[0-9.]+ \[-2.94, 2.94\]' \
+  "$P" match --a lookahead:1 --b random --games 4 --sprt 0,10 --progress 0
+out=$("$P" match --a random --b random --games 4 --progress off 2>&1)
+if [ $? -eq 0 ] && ! grep -q '^progress' <<<"$out"; then
+  ok "progress: off prints none"
+else bad "progress off: $out"; fi
+expect "progress: a bad value is refused" 2 "bad --progress 'soon'" \
+  "$P" match --a random --b random --progress soon
+
+# --- Ctrl-C -------------------------------------------------------------------
+"$P" match --a lookahead:2 --b lookahead:2 --games 100000 --threads 2 \
+  --progress 0 --record "$T/int.jsonl" >"$T/int.out" 2>"$T/int.err" &
+pid=$!
+# Wait (up to 120 s) for 5 games, then interrupt.
+for _ in $(seq 1 1200); do
+  grep -q '^progress: [5-9]/\|^progress: [0-9][0-9]' "$T/int.err" 2>/dev/null && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.1
+done
+kill -INT $pid
+wait $pid
+rc=$?
+res=$(grep '^result: ' "$T/int.out")
+w=$(sed -nE 's/^result: W=([0-9]+) D=([0-9]+) L=([0-9]+).*/\1+\2+\3/p' <<<"$res")
+games=$(( ${w:-0} ))
+lines=$(wc -l <"$T/int.jsonl")
+if [ $rc -eq 130 ] && [ "$games" -ge 5 ] && [ "$lines" -eq "$games" ] &&
+   grep -q "SIGINT: stopped after $games of 100000 games" "$T/int.err" &&
+   grep -q "^recorded $games games to" "$T/int.out"; then
+  ok "SIGINT: exit 130, the summary of $games games, all in the record"
+else
+  bad "SIGINT: rc $rc, result '$res', $lines records: $(tail -c 300 "$T/int.err")"
+fi
+
+# --- statistics ---------------------------------------------------------------
+out=$("$P" match --a lookahead:1 --b random --games 40 --threads 2 2>&1)
+if [ $? -eq 0 ] &&
+   grep -qE '^games: elo [-+][0-9]+ \[[-+][0-9a-z]+, [-+][0-9a-z]+\], nelo [-+][0-9]+ \[.*\], los [0-9.]+%, draw ratio [0-9.]+%$' <<<"$out" &&
+   grep -qE '^pairs: 20, ptnml\(0-2\) \[[0-9]+, [0-9]+, [0-9]+, [0-9]+, [0-9]+\] \(WL [0-9]+, DD [0-9]+\): elo ' <<<"$out"; then
+  ok "games: and pairs: lines with elo, nelo, los, draw ratio, ptnml"
+else bad "statistics: $out"; fi
+# W=2 D=0 L=0 gave elo=+191 [-191, +191] (issue 48).
+expect "a one-sided score: the interval is open on its side" 0 \
+  '^result: W=2 D=0 L=0 score=1.000 elo=\+191 \[-302, \+inf\]' \
+  "$P" match --a lookahead:2 --b random --games 2 --progress off
+
+# --- repeats --------------------------------------------------------------------
+expect "repeats: deterministic agents replay two games" 0 \
+  '^repeats: 8 of 10 games repeat an earlier game move for move \(2 distinct\), 4 of 5 pairs' \
+  "$P" match --a "checkpoint:$C4" --b "checkpoint:$C4" --games 10 --threads 2
+printf '4\n44\n45\n' >"$T/open3.txt"
+out=$("$P" match --a "checkpoint:$C4" --b "checkpoint:$C4" --sprt 0,10 \
+      --openings "$T/open3.txt" --threads 2 2>&1)
+if [ $? -eq 0 ] && grep -q 'pentanomial, on pairs' <<<"$out" &&
+   grep -q '^sprt: undecided after 26 games: .*pentanomial on 3 distinct pairs' <<<"$out" &&
+   grep -q '^sprt: stopped: the last 20 games' <<<"$out"; then
+  ok "sprt: repeats stop the test undecided, pairs counted once"
+else bad "sprt on repeats: $out"; fi
+
+finish test_cli_match_stats
