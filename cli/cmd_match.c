@@ -4,6 +4,7 @@
  * --openings each opening of a file is played twice, once with each
  * colour; --record (and --record-ggf for Othello) appends every game to a
  * file of game records (common/play/record.h, docs/records.md). */
+#include <ctype.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@ static void match_usage(FILE *f) {
       "                   [--max-turns M] [--openings FILE]\n"
       "                   [--sprt ELO0,ELO1[,ALPHA,BETA]]\n"
       "                   [--record FILE] [--record-ggf FILE]\n"
-      "                   [--progress SECONDS|off]\n"
+      "                   [--progress SECONDS|off] [--tc BASE+INC]\n"
       "  --game NAME          %s (default: the game of the\n"
       "                       agents' checkpoints, else connect4)\n"
       "  --a SPEC, --b SPEC   agents: %s\n"
@@ -88,6 +89,17 @@ static void match_usage(FILE *f) {
       "truncated\n"
       "  --record-ggf FILE    othello: append every game to FILE in GGF, the\n"
       "                       format of Othello servers and tools\n"
+      "  --tc BASE+INC        time control (seconds; e.g. 10+0.1, 60): each "
+      "side\n"
+      "                       starts a game with BASE and gains INC after "
+      "each\n"
+      "                       move; a move's budget is cut from its clock "
+      "(abnet:,\n"
+      "                       mcts:, beam:, bpip: size their search to it; "
+      "gtp:\n"
+      "                       engines get time_settings and time_left); a "
+      "side\n"
+      "                       whose time runs out loses (\"time losses\")\n"
       "  --progress SECONDS   a progress line on stderr at most every SECONDS\n"
       "                       (games, W/D/L, Elo, LLR; default 2, 0 after\n"
       "                       every game, off for none)\n"
@@ -115,6 +127,7 @@ typedef struct {
   double every; /* --progress: seconds between lines, < 0 none */
   double t0, last;
   int total; /* the most games */
+  int tc;    /* --tc given */
 } match_run_t;
 
 /* The SPRT on the distinct games (pairs with --openings) of sofar. */
@@ -227,6 +240,7 @@ static int record_game(void *ctx, const pb_match_game_t *gm, pb_err_t *err) {
   snprintf(r.second, sizeof r.second, "%s", gm->a_first ? rr->b : rr->a);
   r.result = gm->a_first ? gm->outcome : -gm->outcome;
   r.capped = gm->capped;
+  r.time_loss = gm->flagged != 0;
   r.opening_plies = n0 + gm->random_plies;
   r.n_moves = n0 + gm->n_moves;
   r.moves = rr->moves;
@@ -327,6 +341,9 @@ static void print_result(const pb_match_result_t *r, double dt,
          r->second_losses);
   printf("%.1f plies/game, %d capped by --max-turns, %.2f s\n",
          (double)r->plies / r->games, r->capped, dt);
+  if (m->tc)
+    printf("time losses: A %d, B %d (games lost on time)\n",
+           r->a_time_losses, r->b_time_losses);
   pb_matchstats_t st;
   if (pb_matchstats_wdl(r->wins, r->draws, r->losses, &st) == 0) {
     printf("games: ");
@@ -391,6 +408,7 @@ enum {
   O_RECORD,
   O_RECORD_GGF,
   O_PROGRESS,
+  O_TC,
   O_N
 };
 
@@ -413,6 +431,26 @@ static int progress_every(const char *s, double *out) {
   return 0;
 }
 
+/* --tc BASE[+INC]: seconds, BASE > 0, INC >= 0. 0, or 2 after the
+ * message. */
+static int time_control(const char *s, double *base, double *inc) {
+  char *end = NULL;
+  *base = strtod(s, &end);
+  *inc = 0;
+  int ok = end != s && *base > 0 && *base <= PB_MATCH_TC_MAX_S;
+  if (ok && *end == '+') {
+    const char *p = end + 1;
+    *inc = strtod(p, &end);
+    ok = end != p && *inc >= 0 && *inc <= PB_MATCH_TC_MAX_S;
+  }
+  if (ok && *end == '\0' && isdigit((unsigned char)s[0])) return 0;
+  fprintf(stderr,
+          "probs match: bad --tc '%s' (expected BASE+INC in seconds, e.g. "
+          "10+0.1 or 60: BASE in (0, %g], INC in [0, %g])\n",
+          s, PB_MATCH_TC_MAX_S, PB_MATCH_TC_MAX_S);
+  return 2;
+}
+
 /* Reads the numbers, the seed and the test into o and m. Returns 0 or 2
  * after the message. */
 static int settle(const char *const *val, pb_match_opts_t *o, match_run_t *m,
@@ -433,6 +471,9 @@ static int settle(const char *const *val, pb_match_opts_t *o, match_run_t *m,
   pb_err_t err;
   pb_err_clear(&err);
   if (progress_every(val[O_PROGRESS], &m->every) != 0) return 2;
+  if (val[O_TC] != NULL &&
+      time_control(val[O_TC], &o->tc_base_s, &o->tc_inc_s) != 0)
+    return 2;
   if (val[O_SPRT] != NULL && pb_sprt_parse(&m->t, val[O_SPRT], &err) != 0) {
     fprintf(stderr, "probs match: --%s\n", err.msg);
     return 2;
@@ -455,6 +496,7 @@ static int settle(const char *const *val, pb_match_opts_t *o, match_run_t *m,
   m->round = 2 * o->n_openings > MATCH_ROUND_MIN ? 2 * o->n_openings
                                                  : MATCH_ROUND_MIN;
   m->total = o->games;
+  m->tc = o->tc_base_s > 0;
   o->on_games = match_on_games;
   o->ctx = m;
   return 0;
@@ -477,7 +519,8 @@ int pb_cmd_match(int argc, char **argv) {
       PB_OPTS_VALUE("sprt", 0, &val[O_SPRT]),
       PB_OPTS_VALUE("record", 0, &val[O_RECORD]),
       PB_OPTS_VALUE("record-ggf", 0, &val[O_RECORD_GGF]),
-      PB_OPTS_VALUE("progress", 0, &val[O_PROGRESS])};
+      PB_OPTS_VALUE("progress", 0, &val[O_PROGRESS]),
+      PB_OPTS_VALUE("tc", 0, &val[O_TC])};
   const pb_opts_t cl = {.prog = "probs match",
                         .usage = match_usage,
                         .rows = rows,
@@ -539,6 +582,8 @@ int pb_cmd_match(int argc, char **argv) {
   if (o.n_openings > 0)
     printf(", %d openings from %s (each with both colours)", o.n_openings,
            val[O_OPENINGS]);
+  if (o.tc_base_s > 0)
+    printf(", tc %g+%g s", o.tc_base_s, o.tc_inc_s);
   if (val[O_SPRT] != NULL)
     printf(", sprt elo0 %g elo1 %g alpha %g beta %g (%s)", m.t.elo0,
            m.t.elo1, m.t.alpha, m.t.beta,

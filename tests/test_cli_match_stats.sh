@@ -90,4 +90,38 @@ if [ $? -eq 0 ] && grep -q 'pentanomial, on pairs' <<<"$out" &&
   ok "sprt: repeats stop the test undecided, pairs counted once"
 else bad "sprt on repeats: $out"; fi
 
+# --- time control ---------------------------------------------------------
+for tc in 0 -1 5+x 5+-1 +1 x; do
+  expect "tc: '$tc' is refused" 2 "bad --tc '[^']*' \\(expected BASE\\+INC" \
+    "$P" match --a random --b random --tc "$tc"
+done
+expect "tc: a generous clock, no losses on time" 0 \
+  '^time losses: A 0, B 0' \
+  "$P" match --a lookahead:1 --b random --tc 60+1 --games 4 --progress off
+# uct:100000 takes seconds a move (it keeps no clock); 0.05 s is far too
+# little: A loses every game on time, without its move played.
+out=$("$P" match --a uct:100000 --b random --tc 0.05 --games 2 --threads 1 \
+      --progress off --record "$T/tl.jsonl" 2>&1)
+if [ $? -eq 0 ] && grep -q '^time losses: A 2, B 0' <<<"$out" &&
+   [ "$(grep -c '"termination":"time"' "$T/tl.jsonl")" -eq 2 ] &&
+   "$P" play --replay "$T/tl.jsonl:2" </dev/null >/dev/null 2>&1 &&
+   grep -q '^result: W=0 D=0 L=2' <<<"$out" && grep -q 'tc 0.05+0 s' <<<"$out"; then
+  ok "tc: a side whose time runs out loses, counted and recorded"
+else bad "tc losses: $out"; fi
+# A gtp: engine (probs gtp, its commands logged) hears the clock.
+cat >"$T/eng.sh" <<EOS
+#!/usr/bin/env bash
+tee -a "$T/cmds.log" | "$P" gtp --game connect4 --agent lookahead:2
+EOS
+chmod +x "$T/eng.sh"
+out=$("$P" match --a "gtp:$T/eng.sh" --b lookahead:1 --tc 2+0.1 --games 2 \
+      --threads 1 --progress off 2>&1)
+if [ $? -eq 0 ] && grep -q '^time_settings 2.000 0.100 1' "$T/cmds.log" &&
+   [ "$(grep -c '^time_settings' "$T/cmds.log")" -eq 2 ] &&
+   grep -q '^time_left black 2.000 0' "$T/cmds.log" &&
+   grep -q '^time_left white 2.000 0' "$T/cmds.log" &&
+   [ "$(grep -c '^time_left' "$T/cmds.log")" -eq "$(grep -c '^genmove' "$T/cmds.log")" ]; then
+  ok "tc: a gtp: engine gets time_settings each game, time_left each move"
+else bad "tc gtp: $out // $(head -20 "$T/cmds.log" 2>/dev/null)"; fi
+
 finish test_cli_match_stats

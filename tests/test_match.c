@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gtp_clock.h"
 #include "match.h"
 
 static pb_match_result_t play(const pb_game_t *g, const char *a, const char *b,
@@ -494,6 +495,48 @@ static void test_cancel(void **state) {
   assert_int_equal(r.interrupted, 1);
 }
 
+/* A move's budget under a time control, worked out from match.h's rule:
+ * 90% of (left / moves left + increment), at most half the time left,
+ * less 2 ms, at least 1 ms. */
+static void test_tc_budget(void **state) {
+  (void)state;
+  const pb_game_t *g = &pb_game_connect4;
+  int m = pb_gtp_clock_moves_left(g, 0);
+  assert_true(m >= PB_GTP_CLOCK_MIN_MOVES);
+  assert_int_equal(pb_match_tc_budget_ms(g, 0, 10, 0.1),
+                   (int64_t)(900.0 * (10.0 / m + 0.1)) - 2);
+  assert_int_equal(pb_match_tc_budget_ms(g, 0, 10, 0),
+                   (int64_t)(900.0 * 10.0 / m) - 2);
+  /* An increment larger than the time left: half the time left. */
+  assert_int_equal(pb_match_tc_budget_ms(g, 0, 0.01, 5), 3);
+  assert_int_equal(pb_match_tc_budget_ms(g, 0, 0, 1), 1);
+  assert_int_equal(pb_match_tc_budget_ms(g, 0, -1, 1), 1);
+  /* Later plies: fewer moves to spread over, a larger share. */
+  assert_true(pb_match_tc_budget_ms(g, 30, 10, 0) >
+              pb_match_tc_budget_ms(g, 0, 10, 0));
+  /* Bad time controls are refused. */
+  pb_match_opts_t o;
+  pb_match_opts_default(&o);
+  o.a_spec = o.b_spec = "random";
+  o.tc_base_s = -1;
+  pb_match_result_t r;
+  pb_err_t err;
+  assert_int_equal(pb_match_play(g, &o, &r, &err), PB_EINVAL);
+  o.tc_base_s = 0;
+  o.tc_inc_s = 1;
+  assert_int_equal(pb_match_play(g, &o, &r, &err), PB_EINVAL);
+  /* A generous clock: the games as without one, no losses on time. */
+  o.tc_base_s = 100;
+  o.tc_inc_s = 1;
+  o.games = 6;
+  o.threads = 2;
+  assert_int_equal(pb_match_play(g, &o, &r, &err), 0);
+  assert_int_equal(r.a_time_losses + r.b_time_losses, 0);
+  pb_match_result_t plain = play(g, "random", "random", 6, 1, 2, 0);
+  assert_int_equal(r.wins, plain.wins);
+  assert_int_equal(r.plies, plain.plies);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic_across_threads),
@@ -509,6 +552,7 @@ int main(void) {
       cmocka_unit_test(test_penta_counts),
       cmocka_unit_test(test_repeats),
       cmocka_unit_test(test_cancel),
+      cmocka_unit_test(test_tc_budget),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,10 @@
  * depends on (seed, i) only and the totals do not depend on the schedule. */
 #include "match.h"
 
+#include "gtp_clock.h"
+#include "gtp_timed.h"
+#include "util.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,6 +47,56 @@ int pb_match_game_from(const pb_game_t *g, const pb_state_t *start,
                              capped, NULL, 0, NULL, err);
 }
 
+/* ---- time control -------------------------------------------------------- */
+
+int64_t pb_match_tc_budget_ms(const pb_game_t *g, int ply, double left_s,
+                              double inc_s) {
+  if (!(left_s > 0)) return 1;
+  double share = left_s / pb_gtp_clock_moves_left(g, ply) + inc_s;
+  double ms = 1000.0 * PB_MATCH_TC_USE * share;
+  if (ms > 1000.0 * PB_MATCH_TC_MAX_SHARE * left_s)
+    ms = 1000.0 * PB_MATCH_TC_MAX_SHARE * left_s;
+  ms -= PB_MATCH_TC_RESERVE_MS;
+  return ms < 1 ? 1 : (int64_t)ms;
+}
+
+/* A game's clocks under a time control. */
+typedef struct {
+  pb_gtp_timed_t *timed[2]; /* the first player's agent, the second's */
+  double base_s, inc_s;
+  double left_s[2];
+  int moved[2];
+  int flagged; /* -1, or the side (0 first) whose time ran out */
+} game_clock_t;
+
+#define FLAGGED 1000 /* clocked_act: the mover's time ran out */
+
+/* The mover's move under its clock: the action, FLAGGED, or an error. */
+static int clocked_act(const pb_game_t *g, game_clock_t *c,
+                       const pb_state_t *s, int ply, pb_err_t *err) {
+  const int k = ply % 2;
+  pb_agent_clock_t ac = {.base_s = c->base_s,
+                         .inc_s = c->inc_s,
+                         .left_s = c->left_s[k],
+                         .color = k,
+                         .new_game = c->moved[k] == 0};
+  int rc = pb_agent_clock(pb_gtp_timed_agent(c->timed[k]), &ac, err);
+  if (rc < 0 && rc != PB_EUNSUPP) return rc;
+  int64_t budget = pb_match_tc_budget_ms(g, ply, c->left_s[k], c->inc_s);
+  double t0 = pb_now();
+  int a = pb_gtp_timed_act(c->timed[k], s, budget, err);
+  double dt = pb_now() - t0;
+  if (a < 0) return a;
+  c->moved[k]++;
+  c->left_s[k] -= dt;
+  if (c->left_s[k] < 0) {
+    c->flagged = k;
+    return FLAGGED;
+  }
+  c->left_s[k] += c->inc_s;
+  return a;
+}
+
 static int cancelled(const atomic_int *cancel) {
   return cancel != NULL && atomic_load(cancel) != 0;
 }
@@ -53,7 +107,8 @@ static int game_moves(const pb_game_t *g, const pb_state_t *start,
                       pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
                       int opening_random_moves, int max_turns, int *outcome,
                       int *plies, int *capped, uint8_t *moves, int moves_cap,
-                      int *n_moves, const atomic_int *cancel, pb_err_t *err) {
+                      int *n_moves, const atomic_int *cancel,
+                      game_clock_t *clk, pb_err_t *err) {
   if (n_moves != NULL) *n_moves = 0;
   if (g == NULL || first == NULL || second == NULL)
     return pb_err_set(err, PB_EINVAL, "match: NULL game or agent");
@@ -83,6 +138,13 @@ static int game_moves(const pb_game_t *g, const pb_state_t *start,
       int n = g->legal(&s, legal);
       if (n <= 0) break; /* cannot happen: step reports every end */
       a = legal[pb_rng_below(rng, (uint32_t)n)];
+    } else if (clk != NULL) {
+      a = clocked_act(g, clk, &s, ply, err);
+      if (a == FLAGGED) { /* the mover loses on time */
+        result = ply % 2 == 0 ? -1 : 1;
+        break;
+      }
+      if (a < 0) return a;
     } else {
       a = pb_agent_act(ply % 2 == 0 ? first : second, &s, err);
       if (a < 0) return a;
@@ -116,7 +178,7 @@ int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
                         int moves_cap, int *n_moves, pb_err_t *err) {
   return game_moves(g, start, first, second, rng, opening_random_moves,
                     max_turns, outcome, plies, capped, moves, moves_cap,
-                    n_moves, NULL, err);
+                    n_moves, NULL, NULL, err);
 }
 
 void pb_match_penta_add(int penta[PB_MATCH_PENTA], int *pair_wl,
@@ -182,6 +244,7 @@ typedef struct {
   uint8_t done;   /* played (under the mutex) */
   int16_t plies;
   uint8_t counted;          /* in the totals */
+  int8_t flagged;           /* 0, 1 A lost on time, 2 B did */
   int n_moves, random_plies; /* with on_game: */
   uint8_t *moves;            /* malloc'd, freed once on_game saw them */
   uint64_t key;              /* game_key */
@@ -260,6 +323,8 @@ static int count_game(shared_t *sh, pb_match_result_t *res, int i,
     (*d)++;
   }
   res->games++;
+  res->a_time_losses += r->flagged == 1;
+  res->b_time_losses += r->flagged == 2;
   res->capped += r->capped;
   res->plies += r->plies;
   return 0;
@@ -290,7 +355,8 @@ static int show_game(shared_t *sh, int k) {
       .start = o->n_openings > 0 ? &o->openings[(k / 2) % o->n_openings]
                                  : NULL,
       .n_moves = r->n_moves,
-      .moves = r->moves};
+      .moves = r->moves,
+      .flagged = r->flagged};
   pb_err_t e;
   pb_err_clear(&e);
   int rc = o->on_game(o->game_ctx, &gm, &e);
@@ -336,7 +402,8 @@ static void game_done(shared_t *sh, int i, const game_rec_t *rec) {
 
 typedef struct {
   shared_t *sh;
-  pb_agent_t *a, *b; /* owned by the worker */
+  pb_agent_t *a, *b;        /* owned by the worker, or borrowed from: */
+  pb_gtp_timed_t *ta, *tb; /* under a time control, A's and B's */
 } worker_t;
 
 static void record_error(shared_t *sh, int game, int code, const pb_err_t *e) {
@@ -371,15 +438,25 @@ static void *worker_run(void *arg) {
     const pb_state_t *start =
         o->n_openings > 0 ? &o->openings[(i / 2) % o->n_openings] : NULL;
     int n_moves = 0;
+    game_clock_t clk = {.timed = {a_first ? w->ta : w->tb,
+                                  a_first ? w->tb : w->ta},
+                        .base_s = o->tc_base_s,
+                        .inc_s = o->tc_inc_s,
+                        .left_s = {o->tc_base_s, o->tc_base_s},
+                        .flagged = -1};
     int rc = game_moves(sh->g, start, a_first ? w->a : w->b,
                         a_first ? w->b : w->a, &rng, o->opening_random_moves,
                         o->max_turns, &outcome, &plies, &capped, moves, mcap,
-                        &n_moves, o->cancel, &e);
+                        &n_moves, o->cancel, w->ta != NULL ? &clk : NULL, &e);
     if (rc < 0 && cancelled(o->cancel)) break; /* uncounted */
     game_rec_t rec = {.outcome = (int8_t)(a_first ? outcome : -outcome),
                       .capped = (uint8_t)capped,
                       .plies = (int16_t)(plies > 32767 ? 32767 : plies),
                       .n_moves = n_moves,
+                      .flagged = (int8_t)(clk.flagged < 0 ? 0
+                                          : (clk.flagged == 0) == a_first
+                                              ? 1
+                                              : 2),
                       .random_plies = n_moves < o->opening_random_moves
                                           ? n_moves
                                           : o->opening_random_moves,
@@ -421,6 +498,14 @@ static int check_opts(const pb_game_t *g, const pb_match_opts_t *o,
                       "match: opening_random_moves must be "
                       ">= 0 (got %d)",
                       o->opening_random_moves);
+  if (!(o->tc_base_s >= 0 && o->tc_base_s <= PB_MATCH_TC_MAX_S) ||
+      !(o->tc_inc_s >= 0 && o->tc_inc_s <= PB_MATCH_TC_MAX_S) ||
+      (o->tc_base_s == 0 && o->tc_inc_s > 0))
+    return pb_err_set(err, PB_EINVAL,
+                      "match: time control %g+%g: base in (0, %g] seconds, "
+                      "increment in [0, %g]",
+                      o->tc_base_s, o->tc_inc_s, PB_MATCH_TC_MAX_S,
+                      PB_MATCH_TC_MAX_S);
   if (o->max_turns < 0)
     return pb_err_set(err, PB_EINVAL, "match: max_turns must be >= 0 (got %d)",
                       o->max_turns);
@@ -471,8 +556,16 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
     pb_err_t e;
     pb_err_clear(&e);
     ws[t].sh = &sh;
-    ws[t].a = pb_agent_new(g, o->a_spec, o->seed, &e);
-    if (ws[t].a != NULL) ws[t].b = pb_agent_new(g, o->b_spec, o->seed, &e);
+    if (o->tc_base_s > 0) {
+      ws[t].ta = pb_gtp_timed_new(g, o->a_spec, o->seed, &e);
+      if (ws[t].ta != NULL)
+        ws[t].tb = pb_gtp_timed_new(g, o->b_spec, o->seed, &e);
+      ws[t].a = ws[t].ta != NULL ? pb_gtp_timed_agent(ws[t].ta) : NULL;
+      ws[t].b = ws[t].tb != NULL ? pb_gtp_timed_agent(ws[t].tb) : NULL;
+    } else {
+      ws[t].a = pb_agent_new(g, o->a_spec, o->seed, &e);
+      if (ws[t].a != NULL) ws[t].b = pb_agent_new(g, o->b_spec, o->seed, &e);
+    }
     if (ws[t].b == NULL) {
       rc = e.code < 0 ? e.code : PB_EINVAL;
       if (err != NULL) *err = e;
@@ -520,8 +613,13 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
 out:
   if (ws != NULL)
     for (int t = 0; t < nt; t++) {
-      pb_agent_destroy(&ws[t].a);
-      pb_agent_destroy(&ws[t].b);
+      if (ws[t].ta != NULL || ws[t].tb != NULL) {
+        pb_gtp_timed_destroy(&ws[t].ta);
+        pb_gtp_timed_destroy(&ws[t].tb);
+      } else {
+        pb_agent_destroy(&ws[t].a);
+        pb_agent_destroy(&ws[t].b);
+      }
     }
   free(ws);
   free(tids);

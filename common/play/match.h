@@ -57,6 +57,7 @@ typedef struct pb_match_game {
   int n_moves;
   const uint8_t *moves;    /* the plies played from start (the random ones
                               included), passes as actions */
+  int flagged;             /* 0; 1 A lost on time, 2 B did */
 } pb_match_game_t;
 
 typedef struct pb_match_opts {
@@ -86,7 +87,33 @@ typedef struct pb_match_opts {
   void *game_ctx;
   /* Nonzero: stop now (see the top comment). NULL: never. */
   const atomic_int *cancel;
+  /* Time control (0: none): each side starts a game with tc_base_s
+   * seconds and gains tc_inc_s after each move it makes (Fischer). Before
+   * each move the mover hears its clock (pb_agent_clock: a gtp: engine
+   * gets time_settings and time_left) and plays within the budget of
+   * pb_match_tc_budget_ms (gtp_timed.h: abnet:, mcts:, beam: and bpip:
+   * size their search to it; the other built-in kinds play as their spec
+   * says). A side whose clock runs out during its move loses the game on
+   * time (the move is not played). Random opening plies take no time.
+   * Timing depends on the machine and its load, so results under a time
+   * control depend on them too (and on the threads). */
+  double tc_base_s, tc_inc_s;
 } pb_match_opts_t;
+
+/* The bounds of a time control (seconds), and how a move's budget is
+ * cut from the clock: PB_MATCH_TC_USE of the mover's share, the time left
+ * over the moves it still has to make (pb_gtp_clock_moves_left) plus the
+ * increment, at most PB_MATCH_TC_MAX_SHARE of the time left, less
+ * PB_MATCH_TC_RESERVE_MS, at least 1 ms. */
+#define PB_MATCH_TC_MAX_S 1e6
+#define PB_MATCH_TC_USE 0.9
+#define PB_MATCH_TC_MAX_SHARE 0.5
+#define PB_MATCH_TC_RESERVE_MS 2
+
+/* The budget of a move at ply `ply` of g, in ms, for a side with left_s
+ * seconds on its clock and increment inc_s (above). */
+int64_t pb_match_tc_budget_ms(const pb_game_t *g, int ply, double left_s,
+                              double inc_s);
 
 /* The pentanomial counts of game pairs, by A's points in the pair:
  * penta[0] two losses, [1] a loss and a draw, [2] a win and a loss or
@@ -112,6 +139,7 @@ typedef struct pb_match_result {
   int distinct_penta[PB_MATCH_PENTA];
   int last_new;
   int interrupted; /* o->cancel stopped the match (see the top comment) */
+  int a_time_losses, b_time_losses; /* games lost on time (tc_base_s) */
 } pb_match_result_t;
 
 /* Sets *o to the defaults: 100 games, seed 1, threads 0, no random opening,
