@@ -20,12 +20,14 @@
 #include "matchstats.h"
 #include "opts.h"
 #include "record.h"
+#include "solver.h"
 #include "sprt.h"
 #include "util.h"
 
 #define MATCH_GAMES_MAX 100000000L
 #define MATCH_SPRT_GAMES 100000 /* --sprt's most games by default */
 #define MATCH_ROUND_MIN 20      /* repeats in a row that stop --sprt */
+#define MATCH_ADJ_C4_PLY 16     /* --adjudicate solver in connect4 */
 
 static void match_usage(FILE *f) {
   char kinds[PB_AGENT_KINDS_MAX];
@@ -38,6 +40,7 @@ static void match_usage(FILE *f) {
       "                   [--sprt ELO0,ELO1[,ALPHA,BETA]]\n"
       "                   [--record FILE] [--record-ggf FILE]\n"
       "                   [--progress SECONDS|off] [--tc BASE+INC]\n"
+      "                   [--adjudicate solver[:PLY]]\n"
       "  --game NAME          %s (default: the game of the\n"
       "                       agents' checkpoints, else connect4)\n"
       "  --a SPEC, --b SPEC   agents: %s\n"
@@ -100,6 +103,11 @@ static void match_usage(FILE *f) {
       "                       engines get time_settings and time_left); a "
       "side\n"
       "                       whose time runs out loses (\"time losses\")\n"
+      "  --adjudicate solver[:PLY]  connect4, tictactoe: a game that "
+      "reaches\n"
+      "                       ply PLY (default connect4 %d, tictactoe 1) "
+      "ends\n"
+      "                       with the solver's result (\"adjudicated\")\n"
       "  --progress SECONDS   a progress line on stderr at most every SECONDS\n"
       "                       (games, W/D/L, Elo, LLR; default 2, 0 after\n"
       "                       every game, off for none)\n"
@@ -112,7 +120,8 @@ static void match_usage(FILE *f) {
       "[lo, hi]\n"
       "With --sprt a line before it reads: sprt: H0 accepted|H1 accepted|"
       "undecided ...\n",
-      pb_game_names(), kinds, MATCH_SPRT_GAMES, MATCH_ROUND_MIN);
+      pb_game_names(), kinds, MATCH_SPRT_GAMES, MATCH_ROUND_MIN,
+      MATCH_ADJ_C4_PLY);
 }
 
 /* The match's stopping rule and progress (pb_match_opts_t.on_games). */
@@ -128,6 +137,7 @@ typedef struct {
   double t0, last;
   int total; /* the most games */
   int tc;    /* --tc given */
+  int adj;   /* --adjudicate: its ply, 0 none */
 } match_run_t;
 
 /* The SPRT on the distinct games (pairs with --openings) of sofar. */
@@ -241,6 +251,7 @@ static int record_game(void *ctx, const pb_match_game_t *gm, pb_err_t *err) {
   r.result = gm->a_first ? gm->outcome : -gm->outcome;
   r.capped = gm->capped;
   r.time_loss = gm->flagged != 0;
+  r.adjudicated = gm->adjudicated;
   r.opening_plies = n0 + gm->random_plies;
   r.n_moves = n0 + gm->n_moves;
   r.moves = rr->moves;
@@ -344,6 +355,9 @@ static void print_result(const pb_match_result_t *r, double dt,
   if (m->tc)
     printf("time losses: A %d, B %d (games lost on time)\n",
            r->a_time_losses, r->b_time_losses);
+  if (m->adj)
+    printf("adjudicated: %d games (the solver's result, from ply %d)\n",
+           r->adjudicated, m->adj);
   pb_matchstats_t st;
   if (pb_matchstats_wdl(r->wins, r->draws, r->losses, &st) == 0) {
     printf("games: ");
@@ -409,6 +423,7 @@ enum {
   O_RECORD_GGF,
   O_PROGRESS,
   O_TC,
+  O_ADJ,
   O_N
 };
 
@@ -451,9 +466,33 @@ static int time_control(const char *s, double *base, double *inc) {
   return 2;
 }
 
+/* --adjudicate solver[:PLY] for game g. 0, or 2 after the message. */
+static int adjudication(const char *s, const pb_game_t *g, int *ply) {
+  long p = g->id == PB_GAME_CONNECT4 ? MATCH_ADJ_C4_PLY : 1;
+  if (strncmp(s, "solver", 6) != 0 ||
+      (s[6] != '\0' &&
+       (s[6] != ':' || pb_cli_long(s + 7, 1, 100000, &p) != 0))) {
+    fprintf(stderr,
+            "probs match: bad --adjudicate '%s' (expected solver or "
+            "solver:PLY, PLY >= 1)\n",
+            s);
+    return 2;
+  }
+  if (!pb_solver_supports(g)) {
+    fprintf(stderr,
+            "probs match: --adjudicate solver: %s has no solver (connect4 "
+            "and tictactoe have)\n",
+            g->name);
+    return 2;
+  }
+  *ply = (int)p;
+  return 0;
+}
+
 /* Reads the numbers, the seed and the test into o and m. Returns 0 or 2
  * after the message. */
-static int settle(const char *const *val, pb_match_opts_t *o, match_run_t *m,
+static int settle(const char *const *val, const pb_game_t *g,
+                  pb_match_opts_t *o, match_run_t *m,
                   unsigned long long *seed) {
   long games = 100, threads, open, maxt;
   if (val[O_GAMES] != NULL &&
@@ -471,6 +510,9 @@ static int settle(const char *const *val, pb_match_opts_t *o, match_run_t *m,
   pb_err_t err;
   pb_err_clear(&err);
   if (progress_every(val[O_PROGRESS], &m->every) != 0) return 2;
+  if (val[O_ADJ] != NULL &&
+      adjudication(val[O_ADJ], g, &o->adjudicate_ply) != 0)
+    return 2;
   if (val[O_TC] != NULL &&
       time_control(val[O_TC], &o->tc_base_s, &o->tc_inc_s) != 0)
     return 2;
@@ -497,6 +539,7 @@ static int settle(const char *const *val, pb_match_opts_t *o, match_run_t *m,
                                                  : MATCH_ROUND_MIN;
   m->total = o->games;
   m->tc = o->tc_base_s > 0;
+  m->adj = o->adjudicate_ply;
   o->on_games = match_on_games;
   o->ctx = m;
   return 0;
@@ -520,7 +563,8 @@ int pb_cmd_match(int argc, char **argv) {
       PB_OPTS_VALUE("record", 0, &val[O_RECORD]),
       PB_OPTS_VALUE("record-ggf", 0, &val[O_RECORD_GGF]),
       PB_OPTS_VALUE("progress", 0, &val[O_PROGRESS]),
-      PB_OPTS_VALUE("tc", 0, &val[O_TC])};
+      PB_OPTS_VALUE("tc", 0, &val[O_TC]),
+      PB_OPTS_VALUE("adjudicate", 0, &val[O_ADJ])};
   const pb_opts_t cl = {.prog = "probs match",
                         .usage = match_usage,
                         .rows = rows,
@@ -550,7 +594,7 @@ int pb_cmd_match(int argc, char **argv) {
   match_run_t m;
   memset(&m, 0, sizeof m);
   unsigned long long seed = 0;
-  int rc = settle(val, &o, &m, &seed);
+  int rc = settle(val, g, &o, &m, &seed);
   /* A bad spec is a usage error, not a failed match. */
   for (int k = O_A; rc == 0 && k <= O_B; k++) {
     pb_agent_t *probe = pb_agent_new(g, val[k], 0, &err);
@@ -584,6 +628,8 @@ int pb_cmd_match(int argc, char **argv) {
            val[O_OPENINGS]);
   if (o.tc_base_s > 0)
     printf(", tc %g+%g s", o.tc_base_s, o.tc_inc_s);
+  if (o.adjudicate_ply > 0)
+    printf(", adjudicated by the solver from ply %d", o.adjudicate_ply);
   if (val[O_SPRT] != NULL)
     printf(", sprt elo0 %g elo1 %g alpha %g beta %g (%s)", m.t.elo0,
            m.t.elo1, m.t.alpha, m.t.beta,

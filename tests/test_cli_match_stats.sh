@@ -124,4 +124,18 @@ if [ $? -eq 0 ] && grep -q '^time_settings 2.000 0.100 1' "$T/cmds.log" &&
   ok "tc: a gtp: engine gets time_settings each game, time_left each move"
 else bad "tc gtp: $out // $(head -20 "$T/cmds.log" 2>/dev/null)"; fi
 
+# --- adjudication -----------------------------------------------------------
+out=$("$P" match --a lookahead:1 --b lookahead:1 --games 10 --threads 2 \
+      --adjudicate solver --progress off --record "$T/adj.jsonl" 2>&1)
+n=$(sed -nE 's/^adjudicated: ([0-9]+) games \(the solver.s result, from ply 16\)$/\1/p' <<<"$out")
+if [ $? -eq 0 ] && [ -n "$n" ] && [ "$n" -gt 0 ] &&
+   [ "$(grep -c '"termination":"adjudication"' "$T/adj.jsonl")" -eq "$n" ] &&
+   grep -q 'adjudicated by the solver from ply 16' <<<"$out"; then
+  ok "adjudicate: connect4 games scored by the solver from ply 16 ($n), recorded"
+else bad "adjudicate: $out"; fi
+expect "adjudicate: othello has no solver" 2 'othello has no solver' \
+  "$P" match --game othello --a random --b random --adjudicate solver
+expect "adjudicate: a bad value" 2 "bad --adjudicate 'solver:0'" \
+  "$P" match --a random --b random --adjudicate solver:0
+
 finish test_cli_match_stats

@@ -537,6 +537,37 @@ static void test_tc_budget(void **state) {
   assert_int_equal(r.plies, plain.plies);
 }
 
+/* Adjudication by the solver: Tic-Tac-Toe after one ply is a draw
+ * whatever the first move, so every game is adjudicated a draw; a game
+ * without a solver is refused. */
+static void test_adjudicate(void **state) {
+  (void)state;
+  pb_match_opts_t o;
+  pb_match_opts_default(&o);
+  o.a_spec = "alphabeta:9";
+  o.b_spec = "random";
+  o.games = 8;
+  o.threads = 2;
+  o.adjudicate_ply = 1;
+  pb_match_result_t r;
+  pb_err_t err;
+  assert_int_equal(pb_match_play(&pb_game_tictactoe, &o, &r, &err), 0);
+  assert_int_equal(r.adjudicated, 8);
+  assert_int_equal(r.draws, 8);
+  assert_int_equal(r.plies, 8);
+  /* From ply 20 of Connect Four: games that end before are not. */
+  o.a_spec = "lookahead:1";
+  o.adjudicate_ply = 20;
+  o.games = 20;
+  assert_int_equal(pb_match_play(&pb_game_connect4, &o, &r, &err), 0);
+  assert_true(r.adjudicated < 20);
+  pb_match_result_t plain =
+      play(&pb_game_connect4, "lookahead:1", "random", 20, 1, 2, 0);
+  assert_true(plain.plies >= r.plies);
+  assert_int_equal(pb_match_play(&pb_game_othello, &o, &r, &err), PB_EINVAL);
+  assert_non_null(strstr(err.msg, "othello has none"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic_across_threads),
@@ -553,6 +584,7 @@ int main(void) {
       cmocka_unit_test(test_repeats),
       cmocka_unit_test(test_cancel),
       cmocka_unit_test(test_tc_budget),
+      cmocka_unit_test(test_adjudicate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

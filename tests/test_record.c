@@ -273,6 +273,10 @@ static void test_bad_lines(void **state) {
       {"{\"game\":\"connect4\",\"first\":\"a\",\"second\":\"b\","
        "\"result\":\"0-1\",\"moves\":\"4453\",\"termination\":\"flag\"}",
        "\"termination\": \"flag\""},
+      {"{\"game\":\"connect4\",\"first\":\"a\",\"second\":\"b\","
+       "\"result\":\"1-0\",\"moves\":\"1212121\",\"termination\":"
+       "\"adjudication\"}",
+       "adjudicated, but the moves finish"},
   };
   uint8_t m[256];
   pb_jsonr_t *jr = pb_jsonr_new(NULL);
@@ -308,6 +312,12 @@ static void test_bad_lines(void **state) {
   assert_int_equal(pb_record_json(&r, &j, NULL), 0);
   assert_string_equal(pb_json_cstr(&j), timed);
   pb_json_free(&j);
+  const char *adj =
+      "{\"game\":\"connect4\",\"first\":\"a\",\"second\":\"b\","
+      "\"result\":\"1-0\",\"moves\":\"4453\",\"termination\":"
+      "\"adjudication\"}";
+  assert_int_equal(pb_record_parse(jr, adj, strlen(adj), m, 256, &r, NULL), 0);
+  assert_int_equal(r.adjudicated, 1);
   pb_jsonr_destroy(&jr);
 }
 

@@ -8,9 +8,9 @@
 
 #include "gtp_clock.h"
 #include "gtp_timed.h"
+#include "solver.h"
 #include "util.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -101,14 +101,23 @@ static int cancelled(const atomic_int *cancel) {
   return cancel != NULL && atomic_load(cancel) != 0;
 }
 
-/* pb_match_game_moves that stops with PB_EINTR before a ply once *cancel
- * is nonzero (cancel NULL: never). */
+/* What a match adds to a game (none for pb_match_game_moves). */
+typedef struct {
+  const atomic_int *cancel; /* stop with PB_EINTR before a ply once set */
+  game_clock_t *clk;        /* the clocks, or NULL */
+  pb_solver_t *solver;      /* adjudicates from ply adj_ply on, or NULL */
+  int adj_ply;
+  int adjudicated; /* out: the solver scored the game */
+} game_ctl_t;
+
+/* pb_match_game_moves under ctl (NULL: none of it). */
 static int game_moves(const pb_game_t *g, const pb_state_t *start,
                       pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
                       int opening_random_moves, int max_turns, int *outcome,
                       int *plies, int *capped, uint8_t *moves, int moves_cap,
-                      int *n_moves, const atomic_int *cancel,
-                      game_clock_t *clk, pb_err_t *err) {
+                      int *n_moves, game_ctl_t *ctl, pb_err_t *err) {
+  const atomic_int *cancel = ctl != NULL ? ctl->cancel : NULL;
+  game_clock_t *clk = ctl != NULL ? ctl->clk : NULL;
   if (n_moves != NULL) *n_moves = 0;
   if (g == NULL || first == NULL || second == NULL)
     return pb_err_set(err, PB_EINVAL, "match: NULL game or agent");
@@ -132,6 +141,17 @@ static int game_moves(const pb_game_t *g, const pb_state_t *start,
     }
     if (cancelled(cancel))
       return pb_err_set(err, PB_EINTR, "match: interrupted");
+    /* Adjudication: the solver's result, once the players have the
+     * position (past the random plies) and it is late enough. */
+    if (ctl != NULL && ctl->solver != NULL && ply >= ctl->adj_ply &&
+        ply - ply0 >= opening_random_moves) {
+      pb_solve_value_t v;
+      int rc = pb_solver_solve(ctl->solver, &s, 1, &v, err);
+      if (rc < 0) return rc;
+      result = ply % 2 == 0 ? v.result : -v.result;
+      ctl->adjudicated = 1;
+      break;
+    }
     int a;
     if (ply - ply0 < opening_random_moves) {
       uint8_t legal[PB_MAX_ACTIONS];
@@ -178,7 +198,7 @@ int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
                         int moves_cap, int *n_moves, pb_err_t *err) {
   return game_moves(g, start, first, second, rng, opening_random_moves,
                     max_turns, outcome, plies, capped, moves, moves_cap,
-                    n_moves, NULL, NULL, err);
+                    n_moves, NULL, err);
 }
 
 void pb_match_penta_add(int penta[PB_MATCH_PENTA], int *pair_wl,
@@ -245,6 +265,7 @@ typedef struct {
   int16_t plies;
   uint8_t counted;          /* in the totals */
   int8_t flagged;           /* 0, 1 A lost on time, 2 B did */
+  uint8_t adjudicated;      /* the solver scored it */
   int n_moves, random_plies; /* with on_game: */
   uint8_t *moves;            /* malloc'd, freed once on_game saw them */
   uint64_t key;              /* game_key */
@@ -324,6 +345,7 @@ static int count_game(shared_t *sh, pb_match_result_t *res, int i,
   }
   res->games++;
   res->a_time_losses += r->flagged == 1;
+  res->adjudicated += r->adjudicated;
   res->b_time_losses += r->flagged == 2;
   res->capped += r->capped;
   res->plies += r->plies;
@@ -356,7 +378,8 @@ static int show_game(shared_t *sh, int k) {
                                  : NULL,
       .n_moves = r->n_moves,
       .moves = r->moves,
-      .flagged = r->flagged};
+      .flagged = r->flagged,
+      .adjudicated = r->adjudicated};
   pb_err_t e;
   pb_err_clear(&e);
   int rc = o->on_game(o->game_ctx, &gm, &e);
@@ -404,6 +427,7 @@ typedef struct {
   shared_t *sh;
   pb_agent_t *a, *b;        /* owned by the worker, or borrowed from: */
   pb_gtp_timed_t *ta, *tb; /* under a time control, A's and B's */
+  pb_solver_t *solver;     /* adjudication, or NULL */
 } worker_t;
 
 static void record_error(shared_t *sh, int game, int code, const pb_err_t *e) {
@@ -444,15 +468,20 @@ static void *worker_run(void *arg) {
                         .inc_s = o->tc_inc_s,
                         .left_s = {o->tc_base_s, o->tc_base_s},
                         .flagged = -1};
+    game_ctl_t ctl = {.cancel = o->cancel,
+                      .clk = w->ta != NULL ? &clk : NULL,
+                      .solver = w->solver,
+                      .adj_ply = o->adjudicate_ply};
     int rc = game_moves(sh->g, start, a_first ? w->a : w->b,
                         a_first ? w->b : w->a, &rng, o->opening_random_moves,
                         o->max_turns, &outcome, &plies, &capped, moves, mcap,
-                        &n_moves, o->cancel, w->ta != NULL ? &clk : NULL, &e);
+                        &n_moves, &ctl, &e);
     if (rc < 0 && cancelled(o->cancel)) break; /* uncounted */
     game_rec_t rec = {.outcome = (int8_t)(a_first ? outcome : -outcome),
                       .capped = (uint8_t)capped,
                       .plies = (int16_t)(plies > 32767 ? 32767 : plies),
                       .n_moves = n_moves,
+                      .adjudicated = (uint8_t)ctl.adjudicated,
                       .flagged = (int8_t)(clk.flagged < 0 ? 0
                                           : (clk.flagged == 0) == a_first
                                               ? 1
@@ -506,6 +535,12 @@ static int check_opts(const pb_game_t *g, const pb_match_opts_t *o,
                       "increment in [0, %g]",
                       o->tc_base_s, o->tc_inc_s, PB_MATCH_TC_MAX_S,
                       PB_MATCH_TC_MAX_S);
+  if (o->adjudicate_ply < 0 ||
+      (o->adjudicate_ply > 0 && !pb_solver_supports(g)))
+    return pb_err_set(err, PB_EINVAL,
+                      "match: adjudication by a solver: %s has none "
+                      "(connect4 and tictactoe have)",
+                      g->name);
   if (o->max_turns < 0)
     return pb_err_set(err, PB_EINVAL, "match: max_turns must be >= 0 (got %d)",
                       o->max_turns);
@@ -566,7 +601,9 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
       ws[t].a = pb_agent_new(g, o->a_spec, o->seed, &e);
       if (ws[t].a != NULL) ws[t].b = pb_agent_new(g, o->b_spec, o->seed, &e);
     }
-    if (ws[t].b == NULL) {
+    if (ws[t].b != NULL && o->adjudicate_ply > 0)
+      ws[t].solver = pb_solver_new(g, PB_MATCH_ADJ_TT_LOG2, &e);
+    if (ws[t].b == NULL || (o->adjudicate_ply > 0 && ws[t].solver == NULL)) {
       rc = e.code < 0 ? e.code : PB_EINVAL;
       if (err != NULL) *err = e;
       goto out;
@@ -613,6 +650,7 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
 out:
   if (ws != NULL)
     for (int t = 0; t < nt; t++) {
+      pb_solver_destroy(&ws[t].solver);
       if (ws[t].ta != NULL || ws[t].tb != NULL) {
         pb_gtp_timed_destroy(&ws[t].ta);
         pb_gtp_timed_destroy(&ws[t].tb);
@@ -628,166 +666,5 @@ out:
   free(sh.recs);
   free(sh.games_seen.k);
   free(sh.pairs_seen.k);
-  return rc;
-}
-
-/* ---- openings ---------------------------------------------------------- */
-
-void pb_match_openings_free_lines(char ***lines, int n) {
-  if (lines == NULL || *lines == NULL) return;
-  for (int k = 0; k < n; k++) free((*lines)[k]);
-  free(*lines);
-  *lines = NULL;
-}
-
-/* pb_match_openings_parse, keeping each opening's line in *lines when
- * lines is not NULL. */
-static int openings_parse(const pb_game_t *g, const char *text, size_t len,
-                          const char *name, pb_state_t **out, char ***lines,
-                          int *n, pb_err_t *err) {
-  if (out != NULL) *out = NULL;
-  if (n != NULL) *n = 0;
-  if (lines != NULL) *lines = NULL;
-  char **ls = NULL;
-  if (g == NULL || text == NULL || name == NULL || out == NULL || n == NULL)
-    return pb_err_set(err, PB_EINVAL, "openings: NULL argument");
-  pb_state_t *st = NULL;
-  int count = 0, cap = 0, rc = 0, lineno = 0;
-  char line[4096];
-  for (size_t pos = 0; pos < len && rc == 0;) {
-    const char *p = text + pos;
-    const char *nl = memchr(p, '\n', len - pos);
-    size_t ll = nl != NULL ? (size_t)(nl - p) : len - pos;
-    pos += ll + 1;
-    lineno++;
-    /* Trim spaces (and a CR) at both ends. */
-    while (ll > 0 && (*p == ' ' || *p == '\t')) p++, ll--;
-    while (ll > 0 && (p[ll - 1] == ' ' || p[ll - 1] == '\t' ||
-                      p[ll - 1] == '\r'))
-      ll--;
-    if (ll == 0 || p[0] == '#') continue;
-    if (ll >= sizeof line) {
-      rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: line longer than %zu bytes",
-                      name, lineno, sizeof line - 1);
-      break;
-    }
-    if (memchr(p, '\0', ll) != NULL) {
-      rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: a NUL byte (not a text file)",
-                      name, lineno);
-      break;
-    }
-    memcpy(line, p, ll);
-    line[ll] = '\0';
-    pb_state_t s;
-    pb_err_t e;
-    pb_err_clear(&e);
-    if (strcmp(line, "-") == 0) {
-      g->reset(&s);
-    } else if (g->parse(&s, line, &e) != 0) {
-      rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: \"%.60s\": %s", name, lineno,
-                      line, e.msg);
-      break;
-    }
-    float r;
-    if (g->terminal(&s, &r)) {
-      rc = pb_err_set(err, PB_ECORRUPT,
-                      "%s:%d: \"%.60s\": the game is over after these moves",
-                      name, lineno, line);
-      break;
-    }
-    if (count == PB_MATCH_OPENINGS_MAX) {
-      rc = pb_err_set(err, PB_ERANGE, "%s:%d: more than %d openings", name,
-                      lineno, PB_MATCH_OPENINGS_MAX);
-      break;
-    }
-    if (count == cap) {
-      int nc = cap ? 2 * cap : 64;
-      pb_state_t *ns = realloc(st, (size_t)nc * sizeof *ns);
-      if (ns != NULL) st = ns;
-      char **nl2 = lines != NULL ? realloc(ls, (size_t)nc * sizeof *nl2) : NULL;
-      if (nl2 != NULL) ls = nl2;
-      if (ns == NULL || (lines != NULL && nl2 == NULL)) {
-        rc = pb_err_set(err, PB_ENOMEM, "%s: out of memory", name);
-        break;
-      }
-      cap = nc;
-    }
-    if (lines != NULL &&
-        (ls[count] = strdup(strcmp(line, "-") ? line : "")) == NULL) {
-      rc = pb_err_set(err, PB_ENOMEM, "%s: out of memory", name);
-      break;
-    }
-    st[count++] = s;
-  }
-  if (rc == 0 && count == 0)
-    rc = pb_err_set(err, PB_ECORRUPT,
-                    "%s: no openings (one a line, the moves in %s's notation)",
-                    name, g->name);
-  if (rc != 0) {
-    free(st);
-    pb_match_openings_free_lines(&ls, count);
-    return rc;
-  }
-  *out = st;
-  *n = count;
-  if (lines != NULL) *lines = ls;
-  return 0;
-}
-
-int pb_match_openings_parse(const pb_game_t *g, const char *text, size_t len,
-                            const char *name, pb_state_t **out, int *n,
-                            pb_err_t *err) {
-  return openings_parse(g, text, len, name, out, NULL, n, err);
-}
-
-#define PB__OPENINGS_FILE_MAX (64u << 20)
-
-int pb_match_openings_load(const pb_game_t *g, const char *path,
-                           pb_state_t **out, int *n, pb_err_t *err) {
-  return pb_match_openings_load_lines(g, path, out, NULL, n, err);
-}
-
-int pb_match_openings_load_lines(const pb_game_t *g, const char *path,
-                                 pb_state_t **out, char ***lines, int *n,
-                                 pb_err_t *err) {
-  if (out != NULL) *out = NULL;
-  if (n != NULL) *n = 0;
-  if (lines != NULL) *lines = NULL;
-  if (path == NULL) return pb_err_set(err, PB_EINVAL, "openings: NULL path");
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
-                      strerror(errno));
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  int rc = buf != NULL ? 0 : pb_err_set(err, PB_ENOMEM, "%s: out of memory",
-                                        path);
-  while (rc == 0) {
-    if (len == cap) {
-      if (cap >= PB__OPENINGS_FILE_MAX) {
-        rc = pb_err_set(err, PB_ERANGE, "%s: larger than %u MiB", path,
-                        PB__OPENINGS_FILE_MAX >> 20);
-        break;
-      }
-      char *nb = realloc(buf, cap * 2);
-      if (nb == NULL) {
-        rc = pb_err_set(err, PB_ENOMEM, "%s: out of memory", path);
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) {
-      if (ferror(f))
-        rc = pb_err_set(err, PB_EIO, "%s: cannot read: %s", path,
-                        strerror(errno));
-      break;
-    }
-  }
-  fclose(f);
-  if (rc == 0) rc = openings_parse(g, buf, len, path, out, lines, n, err);
-  free(buf);
   return rc;
 }

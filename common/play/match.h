@@ -58,6 +58,7 @@ typedef struct pb_match_game {
   const uint8_t *moves;    /* the plies played from start (the random ones
                               included), passes as actions */
   int flagged;             /* 0; 1 A lost on time, 2 B did */
+  int adjudicated;         /* the solver scored it (unfinished) */
 } pb_match_game_t;
 
 typedef struct pb_match_opts {
@@ -98,7 +99,15 @@ typedef struct pb_match_opts {
    * Timing depends on the machine and its load, so results under a time
    * control depend on them too (and on the threads). */
   double tc_base_s, tc_inc_s;
+  /* Adjudication (0: none): in a game with a solver (solver.h: Connect
+   * Four, Tic-Tac-Toe), a game that reaches this ply (past its random
+   * plies) ends there with the result the solver gives (weak: the result
+   * alone), as if played out perfectly; it counts as adjudicated. */
+  int adjudicate_ply;
 } pb_match_opts_t;
+
+/* The transposition table of each thread's solver: 2^20 entries, 8 MiB. */
+#define PB_MATCH_ADJ_TT_LOG2 20
 
 /* The bounds of a time control (seconds), and how a move's budget is
  * cut from the clock: PB_MATCH_TC_USE of the mover's share, the time left
@@ -140,6 +149,7 @@ typedef struct pb_match_result {
   int last_new;
   int interrupted; /* o->cancel stopped the match (see the top comment) */
   int a_time_losses, b_time_losses; /* games lost on time (tc_base_s) */
+  int adjudicated; /* games the solver scored (adjudicate_ply) */
 } pb_match_result_t;
 
 /* Sets *o to the defaults: 100 games, seed 1, threads 0, no random opening,

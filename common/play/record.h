@@ -28,7 +28,8 @@
  *   moves, passes included: checked when given), opening_plies (the first
  *   k plies were not the players' choice: an opening or random plies),
  *   capped, termination ("time": the side to move after the moves lost
- *   on time, the game unfinished and won by the other side).
+ *   on time, the game unfinished and won by the other side;
+ *   "adjudication": the game unfinished, its result given by a solver).
  *
  * Files of records are appended to, never truncated: pb_record_file_open
  * refuses a file that holds something other than records. */
@@ -58,6 +59,8 @@ typedef struct pb_record {
   int capped;        /* unfinished, stopped at a turn cap (result 0) */
   int time_loss;     /* unfinished: the side to move lost on time (result
                         the other's win); "termination":"time" */
+  int adjudicated;   /* unfinished: scored by a solver or a rule, any
+                        result; "termination":"adjudication" */
   int opening_plies; /* the first k plies were given, not chosen */
   int64_t round;     /* from 1; 0: not written */
   int64_t version;   /* -1: not written */
