@@ -507,6 +507,17 @@ static int settle(const char *const *val, const pb_game_t *g,
             val[O_SEED]);
     return 2;
   }
+  /* Random plies past the game's length would leave the agents nothing
+   * to play: every game random (issue 48). */
+  const long longest = maxt > 0 ? maxt : g->max_turns;
+  if (open >= longest) {
+    fprintf(stderr,
+            "probs match: --opening-random %ld: %s games last at most %ld "
+            "plies%s, so the agents would play none (expected 0..%ld)\n",
+            open, g->name, longest, maxt > 0 ? " (--max-turns)" : "",
+            longest - 1);
+    return 2;
+  }
   pb_err_t err;
   pb_err_clear(&err);
   if (progress_every(val[O_PROGRESS], &m->every) != 0) return 2;

@@ -544,6 +544,12 @@ static int check_opts(const pb_game_t *g, const pb_match_opts_t *o,
   if (o->max_turns < 0)
     return pb_err_set(err, PB_EINVAL, "match: max_turns must be >= 0 (got %d)",
                       o->max_turns);
+  const int longest = o->max_turns > 0 ? o->max_turns : g->max_turns;
+  if (o->opening_random_moves >= longest)
+    return pb_err_set(err, PB_EINVAL,
+                      "match: %d random opening plies, but %s games last at "
+                      "most %d plies",
+                      o->opening_random_moves, g->name, longest);
   if (o->n_openings < 0 || (o->n_openings > 0 && o->openings == NULL))
     return pb_err_set(err, PB_EINVAL, "match: %d openings at %p",
                       o->n_openings, (const void *)o->openings);

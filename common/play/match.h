@@ -67,7 +67,8 @@ typedef struct pb_match_opts {
   int games;          /* >= 1 */
   uint64_t seed;
   int threads;              /* 0: the number of online CPUs; capped at games */
-  int opening_random_moves; /* the first k plies are uniformly random */
+  int opening_random_moves; /* the first k plies are uniformly random;
+                               fewer than the turn cap (PB_EINVAL) */
   int max_turns;            /* 0: the game's max_turns (game.h: only Toguz
                                Kumalak's games can reach it); a game that
                                reaches the cap unfinished counts as a draw */
