@@ -28,6 +28,7 @@
 #define MATCH_SPRT_GAMES 100000 /* --sprt's most games by default */
 #define MATCH_ROUND_MIN 20      /* repeats in a row that stop --sprt */
 #define MATCH_ADJ_C4_PLY 16     /* --adjudicate solver in connect4 */
+#define MATCH_ADJ_PLIES 10      /* --adjudicate material's plies */
 
 static void match_usage(FILE *f) {
   char kinds[PB_AGENT_KINDS_MAX];
@@ -40,7 +41,7 @@ static void match_usage(FILE *f) {
       "                   [--sprt ELO0,ELO1[,ALPHA,BETA]]\n"
       "                   [--record FILE] [--record-ggf FILE]\n"
       "                   [--progress SECONDS|off] [--tc BASE+INC]\n"
-      "                   [--adjudicate solver[:PLY]]\n"
+      "                   [--adjudicate solver[:PLY]|material:M[,P]]\n"
       "  --game NAME          %s (default: the game of the\n"
       "                       agents' checkpoints, else connect4)\n"
       "  --a SPEC, --b SPEC   agents: %s\n"
@@ -108,6 +109,12 @@ static void match_usage(FILE *f) {
       "                       ply PLY (default connect4 %d, tictactoe 1) "
       "ends\n"
       "                       with the solver's result (\"adjudicated\")\n"
+      "  --adjudicate material:MARGIN[,PLIES]  othello, toguz: a side that "
+      "leads\n"
+      "                       by MARGIN discs (kazna stones) after PLIES "
+      "plies in\n"
+      "                       a row (default %d) wins there "
+      "(\"adjudicated\")\n"
       "  --progress SECONDS   a progress line on stderr at most every SECONDS\n"
       "                       (games, W/D/L, Elo, LLR; default 2, 0 after\n"
       "                       every game, off for none)\n"
@@ -121,7 +128,7 @@ static void match_usage(FILE *f) {
       "With --sprt a line before it reads: sprt: H0 accepted|H1 accepted|"
       "undecided ...\n",
       pb_game_names(), kinds, MATCH_SPRT_GAMES, MATCH_ROUND_MIN,
-      MATCH_ADJ_C4_PLY);
+      MATCH_ADJ_C4_PLY, MATCH_ADJ_PLIES);
 }
 
 /* The match's stopping rule and progress (pb_match_opts_t.on_games). */
@@ -137,7 +144,8 @@ typedef struct {
   double t0, last;
   int total; /* the most games */
   int tc;    /* --tc given */
-  int adj;   /* --adjudicate: its ply, 0 none */
+  int adj;   /* --adjudicate solver: its ply, 0 none */
+  int adj_margin, adj_plies; /* --adjudicate material, 0 none */
 } match_run_t;
 
 /* The SPRT on the distinct games (pairs with --openings) of sofar. */
@@ -358,6 +366,9 @@ static void print_result(const pb_match_result_t *r, double dt,
   if (m->adj)
     printf("adjudicated: %d games (the solver's result, from ply %d)\n",
            r->adjudicated, m->adj);
+  if (m->adj_margin)
+    printf("adjudicated: %d games (a lead of %d held for %d plies)\n",
+           r->adjudicated, m->adj_margin, m->adj_plies);
   pb_matchstats_t st;
   if (pb_matchstats_wdl(r->wins, r->draws, r->losses, &st) == 0) {
     printf("games: ");
@@ -466,6 +477,35 @@ static int time_control(const char *s, double *base, double *inc) {
   return 2;
 }
 
+/* --adjudicate material:MARGIN[,PLIES] for game g into o. 0, or 2 after
+ * the message. */
+static int adjudication_material(const char *s, const pb_game_t *g,
+                                 pb_match_opts_t *o) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s", s + 9);
+  char *comma = strchr(buf, ',');
+  if (comma != NULL) *comma = '\0';
+  long margin = 0, plies = MATCH_ADJ_PLIES;
+  if (pb_cli_long(buf, 1, 100000, &margin) != 0 ||
+      (comma != NULL && pb_cli_long(comma + 1, 1, 100000, &plies) != 0)) {
+    fprintf(stderr,
+            "probs match: bad --adjudicate '%s' (expected "
+            "material:MARGIN[,PLIES], both >= 1)\n",
+            s);
+    return 2;
+  }
+  if (g->material == NULL) {
+    fprintf(stderr,
+            "probs match: --adjudicate material: %s has no material "
+            "(othello and toguz have)\n",
+            g->name);
+    return 2;
+  }
+  o->adjudicate_margin = (int)margin;
+  o->adjudicate_plies = (int)plies;
+  return 0;
+}
+
 /* --adjudicate solver[:PLY] for game g. 0, or 2 after the message. */
 static int adjudication(const char *s, const pb_game_t *g, int *ply) {
   long p = g->id == PB_GAME_CONNECT4 ? MATCH_ADJ_C4_PLY : 1;
@@ -473,8 +513,8 @@ static int adjudication(const char *s, const pb_game_t *g, int *ply) {
       (s[6] != '\0' &&
        (s[6] != ':' || pb_cli_long(s + 7, 1, 100000, &p) != 0))) {
     fprintf(stderr,
-            "probs match: bad --adjudicate '%s' (expected solver or "
-            "solver:PLY, PLY >= 1)\n",
+            "probs match: bad --adjudicate '%s' (expected solver, "
+            "solver:PLY (PLY >= 1) or material:MARGIN[,PLIES])\n",
             s);
     return 2;
   }
@@ -521,9 +561,12 @@ static int settle(const char *const *val, const pb_game_t *g,
   pb_err_t err;
   pb_err_clear(&err);
   if (progress_every(val[O_PROGRESS], &m->every) != 0) return 2;
-  if (val[O_ADJ] != NULL &&
-      adjudication(val[O_ADJ], g, &o->adjudicate_ply) != 0)
+  if (val[O_ADJ] != NULL && !strncmp(val[O_ADJ], "material:", 9)) {
+    if (adjudication_material(val[O_ADJ], g, o) != 0) return 2;
+  } else if (val[O_ADJ] != NULL &&
+             adjudication(val[O_ADJ], g, &o->adjudicate_ply) != 0) {
     return 2;
+  }
   if (val[O_TC] != NULL &&
       time_control(val[O_TC], &o->tc_base_s, &o->tc_inc_s) != 0)
     return 2;
@@ -551,6 +594,8 @@ static int settle(const char *const *val, const pb_game_t *g,
   m->total = o->games;
   m->tc = o->tc_base_s > 0;
   m->adj = o->adjudicate_ply;
+  m->adj_margin = o->adjudicate_margin;
+  m->adj_plies = o->adjudicate_plies;
   o->on_games = match_on_games;
   o->ctx = m;
   return 0;
@@ -641,6 +686,9 @@ int pb_cmd_match(int argc, char **argv) {
     printf(", tc %g+%g s", o.tc_base_s, o.tc_inc_s);
   if (o.adjudicate_ply > 0)
     printf(", adjudicated by the solver from ply %d", o.adjudicate_ply);
+  if (o.adjudicate_margin > 0)
+    printf(", adjudicated when a side leads by %d for %d plies",
+           o.adjudicate_margin, o.adjudicate_plies);
   if (val[O_SPRT] != NULL)
     printf(", sprt elo0 %g elo1 %g alpha %g beta %g (%s)", m.t.elo0,
            m.t.elo1, m.t.alpha, m.t.beta,

@@ -138,4 +138,32 @@ expect "adjudicate: othello has no solver" 2 'othello has no solver' \
 expect "adjudicate: a bad value" 2 "bad --adjudicate 'solver:0'" \
   "$P" match --a random --b random --adjudicate solver:0
 
+out=$("$P" match --game othello --a greedy --b random --games 10 \
+      --adjudicate material:20,4 --progress off --record "$T/madj.jsonl" 2>&1)
+n=$(sed -nE 's/^adjudicated: ([0-9]+) games \(a lead of 20 held for 4 plies\)$/\1/p' <<<"$out")
+if [ $? -eq 0 ] && [ -n "$n" ] && [ "$n" -gt 0 ] &&
+   [ "$(grep -c '"termination":"adjudication"' "$T/madj.jsonl")" -eq "$n" ]; then
+  ok "adjudicate: othello by material ($n games), recorded"
+else bad "adjudicate material: $out"; fi
+expect "adjudicate: connect4 has no material" 2 'connect4 has no material' \
+  "$P" match --a random --b random --adjudicate material:5
+
+# --- the shipped opening books ---------------------------------------------------
+B="$SRC/data/openings"
+n=$(grep -cv '^#' "$B/tictactoe.txt")
+expect "book: tictactoe, every opening a draw under perfect play" 0 \
+  "^result: W=0 D=$((2 * n)) L=0 " \
+  "$P" match --game tictactoe --a alphabeta:9 --b alphabeta:9 \
+  --openings "$B/tictactoe.txt" --progress off
+# The solver at the opening's own ply: a draw, so the game is one.
+expect "book: connect4, the first opening a draw by the solver" 0 \
+  '^result: W=0 D=2 L=0 ' \
+  "$P" match --a random --b random --openings "$B/connect4.txt" --games 2 \
+  --threads 1 --adjudicate solver:8 --progress off
+for game in othello toguz; do
+  expect "book: $game's openings play" 0 '^result: ' \
+    "$P" match --game $game --a random --b random \
+    --openings "$B/$game.txt" --games 4 --progress off
+done
+
 finish test_cli_match_stats

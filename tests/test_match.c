@@ -566,6 +566,27 @@ static void test_adjudicate(void **state) {
   assert_true(plain.plies >= r.plies);
   assert_int_equal(pb_match_play(&pb_game_othello, &o, &r, &err), PB_EINVAL);
   assert_non_null(strstr(err.msg, "othello has none"));
+  /* By material: Toguz Kumalak, greedy far ahead of random; every game
+   * ends early, the same whatever the threads. */
+  pb_match_opts_default(&o);
+  o.a_spec = "greedy";
+  o.b_spec = "random";
+  o.games = 6;
+  o.threads = 1;
+  o.adjudicate_margin = 30;
+  o.adjudicate_plies = 10;
+  assert_int_equal(pb_match_play(&pb_game_toguz, &o, &r, &err), 0);
+  assert_true(r.adjudicated > 0);
+  pb_match_result_t r3;
+  o.threads = 3;
+  assert_int_equal(pb_match_play(&pb_game_toguz, &o, &r3, &err), 0);
+  assert_memory_equal(&r, &r3, sizeof r);
+  plain = play(&pb_game_toguz, "greedy", "random", 6, 1, 2, 0);
+  assert_true(r.plies < plain.plies);
+  /* No material in Connect Four; no plies. */
+  assert_int_equal(pb_match_play(&pb_game_connect4, &o, &r, &err), PB_EINVAL);
+  o.adjudicate_plies = 0;
+  assert_int_equal(pb_match_play(&pb_game_toguz, &o, &r, &err), PB_EINVAL);
 }
 
 int main(void) {

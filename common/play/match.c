@@ -107,7 +107,8 @@ typedef struct {
   game_clock_t *clk;        /* the clocks, or NULL */
   pb_solver_t *solver;      /* adjudicates from ply adj_ply on, or NULL */
   int adj_ply;
-  int adjudicated; /* out: the solver scored the game */
+  int mat_margin, mat_plies; /* material adjudication, 0: none */
+  int adjudicated; /* out: the solver or the material scored the game */
 } game_ctl_t;
 
 /* pb_match_game_moves under ctl (NULL: none of it). */
@@ -134,6 +135,7 @@ static int game_moves(const pb_game_t *g, const pb_state_t *start,
   }
   const int ply0 = g->ply(&s);
   int ply = ply0, result = 0, cap = 0;
+  int lead = 0, run = 0; /* material: the leader (+1 first), plies so */
   for (;;) {
     if (ply >= (max_turns > 0 ? max_turns : g->max_turns)) {
       cap = 1;
@@ -182,6 +184,22 @@ static int game_moves(const pb_game_t *g, const pb_state_t *start,
       int mover_result = (r > 0.0f) - (r < 0.0f);
       result = (ply % 2 == 1) ? mover_result : -mover_result;
       break;
+    }
+    /* Material adjudication: one side ahead by the margin for mat_plies
+     * plies in a row (the players' plies) wins. */
+    if (ctl != NULL && ctl->mat_margin > 0 &&
+        ply - ply0 > opening_random_moves) {
+      int m = g->material(&s); /* the side to move's */
+      int now = m >= ctl->mat_margin    ? (ply % 2 == 0 ? 1 : -1)
+                : m <= -ctl->mat_margin ? (ply % 2 == 0 ? -1 : 1)
+                                        : 0;
+      run = now != 0 && now == lead ? run + 1 : now != 0;
+      lead = now;
+      if (run >= ctl->mat_plies) {
+        result = lead;
+        ctl->adjudicated = 1;
+        break;
+      }
     }
   }
   if (outcome != NULL) *outcome = result;
@@ -471,7 +489,9 @@ static void *worker_run(void *arg) {
     game_ctl_t ctl = {.cancel = o->cancel,
                       .clk = w->ta != NULL ? &clk : NULL,
                       .solver = w->solver,
-                      .adj_ply = o->adjudicate_ply};
+                      .adj_ply = o->adjudicate_ply,
+                      .mat_margin = o->adjudicate_margin,
+                      .mat_plies = o->adjudicate_plies};
     int rc = game_moves(sh->g, start, a_first ? w->a : w->b,
                         a_first ? w->b : w->a, &rng, o->opening_random_moves,
                         o->max_turns, &outcome, &plies, &capped, moves, mcap,
@@ -541,6 +561,13 @@ static int check_opts(const pb_game_t *g, const pb_match_opts_t *o,
                       "match: adjudication by a solver: %s has none "
                       "(connect4 and tictactoe have)",
                       g->name);
+  if (o->adjudicate_margin < 0 || o->adjudicate_plies < 0 ||
+      (o->adjudicate_margin > 0 &&
+       (g->material == NULL || o->adjudicate_plies < 1)))
+    return pb_err_set(err, PB_EINVAL,
+                      "match: adjudication by material: %s has none, or "
+                      "plies %d < 1 (othello and toguz have)",
+                      g->name, o->adjudicate_plies);
   if (o->max_turns < 0)
     return pb_err_set(err, PB_EINVAL, "match: max_turns must be >= 0 (got %d)",
                       o->max_turns);

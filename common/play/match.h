@@ -105,6 +105,12 @@ typedef struct pb_match_opts {
    * plies) ends there with the result the solver gives (weak: the result
    * alone), as if played out perfectly; it counts as adjudicated. */
   int adjudicate_ply;
+  /* Adjudication by the game's score (0: none): in a game with material
+   * (game.h: Othello's discs, Toguz Kumalak's kazna), once one side leads
+   * by at least adjudicate_margin after each of adjudicate_plies plies in
+   * a row (>= 1; plies the players chose, not random ones), it wins
+   * there; the game counts as adjudicated. */
+  int adjudicate_margin, adjudicate_plies;
 } pb_match_opts_t;
 
 /* The transposition table of each thread's solver: 2^20 entries, 8 MiB. */
@@ -150,7 +156,7 @@ typedef struct pb_match_result {
   int last_new;
   int interrupted; /* o->cancel stopped the match (see the top comment) */
   int a_time_losses, b_time_losses; /* games lost on time (tc_base_s) */
-  int adjudicated; /* games the solver scored (adjudicate_ply) */
+  int adjudicated; /* games the solver or the material scored */
 } pb_match_result_t;
 
 /* Sets *o to the defaults: 100 games, seed 1, threads 0, no random opening,
