@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "algo.h"
 #include "batcher.h"
@@ -69,9 +70,17 @@ void pb__worker_begin_item(pb_worker_t *w, const pb_msg_work_item_t *it) {
  * and threads, the networks held, the evaluator, the heartbeat. */
 static int make_env(pb_worker_t *w, const pb_config_t *run, int parallel,
                     pb_algo_env_t *env, pb_err_t *err) {
-  if (w->threads > 1 && w->batcher == NULL &&
-      (w->batcher = pb_batcher_new(w->g, w->threads, err)) == NULL)
-    return err && err->code ? err->code : PB_ENOMEM;
+  if (w->threads > 1 && w->batcher == NULL) {
+    if ((w->batcher = pb_batcher_new(w->g, w->threads, err)) == NULL)
+      return err && err->code ? err->code : PB_ENOMEM;
+    /* On a GPU the threads overlap their tree work with the network's
+     * batches; on the CPU, where the network is most of the time and runs
+     * on one thread anyway, they gather the largest batches in lock step
+     * (common/search/batcher.h). */
+    pb_batcher_set_mode(w->batcher, strcmp(w->device, "cuda") == 0
+                                        ? PB_BATCHER_OVERLAP
+                                        : PB_BATCHER_GATHER);
+  }
   *env = (pb_algo_env_t){.g = w->g,
                          .run = run,
                          .parallel = parallel,

@@ -36,6 +36,7 @@
 
 #include "learn.h"
 #include "model.h"
+#include "plan.h"
 #include "util.h"
 #include "state.h"
 
@@ -177,17 +178,17 @@ pb_worker_t *pb_worker_new(const pb_config_t *cfg, int role, const char *id,
     pb_worker_destroy(&w);
     return NULL;
   }
-  /* Threads of game or tree work: one on the CPU (a process per core does
-   * better there), as many as the process may use on a GPU, which one
-   * thread cannot keep busy. */
+  /* Threads of game or tree work when the config says 0: the rule of
+   * common/run/plan.h (one for a searcher; for an actor one on the CPU,
+   * the CPUs the process may use on CUDA). */
   int want = role == PB_ROLE_ACTOR ? cfg->train.selfplay_threads
                                    : cfg->search.threads;
   if (want == 0) {
     cpu_set_t set;
-    want = 1;
-    if (strcmp(w->device, "cuda") == 0 &&
-        sched_getaffinity(0, sizeof set, &set) == 0)
-      want = CPU_COUNT(&set);
+    int cpus =
+        sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    want = pb_plan_threads(role == PB_ROLE_SEARCHER,
+                           strcmp(w->device, "cuda") == 0, cpus);
   }
   w->threads = want < 1 ? 1
                : want > PB_BATCHER_MAX_THREADS ? PB_BATCHER_MAX_THREADS

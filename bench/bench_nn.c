@@ -21,6 +21,14 @@
  * C allocator as it is instead of calling pb_nn_tune_malloc() first, to
  * show what that call is worth.
  *
+ * A second table trains as the learner does (x16 b128, fp32, Adam with
+ * clipping) on 1 and 2 training threads (pb_nn_set_train_threads:
+ * model.learner_threads), with the ratio and the cores the process had
+ * (CPU seconds per second: on a busy machine 2 threads get less than 2),
+ * and counts the libtorch
+ * operators of one such step (pb_nn_count_ops_start/stop; 425 for the
+ * large model and 364 for the small one before issue 45's rework).
+ *
  * Each cell runs for about the given time after a warm-up and prints the
  * rate; build with -DCMAKE_BUILD_TYPE=Release for numbers worth quoting. */
 #include <stdio.h>
@@ -33,6 +41,12 @@
 #include "nn.h"
 #include "precision.h"
 #include "rng.h"
+
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static double now(void) {
   struct timespec ts;
@@ -240,6 +254,41 @@ int main(int argc, char **argv) {
         fflush(stdout);
       }
     }
+    pb_nn_destroy(&nn);
+  }
+  /* The learner's training (16 minibatches of 128 per call, as it trains)
+   * on 1 and 2 threads (pb_nn_set_train_threads: data-parallel shards,
+   * model.learner_threads), fp32, with the ratio to 1 thread; and the
+   * libtorch operators one such step dispatches (pb_nn_count_ops). */
+  pb_nn_set_threads(1);
+  printf("\n%-6s %10s %10s %10s %6s %9s %9s %10s\n", "model", "train thr",
+         "1 thread", "2 threads", "ratio", "cpu 1", "cpu 2", "ops/step");
+  for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+    pb_err_t err;
+    pb_nn_opt_t opt = {3e-3f, 1e-4f, 5.0f};
+    pb_nn_t *nn = pb_nn_new(&models[m].spec, &opt, device, 1, &err);
+    if (nn == NULL) {
+      fprintf(stderr, "bench_nn: %s\n", err.msg);
+      return 1;
+    }
+    double rate[2], cpu[2];
+    for (int th = 1; th <= 2; th++) {
+      pb_nn_set_train_threads(nn, th, &err);
+      double c0 = cpu_now(), t0 = now();
+      rate[th - 1] = rate_train(nn, in, tgt, mask, TRAIN_B, 1, secs);
+      /* CPU seconds of the process per wall second (warm-up included) */
+      cpu[th - 1] = (cpu_now() - c0) / (now() - t0);
+    }
+    pb_nn_set_train_threads(nn, 1, &err);
+    long ops = -1;
+    if (pb_nn_count_ops_start(&err) == 0) {
+      train_round(nn, in, tgt, mask, TRAIN_B, 1, &err);
+      ops = pb_nn_count_ops_stop();
+    }
+    printf("%-6s %10s %10.0f %10.0f %6.2f %9.2f %9.2f %10.1f\n",
+           models[m].name, "x16 b128", rate[0], rate[1], rate[1] / rate[0],
+           cpu[0], cpu[1], (double)ops / CHUNK);
+    fflush(stdout);
     pb_nn_destroy(&nn);
   }
   pb_nn_set_threads(1);

@@ -2,7 +2,7 @@
  * real, randomly initialised V and Q networks.
  *
  *   bench_search [-n POSITIONS] [-r REPS] [-s SECONDS] [-E E] [-M M]
- *                [-m small,large] [-t THREADS] [-b EVAL_BATCH] [-p] [-w]
+ *                [-m free,small,large] [-t THREADS] [-b EVAL_BATCH] [-p] [-w]
  *
  * Workload: POSITIONS (default 256) distinct positions drawn from random
  * games (uniform random moves from the initial position), searched with
@@ -34,9 +34,24 @@
  *
  * -T THREADS adds the threaded searcher (search.threads,
  * common/search/batcher.h): the positions split over THREADS threads of tree
- * work, each advancing 256 searches, all feeding one evaluator; against the
- * same on one thread, both in wall-clock time (CPU time would count every
- * thread), best of REPS each, taking turns.
+ * work, each advancing 256 searches, all feeding one evaluator, in both
+ * modes of the batcher (lock step, a searcher's on the CPU; overlapping,
+ * on CUDA); against the same on one thread, all in wall-clock time (CPU
+ * time would count every thread), best of REPS each, taking turns.
+ *
+ * The free evaluator (-m free, on by default): V and Q are hashes of the
+ * state, no network and no cache, so the figures are the tree work alone
+ * (a network that cost nothing, as a GPU nearly is for a searcher's
+ * thread): P256 on one thread, per second of wall-clock time and of the
+ * thread's CPU time; THREADS threads (-T, default 2) through the batcher,
+ * overlapping (the mode of a searcher on CUDA) and in lock step (on the
+ * CPU); and THREADS threads of their own without a batcher (the free
+ * evaluator is thread-safe: the bound of the batcher), all in wall-clock
+ * time with their ratio to one thread measured in the same run, taking
+ * turns. Each figure is one run of the batcher over passes of all
+ * positions for about SECONDS/2, best of REPS. Detail lines give the
+ * kernel's account of each thread's time (running, waiting for a CPU: the
+ * machine's other load, blocked: waiting in the batcher).
  *
  * Rates are per second of CPU time of this process (-w: of wall-clock
  * time). On a shared machine wall time measures the other load as much as
@@ -48,6 +63,7 @@
  * quoting. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,12 +210,53 @@ static double run_one_by_one(ctx_t *c, int ref, uint32_t cache, int *done_n) {
   return k / (t - t0);
 }
 
+/* ---- the free evaluator (-m free) ---------------------------------------- */
+
+/* V and Q from a hash of the state: a real evalfn at about no cost (one
+ * multiplication a state and one an action), so that a searcher's tree
+ * work is measured alone. The batcher calls it one batch at a time like a
+ * network, so its cost bounds the threads' scaling (Amdahl): it must stay
+ * far below the tree work's. Thread-safe (no state). */
+static uint64_t free_hash(const pb_state_t *s) {
+  uint64_t h = 0;
+  for (int i = 0; i < PB_STATE_WORDS; i++) h ^= s->w[i] << (i * 13 % 64);
+  return h * 0x9E3779B97F4A7C15ull;
+}
+
+static float free_unit(uint64_t h) {
+  return (float)((double)(h >> 40) * (2.0 / 16777216.0) - 1.0);
+}
+
+static int free_value(void *ctx, const pb_state_t *s, int n, float *out,
+                      pb_err_t *err) {
+  (void)ctx;
+  (void)err;
+  for (int i = 0; i < n; i++) out[i] = free_unit(free_hash(&s[i]));
+  return 0;
+}
+
+static int free_qvalues(void *ctx, const pb_state_t *s, int n, float *out,
+                        pb_err_t *err) {
+  const pb_game_t *g = ctx;
+  (void)err;
+  const int A = g->num_actions;
+  for (int i = 0; i < n; i++) {
+    uint64_t h = free_hash(&s[i]);
+    for (int a = 0; a < A; a++)
+      out[i * A + a] =
+          free_unit((h ^ ((uint64_t)a << 32)) * 0xD6E8FEB86659FD93ull);
+  }
+  return 0;
+}
+
 /* ---- the threaded searcher (-T) ---------------------------------------- */
 
 typedef struct {
   ctx_t *c;
   pb_beam_t *beam[PB_BATCHER_MAX_THREADS];
   int members;
+  int passes; /* passes_member: passes over the positions */
+  double sched[PB_BATCHER_MAX_THREADS][3]; /* running, waiting, blocked */
 } tjob_t;
 
 static int tmember(void *ctx, int m, const pb_evalfn_t *ev, pb_err_t *err) {
@@ -230,6 +287,217 @@ static double threaded_best(ctx_t *c, int members, pb_batcher_t *b,
   return dt < best ? dt : best;
 }
 
+static double wall_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double thread_cpu_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* This thread's time on a CPU and waiting for one (ns, from the kernel's
+ * schedstat), and the wall clock; 0 when the kernel does not say. */
+static void thread_sched(double *run, double *rq, double *wall) {
+  unsigned long long a = 0, b = 0;
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  if (f != NULL) {
+    if (fscanf(f, "%llu %llu", &a, &b) != 2) a = b = 0;
+    fclose(f);
+  }
+  *run = (double)a * 1e-9;
+  *rq = (double)b * 1e-9;
+  *wall = wall_now();
+}
+
+/* A member's share of all j->passes passes; notes in j->sched[m] the
+ * shares of its time running, waiting for a CPU and blocked. */
+static int passes_member(void *ctx, int m, const pb_evalfn_t *ev,
+                         pb_err_t *err) {
+  tjob_t *j = ctx;
+  int rc = 0;
+  double r0, q0, w0, r1, q1, w1;
+  thread_sched(&r0, &q0, &w0);
+  for (int k = 0; rc == 0 && k < j->passes; k++) rc = tmember(j, m, ev, err);
+  thread_sched(&r1, &q1, &w1);
+  double w = w1 - w0 > 0 ? w1 - w0 : 1e-9;
+  j->sched[m][0] = (r1 - r0) / w;
+  j->sched[m][1] = (q1 - q0) / w;
+  j->sched[m][2] = 1 - j->sched[m][0] - j->sched[m][1];
+  return rc;
+}
+
+/* Threads of their own, without the batcher (the free evaluator is
+ * thread-safe): the bound of what the batcher can reach. */
+typedef struct {
+  tjob_t *j;
+  int m, passes, rc;
+} own_t;
+
+static void *own_main(void *arg) {
+  own_t *o = arg;
+  pb_err_t err;
+  pb_evalfn_t fn = {free_value, free_qvalues, (void *)o->j->c->g};
+  o->j->passes = o->passes;
+  o->rc = passes_member(o->j, o->m, &fn, &err);
+  return NULL;
+}
+
+static double own_threads(ctx_t *c, int members, tjob_t *j, int passes) {
+  pthread_t th[PB_BATCHER_MAX_THREADS];
+  own_t o[PB_BATCHER_MAX_THREADS];
+  j->members = members;
+  double t0 = wall_now();
+  for (int m = 0; m < members; m++) {
+    o[m] = (own_t){j, m, passes, 0};
+    if (pthread_create(&th[m], NULL, own_main, &o[m]) != 0) exit(1);
+  }
+  for (int m = 0; m < members; m++) pthread_join(th[m], NULL);
+  double dt = wall_now() - t0;
+  for (int m = 0; m < members; m++)
+    if (o[m].rc != 0) exit(1);
+  (void)c;
+  return dt;
+}
+
+/* `passes` passes over all positions with `members` threads (1: on this
+ * thread, without the batcher) over the free evaluator; returns the wall
+ * time, the CPU time of this thread in *cpu and of the process (all its
+ * threads) in *proc_cpu (when not NULL). */
+static double free_passes(ctx_t *c, int members, pb_batcher_t *b, tjob_t *j,
+                          int passes, double *cpu, double *proc_cpu) {
+  pb_err_t err;
+  pb_evalfn_t fn = {free_value, free_qvalues, (void *)c->g};
+  j->members = members;
+  struct timespec p0, p1;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p0);
+  double c0 = thread_cpu_now(), t0 = wall_now();
+  /* One run of the batcher for all passes, as a searcher's work item is
+   * one run: threads started for a few milliseconds each would measure
+   * how soon the kernel moves a new thread to an idle core. */
+  j->passes = passes;
+  int rc = 0;
+  if (members > 1)
+    rc = pb_batcher_run(b, members, &fn, passes_member, j, &err);
+  for (int k = 0; members == 1 && rc == 0 && k < passes; k++)
+    rc = pb_beam_run(j->beam[0], c->pos, c->n, &fn, c->out, &err);
+  if (rc != 0) die("free search", &err);
+  double dt = wall_now() - t0;
+  *cpu = thread_cpu_now() - c0;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
+  if (proc_cpu != NULL)
+    *proc_cpu = (double)(p1.tv_sec - p0.tv_sec) +
+                1e-9 * (double)(p1.tv_nsec - p0.tv_nsec);
+  return dt;
+}
+
+static void print_sched(const char *what, int T, double (*sh)[3]) {
+  printf("# free: %d threads, %s: share of wall time running / waiting for "
+         "a CPU / blocked:", T, what);
+  for (int m = 0; m < T; m++)
+    printf(" %.2f/%.2f/%.2f", sh[m][0], sh[m][1], sh[m][2]);
+  printf("\n");
+}
+
+/* The tree work alone: one thread against T through the batcher in both
+ * modes, and T threads of their own, over the free evaluator, in turns;
+ * best of c->reps each. */
+static void bench_free(ctx_t *c, int T) {
+  pb_err_t err;
+  const int A = c->g->num_actions;
+  const size_t nout = (size_t)c->n * A;
+  tjob_t j = {.c = c};
+  for (int m = 0; m < T; m++)
+    if ((j.beam[m] = pb_beam_new(c->g, c->E, c->M, 256, &err)) == NULL)
+      die("beam", &err);
+  pb_batcher_t *b[2] = {pb_batcher_new(c->g, T, &err),
+                        pb_batcher_new(c->g, T, &err)};
+  float *ref = malloc(nout * sizeof *ref);
+  c->out = malloc(nout * sizeof *c->out);
+  if (!b[0] || !b[1] || ref == NULL || c->out == NULL)
+    die("free setup", &err);
+  pb_batcher_set_mode(b[0], PB_BATCHER_OVERLAP);
+  pb_batcher_set_mode(b[1], PB_BATCHER_GATHER);
+  /* Passes per figure: about secs/2 of one thread. */
+  double cpu, one_pass = free_passes(c, 1, NULL, &j, 1, &cpu, NULL);
+  memcpy(ref, c->out, nout * sizeof *ref);
+  int passes = (int)(c->secs / 2 / (one_pass > 1e-6 ? one_pass : 1e-6));
+  if (passes < 1) passes = 1;
+  /* [0] overlapping, [1] lock step, [2] no batcher */
+  double one = 1e300, one_cpu = 1e300, many[3] = {1e300, 1e300, 1e300};
+  double busy[2] = {0, 0}, pcpu;
+  static double sched[3][PB_BATCHER_MAX_THREADS][3];
+  int same = 1;
+  for (int r = 0; r < c->reps; r++) {
+    double t = free_passes(c, 1, NULL, &j, passes, &cpu, NULL);
+    if (t < one) one = t;
+    if (cpu < one_cpu) one_cpu = cpu;
+    for (int k = 0; k < 3; k++) {
+      memset(c->out, 0, nout * sizeof *c->out);
+      t = k < 2 ? free_passes(c, T, b[k], &j, passes, &cpu, &pcpu)
+                : own_threads(c, T, &j, passes);
+      same &= !memcmp(ref, c->out, nout * sizeof *ref);
+      if (t < many[k]) {
+        many[k] = t;
+        if (k < 2) busy[k] = pcpu / t;
+        memcpy(sched[k], j.sched, (size_t)T * sizeof j.sched[0]);
+      }
+    }
+  }
+  const double states = (double)c->n * passes;
+  static const char *const how[3] = {"overlapping", "lock step",
+                                     "no batcher"};
+  char fig[96];
+  bench_row("search free: P256, 1 thread (wall)", states / one, "states/s", 0,
+            "");
+  bench_row("search free: P256, 1 thread (thread CPU)", states / one_cpu,
+            "states/s", one / one_cpu, "free 1 thread (wall)");
+  for (int k = 0; k < 3; k++) {
+    snprintf(fig, sizeof fig, "search free: %d threads, %s (wall)", T, how[k]);
+    bench_row(fig, states / many[k], "states/s", one / many[k],
+              "free 1 thread (wall)");
+  }
+  snprintf(fig, sizeof fig, "search free: %d threads, overlapping, per thread",
+           T);
+  bench_row(fig, states / many[0] / T, "states/s", one / many[0] / T,
+            "free 1 thread (wall)");
+  double load[3] = {0, 0, 0};
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f != NULL) {
+    if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+      load[0] = -1;
+    fclose(f);
+  }
+  printf("# free: %d passes of %d positions a figure; targets %s one "
+         "thread's; load average %.2f %.2f %.2f on %ld CPUs\n",
+         passes, c->n, same ? "identical to" : "DIFFER from", load[0],
+         load[1], load[2], sysconf(_SC_NPROCESSORS_ONLN));
+  for (int k = 0; k < 2; k++) {
+    pb_batcher_stats_t st;
+    pb_batcher_stats(b[k], &st);
+    printf("# free: %d threads, %s: %.2f member calls per batch, at most "
+           "%llu; %.2f CPUs busy\n",
+           T, how[k],
+           (double)st.requests / (double)(st.batches ? st.batches : 1),
+           (unsigned long long)st.max_requests, busy[k]);
+  }
+  /* From the kernel: waiting for a CPU is the machine's other load,
+   * blocked time the batcher's waiting. */
+  for (int k = 0; k < 3; k++) print_sched(how[k], T, sched[k]);
+  if (!same) {
+    fprintf(stderr, "bench_search: free: threaded targets differ\n");
+    exit(1);
+  }
+  for (int k = 0; k < 2; k++) pb_batcher_destroy(&b[k]);
+  for (int m = 0; m < T; m++) pb_beam_destroy(&j.beam[m]);
+  free(ref);
+  free(c->out);
+  c->out = NULL;
+}
+
 static void bench_threads(ctx_t *c, const char *name, int T) {
   pb_err_t err;
   tjob_t j = {.c = c};
@@ -238,25 +506,38 @@ static void bench_threads(ctx_t *c, const char *name, int T) {
       die("beam", &err);
   pb_neteval_t *ne =
       pb_neteval_new(c->g, c->eval_batch, c->cache_entries, &err);
-  pb_batcher_t *b = pb_batcher_new(c->g, T, &err);
-  if (ne == NULL || b == NULL) die("threaded setup", &err);
-  double one = 1e300, many = 1e300;
+  /* [0] lock step (what a searcher on the CPU uses), [1] overlapping (on
+   * CUDA) */
+  pb_batcher_t *b[2] = {pb_batcher_new(c->g, T, &err),
+                        pb_batcher_new(c->g, T, &err)};
+  if (ne == NULL || !b[0] || !b[1]) die("threaded setup", &err);
+  pb_batcher_set_mode(b[0], PB_BATCHER_GATHER);
+  pb_batcher_set_mode(b[1], PB_BATCHER_OVERLAP);
+  static const char *const how[2] = {"lock step", "overlapping"};
+  double one = 1e300, many[2] = {1e300, 1e300};
   for (int r = 0; r < c->reps; r++) {
-    one = threaded_best(c, 1, b, ne, &j, one);
-    many = threaded_best(c, T, b, ne, &j, many);
+    one = threaded_best(c, 1, NULL, ne, &j, one);
+    for (int k = 0; k < 2; k++)
+      many[k] = threaded_best(c, T, b[k], ne, &j, many[k]);
   }
   char fig[96], base[96];
   snprintf(base, sizeof base, "%s P256 + cache, 1 thread (wall)", name);
   snprintf(fig, sizeof fig, "search %s: P256 + cache, 1 thread (wall)", name);
   bench_row(fig, c->n / one, "states/s", 0, "");
-  snprintf(fig, sizeof fig, "search %s: %d threads, one network (wall)", name,
-           T);
-  bench_row(fig, c->n / many, "states/s", one / many, base);
-  pb_batcher_stats_t st;
-  pb_batcher_stats(b, &st);
-  printf("# %s: %d threads: %.1f member calls per network call\n", name, T,
-         (double)st.requests / (double)(st.v_calls + st.q_calls + 1e-9));
-  pb_batcher_destroy(&b);
+  for (int k = 0; k < 2; k++) {
+    snprintf(fig, sizeof fig, "search %s: %d threads, one network, %s (wall)",
+             name, T, how[k]);
+    bench_row(fig, c->n / many[k], "states/s", one / many[k], base);
+    pb_batcher_stats_t st;
+    pb_batcher_stats(b[k], &st);
+    printf(
+        "# %s: %d threads, %s: %.1f member calls per network call, at most "
+        "%llu in one batch\n",
+        name, T, how[k],
+        (double)st.requests / (double)(st.v_calls + st.q_calls + 1e-9),
+        (unsigned long long)st.max_requests);
+    pb_batcher_destroy(&b[k]);
+  }
   pb_neteval_destroy(&ne);
   for (int m = 0; m < T; m++) pb_beam_destroy(&j.beam[m]);
 }
@@ -375,7 +656,7 @@ static int bench_model(ctx_t *c, const char *name) {
 static void usage(void) {
   fprintf(stderr,
           "usage: bench_search [-n positions 1..4096] [-r reps 1..100] "
-          "[-s seconds (0,600]] [-E E] [-M M] [-m small,large] "
+          "[-s seconds (0,600]] [-E E] [-M M] [-m free,small,large] "
           "[-t threads] [-b eval-batch] [-T search-threads] [-P fp32[,bf16]] "
           "[-p] [-w]\n");
 }
@@ -384,7 +665,7 @@ int main(int argc, char **argv) {
   int n = 256, reps = 3, E = 30, M = 3, threads = 1, eval_batch = 0, opt;
   int search_threads = 0, bf16 = 1;
   double secs = 2.0;
-  const char *models = "small,large";
+  const char *models = "free,small,large";
   while ((opt = getopt(argc, argv, "n:r:s:E:M:m:t:b:T:P:pw")) != -1) {
     int bad = 0;
     switch (opt) {
@@ -453,6 +734,11 @@ int main(int argc, char **argv) {
       "# bench_search: connect4, %d positions, E=%d M=%d, %d libtorch "
       "thread(s), best of %d, slow rows ~%.1fs, %s time\n",
       n, E, M, threads, reps, secs, use_wall ? "wall-clock" : "CPU");
+  if (strstr(models, "free") != NULL) {
+    ctx_t c = {.g = g, .pos = pos, .n = n, .E = E, .M = M, .reps = reps,
+               .secs = secs};
+    bench_free(&c, search_threads ? search_threads : 2);
+  }
   for (size_t m = 0; m < sizeof sizes / sizeof sizes[0]; m++) {
     if (strstr(models, sizes[m].name) == NULL) continue;
     pb_config_t cfg;

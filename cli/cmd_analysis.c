@@ -32,6 +32,7 @@ static void analysis_usage(FILE *f) {
   fprintf(
       f,
       "usage: probs analysis [--model CKPT | --game NAME] [--batch N]\n"
+      "                      [--time-limit MS]\n"
       "  A batch analysis engine: reads JSON queries on stdin, one a\n"
       "  line, and writes one JSON answer a line on stdout, many queries\n"
       "  answered together with their network calls batched\n"
@@ -47,8 +48,14 @@ static void analysis_usage(FILE *f) {
       "  --game NAME   without --model: whose shipped model (default\n"
       "                connect4)\n"
       "  --batch N     queries answered together at most, 1..%d\n"
-      "                (default %d)\n",
-      PB_ENGINE_MAX_BATCH, PB_ENGINE_DEFAULT_BATCH);
+      "                (default %d)\n"
+      "  --time-limit MS  the longest an agent's search for \"move\" runs\n"
+      "                (0..%d; 0: no limit; default %d): abnet answers\n"
+      "                with what it searched by then, a beam, mcts or\n"
+      "                bpip search still running gets an error, and the\n"
+      "                engine goes on to the next query\n",
+      PB_ENGINE_MAX_BATCH, PB_ENGINE_DEFAULT_BATCH, PB_ENGINE_MAX_TIME_MS,
+      PB_ENGINE_DEFAULT_TIME_MS);
 }
 
 /* emit: one answer a line on stdout (flushed when input pauses). */
@@ -181,10 +188,11 @@ static int model_path(const char *model, const char *game, char *path,
 }
 
 int pb_cmd_analysis(int argc, char **argv) {
-  const char *model = NULL, *game = NULL, *batch_s = NULL;
+  const char *model = NULL, *game = NULL, *batch_s = NULL, *time_s = NULL;
   const pb_opts_row_t rows[] = {PB_OPTS_VALUE("model", 'm', &model),
                                 PB_OPTS_VALUE("game", 0, &game),
-                                PB_OPTS_VALUE("batch", 0, &batch_s)};
+                                PB_OPTS_VALUE("batch", 0, &batch_s),
+                                PB_OPTS_VALUE("time-limit", 0, &time_s)};
   const pb_opts_t cl = {.prog = "probs analysis",
                         .usage = analysis_usage,
                         .rows = rows,
@@ -196,6 +204,14 @@ int pb_cmd_analysis(int argc, char **argv) {
       pb_cli_long(batch_s, 1, PB_ENGINE_MAX_BATCH, &batch) != 0) {
     fprintf(stderr, "probs analysis: bad --batch '%s' (expected 1..%d)\n",
             batch_s, PB_ENGINE_MAX_BATCH);
+    return PB_EXIT_USAGE;
+  }
+  long time_ms = PB_ENGINE_DEFAULT_TIME_MS;
+  if (time_s != NULL &&
+      pb_cli_long(time_s, 0, PB_ENGINE_MAX_TIME_MS, &time_ms) != 0) {
+    fprintf(stderr,
+            "probs analysis: bad --time-limit '%s' (expected 0..%d ms)\n",
+            time_s, PB_ENGINE_MAX_TIME_MS);
     return PB_EXIT_USAGE;
   }
   char path[4096];
@@ -215,14 +231,15 @@ int pb_cmd_analysis(int argc, char **argv) {
     pb_model_destroy(&m);
     return PB_EXIT_FAILED;
   }
+  (void)pb_engine_set_time_bound(e, (int)time_ms); /* checked above */
   /* A reader that goes away is a write error, not a SIGPIPE. */
   signal(SIGPIPE, SIG_IGN);
   pb_entry_signals(on_signal);
   fprintf(stderr,
-          "probs analysis: %s (%s, version %llu, %s), batch %ld; JSON "
-          "queries on stdin, one a line\n",
+          "probs analysis: %s (%s, version %llu, %s), batch %ld, time "
+          "limit %ld ms; JSON queries on stdin, one a line\n",
           pb_model_game(m)->name, path, (unsigned long long)pb_model_version(m),
-          mc.algorithm, batch);
+          mc.algorithm, batch, time_ms);
   int rc = serve(e);
   pb_engine_destroy(&e);
   pb_model_destroy(&m);

@@ -57,6 +57,7 @@
 #include "json.h"
 #include "log.h"
 #include "nn.h"
+#include "plan.h"
 #include "progress.h"
 #include "rundir.h"
 #include "supervise.h"
@@ -74,9 +75,13 @@ static void usage(FILE *f) {
           "                     RUN_DIR/config.yaml)\n"
           "  --actors N         self-play actors to start (default: the "
           "number of online CPUs)\n"
-          "  --searchers M      beam-search workers to start (same "
-          "default;\n"
-          "                     0 with algorithm: alphazero or td)\n"
+          "  --searchers M      beam-search workers to start (default: "
+          "the same\n"
+          "                     on the CPU, CPUs - 2 when they run on CUDA;"
+          "\n"
+          "                     0 with algorithm: alphazero or td; the rule:"
+          "\n"
+          "                     common/run/plan.h, logged in train.log)\n"
           "  --no-eval          do not start the evaluator\n"
           "  --inproc           run everything in this process (no sockets)\n"
           "  --run-dir DIR      run directory (overrides run.dir)\n"
@@ -228,7 +233,17 @@ typedef struct {
   int actors, searchers; /* < 0: the default (train_distributed) */
   int resume, no_eval;   /* resume: 0, 1 --resume, 2 --restart */
   const char *run_id;    /* this start's, for the learner and the workers */
+  int planned;           /* bit 0: actors, bit 1: searchers by the rule */
+  char plan_why[256];    /* the rule's line (common/run/plan.h) */
 } dist_opts_t;
+
+/* Whether the searchers' networks will run on CUDA: their device key says
+ * cuda, or auto and there is a CUDA device. */
+static int searchers_on_cuda(const pb_config_t *cfg) {
+  const char *dev = pb_config_device(cfg, PB_DEVICE_SEARCHER, NULL);
+  if (strcmp(dev, "cuda") == 0) return 1;
+  return strcmp(dev, "auto") == 0 && pb_nn_cuda_capability(NULL, NULL) == 0;
+}
 
 /* The children's programs: probs-learner, probs-actor and
  * probs-evaluator from the directory of this program. */
@@ -455,6 +470,12 @@ static int run_distributed(const pb_config_t *cfg, dist_opts_t *o) {
   if (cfg->net.http_port > 0)
     pb_log_info(log, "learner status: http://127.0.0.1:%d/status",
                 cfg->net.http_port);
+  if (o->planned)
+    pb_log_info(log, "workers by the default rule%s: %s",
+                o->planned == 3   ? ""
+                : o->planned == 1 ? " (actors; searchers as given)"
+                                  : " (searchers; actors as given)",
+                o->plan_why);
   if (o->resume) say_what_resumes(log, cfg, run_dir, with_eval);
   rc = pb_supervise_run(sup, &err);
   int sig = pb_supervise_signal(sup);
@@ -497,16 +518,18 @@ static int train_distributed(pb_config_t *cfg, const char **sets, int nsets,
             strcmp(cfg->net.http_bind, "0.0.0.0") ? cfg->net.http_bind
                                                   : "127.0.0.1",
             cfg->net.http_port);
-  /* Paper-exact iterations run one role at a time (self-play, then
-   * search), so each role gets one worker per core. */
+  /* The workers the user did not count: the rule of common/run/plan.h,
+   * for this node's cores and the searchers' device. */
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  int dflt = cpus >= 1 ? (int)cpus : 1;
-  if (dflt > MAX_WORKERS) dflt = MAX_WORKERS;
+  int cores = cpus >= 1 ? (cpus > MAX_WORKERS ? MAX_WORKERS : (int)cpus) : 1;
+  pb_plan_t plan;
+  pb_plan_workers(cores, searchers_on_cuda(cfg), pb_algo_of(cfg)->searches,
+                  &plan, d->plan_why, sizeof d->plan_why);
   d->sets = sets;
   d->nsets = nsets;
-  if (d->actors < 0) d->actors = dflt;
-  /* An algorithm without a search needs no searchers unless asked for. */
-  if (d->searchers < 0) d->searchers = pb_algo_of(cfg)->searches ? dflt : 0;
+  d->planned = (d->actors < 0) | (d->searchers < 0) << 1;
+  if (d->actors < 0) d->actors = plan.actors;
+  if (d->searchers < 0) d->searchers = plan.searchers;
   return run_distributed(cfg, d);
 }
 

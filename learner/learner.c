@@ -64,6 +64,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,36 @@ static void check_starved(pb_learner_t *l, double t) {
   }
 }
 
+/* A lease of the phase's queue held longer than the backup time is
+ * logged, once per lease: who holds which item, for how long. */
+static void warn_long_lease(pb_learner_t *l, double t) {
+  const pb_workq_t *q = l->phase == PH_SEARCH ? l->wq
+                        : l->phase == PH_SELFPLAY &&
+                                pb_iter_selfplay_iter(l->iter) != 0
+                            ? l->spq
+                            : NULL;
+  if (q == NULL) return;
+  size_t idx = 0;
+  uint32_t holder = 0;
+  const double age = pb_workq_oldest(q, t, &idx, &holder);
+  const double after = pb_workq_backup_after(q, l->cfg.net.lease_ms / 1000.0);
+  if (age < after) return;
+  if (q == l->long_q && idx == l->long_idx && holder == l->long_holder &&
+      fabs((t - age) - l->long_since) < 1e-6)
+    return; /* warned of already */
+  l->long_q = q;
+  l->long_idx = idx;
+  l->long_holder = holder;
+  l->long_since = t - age;
+  const peer_t *p = pb__peer_by_serial(l, holder);
+  pb_log_warn(l->log,
+              "%s item %zu held by %s (address %s) for %.1f s, longer than "
+              "the %.1f s after which an idle worker gets a backup copy",
+              q == l->spq ? "self-play" : "search", idx,
+              p != NULL && p->sender[0] ? p->sender : "?",
+              p != NULL && p->addr[0] ? p->addr : "?", age, after);
+}
+
 static void on_tick(uv_timer_t *h) {
   pb_learner_t *l = h->data;
   pb__drain(l);
@@ -154,6 +185,7 @@ static void on_tick(uv_timer_t *h) {
     return;
   }
   pb__log_progress(l, t);
+  warn_long_lease(l, t);
   check_starved(l, t);
   if (l->zap != NULL && pb_zap_count(l->zap) != l->zap_keys) {
     l->zap_keys = pb_zap_count(l->zap);
@@ -357,7 +389,7 @@ static int make_queues(pb_learner_t *l, pb_err_t *err) {
     const char *sp = pb_config_precision(cfg, PB_DEVICE_SEARCHER, NULL);
     l->spot_prec = !strcmp(sp, "bf16") ? PB_NN_BF16
                    : !strcmp(sp, "auto") &&
-                           pb_precision_native(
+                           pb_precision_auto_bf16(
                                pb_nn_device(pb_learn_q(l->learn)), NULL, 0)
                        ? PB_NN_BF16
                        : PB_NN_FP32;

@@ -78,8 +78,36 @@ static size_t share(pb_learner_t *l, const pb_workq_t *q, int role) {
   return k > 0 ? k : 1;
 }
 
+/* state.h. Before any item is done: net.lease_ms, what a worker that
+ * stops heartbeating costs anyway. */
+/* An idle worker with a clean record, when nothing of q is pending for
+ * it: a backup copy of the item held longest by another, if held long
+ * (pb_workq_lease_copy). The first result of the two is taken. */
+static int lease_copy(pb_learner_t *l, const peer_t *p, pb_workq_t *q,
+                      size_t *idx, uint64_t *id) {
+  if (pb_workq_held(q, p->serial) > 0) return PB_EAGAIN;
+  uint32_t holder;
+  double age;
+  const double after = pb_workq_backup_after(q, l->cfg.net.lease_ms / 1000.0);
+  if (pb_workq_lease_copy(q, now(l), l->cfg.net.lease_ms / 1000.0, p->serial,
+                          after, idx, id, &holder, &age) != 0)
+    return PB_EAGAIN;
+  const peer_t *h = pb__peer_by_serial(l, holder);
+  pb_log_info(l->log,
+              "%s item %zu held by %s (address %s) for %.1f s (items of this "
+              "phase take %.1f s on average): a backup copy goes to %s; the "
+              "first result counts",
+              q == l->spq ? "self-play" : "search", *idx,
+              h != NULL && h->sender[0] ? h->sender : "?",
+              h != NULL && h->addr[0] ? h->addr : "?", age,
+              pb_workq_mean_time(q), p->sender[0] ? p->sender : "?");
+  return 0;
+}
+
 /* Leases p an item of q if its record allows (trust.c): its share, or
- * one at a time; items that came back only when its record is clean. */
+ * one at a time; items that came back only when its record is clean;
+ * with nothing pending, a backup copy of a straggler's item to an idle
+ * worker whose record is clean. */
 static int lease_for(pb_learner_t *l, const peer_t *p, pb_workq_t *q, int role,
                      size_t *idx, uint64_t *id) {
   size_t most;
@@ -87,10 +115,12 @@ static int lease_for(pb_learner_t *l, const peer_t *p, pb_workq_t *q, int role,
   if (!pb__trust_allows(l, p, share(l, q, role), &most, &trusted))
     return PB_EAGAIN;
   const double lease = l->cfg.net.lease_ms / 1000.0;
-  return trusted
-             ? pb_workq_lease(q, now(l), lease, p->serial, most, idx, id)
-             : pb_workq_lease_untrusted(q, now(l), lease, p->serial, most,
-                                        idx, id);
+  int rc = trusted
+               ? pb_workq_lease(q, now(l), lease, p->serial, most, idx, id)
+               : pb_workq_lease_untrusted(q, now(l), lease, p->serial, most,
+                                          idx, id);
+  if (rc == PB_EAGAIN && trusted) rc = lease_copy(l, p, q, idx, id);
+  return rc;
 }
 
 static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
@@ -165,14 +195,21 @@ static void bad_result(pb_learner_t *l, pb_workq_t *q, peer_t *p, size_t idx,
  * was never this peer's) is dropped. */
 static int take_result(pb_learner_t *l, const peer_t *p, int phase,
                        uint64_t item_id, size_t *idx) {
-  int st =
-      phase == PH_SELFPLAY
-          ? (pb_iter_selfplay_iter(l->iter) != 0
-                 ? pb_workq_complete(l->spq, item_id, p->serial, idx)
-                 : PB_WORKQ_UNKNOWN)
-      : l->phase == phase ? pb_workq_complete(l->wq, item_id, p->serial, idx)
-                          : PB_WORKQ_UNKNOWN;
-  if (st == PB_WORKQ_ACCEPTED) return 1;
+  const double t = now(l);
+  int st = phase == PH_SELFPLAY
+               ? (pb_iter_selfplay_iter(l->iter) != 0
+                      ? pb_workq_complete(l->spq, item_id, p->serial, t, idx)
+                      : PB_WORKQ_UNKNOWN)
+           : l->phase == phase
+               ? pb_workq_complete(l->wq, item_id, p->serial, t, idx)
+               : PB_WORKQ_UNKNOWN;
+  if (st == PB_WORKQ_ACCEPTED) {
+    uint32_t other;
+    if (pb_workq_overtaken(phase == PH_SELFPLAY ? l->spq : l->wq, *idx,
+                           &other))
+      pb__trust_overtaken(l, pb__phase_name(phase), *idx, other);
+    return 1;
+  }
   if (st == PB_WORKQ_NOT_HOLDER) {
     l->results_not_holder++;
     if (pb__may_warn(l))

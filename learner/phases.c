@@ -143,7 +143,9 @@ static void job_work(uv_work_t *req) {
   if (l->job_rc == 0) l->job_rc = pb_iter_train_after(l->iter, &l->job_err);
   if (l->job_rc == 0) {
     double t = pb_now();
+    atomic_store(&l->ckpt_since, t);
     l->job_rc = pb_iter_save(l->iter, l->log, &l->job_err);
+    atomic_store(&l->ckpt_since, 0.0);
     l->job_ckpt_s = pb_now() - t;
   }
   const uint64_t v = pb_learn_version(learn);

@@ -39,7 +39,7 @@ int pb__selfcheck_init(pb_learner_t *l, pb_err_t *err) {
   const char *ap = pb_config_precision(c, PB_DEVICE_ACTOR, NULL);
   const int prec = !strcmp(ap, "bf16") ? PB_NN_BF16
                    : !strcmp(ap, "auto") &&
-                           pb_precision_native(pb_nn_device(q), NULL, 0)
+                           pb_precision_auto_bf16(pb_nn_device(q), NULL, 0)
                        ? PB_NN_BF16
                        : PB_NN_FP32;
   int rc = pb_nn_set_precision(l->pc_q, prec, err);
@@ -158,8 +158,9 @@ static void quarantine(pb_learner_t *l, peer_t *p, const char *whose,
   snprintf(msg, sizeof msg,
            "quarantined (%s): its self-play moves are impossible under the Q "
            "they were played with: %.1f standard errors more surprising "
-           "than the policy over %" PRIu64 " moves of %" PRIu64 " episodes",
-           whose, pb_play_z(t), t->moves, t->episodes);
+           "than the policy over %" PRIu64 " moves of %" PRIu64
+           " episodes (%.1f over its recent moves)",
+           whose, pb_play_z(t), t->moves, t->episodes, pb_play_recent_z(t));
   pb_log_warn(l->log,
               "actor %s (address %s, host %s%s%s) %s; its %zu items of this "
               "iteration are dropped and re-queued, and it is refused from "

@@ -242,8 +242,9 @@ static const char *verdict(const pb_learner_t *l, const pb_spot_tally_t *t,
   const pb_spot_tally_t rest = rest_of(l, t);
   snprintf(buf, cap,
            "%s: its targets lean by %+.4f on average over %" PRIu64
-           " positions checked, the other searchers' by %+.4f",
-           whose, pb_spot_mean_bias(t), t->checked,
+           " positions checked (%+.4f over its recent ones), the other "
+           "searchers' by %+.4f",
+           whose, pb_spot_mean_bias(t), t->checked, pb_spot_recent_bias(t),
            pb_spot_mean_bias(&rest));
   return buf;
 }

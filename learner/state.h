@@ -22,6 +22,7 @@
 #ifndef PB_LEARNER_STATE_H
 #define PB_LEARNER_STATE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
@@ -193,6 +194,10 @@ struct pb_learner {
   int job_rc;
   pb_err_t job_err;
   double job_ckpt_s;
+  /* pb_now() when the job's checkpoint write began, 0 when none runs: set
+   * by the pool thread, read by the loop (/status's disk.stalled_s), so a
+   * write that blocks (a frozen file system) shows while it blocks */
+  _Atomic double ckpt_since;
 
   peer_t *peers;
   int max_peers;
@@ -251,6 +256,12 @@ struct pb_learner {
   uint64_t msgs_in, bytes_in, msgs_bad, msgs_mismatch, sends_failed;
   uint64_t positions_in, results_dup, results_bad, leases_expired;
   uint64_t results_not_holder; /* results from a peer without the lease */
+  /* the long lease last warned of (learner.c): its queue, item, holder
+   * and when it began */
+  const pb_workq_t *long_q;
+  size_t long_idx;
+  uint32_t long_holder;
+  double long_since;
   double last_v_loss, last_q_loss, last_iter_s;
   int log_budget; /* warnings left in this second, against floods */
   double log_budget_t;
@@ -398,6 +409,14 @@ int pb__trust_admit(pb_learner_t *l, const char *addr);
  * level is told so (the log, /status) or quarantined. */
 void pb__trust_expired(pb_learner_t *l, const char *what, size_t index,
                        uint32_t serial);
+
+/* The holder `serial` of a `what` item was overtaken: a backup copy's
+ * result was taken first (peers.c). Tallied as an expired lease (a worker
+ * with results behind it absorbs it; one that never delivered, hung or
+ * withholding, is held to one item, then none, then quarantined), but not
+ * counted in leases_expired. */
+void pb__trust_overtaken(pb_learner_t *l, const char *what, size_t index,
+                         uint32_t serial);
 
 /* A result of p's was taken: tallied for its key and its address (its
  * own count is p->items). */

@@ -30,6 +30,17 @@ static double play_z_max(const pb_learner_t *l) {
   return z;
 }
 
+/* Backup copies over both queues (self-play and search), since start. */
+static void backups(const pb_learner_t *l, uint64_t *copies, uint64_t *won,
+                    uint64_t *dropped) {
+  pb_workq_counts_t a, b;
+  pb_workq_counts(l->wq, &a);
+  pb_workq_counts(l->spq, &b);
+  *copies = a.copies + b.copies;
+  *won = a.copies_won + b.copies_won;
+  *dropped = a.copies_dropped + b.copies_dropped;
+}
+
 void pb__write_iteration_metrics(pb_learner_t *l) {
   const uint64_t v = pb_learn_version(l->learn);
   double total = now(l) - l->t_iter;
@@ -53,6 +64,13 @@ void pb__write_iteration_metrics(pb_learner_t *l) {
   pb_json_kint(&j, "searchers", pb__workers_alive(l, PB_ROLE_SEARCHER));
   pb_json_kuint(&j, "leases_expired", l->leases_expired);
   pb_json_kuint(&j, "results_duplicate", l->results_dup);
+  {
+    uint64_t copies, won, dropped;
+    backups(l, &copies, &won, &dropped);
+    pb_json_kuint(&j, "backups", copies);
+    pb_json_kuint(&j, "backups_won", won);
+    pb_json_kuint(&j, "backup_results_dropped", dropped);
+  }
   pb_json_kuint(&j, "messages_dropped", l->msgs_bad + l->msgs_mismatch);
   pb_json_kbool(&j, "pipeline", pb__pipelined(l) != 0);
   pb_json_kuint(&j, "staleness_max", pb_iter_staleness(l->iter));
@@ -143,9 +161,22 @@ static void trust_levels(pb_learner_t *l, int lv[4]) {
     if (l->peers[i].used) lv[pb__trust_level(l, &l->peers[i])]++;
 }
 
-static double disk_stalled(const pb_learner_t *l) {
-  const double a = pb_log_stalled(l->log), b = pb_metrics_stalled(l->metrics);
-  return a > b ? a : b;
+/* How long the checkpoint write in progress has run (0: none runs). */
+static double ckpt_writing(pb_learner_t *l) {
+  const double since = atomic_load(&l->ckpt_since);
+  return since > 0 ? pb_now() - since : 0;
+}
+
+/* The longest wait for the disk now in progress: a write(2) of the log's,
+ * the metrics' or the self-play records' writer thread, or the
+ * checkpoint write of the job on the pool (files written, fsync'd,
+ * renamed: a frozen file system holds it). */
+static double disk_stalled(pb_learner_t *l) {
+  double d = pb_log_stalled(l->log), x = pb_metrics_stalled(l->metrics);
+  if (x > d) d = x;
+  if (l->selfrec != NULL && (x = pb_metrics_stalled(l->selfrec)) > d) d = x;
+  if ((x = ckpt_writing(l)) > d) d = x;
+  return d;
 }
 
 static char *status_json(pb_learner_t *l) {
@@ -185,6 +216,31 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "leased", c.leased);
   pb_json_kuint(&j, "done", c.done);
   pb_json_obj_end(&j);
+  {
+    /* The longest lease of the phase, and the backup copies of
+     * stragglers' items (peers.c): leased, taken, dropped as late. */
+    pb_workq_t *q = phase_queue(l);
+    size_t idx = 0;
+    uint32_t holder = 0;
+    const double age = pb_workq_oldest(q, now(l), &idx, &holder);
+    const peer_t *h = age > 0 ? pb__peer_by_serial(l, holder) : NULL;
+    uint64_t copies, won, dropped;
+    backups(l, &copies, &won, &dropped);
+    pb_json_key(&j, "leases");
+    pb_json_obj_begin(&j);
+    pb_json_kdouble(&j, "longest_s", age);
+    if (age > 0) {
+      pb_json_kuint(&j, "longest_item", idx);
+      pb_json_kstr(&j, "longest_holder",
+                   h != NULL && h->sender[0] ? h->sender : "?");
+    }
+    pb_json_kdouble(&j, "backup_after_s",
+                    pb_workq_backup_after(q, l->cfg.net.lease_ms / 1000.0));
+    pb_json_kuint(&j, "backups", copies);
+    pb_json_kuint(&j, "backups_won", won);
+    pb_json_kuint(&j, "backup_results_dropped", dropped);
+    pb_json_obj_end(&j);
+  }
   pb_json_kuint(&j, "positions_ingested", l->positions_in);
   pb_json_kuint(&j, "messages", l->msgs_in);
   pb_json_kuint(&j, "messages_dropped", l->msgs_bad + l->msgs_mismatch);
@@ -226,6 +282,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_key(&j, "disk");
   pb_json_obj_begin(&j);
   pb_json_kdouble(&j, "stalled_s", disk_stalled(l));
+  pb_json_kdouble(&j, "checkpoint_write_s", ckpt_writing(l));
   pb_json_kuint(&j, "log_lines_dropped", pb_log_dropped(l->log));
   pb_json_kuint(&j, "metrics_lines_dropped", pb_metrics_dropped(l->metrics));
   pb_json_obj_end(&j);
@@ -311,6 +368,16 @@ static char *metrics_text(pb_learner_t *l) {
     "not keep up.", pb_log_dropped(l->log) + pb_metrics_dropped(l->metrics));
   C("results_duplicate_total", "Duplicate or stale results dropped.",
     l->results_dup);
+  {
+    uint64_t copies, won, dropped;
+    backups(l, &copies, &won, &dropped);
+    C("backup_copies_total",
+      "Backup copies of items held long, leased to idle workers.", copies);
+    C("backup_copies_won_total", "Items whose backup copy's result counted.",
+      won);
+    C("backup_results_dropped_total",
+      "Results of the second holder of an item, dropped as late.", dropped);
+  }
   C("spot_checked_total", "Search results the learner searched again.",
     l->spot_checked);
   C("spot_disagree_total", "Of which outside net.spot_check_tolerance.",

@@ -213,12 +213,13 @@ static const char *level_text(int lv) {
   }
 }
 
-void pb__trust_expired(pb_learner_t *l, const char *what, size_t index,
-                       uint32_t serial) {
-  l->leases_expired++;
+/* A lease that ended without a result of its holder's: expired, or
+ * overtaken by a backup copy's result; tallied the same. */
+static void lease_lost(pb_learner_t *l, const char *what, size_t index,
+                       uint32_t serial, int overtaken) {
   peer_t *p = pb__peer_by_serial(l, serial);
   if (p == NULL) {
-    if (pb__may_warn(l))
+    if (pb__may_warn(l) && !overtaken)
       pb_log_warn(l->log, "lease of %s item %zu (worker gone) expired; "
                   "re-queued for another worker", what, index);
     return;
@@ -240,8 +241,11 @@ void pb__trust_expired(pb_learner_t *l, const char *what, size_t index,
   const int lv = pb__trust_level(l, p);
   if (pb__may_warn(l))
     pb_log_warn(l->log,
-                "lease of %s item %zu (%s, address %s) expired; re-queued "
-                "for another worker%s%s",
+                overtaken ? "lease of %s item %zu (%s, address %s) "
+                            "overtaken: a backup copy's result came first; "
+                            "counted as an expired lease%s%s"
+                          : "lease of %s item %zu (%s, address %s) expired; "
+                            "re-queued for another worker%s%s",
                 what, index, p->sender[0] ? p->sender : "?",
                 p->addr[0] ? p->addr : "?",
                 lv > p->trust_said && lv < TRUST_OUT ? "; " : "",
@@ -249,4 +253,15 @@ void pb__trust_expired(pb_learner_t *l, const char *what, size_t index,
   if (lv > p->trust_said) p->trust_said = lv;
   if (k != NULL && strikes(k->expired, k->done) >= TRUST_OUT) ban_key(l, k);
   if (lv >= TRUST_OUT) quarantine(l, p, "its leases kept expiring");
+}
+
+void pb__trust_expired(pb_learner_t *l, const char *what, size_t index,
+                       uint32_t serial) {
+  l->leases_expired++;
+  lease_lost(l, what, index, serial, 0);
+}
+
+void pb__trust_overtaken(pb_learner_t *l, const char *what, size_t index,
+                         uint32_t serial) {
+  lease_lost(l, what, index, serial, 1);
 }

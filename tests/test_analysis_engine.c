@@ -561,6 +561,61 @@ static int run_analysis(const char *input, const char *const *args, char **out,
   return WEXITSTATUS(st);
 }
 
+/* Issue 46: a query of the largest budget cannot hold the engine. Under a
+ * time bound of 300 ms, abnet with 10^8 evaluations (hours unbounded)
+ * answers with the deepest iteration it completed, MCTS and BPIP of
+ * 100000 are stopped with an error naming the bound, and the query
+ * after them is answered as usual; through the command (--time-limit) as
+ * well. Connect Four's shipped model: a search that does not end early. */
+static void test_time_bound(void **state) {
+  (void)state;
+  const char *c4 = PB_SOURCE_DIR "/data/models/connect4.pbck";
+  fix_t f;
+  fix_open(&f, c4, 64);
+  pb_err_t err;
+  assert_int_equal(pb_engine_set_time_bound(f.e, -1), PB_EINVAL);
+  assert_int_equal(pb_engine_set_time_bound(f.e, 300), 0);
+  query(&f, "{\"id\":\"ab\",\"report\":[\"move\"],\"budget\":100000000}");
+  flush(&f); /* one at a time: each bounded on its own */
+  query(&f, "{\"id\":\"mc\",\"report\":[\"move\"],\"agent\":\"mcts\","
+            "\"budget\":100000}");
+  query(&f, "{\"id\":\"bp\",\"report\":[\"move\"],\"agent\":\"bpip\","
+            "\"budget\":100000}");
+  query(&f, "{\"id\":\"next\",\"position\":\"44\",\"report\":[\"v\",\"move\"]"
+            ",\"agent\":\"checkpoint\"}");
+  flush(&f);
+  const pb_jval_t *a = answer(&f, "ab");
+  if (pb_jval_get(a, "error")) fail_msg("ab: %s", str_of(a, "error"));
+  assert_non_null(str_of(a, "move"));
+  assert_string_equal(str_of(a, "agent"), "abnet,nodes=100000000");
+  assert_error(&f, "mc", "agent", "time bound of 300 ms");
+  assert_error(&f, "bp", "agent", "time bound of 300 ms");
+  a = answer(&f, "next");
+  if (pb_jval_get(a, "error")) fail_msg("next: %s", str_of(a, "error"));
+  assert_non_null(str_of(a, "move"));
+  assert_non_null(pb_jval_get(a, "v"));
+  (void)err;
+  fix_close(&f);
+
+  const char *args[] = {"--model", c4, "--time-limit", "200", NULL};
+  char *out, *errs;
+  assert_int_equal(
+      run_analysis("{\"id\":1,\"report\":[\"move\"],\"budget\":100000000}\n"
+                   "{\"id\":2,\"report\":[\"move\"],\"agent\":\"mcts\","
+                   "\"budget\":100000}\n"
+                   "{\"id\":3,\"position\":\"4\"}\n",
+                   args, &out, &errs),
+      0);
+  if (strstr(out, "{\"id\":1,\"ply\":0,\"to_move\":\"X\",\"move\":") == NULL ||
+      strstr(out, "{\"id\":2,\"error\":\"the search passed its time bound of "
+                  "200 ms") == NULL ||
+      strstr(out, "{\"id\":3,\"ply\":1,") == NULL)
+    fail_msg("%s", out);
+  assert_non_null(strstr(errs, "time limit 200 ms"));
+  free(out);
+  free(errs);
+}
+
 /* The command: a script on stdin answered line by line on stdout (a line
  * too long refused with a null id, CRLF and an unended last line
  * accepted), exit 0; bad command lines and models exit 2 with one line. */
@@ -607,6 +662,7 @@ static void test_command(void **state) {
              {{"--model", g_ckpt, "--batch", "0", NULL}, "bad --batch '0'"},
              {{"--model", g_ckpt, "--game", "othello", NULL}, "not both"},
              {{"--game", "chess", NULL}, "unknown game 'chess'"},
+             {{"--time-limit", "-5", NULL}, "bad --time-limit '-5'"},
              {{"--frobnicate", NULL}, "--frobnicate"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     assert_int_equal(run_analysis("{\"id\":1}\n", bad[i].args, &out, &err), 2);
@@ -626,6 +682,7 @@ int main(void) {
       cmocka_unit_test(test_agents),
       cmocka_unit_test(test_alphazero),
       cmocka_unit_test(test_hostile),
+      cmocka_unit_test_teardown(test_time_bound, tp_teardown),
       cmocka_unit_test_teardown(test_command, tp_teardown),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

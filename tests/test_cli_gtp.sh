@@ -170,7 +170,7 @@ mkfifo "$T/fifo"
 pid=$!
 exec 3>"$T/fifo"
 printf 'name\n' >&3
-for _ in $(seq 50); do grep -q '= probs' "$T/out" && break; sleep 0.1; done
+for _ in $(seq 1200); do grep -q '= probs' "$T/out" && break; sleep 0.1; done
 kill -TERM "$pid"
 wait "$pid"
 rc=$?

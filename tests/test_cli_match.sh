@@ -194,7 +194,7 @@ expect "serve: a --bind that is no address here" 2 \
 set -m
 "$P" serve "$T/td" --port 0 >"$T/serve.out" 2>&1 &
 SP=$!
-for _ in $(seq 100); do grep -q 'http://' "$T/serve.out" && break; sleep 0.1; done
+for _ in $(seq 1200); do grep -q 'http://' "$T/serve.out" && break; sleep 0.1; done
 kill -INT "$SP"
 wait "$SP"
 rc=$?

@@ -11,7 +11,10 @@
 #   - probs play --replay FILE[:N] steps through a recorded game with the
 #     network's view and ends on its result; a game past the end, a bad
 #     line (named FILE:LINE), a missing file, a model of another game:
-#     exit 2;
+#     exit 2; /dev/zero, a FIFO and a 100 MB line refused before they are
+#     read whole;
+#   - --record and --record-ggf refuse a symbolic link (never write
+#     through it);
 #   - the evaluator writes the games of each rated version to
 #     RUN_DIR/games/eval-vNNNNNN.jsonl, which --replay reads;
 #   - a training run with run.record_selfplay on writes its self-play games
@@ -125,6 +128,53 @@ expect "--replay with a model of another game" 2 \
   "the game is othello, but --model .* plays connect4" \
   "$P" play --replay "$T/o.jsonl" --model "$C4"
 expect "--replay N of 0" 2 "game 0 of the file" "$P" play --replay "$G:0"
+
+# Issue 46: what is not a regular file, and a line past the limit, are
+# refused before they are read whole (/dev/zero and a 100 MB line read
+# whole took 2.2 GB); the limit keeps memory bounded.
+expect "--replay of /dev/zero is refused at once" 2 \
+  "/dev/zero: cannot read: a character device, not a regular file" \
+  timeout 60 "$P" play --replay /dev/zero
+mkfifo "$T/fifo"
+expect "--replay of a FIFO is refused without waiting for a writer" 2 \
+  "fifo: cannot read: a FIFO, not a regular file" \
+  timeout 60 "$P" play --replay "$T/fifo"
+truncate -s 100M "$T/huge.jsonl" # sparse: one line of 100 MB
+maxrss() { # maxrss_kb of the command, its exit status, its stderr
+  python3 -c '
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=120)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode,
+      r.stderr.strip().replace("\n", " "))' "$@"
+}
+small=$(maxrss "$P" play --replay "$T/bad.jsonl:2")
+huge=$(maxrss "$P" play --replay "$T/huge.jsonl")
+set -- $small
+small_kb=$1
+set -- $huge
+if [ "$2" -eq 2 ] && grep -q "huge.jsonl:1: a line longer than 4194304 bytes" <<<"$huge" &&
+   [ $(($1 - small_kb)) -lt 65536 ]; then
+  ok "--replay of a 100 MB line: refused at the limit, memory +$(($1 - small_kb)) KB"
+else bad "--replay of a 100 MB line: $huge (a small file: $small_kb KB)"; fi
+rm -f "$T/huge.jsonl"
+
+# --record does not write through a symbolic link.
+head -1 "$G" >"$T/target.jsonl"
+cp "$T/target.jsonl" "$T/target.before"
+ln -s "$T/target.jsonl" "$T/link.jsonl"
+expect "--record onto a symbolic link is refused" 2 \
+  "link.jsonl: a symbolic link; records are not written through links" \
+  "$P" match --a random --b random --games 2 --record "$T/link.jsonl"
+ln -s "$T/o.ggf" "$T/link.ggf"
+expect "--record-ggf onto a symbolic link is refused" 2 "a symbolic link" \
+  "$P" match --game othello --a random --b random --games 2 \
+  --record-ggf "$T/link.ggf"
+ln -s "$T/nowhere.jsonl" "$T/dangling.jsonl"
+expect "--record onto a dangling link is refused" 2 "a symbolic link" \
+  "$P" match --a random --b random --games 2 --record "$T/dangling.jsonl"
+if cmp -s "$T/target.jsonl" "$T/target.before" && [ ! -e "$T/nowhere.jsonl" ]; then
+  ok "... and nothing is written where the links point"
+else bad "a link's target was written"; fi
 
 # --- the evaluator's games ---------------------------------------------------
 RUN="$T/evrun"

@@ -96,6 +96,7 @@ static void test_defaults(void **state) {
   assert_true(c.net.spot_check_tolerance == 0.02);
   assert_true(c.net.spot_check_max_disagree == 0.01);
   assert_int_equal(c.model.threads, 1);
+  assert_int_equal(c.model.learner_threads, 0);
   assert_int_equal(c.model.v.conv_layers, 2);
   assert_int_equal(c.model.v.conv_channels, 16);
   assert_int_equal(c.model.v.dense_layers, 1);

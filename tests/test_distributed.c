@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "http_fixtures.h"
 #include "json.h"
 #include "proc.h"
 
@@ -454,32 +455,6 @@ static void test_lost_checkpoints(void **state) {
   assert_true(it[0] == 1.0 && it[1] == 2.0);
   free(before);
   for (int i = 0; i < 2; i++) assert_true(exited_ok(tp_wait(w[i], 30)));
-}
-
-/* GET path from 127.0.0.1:port; returns the malloc'd response or NULL. */
-static char *http_get(int port, const char *path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {0};
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-    close(fd);
-    return NULL;
-  }
-  char req[256];
-  int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
-  if (write(fd, req, (size_t)n) != n) {
-    close(fd);
-    return NULL;
-  }
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  ssize_t r;
-  while ((r = read(fd, buf + len, cap - 1 - len)) > 0) len += (size_t)r;
-  close(fd);
-  buf[len] = '\0';
-  return buf;
 }
 
 /* The learner's /status (JSON) and /metrics (Prometheus text) while it

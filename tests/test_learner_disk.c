@@ -15,47 +15,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "http_fixtures.h"
 #include "json.h"
 #include "proc.h"
+#include "run_fixtures.h"
 
-#define BIN PB_BIN_DIR
-#define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
-
-/* GET path from 127.0.0.1:port with a 10 s limit; the whole answer
- * (malloc'd), or NULL. */
-static char *http_get(int port, const char *path) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return NULL;
-  struct timeval tv = {10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  struct sockaddr_in a = {0};
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-    close(fd);
-    return NULL;
-  }
-  char req[256];
-  int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
-  if (write(fd, req, (size_t)n) != n) {
-    close(fd);
-    return NULL;
-  }
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  ssize_t r;
-  while (buf && len + 1 < cap && (r = read(fd, buf + len, cap - 1 - len)) > 0)
-    len += (size_t)r;
-  close(fd);
-  if (buf == NULL || len == 0) {
-    free(buf);
-    return NULL;
-  }
-  buf[len] = '\0';
-  return buf;
-}
 
 /* A FIFO at dir/name, its read end held open (non-blocking, returned) and
  * its pipe filled to the brim, so that the next write(2) blocks. */
@@ -84,12 +48,6 @@ static void drain(int fd, char *out, size_t cap, size_t *len) {
     for (ssize_t i = 0; i < r; i++)
       if (buf[i] != '\0' && *len + 1 < cap) out[(*len)++] = buf[i];
   out[*len] = '\0';
-}
-
-/* The number after "key": in s, or -1. */
-static double number_after(const char *s, const char *key) {
-  const char *p = s ? strstr(s, key) : NULL;
-  return p ? atof(p + strlen(key)) : -1;
 }
 
 static void test_status_while_the_disk_is_stalled(void **state) {
@@ -144,8 +102,10 @@ static void test_status_while_the_disk_is_stalled(void **state) {
   /* Somebody reads the FIFOs: the stall ends, the lines arrive. */
   static char logged[1 << 20], metrics[1 << 16];
   size_t nlog = 0, nmet = 0;
+  logged[0] = '\0'; /* drained until the stall ends and its lines came */
   stalled = 1;
-  for (int i = 0; i < 200 && stalled != 0; i++) {
+  for (int i = 0; i < 200 && (stalled != 0 || !strstr(logged, " learner "));
+       i++) {
     drain(log_rd, logged, sizeof logged, &nlog);
     drain(met_rd, metrics, sizeof metrics, &nmet);
     tp_sleep(0.05);
@@ -172,9 +132,68 @@ static void test_status_while_the_disk_is_stalled(void **state) {
   close(met_rd);
 }
 
+/* Issue 46: the disk freezes under the checkpoint write (the run's file
+ * system frozen: the write blocks until it thaws). The learner's temporary
+ * file of its first checkpoint is a FIFO nobody reads, so the job on the
+ * thread pool blocks in its open(2) as in a write to a frozen disk; while
+ * it blocks, /status answers and its disk.stalled_s (and
+ * checkpoint_write_s, and /metrics' probs_disk_stalled_seconds) grow. A
+ * learner that measured the write only once it returned said 0. */
+static void test_checkpoint_write_stall_shows(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "diskckpt");
+  r.extra[0] = "net.http_port=-1";
+  pid_t l = start_learner(&r);
+  assert_true(r.http > 0);
+  char fifo[512];
+  snprintf(fifo, sizeof fifo, "%s/checkpoints/ckpt-000001.pbck.tmp.%ld", r.dir,
+           (long)l);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  start_worker(&r, "selfplay", "actor-1", NULL);
+  start_worker(&r, "search", "searcher-1", NULL);
+  double stalled = 0, writing = 0;
+  char *st = NULL;
+  for (int i = 0; i < 1800 && stalled < 1.0; i++) { /* 3 minutes at most */
+    free(st);
+    st = http_get(r.http, "/status");
+    if (st == NULL) fail_msg("the learner does not answer /status");
+    stalled = number_after(st, "\"disk\":{\"stalled_s\":");
+    writing = number_after(st, "\"checkpoint_write_s\":");
+    if (stalled < 1.0) tp_sleep(0.1);
+  }
+  if (stalled < 1.0) fail_msg("disk.stalled_s stayed %.3f: %s", stalled, st);
+  assert_true(writing >= 1.0);
+  assert_non_null(strstr(st, "HTTP/1.1 200"));
+  free(st);
+  char *m = http_get(r.http, "/metrics");
+  assert_non_null(m);
+  assert_true(number_after(m, "\nprobs_disk_stalled_seconds ") >= 1.0);
+  free(m);
+  /* The disk thaws: the write goes on (its fsync on a FIFO then fails, as
+   * a write to a disk gone bad would; the test ends there). */
+  int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  assert_true(rd >= 0);
+  for (int i = 0; i < 100; i++) {
+    st = http_get(r.http, "/status");
+    if (st == NULL) break; /* the learner stopped on the failed write */
+    writing = number_after(st, "\"checkpoint_write_s\":");
+    free(st);
+    if (writing == 0) break;
+    char buf[65536];
+    while (read(rd, buf, sizeof buf) > 0) {
+    }
+    tp_sleep(0.05);
+  }
+  assert_true(writing == 0 || st == NULL);
+  close(rd);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_status_while_the_disk_is_stalled,
+                                tp_teardown),
+      cmocka_unit_test_teardown(test_checkpoint_write_stall_shows,
                                 tp_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

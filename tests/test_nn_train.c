@@ -1,8 +1,8 @@
 /* test_nn_train.c - the libtorch shim's training: plain and masked
  * losses, bad input, gradient clipping (against a reference Adam step in
  * double), the policy + value loss (against a hand computation, masks,
- * fitting), and several steps per call (pb_nn_train_batches against
- * pb_nn_train_step). */
+ * fitting), several steps per call (pb_nn_train_batches against
+ * pb_nn_train_step), and training on several threads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -673,6 +673,81 @@ static void test_train_batches(void **state) {
   }
 }
 
+
+/* ------------------------------------------------------ training threads */
+
+/* pb_nn_set_train_threads: 2 and 3 threads give the same bits run after
+ * run, for a Q network (mask, clipping), V and PV; the same training as
+ * one thread up to float rounding; 1 is the default; bad counts refused. */
+static void test_train_threads(void **state) {
+  (void)state;
+  enum { N = 203, B = 50 };
+  pb_err_t err = {0, ""};
+  pb_rng_t r;
+  pb_rng_seed(&r, 31, 0);
+  const pb_nn_spec_t specs[] = {c4_small(7, PB_NN_HEAD_LINEAR),
+                                c4_small(1, PB_NN_HEAD_TANH), pv_spec(7)};
+  for (size_t c = 0; c < sizeof specs / sizeof specs[0]; c++) {
+    const pb_nn_spec_t *s = &specs[c];
+    const int O = s->outputs, I = s->planes * s->height * s->width;
+    float *x = malloc(sizeof(float) * N * I), *t = malloc(sizeof(float) * N * O);
+    float *m = malloc(sizeof(float) * N * O);
+    assert_non_null(x);
+    assert_non_null(t);
+    assert_non_null(m);
+    fill_uniform(&r, x, (size_t)N * I, -1, 1);
+    if (s->head == PB_NN_HEAD_PV) {
+      pv_targets(&r, N, O - 1, 5, t, m);
+    } else {
+      fill_uniform(&r, t, (size_t)N * O, -3, 3);
+      for (int i = 0; i < N * O; i++) m[i] = pb_rng_uniform(&r) < 0.7;
+    }
+    const float *mask = s->head == PB_NN_HEAD_TANH ? NULL : m;
+    pb_nn_opt_t o = {3e-3f, 1e-4f, 5.0f};
+    pb_nn_t *nets[4];
+    const int threads[4] = {1, 2, 2, 3};
+    float loss[4][5];
+    for (int i = 0; i < 4; i++) {
+      nets[i] = pb_nn_new(s, &o, "cpu", 5, &err);
+      assert_non_null(nets[i]);
+      assert_int_equal(pb_nn_train_threads(nets[i]), 1);
+      assert_int_equal(pb_nn_set_train_threads(nets[i], threads[i], &err), 0);
+      assert_int_equal(pb_nn_train_threads(nets[i]), threads[i]);
+      assert_int_equal(pb_nn_train_batches(nets[i], x, t, mask, N, B, NULL,
+                                           loss[i], NULL, NULL, &err),
+                       0);
+      /* and a step alone, shorter than a minibatch */
+      assert_int_equal(
+          pb_nn_train_step(nets[i], x, t, mask, 7, &loss[i][4], &err), 0);
+    }
+    assert_true(same_bytes(nets[1], nets[2], 1));
+    assert_memory_equal(loss[1], loss[2], sizeof loss[1]);
+    for (int i = 1; i < 4; i++)
+      for (int j = 0; j < 5; j++)
+        if (fabsf(loss[i][j] - loss[0][j]) > 1e-4f * (1 + fabsf(loss[0][j])))
+          fail_msg("spec %zu, %d threads, step %d: loss %.9g, 1 thread %.9g",
+                   c, threads[i], j, (double)loss[i][j], (double)loss[0][j]);
+    float *p1 = params_of(nets[0]), *p2 = params_of(nets[1]);
+    for (long k = 0; k < pb_nn_param_count(nets[0]); k++)
+      assert_true(fabsf(p1[k] - p2[k]) < 1e-4f);
+    free(p1);
+    free(p2);
+    for (int i = 0; i < 4; i++) pb_nn_destroy(&nets[i]);
+    free(x);
+    free(t);
+    free(m);
+  }
+  pb_nn_t *nn = make(&specs[0], 1e-3f, 1);
+  assert_int_equal(pb_nn_set_train_threads(nn, 0, &err), PB_EINVAL);
+  assert_int_equal(
+      pb_nn_set_train_threads(nn, PB_NN_TRAIN_THREADS_MAX + 1, &err),
+      PB_EINVAL);
+  assert_int_equal(pb_nn_set_train_threads(NULL, 2, &err), PB_EINVAL);
+  assert_int_equal(pb_nn_train_threads(nn), 1);
+  assert_int_equal(pb_nn_train_threads(NULL), 1);
+  pb_nn_destroy(&nn);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_learns_sign_of_sum),
@@ -683,6 +758,7 @@ int main(void) {
       cmocka_unit_test(test_pv_loss),
       cmocka_unit_test(test_pv_learns),
       cmocka_unit_test(test_train_batches),
+      cmocka_unit_test(test_train_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

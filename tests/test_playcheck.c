@@ -149,6 +149,48 @@ static void test_thrower_is_impossible(void **state) {
   assert_true(caught > 0 && caught <= 40);
 }
 
+/* Issue 46, trust that can be lost: an actor honest for 300 episodes that
+ * then throws its games is caught after about as many thrown episodes as
+ * one that throws from the start (its honest moves no longer dilute the
+ * run's z: over the run alone it is not caught by then); honest moves give
+ * a recent z of a standard normal too (300 episodes, never near 6). */
+static void test_late_thrower(void **state) {
+  (void)state;
+  static pb_state_t st[MAXN];
+  static float q[MAXN * PB_MAX_ACTIONS];
+  pb_rng_t rng;
+  pb_rng_seed(&rng, 21, 0);
+  int at[2] = {0, 0};
+  for (int late = 0; late < 2; late++) {
+    pb_play_tally_t t = {0};
+    pb_err_t err;
+    int rw;
+    for (int e = 0; late && e < 300; e++) {
+      uint32_t n = episode(&rng, 0, 0.25, 0.3, st, q, &rw);
+      assert_int_equal(pb_play_score(c4(), st, n, rw, q, 0.25, 0.3, &t, &err),
+                       0);
+      assert_false(pb_play_impossible(&t));
+      assert_true(fabs(pb_play_recent_z(&t)) < 5.0);
+    }
+    for (int e = 1; e <= 300 && !at[late]; e++) {
+      uint32_t n = episode(&rng, 1, 0.25, 0.3, st, q, &rw);
+      assert_int_equal(pb_play_score(c4(), st, n, rw, q, 0.25, 0.3, &t, &err),
+                       0);
+      if (pb_play_impossible(&t)) at[late] = e;
+    }
+    if (late) {
+      print_message("after 300 honest episodes (%llu moves): caught after %d "
+                    "thrown episodes; run z %.1f, recent z %.1f\n",
+                    (unsigned long long)t.moves, at[1], pb_play_z(&t),
+                    pb_play_recent_z(&t));
+      assert_true(pb_play_z(&t) < PB_PLAY_Z); /* the run alone: not yet */
+    }
+  }
+  print_message("a thrower from the start: caught after %d episodes\n", at[0]);
+  assert_true(at[0] > 0 && at[1] > 0);
+  assert_true(at[1] <= 3 * at[0]);
+}
+
 static void test_bad_episode(void **state) {
   (void)state;
   const pb_game_t *g = c4();
@@ -184,6 +226,7 @@ int main(void) {
       cmocka_unit_test(test_surprise_arithmetic),
       cmocka_unit_test(test_honest_is_normal),
       cmocka_unit_test(test_thrower_is_impossible),
+      cmocka_unit_test(test_late_thrower),
       cmocka_unit_test(test_bad_episode),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -419,6 +421,88 @@ static void test_append_never_truncates(void **state) {
   assert_int_equal(err.code, PB_EIO);
 }
 
+/* Issue 46: what is not a regular file is refused before any read (a FIFO
+ * without a writer does not block the open, /dev/zero is not read), a line
+ * longer than PB_RECORD_LINE_MAX is refused once that many bytes are read
+ * (a 64 MiB line: memory grows by far less than the line), and a record
+ * file at a symbolic link is refused, the link's target left as it was. */
+static void test_bounded_inputs(void **state) {
+  (void)state;
+  pb_err_t err;
+  pb_err_clear(&err);
+  assert_null(pb_record_reader_open("/dev/zero", &err));
+  assert_int_equal(err.code, PB_EIO);
+  assert_non_null(strstr(err.msg, "a character device, not a regular file"));
+  char dir[] = "/tmp/pb_test_record_dir_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char fifo[4200], big[4200], link[4200], target[4200];
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  snprintf(big, sizeof big, "%s/big.jsonl", dir);
+  snprintf(link, sizeof link, "%s/link.jsonl", dir);
+  snprintf(target, sizeof target, "%s/target.jsonl", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_null(pb_record_reader_open(fifo, &err));
+  assert_non_null(strstr(err.msg, "a FIFO, not a regular file"));
+  assert_null(pb_record_reader_open(dir, &err));
+  assert_non_null(strstr(err.msg, "a directory"));
+
+  /* A good record, then a line of 64 MiB (a sparse file: NUL bytes). */
+  uint8_t m[16];
+  pb_record_t r;
+  c4_record(&r, m, "a");
+  pb_json_t j;
+  pb_json_init(&j);
+  assert_int_equal(pb_record_json(&r, &j, &err), 0);
+  FILE *f = fopen(big, "wb");
+  assert_non_null(f);
+  fprintf(f, "%s\n", pb_json_cstr(&j));
+  long first = ftell(f);
+  fclose(f);
+  assert_int_equal(truncate(big, first + (64L << 20)), 0);
+  struct rusage ru0, ru1;
+  getrusage(RUSAGE_SELF, &ru0);
+  pb_record_reader_t *rd = pb_record_reader_open(big, &err);
+  assert_non_null(rd);
+  assert_int_equal(pb_record_reader_next(rd, &r, &err), 1);
+  assert_int_equal(pb_record_reader_next(rd, &r, &err), PB_ERANGE);
+  assert_non_null(strstr(err.msg, ":2: a line longer than"));
+  pb_record_reader_destroy(&rd);
+  getrusage(RUSAGE_SELF, &ru1);
+  /* ru_maxrss in KiB: the reader held at most the limit (4 MiB) + 2. */
+  assert_true(ru1.ru_maxrss - ru0.ru_maxrss < 32L * 1024);
+  /* A line of exactly the limit is read (and is not a record). */
+  f = fopen(big, "wb");
+  assert_non_null(f);
+  for (unsigned i = 0; i < PB_RECORD_LINE_MAX; i++) fputc('x', f);
+  fputc('\n', f);
+  fclose(f);
+  rd = pb_record_reader_open(big, &err);
+  assert_non_null(rd);
+  assert_int_equal(pb_record_reader_next(rd, &r, &err), PB_ECORRUPT);
+  pb_record_reader_destroy(&rd);
+
+  /* --record onto a symbolic link: refused, the target untouched. */
+  spit(target, "");
+  assert_int_equal(symlink(target, link), 0);
+  assert_null(pb_record_file_open(link, PB_RECORD_JSONL, &err));
+  assert_int_equal(err.code, PB_EIO);
+  assert_non_null(strstr(err.msg, "a symbolic link"));
+  assert_null(pb_record_file_open(link, PB_RECORD_GGF, &err));
+  struct stat st;
+  assert_int_equal(stat(target, &st), 0);
+  assert_int_equal(st.st_size, 0);
+  /* A dangling link is not created through either. */
+  unlink(target);
+  assert_null(pb_record_file_open(link, PB_RECORD_JSONL, &err));
+  assert_non_null(strstr(err.msg, "a symbolic link"));
+  assert_int_not_equal(access(target, F_OK), 0);
+  pb_json_free(&j);
+  unlink(link);
+  unlink(big);
+  unlink(fifo);
+  rmdir(dir);
+}
+
 /* Self-play episodes (the positions before each move) as games. */
 static void test_episode(void **state) {
   (void)state;
@@ -619,6 +703,7 @@ int main(void) {
       cmocka_unit_test(test_moves_parse),
       cmocka_unit_test(test_bad_lines),
       cmocka_unit_test(test_append_never_truncates),
+      cmocka_unit_test(test_bounded_inputs),
       cmocka_unit_test(test_episode),
       cmocka_unit_test(test_ggf),
       cmocka_unit_test(test_spec),

@@ -24,6 +24,7 @@
 #include "game.h"
 #include "msg.h"
 #include "peer_fixtures.h"
+#include "http_fixtures.h"
 #include "proc.h"
 
 #define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
@@ -51,38 +52,6 @@ static int iterations(const char *dir) {
   char path[512];
   snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
   return tp_count(path, "\"event\":\"iteration\"");
-}
-
-/* GET /status of 127.0.0.1:port: the body (malloc'd), or NULL. */
-static char *status_of(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return NULL;
-  struct timeval tv = {5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  struct sockaddr_in a = {0};
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  static const char req[] = "GET /status HTTP/1.1\r\nHost: x\r\n\r\n";
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-      write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1)) {
-    close(fd);
-    return NULL;
-  }
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  ssize_t r;
-  while (buf && len + 1 < cap && (r = read(fd, buf + len, cap - 1 - len)) > 0)
-    len += (size_t)r;
-  close(fd);
-  if (buf) buf[len] = '\0';
-  return buf;
-}
-
-/* The number after "key": in s, or -1. */
-static double number_after(const char *s, const char *key) {
-  const char *p = s ? strstr(s, key) : NULL;
-  return p ? atof(p + strlen(key)) : -1;
 }
 
 /* A DEALER to ep ("tcp://127.0.0.1:PORT") from source address 127.0.0.2:
@@ -176,7 +145,7 @@ static void test_withholders_do_not_stall_the_run(void **state) {
       st = tp_wait(l, 10);
       break;
     }
-    char *s = status_of(e.http);
+    char *s = http_get(e.http, "/status");
     const double q =
         number_after(s ? strstr(s, "\"trust\":") : NULL, "\"quarantined\":");
     if (q > quarantined) quarantined = q;

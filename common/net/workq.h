@@ -15,6 +15,13 @@
  * life of the queue (a phase counter and a per-process nonce are folded in),
  * so a result from an earlier phase or an earlier learner never matches.
  *
+ * Backup copies (issue 46; MapReduce's backup tasks for stragglers): when
+ * nothing is pending, an idle worker may be leased a copy of an item that
+ * another holds and has held long (pb_workq_lease_copy). The item has two
+ * holders then, each with its own lease; the first result of either is
+ * taken, the other's is dropped and counted (copies_dropped). When one of
+ * the two leases ends (expired, released) the other goes on alone.
+ *
  * No allocation after pb_workq_new; all operations are O(n) at worst with
  * n in the hundreds. */
 #ifndef PB_WORKQ_H
@@ -73,8 +80,42 @@ void pb_workq_set_avoid(pb_workq_t *q, double avoid_s);
 /* How many items `worker` holds now. */
 size_t pb_workq_held(const pb_workq_t *q, uint32_t worker);
 
-/* Extends the lease of item `id` to now + lease_s if it is leased to
- * `worker` (another's heartbeat cannot keep it alive), but
+/* Leases `worker` a backup copy of the item held longest (by another
+ * worker, without a copy yet, not one that came back from `worker` within
+ * the avoid time) whose lease began min_age_s or more ago, until now +
+ * lease_s (capped as any lease). Returns 0 and sets *index, *id (the
+ * item's: a result of either holder completes it), *holder (the other
+ * holder) and *age (how long it has held it), or PB_EAGAIN when no item
+ * qualifies. The caller decides who is idle and trusted enough. */
+int pb_workq_lease_copy(pb_workq_t *q, double now, double lease_s,
+                        uint32_t worker, double min_age_s, size_t *index,
+                        uint64_t *id, uint32_t *holder, double *age);
+
+/* 1 when item `index` is done by its copy's holder while the item's own
+ * holder still held it (*holder: that one, overtaken), else 0. */
+int pb_workq_overtaken(const pb_workq_t *q, size_t index, uint32_t *holder);
+
+/* The mean time from lease to taken result of this phase's items done so
+ * far (0: none yet). */
+double pb_workq_mean_time(const pb_workq_t *q);
+
+/* Backup copies of stragglers' items: an item may be copied once it has
+ * been held FACTOR times the mean time of the phase's items done so far
+ * (before_s, e.g. the lease, while none is done), and never before MIN_S. */
+#define PB_WORKQ_BACKUP_FACTOR 3.0
+#define PB_WORKQ_BACKUP_MIN_S 1.0
+
+/* How long an item of q may be held before an idle worker gets a backup
+ * copy of it (pb_workq_lease_copy's `after`), by the rule above. */
+double pb_workq_backup_after(const pb_workq_t *q, double before_s);
+
+/* How long the item leased longest ago has been held (0: none leased),
+ * with its index and holder when not NULL. */
+double pb_workq_oldest(const pb_workq_t *q, double now, size_t *index,
+                       uint32_t *holder);
+
+/* Extends the lease of item `id` (or of its copy) to now + lease_s if it
+ * is leased to `worker` (another's heartbeat cannot keep it alive), but
  * never past the cap (pb_workq_set_max_lease) after it was leased.
  * Returns 0, or PB_ENOTFOUND if worker holds no such lease. */
 int pb_workq_renew(pb_workq_t *q, uint64_t id, uint32_t worker, double now,
@@ -87,13 +128,14 @@ int pb_workq_renew(pb_workq_t *q, uint64_t id, uint32_t worker, double now,
  * done by then (the first result wins). */
 void pb_workq_set_max_lease(pb_workq_t *q, double max_s);
 
-/* Records `worker`'s result for item `id`: PB_WORKQ_ACCEPTED (the item
- * was leased to worker; *index set, the item is done), PB_WORKQ_DUPLICATE
- * (already done), PB_WORKQ_NOT_HOLDER (pending, or leased to another
- * worker: the sender's lease expired, or it never had one) or
- * PB_WORKQ_UNKNOWN (not an item of this phase). */
+/* Records `worker`'s result for item `id` at time now:
+ * PB_WORKQ_ACCEPTED (the item or its copy was leased to worker; *index
+ * set, the item is done), PB_WORKQ_DUPLICATE (already done: counted as
+ * copies_dropped when it is the other holder's result), PB_WORKQ_NOT_HOLDER
+ * (pending, or leased to others: the sender's lease expired, or it never
+ * had one) or PB_WORKQ_UNKNOWN (not an item of this phase). */
 int pb_workq_complete(pb_workq_t *q, uint64_t id, uint32_t worker,
-                      size_t *index);
+                      double now, size_t *index);
 
 /* Puts item `index` back to pending (a result that failed validation or
  * the spot check); the worker it was leased to is avoided from now on for
@@ -101,15 +143,17 @@ int pb_workq_complete(pb_workq_t *q, uint64_t id, uint32_t worker,
 void pb_workq_requeue(pb_workq_t *q, size_t index, double now);
 
 /* Returns leased items whose deadline is before now to pending (their
- * holders are avoided for the avoid time). Calls
- * fn(ctx, index, worker) for each (for logging; fn may be NULL). Returns
- * how many expired. */
+ * holders are avoided for the avoid time); an item whose copy is still
+ * leased stays with the copy's holder, and a copy whose lease expired is
+ * dropped. Calls fn(ctx, index, worker) for each lease that expired (for
+ * logging; fn may be NULL). Returns how many expired. */
 size_t pb_workq_expire(pb_workq_t *q, double now,
                        void (*fn)(void *ctx, size_t index, uint32_t worker),
                        void *ctx);
 
-/* Returns every item leased to `worker` to pending (it said Bye).
- * Returns how many. */
+/* Returns every item leased to `worker` to pending (it said Bye); one with
+ * a copy stays with the copy's holder, and copies `worker` held are
+ * dropped. Returns how many leases ended. */
 size_t pb_workq_release(pb_workq_t *q, uint32_t worker);
 
 /* The item index of id in this phase, or -1. */
@@ -118,6 +162,9 @@ long pb_workq_index(const pb_workq_t *q, uint64_t id);
 typedef struct pb_workq_counts {
   size_t total, pending, leased, done;
   uint64_t expired, duplicates, unknown, not_holder; /* since creation */
+  uint64_t copies;         /* backup copies leased */
+  uint64_t copies_won;     /* items whose copy's result was taken */
+  uint64_t copies_dropped; /* results of the other holder, dropped */
 } pb_workq_counts_t;
 
 void pb_workq_counts(const pb_workq_t *q, pb_workq_counts_t *c);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bytes.h"
 #include "precision.h"
@@ -76,14 +77,24 @@ int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
   return 0;
 }
 
+int pb_model_learner_threads(const pb_config_t *cfg, const char *device) {
+  if (cfg->model.learner_threads > 0) return cfg->model.learner_threads;
+  if (strcmp(device, "cpu") != 0) return 1;
+  long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+  return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
 int pb_model_precision(const pb_config_t *cfg, int role, const char *device,
                        int *prec, char *why, size_t n, pb_err_t *err) {
   const char *key;
   const char *want = pb_config_precision(cfg, role, &key);
   char native_why[160];
   int native = 0;
-  /* fp32 needs no probe; the others ask the device. */
-  if (strcmp(want, "fp32") != 0)
+  /* fp32 needs no probe; the others ask the device (auto: also whether
+   * bf16 is the faster there). */
+  if (strcmp(want, "auto") == 0)
+    native = pb_precision_auto_bf16(device, native_why, sizeof native_why);
+  else if (strcmp(want, "fp32") != 0)
     native = pb_precision_native(device, native_why, sizeof native_why);
   else
     snprintf(native_why, sizeof native_why, "-");

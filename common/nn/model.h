@@ -63,6 +63,14 @@ int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
                   const char *device, const char *what, pb_nn_t **v,
                   pb_nn_t **q, pb_err_t *err);
 
+/* The threads the learner trains each network on
+ * (pb_nn_set_train_threads) on `device` ("cpu" or "cuda", as
+ * pb_nn_device says): model.learner_threads, or for 0 (auto) on a CPU
+ * half the online CPUs, at least 1 and at most 8 (the learner's share
+ * while the workers of the node wait for its networks), and 1 on CUDA
+ * (shards there would only multiply the kernel launches of a step). */
+int pb_model_learner_threads(const pb_config_t *cfg, const char *device);
+
 /* The precision of a role's networks (PB_DEVICE_LEARNER, _ACTOR,
  * _SEARCHER, or _OTHER: the evaluator and agents) running on `device`
  * ("cpu" or "cuda", as pb_nn_device says): the role's key

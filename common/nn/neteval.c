@@ -5,6 +5,7 @@
 
 #include "evalcache.h"
 #include "invariant.h"
+#include "util.h"
 
 /* One side (V or Q): its network, cache and scratch buffers. */
 typedef struct {
@@ -24,6 +25,7 @@ struct pb_neteval {
   uint64_t *miss_hash;
   int *slot;         /* scratch: requester -> chunk row, or -1 */
   side_t v, q;
+  double deadline; /* pb_now() after which calls fail; 0: none */
 };
 
 pb_neteval_t *pb_neteval_new(const pb_game_t *g, int max_batch,
@@ -106,6 +108,8 @@ static int evaluate(pb_neteval_t *ne, side_t *sd, const pb_state_t *states,
   if (sd->nn == NULL)
     return pb_err_set(err, PB_EINVAL, "neteval: no %s network bound",
                       sd == &ne->v ? "V" : "Q");
+  if (ne->deadline > 0 && pb_now() > ne->deadline)
+    return pb_err_set(err, PB_ERANGE, "neteval: past the search's deadline");
   const int k = sd->outputs;
   sd->asked += (uint64_t)(n > 0 ? n : 0);
   for (int base = 0; base < n; base += ne->max_batch) {
@@ -155,6 +159,10 @@ static int fn_qvalues(void *ctx, const pb_state_t *states, int n, float *out,
                       pb_err_t *err) {
   pb_neteval_t *ne = ctx;
   return evaluate(ne, &ne->q, states, n, out, err);
+}
+
+void pb_neteval_set_deadline(pb_neteval_t *ne, double until) {
+  ne->deadline = until > 0 ? until : 0;
 }
 
 pb_evalfn_t pb_neteval_fn(pb_neteval_t *ne) {

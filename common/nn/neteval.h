@@ -29,6 +29,11 @@ void pb_neteval_destroy(pb_neteval_t **ne);
  * on and forgets every cached value. Call again after weights change. */
 void pb_neteval_bind(pb_neteval_t *ne, pb_nn_t *v, pb_nn_t *q);
 
+/* Calls made after pb_now() passes `until` (seconds, common/base/util.h;
+ * 0 = never) fail with PB_ERANGE: how a caller bounds the time of a
+ * search that runs through the callbacks. */
+void pb_neteval_set_deadline(pb_neteval_t *ne, double until);
+
 /* The callbacks bound to this evaluator. */
 pb_evalfn_t pb_neteval_fn(pb_neteval_t *ne);
 

@@ -40,6 +40,7 @@
 
 #include "nn_impl.hpp"
 
+#include <ATen/record_function.h>
 #include <torch/cuda.h>
 #include <torch/utils.h>
 
@@ -283,26 +284,11 @@ torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
  * thread, or with oneDNN's primitive cache off (docs/nn.md, "bf16 across
  * threads"). The dense layers are a tenth of the arithmetic of the
  * shipped networks; their matrix products go to the BLAS in fp32. */
-static size_t pb__lp_n(const pb_nn *nn) {
+size_t pb__lp_n(const pb_nn *nn) {
   if (nn->prec == PB_NN_FP32) return 0;
   const size_t tail =
       2 + (nn->device.is_cuda() ? 0 : 2 * (size_t)nn->spec.dense_layers);
   return nn->params.size() - tail;
-}
-
-/* The parameters in nn's precision, for a step that differentiates through
- * them: views of theta itself in fp32; in reduced precision the first
- * pb__lp_n views are of theta cast to lp_type (one cast of the flat tensor,
- * through which the gradient flows back to the fp32 theta), the rest of
- * theta. */
-std::vector<torch::Tensor> pb__views_mixed(const pb_nn *nn,
-                                           const torch::Tensor &theta) {
-  const size_t n_lp = pb__lp_n(nn);
-  if (n_lp == 0) return pb__views(nn, theta);
-  std::vector<torch::Tensor> w = pb__views(nn, theta.to(nn->lp_type));
-  std::vector<torch::Tensor> full = pb__views(nn, theta);
-  for (size_t i = n_lp; i < w.size(); i++) w[i] = full[i];
-  return w;
 }
 
 torch::Tensor pb__input_mixed(const pb_nn *nn, torch::Tensor x) {
@@ -549,6 +535,41 @@ extern "C" void pb_nn_set_threads(int n) {
   if (auto fn = reinterpret_cast<set_fn>(
           dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
     fn(n);
+}
+
+/* Operator counting (nn.h). A RecordFunction callback is a plain function
+ * pointer with no user data, so the count and the callback's handle are
+ * thread-locals: state of the thread that counts, between its start and
+ * stop, and of no other. Only FUNCTION scopes are counted: the operators,
+ * not the autograd nodes that run them. */
+static thread_local int64_t pb__ops_n = 0;
+static thread_local at::CallbackHandle pb__ops_h = at::INVALID_CALLBACK_HANDLE;
+
+static std::unique_ptr<at::ObserverContext> pb__ops_cb(
+    const at::RecordFunction &) {
+  pb__ops_n++;
+  return nullptr;
+}
+
+extern "C" int pb_nn_count_ops_start(pb_err_t *err) {
+  return pb__guard(err, "pb_nn_count_ops_start", [&]() -> int {
+    if (pb__ops_h == at::INVALID_CALLBACK_HANDLE)
+      pb__ops_h = at::addThreadLocalCallback(
+          at::RecordFunctionCallback(pb__ops_cb).scopes(
+              {at::RecordScope::FUNCTION}));
+    pb__ops_n = 0;
+    return 0;
+  });
+}
+
+extern "C" long pb_nn_count_ops_stop(void) {
+  if (pb__ops_h == at::INVALID_CALLBACK_HANDLE) return -1;
+  pb__guard(nullptr, "pb_nn_count_ops_stop", [&]() -> int {
+    at::removeCallback(pb__ops_h);
+    return 0;
+  });
+  pb__ops_h = at::INVALID_CALLBACK_HANDLE;
+  return (long)pb__ops_n;
 }
 
 extern "C" int pb_nn_tune_malloc(pb_err_t *err) {

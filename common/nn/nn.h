@@ -115,6 +115,19 @@ const char *pb_nn_device(const pb_nn_t *nn);
  * threads are not touched (probs does not use them). */
 void pb_nn_set_threads(int n);
 
+/* Counting the libtorch operators that run on the calling thread: every
+ * call through libtorch's dispatcher (nested ones included: conv2d and the
+ * convolution it calls are two), which is its host-side cost per call and,
+ * on CUDA, about the number of kernels launched. For benches and tests
+ * (bench_nn, tests/test_nn_ops.c: the operators of one training step);
+ * nothing is counted, and nothing costs, outside start..stop.
+ * pb_nn_count_ops_start starts counting on this thread from 0 (again from
+ * 0 if it was counting); returns 0, or PB_ENN if libtorch refuses.
+ * pb_nn_count_ops_stop stops it and returns the count, or -1 if this
+ * thread was not counting. */
+int pb_nn_count_ops_start(pb_err_t *err);
+long pb_nn_count_ops_stop(void);
+
 /* Tunes the C allocator for libtorch's allocation pattern (glibc: raises
  * the mmap and trim thresholds to 32 and 64 MiB), so that activation
  * buffers freed after one forward pass are reused by the next instead of
@@ -227,6 +240,25 @@ int pb_nn_train_batches(pb_nn_t *nn, const float *in, const float *target,
                         const float *mask, int total, int batch,
                         const float *lrs, float *losses, double *grad_norms,
                         double *parts, pb_err_t *err);
+
+/* Trains nn on n threads (1 to PB_NN_TRAIN_THREADS_MAX; 1, the default, is
+ * the calling thread alone): each minibatch of a training step is split
+ * into n consecutive shards of rows (fewer when it has fewer rows), whose
+ * forward and backward passes run at once, shard 0 on the calling thread
+ * and the others on threads of their own with one intra-op thread each;
+ * their losses and gradients are added in shard order before the Adam
+ * step, which runs on the calling thread. Data parallelism rather than
+ * libtorch's intra-op threads: those spin-wait for each other on every
+ * operator, which on a small network costs more than it saves and
+ * collapses when another process wants the cores (docs/nn.md). The result
+ * is deterministic for a given n, and with n 1 exactly that of one
+ * thread; with n > 1 its float sums are in another order, so it differs
+ * in the last bits. PB_EINVAL for a bad n. */
+enum { PB_NN_TRAIN_THREADS_MAX = 64 };
+int pb_nn_set_train_threads(pb_nn_t *nn, int n, pb_err_t *err);
+
+/* nn's training threads (1 for NULL). */
+int pb_nn_train_threads(const pb_nn_t *nn);
 
 /* The L2 norm of the gradient of the last training step, before any
  * clipping (0 before the first step). */

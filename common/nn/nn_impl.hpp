@@ -12,8 +12,13 @@ extern "C" {
 
 #include <torch/types.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <new>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -48,6 +53,62 @@ struct pb__param {
 };
 enum { PB__INIT_UNIFORM = 0, PB__INIT_ONE = 1, PB__INIT_ZERO = 2 };
 
+/* The worker threads of a network's data-parallel training steps
+ * (nn_train.cpp, pb__sharded): started at the first such step, kept
+ * between steps (a thread made per step costs more than a shard of a
+ * small network's step), joined when the network is freed. start(n, f)
+ * calls f(1) .. f(n) on workers 1..n at once and returns at once; wait()
+ * returns when they are done. f must not throw. */
+struct pb__pool {
+  std::mutex mu;
+  std::condition_variable go, done;
+  uint64_t gen = 0;
+  int pending = 0, active = 0;
+  bool stop = false;
+  std::function<void(int)> job;
+  std::vector<std::thread> th;
+  void start(int n, std::function<void(int)> f) {
+    while ((int)th.size() < n) {
+      const int id = (int)th.size() + 1;
+      th.emplace_back([this, id]() { loop(id); });
+    }
+    std::lock_guard<std::mutex> g(mu);
+    job = std::move(f);
+    active = n;
+    pending = n;
+    gen++;
+    go.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> g(mu);
+    done.wait(g, [this]() { return pending == 0; });
+  }
+  void loop(int id) {
+    uint64_t seen = 0;
+    std::function<void(int)> f;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> g(mu);
+        go.wait(g, [&]() { return stop || (gen != seen && id <= active); });
+        if (stop) return;
+        seen = gen;
+        f = job;
+      }
+      f(id);
+      std::lock_guard<std::mutex> g(mu);
+      if (--pending == 0) done.notify_all();
+    }
+  }
+  ~pb__pool() {
+    {
+      std::lock_guard<std::mutex> g(mu);
+      stop = true;
+    }
+    go.notify_all();
+    for (std::thread &t : th) t.join();
+  }
+};
+
 struct pb_nn {
   pb_nn_spec_t spec;
   pb_nn_opt_t opt;
@@ -71,6 +132,19 @@ struct pb_nn {
   uint64_t theta_gen = 0, lp_gen = 0;
   torch::Tensor lp;                    /* [nparams] in lp_type */
   std::vector<torch::Tensor> infer_lp; /* pb__lp_n views of lp, then theta */
+  /* What training steps differentiate (nn_train.cpp, pb__leaves): leaves
+   * sharing theta's storage, one per parameter, made at the first step;
+   * in reduced precision, leaves_lp: those of the step's cast copy, then
+   * the fp32 ones. */
+  std::vector<torch::Tensor> leaves, leaves_lp;
+  torch::Tensor flat;      /* theta.detach(), made with the leaves */
+  int train_threads = 1;   /* pb_nn_set_train_threads */
+  std::vector<std::vector<torch::Tensor>> shard_leaves; /* shards 1.. */
+  std::unique_ptr<pb__pool> pool; /* their threads (pb__pool) */
+  torch::Tensor zero, one; /* 0-dim fp32 on the device, made with them */
+  torch::Tensor clip_nd, clip_one, clip_f; /* the clipping factor's scratch
+                                    (0-dim: fp64, fp64 1, fp32), made at
+                                    the first clipped step */
 };
 
 static const int64_t PB__MAX_PARAMS = (int64_t)1 << 31;
@@ -83,8 +157,9 @@ enum { PB__NSPEC = 11 };
  * fields in serialisation order; pb__spec_equal: 0, or PB_EMISMATCH naming
  * the first differing field), the network function (pb__views: layer views
  * of a flat tensor; pb__run: the forward pass; pb__input: caller input on
- * nn's device; pb__views_mixed: the views of a step in nn's precision;
- * pb__input_mixed: an input in the type of nn's first layer;
+ * nn's device; pb__input_mixed: an input in the type of nn's first
+ * layer; pb__lp_n: how many parameters, from the first, compute in the
+ * reduced type;
  * pb__cpu: a contiguous CPU tensor of the same values) and
  * pb__opt_check (the optimizer settings). */
 int64_t pb__count(const pb_nn_spec_t *s);
@@ -97,9 +172,8 @@ std::vector<torch::Tensor> pb__views(const pb_nn *nn,
 torch::Tensor pb__run(const pb_nn *nn, torch::Tensor h,
                       const std::vector<torch::Tensor> &w, bool inplace);
 torch::Tensor pb__input(const pb_nn *nn, const float *in, int batch);
-std::vector<torch::Tensor> pb__views_mixed(const pb_nn *nn,
-                                           const torch::Tensor &theta);
 torch::Tensor pb__input_mixed(const pb_nn *nn, torch::Tensor x);
+size_t pb__lp_n(const pb_nn *nn);
 torch::Tensor pb__cpu(const torch::Tensor &t);
 int pb__opt_check(const pb_nn_opt_t *o, pb_err_t *err);
 

@@ -96,6 +96,24 @@ int pb_precision_native(const char *device, char *why, size_t n) {
   return cpu_bf16(why, n);
 }
 
+int pb_precision_auto_bf16(const char *device, char *why, size_t n) {
+  char tmp[160];
+  if (why == NULL || n == 0) {
+    why = tmp;
+    n = sizeof tmp;
+  }
+  int major = 0, minor = 0;
+  if (device != NULL && strcmp(device, "cpu") != 0 &&
+      pb_nn_cuda_capability(&major, &minor) == 0) {
+    snprintf(why, n,
+             "CUDA device of compute capability %d.%d, where bf16 was "
+             "measured slower than fp32 for these networks",
+             major, minor);
+    return 0;
+  }
+  return pb_precision_native(device, why, n);
+}
+
 int pb_precision_choose(const char *want, const char *key, int native,
                         const char *native_why, int *prec, char *why, size_t n,
                         pb_err_t *err) {

@@ -7,7 +7,14 @@
  *   bf16  the trunk in bfloat16, the head, the loss and the weights in
  *         float32 (PB_NN_BF16). Refused where the device has no native
  *         bfloat16: emulated, it is slower than fp32 and no more exact.
- *   auto  bf16 where the device computes it natively, else fp32.
+ *   auto  bf16 where the device computes it natively and bf16 was
+ *         measured faster there, else fp32: bf16 on a CPU with native
+ *         bf16; fp32 on CUDA, where these small networks ran slower in
+ *         bf16 (H200, configs/connect4-strong.yaml: a training step of
+ *         batch 128 took 2.2 ms in either precision, bound by kernel
+ *         launches, and an iteration took 3.22 s in bf16 against 2.85 s
+ *         in fp32 with 14 searchers; ../shared/gpu/README.md, summarized
+ *         in docs/performance.md).
  *
  * Native bfloat16: a CPU with AMX-BF16 or AVX-512 BF16 that the OS lets
  * use its AVX-512 state (oneDNN then runs the convolutions with those
@@ -35,6 +42,14 @@ const char *pb_precision_name(int prec);
  * AVX-512 BF16", "this CPU has neither AMX-BF16 nor AVX-512 BF16", "CUDA
  * device of compute capability 9.0". */
 int pb_precision_native(const char *device, char *why, size_t n);
+
+/* Whether "auto" picks bf16 on `device` ("cpu", "cuda" or "auto", as for
+ * pb_precision_native): 1 where bf16 is native and the device is not CUDA,
+ * else 0. Writes the reason into why (n >= 160 is enough), e.g. "CUDA
+ * device of compute capability 9.0, where bf16 was measured slower than
+ * fp32 for these networks". Pass the answer as `native` to
+ * pb_precision_choose for want "auto". */
+int pb_precision_auto_bf16(const char *device, char *why, size_t n);
 
 /* The precision of a network whose config key `key` says `want` ("fp32",
  * "bf16" or "auto"), on a device that is native (1) or not (0) as

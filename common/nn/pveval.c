@@ -4,12 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 struct pb_pveval {
   const pb_game_t *g;
   int max_batch;
   pb_nn_t *nn;
   float *in, *out; /* [max_batch][planes*h*w], [max_batch][A + 1] */
   uint64_t positions, calls;
+  double deadline; /* pb_now() after which calls fail; 0: none */
 };
 
 pb_pveval_t *pb_pveval_new(const pb_game_t *g, int max_batch, pb_err_t *err) {
@@ -56,7 +59,7 @@ int pb_pveval_bind(pb_pveval_t *pe, pb_nn_t *nn, pb_err_t *err) {
   return 0;
 }
 
-static int eval(void *ctx, const pb_state_t *states, int n, float *policy,
+static int pv_eval(void *ctx, const pb_state_t *states, int n, float *policy,
                 float *value, pb_err_t *err) {
   pb_pveval_t *pe = ctx;
   const pb_game_t *g = pe->g;
@@ -64,6 +67,8 @@ static int eval(void *ctx, const pb_state_t *states, int n, float *policy,
   const size_t in_size = (size_t)g->planes * g->height * g->width;
   if (pe->nn == NULL)
     return pb_err_set(err, PB_EINVAL, "pveval: no network bound");
+  if (pe->deadline > 0 && pb_now() > pe->deadline)
+    return pb_err_set(err, PB_ERANGE, "pveval: past the search's deadline");
   for (int f = 0; f < n; f += pe->max_batch) {
     int m = n - f < pe->max_batch ? n - f : pe->max_batch;
     for (int i = 0; i < m; i++) g->encode(&states[f + i], &pe->in[i * in_size]);
@@ -80,8 +85,12 @@ static int eval(void *ctx, const pb_state_t *states, int n, float *policy,
   return 0;
 }
 
+void pb_pveval_set_deadline(pb_pveval_t *pe, double until) {
+  pe->deadline = until > 0 ? until : 0;
+}
+
 pb_mcts_evalfn_t pb_pveval_fn(pb_pveval_t *pe) {
-  pb_mcts_evalfn_t fn = {eval, pe};
+  pb_mcts_evalfn_t fn = {pv_eval, pe};
   return fn;
 }
 

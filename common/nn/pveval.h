@@ -34,6 +34,10 @@ int pb_pveval_bind(pb_pveval_t *pe, pb_nn_t *nn, pb_err_t *err);
  * no network is bound). */
 pb_mcts_evalfn_t pb_pveval_fn(pb_pveval_t *pe);
 
+/* Calls made after pb_now() passes `until` (seconds; 0 = never) fail with
+ * PB_ERANGE: how a caller bounds the time of a search. */
+void pb_pveval_set_deadline(pb_pveval_t *pe, double until);
+
 /* Positions evaluated and network calls made since creation. */
 uint64_t pb_pveval_positions(const pb_pveval_t *pe);
 uint64_t pb_pveval_calls(const pb_pveval_t *pe);

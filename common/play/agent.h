@@ -237,6 +237,16 @@ int pb_agent_act_many(pb_agent_t *a, const pb_state_t *s, int n,
  * 0 for agents without a network. Compares search budgets. */
 uint64_t pb_agent_evaluations(const pb_agent_t *a);
 
+/* Bounds the time of each later pb_agent_act / pb_agent_act_many call of
+ * a network agent to ms milliseconds (0: no bound, the default): abnet:
+ * stops there as at its time= and plays its deepest completed iteration;
+ * beam:, mcts: and bpip: fail with PB_ERANGE ("the search passed its time
+ * bound of MS ms") at their first network call past it; checkpoint:,
+ * value: make one call a chunk of positions and are not stopped. Returns 0,
+ * PB_EUNSUPP for the other kinds (their budgets bound them: uct:N, the
+ * baselines, td:'s depth, gtp: engines), PB_EINVAL for ms < 0. */
+int pb_agent_set_time_bound(pb_agent_t *a, int ms);
+
 /* 1 if the agent's kind answers many positions in batches (act_batch),
  * else 0. */
 int pb_agent_batched(const pb_agent_t *a);

@@ -33,6 +33,7 @@
 #include "pveval.h"
 #include "rundir.h"
 #include "bounds.h"
+#include "util.h"
 
 /* A trained checkpoint playing greedily on Q (checkpoint:, run:), on V one
  * ply deep (value:), through beam search with V and Q (beam:), PUCT MCTS
@@ -82,6 +83,7 @@ typedef struct {
   pb_nn_t *vnet, *qnet;
   int vstride, vcol, qstride;
   uint64_t evals; /* positions through a network (Q, V1 modes) */
+  int bound_ms;   /* pb_agent_set_time_bound: each act's time; 0: none */
   /* The thread that last set libtorch's thread count for this agent: with
    * OpenMP the setting belongs to a thread, and agents are often made in
    * one thread and used in another (pb_match_play). */
@@ -247,6 +249,10 @@ static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
     na->owner = pthread_self();
     na->owner_set = 1;
   }
+  double until = na->bound_ms > 0 ? pb_now() + na->bound_ms / 1000.0 : 0;
+  if (na->ab != NULL) pb_abnet_set_deadline(na->ab, until);
+  else if (na->ne != NULL) pb_neteval_set_deadline(na->ne, until);
+  if (na->pve != NULL) pb_pveval_set_deadline(na->pve, until);
   for (int i = 0; i < n; i += NET_CHUNK) {
     int m = n - i < NET_CHUNK ? n - i : NET_CHUNK;
     int rc = na->mode == NET_Q      ? net_q_chunk(na, s + i, m, out + i, err)
@@ -256,10 +262,16 @@ static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
              : na->mode == NET_BPIP
                  ? net_bpip_chunk(na, s + i, m, out + i, err)
                  : net_beam_chunk(na, s + i, m, out + i, err);
+    if (rc == PB_ERANGE && until > 0 && pb_now() > until)
+      return pb_err_set(err, PB_ERANGE,
+                        "the search passed its time bound of %d ms (a "
+                        "smaller budget answers in time)",
+                        na->bound_ms);
     if (rc < 0) return rc;
   }
   return 0;
 }
+
 
 static int net_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
                    pb_err_t *err) {
@@ -273,6 +285,13 @@ static int net_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
 /* Deterministic: reseeding changes nothing. */
 static const pb_agent_vtable_t net_vt = {net_act, NULL, net_destroy,
                                          net_act_batch};
+
+int pb_agent_set_time_bound(pb_agent_t *a, int ms) {
+  if (a == NULL || ms < 0) return PB_EINVAL;
+  if (a->vt != &net_vt) return PB_EUNSUPP;
+  ((net_agent_t *)a->impl)->bound_ms = ms;
+  return 0;
+}
 
 uint64_t pb_agent_evaluations(const pb_agent_t *a) {
   if (a == NULL || a->vt != &net_vt) return 0;

@@ -453,10 +453,20 @@ static int agent_slot(pb_engine_t *e, const char *spec, pb_err_t *err) {
       return pb_err_set(err, PB_ENOMEM, "analysis engine: out of memory");
     }
     ag[slot].a = a;
+    (void)pb_agent_set_time_bound(a, e->bound_ms); /* network kinds */
   }
   ag[slot].used = ++e->tick;
   ag[slot].waiting++;
   return slot;
+}
+
+int pb_engine_set_time_bound(pb_engine_t *e, int ms) {
+  if (e == NULL || ms < 0 || ms > PB_ENGINE_MAX_TIME_MS) return PB_EINVAL;
+  e->bound_ms = ms;
+  for (int k = 0; k < PB_ENGINE_AGENTS; k++)
+    if (e->agents[k].a != NULL)
+      (void)pb_agent_set_time_bound(e->agents[k].a, ms);
+  return 0;
 }
 
 int pb_engine_query(pb_engine_t *e, const char *line, size_t n, pb_err_t *err) {

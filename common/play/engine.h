@@ -54,6 +54,10 @@
  * agent spec a query may give. */
 #define PB_ENGINE_MAX_LINE 65536
 #define PB_ENGINE_MAX_SPEC 4096
+/* The time bound of an agent's search (ms): the largest, and the default
+ * of `probs analysis --time-limit` (pb_engine_new sets none). */
+#define PB_ENGINE_MAX_TIME_MS 3600000
+#define PB_ENGINE_DEFAULT_TIME_MS 10000
 
 typedef struct pb_engine pb_engine_t;
 
@@ -70,6 +74,19 @@ typedef int (*pb_engine_emit_fn)(void *ctx, const char *line, size_t len);
  * evaluators' error. */
 pb_engine_t *pb_engine_new(pb_model_t *m, const char *model_path, int batch,
                            pb_engine_emit_fn emit, void *ctx, pb_err_t *err);
+
+/* Bounds the time of the agents' searches (the moves that "move"
+ * reports) to ms milliseconds (0: no bound, the default of pb_engine_new;
+ * at most PB_ENGINE_MAX_TIME_MS), so that a query of a huge budget cannot
+ * keep the engine from the next one: an abnet agent answers with the
+ * deepest iteration it completed by then; a beam, mcts or bpip search
+ * still running at the bound stops, and its queries get an error naming
+ * the bound (field "agent"). The bound is per agent call: the positions
+ * of one spec that a batched kind (beam, mcts) answers together share it;
+ * the one-position kinds get it for each query. The other kinds are
+ * bounded by their budgets' ranges (pb_agent_set_time_bound). Returns 0
+ * or PB_EINVAL. */
+int pb_engine_set_time_bound(pb_engine_t *e, int ms);
 
 /* Frees the engine and its agents (not the model); waiting queries are
  * dropped unanswered (flush first). Accepts NULL, nulls *e. */

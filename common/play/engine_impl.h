@@ -50,6 +50,7 @@ struct pb_engine {
   int az; /* an AlphaZero checkpoint */
   char *model_path;
   int batch;
+  int bound_ms;          /* each agent call's time bound; 0: none */
   pb_engine_emit_fn emit;
   void *ctx;
   pb_jsonr_t *jr;

@@ -546,11 +546,21 @@ pb_record_file_t *pb_record_file_open(const char *path, int kind,
   snprintf(f->path, sizeof f->path, "%s", path);
   f->kind = kind;
   pb_json_init(&f->j);
-  /* O_APPEND, never O_TRUNC: what the file holds stays. */
-  f->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  /* O_APPEND, never O_TRUNC: what the file holds stays. O_NOFOLLOW: a
+   * symbolic link is refused, never followed (a link planted where a
+   * record goes would otherwise append to whatever it names). */
+  f->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+               0644);
   if (f->fd < 0 && (errno == EACCES || errno == EISDIR))
-    f->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC); /* a pipe, say */
+    f->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW); /* a pipe */
   struct stat st;
+  if (f->fd < 0 && errno == ELOOP) {
+    pb_err_set(err, PB_EIO,
+               "%s: a symbolic link; records are not written through links "
+               "(give the file's own path)",
+               path);
+    goto fail;
+  }
   if (f->fd < 0 || fstat(f->fd, &st) != 0) {
     pb_err_set(err, PB_EIO, "%s: cannot open for appending: %s", path,
                strerror(errno));
@@ -643,15 +653,69 @@ pb_record_reader_t *pb_record_reader_open(const char *path, pb_err_t *err) {
     return NULL;
   }
   snprintf(rd->path, sizeof rd->path, "%s", path);
+  /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer;
+   * only a regular file is read (a device such as /dev/zero, a FIFO, a
+   * socket would never end), and reads block as usual after the check. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   struct stat st;
-  if ((rd->f = fopen(path, "rb")) == NULL || fstat(fileno(rd->f), &st) != 0 ||
-      S_ISDIR(st.st_mode)) {
-    pb_err_set(err, PB_EIO, "%s: cannot read: %s", path,
-               rd->f != NULL ? "a directory" : strerror(errno));
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    pb_err_set(err, PB_EIO, "%s: cannot read: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    pb_record_reader_destroy(&rd);
+    return NULL;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    pb_err_set(err, PB_EIO, "%s: cannot read: %s, not a regular file", path,
+               S_ISDIR(st.st_mode)    ? "a directory"
+               : S_ISFIFO(st.st_mode) ? "a FIFO"
+               : S_ISCHR(st.st_mode)  ? "a character device"
+               : S_ISBLK(st.st_mode)  ? "a block device"
+               : S_ISSOCK(st.st_mode) ? "a socket"
+                                      : "something else");
+    close(fd);
+    pb_record_reader_destroy(&rd);
+    return NULL;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
+      (rd->f = fdopen(fd, "rb")) == NULL) {
+    pb_err_set(err, PB_EIO, "%s: cannot read: %s", path, strerror(errno));
+    close(fd);
     pb_record_reader_destroy(&rd);
     return NULL;
   }
   return rd;
+}
+
+/* Reads one line (its newline kept, if any) into rd->buf, NUL-terminated,
+ * never holding more than PB_RECORD_LINE_MAX + 1 bytes of it: a longer
+ * line is refused at that point, not read whole. Returns its length, 0 at
+ * the end of the file, -1 on a read error (errno set), -2 for a line too
+ * long. */
+static ssize_t read_line(pb_record_reader_t *rd) {
+  size_t n = 0;
+  for (;;) {
+    int c = getc(rd->f);
+    if (c == EOF) break;
+    if (n + 2 > rd->cap) {
+      if (n > PB_RECORD_LINE_MAX) return -2;
+      size_t cap = rd->cap < 4096 ? 4096 : rd->cap * 2;
+      if (cap > PB_RECORD_LINE_MAX + 2) cap = PB_RECORD_LINE_MAX + 2;
+      char *b = realloc(rd->buf, cap);
+      if (b == NULL) {
+        errno = ENOMEM;
+        return -1;
+      }
+      rd->buf = b;
+      rd->cap = cap;
+    }
+    rd->buf[n++] = (char)c;
+    if (c == '\n') break;
+  }
+  if (n == 0) return ferror(rd->f) ? -1 : 0;
+  rd->buf[n] = '\0';
+  if (n - (rd->buf[n - 1] == '\n') > PB_RECORD_LINE_MAX) return -2;
+  return (ssize_t)n;
 }
 
 int pb_record_reader_next(pb_record_reader_t *rd, pb_record_t *r,
@@ -660,17 +724,17 @@ int pb_record_reader_next(pb_record_reader_t *rd, pb_record_t *r,
     return pb_err_set(err, PB_EINVAL, "record: NULL reader");
   for (;;) {
     errno = 0;
-    ssize_t n = getline(&rd->buf, &rd->cap, rd->f);
-    if (n < 0) {
-      if (ferror(rd->f))
-        return pb_err_set(err, PB_EIO, "%s:%ld: cannot read: %s", rd->path,
-                          rd->line + 1, strerror(errno));
-      return 0;
-    }
+    ssize_t n = read_line(rd);
+    if (n == -2)
+      return pb_err_set(err, PB_ERANGE,
+                        "%s:%ld: a line longer than %u bytes (refused "
+                        "without reading the rest)",
+                        rd->path, rd->line + 1, PB_RECORD_LINE_MAX);
+    if (n < 0)
+      return pb_err_set(err, PB_EIO, "%s:%ld: cannot read: %s", rd->path,
+                        rd->line + 1, strerror(errno));
+    if (n == 0) return 0;
     rd->line++;
-    if ((size_t)n > PB_RECORD_LINE_MAX)
-      return pb_err_set(err, PB_ERANGE, "%s:%ld: a line longer than %u bytes",
-                        rd->path, rd->line, PB_RECORD_LINE_MAX);
     while (n > 0 && (rd->buf[n - 1] == '\n' || rd->buf[n - 1] == '\r' ||
                      rd->buf[n - 1] == ' ' || rd->buf[n - 1] == '\t'))
       n--;

@@ -138,7 +138,8 @@ enum { PB_RECORD_JSONL = 0, PB_RECORD_GGF = 1 };
 typedef struct pb_record_file pb_record_file_t;
 
 /* Opens `path` for appending records of kind PB_RECORD_JSONL or
- * PB_RECORD_GGF, creating it if needed; never truncates. A file that is
+ * PB_RECORD_GGF, creating it if needed; never truncates, and never
+ * follows a symbolic link (one at path is refused, PB_EIO). A file that is
  * not empty must start with a record (a JSON line that pb_record_parse
  * reads, or "(;GM[Othello]"); otherwise it is refused with PB_ECORRUPT
  * naming it, and left as it is. A last line without its newline (a write
@@ -160,15 +161,19 @@ void pb_record_file_close(pb_record_file_t **f);
 
 typedef struct pb_record_reader pb_record_reader_t;
 
-/* Opens the record file at path for reading. NULL with err filled
- * (PB_EIO naming the path and the reason, PB_ENOMEM). */
+/* Opens the record file at path for reading: a regular file only (a
+ * directory, a FIFO, a device such as /dev/zero, a socket are refused at
+ * once, without a read, and opening a FIFO does not wait for a writer).
+ * NULL with err filled (PB_EIO naming the path and the reason,
+ * PB_ENOMEM). */
 pb_record_reader_t *pb_record_reader_open(const char *path, pb_err_t *err);
 
 /* Reads the next record into *r (blank lines are skipped); r's moves are
  * the reader's and valid until the next call. Returns 1 for a record, 0 at
  * the end of the file, or an error whose message starts "PATH:LINE: ":
- * pb_record_parse's, PB_ERANGE for a line longer than PB_RECORD_LINE_MAX,
- * PB_EIO. */
+ * pb_record_parse's, PB_ERANGE for a line longer than PB_RECORD_LINE_MAX
+ * (refused once that many bytes are read: memory stays bounded whatever
+ * the line's length), PB_EIO. */
 int pb_record_reader_next(pb_record_reader_t *rd, pb_record_t *r,
                           pb_err_t *err);
 

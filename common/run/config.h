@@ -142,6 +142,7 @@ typedef struct pb_config {
     char actor_precision[PB_CONFIG_NAME_MAX];
     char searcher_precision[PB_CONFIG_NAME_MAX];
     int threads;                     /* libtorch intra-op threads */
+    int learner_threads;             /* training threads; 0 = auto */
     pb_config_net_t v, q;
   } model;
 

@@ -160,7 +160,8 @@ const pb__row_t pb__schema[] = {
             "own, at most 64)"),
     ROW_INT("search.threads", search.threads, 0, 256, "0",
             "threads of tree work per searcher, feeding one network queue; 0 "
-            "= 1 on the CPU, the CPUs the process may use on CUDA"),
+            "= 1 (common/run/plan.h: many searchers of one thread beat few "
+            "of many, also on CUDA)"),
     ROW_INT("search.cache_entries", search.cache_entries, 0, 1 << 30, "262144",
             "network evaluation cache entries; 0 disables the cache"),
 
@@ -243,8 +244,9 @@ const pb__row_t pb__schema[] = {
              "arithmetic of every network whose role's own key is default "
              "(and of the evaluator and agents): fp32; bf16 (trunk in "
              "bfloat16, head, loss and weights fp32; refused where the "
-             "device has no native bf16); auto (bf16 where native: AMX or "
-             "AVX-512 BF16, CUDA 8.0+; else fp32)"),
+             "device has no native bf16); auto (bf16 on a CPU with native "
+             "bf16: AMX or AVX-512 BF16; fp32 on CUDA, where bf16 was "
+             "measured slower for these networks; else fp32)"),
     ROW_ENUM("model.learner_precision", model.learner_precision,
              "default|fp32|bf16|auto", "default",
              "the learner's precision (also --inproc's); default: "
@@ -257,6 +259,11 @@ const pb__row_t pb__schema[] = {
              "search workers' precision; default: model.precision"),
     ROW_INT("model.threads", model.threads, 1, 1024, "1",
             "libtorch intra-op threads per process"),
+    ROW_INT("model.learner_threads", model.learner_threads, 0, 64, "0",
+            "threads the learner trains each network on (each minibatch "
+            "split into that many shards at once; results differ in the "
+            "last bits between counts); 0 = auto: on a CPU half the CPUs, "
+            "at most 8; on CUDA 1"),
     NET_ROWS(v, "V"),
     NET_ROWS(q, "Q"),
 

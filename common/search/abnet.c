@@ -48,6 +48,7 @@ struct pb_abnet {
   uint32_t gen;
   uint8_t iter;
   double deadline;
+  double cap; /* pb_abnet_set_deadline: the latest deadline; 0: none */
   pb_abnet_result_t r;
   /* the principal variation of the deepest completed iteration */
   int pv_len;
@@ -454,6 +455,8 @@ int pb_abnet_search(pb_abnet_t *ab, const pb_state_t *s, const pb_evalfn_t *ev,
   ab->stop = 0;
   ab->qused = 0;
   ab->deadline = ab->o.time_ms > 0 ? pb_now() + ab->o.time_ms / 1000.0 : 0;
+  if (ab->cap > 0 && (ab->deadline == 0 || ab->cap < ab->deadline))
+    ab->deadline = ab->cap;
   /* The root's Q: the move when no iteration completes. */
   const float *q = node_q(ab, tt_slot(ab, s, g->hash(s)), s, 1);
   if (q == NULL) return ab->rc;
@@ -491,4 +494,8 @@ int pb_abnet_search(pb_abnet_t *ab, const pb_state_t *s, const pb_evalfn_t *ev,
   res->depth = depth;
   res->solved = solved;
   return 0;
+}
+
+void pb_abnet_set_deadline(pb_abnet_t *ab, double until) {
+  if (ab != NULL) ab->cap = until > 0 ? until : 0;
 }

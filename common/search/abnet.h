@@ -110,6 +110,11 @@ void pb_abnet_destroy(pb_abnet_t **ab);
 int pb_abnet_search(pb_abnet_t *ab, const pb_state_t *s, const pb_evalfn_t *ev,
                     pb_abnet_result_t *res, pb_err_t *err);
 
+/* Searches from now on also stop at pb_now() = until (seconds, common/
+ * base/util.h; 0 = no such bound), as at time_ms's deadline: the deepest
+ * iteration completed by then answers. */
+void pb_abnet_set_deadline(pb_abnet_t *ab, double until);
+
 /* The options in use (budgets as given). */
 const pb_abnet_opts_t *pb_abnet_options(const pb_abnet_t *ab);
 

@@ -1,18 +1,42 @@
-/* batcher.c - see batcher.h. */
+/* batcher.c - see batcher.h.
+ *
+ * One lock guards the requests. A member's call queues its request
+ * (PENDING) and waits on its own condition. Whoever finds a batch ready
+ * (batcher.h: gathering, every running member waits; overlapping, the
+ * inner evalfn is idle) becomes the runner: it takes every queued request
+ * (TAKEN), lets go of the lock, makes the inner calls, and under the lock
+ * again marks them DONE, wakes their members, and (overlapping) wakes one
+ * member whose request was queued meanwhile to run the next batch. At most
+ * one inner call runs at a time.
+ *
+ * Overlapping, a member that finds a batch running spins for up to SPIN_NS
+ * before it sleeps: with a cheap evaluator (a GPU for small batches, the
+ * free one of bench_search) the batch is over in microseconds, sooner than
+ * a sleep and a wake-up, which cost more than the tree work between two
+ * calls. The fields the spin reads (busy, each state) are written with
+ * atomic stores under the lock and read with atomic loads outside it. */
 #include "batcher.h"
+
+#include "invariant.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* How long a member spins on a running batch before it sleeps. */
+#define SPIN_NS 50000
 
 enum { K_NONE = 0, K_V = 1, K_Q = 2 };
+enum { R_FREE = 0, R_PENDING, R_TAKEN, R_DONE };
 
 typedef struct {
   int kind;
   const pb_state_t *states;
   int n;
   float *out;
+  int state; /* R_* */
   int rc;
   pb_err_t err;
 } req_t;
@@ -30,16 +54,21 @@ struct pb_batcher {
   const pb_game_t *g;
   int threads;
   pthread_mutex_t mu;
-  pthread_cond_t cv;
+  pthread_cond_t cv[PB_BATCHER_MAX_THREADS]; /* one per member */
+  int ncv;                                   /* conditions created */
   const pb_evalfn_t *inner;
   pb_batcher_work_fn work;
   void *ctx;
-  int active;   /* members still running */
-  int waiting;  /* members with a request queued */
-  uint64_t gen; /* batches answered */
-  int failed;   /* the inner evalfn failed: every call fails now */
+  int mode;    /* PB_BATCHER_GATHER or PB_BATCHER_OVERLAP */
+  int active;  /* members still running */
+  int busy;    /* a runner is in the inner evalfn */
+  int pending; /* requests PENDING */
+  int failed;  /* the inner evalfn failed: every call fails now */
   int fail_rc;
   pb_err_t fail_err;
+  /* The runner's batch (used by one runner at a time, outside the lock). */
+  int taken[PB_BATCHER_MAX_THREADS];
+  int ntaken;
   pb_state_t *sbuf;
   size_t scap;
   float *obuf;
@@ -48,6 +77,17 @@ struct pb_batcher {
   req_t req[PB_BATCHER_MAX_THREADS];
   member_t m[PB_BATCHER_MAX_THREADS];
 };
+
+void pb_batcher_destroy(pb_batcher_t **pb) {
+  if (pb == NULL || *pb == NULL) return;
+  pb_batcher_t *b = *pb;
+  for (int i = 0; i < b->ncv; i++) pthread_cond_destroy(&b->cv[i]);
+  pthread_mutex_destroy(&b->mu);
+  free(b->sbuf);
+  free(b->obuf);
+  free(b);
+  *pb = NULL;
+}
 
 pb_batcher_t *pb_batcher_new(const pb_game_t *g, int threads, pb_err_t *err) {
   if (g == NULL || threads < 1 || threads > PB_BATCHER_MAX_THREADS) {
@@ -62,29 +102,33 @@ pb_batcher_t *pb_batcher_new(const pb_game_t *g, int threads, pb_err_t *err) {
   }
   b->g = g;
   b->threads = threads;
-  if (pthread_mutex_init(&b->mu, NULL) != 0) {
+  b->mode = PB_BATCHER_GATHER;
+  /* An adaptive mutex (glibc) spins a little before it sleeps: the lock is
+   * held for microseconds, far less than a sleep and a wake-up. */
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init(&ma);
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+  int mrc = pthread_mutex_init(&b->mu, &ma);
+  pthread_mutexattr_destroy(&ma);
+  if (mrc != 0) {
     free(b);
     pb_err_set(err, PB_ENOMEM, "batcher: cannot create a mutex");
     return NULL;
   }
-  if (pthread_cond_init(&b->cv, NULL) != 0) {
-    pthread_mutex_destroy(&b->mu);
-    free(b);
-    pb_err_set(err, PB_ENOMEM, "batcher: cannot create a condition");
-    return NULL;
-  }
+  for (; b->ncv < threads; b->ncv++)
+    if (pthread_cond_init(&b->cv[b->ncv], NULL) != 0) {
+      pb_batcher_destroy(&b);
+      pb_err_set(err, PB_ENOMEM, "batcher: cannot create a condition");
+      return NULL;
+    }
   return b;
 }
 
-void pb_batcher_destroy(pb_batcher_t **pb) {
-  if (pb == NULL || *pb == NULL) return;
-  pb_batcher_t *b = *pb;
-  pthread_cond_destroy(&b->cv);
-  pthread_mutex_destroy(&b->mu);
-  free(b->sbuf);
-  free(b->obuf);
-  free(b);
-  *pb = NULL;
+void pb_batcher_set_mode(pb_batcher_t *b, int mode) {
+  pb_assert(mode == PB_BATCHER_GATHER || mode == PB_BATCHER_OVERLAP);
+  b->mode = mode;
 }
 
 static int grow(pb_batcher_t *b, size_t states, size_t floats) {
@@ -103,87 +147,196 @@ static int grow(pb_batcher_t *b, size_t states, size_t floats) {
   return 0;
 }
 
-/* One inner call for every queued request of `kind`; with b->mu held. */
-static void run_kind(pb_batcher_t *b, int kind) {
+/* The fields a spinning member reads without the lock. */
+static inline void set(int *field, int v) {
+  __atomic_store_n(field, v, __ATOMIC_RELEASE);
+}
+
+static inline int get(const int *field) {
+  return __atomic_load_n(field, __ATOMIC_ACQUIRE);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* Without the lock: waits up to SPIN_NS for r's batch to be answered or
+ * for the running batch to end. */
+static void spin(const pb_batcher_t *b, const req_t *r) {
+  const double until = now_ns() + SPIN_NS;
+  for (int k = 1;; k++) {
+    int st = get(&r->state);
+    if (st == R_DONE || (st == R_PENDING && !get(&b->busy))) return;
+    cpu_relax();
+    if (k % 64 == 0 && now_ns() > until) return;
+  }
+}
+
+/* One inner call for the taken requests of `kind`, by the runner without
+ * the lock: the requests it reads belong to members waiting for them. A
+ * lone request is passed through without copying. Sets each one's rc (and
+ * err); returns the number of states (0: no call). */
+static size_t run_kind(pb_batcher_t *b, int kind, int *rc_out, pb_err_t *e) {
   const size_t w = kind == K_Q ? (size_t)b->g->num_actions : 1;
   size_t total = 0;
-  for (int i = 0; i < b->threads; i++)
-    if (b->req[i].kind == kind) total += (size_t)b->req[i].n;
-  if (total == 0) return;
-  pb_err_t e;
-  pb_err_clear(&e);
-  int rc = grow(b, total, total * w);
-  if (rc != 0) {
-    pb_err_set(&e, rc, "batcher: out of memory (%zu states)", total);
+  int lone = -1, nreq = 0;
+  for (int t = 0; t < b->ntaken; t++) {
+    const req_t *r = &b->req[b->taken[t]];
+    if (r->kind != kind) continue;
+    total += (size_t)r->n;
+    lone = b->taken[t];
+    nreq++;
+  }
+  *rc_out = 0;
+  if (total == 0) return 0;
+  int rc;
+  if (nreq == 1) {
+    req_t *r = &b->req[lone];
+    rc = kind == K_Q
+             ? b->inner->qvalues(b->inner->ctx, r->states, r->n, r->out, e)
+             : b->inner->value(b->inner->ctx, r->states, r->n, r->out, e);
+  } else if ((rc = grow(b, total, total * w)) != 0) {
+    pb_err_set(e, rc, "batcher: out of memory (%zu states)", total);
   } else {
     size_t k = 0;
-    for (int i = 0; i < b->threads; i++) {
-      const req_t *r = &b->req[i];
+    for (int t = 0; t < b->ntaken; t++) {
+      const req_t *r = &b->req[b->taken[t]];
       if (r->kind != kind) continue;
       memcpy(b->sbuf + k, r->states, (size_t)r->n * sizeof *b->sbuf);
       k += (size_t)r->n;
     }
     rc = kind == K_Q
-             ? b->inner->qvalues(b->inner->ctx, b->sbuf, (int)total, b->obuf, &e)
-             : b->inner->value(b->inner->ctx, b->sbuf, (int)total, b->obuf, &e);
-    if (kind == K_Q) {
-      b->st.q_calls++;
-      b->st.q_rows += total;
-    } else {
-      b->st.v_calls++;
-      b->st.v_rows += total;
+             ? b->inner->qvalues(b->inner->ctx, b->sbuf, (int)total, b->obuf, e)
+             : b->inner->value(b->inner->ctx, b->sbuf, (int)total, b->obuf, e);
+    k = 0;
+    for (int t = 0; rc == 0 && t < b->ntaken; t++) {
+      req_t *r = &b->req[b->taken[t]];
+      if (r->kind != kind) continue;
+      memcpy(r->out, b->obuf + k * w, (size_t)r->n * w * sizeof *r->out);
+      k += (size_t)r->n;
     }
   }
-  size_t k = 0;
-  for (int i = 0; i < b->threads; i++) {
-    req_t *r = &b->req[i];
+  for (int t = 0; t < b->ntaken; t++) {
+    req_t *r = &b->req[b->taken[t]];
     if (r->kind != kind) continue;
     r->rc = rc;
-    if (rc != 0)
-      r->err = e;
-    else
-      memcpy(r->out, b->obuf + k * w, (size_t)r->n * w * sizeof *r->out);
-    k += (size_t)r->n;
+    if (rc != 0) r->err = *e;
   }
+  *rc_out = rc;
+  return total;
+}
+
+/* With b->mu held, the inner evalfn idle and requests pending: takes every
+ * pending request, answers them without the lock, and with it again wakes
+ * their members and hands the next batch to a member still waiting. */
+static void run_batch(pb_batcher_t *b) {
+  set(&b->busy, 1);
+  b->ntaken = 0;
+  for (int i = 0; i < b->threads; i++)
+    if (b->req[i].state == R_PENDING) {
+      set(&b->req[i].state, R_TAKEN);
+      b->taken[b->ntaken++] = i;
+    }
+  b->pending = 0;
+  pthread_mutex_unlock(&b->mu);
+
+  pb_err_t e;
+  pb_err_clear(&e);
+  int rc_q, rc_v = 0;
+  size_t q_rows = run_kind(b, K_Q, &rc_q, &e), v_rows = 0;
+  if (rc_q == 0)
+    v_rows = run_kind(b, K_V, &rc_v, &e);
+  else
+    for (int t = 0; t < b->ntaken; t++) {
+      req_t *r = &b->req[b->taken[t]];
+      r->rc = rc_q; /* the V requests of a failed batch fail with it */
+      r->err = e;
+    }
+  int rc = rc_q != 0 ? rc_q : rc_v;
+
+  pthread_mutex_lock(&b->mu);
+  if (q_rows) {
+    b->st.q_calls++;
+    b->st.q_rows += q_rows;
+  }
+  if (v_rows) {
+    b->st.v_calls++;
+    b->st.v_rows += v_rows;
+  }
+  b->st.batches++;
+  if ((uint64_t)b->ntaken > b->st.max_requests)
+    b->st.max_requests = (uint64_t)b->ntaken;
   if (rc != 0 && !b->failed) {
     b->failed = 1;
     b->fail_rc = rc;
     b->fail_err = e;
   }
+  for (int t = 0; t < b->ntaken; t++) {
+    set(&b->req[b->taken[t]].state, R_DONE);
+    pthread_cond_signal(&b->cv[b->taken[t]]);
+  }
+  set(&b->busy, 0);
+  /* The next batch: one waiting member runs it; after a failure every
+   * waiting member wakes to fail. */
+  for (int i = 0; i < b->threads && b->pending > 0; i++)
+    if (b->req[i].state == R_PENDING) {
+      pthread_cond_signal(&b->cv[i]);
+      if (!b->failed) break;
+    }
 }
 
-/* Answers every queued request; with b->mu held. */
-static void run_batch(pb_batcher_t *b) {
-  run_kind(b, K_Q);
-  run_kind(b, K_V);
-  for (int i = 0; i < b->threads; i++) b->req[i].kind = K_NONE;
-  b->waiting = 0;
-  b->gen++;
-  pthread_cond_broadcast(&b->cv);
+/* Whether a batch may start now (with b->mu held and requests pending):
+ * the inner evalfn is idle and, gathering, every running member waits. */
+static int ready(const pb_batcher_t *b) {
+  return !b->busy &&
+         (b->mode == PB_BATCHER_OVERLAP || b->pending == b->active);
 }
 
 static int call(member_t *m, int kind, const pb_state_t *s, int n, float *out,
                 pb_err_t *err) {
   if (n <= 0) return 0;
   pb_batcher_t *b = m->b;
+  req_t *r = &b->req[m->idx];
   pthread_mutex_lock(&b->mu);
   b->st.requests++;
-  if (b->failed) {
-    int rc = b->fail_rc;
-    if (err) *err = b->fail_err;
-    pthread_mutex_unlock(&b->mu);
-    return rc;
+  *r = (req_t){kind, s, n, out, R_FREE, 0, {0, ""}};
+  set(&r->state, R_PENDING);
+  b->pending++;
+  int rc, spun = 0;
+  for (;;) {
+    if (r->state == R_DONE) {
+      rc = r->rc;
+      if (rc != 0 && err) *err = r->err;
+      break;
+    }
+    if (r->state == R_PENDING && b->failed) {
+      b->pending--;
+      rc = b->fail_rc;
+      if (err) *err = b->fail_err;
+      break;
+    }
+    if (r->state == R_PENDING && ready(b)) {
+      run_batch(b); /* takes this request too */
+    } else if (!spun && b->mode == PB_BATCHER_OVERLAP) {
+      spun = 1;
+      pthread_mutex_unlock(&b->mu);
+      spin(b, r);
+      pthread_mutex_lock(&b->mu);
+    } else {
+      pthread_cond_wait(&b->cv[m->idx], &b->mu);
+    }
   }
-  req_t *r = &b->req[m->idx];
-  *r = (req_t){kind, s, n, out, 0, {0, ""}};
-  b->waiting++;
-  uint64_t mine = b->gen;
-  if (b->waiting == b->active)
-    run_batch(b);
-  else
-    while (b->gen == mine) pthread_cond_wait(&b->cv, &b->mu);
-  int rc = r->rc;
-  if (rc != 0 && err) *err = r->err;
+  set(&r->state, R_FREE);
   pthread_mutex_unlock(&b->mu);
   return rc;
 }
@@ -198,11 +351,12 @@ static int m_qvalues(void *ctx, const pb_state_t *s, int n, float *out,
   return call(ctx, K_Q, s, n, out, err);
 }
 
-/* A member is done: the others no longer wait for it. */
+/* A member is done: gathering, the others no longer wait for it, and the
+ * batch they wait for may be complete now (the leaving member runs it). */
 static void leave(pb_batcher_t *b) {
   pthread_mutex_lock(&b->mu);
   b->active--;
-  if (b->active > 0 && b->waiting == b->active) run_batch(b);
+  if (b->pending > 0 && !b->failed && ready(b)) run_batch(b);
   pthread_mutex_unlock(&b->mu);
 }
 
@@ -228,12 +382,13 @@ int pb_batcher_run(pb_batcher_t *b, int members, const pb_evalfn_t *inner,
   b->inner = inner;
   b->work = work;
   b->ctx = ctx;
+  set(&b->busy, 0);
   b->active = members;
-  b->waiting = 0;
+  b->pending = 0;
   b->failed = 0;
   for (int i = 0; i < members; i++) {
     b->m[i] = (member_t){.b = b, .idx = i};
-    b->req[i].kind = K_NONE;
+    set(&b->req[i].state, R_FREE);
   }
   int start_rc = 0;
   pb_err_t start_err;
@@ -263,5 +418,9 @@ int pb_batcher_run(pb_batcher_t *b, int members, const pb_evalfn_t *inner,
 }
 
 void pb_batcher_stats(const pb_batcher_t *b, pb_batcher_stats_t *st) {
+  /* The lock is not part of the batcher's value: taking it is no change. */
+  pthread_mutex_t *mu = (pthread_mutex_t *)&b->mu;
+  pthread_mutex_lock(mu);
   *st = b->st;
+  pthread_mutex_unlock(mu);
 }

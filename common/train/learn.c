@@ -60,6 +60,11 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
       (l->v != NULL && pb_nn_set_precision(l->v, prec, err) != 0) ||
       pb_nn_set_precision(l->q, prec, err) != 0)
     goto fail;
+  /* model.learner_threads: each minibatch in shards on that many threads */
+  const int lt = pb_model_learner_threads(cfg, pb_nn_device(l->q));
+  if ((l->v != NULL && pb_nn_set_train_threads(l->v, lt, err) != 0) ||
+      pb_nn_set_train_threads(l->q, lt, err) != 0)
+    goto fail;
   if (pb_config_td(cfg)) {
     /* algorithm td: V is the linear evaluation, all weights zero at the
      * start (common/train/td.h). */

@@ -101,7 +101,7 @@ int pb_play_score(const pb_game_t *g, const pb_state_t *states, uint32_t n,
                   int final_reward, const float *q, double eps,
                   double temperature, pb_play_tally_t *t, pb_err_t *err) {
   const int A = g->num_actions;
-  pb_play_tally_t e = {0, 1, 0.0, 0.0};
+  pb_play_tally_t e = {.episodes = 1};
   for (uint32_t i = 0; i < n; i++)
     if (score_one(g, &states[i], i + 1 < n ? &states[i + 1] : NULL,
                   final_reward, q + (size_t)i * A, eps, temperature,
@@ -109,6 +109,9 @@ int pb_play_score(const pb_game_t *g, const pb_state_t *states, uint32_t n,
       return pb_err_set(err, PB_ECORRUPT,
                         "ply %u of an episode does not follow from ply %u",
                         i + 1, i);
+  e.r_moves = (double)e.moves; /* one episode: no decay within it */
+  e.r_excess = e.excess;
+  e.r_var = e.var;
   pb_play_add(t, &e);
   return 0;
 }
@@ -117,11 +120,21 @@ double pb_play_z(const pb_play_tally_t *t) {
   return t->moves > 0 && t->var > 0.0 ? t->excess / sqrt(t->var) : 0.0;
 }
 
+double pb_play_recent_z(const pb_play_tally_t *t) {
+  return t->r_moves > 0 && t->r_var > 0.0 ? t->r_excess / sqrt(t->r_var)
+                                           : 0.0;
+}
+
 int pb_play_impossible(const pb_play_tally_t *t) {
-  return t->moves >= PB_PLAY_MIN_MOVES && pb_play_z(t) >= PB_PLAY_Z;
+  return (t->moves >= PB_PLAY_MIN_MOVES && pb_play_z(t) >= PB_PLAY_Z) ||
+         (t->r_moves >= PB_PLAY_MIN_MOVES && pb_play_recent_z(t) >= PB_PLAY_Z);
 }
 
 void pb_play_add(pb_play_tally_t *a, const pb_play_tally_t *b) {
+  const double keep = pow(1.0 - 1.0 / PB_PLAY_RECENT, (double)b->moves);
+  a->r_moves = a->r_moves * keep + b->r_moves;
+  a->r_excess = a->r_excess * keep + b->r_excess;
+  a->r_var = a->r_var * keep * keep + b->r_var;
   a->moves += b->moves;
   a->episodes += b->episodes;
   a->excess += b->excess;
@@ -133,4 +146,7 @@ void pb_play_sub(pb_play_tally_t *a, const pb_play_tally_t *b) {
   a->episodes = a->episodes > b->episodes ? a->episodes - b->episodes : 0;
   a->excess -= b->excess;
   a->var = a->var > b->var ? a->var - b->var : 0.0;
+  a->r_moves = a->r_moves > b->r_moves ? a->r_moves - b->r_moves : 0.0;
+  a->r_excess -= b->r_excess;
+  a->r_var = a->r_var > b->r_var ? a->r_var - b->r_var : 0.0;
 }

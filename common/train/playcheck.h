@@ -37,13 +37,22 @@ typedef struct pb_play_tally {
   uint64_t episodes;
   double excess;   /* sum of (surprise - its mean), nats */
   double var;      /* sum of the surprises' variances */
+  /* The same over the recent moves (issue 46: trust that can be lost):
+   * a move weighs (1 - 1/PB_PLAY_RECENT)^k once k moves were added after
+   * it, its variance that weight squared (so that the recent z of honest
+   * moves is a standard normal's too). */
+  double r_moves, r_excess, r_var;
 } pb_play_tally_t;
+
+#define PB_PLAY_RECENT 1000
 
 /* A tally is impossible when it has at least PB_PLAY_MIN_MOVES moves and
  * its z (pb_play_z) is at least PB_PLAY_Z: a one-sided test, since honest
  * moves cannot be less surprising than the policy on average beyond
  * chance, and 6 standard errors is about 1e-9 for an honest worker per
- * test. */
+ * test. Or when its recent moves weigh PB_PLAY_MIN_MOVES and their z
+ * (pb_play_recent_z) is at least PB_PLAY_Z: an honest history does not
+ * hide a thrower that starts late. */
 #define PB_PLAY_MIN_MOVES 100
 #define PB_PLAY_Z 6.0
 
@@ -72,14 +81,19 @@ int pb_play_score(const pb_game_t *g, const pb_state_t *states, uint32_t n,
                   int final_reward, const float *q, double eps,
                   double temperature, pb_play_tally_t *t, pb_err_t *err);
 
-/* z of a tally: excess / sqrt(var); 0 without moves. */
+/* z of a tally: excess / sqrt(var); 0 without moves. And of its recent
+ * moves. */
 double pb_play_z(const pb_play_tally_t *t);
+double pb_play_recent_z(const pb_play_tally_t *t);
 
 /* Whether t is statistically impossible for an honest actor (see
  * PB_PLAY_Z). */
 int pb_play_impossible(const pb_play_tally_t *t);
 
-/* Adds b to a; takes b out of a (a tally that held b). */
+/* Adds b to a (b's moves come after a's: a's recent sums decay by b's
+ * moves); takes b out of a (a tally that held b; of the recent sums,
+ * b's own are taken out, which is more than b weighs there once moves
+ * followed it: what is left errs toward the honest side). */
 void pb_play_add(pb_play_tally_t *a, const pb_play_tally_t *b);
 void pb_play_sub(pb_play_tally_t *a, const pb_play_tally_t *b);
 

@@ -99,45 +99,68 @@ float pb_spot_bias(const pb_game_t *g, const pb_state_t *st, const float *mine,
 
 int pb_spot_count(pb_spot_tally_t *t, float diff, float bias,
                   double tolerance) {
+  const double keep = 1.0 - 1.0 / PB_SPOT_RECENT;
+  const int bad = (double)diff > tolerance;
   t->checked++;
   t->bias_sum += bias;
   t->bias_sq += (double)bias * bias;
+  t->r_checked = t->r_checked * keep + 1.0;
+  t->r_disagree = t->r_disagree * keep + bad;
+  t->r_bias_sum = t->r_bias_sum * keep + bias;
+  t->r_bias_sq = t->r_bias_sq * keep + (double)bias * bias;
   if (diff > t->max_diff) t->max_diff = diff;
-  if ((double)diff > tolerance) {
-    t->disagree++;
-    return 1;
-  }
-  return 0;
+  if (bad) t->disagree++;
+  return bad;
 }
 
 int pb_spot_failed(const pb_spot_tally_t *t, double max_disagree) {
-  return t->disagree >= PB_SPOT_MIN_DISAGREE &&
-         (double)t->disagree > max_disagree * (double)t->checked;
+  if (t->disagree < PB_SPOT_MIN_DISAGREE) return 0;
+  return (double)t->disagree > max_disagree * (double)t->checked ||
+         (t->r_disagree >= PB_SPOT_RECENT_MIN &&
+          t->r_disagree > max_disagree * t->r_checked);
 }
 
 double pb_spot_mean_bias(const pb_spot_tally_t *t) {
   return t->checked > 0 ? t->bias_sum / (double)t->checked : 0.0;
 }
 
-/* The variance of the mean of a tally's biases (0 when too few). */
-static double var_of_mean(const pb_spot_tally_t *t) {
-  if (t->checked < 2) return 0.0;
-  const double n = (double)t->checked, m = t->bias_sum / n;
-  double var = (t->bias_sq - n * m * m) / (n - 1);
+double pb_spot_recent_bias(const pb_spot_tally_t *t) {
+  return t->r_checked > 0 ? t->r_bias_sum / t->r_checked : 0.0;
+}
+
+/* The variance of the mean of n biases summing to sum, their squares to
+ * sq (0 when too few). */
+static double var_mean(double n, double sum, double sq) {
+  if (n < 2) return 0.0;
+  const double m = sum / n;
+  double var = (sq - n * m * m) / (n - 1);
   return var > 0 ? var / n : 0.0;
+}
+
+/* The bias test of n biases (sum, sq) against the others' tally. */
+static int leans(double n, double sum, double sq,
+                 const pb_spot_tally_t *others, double min_effect) {
+  if (n < PB_SPOT_BIAS_MIN) return 0;
+  const double mean = sum / n;
+  if (!(fabs(mean) >= min_effect)) return 0;
+  const double d = mean - pb_spot_mean_bias(others);
+  if (!(fabs(d) >= min_effect)) return 0;
+  /* Honest biases are 0 to the last bits: a floor on the error keeps the
+   * test's ratio finite, and min_effect decides there. */
+  double se = sqrt(var_mean(n, sum, sq) +
+                   var_mean((double)others->checked, others->bias_sum,
+                            others->bias_sq));
+  if (se < 1e-9) se = 1e-9;
+  return fabs(d) / se >= PB_SPOT_BIAS_Z;
 }
 
 int pb_spot_biased(const pb_spot_tally_t *t, const pb_spot_tally_t *others,
                    double min_effect) {
   if (t->checked < PB_SPOT_BIAS_MIN) return 0;
-  if (!(fabs(pb_spot_mean_bias(t)) >= min_effect)) return 0;
-  const double d = pb_spot_mean_bias(t) - pb_spot_mean_bias(others);
-  if (!(fabs(d) >= min_effect)) return 0;
-  /* Honest biases are 0 to the last bits: a floor on the error keeps the
-   * test's ratio finite, and min_effect decides there. */
-  double se = sqrt(var_of_mean(t) + var_of_mean(others));
-  if (se < 1e-9) se = 1e-9;
-  return fabs(d) / se >= PB_SPOT_BIAS_Z;
+  return leans((double)t->checked, t->bias_sum, t->bias_sq, others,
+               min_effect) ||
+         leans(t->r_checked + 1e-9, t->r_bias_sum, t->r_bias_sq, others,
+               min_effect);
 }
 
 size_t pb_spot_sample(pb_rng_t *rng, size_t n, const uint32_t *counts,

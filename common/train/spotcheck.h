@@ -11,10 +11,15 @@
  *
  *   - a position agrees when every legal action's target is within
  *     `tolerance` of the learner's (illegal actions must be exactly 0);
- *   - a peer is judged on all its sampled positions of one iteration:
- *     it fails when at least PB_SPOT_MIN_DISAGREE of them disagree and
- *     more than `max_disagree` (a share) of them do. One position whose
- *     tree turned on a rounding is never enough.
+ *   - a peer is judged on all its sampled positions of the run: it fails
+ *     when at least PB_SPOT_MIN_DISAGREE of them disagree and more than
+ *     `max_disagree` (a share) of them do. One position whose tree turned
+ *     on a rounding is never enough;
+ *   - and on its recent ones (issue 46: trust that can be lost): counts
+ *     that decay with every position checked, about the last
+ *     PB_SPOT_RECENT, judged by the same rules, so a searcher that lies
+ *     after hundreds of honest results is caught about as fast as one
+ *     that lies from the start, not once its lies outweigh its history.
  *
  * docs/reliability.md gives the measured honest rates behind the defaults
  * (bench/bench_spotcheck.c measures them for a checkpoint and config).
@@ -43,7 +48,16 @@ typedef struct pb_spot_tally {
   /* The signed bias of each checked position (pb_spot_bias): its sum and
    * sum of squares, for pb_spot_biased. */
   double bias_sum, bias_sq;
+  /* The same, decayed: each position weighs (1 - 1/PB_SPOT_RECENT) less
+   * for every position counted after it (about the last PB_SPOT_RECENT). */
+  double r_checked, r_disagree, r_bias_sum, r_bias_sq;
 } pb_spot_tally_t;
+
+#define PB_SPOT_RECENT 256
+/* The weight of recent disagreements that may fail a tally: four recent
+ * ones (docs/reliability.md: an honest searcher whose trees turn on 0.03%
+ * of its positions goes a million positions without reaching it). */
+#define PB_SPOT_RECENT_MIN 3.5
 
 /* A checker for game g searching with E = expansions and M = max_depth,
  * `parallel` searches at once, network batches of at most max_batch and a
@@ -89,7 +103,10 @@ int pb_spot_count(pb_spot_tally_t *t, float diff, float bias,
 #define PB_SPOT_MIN_DISAGREE 3
 
 /* 1 when tally t fails: at least PB_SPOT_MIN_DISAGREE positions and more
- * than max_disagree (share, 0..1) of the checked ones disagreed. */
+ * than max_disagree (share, 0..1) of the checked ones disagreed, over the
+ * run; or, over the recent ones (the decayed counts), disagreements
+ * weighing PB_SPOT_RECENT_MIN or more and more than max_disagree of the
+ * recent positions. */
 int pb_spot_failed(const pb_spot_tally_t *t, double max_disagree);
 
 /* The bias test: a small lean on every target (under the tolerance of
@@ -107,11 +124,15 @@ int pb_spot_failed(const pb_spot_tally_t *t, double max_disagree);
  * hardware that rounds differently safe. */
 #define PB_SPOT_BIAS_MIN 30
 #define PB_SPOT_BIAS_Z 6.0
+/* The same test is made on t's recent positions (the decayed sums, once
+ * they weigh PB_SPOT_BIAS_MIN) against the others' whole run: a lean that
+ * starts late is not diluted by the honest history before it. */
 int pb_spot_biased(const pb_spot_tally_t *t, const pb_spot_tally_t *others,
                    double min_effect);
 
-/* The mean bias of a tally (0 when empty). */
+/* The mean bias of a tally (0 when empty), and of its recent positions. */
 double pb_spot_mean_bias(const pb_spot_tally_t *t);
+double pb_spot_recent_bias(const pb_spot_tally_t *t);
 
 /* A position weighing at least this share of the iteration's training is
  * always checked (pb_spot_sample). */
