@@ -140,8 +140,16 @@ int pb_cmd_accuracy(int argc, char **argv) {
   }
   printf("test set %s: %zu positions of %s\n", pb_testset_name(ts),
          pb_testset_count(ts), g->name);
-  printf("%-50s %11s %6s %7s %11s\n", "agent", "optimal", "share", "time",
-         "evals/move");
+  /* The agent column as wide as the longest spec, so that long specs
+   * (paths, settings) keep the columns aligned (issue 48). */
+  int width = 5;
+  for (int k = 0; k < nagents; k++) {
+    char spec[4400];
+    pb_agent_spec_with_model(agents[k], model, spec, sizeof spec);
+    if ((int)strlen(spec) > width) width = (int)strlen(spec);
+  }
+  printf("%-*s %11s %6s %7s %11s\n", width, "agent", "optimal", "share",
+         "time", "evals/move");
   int rc = 0;
   for (int k = 0; k < nagents && rc == 0; k++) {
     char spec[4400];
@@ -161,8 +169,9 @@ int pb_cmd_accuracy(int argc, char **argv) {
       free(moves);
       break;
     }
-    printf("%-50s %5zu/%-5zu %6.3f %6.1fs %11.1f\n", spec, acc.optimal,
-           acc.positions, acc.share, acc.seconds, acc.evals_per_move);
+    printf("%-*s %5zu/%-5zu %6.3f %6.1fs %11.1f\n", width, spec,
+           acc.optimal, acc.positions, acc.share, acc.seconds,
+           acc.evals_per_move);
     if (by_ply > 0) print_by_ply(g, ts, moves, by_ply);
     free(moves);
     fflush(stdout);

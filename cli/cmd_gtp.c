@@ -22,6 +22,10 @@
 #include "models.h"
 #include "opts.h"
 
+#ifndef PB_VERSION /* CMakeLists.txt defines it: project(VERSION) */
+#define PB_VERSION "unknown"
+#endif
+
 PB_ENTRY_STOP_FLAG(stop_flag, on_signal)
 
 static void gtp_usage(FILE *f) {
@@ -32,7 +36,9 @@ static void gtp_usage(FILE *f) {
           "  the checkpoint's game, moves by the agent (docs/gtp.md).\n"
           "  --model CKPT  a probs checkpoint or model file: the game, and\n"
           "                the network of the agent (default: the shipped\n"
-          "                model of --game, data/models/GAME.pbck)\n"
+          "                model of --game, data/models/GAME.pbck; none\n"
+          "                for an agent without a network, such as\n"
+          "                alphabeta:4 or lookahead:2)\n"
           "  --game NAME   without --model: whose shipped model (default\n"
           "                othello)\n"
           "  --agent SPEC  the agent, any spec of `probs match`; checkpoint,\n"
@@ -47,6 +53,58 @@ static void gtp_usage(FILE *f) {
           "1-9, toguz hole 1-9; black moves first. Example:\n"
           "  probs match --game othello --b gtp:gtp-rhino --games 10 \\\n"
           "    --a 'gtp:build/bin/probs gtp --model CKPT'\n");
+}
+
+/* Serves GTP with the agent `spec` of game g. The exit status. */
+static int serve(const pb_game_t *g, const char *spec, const char *seed_arg) {
+  unsigned long long seed;
+  if (pb_cli_seed(seed_arg, &seed) != 0) {
+    fprintf(stderr, "probs gtp: bad --seed '%s' (expected 0..2^64-1)\n",
+            seed_arg);
+    return 2;
+  }
+  pb_err_t err;
+  pb_err_clear(&err);
+  pb_gtp_timed_t *timed = pb_gtp_timed_new(g, spec, (uint64_t)seed, &err);
+  if (timed == NULL) {
+    fprintf(stderr, "probs gtp: --agent: %s\n", err.msg);
+    return err.code == PB_EINVAL || err.code == PB_EMISMATCH ? 2 : 1;
+  }
+  pb_agent_t *agent = pb_gtp_timed_agent(timed);
+  /* version answers probs's version; the agent is on stderr. */
+  pb_gtp_engine_t *e = pb_gtp_engine_new(g, agent, PB_VERSION, &err);
+  if (e == NULL || pb_gtp_engine_set_timed(e, timed, &err) != 0) {
+    fprintf(stderr, "probs gtp: %s\n", err.msg);
+    pb_gtp_engine_destroy(&e);
+    pb_gtp_timed_destroy(&timed);
+    return 1;
+  }
+  /* A controller that goes away is a write error, not a SIGPIPE. */
+  signal(SIGPIPE, SIG_IGN);
+  pb_entry_signals(on_signal);
+  fprintf(stderr, "probs gtp: %s, agent %s%s; GTP on stdin/stdout\n",
+          g->name, spec,
+          pb_gtp_timed_scales(timed) ? " (sized to time_settings/time_left)"
+                                     : "");
+  int rc = pb_gtp_engine_run(e, stdin, stdout, &stop_flag, &err);
+  if (rc < 0) fprintf(stderr, "probs gtp: %s\n", err.msg);
+  pb_gtp_engine_destroy(&e);
+  pb_gtp_timed_destroy(&timed);
+  return rc < 0 ? 1 : 0;
+}
+
+/* probs gtp without a model: an agent of game `game` (NULL: the game of
+ * the agent's checkpoint, else othello) that needs no network from us. */
+static int gtp_serve(const char *game, const char *agent, const char *seed) {
+  const pb_game_t *g = NULL;
+  if (game != NULL && (g = pb_game_by_name(game)) == NULL) {
+    fprintf(stderr, "probs gtp: unknown game '%s' (known: %s)\n", game,
+            pb_game_names());
+    return PB_EXIT_USAGE;
+  }
+  if (g == NULL) g = pb_agent_spec_game(agent);
+  if (g == NULL) g = &pb_game_othello;
+  return serve(g, agent, seed);
 }
 
 int pb_cmd_gtp(int argc, char **argv) {
@@ -68,6 +126,15 @@ int pb_cmd_gtp(int argc, char **argv) {
                     "model tells the game)\n");
     return PB_EXIT_USAGE;
   }
+  /* An agent that needs no network (alphabeta:4, lookahead:2, a network
+   * kind with its own path) needs no model: --game, else its checkpoint's
+   * game, else othello. */
+  char probe[4400];
+  pb_agent_spec_with_model(val[O_AGENT], "M", probe, sizeof probe);
+  const int needs_model =
+      !strcmp(val[O_AGENT], "search") || strcmp(probe, val[O_AGENT]) != 0;
+  if (val[O_MODEL] == NULL && !needs_model)
+    return gtp_serve(val[O_GAME], val[O_AGENT], val[O_SEED]);
   if (val[O_MODEL] == NULL) {
     const char *game = val[O_GAME] ? val[O_GAME] : "othello";
     pb_err_t e;
@@ -78,16 +145,13 @@ int pb_cmd_gtp(int argc, char **argv) {
       return PB_EXIT_USAGE;
     }
     if (pb_cli_shipped_model(game, shipped, sizeof shipped, &e) != 0) {
-      fprintf(stderr, "probs gtp: %s\n", e.msg);
+      fprintf(stderr,
+              "probs gtp: %s; or an --agent without a network (alphabeta:4, "
+              "lookahead:2, uct:1000) needs no model\n",
+              e.msg);
       return PB_EXIT_USAGE;
     }
     val[O_MODEL] = shipped;
-  }
-  unsigned long long seed;
-  if (pb_cli_seed(val[O_SEED], &seed) != 0) {
-    fprintf(stderr, "probs gtp: bad --seed '%s' (expected 0..2^64-1)\n",
-            val[O_SEED]);
-    return 2;
   }
   pb_err_t err;
   pb_err_clear(&err);
@@ -106,30 +170,5 @@ int pb_cmd_gtp(int argc, char **argv) {
              val[O_MODEL]);
   else
     pb_agent_spec_with_model(val[O_AGENT], val[O_MODEL], spec, sizeof spec);
-  pb_gtp_timed_t *timed = pb_gtp_timed_new(g, spec, (uint64_t)seed, &err);
-  if (timed == NULL) {
-    fprintf(stderr, "probs gtp: --agent: %s\n", err.msg);
-    return err.code == PB_EINVAL || err.code == PB_EMISMATCH ? 2 : 1;
-  }
-  pb_agent_t *agent = pb_gtp_timed_agent(timed);
-  /* version answers the spec (td's agent name leaves out the path). */
-  pb_gtp_engine_t *e = pb_gtp_engine_new(g, agent, spec, &err);
-  if (e == NULL || pb_gtp_engine_set_timed(e, timed, &err) != 0) {
-    fprintf(stderr, "probs gtp: %s\n", err.msg);
-    pb_gtp_engine_destroy(&e);
-    pb_gtp_timed_destroy(&timed);
-    return 1;
-  }
-  /* A controller that goes away is a write error, not a SIGPIPE. */
-  signal(SIGPIPE, SIG_IGN);
-  pb_entry_signals(on_signal);
-  fprintf(stderr, "probs gtp: %s, agent %s%s; GTP on stdin/stdout\n",
-          g->name, spec,
-          pb_gtp_timed_scales(timed) ? " (sized to time_settings/time_left)"
-                                     : "");
-  int rc = pb_gtp_engine_run(e, stdin, stdout, &stop_flag, &err);
-  if (rc < 0) fprintf(stderr, "probs gtp: %s\n", err.msg);
-  pb_gtp_engine_destroy(&e);
-  pb_gtp_timed_destroy(&timed);
-  return rc < 0 ? 1 : 0;
+  return serve(g, spec, val[O_SEED]);
 }

@@ -4,6 +4,9 @@
  * --openings each opening of a file is played twice, once with each
  * colour; --record (and --record-ggf for Othello) appends every game to a
  * file of game records (common/play/record.h, docs/records.md). */
+#include <ctype.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +17,18 @@
 #include "elo.h"
 #include "game.h"
 #include "match.h"
+#include "matchstats.h"
 #include "opts.h"
 #include "record.h"
+#include "solver.h"
 #include "sprt.h"
 #include "util.h"
 
 #define MATCH_GAMES_MAX 100000000L
 #define MATCH_SPRT_GAMES 100000 /* --sprt's most games by default */
+#define MATCH_ROUND_MIN 20      /* repeats in a row that stop --sprt */
+#define MATCH_ADJ_C4_PLY 16     /* --adjudicate solver in connect4 */
+#define MATCH_ADJ_PLIES 10      /* --adjudicate material's plies */
 
 static void match_usage(FILE *f) {
   char kinds[PB_AGENT_KINDS_MAX];
@@ -32,6 +40,8 @@ static void match_usage(FILE *f) {
       "                   [--max-turns M] [--openings FILE]\n"
       "                   [--sprt ELO0,ELO1[,ALPHA,BETA]]\n"
       "                   [--record FILE] [--record-ggf FILE]\n"
+      "                   [--progress SECONDS|off] [--tc BASE+INC]\n"
+      "                   [--adjudicate solver[:PLY]|material:M[,P]]\n"
       "  --game NAME          %s (default: the game of the\n"
       "                       agents' checkpoints, else connect4)\n"
       "  --a SPEC, --b SPEC   agents: %s\n"
@@ -70,7 +80,12 @@ static void match_usage(FILE *f) {
       "                       ELO0 Elo stronger than B, and H1: ELO1 "
       "stronger\n"
       "                       (ELO0 < ELO1), with error rates ALPHA and BETA\n"
-      "                       (default 0.05 each); checked after every game\n"
+      "                       (default 0.05 each); checked after every game,\n"
+      "                       with --openings after every pair on the pairs'\n"
+      "                       pentanomial counts; a game (pair) that repeats\n"
+      "                       an earlier one move for move is not counted,\n"
+      "                       and %d repeats in a row (or a whole round of\n"
+      "                       the openings) stop the test undecided\n"
       "  --record FILE        append every game to FILE, a JSON line each:\n"
       "                       the players, the result and the moves in the\n"
       "                       game's notation (docs/records.md); a file that\n"
@@ -78,26 +93,137 @@ static void match_usage(FILE *f) {
       "truncated\n"
       "  --record-ggf FILE    othello: append every game to FILE in GGF, the\n"
       "                       format of Othello servers and tools\n"
+      "  --tc BASE+INC        time control (seconds; e.g. 10+0.1, 60): each "
+      "side\n"
+      "                       starts a game with BASE and gains INC after "
+      "each\n"
+      "                       move; a move's budget is cut from its clock "
+      "(abnet:,\n"
+      "                       mcts:, beam:, bpip: size their search to it; "
+      "gtp:\n"
+      "                       engines get time_settings and time_left); a "
+      "side\n"
+      "                       whose time runs out loses (\"time losses\")\n"
+      "  --adjudicate solver[:PLY]  connect4, tictactoe: a game that "
+      "reaches\n"
+      "                       ply PLY (default connect4 %d, tictactoe 1) "
+      "ends\n"
+      "                       with the solver's result (\"adjudicated\")\n"
+      "  --adjudicate material:MARGIN[,PLIES]  othello, toguz: a side that "
+      "leads\n"
+      "                       by MARGIN discs (kazna stones) after PLIES "
+      "plies in\n"
+      "                       a row (default %d) wins there "
+      "(\"adjudicated\")\n"
+      "  --progress SECONDS   a progress line on stderr at most every SECONDS\n"
+      "                       (games, W/D/L, Elo, LLR; default 2, 0 after\n"
+      "                       every game, off for none)\n"
+      "Ctrl-C (SIGINT) or SIGTERM stops the match: the games finished so far\n"
+      "are recorded and summed up, and the exit status is 130 (143).\n"
+      "Lines \"games:\" and \"pairs:\" give the Elo, normalized Elo, LOS and\n"
+      "draw ratio of the games and of the pairs (games 2i, 2i+1: the same\n"
+      "start, colours swapped; ptnml(0-2) counts the pairs by A's points).\n"
       "The last line reads: result: W=.. D=.. L=.. score=.. elo=+.. "
       "[lo, hi]\n"
       "With --sprt a line before it reads: sprt: H0 accepted|H1 accepted|"
       "undecided ...\n",
-      pb_game_names(), kinds, MATCH_SPRT_GAMES);
+      pb_game_names(), kinds, MATCH_SPRT_GAMES, MATCH_ROUND_MIN,
+      MATCH_ADJ_C4_PLY, MATCH_ADJ_PLIES);
 }
 
-/* The SPRT as a stopping rule of the match (pb_match_opts_t.on_games). */
+/* The match's stopping rule and progress (pb_match_opts_t.on_games). */
 typedef struct {
+  int sprt;     /* --sprt given */
+  int penta;    /* the test counts pairs (--openings) */
+  int round;    /* games in a round of the openings, both colours */
   pb_sprt_t t;
-  int decision;
+  int decision; /* PB_SPRT_* */
+  int stuck;    /* stopped: a whole round of repeated games */
   double llr;
-} sprt_run_t;
+  double every; /* --progress: seconds between lines, < 0 none */
+  double t0, last;
+  int total; /* the most games */
+  int tc;    /* --tc given */
+  int adj;   /* --adjudicate solver: its ply, 0 none */
+  int adj_margin, adj_plies; /* --adjudicate material, 0 none */
+} match_run_t;
 
-static int sprt_on_games(void *ctx, const pb_match_result_t *sofar) {
-  sprt_run_t *s = ctx;
-  s->decision =
-      pb_sprt_check(&s->t, sofar->wins, sofar->draws, sofar->losses, &s->llr);
-  return s->decision != PB_SPRT_CONTINUE;
+/* The SPRT on the distinct games (pairs with --openings) of sofar. */
+static void sprt_update(match_run_t *m, const pb_match_result_t *r) {
+  if (m->penta) {
+    if (r->games % 2 == 0)
+      m->decision = pb_sprt_check_penta(&m->t, r->distinct_penta, &m->llr);
+  } else {
+    m->decision = pb_sprt_check(&m->t, r->distinct_wins, r->distinct_draws,
+                                r->distinct_losses, &m->llr);
+  }
 }
+
+static void fmt_duration(char *buf, size_t n, double s) {
+  long t = (long)(s + 0.5);
+  if (t >= 3600)
+    snprintf(buf, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  else if (t >= 60)
+    snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+  else
+    snprintf(buf, n, "%lds", t);
+}
+
+/* One progress line on stderr. */
+static void progress_line(const match_run_t *m, const pb_match_result_t *r,
+                          double now) {
+  double elo = 0, lo = 0, hi = 0;
+  pb_elo_diff(r->wins, r->draws, r->losses, &elo, &lo, &hi);
+  char e[32], l[32], h[32], el[16], eta[16];
+  fmt_duration(el, sizeof el, now - m->t0);
+  fprintf(stderr,
+          "progress: %d/%d games, W=%d D=%d L=%d, elo %s [%s, %s]", r->games,
+          m->total, r->wins, r->draws, r->losses,
+          pb_elo_format(e, sizeof e, elo, 0, 1),
+          pb_elo_format(l, sizeof l, lo, 0, 1),
+          pb_elo_format(h, sizeof h, hi, 0, 1));
+  if (m->sprt)
+    fprintf(stderr, ", llr %.2f [%.2f, %.2f]", m->llr, m->t.lower,
+            m->t.upper);
+  if (r->repeats > 0) fprintf(stderr, ", %d repeats", r->repeats);
+  fprintf(stderr, ", %.1f games/s, elapsed %s", r->games / (now - m->t0 + 1e-9),
+          el);
+  if (!m->sprt && r->games > 0 && r->games < m->total) {
+    fmt_duration(eta, sizeof eta,
+                 (now - m->t0) / r->games * (m->total - r->games));
+    fprintf(stderr, ", ETA %s", eta);
+  }
+  fprintf(stderr, "\n");
+  fflush(stderr);
+}
+
+static int match_on_games(void *ctx, const pb_match_result_t *sofar) {
+  match_run_t *m = ctx;
+  if (m->sprt) {
+    sprt_update(m, sofar);
+    /* A whole round of games that all repeat earlier ones: the agents
+     * replay the same games, and the test, which counts each distinct
+     * game once, would learn nothing more. */
+    if (m->decision == PB_SPRT_CONTINUE &&
+        sofar->games - 1 - sofar->last_new >= m->round)
+      m->stuck = 1;
+  }
+  if (m->every >= 0) {
+    double now = pb_now();
+    if (now - m->last >= m->every) {
+      m->last = now;
+      progress_line(m, sofar, now);
+    }
+  }
+  return m->decision != PB_SPRT_CONTINUE || m->stuck;
+}
+
+/* The signal that stopped the match (SIGINT, SIGTERM), set by the
+ * handler: the one piece of state a handler may share, one match a
+ * process. */
+static atomic_int match_signal;
+
+static void on_stop_signal(int sig) { atomic_store(&match_signal, sig); }
 
 /* The files --record and --record-ggf append to, and the game being
  * written (pb_match_opts_t.on_game). */
@@ -132,6 +258,8 @@ static int record_game(void *ctx, const pb_match_game_t *gm, pb_err_t *err) {
   snprintf(r.second, sizeof r.second, "%s", gm->a_first ? rr->b : rr->a);
   r.result = gm->a_first ? gm->outcome : -gm->outcome;
   r.capped = gm->capped;
+  r.time_loss = gm->flagged != 0;
+  r.adjudicated = gm->adjudicated;
   r.opening_plies = n0 + gm->random_plies;
   r.n_moves = n0 + gm->n_moves;
   r.moves = rr->moves;
@@ -208,8 +336,21 @@ static int number(const char *opt, const char *s, long lo, long hi, long *out) {
   return 2;
 }
 
+/* "elo +12 [-5, +29], nelo +20 [-7, +47], los 92.1%, draw ratio 57.7%" */
+static void print_stats(const pb_matchstats_t *st) {
+  char e[32], l[32], h[32], ne[32], nl[32], nh[32];
+  printf("elo %s [%s, %s], nelo %s [%s, %s], los %.1f%%, draw ratio %.1f%%\n",
+         pb_elo_format(e, sizeof e, st->elo, 0, 1),
+         pb_elo_format(l, sizeof l, st->lo, 0, 1),
+         pb_elo_format(h, sizeof h, st->hi, 0, 1),
+         pb_elo_format(ne, sizeof ne, st->nelo, 0, 1),
+         pb_elo_format(nl, sizeof nl, st->nelo_lo, 0, 1),
+         pb_elo_format(nh, sizeof nh, st->nelo_hi, 0, 1), 100.0 * st->los,
+         100.0 * st->draws);
+}
+
 static void print_result(const pb_match_result_t *r, double dt,
-                         const sprt_run_t *sp) {
+                         const match_run_t *m, int n_openings) {
   double elo = 0, lo = 0, hi = 0;
   pb_elo_diff(r->wins, r->draws, r->losses, &elo, &lo, &hi);
   double score = (r->wins + 0.5 * r->draws) / r->games;
@@ -219,12 +360,57 @@ static void print_result(const pb_match_result_t *r, double dt,
          r->second_losses);
   printf("%.1f plies/game, %d capped by --max-turns, %.2f s\n",
          (double)r->plies / r->games, r->capped, dt);
-  if (sp != NULL)
+  if (m->tc)
+    printf("time losses: A %d, B %d (games lost on time)\n",
+           r->a_time_losses, r->b_time_losses);
+  if (m->adj)
+    printf("adjudicated: %d games (the solver's result, from ply %d)\n",
+           r->adjudicated, m->adj);
+  if (m->adj_margin)
+    printf("adjudicated: %d games (a lead of %d held for %d plies)\n",
+           r->adjudicated, m->adj_margin, m->adj_plies);
+  pb_matchstats_t st;
+  if (pb_matchstats_wdl(r->wins, r->draws, r->losses, &st) == 0) {
+    printf("games: ");
+    print_stats(&st);
+  }
+  if (pb_matchstats_penta(r->penta, &st) == 0) {
+    printf("pairs: %d, ptnml(0-2) [%d, %d, %d, %d, %d] (WL %d, DD %d): ",
+           st.n, r->penta[0], r->penta[1], r->penta[2], r->penta[3],
+           r->penta[4], r->pair_wl, r->pair_dd);
+    print_stats(&st);
+  }
+  if (r->repeats > 0)
+    printf(
+        "repeats: %d of %d games repeat an earlier game move for move (%d "
+        "distinct), %d of %d pairs; deterministic agents replay the same "
+        "games: vary them with --opening-random K or more --openings\n",
+        r->repeats, r->games, r->games - r->repeats, r->pair_repeats,
+        r->games / 2);
+  if (m->sprt) {
     printf(
         "sprt: %s after %d games: llr %.3f, bounds [%.3f, %.3f] (elo0 %g, "
-        "elo1 %g, alpha %g, beta %g)\n",
-        pb_sprt_verdict(sp->decision), r->games, sp->llr, sp->t.lower,
-        sp->t.upper, sp->t.elo0, sp->t.elo1, sp->t.alpha, sp->t.beta);
+        "elo1 %g, alpha %g, beta %g; %s on %d distinct %s)\n",
+        pb_sprt_verdict(m->decision), r->games, m->llr, m->t.lower,
+        m->t.upper, m->t.elo0, m->t.elo1, m->t.alpha, m->t.beta,
+        m->penta ? "pentanomial" : "trinomial",
+        m->penta ? r->games / 2 - r->pair_repeats : r->games - r->repeats,
+        m->penta ? "pairs" : "games");
+    if (m->stuck) {
+      if (n_openings > 0)
+        printf(
+            "sprt: stopped: the last %d games all repeat earlier games (%d "
+            "openings, each with both colours); the test counts each "
+            "distinct %s once and can learn nothing more\n",
+            m->round, n_openings, m->penta ? "pair" : "game");
+      else
+        printf(
+            "sprt: stopped: the last %d games all repeat earlier games; "
+            "the test counts each distinct game once and can learn nothing "
+            "more\n",
+            m->round);
+    }
+  }
   char e[32], l[32], h[32];
   printf("result: W=%d D=%d L=%d score=%.3f elo=%s [%s, %s]\n", r->wins,
          r->draws, r->losses, score, pb_elo_format(e, sizeof e, elo, 0, 1),
@@ -246,12 +432,107 @@ enum {
   O_SPRT,
   O_RECORD,
   O_RECORD_GGF,
+  O_PROGRESS,
+  O_TC,
+  O_ADJ,
   O_N
 };
 
-/* Reads the numbers, the seed and the test into o and sp. Returns 0 or 2
+/* --progress: "off" (-1) or seconds >= 0. 0, or 2 after the message. */
+static int progress_every(const char *s, double *out) {
+  if (strcmp(s, "off") == 0) {
+    *out = -1;
+    return 0;
+  }
+  char *end = NULL;
+  double v = strtod(s, &end);
+  if (end == s || *end != '\0' || !(v >= 0 && v <= 86400)) {
+    fprintf(stderr,
+            "probs match: bad --progress '%s' (expected seconds 0..86400, "
+            "or off)\n",
+            s);
+    return 2;
+  }
+  *out = v;
+  return 0;
+}
+
+/* --tc BASE[+INC]: seconds, BASE > 0, INC >= 0. 0, or 2 after the
+ * message. */
+static int time_control(const char *s, double *base, double *inc) {
+  char *end = NULL;
+  *base = strtod(s, &end);
+  *inc = 0;
+  int ok = end != s && *base > 0 && *base <= PB_MATCH_TC_MAX_S;
+  if (ok && *end == '+') {
+    const char *p = end + 1;
+    *inc = strtod(p, &end);
+    ok = end != p && *inc >= 0 && *inc <= PB_MATCH_TC_MAX_S;
+  }
+  if (ok && *end == '\0' && isdigit((unsigned char)s[0])) return 0;
+  fprintf(stderr,
+          "probs match: bad --tc '%s' (expected BASE+INC in seconds, e.g. "
+          "10+0.1 or 60: BASE in (0, %g], INC in [0, %g])\n",
+          s, PB_MATCH_TC_MAX_S, PB_MATCH_TC_MAX_S);
+  return 2;
+}
+
+/* --adjudicate material:MARGIN[,PLIES] for game g into o. 0, or 2 after
+ * the message. */
+static int adjudication_material(const char *s, const pb_game_t *g,
+                                 pb_match_opts_t *o) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s", s + 9);
+  char *comma = strchr(buf, ',');
+  if (comma != NULL) *comma = '\0';
+  long margin = 0, plies = MATCH_ADJ_PLIES;
+  if (pb_cli_long(buf, 1, 100000, &margin) != 0 ||
+      (comma != NULL && pb_cli_long(comma + 1, 1, 100000, &plies) != 0)) {
+    fprintf(stderr,
+            "probs match: bad --adjudicate '%s' (expected "
+            "material:MARGIN[,PLIES], both >= 1)\n",
+            s);
+    return 2;
+  }
+  if (g->material == NULL) {
+    fprintf(stderr,
+            "probs match: --adjudicate material: %s has no material "
+            "(othello and toguz have)\n",
+            g->name);
+    return 2;
+  }
+  o->adjudicate_margin = (int)margin;
+  o->adjudicate_plies = (int)plies;
+  return 0;
+}
+
+/* --adjudicate solver[:PLY] for game g. 0, or 2 after the message. */
+static int adjudication(const char *s, const pb_game_t *g, int *ply) {
+  long p = g->id == PB_GAME_CONNECT4 ? MATCH_ADJ_C4_PLY : 1;
+  if (strncmp(s, "solver", 6) != 0 ||
+      (s[6] != '\0' &&
+       (s[6] != ':' || pb_cli_long(s + 7, 1, 100000, &p) != 0))) {
+    fprintf(stderr,
+            "probs match: bad --adjudicate '%s' (expected solver, "
+            "solver:PLY (PLY >= 1) or material:MARGIN[,PLIES])\n",
+            s);
+    return 2;
+  }
+  if (!pb_solver_supports(g)) {
+    fprintf(stderr,
+            "probs match: --adjudicate solver: %s has no solver (connect4 "
+            "and tictactoe have)\n",
+            g->name);
+    return 2;
+  }
+  *ply = (int)p;
+  return 0;
+}
+
+/* Reads the numbers, the seed and the test into o and m. Returns 0 or 2
  * after the message. */
-static int settle(const char *const *val, pb_match_opts_t *o, sprt_run_t *sp,
+static int settle(const char *const *val, const pb_game_t *g,
+                  pb_match_opts_t *o, match_run_t *m,
                   unsigned long long *seed) {
   long games = 100, threads, open, maxt;
   if (val[O_GAMES] != NULL &&
@@ -266,9 +547,30 @@ static int settle(const char *const *val, pb_match_opts_t *o, sprt_run_t *sp,
             val[O_SEED]);
     return 2;
   }
+  /* Random plies past the game's length would leave the agents nothing
+   * to play: every game random (issue 48). */
+  const long longest = maxt > 0 ? maxt : g->max_turns;
+  if (open >= longest) {
+    fprintf(stderr,
+            "probs match: --opening-random %ld: %s games last at most %ld "
+            "plies%s, so the agents would play none (expected 0..%ld)\n",
+            open, g->name, longest, maxt > 0 ? " (--max-turns)" : "",
+            longest - 1);
+    return 2;
+  }
   pb_err_t err;
   pb_err_clear(&err);
-  if (val[O_SPRT] != NULL && pb_sprt_parse(&sp->t, val[O_SPRT], &err) != 0) {
+  if (progress_every(val[O_PROGRESS], &m->every) != 0) return 2;
+  if (val[O_ADJ] != NULL && !strncmp(val[O_ADJ], "material:", 9)) {
+    if (adjudication_material(val[O_ADJ], g, o) != 0) return 2;
+  } else if (val[O_ADJ] != NULL &&
+             adjudication(val[O_ADJ], g, &o->adjudicate_ply) != 0) {
+    return 2;
+  }
+  if (val[O_TC] != NULL &&
+      time_control(val[O_TC], &o->tc_base_s, &o->tc_inc_s) != 0)
+    return 2;
+  if (val[O_SPRT] != NULL && pb_sprt_parse(&m->t, val[O_SPRT], &err) != 0) {
     fprintf(stderr, "probs match: --%s\n", err.msg);
     return 2;
   }
@@ -282,16 +584,27 @@ static int settle(const char *const *val, pb_match_opts_t *o, sprt_run_t *sp,
   o->opening_random_moves = (int)open;
   o->max_turns = (int)maxt;
   o->seed = (uint64_t)*seed;
-  if (val[O_SPRT] != NULL) {
-    o->on_games = sprt_on_games;
-    o->ctx = sp;
-  }
+  m->sprt = val[O_SPRT] != NULL;
+  m->penta = m->sprt && o->n_openings > 0;
+  /* Repeats for a whole round of the openings (at least 20 games, since
+   * agents that draw their moves at random may repeat a game now and
+   * then) stop the test. */
+  m->round = 2 * o->n_openings > MATCH_ROUND_MIN ? 2 * o->n_openings
+                                                 : MATCH_ROUND_MIN;
+  m->total = o->games;
+  m->tc = o->tc_base_s > 0;
+  m->adj = o->adjudicate_ply;
+  m->adj_margin = o->adjudicate_margin;
+  m->adj_plies = o->adjudicate_plies;
+  o->on_games = match_on_games;
+  o->ctx = m;
   return 0;
 }
 
 int pb_cmd_match(int argc, char **argv) {
-  const char *val[O_N] = {NULL, NULL, NULL, NULL, "1", "0",
-                          "0",  "0",  NULL, NULL, NULL, NULL};
+  const char *val[O_N] = {[O_SEED] = "1",    [O_THREADS] = "0",
+                          [O_OPEN] = "0",    [O_MAXT] = "0",
+                          [O_PROGRESS] = "2"};
   const pb_opts_row_t rows[] = {
       PB_OPTS_VALUE("game", 0, &val[O_GAME]),
       PB_OPTS_VALUE("a", 0, &val[O_A]),
@@ -304,7 +617,10 @@ int pb_cmd_match(int argc, char **argv) {
       PB_OPTS_VALUE("openings", 0, &val[O_OPENINGS]),
       PB_OPTS_VALUE("sprt", 0, &val[O_SPRT]),
       PB_OPTS_VALUE("record", 0, &val[O_RECORD]),
-      PB_OPTS_VALUE("record-ggf", 0, &val[O_RECORD_GGF])};
+      PB_OPTS_VALUE("record-ggf", 0, &val[O_RECORD_GGF]),
+      PB_OPTS_VALUE("progress", 0, &val[O_PROGRESS]),
+      PB_OPTS_VALUE("tc", 0, &val[O_TC]),
+      PB_OPTS_VALUE("adjudicate", 0, &val[O_ADJ])};
   const pb_opts_t cl = {.prog = "probs match",
                         .usage = match_usage,
                         .rows = rows,
@@ -331,10 +647,10 @@ int pb_cmd_match(int argc, char **argv) {
     return PB_EXIT_USAGE; /* a file named on the command line */
   }
   o.openings = openings;
-  sprt_run_t sp;
-  memset(&sp, 0, sizeof sp);
+  match_run_t m;
+  memset(&m, 0, sizeof m);
   unsigned long long seed = 0;
-  int rc = settle(val, &o, &sp, &seed);
+  int rc = settle(val, g, &o, &m, &seed);
   /* A bad spec is a usage error, not a failed match. */
   for (int k = O_A; rc == 0 && k <= O_B; k++) {
     pb_agent_t *probe = pb_agent_new(g, val[k], 0, &err);
@@ -366,15 +682,38 @@ int pb_cmd_match(int argc, char **argv) {
   if (o.n_openings > 0)
     printf(", %d openings from %s (each with both colours)", o.n_openings,
            val[O_OPENINGS]);
+  if (o.tc_base_s > 0)
+    printf(", tc %g+%g s", o.tc_base_s, o.tc_inc_s);
+  if (o.adjudicate_ply > 0)
+    printf(", adjudicated by the solver from ply %d", o.adjudicate_ply);
+  if (o.adjudicate_margin > 0)
+    printf(", adjudicated when a side leads by %d for %d plies",
+           o.adjudicate_margin, o.adjudicate_plies);
   if (val[O_SPRT] != NULL)
-    printf(", sprt elo0 %g elo1 %g alpha %g beta %g", sp.t.elo0, sp.t.elo1,
-           sp.t.alpha, sp.t.beta);
+    printf(", sprt elo0 %g elo1 %g alpha %g beta %g (%s)", m.t.elo0,
+           m.t.elo1, m.t.alpha, m.t.beta,
+           m.penta ? "pentanomial, on pairs" : "trinomial, on games");
   printf("\n");
   fflush(stdout);
+  /* Ctrl-C or SIGTERM: the games finished so far, then 128 + the signal;
+   * a second one kills (SA_RESETHAND). */
+  struct sigaction sa, old[2];
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop_signal;
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  atomic_store(&match_signal, 0);
+  sigaction(SIGINT, &sa, &old[0]);
+  sigaction(SIGTERM, &sa, &old[1]);
+  o.cancel = &match_signal;
   pb_match_result_t r;
   double t0 = pb_now();
+  m.t0 = m.last = t0;
   rc = pb_match_play(g, &o, &r, &err);
   double dt = pb_now() - t0;
+  sigaction(SIGINT, &old[0], NULL);
+  sigaction(SIGTERM, &old[1], NULL);
+  const int sig = atomic_load(&match_signal);
   free(openings);
   const int written = rr.written;
   close_records(&rr, o.n_openings);
@@ -387,6 +726,17 @@ int pb_cmd_match(int argc, char **argv) {
            val[O_RECORD] != NULL ? val[O_RECORD] : "",
            val[O_RECORD] != NULL && val[O_RECORD_GGF] != NULL ? " and " : "",
            val[O_RECORD_GGF] != NULL ? val[O_RECORD_GGF] : "");
-  print_result(&r, dt, val[O_SPRT] != NULL ? &sp : NULL);
-  return PB_EXIT_OK;
+  if (r.interrupted)
+    fprintf(stderr,
+            "probs match: %s: stopped after %d of %d games; the summary of "
+            "those follows\n",
+            sig == SIGTERM ? "SIGTERM" : "SIGINT", r.games, o.games);
+  if (r.games == 0) {
+    printf("result: no games finished\n");
+    return sig != 0 ? PB_EXIT_SIGNAL_BASE + sig : PB_EXIT_FAILED;
+  }
+  /* The test's last word on the games counted. */
+  if (m.sprt) sprt_update(&m, &r);
+  print_result(&r, dt, &m, o.n_openings);
+  return sig != 0 ? PB_EXIT_SIGNAL_BASE + sig : PB_EXIT_OK;
 }

@@ -38,6 +38,21 @@ static void print_value(const pb_solve_value_t *v) {
            v->plies == 1 ? "ply" : "plies");
 }
 
+/* What a move's value says beside the best one's (issue 48: a losing move
+ * tagged "(optimal)" next to "value: loss in 36 plies" said not why). */
+static const char *move_tag(const pb_solve_value_t *v,
+                            const pb_solve_value_t *best) {
+  if (v->result != best->result) return "";
+  if (v->result > 0)
+    return v->plies < 0 || v->plies == best->plies ? "  (optimal: wins)"
+                                                     : "  (wins, not fastest)";
+  if (v->result == 0) return "  (optimal: draws)";
+  if (v->plies < 0) return "  (every move loses)";
+  return v->plies == best->plies
+             ? "  (optimal: every move loses, this one holds out longest)"
+             : "  (every move loses, this one sooner)";
+}
+
 int pb_cmd_solve(int argc, char **argv) {
   const char *val[] = {"connect4", NULL, "24"};
   int weak = 0;
@@ -131,7 +146,7 @@ int pb_cmd_solve(int argc, char **argv) {
     g->action_name(a, name, sizeof name);
     printf("%-5s ", name);
     print_value(&mv[a]);
-    printf("%s\n", mv[a].result == mv[best].result ? "  (optimal)" : "");
+    printf("%s\n", move_tag(&mv[a], &mv[best]));
   }
   printf("solved in %.3f s, %llu nodes%s\n", pb_now() - t0,
          (unsigned long long)pb_solver_nodes(sv), weak ? " (weak)" : "");

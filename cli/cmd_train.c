@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +71,8 @@ PB_ENTRY_STOP_FLAG(stop_flag, on_signal)
 static void usage(FILE *f) {
   fprintf(f,
           "usage: probs train CONFIG [options]\n"
+          "       probs train --resume RUN_DIR [options]   (the run's own\n"
+          "                     RUN_DIR/config.yaml)\n"
           "  --actors N         self-play actors to start (default: the "
           "number of online CPUs)\n"
           "  --searchers M      beam-search workers to start (default: "
@@ -86,7 +89,10 @@ static void usage(FILE *f) {
           "  --restart          the same, but a run dir whose checkpoints are\n"
           "                     gone starts over (its history moved aside);\n"
           "                     without either, a run dir that holds a run is\n"
-          "                     refused (exit status 78), nothing changed\n"
+          "                     refused (exit status 78), nothing changed;\n"
+          "                     so is a run dir in use by a learner, and a\n"
+          "                     --resume whose config has another game,\n"
+          "                     algorithm or network than the run's\n"
           "  --iterations N     stop once N (>= 1) iterations are done\n"
           "  --set KEY=VALUE    override any config key (repeatable)\n"
           "  --keys             list every config key with its default\n"
@@ -570,6 +576,58 @@ static int parse_train(int argc, char **argv, pb_entry_t *e, train_args_t *a) {
   return -1;
 }
 
+/* Before any process starts (issue 48: probs train used to start five
+ * and exit 1): a run dir a learner holds, or a --resume whose config
+ * plays another game, algorithm or network than the run's own
+ * RUN_DIR/config.yaml, is refused with 78. 0, or 78 after the message. */
+static int check_run_dir(const pb_config_t *cfg, int resume) {
+  pb_err_t err;
+  pb_err_clear(&err);
+  long pid = 0;
+  if (pb_rundir_lock_held(cfg->run.dir, PB_RUNDIR_LEARNER_LOCK, 0, &pid,
+                          &err) == 1) {
+    fprintf(stderr,
+            "probs train: %s is in use: a learner (pid %ld) runs in it; stop "
+            "that run first, or give another --run-dir\n",
+            cfg->run.dir, pid);
+    return PB_SUPERVISE_EXIT_FATAL;
+  }
+  char path[4200];
+  snprintf(path, sizeof path, "%s/" PB_RUNDIR_CONFIG, cfg->run.dir);
+  if (!resume || access(path, F_OK) != 0) return 0;
+  pb_config_t run;
+  pb_config_defaults(&run);
+  if (pb_config_load_file(&run, path, &err) != 0) {
+    fprintf(stderr, "probs train: --resume: the run's config: %s\n",
+            err.msg);
+    return PB_SUPERVISE_EXIT_FATAL;
+  }
+  const char *what = strcmp(run.game, cfg->game) != 0 ? "game"
+                     : strcmp(run.algorithm, cfg->algorithm) != 0
+                         ? "algorithm"
+                     : memcmp(&run.model.v, &cfg->model.v,
+                              sizeof run.model.v) != 0
+                         ? "model.v (V's network)"
+                     : memcmp(&run.model.q, &cfg->model.q,
+                              sizeof run.model.q) != 0
+                         ? "model.q (Q's network)"
+                         : NULL;
+  if (what == NULL) return 0;
+  fprintf(stderr,
+          "probs train: --resume: the run in %s has another %s than this "
+          "config (run: game %s, algorithm %s; config: game %s, algorithm "
+          "%s): its checkpoints cannot go on under it; resume with the "
+          "run's own config: probs train --resume %s\n",
+          cfg->run.dir, what, run.game, run.algorithm, cfg->game,
+          cfg->algorithm, cfg->run.dir);
+  return PB_SUPERVISE_EXIT_FATAL;
+}
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int pb_cmd_train(int argc, char **argv) {
   pb_entry_t e;
   pb_entry_init(&e, "probs train", usage);
@@ -602,10 +660,25 @@ int pb_cmd_train(int argc, char **argv) {
             "not apply to --inproc\n");
     return 2;
   }
+  /* probs train --resume RUN_DIR: the run's own config.yaml. */
+  char cfg_path[4200];
+  if (is_dir(a.config)) {
+    snprintf(cfg_path, sizeof cfg_path, "%s/" PB_RUNDIR_CONFIG, a.config);
+    if (a.run_dir == NULL) a.run_dir = a.config;
+    if (access(cfg_path, R_OK) != 0) {
+      fprintf(stderr,
+              "probs train: %s is a directory without %s: not a run "
+              "directory (give CONFIG, or the directory of a run)\n",
+              a.config, PB_RUNDIR_CONFIG);
+      return 2;
+    }
+    a.config = cfg_path;
+  }
   pb_config_t cfg;
   if (pb_entry_config(&e, &cfg, a.config, a.run_dir) != 0) return 2;
   pb_err_t err;
   pb_err_clear(&err);
+  if ((rc = check_run_dir(&cfg, resume)) != 0) return rc;
   /* A plain start never writes over a run: nothing is touched before. */
   if (resume == 0 && pb_rundir_check_new(cfg.run.dir, &err) != 0) {
     fprintf(stderr, "probs train: %s\n", err.msg);

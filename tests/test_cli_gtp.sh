@@ -84,9 +84,24 @@ if grep -q '^=14' "$T/out"; then bad "a command after quit was answered"; else o
 if grep -q 'probs gtp: connect4, agent abnet:' "$T/err"; then ok "the banner is on stderr"
 else bad "stderr: $(cat "$T/err")"; fi
 
+# version: probs's own (issue 48: it was the agent's spec).
+v=$(printf 'version\nquit\n' | "$P" gtp --model "$C4" 2>/dev/null | sed -n 's/^= //p' | head -1)
+pv=$("$P" --version | sed -n 's/^probs //p')
+[ -n "$v" ] && [ "$v" = "$pv" ] && ok "version answers probs's version ($v)" ||
+  bad "version: '$v', probs --version '$pv'"
+# An agent without a network needs no model (issue 48: Tic-Tac-Toe has
+# none shipped, and alphabeta:4 was refused for want of one).
+out=$(printf 'genmove b\nquit\n' | "$P" gtp --game tictactoe --agent alphabeta:4 2>&1)
+if [ $? -eq 0 ] && grep -qE '^= [1-9]$' <<<"$out" &&
+   grep -q 'probs gtp: tictactoe, agent alphabeta:4;' <<<"$out"; then
+  ok "tictactoe: --agent alphabeta:4 plays without a model"
+else bad "tictactoe alphabeta:4: $out"; fi
+expect "tictactoe: the default search still needs a model" 2 'tictactoe' \
+  "$P" gtp --game tictactoe
+
 # --- the default agent: the checkpoint's best search --------------------------
-# agent_of ARGS...: the spec `version` answers.
-agent_of() { printf 'version\nquit\n' | "$P" gtp "$@" 2>/dev/null | sed -n 's/^= //p'; }
+# agent_of ARGS...: the agent's spec, from the line on stderr.
+agent_of() { printf 'quit\n' | "$P" gtp "$@" 2>&1 >/dev/null | sed -n 's/^probs gtp: [a-z0-9]*, agent \(.*\) (sized to time_settings\/time_left); GTP on stdin\/stdout$/\1/p; s/^probs gtp: [a-z0-9]*, agent \(.*\); GTP on stdin\/stdout$/\1/p'; }
 a=$(agent_of --model "$C4")
 [ "$a" = "abnet:$C4" ] && ok "a PROBS checkpoint plays abnet" || bad "PROBS default: '$a'"
 a=$(agent_of --model "$AZ")

@@ -16,7 +16,7 @@ on_exit 'rm -rf "$T"' # and kills what the test started
 
 # --- probs solve ------------------------------------------------------------
 expect "solve: immediate win and double threat values" 0 \
-  '^1 +win in 1 ply  \(optimal\)' "$P" solve --position 121212 --tt-log2 16
+  '^1 +win in 1 ply  \(optimal: wins\)' "$P" solve --position 121212 --tt-log2 16
 expect "solve: a loss in 2 plies for every move" 0 \
   '^value: loss in 2 plies' "$P" solve --position 73747715 --tt-log2 16
 expect "solve: weak mode" 0 '\(weak\)' "$P" solve --position 4453542 --weak --tt-log2 16

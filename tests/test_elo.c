@@ -63,15 +63,32 @@ static void test_clamping(void **state) {
   double e, lo, hi;
   assert_int_equal(pb_elo_diff(400, 0, 0, &e, &lo, &hi), 0);
   NEAR(e, 400 * log10(799.0), 1e-6); /* as if 399.5 of 400 */
-  NEAR(hi, e, 1e-9);
+  /* The open side is open (issue 48: the estimate was its own hi). */
+  assert_true(isinf(hi) && hi > 0);
   assert_true(lo < e - 50);
   assert_true(isfinite(lo));
+  /* s = 799/800, se = sqrt(s (1 - s) / 400). */
+  double s = 799.0 / 800, se = sqrt(s * (1 - s) / 400);
+  NEAR(lo, pb_elo_from_score(s - 1.96 * se), 1e-9);
   assert_int_equal(pb_elo_diff(0, 0, 7, &e, &lo, &hi), 0);
   assert_true(e < -400 && isfinite(e));
-  NEAR(lo, e, 1e-9);
-  assert_true(hi > e);
+  assert_true(isinf(lo) && lo < 0);
+  assert_true(hi > e && isfinite(hi));
   assert_int_equal(pb_elo_diff(1, 0, 0, &e, &lo, &hi), 0);
-  assert_true(isfinite(e) && lo <= e && e <= hi);
+  assert_true(isfinite(e) && lo < e && e < hi);
+  /* W=2 D=0 L=0 (issue 48: +191 [-191, +191]): s = 3/4, se =
+   * sqrt(3/16 / 2), lo = the Elo of 3/4 - 1.96 se = -301.5, hi open. */
+  assert_int_equal(pb_elo_diff(2, 0, 0, &e, &lo, &hi), 0);
+  NEAR(e, 400 * log10(3.0), 1e-9);
+  NEAR(lo, pb_elo_from_score(0.75 - 1.96 * sqrt(0.1875 / 2)), 1e-9);
+  assert_true(lo < -300 && lo > -302);
+  assert_true(isinf(hi) && hi > 0);
+  /* W=2 D=1 L=0: the clamped score 5/6 is the raw one; hi open too. */
+  assert_int_equal(pb_elo_diff(2, 1, 0, &e, &lo, &hi), 0);
+  assert_true(lo < e && e < hi);
+  char buf[16];
+  assert_string_equal(pb_elo_format(buf, sizeof buf, hi, 0, 1), "+inf");
+  assert_string_equal(pb_elo_format(buf, sizeof buf, -hi, 0, 1), "-inf");
 }
 
 static void test_bad_input(void **state) {
@@ -370,8 +387,7 @@ static void test_no_negative_zero(void **state) {
   double e, lo, hi;
   assert_int_equal(pb_elo_diff(1, 0, 0, &e, &lo, &hi), 0); /* one game */
   assert_false(signbit(e));
-  assert_false(signbit(lo));
-  assert_false(signbit(hi));
+  assert_true(isinf(lo) && isinf(hi)); /* one game rules nothing out */
   assert_int_equal(pb_elo_diff(20, 10, 20, &e, &lo, &hi), 0); /* 50% */
   assert_false(signbit(e));
   char buf[32];

@@ -5,10 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "gtp_clock.h"
 #include "match.h"
 
 static pb_match_result_t play(const pb_game_t *g, const char *a, const char *b,
@@ -374,6 +376,219 @@ static void test_early_stop(void **state) {
   assert_memory_equal(&whole, &ref, sizeof ref);
 }
 
+/* The pentanomial counts agree with the games: each pair's two results
+ * are in the W/D/L. */
+static void check_penta(const pb_match_result_t *r) {
+  int pairs = 0;
+  for (int j = 0; j < PB_MATCH_PENTA; j++) pairs += r->penta[j];
+  assert_int_equal(pairs, r->games / 2);
+  assert_int_equal(r->pair_wl + r->pair_dd, r->penta[2]);
+  if (r->games % 2 != 0) return;
+  assert_int_equal(2 * r->penta[4] + r->penta[3] + r->pair_wl, r->wins);
+  assert_int_equal(r->penta[1] + r->penta[3] + 2 * r->pair_dd, r->draws);
+  assert_int_equal(2 * r->penta[0] + r->penta[1] + r->pair_wl, r->losses);
+}
+
+static void test_penta_counts(void **state) {
+  (void)state;
+  pb_match_result_t r = play(&pb_game_connect4, "lookahead:1", "random", 40,
+                             3, 2, 0);
+  check_penta(&r);
+  assert_true(r.penta[4] > 0);
+  r = play(&pb_game_tictactoe, "alphabeta:9", "alphabeta:2", 30, 3, 2, 0);
+  check_penta(&r);
+  r = play(&pb_game_connect4, "random", "random", 41, 4, 3, 0);
+  check_penta(&r);
+  int penta[PB_MATCH_PENTA] = {0}, wl = 0, dd = 0;
+  pb_match_penta_add(penta, &wl, &dd, 1, -1);
+  pb_match_penta_add(penta, &wl, &dd, 0, 0);
+  pb_match_penta_add(penta, &wl, &dd, -1, 0);
+  pb_match_penta_add(penta, &wl, &dd, 1, 1);
+  assert_int_equal(penta[0], 0);
+  assert_int_equal(penta[1], 1);
+  assert_int_equal(penta[2], 2);
+  assert_int_equal(penta[4], 1);
+  assert_int_equal(wl, 1);
+  assert_int_equal(dd, 1);
+}
+
+/* Deterministic agents replay two games (one with each colour) over and
+ * over; the counts of distinct games say so, whatever the threads. */
+static void test_repeats(void **state) {
+  (void)state;
+  const char *ck = "checkpoint:" PB_SOURCE_DIR "/data/models/connect4.pbck";
+  pb_match_result_t r = play(&pb_game_connect4, ck, ck, 10, 1, 1, 0);
+  assert_int_equal(r.repeats, 8);
+  assert_int_equal(r.pair_repeats, 4);
+  assert_int_equal(r.last_new, 1);
+  assert_int_equal(r.distinct_wins + r.distinct_draws + r.distinct_losses, 2);
+  int dp = 0;
+  for (int j = 0; j < PB_MATCH_PENTA; j++) dp += r.distinct_penta[j];
+  assert_int_equal(dp, 1);
+  pb_match_result_t r3 = play(&pb_game_connect4, ck, ck, 10, 1, 3, 0);
+  assert_memory_equal(&r, &r3, sizeof r);
+  /* Random plies make every game new. */
+  pb_match_result_t rr = play(&pb_game_connect4, ck, ck, 10, 1, 2, 8);
+  assert_int_equal(rr.repeats, 0);
+  assert_int_equal(rr.last_new, 9);
+  assert_int_equal(rr.distinct_wins, rr.wins);
+  assert_memory_equal(rr.distinct_penta, rr.penta, sizeof rr.penta);
+}
+
+/* Cancelling: the games finished count, each shown to on_game once, in
+ * order; nothing is an error. */
+typedef struct {
+  atomic_int cancel;
+  int after, shown, bad_order;
+} cancel_ctx_t;
+
+static int cancel_on_games(void *ctx, const pb_match_result_t *sofar) {
+  cancel_ctx_t *c = ctx;
+  if (sofar->games >= c->after) atomic_store(&c->cancel, 1);
+  return 0;
+}
+
+static int cancel_on_game(void *ctx, const pb_match_game_t *gm, pb_err_t *e) {
+  (void)e;
+  cancel_ctx_t *c = ctx;
+  if (gm->index < c->shown) c->bad_order++;
+  c->shown = gm->index + 1;
+  return 0;
+}
+
+static void test_cancel(void **state) {
+  (void)state;
+  for (int threads = 1; threads <= 3; threads++) {
+    cancel_ctx_t c = {.after = 10};
+    atomic_init(&c.cancel, 0);
+    pb_match_opts_t o;
+    pb_match_opts_default(&o);
+    o.a_spec = "lookahead:1";
+    o.b_spec = "random";
+    o.games = 200;
+    o.threads = threads;
+    o.on_games = cancel_on_games;
+    o.ctx = &c;
+    o.on_game = cancel_on_game;
+    o.game_ctx = &c;
+    o.cancel = &c.cancel;
+    pb_match_result_t r;
+    pb_err_t err;
+    assert_int_equal(pb_match_play(&pb_game_connect4, &o, &r, &err), 0);
+    assert_int_equal(r.interrupted, 1);
+    assert_int_equal(c.bad_order, 0);
+    if (threads == 1) assert_int_equal(r.games, 10);
+    assert_true(r.games >= 10 && r.games < 200);
+    assert_int_equal(r.wins + r.draws + r.losses, r.games);
+  }
+  /* Cancelled before the start: nothing played. */
+  atomic_int now;
+  atomic_init(&now, 1);
+  pb_match_opts_t o;
+  pb_match_opts_default(&o);
+  o.a_spec = o.b_spec = "random";
+  o.cancel = &now;
+  pb_match_result_t r;
+  pb_err_t err;
+  assert_int_equal(pb_match_play(&pb_game_connect4, &o, &r, &err), 0);
+  assert_int_equal(r.games, 0);
+  assert_int_equal(r.interrupted, 1);
+}
+
+/* A move's budget under a time control, worked out from match.h's rule:
+ * 90% of (left / moves left + increment), at most half the time left,
+ * less 2 ms, at least 1 ms. */
+static void test_tc_budget(void **state) {
+  (void)state;
+  const pb_game_t *g = &pb_game_connect4;
+  int m = pb_gtp_clock_moves_left(g, 0);
+  assert_true(m >= PB_GTP_CLOCK_MIN_MOVES);
+  assert_int_equal(pb_match_tc_budget_ms(g, 0, 10, 0.1),
+                   (int64_t)(900.0 * (10.0 / m + 0.1)) - 2);
+  assert_int_equal(pb_match_tc_budget_ms(g, 0, 10, 0),
+                   (int64_t)(900.0 * 10.0 / m) - 2);
+  /* An increment larger than the time left: half the time left. */
+  assert_int_equal(pb_match_tc_budget_ms(g, 0, 0.01, 5), 3);
+  assert_int_equal(pb_match_tc_budget_ms(g, 0, 0, 1), 1);
+  assert_int_equal(pb_match_tc_budget_ms(g, 0, -1, 1), 1);
+  /* Later plies: fewer moves to spread over, a larger share. */
+  assert_true(pb_match_tc_budget_ms(g, 30, 10, 0) >
+              pb_match_tc_budget_ms(g, 0, 10, 0));
+  /* Bad time controls are refused. */
+  pb_match_opts_t o;
+  pb_match_opts_default(&o);
+  o.a_spec = o.b_spec = "random";
+  o.tc_base_s = -1;
+  pb_match_result_t r;
+  pb_err_t err;
+  assert_int_equal(pb_match_play(g, &o, &r, &err), PB_EINVAL);
+  o.tc_base_s = 0;
+  o.tc_inc_s = 1;
+  assert_int_equal(pb_match_play(g, &o, &r, &err), PB_EINVAL);
+  /* A generous clock: the games as without one, no losses on time. */
+  o.tc_base_s = 100;
+  o.tc_inc_s = 1;
+  o.games = 6;
+  o.threads = 2;
+  assert_int_equal(pb_match_play(g, &o, &r, &err), 0);
+  assert_int_equal(r.a_time_losses + r.b_time_losses, 0);
+  pb_match_result_t plain = play(g, "random", "random", 6, 1, 2, 0);
+  assert_int_equal(r.wins, plain.wins);
+  assert_int_equal(r.plies, plain.plies);
+}
+
+/* Adjudication by the solver: Tic-Tac-Toe after one ply is a draw
+ * whatever the first move, so every game is adjudicated a draw; a game
+ * without a solver is refused. */
+static void test_adjudicate(void **state) {
+  (void)state;
+  pb_match_opts_t o;
+  pb_match_opts_default(&o);
+  o.a_spec = "alphabeta:9";
+  o.b_spec = "random";
+  o.games = 8;
+  o.threads = 2;
+  o.adjudicate_ply = 1;
+  pb_match_result_t r;
+  pb_err_t err;
+  assert_int_equal(pb_match_play(&pb_game_tictactoe, &o, &r, &err), 0);
+  assert_int_equal(r.adjudicated, 8);
+  assert_int_equal(r.draws, 8);
+  assert_int_equal(r.plies, 8);
+  /* From ply 20 of Connect Four: games that end before are not. */
+  o.a_spec = "lookahead:1";
+  o.adjudicate_ply = 20;
+  o.games = 20;
+  assert_int_equal(pb_match_play(&pb_game_connect4, &o, &r, &err), 0);
+  assert_true(r.adjudicated < 20);
+  pb_match_result_t plain =
+      play(&pb_game_connect4, "lookahead:1", "random", 20, 1, 2, 0);
+  assert_true(plain.plies >= r.plies);
+  assert_int_equal(pb_match_play(&pb_game_othello, &o, &r, &err), PB_EINVAL);
+  assert_non_null(strstr(err.msg, "othello has none"));
+  /* By material: Toguz Kumalak, greedy far ahead of random; every game
+   * ends early, the same whatever the threads. */
+  pb_match_opts_default(&o);
+  o.a_spec = "greedy";
+  o.b_spec = "random";
+  o.games = 6;
+  o.threads = 1;
+  o.adjudicate_margin = 30;
+  o.adjudicate_plies = 10;
+  assert_int_equal(pb_match_play(&pb_game_toguz, &o, &r, &err), 0);
+  assert_true(r.adjudicated > 0);
+  pb_match_result_t r3;
+  o.threads = 3;
+  assert_int_equal(pb_match_play(&pb_game_toguz, &o, &r3, &err), 0);
+  assert_memory_equal(&r, &r3, sizeof r);
+  plain = play(&pb_game_toguz, "greedy", "random", 6, 1, 2, 0);
+  assert_true(r.plies < plain.plies);
+  /* No material in Connect Four; no plies. */
+  assert_int_equal(pb_match_play(&pb_game_connect4, &o, &r, &err), PB_EINVAL);
+  o.adjudicate_plies = 0;
+  assert_int_equal(pb_match_play(&pb_game_toguz, &o, &r, &err), PB_EINVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic_across_threads),
@@ -386,6 +601,11 @@ int main(void) {
       cmocka_unit_test(test_openings_bad),
       cmocka_unit_test(test_game_from),
       cmocka_unit_test(test_early_stop),
+      cmocka_unit_test(test_penta_counts),
+      cmocka_unit_test(test_repeats),
+      cmocka_unit_test(test_cancel),
+      cmocka_unit_test(test_tc_budget),
+      cmocka_unit_test(test_adjudicate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

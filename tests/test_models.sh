@@ -62,7 +62,9 @@ while read -r game file agent move; do
   fi
   out=$(printf 'version\ngenmove b\nquit\n' | "$P" gtp --game "$game" 2>"$T/err")
   rc=$?
-  if [ "$rc" -eq 0 ] && grep -qE "^= $agent:.*data/models/$file.pbck\$" <<<"$out" &&
+  # version is probs's; the agent is on stderr's first line.
+  if [ "$rc" -eq 0 ] &&
+    grep -qE "^probs gtp: $game, agent $agent:.*data/models/$file.pbck( \(sized to time_settings/time_left\))?; GTP" "$T/err" &&
     grep -qE "^= $move\$" <<<"$out"; then
     ok "$game: probs gtp uses $file.pbck ($agent): $(grep -E "^= $move\$" <<<"$out")"
   else
@@ -74,7 +76,7 @@ othello othello-alphazero mcts [a-h][1-8]
 toguz toguz abnet [1-9]
 EOF
 out=$(printf 'version\nquit\n' | "$P" gtp 2>&1)
-grep -qE '^= mcts:.*othello-alphazero.pbck$' <<<"$out" &&
+grep -qE '^probs gtp: othello, agent mcts:.*othello-alphazero.pbck' <<<"$out" &&
   ok "gtp with neither --model nor --game: Othello's default" ||
   bad "gtp with no --model: $out"
 

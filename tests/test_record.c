@@ -264,6 +264,21 @@ static void test_bad_lines(void **state) {
       {"{\"game\":\"connect4\",\"first\":\"a\",\"second\":\"b\","
        "\"result\":\"1-0\",\"moves\":\"1212121\",\"round\":0}",
        "\"round\""},
+      /* Lost on time: the side to move lost (X after 4 plies). */
+      {"{\"game\":\"connect4\",\"first\":\"a\",\"second\":\"b\","
+       "\"result\":\"1-0\",\"moves\":\"4453\",\"termination\":\"time\"}",
+       "lost on time by the first player, but the result is 1-0"},
+      {"{\"game\":\"connect4\",\"first\":\"a\",\"second\":\"b\","
+       "\"result\":\"1-0\",\"moves\":\"1212121\",\"termination\":"
+       "\"time\"}",
+       "finish the game"},
+      {"{\"game\":\"connect4\",\"first\":\"a\",\"second\":\"b\","
+       "\"result\":\"0-1\",\"moves\":\"4453\",\"termination\":\"flag\"}",
+       "\"termination\": \"flag\""},
+      {"{\"game\":\"connect4\",\"first\":\"a\",\"second\":\"b\","
+       "\"result\":\"1-0\",\"moves\":\"1212121\",\"termination\":"
+       "\"adjudication\"}",
+       "adjudicated, but the moves finish"},
   };
   uint8_t m[256];
   pb_jsonr_t *jr = pb_jsonr_new(NULL);
@@ -285,6 +300,26 @@ static void test_bad_lines(void **state) {
   assert_int_equal(pb_record_parse(jr, good, strlen(good), m, 256, &r, NULL),
                    0);
   assert_int_equal(r.n_moves, 7);
+  /* A loss on time reads back, and writes the same line. */
+  const char *timed =
+      "{\"format\":1,\"game\":\"connect4\",\"first\":\"a\",\"second\":"
+      "\"b\",\"result\":\"0-1\",\"plies\":4,\"moves\":\"4453\","
+      "\"capped\":false,\"termination\":\"time\"}";
+  assert_int_equal(pb_record_parse(jr, timed, strlen(timed), m, 256, &r, NULL),
+                   0);
+  assert_int_equal(r.time_loss, 1);
+  assert_int_equal(r.result, -1);
+  pb_json_t j;
+  pb_json_init(&j);
+  assert_int_equal(pb_record_json(&r, &j, NULL), 0);
+  assert_string_equal(pb_json_cstr(&j), timed);
+  pb_json_free(&j);
+  const char *adj =
+      "{\"game\":\"connect4\",\"first\":\"a\",\"second\":\"b\","
+      "\"result\":\"1-0\",\"moves\":\"4453\",\"termination\":"
+      "\"adjudication\"}";
+  assert_int_equal(pb_record_parse(jr, adj, strlen(adj), m, 256, &r, NULL), 0);
+  assert_int_equal(r.adjudicated, 1);
   pb_jsonr_destroy(&jr);
 }
 

@@ -103,6 +103,18 @@ int pb_agent_act_many(pb_agent_t *a, const pb_state_t *s, int n,
   return 0;
 }
 
+int pb_agent_clock(pb_agent_t *a, const pb_agent_clock_t *c, pb_err_t *err) {
+  if (a == NULL || c == NULL)
+    return pb_err_set(err, PB_EINVAL, "agent: NULL agent or clock");
+  if (a->clock == NULL)
+    return pb_err_set(err, PB_EUNSUPP, "agent %s keeps no clock", a->name);
+  return a->clock(a->impl, c, err);
+}
+
+void pb__agent_set_clock(pb_agent_t *a, pb__agent_clock_fn fn) {
+  if (a != NULL) a->clock = fn;
+}
+
 int pb_agent_batched(const pb_agent_t *a) {
   return a != NULL && a->vt->act_batch != NULL;
 }

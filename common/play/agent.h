@@ -158,6 +158,30 @@ typedef struct pb_agent_vtable {
                    pb_err_t *err);
 } pb_agent_vtable_t;
 
+/* A match's time control as an agent hears it before a move: every side
+ * starts a game with base_s seconds and gains inc_s after each of its
+ * moves (Fischer); it has left_s now, and plays `color` (0 the side that
+ * moves first, 1 the other). new_game: the agent's first move of a game. */
+typedef struct pb_agent_clock {
+  double base_s, inc_s;
+  double left_s;
+  int color;
+  int new_game;
+} pb_agent_clock_t;
+
+/* Tells the agent the clock before its move. The gtp: kind passes it to
+ * its engine: on a new game "time_settings BASE INC 1" ("time_settings
+ * BASE 0 0" without increment: Canadian byo-yomi of INC seconds a move
+ * once main time is out, the nearest to an increment GTP has), and
+ * before every move "time_left COLOR LEFT 0", LEFT counting the
+ * increments gained, so that an engine that spreads its time left over
+ * the moves to come (as gtp_clock.h does) spends what a Fischer clock
+ * gives; an engine that does not know time_settings (known_command) is
+ * told nothing. Returns 0, PB_EUNSUPP for a kind that keeps no clock
+ * (the built-in kinds, whose budgets the caller sets: gtp_timed.h), or
+ * the kind's error (an engine that failed). */
+int pb_agent_clock(pb_agent_t *a, const pb_agent_clock_t *c, pb_err_t *err);
+
 /* A factory for one kind: `arg` is the text after "kind:" (NULL when the
  * spec has no colon). Returns NULL and fills err on a bad arg. */
 typedef pb_agent_t *(*pb_agent_factory_fn)(const pb_game_t *g, const char *arg,

@@ -25,6 +25,7 @@ typedef struct {
   pb_gtp_t *gtp;
   pb_state_t cur; /* the engine's position, when synced */
   int synced;
+  int timed; /* 1 the engine knows time_settings, 0 not, -1 not asked */
 } gtp_agent_t;
 
 static void gtp_agent_destroy(void *impl) {
@@ -147,6 +148,32 @@ static int gtp_act(void *impl, const pb_state_t *s, const uint8_t *legal,
   return a;
 }
 
+/* The match's clock, for engines that know time_settings (agent.h). */
+static int gtp_clock(void *impl, const pb_agent_clock_t *c, pb_err_t *err) {
+  gtp_agent_t *ga = impl;
+  char cmd[128], reply[64];
+  int rc;
+  if (ga->timed < 0) {
+    rc = pb_gtp_cmd(ga->gtp, "known_command time_settings", reply,
+                    sizeof reply, err);
+    if (rc < 0) return rc;
+    ga->timed = strcmp(reply, "true") == 0;
+  }
+  if (!ga->timed) return 0;
+  if (c->new_game) {
+    if (c->inc_s > 0)
+      snprintf(cmd, sizeof cmd, "time_settings %.3f %.3f 1", c->base_s,
+               c->inc_s);
+    else
+      snprintf(cmd, sizeof cmd, "time_settings %.3f 0 0", c->base_s);
+    if ((rc = pb_gtp_cmd(ga->gtp, cmd, NULL, 0, err)) < 0) return rc;
+  }
+  double left = c->left_s > 0 ? c->left_s : 0;
+  snprintf(cmd, sizeof cmd, "time_left %s %.3f 0",
+           c->color == 0 ? "black" : "white", left);
+  return pb_gtp_cmd(ga->gtp, cmd, NULL, 0, err);
+}
+
 static const pb_agent_vtable_t gtp_vt = {gtp_act, NULL, gtp_agent_destroy,
                                          NULL};
 
@@ -176,7 +203,10 @@ pb_agent_t *pb__agent_gtp_new(const pb_game_t *g, const char *arg,
   }
   g->reset(&ga->cur);
   ga->synced = 1;
+  ga->timed = -1;
   char name[256];
   snprintf(name, sizeof name, "gtp:%s", arg);
-  return pb_agent_wrap(g, &gtp_vt, ga, name, err);
+  pb_agent_t *a = pb_agent_wrap(g, &gtp_vt, ga, name, err);
+  pb__agent_set_clock(a, gtp_clock);
+  return a;
 }

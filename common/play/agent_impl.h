@@ -23,12 +23,20 @@
 #include "game.h"
 #include "rng.h"
 
+/* A kind's clock (pb_agent_clock), called with its impl. */
+typedef int (*pb__agent_clock_fn)(void *impl, const pb_agent_clock_t *c,
+                                  pb_err_t *err);
+
 struct pb_agent {
   const pb_game_t *g;
   const pb_agent_vtable_t *vt;
   void *impl;
   char *name;
+  pb__agent_clock_fn clock; /* NULL: the kind keeps no clock */
 };
+
+/* Gives agent a (just wrapped) the kind's clock; a NULL a is ignored. */
+void pb__agent_set_clock(pb_agent_t *a, pb__agent_clock_fn fn);
 
 /* The factories of the kinds (pb_agent_factory_fn), one per file:
  * agent_baselines.c */

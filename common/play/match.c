@@ -6,7 +6,11 @@
  * depends on (seed, i) only and the totals do not depend on the schedule. */
 #include "match.h"
 
-#include <errno.h>
+#include "gtp_clock.h"
+#include "gtp_timed.h"
+#include "solver.h"
+#include "util.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -43,11 +47,78 @@ int pb_match_game_from(const pb_game_t *g, const pb_state_t *start,
                              capped, NULL, 0, NULL, err);
 }
 
-int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
-                        pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
-                        int opening_random_moves, int max_turns, int *outcome,
-                        int *plies, int *capped, uint8_t *moves,
-                        int moves_cap, int *n_moves, pb_err_t *err) {
+/* ---- time control -------------------------------------------------------- */
+
+int64_t pb_match_tc_budget_ms(const pb_game_t *g, int ply, double left_s,
+                              double inc_s) {
+  if (!(left_s > 0)) return 1;
+  double share = left_s / pb_gtp_clock_moves_left(g, ply) + inc_s;
+  double ms = 1000.0 * PB_MATCH_TC_USE * share;
+  if (ms > 1000.0 * PB_MATCH_TC_MAX_SHARE * left_s)
+    ms = 1000.0 * PB_MATCH_TC_MAX_SHARE * left_s;
+  ms -= PB_MATCH_TC_RESERVE_MS;
+  return ms < 1 ? 1 : (int64_t)ms;
+}
+
+/* A game's clocks under a time control. */
+typedef struct {
+  pb_gtp_timed_t *timed[2]; /* the first player's agent, the second's */
+  double base_s, inc_s;
+  double left_s[2];
+  int moved[2];
+  int flagged; /* -1, or the side (0 first) whose time ran out */
+} game_clock_t;
+
+#define FLAGGED 1000 /* clocked_act: the mover's time ran out */
+
+/* The mover's move under its clock: the action, FLAGGED, or an error. */
+static int clocked_act(const pb_game_t *g, game_clock_t *c,
+                       const pb_state_t *s, int ply, pb_err_t *err) {
+  const int k = ply % 2;
+  pb_agent_clock_t ac = {.base_s = c->base_s,
+                         .inc_s = c->inc_s,
+                         .left_s = c->left_s[k],
+                         .color = k,
+                         .new_game = c->moved[k] == 0};
+  int rc = pb_agent_clock(pb_gtp_timed_agent(c->timed[k]), &ac, err);
+  if (rc < 0 && rc != PB_EUNSUPP) return rc;
+  int64_t budget = pb_match_tc_budget_ms(g, ply, c->left_s[k], c->inc_s);
+  double t0 = pb_now();
+  int a = pb_gtp_timed_act(c->timed[k], s, budget, err);
+  double dt = pb_now() - t0;
+  if (a < 0) return a;
+  c->moved[k]++;
+  c->left_s[k] -= dt;
+  if (c->left_s[k] < 0) {
+    c->flagged = k;
+    return FLAGGED;
+  }
+  c->left_s[k] += c->inc_s;
+  return a;
+}
+
+static int cancelled(const atomic_int *cancel) {
+  return cancel != NULL && atomic_load(cancel) != 0;
+}
+
+/* What a match adds to a game (none for pb_match_game_moves). */
+typedef struct {
+  const atomic_int *cancel; /* stop with PB_EINTR before a ply once set */
+  game_clock_t *clk;        /* the clocks, or NULL */
+  pb_solver_t *solver;      /* adjudicates from ply adj_ply on, or NULL */
+  int adj_ply;
+  int mat_margin, mat_plies; /* material adjudication, 0: none */
+  int adjudicated; /* out: the solver or the material scored the game */
+} game_ctl_t;
+
+/* pb_match_game_moves under ctl (NULL: none of it). */
+static int game_moves(const pb_game_t *g, const pb_state_t *start,
+                      pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
+                      int opening_random_moves, int max_turns, int *outcome,
+                      int *plies, int *capped, uint8_t *moves, int moves_cap,
+                      int *n_moves, game_ctl_t *ctl, pb_err_t *err) {
+  const atomic_int *cancel = ctl != NULL ? ctl->cancel : NULL;
+  game_clock_t *clk = ctl != NULL ? ctl->clk : NULL;
   if (n_moves != NULL) *n_moves = 0;
   if (g == NULL || first == NULL || second == NULL)
     return pb_err_set(err, PB_EINVAL, "match: NULL game or agent");
@@ -64,9 +135,23 @@ int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
   }
   const int ply0 = g->ply(&s);
   int ply = ply0, result = 0, cap = 0;
+  int lead = 0, run = 0; /* material: the leader (+1 first), plies so */
   for (;;) {
     if (ply >= (max_turns > 0 ? max_turns : g->max_turns)) {
       cap = 1;
+      break;
+    }
+    if (cancelled(cancel))
+      return pb_err_set(err, PB_EINTR, "match: interrupted");
+    /* Adjudication: the solver's result, once the players have the
+     * position (past the random plies) and it is late enough. */
+    if (ctl != NULL && ctl->solver != NULL && ply >= ctl->adj_ply &&
+        ply - ply0 >= opening_random_moves) {
+      pb_solve_value_t v;
+      int rc = pb_solver_solve(ctl->solver, &s, 1, &v, err);
+      if (rc < 0) return rc;
+      result = ply % 2 == 0 ? v.result : -v.result;
+      ctl->adjudicated = 1;
       break;
     }
     int a;
@@ -75,6 +160,13 @@ int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
       int n = g->legal(&s, legal);
       if (n <= 0) break; /* cannot happen: step reports every end */
       a = legal[pb_rng_below(rng, (uint32_t)n)];
+    } else if (clk != NULL) {
+      a = clocked_act(g, clk, &s, ply, err);
+      if (a == FLAGGED) { /* the mover loses on time */
+        result = ply % 2 == 0 ? -1 : 1;
+        break;
+      }
+      if (a < 0) return a;
     } else {
       a = pb_agent_act(ply % 2 == 0 ? first : second, &s, err);
       if (a < 0) return a;
@@ -93,6 +185,22 @@ int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
       result = (ply % 2 == 1) ? mover_result : -mover_result;
       break;
     }
+    /* Material adjudication: one side ahead by the margin for mat_plies
+     * plies in a row (the players' plies) wins. */
+    if (ctl != NULL && ctl->mat_margin > 0 &&
+        ply - ply0 > opening_random_moves) {
+      int m = g->material(&s); /* the side to move's */
+      int now = m >= ctl->mat_margin    ? (ply % 2 == 0 ? 1 : -1)
+                : m <= -ctl->mat_margin ? (ply % 2 == 0 ? -1 : 1)
+                                        : 0;
+      run = now != 0 && now == lead ? run + 1 : now != 0;
+      lead = now;
+      if (run >= ctl->mat_plies) {
+        result = lead;
+        ctl->adjudicated = 1;
+        break;
+      }
+    }
   }
   if (outcome != NULL) *outcome = result;
   if (plies != NULL) *plies = ply;
@@ -101,13 +209,84 @@ int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
   return 0;
 }
 
+int pb_match_game_moves(const pb_game_t *g, const pb_state_t *start,
+                        pb_agent_t *first, pb_agent_t *second, pb_rng_t *rng,
+                        int opening_random_moves, int max_turns, int *outcome,
+                        int *plies, int *capped, uint8_t *moves,
+                        int moves_cap, int *n_moves, pb_err_t *err) {
+  return game_moves(g, start, first, second, rng, opening_random_moves,
+                    max_turns, outcome, plies, capped, moves, moves_cap,
+                    n_moves, NULL, err);
+}
+
+void pb_match_penta_add(int penta[PB_MATCH_PENTA], int *pair_wl,
+                        int *pair_dd, int a, int b) {
+  penta[a + b + 2]++; /* points 0, 1/2, ..., 2 in halves */
+  if (a + b == 0) {
+    if (a == 0) {
+      if (pair_dd != NULL) (*pair_dd)++;
+    } else if (pair_wl != NULL) {
+      (*pair_wl)++;
+    }
+  }
+}
+
+/* ---- repeated games ---------------------------------------------------- */
+
+/* A set of nonzero 64-bit keys (open addressing, at most half full). */
+typedef struct {
+  uint64_t *k;
+  size_t cap, n;
+} keyset_t;
+
+/* 1: key was new (now in), 0: seen before, PB_ENOMEM. */
+static int keyset_add(keyset_t *s, uint64_t key) {
+  if (key == 0) key = 1;
+  if (2 * (s->n + 1) > s->cap) {
+    size_t nc = s->cap ? 2 * s->cap : 256;
+    uint64_t *nk = calloc(nc, sizeof *nk);
+    if (nk == NULL) return PB_ENOMEM;
+    for (size_t i = 0; i < s->cap; i++) {
+      if (s->k[i] == 0) continue;
+      size_t j = (size_t)(s->k[i] & (nc - 1));
+      while (nk[j] != 0) j = (j + 1) & (nc - 1);
+      nk[j] = s->k[i];
+    }
+    free(s->k);
+    s->k = nk;
+    s->cap = nc;
+  }
+  size_t j = (size_t)(key & (s->cap - 1));
+  for (; s->k[j] != 0; j = (j + 1) & (s->cap - 1))
+    if (s->k[j] == key) return 0;
+  s->k[j] = key;
+  s->n++;
+  return 1;
+}
+
+/* The key of a game: its side for A, its opening and its plies. */
+static uint64_t game_key(int a_first, int opening, const uint8_t *moves,
+                         int n) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+  const uint8_t head[5] = {(uint8_t)a_first, (uint8_t)opening,
+                           (uint8_t)(opening >> 8), (uint8_t)(opening >> 16),
+                           (uint8_t)(opening >> 24)};
+  for (int i = 0; i < 5; i++) h = (h ^ head[i]) * 1099511628211ULL;
+  for (int i = 0; i < n; i++) h = (h ^ moves[i]) * 1099511628211ULL;
+  return pb_mix64(h ^ (uint64_t)n);
+}
+
 typedef struct {
   int8_t outcome; /* for A */
   uint8_t capped;
   uint8_t done;   /* played (under the mutex) */
   int16_t plies;
+  uint8_t counted;          /* in the totals */
+  int8_t flagged;           /* 0, 1 A lost on time, 2 B did */
+  uint8_t adjudicated;      /* the solver scored it */
   int n_moves, random_plies; /* with on_game: */
   uint8_t *moves;            /* malloc'd, freed once on_game saw them */
+  uint64_t key;              /* game_key */
 } game_rec_t;
 
 typedef struct {
@@ -125,10 +304,49 @@ typedef struct {
   int prefix, cut;
   int halted; /* on_game failed: the prefix grows no more */
   pb_match_result_t sofar;
+  keyset_t games_seen, pairs_seen; /* the keys of counted games, pairs */
 } shared_t;
 
-/* Adds game i's record to the totals *res. */
-static void count_game(pb_match_result_t *res, int i, const game_rec_t *r) {
+/* Game i's place among the repeats: whether it (and, for the second game
+ * of a pair whose first is counted, its pair) is new, counted into *res.
+ * Returns 0 or PB_ENOMEM. */
+static int count_repeats(shared_t *sh, pb_match_result_t *res, int i,
+                         const game_rec_t *r) {
+  int fresh = keyset_add(&sh->games_seen, r->key);
+  if (fresh < 0) return fresh;
+  if (fresh) {
+    res->last_new = i;
+    if (r->outcome > 0)
+      res->distinct_wins++;
+    else if (r->outcome < 0)
+      res->distinct_losses++;
+    else
+      res->distinct_draws++;
+  } else {
+    res->repeats++;
+  }
+  if (i % 2 == 1 && sh->recs[i - 1].counted) {
+    const game_rec_t *p = &sh->recs[i - 1];
+    int pfresh = keyset_add(&sh->pairs_seen, pb_mix64(p->key) ^ r->key);
+    if (pfresh < 0) return pfresh;
+    if (pfresh)
+      pb_match_penta_add(res->distinct_penta, NULL, NULL, p->outcome,
+                         r->outcome);
+    else
+      res->pair_repeats++;
+  }
+  return 0;
+}
+
+/* Adds game i's record to the totals *res. Returns 0 or PB_ENOMEM. */
+static int count_game(shared_t *sh, pb_match_result_t *res, int i,
+                      game_rec_t *r) {
+  int rc = count_repeats(sh, res, i, r);
+  if (rc < 0) return rc;
+  if (i % 2 == 1 && sh->recs[i - 1].counted)
+    pb_match_penta_add(res->penta, &res->pair_wl, &res->pair_dd,
+                       sh->recs[i - 1].outcome, r->outcome);
+  r->counted = 1;
   int first = i % 2 == 0;
   int *w = first ? &res->first_wins : &res->second_wins;
   int *d = first ? &res->first_draws : &res->second_draws;
@@ -144,8 +362,22 @@ static void count_game(pb_match_result_t *res, int i, const game_rec_t *r) {
     (*d)++;
   }
   res->games++;
+  res->a_time_losses += r->flagged == 1;
+  res->adjudicated += r->adjudicated;
+  res->b_time_losses += r->flagged == 2;
   res->capped += r->capped;
   res->plies += r->plies;
+  return 0;
+}
+
+/* Records the match's error (the lowest game's) and stops the match. */
+static void set_error(shared_t *sh, int game, int code, const pb_err_t *e) {
+  if (sh->err_code == 0 || game < sh->err_game) {
+    sh->err_code = code;
+    sh->err_game = game;
+    sh->err = *e;
+  }
+  atomic_store(&sh->stop, 1);
 }
 
 /* Shows game k (done, in the prefix) to on_game, under mu; its moves
@@ -163,21 +395,32 @@ static int show_game(shared_t *sh, int k) {
       .start = o->n_openings > 0 ? &o->openings[(k / 2) % o->n_openings]
                                  : NULL,
       .n_moves = r->n_moves,
-      .moves = r->moves};
+      .moves = r->moves,
+      .flagged = r->flagged,
+      .adjudicated = r->adjudicated};
   pb_err_t e;
   pb_err_clear(&e);
   int rc = o->on_game(o->game_ctx, &gm, &e);
   free(r->moves);
   r->moves = NULL;
   if (rc >= 0) return 0;
-  if (sh->err_code == 0 || k < sh->err_game) {
-    sh->err_code = rc;
-    sh->err_game = k;
-    sh->err = e;
-  }
+  set_error(sh, k, rc, &e);
   sh->halted = 1;
-  atomic_store(&sh->stop, 1);
   return rc;
+}
+
+/* Shows game k to on_game and counts it: 0, or the error that halted
+ * the match. */
+static int take_game(shared_t *sh, int k) {
+  if (sh->o->on_game != NULL && show_game(sh, k) < 0) return -1;
+  if (count_game(sh, &sh->sofar, k, &sh->recs[k]) < 0) {
+    pb_err_t e;
+    pb_err_clear(&e);
+    set_error(sh, k, pb_err_set(&e, PB_ENOMEM, "match: out of memory"), &e);
+    sh->halted = 1;
+    return -1;
+  }
+  return 0;
 }
 
 /* Game i is done: extends the prefix of done games as far as it goes,
@@ -188,8 +431,7 @@ static void game_done(shared_t *sh, int i, const game_rec_t *rec) {
   sh->recs[i] = *rec;
   sh->recs[i].done = 1;
   while (!sh->halted && sh->prefix < sh->cut && sh->recs[sh->prefix].done) {
-    if (sh->o->on_game != NULL && show_game(sh, sh->prefix) < 0) break;
-    count_game(&sh->sofar, sh->prefix, &sh->recs[sh->prefix]);
+    if (take_game(sh, sh->prefix) < 0) break;
     sh->prefix++;
     if (sh->o->on_games != NULL && sh->o->on_games(sh->o->ctx, &sh->sofar)) {
       sh->cut = sh->prefix;
@@ -201,18 +443,15 @@ static void game_done(shared_t *sh, int i, const game_rec_t *rec) {
 
 typedef struct {
   shared_t *sh;
-  pb_agent_t *a, *b; /* owned by the worker */
+  pb_agent_t *a, *b;        /* owned by the worker, or borrowed from: */
+  pb_gtp_timed_t *ta, *tb; /* under a time control, A's and B's */
+  pb_solver_t *solver;     /* adjudication, or NULL */
 } worker_t;
 
 static void record_error(shared_t *sh, int game, int code, const pb_err_t *e) {
   pthread_mutex_lock(&sh->mu);
-  if (sh->err_code == 0 || game < sh->err_game) {
-    sh->err_code = code;
-    sh->err_game = game;
-    sh->err = *e;
-  }
+  set_error(sh, game, code, e);
   pthread_mutex_unlock(&sh->mu);
-  atomic_store(&sh->stop, 1);
 }
 
 static void *worker_run(void *arg) {
@@ -221,16 +460,16 @@ static void *worker_run(void *arg) {
   const pb_match_opts_t *o = sh->o;
   pb_err_t e;
   pb_err_clear(&e);
-  /* With on_game, each game's plies (at most the turn cap) are kept. */
+  /* Each game's plies (at most the turn cap), for its key and on_game. */
   const int mcap = o->max_turns > 0 ? o->max_turns : sh->g->max_turns;
-  uint8_t *moves = o->on_game != NULL ? malloc((size_t)mcap) : NULL;
-  if (o->on_game != NULL && moves == NULL) {
+  uint8_t *moves = malloc((size_t)mcap);
+  if (moves == NULL) {
     pb_err_set(&e, PB_ENOMEM, "match: out of memory");
     record_error(sh, 0, PB_ENOMEM, &e);
     return NULL;
   }
   for (;;) {
-    if (atomic_load(&sh->stop)) break;
+    if (atomic_load(&sh->stop) || cancelled(o->cancel)) break;
     int i = atomic_fetch_add(&sh->next, 1);
     if (i >= o->games) break;
     pb_agent_reseed(w->a, pb_match_seed(o->seed, i, 0));
@@ -241,19 +480,41 @@ static void *worker_run(void *arg) {
     const pb_state_t *start =
         o->n_openings > 0 ? &o->openings[(i / 2) % o->n_openings] : NULL;
     int n_moves = 0;
-    int rc = pb_match_game_moves(sh->g, start, a_first ? w->a : w->b,
-                                 a_first ? w->b : w->a, &rng,
-                                 o->opening_random_moves, o->max_turns,
-                                 &outcome, &plies, &capped, moves, mcap,
-                                 &n_moves, &e);
+    game_clock_t clk = {.timed = {a_first ? w->ta : w->tb,
+                                  a_first ? w->tb : w->ta},
+                        .base_s = o->tc_base_s,
+                        .inc_s = o->tc_inc_s,
+                        .left_s = {o->tc_base_s, o->tc_base_s},
+                        .flagged = -1};
+    game_ctl_t ctl = {.cancel = o->cancel,
+                      .clk = w->ta != NULL ? &clk : NULL,
+                      .solver = w->solver,
+                      .adj_ply = o->adjudicate_ply,
+                      .mat_margin = o->adjudicate_margin,
+                      .mat_plies = o->adjudicate_plies};
+    int rc = game_moves(sh->g, start, a_first ? w->a : w->b,
+                        a_first ? w->b : w->a, &rng, o->opening_random_moves,
+                        o->max_turns, &outcome, &plies, &capped, moves, mcap,
+                        &n_moves, &ctl, &e);
+    if (rc < 0 && cancelled(o->cancel)) break; /* uncounted */
     game_rec_t rec = {.outcome = (int8_t)(a_first ? outcome : -outcome),
                       .capped = (uint8_t)capped,
                       .plies = (int16_t)(plies > 32767 ? 32767 : plies),
                       .n_moves = n_moves,
+                      .adjudicated = (uint8_t)ctl.adjudicated,
+                      .flagged = (int8_t)(clk.flagged < 0 ? 0
+                                          : (clk.flagged == 0) == a_first
+                                              ? 1
+                                              : 2),
                       .random_plies = n_moves < o->opening_random_moves
                                           ? n_moves
-                                          : o->opening_random_moves};
-    if (rc == 0 && moves != NULL &&
+                                          : o->opening_random_moves,
+                      .key = game_key(a_first,
+                                      o->n_openings > 0
+                                          ? (i / 2) % o->n_openings
+                                          : -1,
+                                      moves, n_moves)};
+    if (rc == 0 && o->on_game != NULL &&
         (rec.moves = malloc((size_t)n_moves + 1)) == NULL)
       rc = pb_err_set(&e, PB_ENOMEM, "match: out of memory");
     if (rc < 0) {
@@ -286,9 +547,36 @@ static int check_opts(const pb_game_t *g, const pb_match_opts_t *o,
                       "match: opening_random_moves must be "
                       ">= 0 (got %d)",
                       o->opening_random_moves);
+  if (!(o->tc_base_s >= 0 && o->tc_base_s <= PB_MATCH_TC_MAX_S) ||
+      !(o->tc_inc_s >= 0 && o->tc_inc_s <= PB_MATCH_TC_MAX_S) ||
+      (o->tc_base_s == 0 && o->tc_inc_s > 0))
+    return pb_err_set(err, PB_EINVAL,
+                      "match: time control %g+%g: base in (0, %g] seconds, "
+                      "increment in [0, %g]",
+                      o->tc_base_s, o->tc_inc_s, PB_MATCH_TC_MAX_S,
+                      PB_MATCH_TC_MAX_S);
+  if (o->adjudicate_ply < 0 ||
+      (o->adjudicate_ply > 0 && !pb_solver_supports(g)))
+    return pb_err_set(err, PB_EINVAL,
+                      "match: adjudication by a solver: %s has none "
+                      "(connect4 and tictactoe have)",
+                      g->name);
+  if (o->adjudicate_margin < 0 || o->adjudicate_plies < 0 ||
+      (o->adjudicate_margin > 0 &&
+       (g->material == NULL || o->adjudicate_plies < 1)))
+    return pb_err_set(err, PB_EINVAL,
+                      "match: adjudication by material: %s has none, or "
+                      "plies %d < 1 (othello and toguz have)",
+                      g->name, o->adjudicate_plies);
   if (o->max_turns < 0)
     return pb_err_set(err, PB_EINVAL, "match: max_turns must be >= 0 (got %d)",
                       o->max_turns);
+  const int longest = o->max_turns > 0 ? o->max_turns : g->max_turns;
+  if (o->opening_random_moves >= longest)
+    return pb_err_set(err, PB_EINVAL,
+                      "match: %d random opening plies, but %s games last at "
+                      "most %d plies",
+                      o->opening_random_moves, g->name, longest);
   if (o->n_openings < 0 || (o->n_openings > 0 && o->openings == NULL))
     return pb_err_set(err, PB_EINVAL, "match: %d openings at %p",
                       o->n_openings, (const void *)o->openings);
@@ -321,6 +609,7 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
   atomic_init(&sh.next, 0);
   atomic_init(&sh.stop, 0);
   sh.cut = o->games;
+  sh.sofar.last_new = -1;
   sh.recs = calloc((size_t)o->games, sizeof *sh.recs);
   worker_t *ws = calloc((size_t)nt, sizeof *ws);
   pthread_t *tids = calloc((size_t)nt, sizeof *tids);
@@ -335,9 +624,19 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
     pb_err_t e;
     pb_err_clear(&e);
     ws[t].sh = &sh;
-    ws[t].a = pb_agent_new(g, o->a_spec, o->seed, &e);
-    if (ws[t].a != NULL) ws[t].b = pb_agent_new(g, o->b_spec, o->seed, &e);
-    if (ws[t].b == NULL) {
+    if (o->tc_base_s > 0) {
+      ws[t].ta = pb_gtp_timed_new(g, o->a_spec, o->seed, &e);
+      if (ws[t].ta != NULL)
+        ws[t].tb = pb_gtp_timed_new(g, o->b_spec, o->seed, &e);
+      ws[t].a = ws[t].ta != NULL ? pb_gtp_timed_agent(ws[t].ta) : NULL;
+      ws[t].b = ws[t].tb != NULL ? pb_gtp_timed_agent(ws[t].tb) : NULL;
+    } else {
+      ws[t].a = pb_agent_new(g, o->a_spec, o->seed, &e);
+      if (ws[t].a != NULL) ws[t].b = pb_agent_new(g, o->b_spec, o->seed, &e);
+    }
+    if (ws[t].b != NULL && o->adjudicate_ply > 0)
+      ws[t].solver = pb_solver_new(g, PB_MATCH_ADJ_TT_LOG2, &e);
+    if (ws[t].b == NULL || (o->adjudicate_ply > 0 && ws[t].solver == NULL)) {
       rc = e.code < 0 ? e.code : PB_EINVAL;
       if (err != NULL) *err = e;
       goto out;
@@ -357,6 +656,18 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
   if (rc == 0) worker_run(&ws[0]); /* the calling thread works too */
   for (int t = 1; t <= started; t++) pthread_join(tids[t], NULL);
   pthread_mutex_destroy(&sh.mu);
+  /* Interrupted: the games finished past the prefix count too, in order
+   * (the threads are joined: no lock needed); an agent's error then is
+   * taken for a consequence of the interruption (a signal that reached an
+   * engine's process too). */
+  if (rc == 0 && cancelled(o->cancel) && sh.prefix < sh.cut) {
+    sh.sofar.interrupted = 1;
+    if (!sh.halted) {
+      sh.err_code = 0;
+      for (int k = sh.prefix; k < sh.cut; k++)
+        if (sh.recs[k].done && take_game(&sh, k) < 0) break;
+    }
+  }
   /* An error in a game past the cut (one already under way when the
    * match was decided) does not count: the match is the games before. */
   if (rc == 0 && sh.err_code != 0 && sh.err_game < sh.cut) {
@@ -366,180 +677,27 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
       err->code = rc;
     }
   }
-  /* Every game up to the cut is done (the workers stop only past it or
-   * on an error), so the prefix is the match. */
+  /* Every game up to the cut is done (the workers stop only past it, on
+   * an error or when cancelled), so the prefix is the match. */
   if (rc == 0) *res = sh.sofar;
 out:
   if (ws != NULL)
     for (int t = 0; t < nt; t++) {
-      pb_agent_destroy(&ws[t].a);
-      pb_agent_destroy(&ws[t].b);
+      pb_solver_destroy(&ws[t].solver);
+      if (ws[t].ta != NULL || ws[t].tb != NULL) {
+        pb_gtp_timed_destroy(&ws[t].ta);
+        pb_gtp_timed_destroy(&ws[t].tb);
+      } else {
+        pb_agent_destroy(&ws[t].a);
+        pb_agent_destroy(&ws[t].b);
+      }
     }
   free(ws);
   free(tids);
   if (sh.recs != NULL) /* the moves of games past the cut */
     for (int i = 0; i < o->games; i++) free(sh.recs[i].moves);
   free(sh.recs);
-  return rc;
-}
-
-/* ---- openings ---------------------------------------------------------- */
-
-void pb_match_openings_free_lines(char ***lines, int n) {
-  if (lines == NULL || *lines == NULL) return;
-  for (int k = 0; k < n; k++) free((*lines)[k]);
-  free(*lines);
-  *lines = NULL;
-}
-
-/* pb_match_openings_parse, keeping each opening's line in *lines when
- * lines is not NULL. */
-static int openings_parse(const pb_game_t *g, const char *text, size_t len,
-                          const char *name, pb_state_t **out, char ***lines,
-                          int *n, pb_err_t *err) {
-  if (out != NULL) *out = NULL;
-  if (n != NULL) *n = 0;
-  if (lines != NULL) *lines = NULL;
-  char **ls = NULL;
-  if (g == NULL || text == NULL || name == NULL || out == NULL || n == NULL)
-    return pb_err_set(err, PB_EINVAL, "openings: NULL argument");
-  pb_state_t *st = NULL;
-  int count = 0, cap = 0, rc = 0, lineno = 0;
-  char line[4096];
-  for (size_t pos = 0; pos < len && rc == 0;) {
-    const char *p = text + pos;
-    const char *nl = memchr(p, '\n', len - pos);
-    size_t ll = nl != NULL ? (size_t)(nl - p) : len - pos;
-    pos += ll + 1;
-    lineno++;
-    /* Trim spaces (and a CR) at both ends. */
-    while (ll > 0 && (*p == ' ' || *p == '\t')) p++, ll--;
-    while (ll > 0 && (p[ll - 1] == ' ' || p[ll - 1] == '\t' ||
-                      p[ll - 1] == '\r'))
-      ll--;
-    if (ll == 0 || p[0] == '#') continue;
-    if (ll >= sizeof line) {
-      rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: line longer than %zu bytes",
-                      name, lineno, sizeof line - 1);
-      break;
-    }
-    if (memchr(p, '\0', ll) != NULL) {
-      rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: a NUL byte (not a text file)",
-                      name, lineno);
-      break;
-    }
-    memcpy(line, p, ll);
-    line[ll] = '\0';
-    pb_state_t s;
-    pb_err_t e;
-    pb_err_clear(&e);
-    if (strcmp(line, "-") == 0) {
-      g->reset(&s);
-    } else if (g->parse(&s, line, &e) != 0) {
-      rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: \"%.60s\": %s", name, lineno,
-                      line, e.msg);
-      break;
-    }
-    float r;
-    if (g->terminal(&s, &r)) {
-      rc = pb_err_set(err, PB_ECORRUPT,
-                      "%s:%d: \"%.60s\": the game is over after these moves",
-                      name, lineno, line);
-      break;
-    }
-    if (count == PB_MATCH_OPENINGS_MAX) {
-      rc = pb_err_set(err, PB_ERANGE, "%s:%d: more than %d openings", name,
-                      lineno, PB_MATCH_OPENINGS_MAX);
-      break;
-    }
-    if (count == cap) {
-      int nc = cap ? 2 * cap : 64;
-      pb_state_t *ns = realloc(st, (size_t)nc * sizeof *ns);
-      if (ns != NULL) st = ns;
-      char **nl2 = lines != NULL ? realloc(ls, (size_t)nc * sizeof *nl2) : NULL;
-      if (nl2 != NULL) ls = nl2;
-      if (ns == NULL || (lines != NULL && nl2 == NULL)) {
-        rc = pb_err_set(err, PB_ENOMEM, "%s: out of memory", name);
-        break;
-      }
-      cap = nc;
-    }
-    if (lines != NULL &&
-        (ls[count] = strdup(strcmp(line, "-") ? line : "")) == NULL) {
-      rc = pb_err_set(err, PB_ENOMEM, "%s: out of memory", name);
-      break;
-    }
-    st[count++] = s;
-  }
-  if (rc == 0 && count == 0)
-    rc = pb_err_set(err, PB_ECORRUPT,
-                    "%s: no openings (one a line, the moves in %s's notation)",
-                    name, g->name);
-  if (rc != 0) {
-    free(st);
-    pb_match_openings_free_lines(&ls, count);
-    return rc;
-  }
-  *out = st;
-  *n = count;
-  if (lines != NULL) *lines = ls;
-  return 0;
-}
-
-int pb_match_openings_parse(const pb_game_t *g, const char *text, size_t len,
-                            const char *name, pb_state_t **out, int *n,
-                            pb_err_t *err) {
-  return openings_parse(g, text, len, name, out, NULL, n, err);
-}
-
-#define PB__OPENINGS_FILE_MAX (64u << 20)
-
-int pb_match_openings_load(const pb_game_t *g, const char *path,
-                           pb_state_t **out, int *n, pb_err_t *err) {
-  return pb_match_openings_load_lines(g, path, out, NULL, n, err);
-}
-
-int pb_match_openings_load_lines(const pb_game_t *g, const char *path,
-                                 pb_state_t **out, char ***lines, int *n,
-                                 pb_err_t *err) {
-  if (out != NULL) *out = NULL;
-  if (n != NULL) *n = 0;
-  if (lines != NULL) *lines = NULL;
-  if (path == NULL) return pb_err_set(err, PB_EINVAL, "openings: NULL path");
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
-                      strerror(errno));
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  int rc = buf != NULL ? 0 : pb_err_set(err, PB_ENOMEM, "%s: out of memory",
-                                        path);
-  while (rc == 0) {
-    if (len == cap) {
-      if (cap >= PB__OPENINGS_FILE_MAX) {
-        rc = pb_err_set(err, PB_ERANGE, "%s: larger than %u MiB", path,
-                        PB__OPENINGS_FILE_MAX >> 20);
-        break;
-      }
-      char *nb = realloc(buf, cap * 2);
-      if (nb == NULL) {
-        rc = pb_err_set(err, PB_ENOMEM, "%s: out of memory", path);
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) {
-      if (ferror(f))
-        rc = pb_err_set(err, PB_EIO, "%s: cannot read: %s", path,
-                        strerror(errno));
-      break;
-    }
-  }
-  fclose(f);
-  if (rc == 0) rc = openings_parse(g, buf, len, path, out, lines, n, err);
-  free(buf);
+  free(sh.games_seen.k);
+  free(sh.pairs_seen.k);
   return rc;
 }

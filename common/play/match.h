@@ -15,10 +15,27 @@
  * k = 1, 2, ... in that order (whatever the order the games finish in)
  * and may end the match there, with exactly those k games counted. A
  * stopping rule that looks only at those totals (such as an SPRT) thus
- * stops at the same game with the same results whatever the threads. */
+ * stops at the same game with the same results whatever the threads.
+ *
+ * Pairs: games 2i and 2i+1 are a pair (the same opening, colours
+ * swapped); the result counts the pentanomial distribution of the pairs'
+ * scores besides the games' W/D/L.
+ *
+ * Repeats: a game repeats an earlier one when it starts from the same
+ * opening with A on the same side and its plies (the random ones
+ * included) are the same; deterministic agents replay the same few games
+ * over and over. The result counts the repeats and the results of the
+ * distinct games and pairs alone, in game order (so, like the rest, they
+ * do not depend on the threads).
+ *
+ * Interruption: when *o->cancel becomes nonzero (a signal handler may set
+ * it), no game starts and the games under way stop at their next ply,
+ * uncounted; the match ends with the games finished so far, each shown to
+ * on_game in order, and res->interrupted set. */
 #ifndef PB_MATCH_H
 #define PB_MATCH_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "agent.h"
@@ -40,6 +57,8 @@ typedef struct pb_match_game {
   int n_moves;
   const uint8_t *moves;    /* the plies played from start (the random ones
                               included), passes as actions */
+  int flagged;             /* 0; 1 A lost on time, 2 B did */
+  int adjudicated;         /* the solver scored it (unfinished) */
 } pb_match_game_t;
 
 typedef struct pb_match_opts {
@@ -48,7 +67,8 @@ typedef struct pb_match_opts {
   int games;          /* >= 1 */
   uint64_t seed;
   int threads;              /* 0: the number of online CPUs; capped at games */
-  int opening_random_moves; /* the first k plies are uniformly random */
+  int opening_random_moves; /* the first k plies are uniformly random;
+                               fewer than the turn cap (PB_EINVAL) */
   int max_turns;            /* 0: the game's max_turns (game.h: only Toguz
                                Kumalak's games can reach it); a game that
                                reaches the cap unfinished counts as a draw */
@@ -67,7 +87,54 @@ typedef struct pb_match_opts {
    * match with that error. NULL: no moves are kept. */
   int (*on_game)(void *game_ctx, const pb_match_game_t *game, pb_err_t *err);
   void *game_ctx;
+  /* Nonzero: stop now (see the top comment). NULL: never. */
+  const atomic_int *cancel;
+  /* Time control (0: none): each side starts a game with tc_base_s
+   * seconds and gains tc_inc_s after each move it makes (Fischer). Before
+   * each move the mover hears its clock (pb_agent_clock: a gtp: engine
+   * gets time_settings and time_left) and plays within the budget of
+   * pb_match_tc_budget_ms (gtp_timed.h: abnet:, mcts:, beam: and bpip:
+   * size their search to it; the other built-in kinds play as their spec
+   * says). A side whose clock runs out during its move loses the game on
+   * time (the move is not played). Random opening plies take no time.
+   * Timing depends on the machine and its load, so results under a time
+   * control depend on them too (and on the threads). */
+  double tc_base_s, tc_inc_s;
+  /* Adjudication (0: none): in a game with a solver (solver.h: Connect
+   * Four, Tic-Tac-Toe), a game that reaches this ply (past its random
+   * plies) ends there with the result the solver gives (weak: the result
+   * alone), as if played out perfectly; it counts as adjudicated. */
+  int adjudicate_ply;
+  /* Adjudication by the game's score (0: none): in a game with material
+   * (game.h: Othello's discs, Toguz Kumalak's kazna), once one side leads
+   * by at least adjudicate_margin after each of adjudicate_plies plies in
+   * a row (>= 1; plies the players chose, not random ones), it wins
+   * there; the game counts as adjudicated. */
+  int adjudicate_margin, adjudicate_plies;
 } pb_match_opts_t;
+
+/* The transposition table of each thread's solver: 2^20 entries, 8 MiB. */
+#define PB_MATCH_ADJ_TT_LOG2 20
+
+/* The bounds of a time control (seconds), and how a move's budget is
+ * cut from the clock: PB_MATCH_TC_USE of the mover's share, the time left
+ * over the moves it still has to make (pb_gtp_clock_moves_left) plus the
+ * increment, at most PB_MATCH_TC_MAX_SHARE of the time left, less
+ * PB_MATCH_TC_RESERVE_MS, at least 1 ms. */
+#define PB_MATCH_TC_MAX_S 1e6
+#define PB_MATCH_TC_USE 0.9
+#define PB_MATCH_TC_MAX_SHARE 0.5
+#define PB_MATCH_TC_RESERVE_MS 2
+
+/* The budget of a move at ply `ply` of g, in ms, for a side with left_s
+ * seconds on its clock and increment inc_s (above). */
+int64_t pb_match_tc_budget_ms(const pb_game_t *g, int ply, double left_s,
+                              double inc_s);
+
+/* The pentanomial counts of game pairs, by A's points in the pair:
+ * penta[0] two losses, [1] a loss and a draw, [2] a win and a loss or
+ * two draws, [3] a win and a draw, [4] two wins. */
+#define PB_MATCH_PENTA 5
 
 /* Results from A's point of view. */
 typedef struct pb_match_result {
@@ -77,6 +144,19 @@ typedef struct pb_match_result {
   int second_wins, second_draws, second_losses; /* games where B moved first */
   int capped; /* games stopped by max_turns (counted as draws) */
   long plies; /* plies played over all games */
+  int penta[PB_MATCH_PENTA]; /* complete pairs (games 2i, 2i+1) */
+  int pair_wl, pair_dd;      /* of penta[2]: a win and a loss, two draws */
+  /* Repeats: games that repeat an earlier game, pairs both of whose
+   * games repeat those of one earlier pair; the W/D/L of the distinct
+   * games (the first of each), the pentanomial of the distinct pairs;
+   * the index of the last game that was new (-1: none yet). */
+  int repeats, pair_repeats;
+  int distinct_wins, distinct_draws, distinct_losses;
+  int distinct_penta[PB_MATCH_PENTA];
+  int last_new;
+  int interrupted; /* o->cancel stopped the match (see the top comment) */
+  int a_time_losses, b_time_losses; /* games lost on time (tc_base_s) */
+  int adjudicated; /* games the solver or the material scored */
 } pb_match_result_t;
 
 /* Sets *o to the defaults: 100 games, seed 1, threads 0, no random opening,
@@ -84,7 +164,7 @@ typedef struct pb_match_result {
 void pb_match_opts_default(pb_match_opts_t *o);
 
 /* Plays the match described by o in game g and fills *res (res->games <
- * o->games when o->on_games ended it early). Returns 0, or PB_EINVAL (bad
+ * o->games when o->on_games or o->cancel ended it early). Returns 0, or PB_EINVAL (bad
  * options, agent specs or openings; nothing is played), PB_ENOMEM, PB_EIO
  * (a thread could not be started), or the first error an agent reported
  * (the match is then abandoned and *res is zeroed). */
@@ -151,6 +231,12 @@ int pb_match_openings_load_lines(const pb_game_t *g, const char *path,
 /* Frees what pb_match_openings_load_lines gave; accepts NULL and sets
  * *lines to NULL. */
 void pb_match_openings_free_lines(char ***lines, int n);
+
+/* Adds the pair of games scoring a and b for A (each +1, 0 or -1) to
+ * the pentanomial counts penta[PB_MATCH_PENTA] (and pair_wl, pair_dd
+ * when not NULL). */
+void pb_match_penta_add(int penta[PB_MATCH_PENTA], int *pair_wl,
+                        int *pair_dd, int a, int b);
 
 /* Seeds for game i: of agent A, of agent B, and of the opening's rng. */
 uint64_t pb_match_seed(uint64_t seed, int game, int which);

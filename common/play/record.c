@@ -88,14 +88,33 @@ static int check_record(const pb_record_t *r, pb_err_t *err) {
   if (finished && r->capped)
     return pb_err_set(err, PB_EINVAL,
                       "record: capped, but the moves finish the game");
+  if (r->adjudicated && (finished || r->capped || r->time_loss))
+    return pb_err_set(err, PB_EINVAL,
+                      "record: adjudicated, but the moves finish the game or "
+                      "it is capped or lost on time");
+  if (r->time_loss && (finished || r->capped))
+    return pb_err_set(err, PB_EINVAL,
+                      "record: lost on time, but the moves finish the game "
+                      "or it is capped");
+  /* Lost on time: the side to move after the moves (the first player
+   * after an even number of plies) lost. */
+  const int time_result = r->n_moves % 2 == 0 ? -1 : 1;
+  if (r->time_loss && r->result != time_result)
+    return pb_err_set(err, PB_EINVAL,
+                      "record: lost on time by the %s player, but the result "
+                      "is %s",
+                      time_result < 0 ? "first" : "second",
+                      result_text(r->result));
   if (finished && res != r->result)
     return pb_err_set(err, PB_EINVAL,
                       "record: result %s, but the moves end the game %s",
                       result_text(r->result), result_text(res));
-  if (!finished && (!r->capped || r->result != 0))
+  if (!finished && !r->time_loss && !r->adjudicated &&
+      (!r->capped || r->result != 0))
     return pb_err_set(err, PB_EINVAL,
                       "record: the moves leave the game unfinished, which "
-                      "only a turn cap does (capped, a draw)");
+                      "only a turn cap (capped, a draw), a loss on time or "
+                      "an adjudication (termination) does");
   return 0;
 }
 
@@ -236,6 +255,8 @@ int pb_record_json(const pb_record_t *r, pb_json_t *j, pb_err_t *err) {
   pb_json_kstr(j, "moves", mv);
   if (r->opening_plies > 0) pb_json_kint(j, "opening_plies", r->opening_plies);
   pb_json_kbool(j, "capped", r->capped != 0);
+  if (r->time_loss) pb_json_kstr(j, "termination", "time");
+  if (r->adjudicated) pb_json_kstr(j, "termination", "adjudication");
   pb_json_obj_end(j);
   free(mv);
   if (pb_json_error(j) != 0)
@@ -318,6 +339,17 @@ static int read_members(const pb_jval_t *o, uint8_t *moves, int cap,
   const pb_jval_t *cv = pb_jval_get(o, "capped");
   if (cv != NULL && (r->capped = pb_jval_bool(cv)) < 0)
     return pb_err_set(err, PB_ECORRUPT, "\"capped\" is not true or false");
+  char term[32] = "";
+  if (get_str(o, "termination", 0, term, sizeof term, err) < 0)
+    return err != NULL && err->code ? err->code : PB_ECORRUPT;
+  if (term[0] != '\0' && strcmp(term, "time") != 0 &&
+      strcmp(term, "adjudication") != 0 && strcmp(term, "normal") != 0)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "\"termination\": \"%s\" (expected time, "
+                      "adjudication or normal)",
+                      term);
+  r->time_loss = strcmp(term, "time") == 0;
+  r->adjudicated = strcmp(term, "adjudication") == 0;
   const pb_jval_t *mv = pb_jval_get(o, "moves");
   const char *text = mv != NULL ? pb_jval_str(mv, NULL) : NULL;
   if (text == NULL) return pb_err_set(err, PB_ECORRUPT, "no \"moves\" string");
@@ -395,6 +427,14 @@ int pb_record_ggf(const pb_record_t *r, char **out, size_t *len,
     int m = r->g->material(&s);
     k += (size_t)snprintf(t + k, cap - k, "RE[%+d.000]",
                           r->n_moves % 2 == 0 ? m : -m);
+  } else if (r->adjudicated) {
+    k += (size_t)snprintf(t + k, cap - k, "RE[%s]",
+                          r->result > 0   ? "+1.000"
+                          : r->result < 0 ? "-1.000"
+                                          : "0.000");
+  } else if (r->time_loss) { /* GGF: ":t", on time; black's view */
+    k += (size_t)snprintf(t + k, cap - k, "RE[%s64.000:t]",
+                          r->result > 0 ? "+" : "-");
   } else {
     k += (size_t)snprintf(t + k, cap - k, "RE[?]");
   }

@@ -14,7 +14,8 @@
  * - result: "1-0" (the first player won), "0-1" (the second won) or
  *   "1/2-1/2", as in PGN. A game the moves finish must have the result the
  *   rules give; a game they leave unfinished was stopped at a turn cap
- *   ("capped":true) and counts as a draw.
+ *   ("capped":true) and counts as a draw, or lost on time by the side to
+ *   move ("termination":"time").
  * - moves: the whole game from the initial position in the game's notation
  *   as `--position` takes it (Connect Four "4453", Tic-Tac-Toe "159",
  *   Othello "f5d6c3", Toguz Kumalak "7315"). Othello's passes are left
@@ -26,7 +27,9 @@
  *   version, self-play's Q version and iteration), plies (the number of
  *   moves, passes included: checked when given), opening_plies (the first
  *   k plies were not the players' choice: an opening or random plies),
- *   capped.
+ *   capped, termination ("time": the side to move after the moves lost
+ *   on time, the game unfinished and won by the other side;
+ *   "adjudication": the game unfinished, its result given by a solver).
  *
  * Files of records are appended to, never truncated: pb_record_file_open
  * refuses a file that holds something other than records. */
@@ -54,6 +57,10 @@ typedef struct pb_record {
   char second[PB_RECORD_NAME_MAX];
   int result;        /* +1 the first player won, -1 the second, 0 a draw */
   int capped;        /* unfinished, stopped at a turn cap (result 0) */
+  int time_loss;     /* unfinished: the side to move lost on time (result
+                        the other's win); "termination":"time" */
+  int adjudicated;   /* unfinished: scored by a solver or a rule, any
+                        result; "termination":"adjudication" */
   int opening_plies; /* the first k plies were given, not chosen */
   int64_t round;     /* from 1; 0: not written */
   int64_t version;   /* -1: not written */

@@ -38,6 +38,12 @@ static double clamp(double x, double lo, double hi) {
   return x < lo ? lo : x > hi ? hi : x;
 }
 
+double pb_elo_interval_end(double s) {
+  if (s >= 1.0) return INFINITY;
+  if (s <= 0.0) return -INFINITY;
+  return pb_elo_from_score(s);
+}
+
 int pb_elo_diff(int wins, int draws, int losses, double *elo, double *lo,
                 double *hi) {
   if (elo != NULL) *elo = 0.0;
@@ -56,8 +62,8 @@ int pb_elo_diff(int wins, int draws, int losses, double *elo, double *lo,
   if (var <= 0.0) var = sc * (1.0 - sc);
   double half = 1.96 * sqrt(var / n);
   if (elo != NULL) *elo = pb_elo_from_score(sc);
-  if (lo != NULL) *lo = pb_elo_from_score(clamp(sc - half, eps, 1.0 - eps));
-  if (hi != NULL) *hi = pb_elo_from_score(clamp(sc + half, eps, 1.0 - eps));
+  if (lo != NULL) *lo = pb_elo_interval_end(sc - half);
+  if (hi != NULL) *hi = pb_elo_interval_end(sc + half);
   return 0;
 }
 

@@ -40,20 +40,28 @@ double pb_elo_from_score(double s);
  * interval. The score s = (w + d/2) / n is mapped through
  * pb_elo_from_score; the interval is s +- 1.96 * se, se the standard error
  * of the mean per-game score, mapped the same way.
- * Clamping: a perfect or null score has no finite Elo, so s and the ends of
- * the interval are clamped to [1/(2n), 1 - 1/(2n)] (as if half a game had
- * gone the other way): 400 straight wins give +1161 with hi = elo. When all
- * games ended alike the sample variance is 0; the binomial variance of the
- * clamped score, s(1 - s), is used instead so that the interval is not
- * empty. Returns 0, or PB_EINVAL if a count is negative or n = 0 (the
+ * Clamping: a perfect or null score has no finite Elo, so s is clamped to
+ * [1/(2n), 1 - 1/(2n)] (as if half a game had gone the other way): 400
+ * straight wins give +1161. The interval is not clamped: an end at or
+ * past a score of 1 (0) is +infinity (-infinity), since the results
+ * cannot rule out any strength on that side (400 straight wins: [+924,
+ * +inf]; W=2 D=0 L=0: +191 [-302, +inf]), so the estimate never sits on
+ * an end of its own interval. When all games ended alike the sample
+ * variance is 0; the binomial variance of the clamped score, s(1 - s), is
+ * used instead so that the interval is not empty. Returns 0, or PB_EINVAL if a count is negative or n = 0 (the
  * outputs are then 0). Any output pointer may be NULL. */
 int pb_elo_diff(int wins, int draws, int losses, double *elo, double *lo,
                 double *hi);
 
+/* The Elo of an end of a score interval: pb_elo_from_score(s) for s in
+ * (0, 1), +INFINITY from 1 up, -INFINITY from 0 down. */
+double pb_elo_interval_end(double s);
+
 /* Writes `elo` rounded to `decimals` places (0..6) into buf (n bytes,
  * truncated) and returns buf: with a sign when `sign` is set ("+12",
  * "-3"), and never a negative zero: a value that rounds to zero prints as
- * "+0" (sign) or "0" (no sign), as 0.0 rounded does ("+0.0", "0.0"). */
+ * "+0" (sign) or "0" (no sign), as 0.0 rounded does ("+0.0", "0.0");
+ * an infinite value prints as "+inf" or "-inf" ("inf" with no sign). */
 char *pb_elo_format(char *buf, size_t n, double elo, int decimals, int sign);
 
 /* ---- maximum-likelihood fits ----------------------------------------- */

@@ -83,10 +83,10 @@ int pb_sprt_parse(pb_sprt_t *t, const char *text, pb_err_t *err) {
 }
 
 /* g(lambda) = sum_j f_j d_j / (1 + lambda d_j), decreasing in lambda. */
-static double score_eq(const double f[3], const double d[3], double lambda,
+static double score_eq(int k, const double *f, const double *d, double lambda,
                        double *slope) {
   double g = 0, gs = 0;
-  for (int j = 0; j < 3; j++) {
+  for (int j = 0; j < k; j++) {
     double q = 1.0 + lambda * d[j];
     g += f[j] * d[j] / q;
     gs -= f[j] * d[j] * d[j] / (q * q);
@@ -95,15 +95,21 @@ static double score_eq(const double f[3], const double d[3], double lambda,
   return g;
 }
 
-void pb_sprt_mle(const double f[3], double s, double p[3]) {
-  const double a[3] = {0.0, 0.5, 1.0};
-  double d[3];
-  for (int j = 0; j < 3; j++) d[j] = a[j] - s;
-  /* Every 1 + lambda d_j > 0: lambda in (-1/(1 - s), 1/s). */
-  double lo = -1.0 / (1.0 - s), hi = 1.0 / s, lambda = 0.0;
+void pb_sprt_mle_n(int k, const double *a, const double *f, double s,
+                   double *p) {
+  double d[PB_SPRT_OUTCOMES_MAX];
+  double dmin = 0, dmax = 0;
+  for (int j = 0; j < k; j++) {
+    d[j] = a[j] - s;
+    if (d[j] < dmin) dmin = d[j];
+    if (d[j] > dmax) dmax = d[j];
+  }
+  /* Every 1 + lambda d_j > 0: lambda in (-1/dmax, -1/dmin). */
+  double lo = dmax > 0 ? -1.0 / dmax : -1e300;
+  double hi = dmin < 0 ? -1.0 / dmin : 1e300, lambda = 0.0;
   for (int it = 0; it < 200; it++) {
     double slope;
-    double g = score_eq(f, d, lambda, &slope);
+    double g = score_eq(k, f, d, lambda, &slope);
     if (g == 0.0) break;
     if (g > 0)
       lo = lambda;
@@ -118,26 +124,46 @@ void pb_sprt_mle(const double f[3], double s, double p[3]) {
     }
     lambda = next;
   }
-  for (int j = 0; j < 3; j++) p[j] = f[j] / (1.0 + lambda * d[j]);
+  for (int j = 0; j < k; j++) p[j] = f[j] / (1.0 + lambda * d[j]);
+}
+
+void pb_sprt_mle(const double f[3], double s, double p[3]) {
+  static const double a[3] = {0.0, 0.5, 1.0};
+  pb_sprt_mle_n(3, a, f, s, p);
+}
+
+/* The GSPRT's LLR for counts c[0..k) of outcomes scoring a[0..k). */
+static double llr_n(const pb_sprt_t *t, int k, const double *a,
+                    const int *counts) {
+  double c[PB_SPRT_OUTCOMES_MAX], n = 0, raw = 0;
+  for (int j = 0; j < k; j++) {
+    if (counts[j] < 0) return 0.0;
+    raw += counts[j];
+    c[j] = counts[j] < 1e-3 ? 1e-3 : counts[j];
+    n += c[j];
+  }
+  if (raw == 0) return 0.0;
+  double f[PB_SPRT_OUTCOMES_MAX], p0[PB_SPRT_OUTCOMES_MAX],
+      p1[PB_SPRT_OUTCOMES_MAX];
+  for (int j = 0; j < k; j++) f[j] = c[j] / n;
+  pb_sprt_mle_n(k, a, f, t->s0, p0);
+  pb_sprt_mle_n(k, a, f, t->s1, p1);
+  double sum = 0;
+  for (int j = 0; j < k; j++) sum += f[j] * log(p1[j] / p0[j]);
+  return n * sum;
 }
 
 double pb_sprt_llr(const pb_sprt_t *t, int wins, int draws, int losses) {
-  if (t == NULL || wins < 0 || draws < 0 || losses < 0 ||
-      wins + draws + losses == 0)
-    return 0.0;
-  double c[3] = {losses, draws, wins};
-  double n = 0;
-  for (int j = 0; j < 3; j++) {
-    if (c[j] < 1e-3) c[j] = 1e-3;
-    n += c[j];
-  }
-  double f[3], p0[3], p1[3];
-  for (int j = 0; j < 3; j++) f[j] = c[j] / n;
-  pb_sprt_mle(f, t->s0, p0);
-  pb_sprt_mle(f, t->s1, p1);
-  double sum = 0;
-  for (int j = 0; j < 3; j++) sum += f[j] * log(p1[j] / p0[j]);
-  return n * sum;
+  static const double a[3] = {0.0, 0.5, 1.0};
+  if (t == NULL) return 0.0;
+  const int c[3] = {losses, draws, wins};
+  return llr_n(t, 3, a, c);
+}
+
+double pb_sprt_llr_penta(const pb_sprt_t *t, const int penta[5]) {
+  static const double a[5] = {0.0, 0.25, 0.5, 0.75, 1.0};
+  if (t == NULL || penta == NULL) return 0.0;
+  return llr_n(t, 5, a, penta);
 }
 
 int pb_sprt_decide(const pb_sprt_t *t, double llr) {
@@ -150,6 +176,12 @@ int pb_sprt_decide(const pb_sprt_t *t, double llr) {
 int pb_sprt_check(const pb_sprt_t *t, int wins, int draws, int losses,
                   double *llr) {
   double x = pb_sprt_llr(t, wins, draws, losses);
+  if (llr != NULL) *llr = x;
+  return pb_sprt_decide(t, x);
+}
+
+int pb_sprt_check_penta(const pb_sprt_t *t, const int penta[5], double *llr) {
+  double x = pb_sprt_llr_penta(t, penta);
   if (llr != NULL) *llr = x;
   return pb_sprt_decide(t, x);
 }

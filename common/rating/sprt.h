@@ -26,7 +26,15 @@
  * or LLR >= upper = log((1 - beta) / alpha) (accept H1): alpha is the
  * chance of accepting H1 when H0 holds, beta of accepting H0 when H1
  * holds (Wald's bounds; they hold approximately, on the safe side, since
- * a test checked after every game overshoots its bound a little). */
+ * a test checked after every game overshoots its bound a little).
+ *
+ * Pentanomial: when games are played in pairs, the same opening with the
+ * colours swapped, the two results of a pair are not independent (an
+ * opening that favours one side gives one win each way). The test then
+ * takes the pair as its unit, as fishtest and fastchess do: a pair
+ * scores A's points in it divided by two, a_j in {0, 1/4, 1/2, 3/4, 1},
+ * and the same construction on those five outcomes gives the LLR over
+ * the pentanomial counts. */
 #ifndef PB_SPRT_H
 #define PB_SPRT_H
 
@@ -65,6 +73,11 @@ int pb_sprt_parse(pb_sprt_t *t, const char *text, pb_err_t *err);
  * wins, draws and losses; 0 for no games or a negative count). */
 double pb_sprt_llr(const pb_sprt_t *t, int wins, int draws, int losses);
 
+/* The LLR of the pentanomial counts penta[5] (pairs where A scored 0,
+ * 1/2, 1, 3/2 and 2 points: see the top comment); 0 for no pairs or a
+ * negative count. */
+double pb_sprt_llr_penta(const pb_sprt_t *t, const int penta[5]);
+
 /* The decision for a log-likelihood ratio: PB_SPRT_H0 at or below
  * t->lower, PB_SPRT_H1 at or above t->upper, else PB_SPRT_CONTINUE. */
 int pb_sprt_decide(const pb_sprt_t *t, double llr);
@@ -73,6 +86,19 @@ int pb_sprt_decide(const pb_sprt_t *t, double llr);
  * given results, and their LLR into *llr (may be NULL). */
 int pb_sprt_check(const pb_sprt_t *t, int wins, int draws, int losses,
                   double *llr);
+
+/* pb_sprt_check on pentanomial counts. */
+int pb_sprt_check_penta(const pb_sprt_t *t, const int penta[5], double *llr);
+
+/* The most outcomes pb_sprt_mle_n takes. */
+#define PB_SPRT_OUTCOMES_MAX 5
+
+/* The maximum-likelihood distribution p[0..k) over outcomes scoring
+ * a[0..k) (with min a < s < max a) of expected score s, given the
+ * frequencies f[0..k) (each > 0, summing to 1); 2 <= k <=
+ * PB_SPRT_OUTCOMES_MAX. */
+void pb_sprt_mle_n(int k, const double *a, const double *f, double s,
+                   double *p);
 
 /* The maximum-likelihood trinomial for expected score s given the
  * frequencies f[3] (loss, draw, win; each > 0, summing to 1): p[3] in the

@@ -4,6 +4,10 @@
 #include <signal.h>
 #include <string.h>
 
+#ifndef PB_VERSION /* CMakeLists.txt defines it: project(VERSION) */
+#define PB_VERSION "unknown"
+#endif
+
 void pb_entry_init(pb_entry_t *e, const char *prog, void (*usage)(FILE *f)) {
   memset(e, 0, sizeof *e);
   e->prog = prog;
@@ -18,6 +22,10 @@ int pb_entry_check(const pb_entry_t *e, int parsed) {
       fprintf(stderr, "%s: --set '%s': expected KEY=VALUE\n", e->prog, arg);
       return 2;
     }
+  }
+  if (e->version) {
+    printf("%s %s\n", e->prog, PB_VERSION);
+    return 0;
   }
   if (e->keys) {
     pb_config_print_keys(stdout);

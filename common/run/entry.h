@@ -1,5 +1,5 @@
 /* entry.h - what every program's main() shares: the options --set
- * KEY=VALUE, --keys and --help, the config they make, and the signals
+ * KEY=VALUE, --keys, --version and --help, the config they make, and the signals
  * that stop the process.
  *
  * probs-learner, probs-actor, probs-evaluator and `probs train` use it, so
@@ -34,7 +34,8 @@ typedef struct pb_entry {
   void (*usage)(FILE *f); /* the program's usage text */
   const char *sets[PB_ENTRY_MAX_SETS]; /* the --set arguments, in order */
   int nsets;
-  int keys; /* --keys was given */
+  int keys;    /* --keys was given */
+  int version; /* --version was given */
 } pb_entry_t;
 
 /* The rows of the shared options in a table of pb_opts_row_t, filling
@@ -42,7 +43,8 @@ typedef struct pb_entry {
  * --keys. --help/-h is every table's (pb_opts_parse). */
 #define PB_ENTRY_OPTS(e)                                             \
   PB_OPTS_LIST("set", 0, (e)->sets, &(e)->nsets, PB_ENTRY_MAX_SETS), \
-      PB_OPTS_FLAG("keys", 0, &(e)->keys)
+      PB_OPTS_FLAG("keys", 0, &(e)->keys),                           \
+      PB_OPTS_FLAG("version", 0, &(e)->version)
 
 /* What pb_entry_check returns when main() goes on (an exit status is
  * >= 0). */
@@ -60,6 +62,7 @@ void pb_entry_init(pb_entry_t *e, const char *prog, void (*usage)(FILE *f));
  *                KEY=VALUE" on stderr;
  *   --keys       every config key with its default and range on stdout
  *                (pb_config_print_keys): 0;
+ *   --version    "PROG VERSION" on stdout (PB_VERSION, the project's): 0;
  *   else         PB_ENTRY_GO: main() goes on with its own options.
  * A result >= 0 is the exit status main() should return at once. */
 int pb_entry_check(const pb_entry_t *e, int parsed);
