@@ -19,6 +19,7 @@
 #include "match.h"
 #include "matchstats.h"
 #include "opts.h"
+#include "progress.h"
 #include "record.h"
 #include "solver.h"
 #include "sprt.h"
@@ -159,23 +160,13 @@ static void sprt_update(match_run_t *m, const pb_match_result_t *r) {
   }
 }
 
-static void fmt_duration(char *buf, size_t n, double s) {
-  long t = (long)(s + 0.5);
-  if (t >= 3600)
-    snprintf(buf, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
-  else if (t >= 60)
-    snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
-  else
-    snprintf(buf, n, "%lds", t);
-}
-
 /* One progress line on stderr. */
 static void progress_line(const match_run_t *m, const pb_match_result_t *r,
                           double now) {
   double elo = 0, lo = 0, hi = 0;
   pb_elo_diff(r->wins, r->draws, r->losses, &elo, &lo, &hi);
-  char e[32], l[32], h[32], el[16], eta[16];
-  fmt_duration(el, sizeof el, now - m->t0);
+  char e[32], l[32], h[32], el[32], eta[32];
+  pb_progress_duration(el, sizeof el, now - m->t0);
   fprintf(stderr,
           "progress: %d/%d games, W=%d D=%d L=%d, elo %s [%s, %s]", r->games,
           m->total, r->wins, r->draws, r->losses,
@@ -189,7 +180,7 @@ static void progress_line(const match_run_t *m, const pb_match_result_t *r,
   fprintf(stderr, ", %.1f games/s, elapsed %s", r->games / (now - m->t0 + 1e-9),
           el);
   if (!m->sprt && r->games > 0 && r->games < m->total) {
-    fmt_duration(eta, sizeof eta,
+    pb_progress_duration(eta, sizeof eta,
                  (now - m->t0) / r->games * (m->total - r->games));
     fprintf(stderr, ", ETA %s", eta);
   }

@@ -107,13 +107,21 @@ static void put(line_t *l, const char *fmt, ...) {
   if (l->len > l->cap) l->len = l->cap;
 }
 
-/* "45s", "3m05s", "2h07m". */
-static void put_duration(line_t *l, double s) {
-  if (!(s >= 0)) s = 0;
+void pb_progress_duration(char *buf, size_t n, double s) {
+  if (!(s >= 0) || s > 1e15) s = s > 1e15 ? 1e15 : 0;
   long t = lround(s);
-  if (t < 60) put(l, "%lds", t);
-  else if (t < 3600) put(l, "%ldm%02lds", t / 60, t % 60);
-  else put(l, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+  if (t < 60)
+    snprintf(buf, n, "%lds", t);
+  else if (t < 3600)
+    snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+  else
+    snprintf(buf, n, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+}
+
+static void put_duration(line_t *l, double s) {
+  char b[32];
+  pb_progress_duration(b, sizeof b, s);
+  put(l, "%s", b);
 }
 
 /* The line's clock: its "unix_time" as local HH:MM:SS. */

@@ -44,4 +44,8 @@ void pb_progress_init(pb_progress_t *p, int iterations, double now);
 int pb_progress_line(pb_progress_t *p, const char *json, char *out,
                      size_t cap);
 
+/* A duration of s seconds as a person reads it, "45s", "3m05s" or
+ * "2h07m", into buf (n >= 32 always holds it). */
+void pb_progress_duration(char *buf, size_t n, double s);
+
 #endif

@@ -124,7 +124,7 @@ expect "play's hint shows the policy, the value and the visits" 0 \
   bash -c "printf 'hint\nquit\n' | '$P' play --model '$C'"
 
 # A PROBS run cannot resume from an alphazero checkpoint (and says why).
-expect "a probs learner refuses the alphazero run dir" 1 "algorithm alphazero" \
+expect "a probs learner refuses the alphazero run dir" 78 "algorithm alphazero" \
   "$P" train "$CFG" --inproc --run-dir "$RUN" --resume --set algorithm=probs \
   --set train.iterations=13
 
