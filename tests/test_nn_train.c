@@ -539,6 +539,27 @@ static void test_pv_learns(void **state) {
 
 /* ---------------------------------------------- several steps per call */
 
+/* n random rows of training data for s (malloc'd, the caller frees):
+ * inputs in [-1, 1]; PV targets, or targets of errors of a few units
+ * (norms of 3 to 7, around the clip level 5) with 70% of the mask set. */
+static void training_rows(pb_rng_t *r, const pb_nn_spec_t *s, int n, float **x,
+                          float **t, float **m) {
+  const int O = s->outputs, I = s->planes * s->height * s->width;
+  *x = malloc(sizeof(float) * (size_t)n * I);
+  *t = malloc(sizeof(float) * (size_t)n * O);
+  *m = malloc(sizeof(float) * (size_t)n * O);
+  assert_non_null(*x);
+  assert_non_null(*t);
+  assert_non_null(*m);
+  fill_uniform(r, *x, (size_t)n * I, -1, 1);
+  if (s->head == PB_NN_HEAD_PV) {
+    pv_targets(r, n, O - 1, 5, *t, *m);
+  } else {
+    fill_uniform(r, *t, (size_t)n * O, -3, 3);
+    for (int i = 0; i < n * O; i++) (*m)[i] = pb_rng_uniform(r) < 0.7;
+  }
+}
+
 /* pb_nn_train_batches against pb_nn_train_step, one call per minibatch
  * with the step's learning rate set first: the same losses, norms, loss
  * parts and state, bit for bit, for a Q network with masks and clipping
@@ -555,19 +576,8 @@ static void test_train_batches(void **state) {
   for (size_t c = 0; c < sizeof specs / sizeof specs[0]; c++) {
     const pb_nn_spec_t *s = &specs[c];
     const int O = s->outputs, I = s->planes * s->height * s->width;
-    float *x = malloc(sizeof(float) * N * I), *t = malloc(sizeof(float) * N * O);
-    float *m = malloc(sizeof(float) * N * O);
-    assert_non_null(x);
-    assert_non_null(t);
-    assert_non_null(m);
-    fill_uniform(&r, x, (size_t)N * I, -1, 1);
-    if (s->head == PB_NN_HEAD_PV) {
-      pv_targets(&r, N, O - 1, 5, t, m);
-    } else {
-      /* errors of a few units: norms of 3 to 7, around the clip level 5 */
-      fill_uniform(&r, t, (size_t)N * O, -3, 3);
-      for (int i = 0; i < N * O; i++) m[i] = pb_rng_uniform(&r) < 0.7;
-    }
+    float *x, *t, *m;
+    training_rows(&r, s, N, &x, &t, &m);
     const float *mask = s->head == PB_NN_HEAD_TANH ? NULL : m;
     pb_nn_opt_t o = {3e-3f, 1e-4f, s->head == PB_NN_HEAD_LINEAR ? 5.0f : 0.0f};
     pb_nn_t *a = pb_nn_new(s, &o, "cpu", 5, &err);
@@ -689,19 +699,8 @@ static void test_train_threads(void **state) {
                                 c4_small(1, PB_NN_HEAD_TANH), pv_spec(7)};
   for (size_t c = 0; c < sizeof specs / sizeof specs[0]; c++) {
     const pb_nn_spec_t *s = &specs[c];
-    const int O = s->outputs, I = s->planes * s->height * s->width;
-    float *x = malloc(sizeof(float) * N * I), *t = malloc(sizeof(float) * N * O);
-    float *m = malloc(sizeof(float) * N * O);
-    assert_non_null(x);
-    assert_non_null(t);
-    assert_non_null(m);
-    fill_uniform(&r, x, (size_t)N * I, -1, 1);
-    if (s->head == PB_NN_HEAD_PV) {
-      pv_targets(&r, N, O - 1, 5, t, m);
-    } else {
-      fill_uniform(&r, t, (size_t)N * O, -3, 3);
-      for (int i = 0; i < N * O; i++) m[i] = pb_rng_uniform(&r) < 0.7;
-    }
+    float *x, *t, *m;
+    training_rows(&r, s, N, &x, &t, &m);
     const float *mask = s->head == PB_NN_HEAD_TANH ? NULL : m;
     pb_nn_opt_t o = {3e-3f, 1e-4f, 5.0f};
     pb_nn_t *nets[4];
