@@ -41,16 +41,11 @@
 #include "nn.h"
 #include "precision.h"
 #include "rng.h"
+#include "util.h"
 
 static double cpu_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -77,11 +72,11 @@ static double rate_forward(pb_nn_t *nn, const float *in, float *out, int batch,
       exit(1);
     }
   long n = 0;
-  double t0 = now(), t;
+  double t0 = pb_now(), t;
   do {
     for (int i = 0; i < 8; i++) pb_nn_forward(nn, in, batch, out, &err);
     n += 8;
-    t = now() - t0;
+    t = pb_now() - t0;
   } while (t < secs);
   return (double)n * batch / t;
 }
@@ -114,11 +109,11 @@ static double rate_train(pb_nn_t *nn, const float *in, const float *tgt,
     exit(1);
   }
   long n = 0;
-  double t0 = now(), t;
+  double t0 = pb_now(), t;
   do {
     train_round(nn, in, tgt, mask, batch, chunked, &err);
     n += CHUNK;
-    t = now() - t0;
+    t = pb_now() - t0;
   } while (t < secs);
   return (double)n * batch / t;
 }
@@ -274,10 +269,10 @@ int main(int argc, char **argv) {
     double rate[2], cpu[2];
     for (int th = 1; th <= 2; th++) {
       pb_nn_set_train_threads(nn, th, &err);
-      double c0 = cpu_now(), t0 = now();
+      double c0 = cpu_now(), t0 = pb_now();
       rate[th - 1] = rate_train(nn, in, tgt, mask, TRAIN_B, 1, secs);
       /* CPU seconds of the process per wall second (warm-up included) */
-      cpu[th - 1] = (cpu_now() - c0) / (now() - t0);
+      cpu[th - 1] = (cpu_now() - c0) / (pb_now() - t0);
     }
     pb_nn_set_train_threads(nn, 1, &err);
     long ops = -1;

@@ -79,6 +79,7 @@
 #include "neteval.h"
 #include "nn.h"
 #include "rng.h"
+#include "util.h"
 
 #include "bench_util.h"
 
@@ -287,12 +288,6 @@ static double threaded_best(ctx_t *c, int members, pb_batcher_t *b,
   return dt < best ? dt : best;
 }
 
-static double wall_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static double thread_cpu_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
@@ -310,7 +305,7 @@ static void thread_sched(double *run, double *rq, double *wall) {
   }
   *run = (double)a * 1e-9;
   *rq = (double)b * 1e-9;
-  *wall = wall_now();
+  *wall = pb_now();
 }
 
 /* A member's share of all j->passes passes; notes in j->sched[m] the
@@ -350,13 +345,13 @@ static double own_threads(ctx_t *c, int members, tjob_t *j, int passes) {
   pthread_t th[PB_BATCHER_MAX_THREADS];
   own_t o[PB_BATCHER_MAX_THREADS];
   j->members = members;
-  double t0 = wall_now();
+  double t0 = pb_now();
   for (int m = 0; m < members; m++) {
     o[m] = (own_t){j, m, passes, 0};
     if (pthread_create(&th[m], NULL, own_main, &o[m]) != 0) exit(1);
   }
   for (int m = 0; m < members; m++) pthread_join(th[m], NULL);
-  double dt = wall_now() - t0;
+  double dt = pb_now() - t0;
   for (int m = 0; m < members; m++)
     if (o[m].rc != 0) exit(1);
   (void)c;
@@ -374,7 +369,7 @@ static double free_passes(ctx_t *c, int members, pb_batcher_t *b, tjob_t *j,
   j->members = members;
   struct timespec p0, p1;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p0);
-  double c0 = thread_cpu_now(), t0 = wall_now();
+  double c0 = thread_cpu_now(), t0 = pb_now();
   /* One run of the batcher for all passes, as a searcher's work item is
    * one run: threads started for a few milliseconds each would measure
    * how soon the kernel moves a new thread to an idle core. */
@@ -385,7 +380,7 @@ static double free_passes(ctx_t *c, int members, pb_batcher_t *b, tjob_t *j,
   for (int k = 0; members == 1 && rc == 0 && k < passes; k++)
     rc = pb_beam_run(j->beam[0], c->pos, c->n, &fn, c->out, &err);
   if (rc != 0) die("free search", &err);
-  double dt = wall_now() - t0;
+  double dt = pb_now() - t0;
   *cpu = thread_cpu_now() - c0;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
   if (proc_cpu != NULL)
