@@ -11,10 +11,12 @@
  * model, 128 + N after signal N (after answering what was read). */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -111,51 +113,215 @@ static int take_lines(pb_engine_t *e, input_t *in, pb_err_t *err) {
   return rc;
 }
 
+/* The input as the reader thread hands it over: bytes read from stdin
+ * that the engine's thread has not taken yet. */
+#define FEED_MAX (16u << 20) /* the reader waits while this much waits */
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  char *buf;
+  size_t len, cap;
+  int eof;      /* stdin ended */
+  int rerrno;   /* reading failed with this errno (0: not) */
+  int done;     /* the engine's thread is finished */
+  pb_engine_t *e;
+} feed_t;
+
+/* A deadline `ms` from now for pthread_cond_timedwait. */
+static struct timespec after_ms(long ms) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_nsec += (ms % 1000) * 1000000L;
+  t.tv_sec += ms / 1000 + t.tv_nsec / 1000000000L;
+  t.tv_nsec %= 1000000000L;
+  return t;
+}
+
+/* After a signal: the engine stops its searches; if its thread is not
+ * done a second later (a search of a kind that does not stop: uct,
+ * alphabeta, td, the baselines), the process ends without it. */
+static void stop_within_a_second(feed_t *f) {
+  pb_engine_stop(f->e);
+  pthread_mutex_lock(&f->mu);
+  pthread_cond_broadcast(&f->cv);
+  struct timespec until = after_ms(1000);
+  while (!f->done &&
+         pthread_cond_timedwait(&f->cv, &f->mu, &until) != ETIMEDOUT) {
+  }
+  int done = f->done;
+  pthread_mutex_unlock(&f->mu);
+  if (!done) {
+    static const char msg[] =
+        "probs analysis: a search that does not stop was still running a "
+        "second after the signal; exiting without it\n";
+    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+    }
+    _exit(PB_EXIT_SIGNAL_BASE + (stop_flag ? stop_flag : SIGTERM));
+  }
+}
+
+/* The reader thread: stdin into f->buf; each terminate action shown to
+ * the engine at once (pb_engine_notice), so that it stops the search it
+ * names while the engine's thread is busy with it. */
+static void *reader(void *arg) {
+  feed_t *f = arg;
+  char chunk[65536];
+  char *line = malloc(PB_ENGINE_MAX_LINE + 1);
+  size_t ll = 0;
+  int skipping = 0;
+  for (;;) {
+    if (stop_flag) {
+      stop_within_a_second(f);
+      break;
+    }
+    pthread_mutex_lock(&f->mu);
+    int done = f->done, full = f->len >= FEED_MAX;
+    if (full && !done) {
+      struct timespec until = after_ms(100);
+      pthread_cond_timedwait(&f->cv, &f->mu, &until);
+    }
+    pthread_mutex_unlock(&f->mu);
+    if (done) break;
+    if (full) continue;
+    struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+    int pr = poll(&p, 1, 100);
+    if (pr <= 0) continue; /* a timeout, or EINTR: look at the flag */
+    ssize_t got = read(STDIN_FILENO, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    /* Terminates first: the engine's thread may be deep in a search. */
+    for (ssize_t i = 0; line != NULL && i < got; i++) {
+      if (chunk[i] != '\n') {
+        if (ll < PB_ENGINE_MAX_LINE) line[ll++] = chunk[i];
+        else skipping = 1;
+        continue;
+      }
+      line[ll] = '\0';
+      if (!skipping && strstr(line, "terminate") != NULL)
+        pb_engine_notice(f->e, line, ll);
+      ll = 0;
+      skipping = 0;
+    }
+    pthread_mutex_lock(&f->mu);
+    if (got <= 0) {
+      if (got < 0) f->rerrno = errno;
+      f->eof = 1;
+    } else {
+      if (f->len + (size_t)got > f->cap) {
+        size_t cap = (f->len + (size_t)got) * 2;
+        char *b = realloc(f->buf, cap);
+        if (b == NULL) {
+          f->rerrno = ENOMEM;
+          f->eof = 1;
+        } else {
+          f->buf = b;
+          f->cap = cap;
+        }
+      }
+      if (!f->eof) {
+        memcpy(f->buf + f->len, chunk, (size_t)got);
+        f->len += (size_t)got;
+      }
+    }
+    int end = f->eof;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    if (end) break;
+  }
+  free(line);
+  return NULL;
+}
+
+/* Takes what the reader read into in (as much as fits). When nothing
+ * waits, answers the waiting queries first, then waits. Returns 0, 1 at
+ * the end of input, -1 when reading failed (errno set), 2 on a signal,
+ * or a negative engine code (< -1) that stops the engine. */
+static int take_input(feed_t *f, input_t *in, pb_err_t *err) {
+  pthread_mutex_lock(&f->mu);
+  while (f->len == 0 && !f->eof && !stop_flag) {
+    pthread_mutex_unlock(&f->mu);
+    int rc = pb_engine_flush(f->e, err);
+    if (rc == 0 && fflush(stdout) != 0) rc = PB_EIO;
+    if (rc != 0) return rc;
+    pthread_mutex_lock(&f->mu);
+    if (f->len == 0 && !f->eof) {
+      struct timespec until = after_ms(100);
+      pthread_cond_timedwait(&f->cv, &f->mu, &until);
+    }
+  }
+  int rc = 0;
+  if (stop_flag) {
+    rc = 2;
+  } else if (f->len > 0) {
+    size_t n = in->cap - in->len < f->len ? in->cap - in->len : f->len;
+    memcpy(in->buf + in->len, f->buf, n);
+    memmove(f->buf, f->buf + n, f->len - n);
+    f->len -= n;
+    in->len += n;
+    pthread_cond_broadcast(&f->cv);
+  } else if (f->rerrno != 0) {
+    errno = f->rerrno;
+    rc = -1;
+  } else {
+    rc = 1;
+  }
+  pthread_mutex_unlock(&f->mu);
+  return rc;
+}
+
 /* Reads and answers until the end of input or a signal. Returns 0, or
  * the exit status of a failure (with its message printed). */
 static int serve(pb_engine_t *e) {
   input_t in = {.cap = PB_ENGINE_MAX_LINE + 65536};
   in.buf = malloc(in.cap);
+  feed_t f = {.e = e};
+  pthread_mutex_init(&f.mu, NULL);
+  pthread_cond_init(&f.cv, NULL);
   pb_err_t err;
   pb_err_clear(&err);
-  if (in.buf == NULL) {
+  pthread_t th;
+  if (in.buf == NULL || pthread_create(&th, NULL, reader, &f) != 0) {
     fprintf(stderr, "probs analysis: out of memory\n");
+    free(in.buf);
     return PB_EXIT_FAILED;
   }
-  int rc = 0;
-  while (rc == 0 && !in.eof && !stop_flag) {
-    /* Nothing more waiting: answer what was read before blocking. */
-    struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
-    if (poll(&p, 1, 0) == 0) {
-      rc = pb_engine_flush(e, &err);
-      if (rc == 0 && fflush(stdout) != 0) rc = PB_EIO;
-      if (rc != 0) break;
+  int rc = 0, status = 0;
+  while (rc == 0) {
+    int t = take_input(&f, &in, &err);
+    if (t < -1) {
+      rc = t;
+      break;
     }
-    ssize_t got = read(STDIN_FILENO, in.buf + in.len, in.cap - in.len);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
+    if (t == -1) {
       fprintf(stderr, "probs analysis: cannot read stdin: %s\n",
               strerror(errno));
-      free(in.buf);
-      return PB_EXIT_FAILED;
+      status = PB_EXIT_FAILED;
+      break;
     }
-    if (got == 0) {
+    if (t == 2) break;
+    if (t == 1) {
       in.eof = 1;
       if (in.len > 0) in.buf[in.len++] = '\n'; /* the last line unended */
-    } else {
-      in.len += (size_t)got;
     }
     rc = take_lines(e, &in, &err);
+    if (t == 1) break;
   }
   free(in.buf);
   if (rc == 0) rc = pb_engine_flush(e, &err);
   if (rc == 0 && fflush(stdout) != 0) rc = PB_EIO;
+  pthread_mutex_lock(&f.mu);
+  f.done = 1;
+  pthread_cond_broadcast(&f.cv);
+  pthread_mutex_unlock(&f.mu);
+  pthread_join(th, NULL);
+  free(f.buf);
+  pthread_cond_destroy(&f.cv);
+  pthread_mutex_destroy(&f.mu);
   if (rc != 0) {
     fprintf(stderr, "probs analysis: %s\n",
             rc == PB_EIO ? "cannot write stdout" : err.msg);
     return PB_EXIT_FAILED;
   }
-  return 0;
+  return status;
 }
 
 /* The model file from --model or --game into path. Returns -1 to go on

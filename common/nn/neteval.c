@@ -26,6 +26,7 @@ struct pb_neteval {
   int *slot;         /* scratch: requester -> chunk row, or -1 */
   side_t v, q;
   double deadline; /* pb_now() after which calls fail; 0: none */
+  const atomic_int *stop; /* calls fail while it is nonzero; NULL: none */
 };
 
 pb_neteval_t *pb_neteval_new(const pb_game_t *g, int max_batch,
@@ -110,6 +111,8 @@ static int evaluate(pb_neteval_t *ne, side_t *sd, const pb_state_t *states,
                       sd == &ne->v ? "V" : "Q");
   if (ne->deadline > 0 && pb_now() > ne->deadline)
     return pb_err_set(err, PB_ERANGE, "neteval: past the search's deadline");
+  if (ne->stop != NULL && atomic_load_explicit(ne->stop, memory_order_relaxed))
+    return pb_err_set(err, PB_EINTR, "neteval: the search was stopped");
   const int k = sd->outputs;
   sd->asked += (uint64_t)(n > 0 ? n : 0);
   for (int base = 0; base < n; base += ne->max_batch) {
@@ -159,6 +162,10 @@ static int fn_qvalues(void *ctx, const pb_state_t *states, int n, float *out,
                       pb_err_t *err) {
   pb_neteval_t *ne = ctx;
   return evaluate(ne, &ne->q, states, n, out, err);
+}
+
+void pb_neteval_set_stop(pb_neteval_t *ne, const atomic_int *stop) {
+  ne->stop = stop;
 }
 
 void pb_neteval_set_deadline(pb_neteval_t *ne, double until) {

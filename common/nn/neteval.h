@@ -9,6 +9,7 @@
 #ifndef PB_NETEVAL_H
 #define PB_NETEVAL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "evalfn.h"
@@ -33,6 +34,11 @@ void pb_neteval_bind(pb_neteval_t *ne, pb_nn_t *v, pb_nn_t *q);
  * 0 = never) fail with PB_ERANGE: how a caller bounds the time of a
  * search that runs through the callbacks. */
 void pb_neteval_set_deadline(pb_neteval_t *ne, double until);
+
+/* Calls made while *stop is nonzero (stop may be NULL: never; borrowed,
+ * read from this thread while another may set it) fail with PB_EINTR:
+ * how another thread or a signal handler stops a search at once. */
+void pb_neteval_set_stop(pb_neteval_t *ne, const atomic_int *stop);
 
 /* The callbacks bound to this evaluator. */
 pb_evalfn_t pb_neteval_fn(pb_neteval_t *ne);

@@ -13,6 +13,7 @@ struct pb_pveval {
   float *in, *out; /* [max_batch][planes*h*w], [max_batch][A + 1] */
   uint64_t positions, calls;
   double deadline; /* pb_now() after which calls fail; 0: none */
+  const atomic_int *stop; /* calls fail while it is nonzero; NULL: none */
 };
 
 pb_pveval_t *pb_pveval_new(const pb_game_t *g, int max_batch, pb_err_t *err) {
@@ -69,6 +70,8 @@ static int pv_eval(void *ctx, const pb_state_t *states, int n, float *policy,
     return pb_err_set(err, PB_EINVAL, "pveval: no network bound");
   if (pe->deadline > 0 && pb_now() > pe->deadline)
     return pb_err_set(err, PB_ERANGE, "pveval: past the search's deadline");
+  if (pe->stop != NULL && atomic_load_explicit(pe->stop, memory_order_relaxed))
+    return pb_err_set(err, PB_EINTR, "pveval: the search was stopped");
   for (int f = 0; f < n; f += pe->max_batch) {
     int m = n - f < pe->max_batch ? n - f : pe->max_batch;
     for (int i = 0; i < m; i++) g->encode(&states[f + i], &pe->in[i * in_size]);
@@ -83,6 +86,10 @@ static int pv_eval(void *ctx, const pb_state_t *states, int n, float *policy,
     }
   }
   return 0;
+}
+
+void pb_pveval_set_stop(pb_pveval_t *pe, const atomic_int *stop) {
+  pe->stop = stop;
 }
 
 void pb_pveval_set_deadline(pb_pveval_t *pe, double until) {

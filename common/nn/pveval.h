@@ -10,6 +10,7 @@
 #ifndef PB_PVEVAL_H
 #define PB_PVEVAL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "game.h"
@@ -37,6 +38,10 @@ pb_mcts_evalfn_t pb_pveval_fn(pb_pveval_t *pe);
 /* Calls made after pb_now() passes `until` (seconds; 0 = never) fail with
  * PB_ERANGE: how a caller bounds the time of a search. */
 void pb_pveval_set_deadline(pb_pveval_t *pe, double until);
+
+/* Calls made while *stop is nonzero (NULL: never; borrowed, may be set by
+ * another thread or a signal handler) fail with PB_EINTR. */
+void pb_pveval_set_stop(pb_pveval_t *pe, const atomic_int *stop);
 
 /* Positions evaluated and network calls made since creation. */
 uint64_t pb_pveval_positions(const pb_pveval_t *pe);

@@ -129,6 +129,7 @@
 #ifndef PB_AGENT_H
 #define PB_AGENT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -246,6 +247,37 @@ uint64_t pb_agent_evaluations(const pb_agent_t *a);
  * PB_EUNSUPP for the other kinds (their budgets bound them: uct:N, the
  * baselines, td:'s depth, gtp: engines), PB_EINVAL for ms < 0. */
 int pb_agent_set_time_bound(pb_agent_t *a, int ms);
+
+/* Later pb_agent_act / pb_agent_act_many calls of a network agent stop
+ * while *stop is nonzero (NULL: never; borrowed: it must outlive the
+ * agent's calls; another thread or a signal handler may set it): abnet
+ * plays its deepest completed iteration (depth 0: the best Q), beam:,
+ * mcts: and bpip: fail with PB_EINTR ("the search was stopped") at their
+ * next network call. Returns 0, PB_EUNSUPP for the other kinds (as
+ * pb_agent_set_time_bound), PB_EINVAL for a NULL agent. */
+int pb_agent_set_stop(pb_agent_t *a, const atomic_int *stop);
+
+/* What the search of a network agent found for position i of its last
+ * pb_agent_act_many call (pb_agent_info). searched 0 (and the rest 0):
+ * no such search (a kind that does not search or does not report one:
+ * beam, bpip, checkpoint, value, the baselines; i out of range). */
+#define PB_AGENT_MAX_PV 64
+typedef struct pb_agent_info {
+  int searched;    /* 1: the fields below are the search's */
+  uint64_t visits; /* mcts: the root's visits (its simulations); abnet:
+                      the positions it searched */
+  float value;     /* the root's value for the side to move: mcts's mean
+                      value, abnet's negamax value at `depth` */
+  int depth;       /* abnet: the deepest completed iteration; mcts: 0 */
+  int pv_len;      /* the principal variation: abnet's, from the move it
+                      plays; mcts: the move only */
+  uint8_t pv[PB_AGENT_MAX_PV];
+  float move_visits[PB_MAX_ACTIONS]; /* mcts: each move's visits; 0 else */
+} pb_agent_info_t;
+
+/* Fills *out for position i of the agent's last call (zeroed when there
+ * is none) and returns out->searched. */
+int pb_agent_info(const pb_agent_t *a, int i, pb_agent_info_t *out);
 
 /* 1 if the agent's kind answers many positions in batches (act_batch),
  * else 0. */

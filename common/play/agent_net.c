@@ -84,6 +84,10 @@ typedef struct {
   int vstride, vcol, qstride;
   uint64_t evals; /* positions through a network (Q, V1 modes) */
   int bound_ms;   /* pb_agent_set_time_bound: each act's time; 0: none */
+  const atomic_int *stop; /* pb_agent_set_stop; NULL: none */
+  pb_agent_info_t *info;  /* pb_agent_info: the last call's, per position */
+  int info_n, info_cap;
+  pb_agent_info_t *info_at; /* the current chunk's first */
   /* The thread that last set libtorch's thread count for this agent: with
    * OpenMP the setting belongs to a thread, and agents are often made in
    * one thread and used in another (pb_match_play). */
@@ -104,6 +108,7 @@ static void net_destroy(void *impl) {
   free(na->in);
   free(na->out);
   free(na->kids);
+  free(na->info);
   free(na);
 }
 
@@ -143,12 +148,22 @@ static int net_mcts_chunk(net_agent_t *na, const pb_state_t *s, int n,
   const int A = g->num_actions;
   pb_mcts_evalfn_t fn =
       na->pve != NULL ? pb_pveval_fn(na->pve) : pb_mcts_vq_fn(&na->vq);
-  int rc = pb_mcts_run(na->mcts, s, n, &fn, NULL, na->out, NULL, err);
+  float rv[NET_CHUNK];
+  int rc = pb_mcts_run(na->mcts, s, n, &fn, NULL, na->out, rv, err);
   if (rc < 0) return rc;
   for (int i = 0; i < n; i++) {
     uint8_t legal[PB_MAX_ACTIONS];
     int nl = g->legal(&s[i], legal);
     out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * A], legal, nl);
+    pb_agent_info_t *in = &na->info_at[i];
+    in->searched = 1;
+    in->value = rv[i];
+    in->pv[0] = (uint8_t)out[i];
+    in->pv_len = 1;
+    for (int k = 0; k < nl; k++) {
+      in->move_visits[legal[k]] = na->out[(size_t)i * A + legal[k]];
+      in->visits += (uint64_t)na->out[(size_t)i * A + legal[k]];
+    }
   }
   return 0;
 }
@@ -222,6 +237,13 @@ static int net_ab_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
     int rc = pb_abnet_search(na->ab, &s[i], &fn, &r, err);
     if (rc < 0) return rc;
     out[i] = r.move;
+    pb_agent_info_t *in = &na->info_at[i];
+    in->searched = 1;
+    in->value = r.value;
+    in->visits = r.nodes;
+    in->depth = r.depth;
+    in->pv_len = r.pv_len < PB_AGENT_MAX_PV ? r.pv_len : PB_AGENT_MAX_PV;
+    memcpy(in->pv, r.pv, (size_t)in->pv_len);
   }
   return 0;
 }
@@ -253,8 +275,20 @@ static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
   if (na->ab != NULL) pb_abnet_set_deadline(na->ab, until);
   else if (na->ne != NULL) pb_neteval_set_deadline(na->ne, until);
   if (na->pve != NULL) pb_pveval_set_deadline(na->pve, until);
+  if (na->ab != NULL) pb_abnet_set_stop(na->ab, na->stop);
+  else if (na->ne != NULL) pb_neteval_set_stop(na->ne, na->stop);
+  if (na->pve != NULL) pb_pveval_set_stop(na->pve, na->stop);
+  if (n > na->info_cap) {
+    pb_agent_info_t *in = realloc(na->info, (size_t)n * sizeof *in);
+    if (in == NULL) return pb_err_set(err, PB_ENOMEM, "agent: out of memory");
+    na->info = in;
+    na->info_cap = n;
+  }
+  memset(na->info, 0, (size_t)n * sizeof *na->info);
+  na->info_n = n;
   for (int i = 0; i < n; i += NET_CHUNK) {
     int m = n - i < NET_CHUNK ? n - i : NET_CHUNK;
+    na->info_at = na->info + i;
     int rc = na->mode == NET_Q      ? net_q_chunk(na, s + i, m, out + i, err)
              : na->mode == NET_V1   ? net_v1_chunk(na, s + i, m, out + i, err)
              : na->mode == NET_MCTS ? net_mcts_chunk(na, s + i, m, out + i, err)
@@ -267,6 +301,8 @@ static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
                         "the search passed its time bound of %d ms (a "
                         "smaller budget answers in time)",
                         na->bound_ms);
+    if (rc == PB_EINTR)
+      return pb_err_set(err, PB_EINTR, "the search was stopped");
     if (rc < 0) return rc;
   }
   return 0;
@@ -291,6 +327,22 @@ int pb_agent_set_time_bound(pb_agent_t *a, int ms) {
   if (a->vt != &net_vt) return PB_EUNSUPP;
   ((net_agent_t *)a->impl)->bound_ms = ms;
   return 0;
+}
+
+int pb_agent_set_stop(pb_agent_t *a, const atomic_int *stop) {
+  if (a == NULL) return PB_EINVAL;
+  if (a->vt != &net_vt) return PB_EUNSUPP;
+  ((net_agent_t *)a->impl)->stop = stop;
+  return 0;
+}
+
+int pb_agent_info(const pb_agent_t *a, int i, pb_agent_info_t *out) {
+  memset(out, 0, sizeof *out);
+  if (a == NULL || a->vt != &net_vt) return 0;
+  const net_agent_t *na = a->impl;
+  if (i < 0 || i >= na->info_n) return 0;
+  *out = na->info[i];
+  return out->searched;
 }
 
 uint64_t pb_agent_evaluations(const pb_agent_t *a) {

@@ -33,9 +33,12 @@ static int alloc_buffers(pb_engine_t *e) {
   e->policy = calloc(b * A, sizeof *e->policy);
   e->v1 = calloc(b * A, sizeof *e->v1);
   e->chunk_logits = calloc((size_t)PB_ENGINE_CHUNK * A, sizeof(float));
+  e->info = calloc(b, sizeof *e->info);
+  e->order = calloc(b, sizeof *e->order);
   return e->q && e->pos && e->pos_of && e->moves && e->v && e->fail &&
                  e->fail_field && e->kids && e->kid_of && e->kid_act &&
-                 e->kid_v && e->qv && e->policy && e->v1 && e->chunk_logits
+                 e->kid_v && e->qv && e->policy && e->v1 &&
+                 e->chunk_logits && e->info && e->order
              ? 0
              : PB_ENOMEM;
 }
@@ -63,9 +66,12 @@ pb_engine_t *pb_engine_new(pb_model_t *m, const char *model_path, int batch,
   e->emit = emit;
   e->ctx = ctx;
   pb_json_init(&e->out);
+  atomic_init(&e->intr, 0);
+  pthread_mutex_init(&e->lock, NULL);
   e->model_path = strdup(model_path);
   if (e->model_path == NULL || alloc_buffers(e) != 0 ||
-      (e->jr = pb_jsonr_new(err)) == NULL) {
+      (e->jr = pb_jsonr_new(err)) == NULL ||
+      (e->njr = pb_jsonr_new(err)) == NULL) {
     pb_err_set(err, PB_ENOMEM, "analysis engine: out of memory");
     pb_engine_destroy(&e);
     return NULL;
@@ -96,6 +102,15 @@ void pb_engine_destroy(pb_engine_t **ep) {
   pb_neteval_destroy(&e->ne);
   pb_pveval_destroy(&e->pve);
   pb_jsonr_destroy(&e->jr);
+  pb_jsonr_destroy(&e->njr);
+  for (int k = 0; k < e->nnotices; k++) {
+    free(e->notices[k].id);
+    free(e->notices[k].turns);
+  }
+  pthread_mutex_destroy(&e->lock);
+  free(e->info);
+  free(e->order);
+  free(e->acts);
   pb_json_free(&e->out);
   free(e->model_path);
   free(e->q);
@@ -128,7 +143,7 @@ void pb_engine_stats(const pb_engine_t *e, pb_engine_stats_t *st) {
 /* ---- answers ------------------------------------------------------------- */
 
 /* Writes the object built in e->out through emit. */
-static int send(pb_engine_t *e, pb_err_t *err) {
+int pb__engine_send(pb_engine_t *e, pb_err_t *err) {
   int rc = pb_json_error(&e->out);
   if (rc != 0) {
     e->fatal = PB_ENOMEM;
@@ -144,8 +159,8 @@ static int send(pb_engine_t *e, pb_err_t *err) {
 }
 
 /* An error object: {"id": id or null, "error": msg[, "field": field]}. */
-static int send_error(pb_engine_t *e, const char *id, const char *field,
-                      const char *msg, pb_err_t *err) {
+int pb__engine_send_error(pb_engine_t *e, const char *id, const char *field,
+                          const char *msg, pb_err_t *err) {
   pb_json_reset(&e->out);
   pb_json_obj_begin(&e->out);
   pb_json_key(&e->out, "id");
@@ -157,61 +172,17 @@ static int send_error(pb_engine_t *e, const char *id, const char *field,
   if (field != NULL) pb_json_kstr(&e->out, "field", field);
   pb_json_obj_end(&e->out);
   e->st.errors++;
-  return send(e, err);
-}
-
-static void move_name(const pb_game_t *g, int a, char *buf, size_t n) {
-  if (a < 0 || g->action_name(a, buf, n) < 0) snprintf(buf, n, "-");
+  return pb__engine_send(e, err);
 }
 
 /* The answer of waiting query i. */
 static int send_answer(pb_engine_t *e, int i, pb_err_t *err) {
   const pb__engine_query_t *q = &e->q[i];
-  if (e->fail[i].code != 0)
-    return send_error(e, q->id, e->fail_field[i], e->fail[i].msg, err);
-  const pb_game_t *g = e->g;
-  pb_json_t *j = &e->out;
-  char side[2] = {pb_analysis_side(g, &q->s), '\0'}, name[16];
-  pb_json_reset(j);
-  pb_json_obj_begin(j);
-  pb_json_key(j, "id");
-  pb_json_raw(j, q->id);
-  pb_json_kint(j, "ply", g->ply(&q->s));
-  pb_json_kstr(j, "to_move", side);
-  if (q->over) {
-    char result[64];
-    pb_analysis_result(g, &q->s, result, sizeof result);
-    pb_json_kstr(j, "result", result);
-    pb_json_obj_end(j);
-    return send(e, err);
-  }
-  size_t A = (size_t)g->num_actions;
-  if (q->report & PB__ENGINE_V) pb_json_kfloat(j, "v", e->v[i]);
-  if (q->report & (PB__ENGINE_Q | PB__ENGINE_POLICY | PB__ENGINE_V1)) {
-    uint8_t legal[PB_MAX_ACTIONS];
-    int nl = g->legal(&q->s, legal);
-    pb_json_key(j, "moves");
-    pb_json_arr_begin(j);
-    for (int k = 0; k < nl; k++) {
-      size_t a = legal[k];
-      move_name(g, (int)a, name, sizeof name);
-      pb_json_obj_begin(j);
-      pb_json_kstr(j, "move", name);
-      if (q->report & PB__ENGINE_Q) pb_json_kfloat(j, "q", e->qv[i * A + a]);
-      if (q->report & PB__ENGINE_POLICY)
-        pb_json_kfloat(j, "policy", e->policy[i * A + a]);
-      if (q->report & PB__ENGINE_V1) pb_json_kfloat(j, "v1", e->v1[i * A + a]);
-      pb_json_obj_end(j);
-    }
-    pb_json_arr_end(j);
-  }
-  if (q->report & PB__ENGINE_MOVE) {
-    move_name(g, e->moves[i], name, sizeof name);
-    pb_json_kstr(j, "move", name);
-    pb_json_kstr(j, "agent", q->spec);
-  }
-  pb_json_obj_end(j);
-  return send(e, err);
+  if (e->fail[i].code != 0 && !q->terminated && !q->stopped)
+    return pb__engine_send_error(e, q->id, e->fail_field[i], e->fail[i].msg,
+                                 err);
+  pb__engine_answer(e, i);
+  return pb__engine_send(e, err);
 }
 
 /* ---- one batch ----------------------------------------------------------- */
@@ -231,7 +202,8 @@ static void fail_all(pb_engine_t *e, const int *idx, int n, const char *field,
 
 /* Whether waiting query i needs the networks for any of `bits`. */
 static int wants(const pb_engine_t *e, int i, unsigned bits) {
-  return !e->q[i].over && e->fail[i].code == 0 && (e->q[i].report & bits);
+  return !e->q[i].over && !e->q[i].terminated && !e->q[i].stopped &&
+         e->fail[i].code == 0 && (e->q[i].report & bits);
 }
 
 /* The positions of the queries that want `bits` into e->pos (their
@@ -370,16 +342,56 @@ static void moves_of(pb_engine_t *e, int slot) {
     if (pb_agent_act_many(a, e->pos, n, 0, out, &err) < 0)
       fail_all(e, e->pos_of, n, "agent", &err);
     else
-      for (int k = 0; k < n; k++) e->moves[e->pos_of[k]] = out[k];
+      for (int k = 0; k < n; k++) {
+        e->moves[e->pos_of[k]] = out[k];
+        pb_agent_info(a, k, &e->info[e->pos_of[k]]);
+      }
     return;
   }
   for (int k = 0; k < n; k++) {
     int i = e->pos_of[k], mv = -1;
-    if (pb_agent_act_many(a, &e->pos[k], 1, e->q[i].seed, &mv, &err) < 0)
+    if (pb_agent_act_many(a, &e->pos[k], 1, e->q[i].seed, &mv, &err) < 0) {
       fail_all(e, &i, 1, "agent", &err);
-    else
+    } else {
       e->moves[i] = mv;
+      pb_agent_info(a, 0, &e->info[i]);
+    }
   }
+}
+
+/* The moves of agent slot `slot`, again while a terminate that was
+ * noticed during its search stops it (its results cannot be told from a
+ * finished search's); a stop (pb_engine_stop) leaves its queries
+ * stopped. */
+static void moves_stoppable(pb_engine_t *e, int slot) {
+  for (;;) {
+    moves_of(e, slot);
+    int intr = atomic_load(&e->intr);
+    if (intr == 0 || !e->agents[slot].stoppable) return;
+    for (int i = 0; i < e->nq; i++) {
+      if (e->q[i].agent != slot || !(e->q[i].report & PB__ENGINE_MOVE) ||
+          e->q[i].over || e->q[i].terminated)
+        continue;
+      if (intr == 2) {
+        e->q[i].stopped = 1;
+      } else {
+        pb_err_clear(&e->fail[i]);
+        e->fail_field[i] = NULL;
+        e->moves[i] = -1;
+        memset(&e->info[i], 0, sizeof e->info[i]);
+      }
+    }
+    if (intr == 2) return;
+    pb__engine_take_notices(e);
+  }
+}
+
+/* The highest priority among the waiting queries of agent slot s. */
+static int slot_priority(const pb_engine_t *e, int s) {
+  int p = INT32_MIN;
+  for (int i = 0; i < e->nq; i++)
+    if (e->q[i].agent == s && e->q[i].priority > p) p = e->q[i].priority;
+  return p;
 }
 
 /* Counts the network calls of the values (not the agents'). */
@@ -398,19 +410,41 @@ int pb_engine_flush(pb_engine_t *e, pb_err_t *err) {
     pb_err_clear(&e->fail[i]);
     e->fail_field[i] = NULL;
     e->moves[i] = -1;
+    memset(&e->info[i], 0, sizeof e->info[i]);
   }
+  pb__engine_take_notices(e);
   if (e->az)
     values_az(e);
   else
     values_probs(e);
   values_v1(e);
-  for (int s = 0; s < PB_ENGINE_AGENTS; s++)
-    if (e->agents[s].a != NULL) moves_of(e, s);
+  /* The agents' searches, the slot of the highest priority first. */
+  int slots[PB_ENGINE_AGENTS], ns = 0;
+  for (int s = 0; s < PB_ENGINE_AGENTS; s++) {
+    if (e->agents[s].a == NULL) continue;
+    int t = ns++, p = slot_priority(e, s);
+    while (t > 0 && slot_priority(e, slots[t - 1]) < p) {
+      slots[t] = slots[t - 1];
+      t--;
+    }
+    slots[t] = s;
+  }
+  for (int k = 0; k < ns; k++) moves_stoppable(e, slots[k]);
   e->st.net_calls += net_calls(e) - calls0;
   e->st.batches++;
-  int rc = 0;
+  /* The answers, the highest priority first, in order within one. */
   for (int i = 0; i < e->nq; i++) {
-    if (rc == 0) rc = send_answer(e, i, err);
+    int t = i;
+    while (t > 0 && e->q[e->order[t - 1]].priority < e->q[i].priority) {
+      e->order[t] = e->order[t - 1];
+      t--;
+    }
+    e->order[t] = i;
+  }
+  int rc = 0;
+  for (int k = 0; k < e->nq && rc == 0; k++)
+    rc = send_answer(e, e->order[k], err);
+  for (int i = 0; i < e->nq; i++) {
     if (e->q[i].agent >= 0) e->agents[e->q[i].agent].waiting--;
     pb__engine_query_free(&e->q[i]);
   }
@@ -454,6 +488,7 @@ static int agent_slot(pb_engine_t *e, const char *spec, pb_err_t *err) {
     }
     ag[slot].a = a;
     (void)pb_agent_set_time_bound(a, e->bound_ms); /* network kinds */
+    ag[slot].stoppable = pb_agent_set_stop(a, &e->intr) == 0;
   }
   ag[slot].used = ++e->tick;
   ag[slot].waiting++;
@@ -469,6 +504,53 @@ int pb_engine_set_time_bound(pb_engine_t *e, int ms) {
   return 0;
 }
 
+/* A copy of string s into *out (NULL stays NULL); 0 or PB_ENOMEM. */
+static int dup_or_null(const char *s, char **out) {
+  *out = s != NULL ? strdup(s) : NULL;
+  return s != NULL && *out == NULL ? PB_ENOMEM : 0;
+}
+
+/* analyzeTurns: query q once per turn (the position after the first
+ * turns[k] moves of e->acts), each waiting in its own row. Takes q's
+ * strings and turns. */
+static int push_turns(pb_engine_t *e, pb__engine_query_t *q, int *turns,
+                      int nturns, pb_err_t *err) {
+  const pb_game_t *g = e->g;
+  int rc = 0;
+  for (int k = 0; k < nturns && rc == 0; k++) {
+    pb__engine_query_t t = *q;
+    if (k < nturns - 1) {
+      t.id = t.spec = t.full = NULL;
+      if (dup_or_null(q->id, &t.id) != 0 ||
+          dup_or_null(q->spec, &t.spec) != 0 ||
+          dup_or_null(q->full, &t.full) != 0) {
+        pb__engine_query_free(&t);
+        e->fatal = PB_ENOMEM;
+        rc = pb_err_set(err, PB_ENOMEM, "analysis engine: out of memory");
+        break;
+      }
+    }
+    g->reset(&t.s);
+    for (int m = 0; m < turns[k]; m++) {
+      int done = 0;
+      g->step(&t.s, e->acts[m], &done);
+    }
+    uint8_t legal[PB_MAX_ACTIONS];
+    t.over = g->legal(&t.s, legal) == 0;
+    t.turn = turns[k];
+    if (k < nturns - 1 && t.agent >= 0) e->agents[t.agent].waiting++;
+    e->q[e->nq++] = t;
+    if (k == nturns - 1) memset(q, 0, sizeof *q); /* its strings moved */
+    if (e->nq == e->batch) rc = pb_engine_flush(e, err);
+  }
+  if (rc != 0) {
+    if (q->agent >= 0 && q->id != NULL) e->agents[q->agent].waiting--;
+    pb__engine_query_free(q);
+  }
+  free(turns);
+  return rc;
+}
+
 int pb_engine_query(pb_engine_t *e, const char *line, size_t n, pb_err_t *err) {
   if (e->fatal) return pb_err_set(err, e->fatal, "analysis engine stopped");
   size_t k = 0;
@@ -478,7 +560,14 @@ int pb_engine_query(pb_engine_t *e, const char *line, size_t n, pb_err_t *err) {
   const char *field = NULL;
   pb_err_t qe;
   pb_err_clear(&qe);
-  int rc = pb__engine_parse(e, line, n, &q, &field, &qe);
+  int *turns = NULL, nturns = 0;
+  int rc = pb__engine_parse(e, line, n, &q, &turns, &nturns, &field, &qe);
+  if (rc == 1 || (rc != 0 && e->fatal)) { /* an action, answered */
+    pb__engine_query_free(&q);
+    free(turns);
+    if (rc == 1) return 0;
+    return pb_err_set(err, e->fatal, "%s", qe.msg);
+  }
   if (rc == 0 && q.full != NULL) {
     pb_err_t ae;
     pb_err_clear(&ae);
@@ -495,22 +584,26 @@ int pb_engine_query(pb_engine_t *e, const char *line, size_t n, pb_err_t *err) {
   }
   if (rc != 0) {
     if (q.agent >= 0) e->agents[q.agent].waiting--;
+    free(turns);
     if (e->fatal) {
       pb__engine_query_free(&q);
       return pb_err_set(err, e->fatal, "%s", qe.msg);
     }
     /* The field may be a key of the query: write before the reader
      * forgets it. */
-    rc = send_error(e, q.id, field, qe.msg, err);
+    rc = pb__engine_send_error(e, q.id, field, qe.msg, err);
     pb__engine_query_free(&q);
     return rc;
   }
-  e->q[e->nq++] = q;
-  return e->nq == e->batch ? pb_engine_flush(e, err) : 0;
+  if (nturns == 0) {
+    e->q[e->nq++] = q;
+    return e->nq == e->batch ? pb_engine_flush(e, err) : 0;
+  }
+  return push_turns(e, &q, turns, nturns, err);
 }
 
 int pb_engine_refuse(pb_engine_t *e, const char *message, pb_err_t *err) {
   if (e->fatal) return pb_err_set(err, e->fatal, "analysis engine stopped");
-  return send_error(e, NULL, NULL, message, err);
+  return pb__engine_send_error(e, NULL, NULL, message, err);
 }
 

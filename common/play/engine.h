@@ -88,6 +88,27 @@ pb_engine_t *pb_engine_new(pb_model_t *m, const char *model_path, int batch,
  * or PB_EINVAL. */
 int pb_engine_set_time_bound(pb_engine_t *e, int ms);
 
+/* Stopping searches from another thread. These three may be called from
+ * any thread while the engine's own thread answers (the rest of the
+ * engine is one thread's); pb_engine_stop also from a signal handler.
+ *
+ * pb_engine_notice: the caller saw line[0..n) coming (it will give it to
+ * pb_engine_query later, in its turn): if it is a terminate action, the
+ * searches of the waiting queries it names stop now (those of the
+ * network kinds, which check a flag: abnet, beam, mcts, bpip; the
+ * others finish their search), and those queries are answered
+ * {"id", "turnNumber", "isDuringSearch": false, "noResults": true}. A
+ * search of the same agent call that it does not name is made again.
+ * Any other line is ignored. At most 64 terminates wait to be applied;
+ * more are applied when pb_engine_query reads them.
+ *
+ * pb_engine_stop: every search now and later stops at its next check,
+ * and its query is answered noResults; the caller then stops feeding
+ * queries. pb_engine_stopping: whether pb_engine_stop was called. */
+void pb_engine_notice(pb_engine_t *e, const char *line, size_t n);
+void pb_engine_stop(pb_engine_t *e);
+int pb_engine_stopping(const pb_engine_t *e);
+
 /* Frees the engine and its agents (not the model); waiting queries are
  * dropped unanswered (flush first). Accepts NULL, nulls *e. */
 void pb_engine_destroy(pb_engine_t **e);

@@ -14,8 +14,38 @@
 #include "nply.h"
 
 static const char *const known_fields[] = {
-    "id", "moves", "position", "report", "agent", "budget", "seed"};
-#define KNOWN_FIELDS "id, moves, position, report, agent, budget, seed"
+    "id",          "moves",        "position",      "report",
+    "agent",       "budget",       "seed",          "maxVisits",
+    "analyzeTurns", "priority",    "includePolicy", "includeOwnership",
+    "boardXSize",  "boardYSize"};
+#define KNOWN_FIELDS                                                    \
+  "id, moves, position, report, agent, budget, seed, maxVisits, "       \
+  "analyzeTurns, priority, includePolicy, includeOwnership, boardXSize, " \
+  "boardYSize; an action: id, action, terminateId, turnNumbers"
+
+/* KataGo's fields that do not apply here, and why (named apart from the
+ * unknown ones, so that a KataGo client learns what to leave out). */
+static const struct {
+  const char *name, *why;
+} unsupported_fields[] = {
+    {"reportDuringSearchEvery",
+     "partial answers during a search are not supported: the searches "
+     "here report only when they end (bound them with maxVisits or "
+     "--time-limit, or stop them with a terminate action)"},
+    {"initialStones",
+     "these games start from their start position: give the moves that "
+     "reached the position"},
+    {"initialPlayer", "the side to move follows from the moves"},
+    {"rules", "each game has one set of rules"},
+    {"komi", "the games here have no komi"},
+    {"priorities", "give one priority for all the turns"},
+    {"includeMovesOwnership", "no ownership: the games here have no territory"},
+    {"includePVVisits", "the principal variations carry no visits"},
+    {"avoidMoves", "not supported"},
+    {"allowMoves", "not supported"},
+    {"overrideSettings", "give the agent's settings in agent"},
+    {"rootPolicyTemperature", "give the agent's settings in agent"},
+    {"rootFpuReductionMax", "give the agent's settings in agent"}};
 
 /* The report names, as PB__ENGINE_* bits. */
 static const struct {
@@ -89,6 +119,11 @@ static int check_fields(const pb_jval_t *root, const char **field,
     while (k < nk && strcmp(key, known_fields[k]) != 0) k++;
     if (k == nk) {
       *field = key;
+      size_t nu = sizeof unsupported_fields / sizeof unsupported_fields[0];
+      for (size_t u = 0; u < nu; u++)
+        if (strcmp(key, unsupported_fields[u].name) == 0)
+          return pb_err_set(err, PB_EUNSUPP, "%s: %s", key,
+                            unsupported_fields[u].why);
       return pb_err_set(err, PB_EINVAL, "unknown field \"%.64s\" (known: %s)",
                         key, KNOWN_FIELDS);
     }
@@ -96,18 +131,55 @@ static int check_fields(const pb_jval_t *root, const char **field,
   return 0;
 }
 
-/* "moves": an array of moves in the game's notation, from the start. */
-static int read_moves(const pb_game_t *g, const pb_jval_t *mv, pb_state_t *s,
-                      pb_err_t *err) {
+/* Whether KataGo's player string p names the side to move in s: "B" or
+ * "X" the first player, "W" or "O" the second (either case). */
+static int player_ok(const pb_game_t *g, const pb_state_t *s, const char *p) {
+  char side = pb_analysis_side(g, s);
+  if (p == NULL || p[0] == '\0' || p[1] != '\0') return 0;
+  char c = (char)(p[0] >= 'a' && p[0] <= 'z' ? p[0] - 32 : p[0]);
+  return side == 'X' ? c == 'X' || c == 'B' : c == 'O' || c == 'W';
+}
+
+/* Room for the actions of a query's moves in e->acts. */
+static int acts_room(pb_engine_t *e, size_t n) {
+  if (n + 1 <= (size_t)e->acts_cap) return 0;
+  int *a = realloc(e->acts, (n + 1) * sizeof *a);
+  if (a == NULL) return PB_ENOMEM;
+  e->acts = a;
+  e->acts_cap = (int)n + 1;
+  return 0;
+}
+
+/* "moves": an array of moves in the game's notation, from the start,
+ * each a string or KataGo's [player, move] pair; their actions into
+ * acts[0..*nacts). */
+static int read_moves(pb_engine_t *e, const pb_jval_t *mv, pb_state_t *s,
+                      int *nacts, pb_err_t *err) {
+  const pb_game_t *g = e->g;
   if (pb_jval_kind(mv) != PB_JVAL_ARRAY)
     return pb_err_set(err, PB_EINVAL,
                       "moves is %s; expected an array of moves (\"4\", "
-                      "\"f5\", \"pass\")",
+                      "\"f5\", \"pass\", or [\"X\", \"4\"] pairs)",
                       pb_jval_kind_name(pb_jval_kind(mv)));
   g->reset(s);
   size_t n = pb_jval_count(mv);
+  if (acts_room(e, n) != 0) return nomem(e, err);
   for (size_t i = 0; i < n; i++) {
     const pb_jval_t *m = pb_jval_at(mv, i);
+    if (pb_jval_kind(m) == PB_JVAL_ARRAY) {
+      const char *p = plain_str(pb_jval_at(m, 0));
+      if (pb_jval_count(m) != 2 || plain_str(pb_jval_at(m, 1)) == NULL)
+        return pb_err_set(err, PB_EINVAL,
+                          "moves[%zu] is not a [player, move] pair of "
+                          "strings",
+                          i);
+      if (!player_ok(g, s, p))
+        return pb_err_set(err, PB_EINVAL,
+                          "moves[%zu]: player \"%.8s\" is not the side to "
+                          "move (%c; KataGo's B and W are X and O)",
+                          i, p ? p : "", pb_analysis_side(g, s));
+      m = pb_jval_at(m, 1);
+    }
     const char *name = plain_str(m);
     if (name == NULL)
       return pb_err_set(err, PB_EINVAL,
@@ -116,17 +188,55 @@ static int read_moves(const pb_game_t *g, const pb_jval_t *mv, pb_state_t *s,
                             ? "a string holding NUL"
                             : pb_jval_kind_name(pb_jval_kind(m)));
     int a = -1, done = 0;
-    pb_err_t e;
-    pb_err_clear(&e);
-    int rc = pb_analysis_parse_move(g, s, name, &a, &e);
-    if (rc != 0) return pb_err_set(err, rc, "moves[%zu]: %s", i, e.msg);
+    pb_err_t pe;
+    pb_err_clear(&pe);
+    int rc = pb_analysis_parse_move(g, s, name, &a, &pe);
+    if (rc != 0) return pb_err_set(err, rc, "moves[%zu]: %s", i, pe.msg);
     g->step(s, a, &done);
+    e->acts[i] = a;
   }
+  *nacts = (int)n;
+  return 0;
+}
+
+/* "analyzeTurns": turns 0..nacts, each once, into *turns (malloc'd). */
+static int read_turns(pb_engine_t *e, const pb_jval_t *root, int nacts,
+                      int **turns, int *nturns, const char **field,
+                      pb_err_t *err) {
+  const pb_jval_t *t = pb_jval_get(root, "analyzeTurns");
+  if (t == NULL) return 0;
+  *field = "analyzeTurns";
+  if (pb_jval_kind(t) != PB_JVAL_ARRAY || pb_jval_count(t) == 0)
+    return pb_err_set(err, PB_EINVAL,
+                      "analyzeTurns is %s; expected a non-empty array of "
+                      "turn numbers (0: the start, %d: after every move)",
+                      pb_jval_kind(t) == PB_JVAL_ARRAY
+                          ? "empty"
+                          : pb_jval_kind_name(pb_jval_kind(t)),
+                      nacts);
+  size_t n = pb_jval_count(t);
+  *turns = malloc(n * sizeof **turns);
+  if (*turns == NULL) return nomem(e, err);
+  for (size_t i = 0; i < n; i++) {
+    int64_t v = 0;
+    if (pb_jval_int(pb_jval_at(t, i), 0, nacts, &v) != 0)
+      return pb_err_set(err, PB_ERANGE,
+                        "analyzeTurns[%zu] is not a turn 0..%d (the moves "
+                        "given)",
+                        i, nacts);
+    for (size_t k = 0; k < i; k++)
+      if ((*turns)[k] == (int)v)
+        return pb_err_set(err, PB_EINVAL,
+                          "analyzeTurns[%zu]: turn %d is given twice", i,
+                          (int)v);
+    (*turns)[i] = (int)v;
+  }
+  *nturns = (int)n;
   return 0;
 }
 
 static int read_position(pb_engine_t *e, const pb_jval_t *root,
-                         pb__engine_query_t *q, const char **field,
+                         pb__engine_query_t *q, int *nacts, const char **field,
                          pb_err_t *err) {
   const pb_jval_t *mv = pb_jval_get(root, "moves");
   const pb_jval_t *pos = pb_jval_get(root, "position");
@@ -137,7 +247,7 @@ static int read_position(pb_engine_t *e, const pb_jval_t *root,
   }
   if (mv != NULL) {
     *field = "moves";
-    int rc = read_moves(g, mv, &q->s, err);
+    int rc = read_moves(e, mv, &q->s, nacts, err);
     if (rc != 0) return rc;
   } else if (pos != NULL) {
     *field = "position";
@@ -155,11 +265,56 @@ static int read_position(pb_engine_t *e, const pb_jval_t *root,
     pb_err_clear(&pe);
     int rc = g->parse(&q->s, text, &pe);
     if (rc != 0) return pb_err_set(err, rc, "bad position: %s", pe.msg);
+    *nacts = -1; /* no turns to analyse */
   } else {
     g->reset(&q->s);
   }
   uint8_t legal[PB_MAX_ACTIONS];
   q->over = g->legal(&q->s, legal) == 0;
+  q->turn = g->ply(&q->s);
+  return 0;
+}
+
+/* KataGo's settings: boardXSize and boardYSize (checked against the
+ * game's board), priority, includePolicy, includeOwnership (false). */
+static int read_settings(pb_engine_t *e, const pb_jval_t *root,
+                         pb__engine_query_t *q, const char **field,
+                         pb_err_t *err) {
+  const pb_game_t *g = e->g;
+  static const char *const sizes[2] = {"boardXSize", "boardYSize"};
+  for (int k = 0; k < 2; k++) {
+    const pb_jval_t *v = pb_jval_get(root, sizes[k]);
+    int want = k == 0 ? g->width : g->height;
+    int64_t got = 0;
+    *field = sizes[k];
+    if (v != NULL && pb_jval_int(v, want, want, &got) != 0)
+      return pb_err_set(err, PB_EINVAL,
+                        "%s must be %d: the %s board is %d by %d (width "
+                        "by height)",
+                        sizes[k], want, g->name, g->width, g->height);
+  }
+  const pb_jval_t *v = pb_jval_get(root, "priority");
+  *field = "priority";
+  int64_t p = 0;
+  if (v != NULL && pb_jval_int(v, INT32_MIN, INT32_MAX, &p) != 0)
+    return pb_err_set(err, PB_EINVAL,
+                      "priority must be an integer (a 32-bit one)");
+  q->priority = (int)p;
+  *field = "includePolicy";
+  v = pb_jval_get(root, "includePolicy");
+  if (v != NULL && pb_jval_bool(v) < 0)
+    return pb_err_set(err, PB_EINVAL, "includePolicy must be true or false");
+  q->policy_arr = v != NULL && pb_jval_bool(v) == 1;
+  if (q->policy_arr && !e->az)
+    return pb_err_set(err, PB_EUNSUPP,
+                      "includePolicy: the checkpoint is a probs one (V and "
+                      "Q, no policy)");
+  *field = "includeOwnership";
+  v = pb_jval_get(root, "includeOwnership");
+  if (v != NULL && pb_jval_bool(v) != 0)
+    return pb_err_set(err, PB_EUNSUPP,
+                      "includeOwnership: no ownership, the games here have "
+                      "no territory (false or leave it out)");
   return 0;
 }
 
@@ -278,11 +433,19 @@ static int read_agent(pb_engine_t *e, const pb_jval_t *root,
                       const char **field, pb_err_t *err) {
   const pb_jval_t *av = pb_jval_get(root, "agent");
   const pb_jval_t *bv = pb_jval_get(root, "budget");
+  const pb_jval_t *mv = pb_jval_get(root, "maxVisits");
   const pb_jval_t *sv = pb_jval_get(root, "seed");
+  if (bv != NULL && mv != NULL) {
+    *field = "maxVisits";
+    return pb_err_set(err, PB_EINVAL,
+                      "give budget or maxVisits (the same), not both");
+  }
+  const char *bname = bv != NULL ? "budget" : "maxVisits";
+  if (bv == NULL) bv = mv;
   if ((av != NULL || bv != NULL || sv != NULL) && !report_given)
     q->report |= PB__ENGINE_MOVE;
   if (!(q->report & PB__ENGINE_MOVE)) {
-    const char *f = av ? "agent" : bv ? "budget" : sv ? "seed" : NULL;
+    const char *f = av ? "agent" : bv ? bname : sv ? "seed" : NULL;
     if (f == NULL) return 0;
     *field = f;
     return pb_err_set(err, PB_EINVAL,
@@ -300,7 +463,10 @@ static int read_agent(pb_engine_t *e, const pb_jval_t *root,
   }
   char spec[PB_ENGINE_MAX_SPEC + 32];
   int rc = read_spec(e, av, bv, spec, field, err);
-  if (rc != 0) return rc;
+  if (rc != 0) {
+    if (*field != NULL && strcmp(*field, "budget") == 0) *field = bname;
+    return rc;
+  }
   *field = "agent";
   size_t full_len = strlen(spec) + strlen(e->model_path) + 16;
   q->full = malloc(full_len);
@@ -311,10 +477,13 @@ static int read_agent(pb_engine_t *e, const pb_jval_t *root,
 }
 
 int pb__engine_parse(pb_engine_t *e, const char *line, size_t n,
-                     pb__engine_query_t *q, const char **field, pb_err_t *err) {
+                     pb__engine_query_t *q, int **turns, int *nturns,
+                     const char **field, pb_err_t *err) {
   memset(q, 0, sizeof *q);
   q->agent = -1;
   *field = NULL;
+  *turns = NULL;
+  *nturns = 0;
   pb_err_t je;
   pb_err_clear(&je);
   const pb_jval_t *root = pb_jsonr_parse(e->jr, line, n, &je);
@@ -325,11 +494,25 @@ int pb__engine_parse(pb_engine_t *e, const char *line, size_t n,
   if (pb_jval_kind(root) != PB_JVAL_OBJECT)
     return pb_err_set(err, PB_EINVAL, "the query is %s; expected an object",
                       pb_jval_kind_name(pb_jval_kind(root)));
-  int report_given = 0, rc;
-  if ((rc = read_id(e, root, q, field, err)) != 0 ||
-      (rc = check_fields(root, field, err)) != 0 ||
-      (rc = read_position(e, root, q, field, err)) != 0 ||
+  int report_given = 0, rc, nacts = 0;
+  if ((rc = read_id(e, root, q, field, err)) != 0) return rc;
+  if (pb_jval_get(root, "action") != NULL) {
+    rc = pb__engine_action(e, root, line, n, err);
+    return rc != 0 ? rc : 1;
+  }
+  if ((rc = check_fields(root, field, err)) != 0) return rc;
+  if ((rc = read_position(e, root, q, &nacts, field, err)) != 0 ||
+      (rc = read_settings(e, root, q, field, err)) != 0 ||
       (rc = read_report(e, root, &q->report, &report_given, field, err)) != 0)
+    return rc;
+  if (nacts < 0 && pb_jval_get(root, "analyzeTurns") != NULL) {
+    *field = "analyzeTurns";
+    return pb_err_set(err, PB_EINVAL,
+                      "analyzeTurns needs moves (a position string has no "
+                      "turns)");
+  }
+  if (q->policy_arr) q->report |= PB__ENGINE_POLICY;
+  if ((rc = read_turns(e, root, nacts, turns, nturns, field, err)) != 0)
     return rc;
   return read_agent(e, root, q, report_given, field, err);
 }

@@ -49,6 +49,7 @@ struct pb_abnet {
   uint8_t iter;
   double deadline;
   double cap; /* pb_abnet_set_deadline: the latest deadline; 0: none */
+  const atomic_int *stop_flag; /* pb_abnet_set_stop; NULL: none */
   pb_abnet_result_t r;
   /* the principal variation of the deepest completed iteration */
   int pv_len;
@@ -180,6 +181,12 @@ static tt_t *tt_slot(pb_abnet_t *ab, const pb_state_t *s, uint64_t h) {
 
 /* ---- network calls ------------------------------------------------------ */
 
+/* Whether the caller's stop flag is up. */
+static int stopped(const pb_abnet_t *ab) {
+  return ab->stop_flag != NULL &&
+         atomic_load_explicit(ab->stop_flag, memory_order_relaxed) != 0;
+}
+
 /* Whether k more evaluations fit the budgets; if not, the iteration stops. */
 static int can_eval(pb_abnet_t *ab, int k) {
   if (ab->stop) return 0;
@@ -187,6 +194,8 @@ static int can_eval(pb_abnet_t *ab, int k) {
       ab->r.v_evals + ab->r.q_evals + (uint64_t)k > ab->o.nodes)
     ab->stop = 1;
   else if (ab->deadline > 0 && pb_now() > ab->deadline)
+    ab->stop = 1;
+  else if (stopped(ab))
     ab->stop = 1;
   return !ab->stop;
 }
@@ -309,7 +318,8 @@ static float node(pb_abnet_t *ab, const pb_state_t *s, int depth, int ply,
                   float alpha, float beta) {
   const pb_game_t *g = ab->g;
   ab->r.nodes++;
-  if (ab->deadline > 0 && (ab->r.nodes & 255) == 0 && pb_now() > ab->deadline)
+  if ((ab->r.nodes & 255) == 0 &&
+      ((ab->deadline > 0 && pb_now() > ab->deadline) || stopped(ab)))
     ab->stop = 1;
   if (ab->stop) return 0.0f;
   uint64_t h = g->hash(s);
@@ -494,6 +504,10 @@ int pb_abnet_search(pb_abnet_t *ab, const pb_state_t *s, const pb_evalfn_t *ev,
   res->depth = depth;
   res->solved = solved;
   return 0;
+}
+
+void pb_abnet_set_stop(pb_abnet_t *ab, const atomic_int *stop) {
+  if (ab != NULL) ab->stop_flag = stop;
 }
 
 void pb_abnet_set_deadline(pb_abnet_t *ab, double until) {

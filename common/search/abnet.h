@@ -45,6 +45,7 @@
 #ifndef PB_ABNET_H
 #define PB_ABNET_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "bounds.h"
@@ -114,6 +115,11 @@ int pb_abnet_search(pb_abnet_t *ab, const pb_state_t *s, const pb_evalfn_t *ev,
  * base/util.h; 0 = no such bound), as at time_ms's deadline: the deepest
  * iteration completed by then answers. */
 void pb_abnet_set_deadline(pb_abnet_t *ab, double until);
+
+/* Searches from now on also stop while *stop is nonzero (NULL: never;
+ * borrowed, may be set by another thread or a signal handler), as at the
+ * deadline: the deepest iteration completed by then answers. */
+void pb_abnet_set_stop(pb_abnet_t *ab, const atomic_int *stop);
 
 /* The options in use (budgets as given). */
 const pb_abnet_opts_t *pb_abnet_options(const pb_abnet_t *ab);
