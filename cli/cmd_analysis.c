@@ -6,9 +6,14 @@
  * Queries are read as they come; whenever no more input is waiting (or a
  * batch is full) the waiting ones are answered together, so a script
  * piped in is answered in batches of --batch and a person typing gets
- * each answer at once. Exits 0 at the end of input (after answering
- * everything), 1 when stdin or stdout fails, 2 for a bad command line or
- * model, 128 + N after signal N (after answering what was read). */
+ * each answer at once. A reader thread reads stdin into a buffer that
+ * the engine's thread takes lines from, so that a terminate action
+ * (pb_engine_notice) and a signal (pb_engine_stop) stop a search while
+ * the engine's thread is in it. Exits 0 at the end of input (after
+ * answering everything), 1 when stdin or stdout fails, 2 for a bad
+ * command line or model, 128 + N after signal N, within a second (the
+ * queries read so far answered noResults; a search that does not stop
+ * is left behind: the process exits a second after the signal). */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -42,8 +47,15 @@ static void analysis_usage(FILE *f) {
       "    {\"id\":\"a\",\"moves\":[\"4\",\"4\"],\"report\":[\"v\",\"q\","
       "\"v1\",\"move\"],\n"
       "     \"agent\":\"beam,E=100\",\"budget\":200,\"seed\":1}\n"
-      "  A bad query gets {\"id\":...,\"error\":...,\"field\":...} and the\n"
-      "  engine goes on.\n"
+      "  or in KataGo's fields:\n"
+      "    {\"id\":\"g\",\"moves\":[[\"X\",\"4\"],[\"O\",\"4\"]],"
+      "\"analyzeTurns\":[0,2],\"maxVisits\":400}\n"
+      "  and KataGo's actions: {\"id\":\"t\",\"action\":\"terminate\","
+      "\"terminateId\":\"g\"},\n"
+      "  query_version, clear_cache. A bad query gets\n"
+      "  {\"id\":...,\"error\":...,\"field\":...} and the engine goes on.\n"
+      "  SIGINT or SIGTERM ends it within a second, a search under way\n"
+      "  included.\n"
       "  --model CKPT  a probs checkpoint or model file: the game, and\n"
       "                the networks (default: the shipped model of\n"
       "                --game, data/models/GAME.pbck)\n"

@@ -32,6 +32,12 @@
  * The agents of the last PB_ENGINE_AGENTS specs are kept, so a spec's
  * checkpoint is read once, not per query.
  *
+ * KataGo's analysis protocol is spoken beside probs's own fields where it
+ * applies (maxVisits, analyzeTurns, priority, includePolicy; moveInfos,
+ * rootInfo, turnNumber, isDuringSearch; the actions terminate,
+ * query_version and clear_cache): docs/analysis.md. Within a batch the
+ * searches and the answers of the highest priority come first.
+ *
  * Workload: an interactive or scripted stream of queries; the buffers of
  * a batch are allocated by pb_engine_new; libtorch, the agents and the
  * JSON reader allocate as they need. One thread at a time. */

@@ -15,8 +15,8 @@ static void move_name(const pb_game_t *g, int a, char *buf, size_t n) {
 
 /* A value in [-1, 1] from the side to move as KataGo's winrate in [0, 1]
  * (a draw is 0.5). */
-static double winrate(float v) {
-  return (1.0 + (double)v) / 2.0;
+static float winrate(float v) {
+  return (1.0f + v) / 2.0f;
 }
 
 /* How move a of query i ranks before move b (KataGo's order: the best
@@ -79,7 +79,7 @@ static void move_infos(pb_engine_t *e, int i, const uint8_t *legal, int nl) {
     if (in->searched && in->move_visits[a] > 0)
       pb_json_kuint(j, "visits", (uint64_t)in->move_visits[a]);
     if (q->report & PB__ENGINE_V1)
-      pb_json_kdouble(j, "winrate", winrate(e->v1[i * A + a]));
+      pb_json_kfloat(j, "winrate", winrate(e->v1[i * A + a]));
     if (q->report & PB__ENGINE_POLICY)
       pb_json_kfloat(j, "prior", e->policy[i * A + a]);
     pb_json_key(j, "pv");
@@ -109,9 +109,9 @@ static void root_info(pb_engine_t *e, int i, const char *side) {
   pb_json_kstr(j, "currentPlayer", side);
   pb_json_kuint(j, "visits", in->searched ? in->visits : 0);
   if (in->searched)
-    pb_json_kdouble(j, "winrate", winrate(in->value));
+    pb_json_kfloat(j, "winrate", winrate(in->value));
   else if (q->report & PB__ENGINE_V)
-    pb_json_kdouble(j, "winrate", winrate(e->v[i]));
+    pb_json_kfloat(j, "winrate", winrate(e->v[i]));
   pb_json_obj_end(j);
 }
 
