@@ -119,7 +119,8 @@ static void assert_error(fix_t *f, const char *id, const char *field,
   const pb_jval_t *a = answer(f, id);
   const char *msg = str_of(a, "error");
   if (msg == NULL) fail_msg("%s: not an error", id);
-  if (strstr(msg, what) == NULL) fail_msg("%s: \"%s\" not in: %s", id, what, msg);
+  if (strstr(msg, what) == NULL)
+    fail_msg("%s: \"%s\" not in: %s", id, what, msg);
   const char *fd = str_of(a, "field");
   if (fd == NULL || strcmp(fd, field) != 0)
     fail_msg("%s: field %s, expected %s", id, fd ? fd : "(none)", field);
@@ -160,8 +161,9 @@ static void test_turns_and_pairs(void **state) {
   (void)state;
   fix_t f;
   fix_open(&f, c4);
-  query(&f, "{\"id\":\"g\",\"moves\":[[\"B\",\"4\"],[\"W\",\"4\"],[\"x\","
-            "\"5\"]],\"analyzeTurns\":[3,0,1],\"report\":[\"v\"]}");
+  query(&f,
+        "{\"id\":\"g\",\"moves\":[[\"B\",\"4\"],[\"W\",\"4\"],[\"x\","
+        "\"5\"]],\"analyzeTurns\":[3,0,1],\"report\":[\"v\"]}");
   query(&f, "{\"id\":\"pos\",\"position\":\"4\",\"analyzeTurns\":[0]}");
   query(&f, "{\"id\":\"far\",\"moves\":[\"4\"],\"analyzeTurns\":[2]}");
   query(&f, "{\"id\":\"twice\",\"moves\":[\"4\"],\"analyzeTurns\":[1,1]}");
@@ -202,14 +204,17 @@ static void test_fields(void **state) {
   (void)state;
   fix_t f;
   fix_open(&f, c4);
-  query(&f, "{\"id\":\"mv\",\"report\":[\"move\"],\"agent\":\"abnet\","
-            "\"maxVisits\":300}");
-  query(&f, "{\"id\":\"bud\",\"report\":[\"move\"],\"agent\":\"abnet\","
-            "\"budget\":300}");
+  query(&f,
+        "{\"id\":\"mv\",\"report\":[\"move\"],\"agent\":\"abnet\","
+        "\"maxVisits\":300}");
+  query(&f,
+        "{\"id\":\"bud\",\"report\":[\"move\"],\"agent\":\"abnet\","
+        "\"budget\":300}");
   query(&f, "{\"id\":\"both\",\"budget\":3,\"maxVisits\":3}");
   query(&f, "{\"id\":\"range\",\"agent\":\"lookahead\",\"maxVisits\":9}");
-  query(&f, "{\"id\":\"size\",\"boardXSize\":7,\"boardYSize\":6,"
-            "\"report\":[\"v\"]}");
+  query(&f,
+        "{\"id\":\"size\",\"boardXSize\":7,\"boardYSize\":6,"
+        "\"report\":[\"v\"]}");
   query(&f, "{\"id\":\"xsize\",\"boardXSize\":19}");
   query(&f, "{\"id\":\"ysize\",\"boardYSize\":7}");
   query(&f, "{\"id\":\"prio\",\"priority\":\"high\"}");
@@ -254,8 +259,9 @@ static void test_priority(void **state) {
   query(&f, "{\"id\":\"a\",\"report\":[\"v\"]}");
   query(&f, "{\"id\":\"b\",\"report\":[\"v\"],\"priority\":5}");
   query(&f, "{\"id\":\"c\",\"report\":[\"v\"],\"priority\":-1}");
-  query(&f, "{\"id\":\"d\",\"report\":[\"move\"],\"agent\":\"random\","
-            "\"priority\":5}");
+  query(&f,
+        "{\"id\":\"d\",\"report\":[\"move\"],\"agent\":\"random\","
+        "\"priority\":5}");
   flush(&f);
   assert_int_equal(f.n, 4);
   const char *order[] = {"b", "d", "a", "c"};
@@ -275,11 +281,13 @@ static void test_infos(void **state) {
   (void)state;
   fix_t f;
   fix_open(&f, c4az);
-  query(&f, "{\"id\":\"m\",\"moves\":[\"4\"],\"agent\":\"mcts\","
-            "\"maxVisits\":60,\"includePolicy\":true,\"report\":[\"v\","
-            "\"policy\",\"v1\",\"move\"]}");
-  query(&f, "{\"id\":\"full\",\"position\":\"444444\",\"includePolicy\":"
-            "true}");
+  query(&f,
+        "{\"id\":\"m\",\"moves\":[\"4\"],\"agent\":\"mcts\","
+        "\"maxVisits\":60,\"includePolicy\":true,\"report\":[\"v\","
+        "\"policy\",\"v1\",\"move\"]}");
+  query(&f,
+        "{\"id\":\"full\",\"position\":\"444444\",\"includePolicy\":"
+        "true}");
   flush(&f);
   const pb_jval_t *a = answer(&f, "m");
   assert_false(pb_jval_bool(pb_jval_get(a, "isDuringSearch")));
@@ -305,8 +313,7 @@ static void test_infos(void **state) {
     double w = num_of(m, "winrate"), p = num_of(m, "prior");
     assert_true(w >= 0 && w <= 1);
     int col = atoi(str_of(m, "move"));
-    assert_true(fabs(p - pb_jval_num(pb_jval_at(pol, (size_t)col - 1))) <
-                1e-6);
+    assert_true(fabs(p - pb_jval_num(pb_jval_at(pol, (size_t)col - 1))) < 1e-6);
     const pb_jval_t *pv = pb_jval_get(m, "pv");
     assert_string_equal(pb_jval_str(pb_jval_at(pv, 0), NULL),
                         str_of(m, "move"));
@@ -328,8 +335,9 @@ static void test_infos(void **state) {
   fix_close(&f);
 
   fix_open(&f, c4);
-  query(&f, "{\"id\":\"ab\",\"agent\":\"abnet\",\"maxVisits\":2000,"
-            "\"report\":[\"v\",\"q\",\"v1\",\"move\"]}");
+  query(&f,
+        "{\"id\":\"ab\",\"agent\":\"abnet\",\"maxVisits\":2000,"
+        "\"report\":[\"v\",\"q\",\"v1\",\"move\"]}");
   query(&f, "{\"id\":\"plain\",\"moves\":[\"4\"]}");
   flush(&f);
   a = answer(&f, "ab");
@@ -363,16 +371,20 @@ static void test_actions(void **state) {
   fix_t f;
   fix_open(&f, c4);
   query(&f, "{\"id\":\"v\",\"action\":\"query_version\"}");
-  query(&f, "{\"id\":\"g\",\"moves\":[\"4\",\"4\"],\"analyzeTurns\":[0,1,2],"
-            "\"report\":[\"v\"]}");
+  query(&f,
+        "{\"id\":\"g\",\"moves\":[\"4\",\"4\"],\"analyzeTurns\":[0,1,2],"
+        "\"report\":[\"v\"]}");
   query(&f, "{\"id\":\"keep\",\"report\":[\"v\"]}");
-  query(&f, "{\"id\":\"t\",\"action\":\"terminate\",\"terminateId\":\"g\","
-            "\"turnNumbers\":[0,2]}");
+  query(&f,
+        "{\"id\":\"t\",\"action\":\"terminate\",\"terminateId\":\"g\","
+        "\"turnNumbers\":[0,2]}");
   query(&f, "{\"id\":\"nt\",\"action\":\"terminate\"}");
-  query(&f, "{\"id\":\"tn\",\"action\":\"terminate\",\"terminateId\":\"g\","
-            "\"turnNumbers\":[-1]}");
-  query(&f, "{\"id\":\"tx\",\"action\":\"terminate\",\"terminateId\":\"g\","
-            "\"moves\":[]}");
+  query(&f,
+        "{\"id\":\"tn\",\"action\":\"terminate\",\"terminateId\":\"g\","
+        "\"turnNumbers\":[-1]}");
+  query(&f,
+        "{\"id\":\"tx\",\"action\":\"terminate\",\"terminateId\":\"g\","
+        "\"moves\":[]}");
   query(&f, "{\"id\":\"cx\",\"action\":\"clear_cache\",\"terminateId\":\"g\"}");
   query(&f, "{\"id\":\"fly\",\"action\":\"fly\"}");
   query(&f, "{\"action\":\"clear_cache\"}");
@@ -382,9 +394,9 @@ static void test_actions(void **state) {
   assert_string_equal(str_of(a, "action"), "query_version");
   assert_non_null(str_of(a, "version"));
   assert_non_null(str_of(a, "git_hash"));
-  assert_string_equal(
-      f.line[1], "{\"id\":\"t\",\"action\":\"terminate\",\"terminateId\":"
-                 "\"g\",\"turnNumbers\":[0,2]}");
+  assert_string_equal(f.line[1],
+                      "{\"id\":\"t\",\"action\":\"terminate\",\"terminateId\":"
+                      "\"g\",\"turnNumbers\":[0,2]}");
   assert_error(&f, "nt", "terminateId", "needs terminateId");
   assert_error(&f, "tn", "turnNumbers", "turnNumbers[0]");
   assert_error(&f, "tx", "moves", "unknown field \"moves\" in an action");
@@ -458,11 +470,13 @@ static void test_terminate_running(void **state) {
   fix_t f;
   fix_open(&f, c4az);
   query(&f, "{\"id\":\"long\",\"agent\":\"mcts\",\"maxVisits\":100000}");
-  query(&f, "{\"id\":\"mate\",\"agent\":\"mcts\",\"maxVisits\":100000,"
-            "\"position\":\"1212121\"}");
+  query(&f,
+        "{\"id\":\"mate\",\"agent\":\"mcts\",\"maxVisits\":100000,"
+        "\"position\":\"1212121\"}");
   query(&f, "{\"id\":\"short\",\"agent\":\"mcts\",\"maxVisits\":30}");
-  const char *t = "{\"id\":\"t\",\"action\":\"terminate\",\"terminateId\":"
-                  "\"long\"}";
+  const char *t =
+      "{\"id\":\"t\",\"action\":\"terminate\",\"terminateId\":"
+      "\"long\"}";
   stopper_t s = {f.e, t};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, stopper, &s), 0);
@@ -495,8 +509,7 @@ static void test_stop(void **state) {
   query(&f, "{\"id\":\"later\",\"agent\":\"beam\",\"maxVisits\":100000}");
   query(&f, "{\"id\":\"plain\",\"report\":[\"v\"]}");
   flush(&f);
-  assert_true(pb_jval_bool(pb_jval_get(answer(&f, "later"), "noResults")) ==
-              1);
+  assert_true(pb_jval_bool(pb_jval_get(answer(&f, "later"), "noResults")) == 1);
   assert_non_null(pb_jval_get(answer(&f, "plain"), "v"));
   fix_close(&f);
 }

@@ -77,8 +77,8 @@ static int read_target(const pb_jval_t *root, char **id, int **turns,
   return 0;
 }
 
-int pb__engine_mark_terminated(pb_engine_t *e, const char *id,
-                               const int *turns, int nturns) {
+int pb__engine_mark_terminated(pb_engine_t *e, const char *id, const int *turns,
+                               int nturns) {
   int marked = 0;
   for (int i = 0; i < e->nq; i++) {
     pb__engine_query_t *q = &e->q[i];
@@ -160,8 +160,7 @@ static int echo(pb_engine_t *e, const pb_jval_t *root, int version,
 /* clear_cache: the engine's cached network values, and the kept agents
  * (with their caches) that no waiting query needs. */
 static void clear_cache(pb_engine_t *e) {
-  if (e->ne != NULL)
-    pb_neteval_bind(e->ne, pb_model_v(e->m), pb_model_q(e->m));
+  if (e->ne != NULL) pb_neteval_bind(e->ne, pb_model_v(e->m), pb_model_q(e->m));
   for (int k = 0; k < PB_ENGINE_AGENTS; k++) {
     pb__engine_agent_t *ag = &e->agents[k];
     if (ag->waiting > 0 || ag->spec == NULL) continue;
@@ -180,8 +179,8 @@ int pb__engine_action(pb_engine_t *e, const pb_jval_t *root, const char *line,
     e->fatal = PB_ENOMEM;
     return pb_err_set(err, PB_ENOMEM, "analysis engine: out of memory");
   }
-  const char *field = "action", *a = pb_jval_str(pb_jval_get(root, "action"),
-                                                 NULL);
+  const char *field = "action",
+             *a = pb_jval_str(pb_jval_get(root, "action"), NULL);
   pb_err_t qe;
   pb_err_clear(&qe);
   int rc = 0;

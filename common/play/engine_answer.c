@@ -32,9 +32,12 @@ static double key_of(const rank_ctx_t *c, int a) {
   const pb__engine_query_t *q = &c->e->q[c->i];
   size_t A = (size_t)c->e->g->num_actions, i = (size_t)c->i;
   double k = 0;
-  if (q->report & PB__ENGINE_V1) k = c->e->v1[i * A + (size_t)a];
-  else if (q->report & PB__ENGINE_Q) k = c->e->qv[i * A + (size_t)a];
-  else if (q->report & PB__ENGINE_POLICY) k = c->e->policy[i * A + (size_t)a];
+  if (q->report & PB__ENGINE_V1)
+    k = c->e->v1[i * A + (size_t)a];
+  else if (q->report & PB__ENGINE_Q)
+    k = c->e->qv[i * A + (size_t)a];
+  else if (q->report & PB__ENGINE_POLICY)
+    k = c->e->policy[i * A + (size_t)a];
   return isnan(k) ? -INFINITY : k;
 }
 
