@@ -72,10 +72,13 @@ static void analysis_usage(FILE *f) {
       PB_ENGINE_DEFAULT_TIME_MS);
 }
 
-/* emit: one answer a line on stdout (flushed when input pauses). */
+/* emit: one answer a line on stdout (flushed when input pauses, and a
+ * partial answer during a search at once). */
 static int emit_line(void *ctx, const char *line, size_t len) {
   FILE *out = ctx;
   if (fwrite(line, 1, len, out) != len || fputc('\n', out) == EOF)
+    return PB_EIO;
+  if (strstr(line, "\"isDuringSearch\":true") != NULL && fflush(out) != 0)
     return PB_EIO;
   return 0;
 }

@@ -29,7 +29,7 @@ static const char *const c4 = PB_SOURCE_DIR "/data/models/connect4.pbck";
 static const char *const c4az =
     PB_SOURCE_DIR "/data/models/connect4-alphazero.pbck";
 
-#define MAX_OUT 256
+#define MAX_OUT 4096
 
 typedef struct {
   pb_model_t *m;
@@ -222,7 +222,8 @@ static void test_fields(void **state) {
   query(&f, "{\"id\":\"polstr\",\"includePolicy\":1}");
   query(&f, "{\"id\":\"own\",\"includeOwnership\":true}");
   query(&f, "{\"id\":\"ownf\",\"includeOwnership\":false,\"report\":[\"v\"]}");
-  query(&f, "{\"id\":\"rds\",\"reportDuringSearchEvery\":0.5}");
+  query(&f, "{\"id\":\"rds\",\"reportDuringSearchEvery\":0}");
+  query(&f, "{\"id\":\"rdss\",\"reportDuringSearchEvery\":\"1\"}");
   query(&f, "{\"id\":\"komi\",\"komi\":7.5}");
   query(&f, "{\"id\":\"rules\",\"rules\":\"tromp-taylor\"}");
   query(&f, "{\"id\":\"init\",\"initialStones\":[]}");
@@ -242,7 +243,8 @@ static void test_fields(void **state) {
   assert_error(&f, "polstr", "includePolicy", "true or false");
   assert_error(&f, "own", "includeOwnership", "no ownership");
   assert_null(str_of(answer(&f, "ownf"), "error"));
-  assert_error(&f, "rds", "reportDuringSearchEvery", "not supported");
+  assert_error(&f, "rds", "reportDuringSearchEvery", "0.01..3600");
+  assert_error(&f, "rdss", "reportDuringSearchEvery", "0.01..3600");
   assert_error(&f, "komi", "komi", "no komi");
   assert_error(&f, "rules", "rules", "one set of rules");
   assert_error(&f, "init", "initialStones", "give the moves");
@@ -441,6 +443,49 @@ static void test_actions(void **state) {
   fix_close(&f);
 }
 
+/* reportDuringSearchEvery: partial answers (isDuringSearch true) while
+ * the search runs, their visits growing, then exactly one final answer;
+ * a query of the same batch that did not ask gets none. MCTS at 3000
+ * simulations (seconds here) reported every 0.05 s: several partials. */
+static void test_during_search(void **state) {
+  (void)state;
+  fix_t f;
+  fix_open(&f, c4az);
+  query(&f, "{\"id\":\"m\",\"agent\":\"mcts\",\"maxVisits\":3000,"
+            "\"reportDuringSearchEvery\":0.05}");
+  query(&f, "{\"id\":\"quiet\",\"agent\":\"mcts\",\"maxVisits\":50,"
+            "\"moves\":[\"4\"]}");
+  flush(&f);
+  int partials = 0, finals = 0;
+  double last = 0;
+  for (int k = 0; k < f.n; k++) {
+    const pb_jval_t *a = parsed(&f, k);
+    const char *id = str_of(a, "id");
+    if (strcmp(id, "quiet") == 0) {
+      assert_false(pb_jval_bool(pb_jval_get(a, "isDuringSearch")));
+      continue;
+    }
+    double visits = num_of(pb_jval_get(a, "rootInfo"), "visits");
+    const pb_jval_t *mi = pb_jval_get(a, "moveInfos");
+    assert_string_equal(str_of(pb_jval_at(mi, 0), "move"), str_of(a, "move"));
+    if (pb_jval_bool(pb_jval_get(a, "isDuringSearch")) == 1) {
+      assert_int_equal(finals, 0); /* partials come first */
+      assert_true(visits >= last && visits < 3000);
+      last = visits;
+      partials++;
+    } else {
+      assert_true(visits == 3000);
+      finals++;
+    }
+  }
+  assert_int_equal(finals, 1);
+  assert_true(partials >= 1);
+  pb_engine_stats_t st;
+  pb_engine_stats(f.e, &st);
+  assert_int_equal(st.queries, 2); /* partials are not answers */
+  fix_close(&f);
+}
+
 /* ---- stopping a search from another thread ------------------------------- */
 
 typedef struct {
@@ -521,6 +566,7 @@ int main(void) {
       cmocka_unit_test(test_priority),
       cmocka_unit_test(test_infos),
       cmocka_unit_test(test_actions),
+      cmocka_unit_test(test_during_search),
       cmocka_unit_test(test_terminate_running),
       cmocka_unit_test(test_stop),
   };

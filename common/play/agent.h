@@ -279,6 +279,18 @@ typedef struct pb_agent_info {
  * is none) and returns out->searched. */
 int pb_agent_info(const pb_agent_t *a, int i, pb_agent_info_t *out);
 
+/* Reports during a search: later calls of an abnet: or mcts: agent call
+ * fn(ctx, i, partial) every `every` seconds (at most; the first `every`
+ * seconds after the call starts), with what the search of position i of
+ * the call found so far (abnet: its deepest completed iteration, mcts:
+ * the root's visits, the most visited as pv[0]); fn must not use the
+ * agent. fn NULL: none (the default). Returns 0, PB_EINVAL (fn with
+ * every <= 0), PB_EUNSUPP for the other kinds. */
+typedef void (*pb_agent_progress_fn)(void *ctx, int i,
+                                     const pb_agent_info_t *partial);
+int pb_agent_set_progress(pb_agent_t *a, pb_agent_progress_fn fn, void *ctx,
+                          double every);
+
 /* 1 if the agent's kind answers many positions in batches (act_batch),
  * else 0. */
 int pb_agent_batched(const pb_agent_t *a);

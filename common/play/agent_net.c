@@ -88,6 +88,10 @@ typedef struct {
   pb_agent_info_t *info;  /* pb_agent_info: the last call's, per position */
   int info_n, info_cap;
   pb_agent_info_t *info_at; /* the current chunk's first */
+  pb_agent_progress_fn progress; /* pb_agent_set_progress; NULL: none */
+  void *pctx;
+  double every, next; /* its period (s), and when it is next due */
+  int at;             /* the position searched (its index in the call) */
   /* The thread that last set libtorch's thread count for this agent: with
    * OpenMP the setting belongs to a thread, and agents are often made in
    * one thread and used in another (pb_match_play). */
@@ -149,6 +153,7 @@ static int net_mcts_chunk(net_agent_t *na, const pb_state_t *s, int n,
   pb_mcts_evalfn_t fn =
       na->pve != NULL ? pb_pveval_fn(na->pve) : pb_mcts_vq_fn(&na->vq);
   float rv[NET_CHUNK];
+  na->at = (int)(na->info_at - na->info);
   int rc = pb_mcts_run(na->mcts, s, n, &fn, NULL, na->out, rv, err);
   if (rc < 0) return rc;
   for (int i = 0; i < n; i++) {
@@ -166,6 +171,52 @@ static int net_mcts_chunk(net_agent_t *na, const pb_state_t *s, int n,
     }
   }
   return 0;
+}
+
+/* Whether a progress report is due now (and the next one scheduled). */
+static int progress_due(net_agent_t *na) {
+  double now = pb_now();
+  if (now < na->next) return 0;
+  na->next = now + na->every;
+  return 1;
+}
+
+/* pb_mcts_set_progress's callback: each root's visits so far. */
+static void mcts_progress(void *ctx, pb_mcts_t *m, int base, int n) {
+  net_agent_t *na = ctx;
+  if (!progress_due(na)) return;
+  for (int k = 0; k < n; k++) {
+    pb_agent_info_t p;
+    memset(&p, 0, sizeof p);
+    p.searched = 1;
+    pb_mcts_partial(m, k, p.move_visits, &p.value);
+    int best = -1;
+    for (int a = 0; a < na->g->num_actions; a++) {
+      p.visits += (uint64_t)p.move_visits[a];
+      if (p.move_visits[a] > 0 &&
+          (best < 0 || p.move_visits[a] > p.move_visits[best]))
+        best = a;
+    }
+    if (best < 0) continue;
+    p.pv[0] = (uint8_t)best;
+    p.pv_len = 1;
+    na->progress(na->pctx, na->at + base + k, &p);
+  }
+}
+
+/* pb_abnet_set_progress's callback: the deepest iteration so far. */
+static void ab_progress(void *ctx, const pb_abnet_result_t *r) {
+  net_agent_t *na = ctx;
+  if (!progress_due(na)) return;
+  pb_agent_info_t p;
+  memset(&p, 0, sizeof p);
+  p.searched = 1;
+  p.value = r->value;
+  p.visits = r->nodes;
+  p.depth = r->depth;
+  p.pv_len = r->pv_len < PB_AGENT_MAX_PV ? r->pv_len : PB_AGENT_MAX_PV;
+  memcpy(p.pv, r->pv, (size_t)p.pv_len);
+  na->progress(na->pctx, na->at, &p);
 }
 
 /* V one ply deep for n <= NET_CHUNK positions: one V call for every
@@ -234,6 +285,7 @@ static int net_ab_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
   pb_evalfn_t fn = pb_neteval_fn(na->ne);
   for (int i = 0; i < n; i++) {
     pb_abnet_result_t r;
+    na->at = (int)(na->info_at - na->info) + i;
     int rc = pb_abnet_search(na->ab, &s[i], &fn, &r, err);
     if (rc < 0) return rc;
     out[i] = r.move;
@@ -278,6 +330,11 @@ static int net_act_batch(void *impl, const pb_state_t *s, int n, int *out,
   if (na->ab != NULL) pb_abnet_set_stop(na->ab, na->stop);
   else if (na->ne != NULL) pb_neteval_set_stop(na->ne, na->stop);
   if (na->pve != NULL) pb_pveval_set_stop(na->pve, na->stop);
+  na->next = pb_now() + na->every;
+  if (na->ab != NULL)
+    pb_abnet_set_progress(na->ab, na->progress ? ab_progress : NULL, na);
+  if (na->mcts != NULL)
+    pb_mcts_set_progress(na->mcts, na->progress ? mcts_progress : NULL, na);
   if (n > na->info_cap) {
     pb_agent_info_t *in = realloc(na->info, (size_t)n * sizeof *in);
     if (in == NULL) return pb_err_set(err, PB_ENOMEM, "agent: out of memory");
@@ -333,6 +390,18 @@ int pb_agent_set_stop(pb_agent_t *a, const atomic_int *stop) {
   if (a == NULL) return PB_EINVAL;
   if (a->vt != &net_vt) return PB_EUNSUPP;
   ((net_agent_t *)a->impl)->stop = stop;
+  return 0;
+}
+
+int pb_agent_set_progress(pb_agent_t *a, pb_agent_progress_fn fn, void *ctx,
+                          double every) {
+  if (a == NULL || (fn != NULL && !(every > 0))) return PB_EINVAL;
+  if (a->vt != &net_vt) return PB_EUNSUPP;
+  net_agent_t *na = a->impl;
+  if (na->ab == NULL && na->mcts == NULL) return PB_EUNSUPP;
+  na->progress = fn;
+  na->pctx = ctx;
+  na->every = fn != NULL ? every : 0;
   return 0;
 }
 

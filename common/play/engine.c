@@ -181,7 +181,7 @@ static int send_answer(pb_engine_t *e, int i, pb_err_t *err) {
   if (e->fail[i].code != 0 && !q->terminated && !q->stopped)
     return pb__engine_send_error(e, q->id, e->fail_field[i], e->fail[i].msg,
                                  err);
-  pb__engine_answer(e, i);
+  pb__engine_answer(e, i, 0);
   return pb__engine_send(e, err);
 }
 
@@ -324,18 +324,41 @@ static void values_v1(pb_engine_t *e) {
     e->v1[(size_t)e->kid_of[k] * A + e->kid_act[k]] = -e->kid_v[k];
 }
 
+/* pb_agent_set_progress's callback: a partial answer (isDuringSearch
+ * true) for the k-th position of the agent call under way, if its query
+ * asked for them (reportDuringSearchEvery). */
+static void partial(void *ctx, int k, const pb_agent_info_t *p) {
+  pb_engine_t *e = ctx;
+  int i = e->prog_of[k];
+  if (e->fatal || !(e->q[i].every > 0)) return;
+  pb_agent_info_t keep = e->info[i];
+  int mv = e->moves[i];
+  e->info[i] = *p;
+  e->moves[i] = p->pv_len > 0 ? p->pv[0] : -1;
+  pb__engine_answer(e, i, 1);
+  pb_err_t err;
+  if (pb__engine_send(e, &err) == 0) e->st.queries--; /* not an answer */
+  e->info[i] = keep;
+  e->moves[i] = mv;
+}
+
 /* The moves of the queries of agent slot `slot`. */
 static void moves_of(pb_engine_t *e, int slot) {
   pb_agent_t *a = e->agents[slot].a;
   pb_err_t err;
   pb_err_clear(&err);
   int n = 0;
+  double every = 0;
   for (int i = 0; i < e->nq; i++)
     if (e->q[i].agent == slot && wants(e, i, PB__ENGINE_MOVE)) {
       e->pos[n] = e->q[i].s;
       e->pos_of[n++] = i;
+      if (e->q[i].every > 0 && (every == 0 || e->q[i].every < every))
+        every = e->q[i].every;
     }
   if (n == 0) return;
+  (void)pb_agent_set_progress(a, every > 0 ? partial : NULL, e, every);
+  e->prog_of = e->pos_of;
   if (pb_agent_batched(a)) {
     /* The network kinds ignore the seed: one call for them all. */
     int *out = (int *)e->kid_act;
@@ -350,6 +373,7 @@ static void moves_of(pb_engine_t *e, int slot) {
   }
   for (int k = 0; k < n; k++) {
     int i = e->pos_of[k], mv = -1;
+    e->prog_of = &e->pos_of[k];
     if (pb_agent_act_many(a, &e->pos[k], 1, e->q[i].seed, &mv, &err) < 0) {
       fail_all(e, &i, 1, "agent", &err);
     } else {

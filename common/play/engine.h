@@ -33,10 +33,13 @@
  * checkpoint is read once, not per query.
  *
  * KataGo's analysis protocol is spoken beside probs's own fields where it
- * applies (maxVisits, analyzeTurns, priority, includePolicy; moveInfos,
- * rootInfo, turnNumber, isDuringSearch; the actions terminate,
- * query_version and clear_cache): docs/analysis.md. Within a batch the
- * searches and the answers of the highest priority come first.
+ * applies (maxVisits, analyzeTurns, priority, includePolicy,
+ * reportDuringSearchEvery; moveInfos, rootInfo, turnNumber,
+ * isDuringSearch; the actions terminate, query_version and clear_cache):
+ * docs/analysis.md. Within a batch the searches and the answers of the
+ * highest priority come first. A query with reportDuringSearchEvery gets
+ * partial answers (isDuringSearch true) through emit while its abnet or
+ * mcts search runs, then its one final answer.
  *
  * Workload: an interactive or scripted stream of queries; the buffers of
  * a batch are allocated by pb_engine_new; libtorch, the agents and the

@@ -134,7 +134,7 @@ static void policy_array(pb_engine_t *e, int i, const uint8_t *legal, int nl) {
   pb_json_arr_end(j);
 }
 
-void pb__engine_answer(pb_engine_t *e, int i) {
+void pb__engine_answer(pb_engine_t *e, int i, int during) {
   const pb__engine_query_t *q = &e->q[i];
   const pb_game_t *g = e->g;
   pb_json_t *j = &e->out;
@@ -189,7 +189,7 @@ void pb__engine_answer(pb_engine_t *e, int i) {
     pb_json_kstr(j, "agent", q->spec);
   }
   pb_json_kint(j, "turnNumber", q->turn);
-  pb_json_kbool(j, "isDuringSearch", false);
+  pb_json_kbool(j, "isDuringSearch", during != 0);
   root_info(e, i, side);
   move_infos(e, i, legal, nl);
   if (q->policy_arr) policy_array(e, i, legal, nl);

@@ -31,6 +31,7 @@ typedef struct pb__engine_query {
   int turn;        /* its turnNumber: the moves played to reach it */
   int priority;    /* higher: searched and answered first in its batch */
   int policy_arr;  /* includePolicy: the whole policy, KataGo's shape */
+  double every;    /* reportDuringSearchEvery (s); 0: no partial answers */
   int terminated;  /* a terminate action named it: answered noResults */
   int stopped;     /* its search was stopped (terminate or stop) */
   int over;        /* 1: the game is over in s (no values) */
@@ -92,6 +93,8 @@ struct pb_engine {
   pb_engine_stats_t st;
   pb_agent_info_t *info;   /* per query: its agent's search */
   int *order;              /* scratch: queries by priority */
+  const int *prog_of;      /* the agent call under way: its positions'
+                              queries (for partial answers) */
   /* Stopping searches from other threads (pb_engine_notice, _stop). */
   atomic_int intr;         /* 0; 1: a terminate was noticed; 2: stop */
   pthread_mutex_t lock;    /* guards notices and njr */
@@ -123,8 +126,9 @@ int pb__engine_send(pb_engine_t *e, pb_err_t *err);
 int pb__engine_send_error(pb_engine_t *e, const char *id, const char *field,
                           const char *msg, pb_err_t *err);
 
-/* The answer of waiting query i into e->out. engine_answer.c. */
-void pb__engine_answer(pb_engine_t *e, int i);
+/* The answer of waiting query i into e->out; during: a partial one
+ * (isDuringSearch true). engine_answer.c. */
+void pb__engine_answer(pb_engine_t *e, int i, int during);
 
 /* Reads query line[0..n) into *q (its analyzeTurns, if any, into *turns,
  * malloc'd, *nturns of them, and the moves into e->acts) (zeroed first; its id and specs

@@ -17,21 +17,18 @@ static const char *const known_fields[] = {
     "id",          "moves",        "position",      "report",
     "agent",       "budget",       "seed",          "maxVisits",
     "analyzeTurns", "priority",    "includePolicy", "includeOwnership",
-    "boardXSize",  "boardYSize"};
+    "boardXSize",  "boardYSize",   "reportDuringSearchEvery"};
 #define KNOWN_FIELDS                                                    \
   "id, moves, position, report, agent, budget, seed, maxVisits, "       \
   "analyzeTurns, priority, includePolicy, includeOwnership, boardXSize, " \
-  "boardYSize; an action: id, action, terminateId, turnNumbers"
+  "boardYSize, reportDuringSearchEvery; an action: id, action, "       \
+  "terminateId, turnNumbers"
 
 /* KataGo's fields that do not apply here, and why (named apart from the
  * unknown ones, so that a KataGo client learns what to leave out). */
 static const struct {
   const char *name, *why;
 } unsupported_fields[] = {
-    {"reportDuringSearchEvery",
-     "partial answers during a search are not supported: the searches "
-     "here report only when they end (bound them with maxVisits or "
-     "--time-limit, or stop them with a terminate action)"},
     {"initialStones",
      "these games start from their start position: give the moves that "
      "reached the position"},
@@ -309,6 +306,15 @@ static int read_settings(pb_engine_t *e, const pb_jval_t *root,
     return pb_err_set(err, PB_EUNSUPP,
                       "includePolicy: the checkpoint is a probs one (V and "
                       "Q, no policy)");
+  *field = "reportDuringSearchEvery";
+  v = pb_jval_get(root, "reportDuringSearchEvery");
+  if (v != NULL) {
+    q->every = pb_jval_num(v);
+    if (!(q->every >= 0.01 && q->every <= 3600))
+      return pb_err_set(err, PB_EINVAL,
+                        "reportDuringSearchEvery must be a number of "
+                        "seconds, 0.01..3600");
+  }
   *field = "includeOwnership";
   v = pb_jval_get(root, "includeOwnership");
   if (v != NULL && pb_jval_bool(v) != 0)

@@ -50,6 +50,8 @@ struct pb_abnet {
   double deadline;
   double cap; /* pb_abnet_set_deadline: the latest deadline; 0: none */
   const atomic_int *stop_flag; /* pb_abnet_set_stop; NULL: none */
+  pb_abnet_progress_fn progress; /* pb_abnet_set_progress; NULL: none */
+  void *pctx;
   pb_abnet_result_t r;
   /* the principal variation of the deepest completed iteration */
   int pv_len;
@@ -491,6 +493,15 @@ int pb_abnet_search(pb_abnet_t *ab, const pb_state_t *s, const pb_evalfn_t *ev,
     solved = !ab->horizon;
     take_pv(ab, s, d);
     if (solved) break;
+    if (ab->progress != NULL) {
+      pb_abnet_result_t p = ab->r;
+      p.move = move;
+      p.value = value;
+      p.depth = depth;
+      p.pv_len = ab->pv_len;
+      memcpy(p.pv, ab->pv, (size_t)ab->pv_len);
+      ab->progress(ab->pctx, &p);
+    }
   }
   *res = ab->r;
   if (depth == 0) {
@@ -504,6 +515,14 @@ int pb_abnet_search(pb_abnet_t *ab, const pb_state_t *s, const pb_evalfn_t *ev,
   res->depth = depth;
   res->solved = solved;
   return 0;
+}
+
+void pb_abnet_set_progress(pb_abnet_t *ab, pb_abnet_progress_fn fn,
+                           void *ctx) {
+  if (ab != NULL) {
+    ab->progress = fn;
+    ab->pctx = ctx;
+  }
 }
 
 void pb_abnet_set_stop(pb_abnet_t *ab, const atomic_int *stop) {

@@ -121,6 +121,13 @@ void pb_abnet_set_deadline(pb_abnet_t *ab, double until);
  * deadline: the deepest iteration completed by then answers. */
 void pb_abnet_set_stop(pb_abnet_t *ab, const atomic_int *stop);
 
+/* Searches from now on call fn(ctx, r) after each completed iteration
+ * that does not end the search, with the result so far (move, value, depth, principal
+ * variation, counters): for reports during a long search. NULL: none. */
+typedef void (*pb_abnet_progress_fn)(void *ctx, const pb_abnet_result_t *r);
+void pb_abnet_set_progress(pb_abnet_t *ab, pb_abnet_progress_fn fn,
+                           void *ctx);
+
 /* The options in use (budgets as given). */
 const pb_abnet_opts_t *pb_abnet_options(const pb_abnet_t *ab);
 

@@ -10,6 +10,9 @@
 struct pb_mcts {
   const pb_game_t *g;
   pb_mcts_opts_t o;
+  pb_mcts_progress_fn progress; /* pb_mcts_set_progress; NULL: none */
+  void *pctx;
+  int base; /* the chunk under way: its first root in the call */
   pb_mcts_root_opts_t r;
   int A, nmax, emax, pmax; /* per search: nodes, edges, path length */
   /* nodes of search s: [s * nmax, (s + 1) * nmax) */
@@ -479,6 +482,7 @@ static int run_chunk(pb_mcts_t *m, const pb_state_t *roots, int n,
       m->nraw[c] = v;
       backup(m, s, v);
     }
+    if (m->progress != NULL) m->progress(m->pctx, m, m->base, n);
   }
   for (int s = 0; s < n; s++) {
     int r = s * m->nmax;
@@ -502,6 +506,23 @@ static int run_chunk(pb_mcts_t *m, const pb_state_t *roots, int n,
 }
 
 /* Checks the call and runs it in chunks of `parallel` roots. */
+void pb_mcts_set_progress(pb_mcts_t *m, pb_mcts_progress_fn fn, void *ctx) {
+  m->progress = fn;
+  m->pctx = ctx;
+}
+
+void pb_mcts_partial(const pb_mcts_t *m, int k, float *visits, float *value) {
+  int r = k * m->nmax;
+  double w = 0, nn = 0;
+  memset(visits, 0, (size_t)m->A * sizeof *visits);
+  for (int e = m->edge0[r]; e < m->edge0[r] + m->nedges[r]; e++) {
+    visits[m->eact[e]] = (float)m->eN[e];
+    w += m->eW[e];
+    nn += m->eN[e];
+  }
+  *value = nn > 0 ? (float)(w / nn) : 0.0f;
+}
+
 static int run(pb_mcts_t *m, const pb_state_t *states, int n,
                const pb_mcts_evalfn_t *ev, pb_rng_t *rng, pb_rng_t *const *rngs,
                const pb_mcts_io_t *io, pb_err_t *err) {
@@ -527,6 +548,7 @@ static int run(pb_mcts_t *m, const pb_state_t *states, int n,
                       io->target ? io->target + (size_t)f * A : NULL,
                       io->action ? io->action + f : NULL,
                       io->root_value ? io->root_value + f : NULL};
+    m->base = f;
     int rc =
         run_chunk(m, states + f, cnt, ev, rng, rngs ? rngs + f : NULL, &c, err);
     if (rc != 0) return rc;

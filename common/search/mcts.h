@@ -123,6 +123,20 @@ pb_mcts_t *pb_mcts_new_ex(const pb_game_t *g, const pb_mcts_opts_t *o,
 /* Frees it; accepts NULL and sets *m to NULL. */
 void pb_mcts_destroy(pb_mcts_t **m);
 
+/* Calls fn(ctx, m, base, n) after each round of simulations of a
+ * pb_mcts_run / _run_rngs / _search call (each round: one evaluator
+ * call): roots base..base+n-1 of the call are the chunk under way, and
+ * pb_mcts_partial(m, k, ...) reads root base+k's statistics so far. For
+ * reports during a long search; fn must not call m's searches. NULL:
+ * none (the default). */
+typedef void (*pb_mcts_progress_fn)(void *ctx, pb_mcts_t *m, int base, int n);
+void pb_mcts_set_progress(pb_mcts_t *m, pb_mcts_progress_fn fn, void *ctx);
+
+/* Inside a progress call: the visits by action of root k (0..n-1) of the
+ * chunk under way into visits[num_actions], its mean value (from its
+ * side to move) into *value. */
+void pb_mcts_partial(const pb_mcts_t *m, int k, float *visits, float *value);
+
 /* Searches every states[i] (i < n, none terminal) and writes the root's
  * visit counts to visits[i * num_actions + a] (0 for illegal actions; they
  * sum to the simulations) and, when root_value is not NULL, the root's
