@@ -101,12 +101,12 @@ static int refuse_long(pb_engine_t *e, pb_err_t *err) {
 }
 
 /* Answers the complete lines in in->buf, keeps the partial last one
- * (dropped, once refused, when it grows too long). Returns 0 or the
- * engine's stopping code. */
+ * (dropped, once refused, when it grows too long); after a signal, leaves
+ * the rest unread. Returns 0 or the engine's stopping code. */
 static int take_lines(pb_engine_t *e, input_t *in, pb_err_t *err) {
   size_t start = 0;
   int rc = 0;
-  for (size_t i = 0; i < in->len && rc == 0; i++) {
+  for (size_t i = 0; i < in->len && rc == 0 && !stop_flag; i++) {
     if (in->buf[i] != '\n') continue;
     size_t n = i - start;
     if (n > 0 && in->buf[start + n - 1] == '\r') n--;
@@ -120,7 +120,7 @@ static int take_lines(pb_engine_t *e, input_t *in, pb_err_t *err) {
   }
   memmove(in->buf, in->buf + start, in->len - start);
   in->len -= start;
-  if (rc == 0 && in->len > PB_ENGINE_MAX_LINE) {
+  if (rc == 0 && !stop_flag && in->len > PB_ENGINE_MAX_LINE) {
     if (!in->skipping) rc = refuse_long(e, err);
     in->skipping = 1;
     in->len = 0;
