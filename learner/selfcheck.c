@@ -108,27 +108,6 @@ static int q_of(pb_learner_t *l, const pb_msg_episode_t *ep, pb_err_t *err) {
   return fn.qvalues(fn.ctx, ep->states, (int)ep->n_states, l->pc_out, err);
 }
 
-/* Drops p's accepted items of the open iteration: their episodes go, and
- * they are re-queued for other actors. */
-static size_t drop_items(pb_learner_t *l, const peer_t *p) {
-  const owner_t who = {(uint32_t)(p - l->peers), p->serial};
-  if (pb_iter_selfplay_iter(l->iter) == 0 || l->sp_owner == NULL ||
-      l->sp_owner_iter != pb_iter_selfplay_iter(l->iter))
-    return 0;
-  size_t n = pb_iter_selfplay_items(l->iter), k = 0;
-  if (n > l->sp_owner_cap) n = l->sp_owner_cap;
-  for (size_t i = 0; i < n; i++) {
-    if (l->sp_owner[i].slot != who.slot || l->sp_owner[i].serial != who.serial)
-      continue;
-    pb_episodes_clear(pb_iter_item_store(l->iter, i));
-    pb_workq_requeue(l->spq, i, now(l));
-    l->sp_owner[i] = (owner_t){UINT32_MAX, 0};
-    k++;
-  }
-  l->pc_items_dropped += k;
-  return k;
-}
-
 /* p's CURVE key and (without CURVE) its address, or NULL. */
 static void idents(pb_learner_t *l, const peer_t *p, ident_t *id[2]) {
   id[0] = p->key[0] ? pb__ident_find(l, IDENT_KEY, p->key, 1) : NULL;
@@ -137,14 +116,23 @@ static void idents(pb_learner_t *l, const peer_t *p, ident_t *id[2]) {
               : NULL;
 }
 
-/* Quarantines actor p: `whose` tally t is impossible. */
+/* The text of a quarantine for tally t. */
+static void reason(const char *whose, const pb_play_tally_t *t, char *msg,
+                   size_t cap) {
+  snprintf(msg, cap,
+           "%s: its self-play moves are impossible under the Q they were "
+           "played with: %.1f standard errors more surprising than the "
+           "policy over %" PRIu64 " moves of %" PRIu64
+           " episodes (%.1f over its recent moves)",
+           whose, pb_play_z(t), t->moves, t->episodes, pb_play_recent_z(t));
+}
+
+/* Quarantines actor p (quarantine.c: its items of the open iteration are
+ * dropped and re-queued, it is refused from now on): `whose` tally t is
+ * impossible. */
 static void quarantine(pb_learner_t *l, peer_t *p, const char *whose,
                        const pb_play_tally_t *t) {
   if (p->quarantined) return;
-  p->quarantined = QUAR_PLAY;
-  p->play_bad = 1;
-  l->pc_quarantined++;
-  pb__ban_sender(l, p->sender);
   /* Its moves are dealt with: they leave its key's and its address's
    * tallies, which go on judging the connections left (an honest actor
    * on the liar's host is not judged by the liar's moves). */
@@ -152,49 +140,27 @@ static void quarantine(pb_learner_t *l, peer_t *p, const char *whose,
   idents(l, p, id);
   for (int i = 0; i < 2; i++)
     if (id[i] != NULL && !id[i]->banned) pb_play_sub(&id[i]->play, &p->play);
-  size_t k = drop_items(l, p);
-  if (p->used) k += pb_workq_release(l->spq, p->serial);
-  char msg[PB_MSG_TEXT_MAX];
-  snprintf(msg, sizeof msg,
-           "quarantined (%s): its self-play moves are impossible under the Q "
-           "they were played with: %.1f standard errors more surprising "
-           "than the policy over %" PRIu64 " moves of %" PRIu64
-           " episodes (%.1f over its recent moves)",
-           whose, pb_play_z(t), t->moves, t->episodes, pb_play_recent_z(t));
-  pb_log_warn(l->log,
-              "actor %s (address %s, host %s%s%s) %s; its %zu items of this "
-              "iteration are dropped and re-queued, and it is refused from "
-              "now on",
-              p->sender[0] ? p->sender : "?", p->addr[0] ? p->addr : "?",
-              p->host[0] ? p->host : "?", p->key[0] ? ", key " : "", p->key,
-              msg, k);
-  if (p->used) pb__reject(l, p, PB_EDENIED, msg);
+  char msg[PB_MSG_TEXT_MAX], r[PB_MSG_TEXT_MAX - 20];
+  reason(whose, t, r, sizeof r);
+  snprintf(msg, sizeof msg, "quarantined (%s)", r);
+  pb__quarantine(l, p, QUAR_PLAY, msg);
+}
+
+/* Of a banned key's connections, those that played; of an address's,
+ * those whose own moves lean by 3 standard errors or more (an honest
+ * actor on the host keeps working, the hopping liar's do not). */
+static int played(const peer_t *p) { return p->play.moves > 0; }
+static int leaning(const peer_t *p) {
+  return p->play.moves > 0 && pb_play_z(&p->play) >= PB_PLAY_Z / 2;
 }
 
 /* A key or an address whose tally is impossible (the moves of its
  * connections that are not quarantined, over the run: a liar that opens a
- * new connection for every item): refused from now on. Of its connections
- * that played, a key's are quarantined (they are one worker, or share its
- * fate as with the spot check); an address's where their own moves lean
- * by 3 standard errors or more (an honest actor on the host keeps working,
- * the hopping liar's do not). */
+ * new connection for every item): banned (quarantine.c). */
 static void ban(pb_learner_t *l, ident_t *e, const char *whose) {
-  e->banned = QUAR_PLAY;
-  e->banned_at = now(l);
-  for (int i = 0; i < l->max_peers; i++) {
-    peer_t *p = &l->peers[i];
-    if (!p->used || p->play.moves == 0 || p->quarantined) continue;
-    if (e->kind == IDENT_KEY ? strcmp(p->key, e->id) : strcmp(p->addr, e->id))
-      continue;
-    if (e->kind == IDENT_ADDR && pb_play_z(&p->play) < PB_PLAY_Z / 2) continue;
-    quarantine(l, p, whose, &e->play);
-  }
-  pb_log_warn(l->log,
-              "%s %s is quarantined (its actors' self-play moves are "
-              "impossible: %.1f standard errors over %" PRIu64 " moves): "
-              "new connections with it are refused from now on",
-              e->kind == IDENT_KEY ? "CURVE key" : "address", e->id,
-              pb_play_z(&e->play), e->play.moves);
+  char msg[PB_MSG_TEXT_MAX];
+  reason(whose, &e->play, msg, sizeof msg);
+  pb__ban(l, e, QUAR_PLAY, msg, e->kind == IDENT_KEY ? played : leaning);
 }
 
 /* Adds t to p, its key and its address; 1 when one of them is now
@@ -212,7 +178,8 @@ static int tally(pb_learner_t *l, peer_t *p, const pb_play_tally_t *t) {
     return 1;
   }
   for (int i = 0; i < 2; i++)
-    if (id[i] != NULL && !id[i]->banned && pb_play_impossible(&id[i]->play))
+    if (id[i] != NULL && !pb__ident_banned(l, id[i]) &&
+        pb_play_impossible(&id[i]->play))
       ban(l, id[i], i == 0 ? "its CURVE key" : "its address");
   return p->quarantined != 0;
 }

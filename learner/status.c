@@ -254,6 +254,11 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "disagree", l->spot_disagree);
   pb_json_kuint(&j, "quarantined", l->quarantined);
   pb_json_kuint(&j, "items_thrown", l->items_thrown);
+  /* Probation and the pooled lean test (spot.c). */
+  pb_json_kuint(&j, "probation_checked", l->probation_checks);
+  pb_json_kint(&j, "pool_leans", l->pool_sign);
+  pb_json_kuint(&j, "pool_fired", l->pool_fired);
+  pb_json_kuint(&j, "pool_items_thrown", l->pool_thrown);
   pb_json_obj_end(&j);
   /* The surprise of self-play moves (selfcheck.c). */
   pb_json_key(&j, "selfplay_check");
