@@ -16,6 +16,7 @@
  * (pb_algo_t.q_play: PROBS) are scored; AlphaZero's moves come from a
  * search the learner would have to repeat. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,11 +185,176 @@ static int tally(pb_learner_t *l, peer_t *p, const pb_play_tally_t *t) {
   return p->quarantined != 0;
 }
 
+/* ---- the outcome test (issue 46) ---------------------------------------
+ *
+ * The surprise of the moves cannot see games played by the announced
+ * policy and sent only when they end one way (rejection sampling: honest
+ * games, only the first player's losses sent), nor made-up moves under a Q
+ * nearly flat (issue 46: a thrower never scored above z 0.06 with seed 12,
+ * while V(start) fell from +0.018 to -0.494). Their outcomes show it: the
+ * first player's result of each episode, compared with the other actors'
+ * episodes of the same self-play iteration (the same policy, whoever
+ * plays it). Per connection and CURVE key: the sum of its results minus
+ * its count times the others' mean, over the variance of that difference
+ * were both drawn alike (the pooled variance of the iteration's results x
+ * n (1 + n / others)), summed over the iterations; |z| >= PB_PLAY_Z over
+ * at least PB__OUT_MIN episodes quarantines it as impossible moves do
+ * (QUAR_PLAY). It needs other actors of the iteration: a lone actor, or
+ * colluders alone, are compared with nobody (the learner playing games of
+ * its own as the reference is not done). Any algorithm: AlphaZero's thrown
+ * games are caught here too. */
+
+#define PB__OUT_MIN 30
+
+/* The first player's result of episode ep: the last mover's reward, its
+ * sign turned when the second player made the last move. */
+static double first_result(const pb_msg_episode_t *ep) {
+  if (ep->n_states == 0) return 0.0;
+  const double r = ep->final_reward;
+  return (ep->n_states - 1) % 2 == 0 ? r : -r;
+}
+
+/* o's episodes of this iteration against the others' (the iteration's
+ * totals less o's): the excess and its variance; 0 when nobody else
+ * played yet. */
+static int outc_part(const pb_learner_t *l, const outc_t *o, double *excess,
+                     double *var) {
+  *excess = *var = 0.0;
+  if (o->n == 0 || o->iter != l->out_iter || l->out_n <= o->n) return 0;
+  const double E = (double)l->out_n, n = (double)o->n, ref = E - n;
+  const double mean_ref = (l->out_sum - o->sum) / ref;
+  double pool = l->out_sq / E - (l->out_sum / E) * (l->out_sum / E);
+  if (pool < 1e-6) pool = 1e-6;
+  *excess = o->sum - n * mean_ref;
+  *var = pool * n * (1.0 + n / ref);
+  return 1;
+}
+
+/* The iteration ended for o: its part goes to the run's sums. */
+static void outc_fold(const pb_learner_t *l, outc_t *o) {
+  double e, v;
+  if (outc_part(l, o, &e, &v)) {
+    o->excess += e;
+    o->var += v;
+    o->episodes += o->n;
+  }
+  o->n = 0;
+  o->sum = o->sq = 0.0;
+}
+
+/* z of o over the run so far, this iteration included; its episodes. */
+static double outc_z(const pb_learner_t *l, const outc_t *o,
+                     uint64_t *episodes) {
+  double e, v;
+  *episodes = o->episodes;
+  if (outc_part(l, o, &e, &v)) *episodes += o->n;
+  e += o->excess;
+  v += o->var;
+  return v > 0 ? e / sqrt(v) : 0.0;
+}
+
+/* A new self-play iteration: every tally of the last one is folded. */
+static void outc_iteration(pb_learner_t *l, uint64_t it) {
+  if (it == l->out_iter) return;
+  for (int i = 0; i < l->max_peers; i++)
+    if (l->peers[i].used && l->peers[i].outc.iter == l->out_iter)
+      outc_fold(l, &l->peers[i].outc);
+  for (int i = 0; i < IDENTS_MAX; i++)
+    if (l->idents[i].kind && l->idents[i].outc.iter == l->out_iter)
+      outc_fold(l, &l->idents[i].outc);
+  l->out_iter = it;
+  l->out_n = 0;
+  l->out_sum = l->out_sq = 0.0;
+}
+
+static void outc_add(outc_t *o, uint64_t it, const outc_t *r) {
+  if (o->iter != it) {
+    o->n = 0;
+    o->sum = o->sq = 0.0;
+    o->iter = it;
+  }
+  o->n += r->n;
+  o->sum += r->sum;
+  o->sq += r->sq;
+}
+
+static void outc_text(const pb_learner_t *l, const char *whose,
+                      const outc_t *o, double z, uint64_t n, char *msg,
+                      size_t cap) {
+  snprintf(msg, cap,
+           "%s: the outcomes of its self-play games are impossible beside "
+           "the other actors' of the same iterations: %.1f standard errors "
+           "over %" PRIu64 " episodes (the first player's mean result %+.2f "
+           "in this iteration, the others' %+.2f)",
+           whose, z, n, o->n ? o->sum / (double)o->n : 0.0,
+           l->out_n > o->n
+               ? (l->out_sum - o->sum) / (double)(l->out_n - o->n)
+               : 0.0);
+}
+
+/* Of a banned key's connections, those that played. */
+static int played_games(const peer_t *p) { return p->outc.n > 0 ||
+                                                  p->outc.episodes > 0; }
+
+/* Adds the outcomes of result r (self-play iteration it) to p, its key
+ * and the iteration; 1 when p, or its key, is now impossible (p
+ * quarantined). */
+static int outcomes(pb_learner_t *l, peer_t *p, uint64_t it,
+                    const pb_msg_selfplay_result_t *r) {
+  outc_iteration(l, it);
+  outc_t add = {0};
+  for (uint32_t k = 0; k < r->n_episodes; k++) {
+    const double x = first_result(&r->episodes[k]);
+    add.n++;
+    add.sum += x;
+    add.sq += x * x;
+  }
+  ident_t *key = p->key[0] ? pb__ident_find(l, IDENT_KEY, p->key, 1) : NULL;
+  outc_add(&p->outc, it, &add);
+  if (key != NULL) outc_add(&key->outc, it, &add);
+  l->out_n += add.n;
+  l->out_sum += add.sum;
+  l->out_sq += add.sq;
+  char msg[PB_MSG_TEXT_MAX], why[PB_MSG_TEXT_MAX - 20];
+  uint64_t n;
+  double z = outc_z(l, &p->outc, &n);
+  if (n >= PB__OUT_MIN && fabs(z) >= PB_PLAY_Z) {
+    outc_text(l, "its connection", &p->outc, z, n, why, sizeof why);
+    snprintf(msg, sizeof msg, "quarantined (%s)", why);
+    /* Its games leave the reference of the others. */
+    l->out_n -= p->outc.n;
+    l->out_sum -= p->outc.sum;
+    l->out_sq -= p->outc.sq;
+    l->out_quarantined++;
+    pb__quarantine(l, p, QUAR_PLAY, msg);
+    return 1;
+  }
+  if (key != NULL && !key->banned) {
+    z = outc_z(l, &key->outc, &n);
+    if (n >= PB__OUT_MIN && fabs(z) >= PB_PLAY_Z) {
+      outc_text(l, "its CURVE key", &key->outc, z, n, why, sizeof why);
+      l->out_quarantined++;
+      pb__ban(l, key, QUAR_PLAY, why, played_games);
+    }
+  }
+  return p->quarantined != 0;
+}
+
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r) {
-  if (l->pc_q == NULL || r->n_episodes == 0) return 0;
+  if (!(l->cfg.net.selfplay_check > 0) || r->n_episodes == 0) return 0;
   pb_err_t err;
-  if (owners(l, &err) != 0 || load(l, &err) != 0) {
+  if (owners(l, &err) != 0) {
+    pb__set_fatal(l, &err);
+    return 0;
+  }
+  if (outcomes(l, p, pb_iter_selfplay_iter(l->iter), r)) return 1;
+  if (l->pc_q == NULL) {
+    if (idx < l->sp_owner_cap)
+      l->sp_owner[idx] = (owner_t){(uint32_t)(p - l->peers), p->serial};
+    return 0;
+  }
+  if (load(l, &err) != 0) {
     pb__set_fatal(l, &err);
     return 0;
   }

@@ -59,6 +59,18 @@ enum { PH_SELFPLAY = 1, PH_TRAIN_V, PH_SEARCH, PH_TRAIN_Q, PH_DONE };
 typedef struct wreply wreply_t;
 typedef struct wflight wflight_t;
 
+/* The outcomes of a worker's self-play games beside the other workers' of
+ * the same iteration (selfcheck.c): the first player's result (+1, 0, -1)
+ * of each episode. */
+typedef struct {
+  uint64_t iter;      /* the self-play iteration of n, sum, sq */
+  uint64_t n;         /* its episodes in it */
+  double sum, sq;     /* their results' sum, and of squares */
+  uint64_t episodes;  /* its episodes of the finished iterations */
+  double excess, var; /* over those: sum - n x the others' mean, and the
+                       * variance of that under "played alike" */
+} outc_t;
+
 typedef struct {
   int used;
   uint8_t rid[RID_MAX];
@@ -84,6 +96,7 @@ typedef struct {
   pb_spot_tally_t spot_tally; /* its checked positions (spot.c) */
   pb_play_tally_t play;  /* the surprise of its self-play moves (selfcheck.c) */
   int play_bad;          /* its self-play moves were impossible */
+  outc_t outc;           /* its self-play outcomes (selfcheck.c) */
   wflight_t *wflight;    /* its weights replies in flight (NULL: none yet) */
 } peer_t;
 
@@ -129,6 +142,7 @@ typedef struct {
   uint32_t bad_conns;    /* its connections that delivered a disagreement */
   pb_spot_tally_t tally; /* its checked positions, over the run */
   pb_play_tally_t play;  /* its self-play moves' surprise (selfcheck.c) */
+  outc_t outc;           /* its self-play outcomes (selfcheck.c) */
   double banned_at, last;
   double banned_until; /* an address's ban ends then (0: a key's, never) */
   uint32_t bans;       /* times it was banned (an address: each lasts longer) */
@@ -263,6 +277,11 @@ struct pb_learner {
   size_t sp_owner_cap;
   uint64_t sp_owner_iter;
   uint64_t pc_episodes, pc_moves, pc_quarantined, pc_items_dropped;
+  /* the outcome test: every accepted episode of self-play iteration
+   * out_iter (the first player's results: count, sum, sum of squares) */
+  uint64_t out_iter, out_n;
+  double out_sum, out_sq;
+  uint64_t out_quarantined;
   /* trust.c */
   uint64_t lease_quarantined; /* connections refused for their leases */
   uint64_t conns_limited;     /* new connections dropped: Hello's rate */
