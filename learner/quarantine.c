@@ -37,7 +37,6 @@
 
 #include "state.h"
 
-#define PB__CONN_BURST 128.0 /* new connections an address may open at once */
 #define PB__BAN_DOUBLINGS 5  /* a ban of an address lasts 32x the first, at most */
 
 ident_t *pb__ident_find(pb_learner_t *l, int kind, const char *id,
@@ -48,8 +47,10 @@ ident_t *pb__ident_find(pb_learner_t *l, int kind, const char *id,
     if (e->kind == kind && !strcmp(e->id, id)) return e;
     if (e->kind == 0) {
       if (free_e == NULL) free_e = e;
-    } else if (!e->banned && (stale == NULL || e->last < stale->last)) {
-      stale = e;
+    } else if ((!e->banned || (e->banned_until > 0 &&
+                               now(l) >= e->banned_until)) &&
+               (stale == NULL || e->last < stale->last)) {
+      stale = e; /* an address whose ban has ended makes room too */
     }
   }
   ident_t *fresh = free_e != NULL ? free_e : stale;
