@@ -1,11 +1,13 @@
 /* selfcheck.c - the learner's check of self-play episodes beyond the rules:
  * how surprising each actor's moves are under the Q it announced
  * (common/train/playcheck.h), tallied per connection, per CURVE key and,
- * without CURVE, per address, over the run. A tally whose moves are
- * statistically impossible for an honest actor (z >= 6 over at least 100
- * moves) quarantines the connection, the key or the address: its result
- * is refused, its items of the open iteration are dropped and re-queued
- * for other actors, and it is refused from then on.
+ * without CURVE, per address, over the run; and how its games end beside
+ * the other actors' of the same iteration (the outcome test, below). A
+ * tally statistically impossible for an honest actor (z >= 6 over at
+ * least 100 moves, or 30 episodes) quarantines the connection, the key or
+ * the address (quarantine.c; an address only for a while): its result is
+ * refused, its items of the open iteration are dropped and re-queued for
+ * other actors, and it is refused from then on.
  *
  * The learner scores with its own copy of the Q network it serves (the
  * weights workers download), in the actors' precision, on the loop thread:
