@@ -596,6 +596,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
   pb__spotq_free(&l->spot_run);
   free(l->spot_mine);
   free(l->item_owner);
+  free(l->lean);
   pb_metrics_destroy(&l->metrics);
   pb__selfrec_close(l);
   pb_web_destroy(&l->web);

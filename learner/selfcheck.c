@@ -1,11 +1,13 @@
 /* selfcheck.c - the learner's check of self-play episodes beyond the rules:
  * how surprising each actor's moves are under the Q it announced
  * (common/train/playcheck.h), tallied per connection, per CURVE key and,
- * without CURVE, per address, over the run. A tally whose moves are
- * statistically impossible for an honest actor (z >= 6 over at least 100
- * moves) quarantines the connection, the key or the address: its result
- * is refused, its items of the open iteration are dropped and re-queued
- * for other actors, and it is refused from then on.
+ * without CURVE, per address, over the run; and how its games end beside
+ * the other actors' of the same iteration (the outcome test, below). A
+ * tally statistically impossible for an honest actor (z >= 6 over at
+ * least 100 moves, or 30 episodes) quarantines the connection, the key or
+ * the address (quarantine.c; an address only for a while): its result is
+ * refused, its items of the open iteration are dropped and re-queued for
+ * other actors, and it is refused from then on.
  *
  * The learner scores with its own copy of the Q network it serves (the
  * weights workers download), in the actors' precision, on the loop thread:
@@ -16,6 +18,7 @@
  * (pb_algo_t.q_play: PROBS) are scored; AlphaZero's moves come from a
  * search the learner would have to repeat. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,27 +111,6 @@ static int q_of(pb_learner_t *l, const pb_msg_episode_t *ep, pb_err_t *err) {
   return fn.qvalues(fn.ctx, ep->states, (int)ep->n_states, l->pc_out, err);
 }
 
-/* Drops p's accepted items of the open iteration: their episodes go, and
- * they are re-queued for other actors. */
-static size_t drop_items(pb_learner_t *l, const peer_t *p) {
-  const owner_t who = {(uint32_t)(p - l->peers), p->serial};
-  if (pb_iter_selfplay_iter(l->iter) == 0 || l->sp_owner == NULL ||
-      l->sp_owner_iter != pb_iter_selfplay_iter(l->iter))
-    return 0;
-  size_t n = pb_iter_selfplay_items(l->iter), k = 0;
-  if (n > l->sp_owner_cap) n = l->sp_owner_cap;
-  for (size_t i = 0; i < n; i++) {
-    if (l->sp_owner[i].slot != who.slot || l->sp_owner[i].serial != who.serial)
-      continue;
-    pb_episodes_clear(pb_iter_item_store(l->iter, i));
-    pb_workq_requeue(l->spq, i, now(l));
-    l->sp_owner[i] = (owner_t){UINT32_MAX, 0};
-    k++;
-  }
-  l->pc_items_dropped += k;
-  return k;
-}
-
 /* p's CURVE key and (without CURVE) its address, or NULL. */
 static void idents(pb_learner_t *l, const peer_t *p, ident_t *id[2]) {
   id[0] = p->key[0] ? pb__ident_find(l, IDENT_KEY, p->key, 1) : NULL;
@@ -137,14 +119,23 @@ static void idents(pb_learner_t *l, const peer_t *p, ident_t *id[2]) {
               : NULL;
 }
 
-/* Quarantines actor p: `whose` tally t is impossible. */
+/* The text of a quarantine for tally t. */
+static void reason(const char *whose, const pb_play_tally_t *t, char *msg,
+                   size_t cap) {
+  snprintf(msg, cap,
+           "%s: its self-play moves are impossible under the Q they were "
+           "played with: %.1f standard errors more surprising than the "
+           "policy over %" PRIu64 " moves of %" PRIu64
+           " episodes (%.1f over its recent moves)",
+           whose, pb_play_z(t), t->moves, t->episodes, pb_play_recent_z(t));
+}
+
+/* Quarantines actor p (quarantine.c: its items of the open iteration are
+ * dropped and re-queued, it is refused from now on): `whose` tally t is
+ * impossible. */
 static void quarantine(pb_learner_t *l, peer_t *p, const char *whose,
                        const pb_play_tally_t *t) {
   if (p->quarantined) return;
-  p->quarantined = QUAR_PLAY;
-  p->play_bad = 1;
-  l->pc_quarantined++;
-  pb__ban_sender(l, p->sender);
   /* Its moves are dealt with: they leave its key's and its address's
    * tallies, which go on judging the connections left (an honest actor
    * on the liar's host is not judged by the liar's moves). */
@@ -152,49 +143,27 @@ static void quarantine(pb_learner_t *l, peer_t *p, const char *whose,
   idents(l, p, id);
   for (int i = 0; i < 2; i++)
     if (id[i] != NULL && !id[i]->banned) pb_play_sub(&id[i]->play, &p->play);
-  size_t k = drop_items(l, p);
-  if (p->used) k += pb_workq_release(l->spq, p->serial);
-  char msg[PB_MSG_TEXT_MAX];
-  snprintf(msg, sizeof msg,
-           "quarantined (%s): its self-play moves are impossible under the Q "
-           "they were played with: %.1f standard errors more surprising "
-           "than the policy over %" PRIu64 " moves of %" PRIu64
-           " episodes (%.1f over its recent moves)",
-           whose, pb_play_z(t), t->moves, t->episodes, pb_play_recent_z(t));
-  pb_log_warn(l->log,
-              "actor %s (address %s, host %s%s%s) %s; its %zu items of this "
-              "iteration are dropped and re-queued, and it is refused from "
-              "now on",
-              p->sender[0] ? p->sender : "?", p->addr[0] ? p->addr : "?",
-              p->host[0] ? p->host : "?", p->key[0] ? ", key " : "", p->key,
-              msg, k);
-  if (p->used) pb__reject(l, p, PB_EDENIED, msg);
+  char msg[PB_MSG_TEXT_MAX], r[PB_MSG_TEXT_MAX - 20];
+  reason(whose, t, r, sizeof r);
+  snprintf(msg, sizeof msg, "quarantined (%s)", r);
+  pb__quarantine(l, p, QUAR_PLAY, msg);
+}
+
+/* Of a banned key's connections, those that played; of an address's,
+ * those whose own moves lean by 3 standard errors or more (an honest
+ * actor on the host keeps working, the hopping liar's do not). */
+static int played(const peer_t *p) { return p->play.moves > 0; }
+static int leaning(const peer_t *p) {
+  return p->play.moves > 0 && pb_play_z(&p->play) >= PB_PLAY_Z / 2;
 }
 
 /* A key or an address whose tally is impossible (the moves of its
  * connections that are not quarantined, over the run: a liar that opens a
- * new connection for every item): refused from now on. Of its connections
- * that played, a key's are quarantined (they are one worker, or share its
- * fate as with the spot check); an address's where their own moves lean
- * by 3 standard errors or more (an honest actor on the host keeps working,
- * the hopping liar's do not). */
+ * new connection for every item): banned (quarantine.c). */
 static void ban(pb_learner_t *l, ident_t *e, const char *whose) {
-  e->banned = QUAR_PLAY;
-  e->banned_at = now(l);
-  for (int i = 0; i < l->max_peers; i++) {
-    peer_t *p = &l->peers[i];
-    if (!p->used || p->play.moves == 0 || p->quarantined) continue;
-    if (e->kind == IDENT_KEY ? strcmp(p->key, e->id) : strcmp(p->addr, e->id))
-      continue;
-    if (e->kind == IDENT_ADDR && pb_play_z(&p->play) < PB_PLAY_Z / 2) continue;
-    quarantine(l, p, whose, &e->play);
-  }
-  pb_log_warn(l->log,
-              "%s %s is quarantined (its actors' self-play moves are "
-              "impossible: %.1f standard errors over %" PRIu64 " moves): "
-              "new connections with it are refused from now on",
-              e->kind == IDENT_KEY ? "CURVE key" : "address", e->id,
-              pb_play_z(&e->play), e->play.moves);
+  char msg[PB_MSG_TEXT_MAX];
+  reason(whose, &e->play, msg, sizeof msg);
+  pb__ban(l, e, QUAR_PLAY, msg, e->kind == IDENT_KEY ? played : leaning);
 }
 
 /* Adds t to p, its key and its address; 1 when one of them is now
@@ -212,16 +181,182 @@ static int tally(pb_learner_t *l, peer_t *p, const pb_play_tally_t *t) {
     return 1;
   }
   for (int i = 0; i < 2; i++)
-    if (id[i] != NULL && !id[i]->banned && pb_play_impossible(&id[i]->play))
+    if (id[i] != NULL && !pb__ident_banned(l, id[i]) &&
+        pb_play_impossible(&id[i]->play))
       ban(l, id[i], i == 0 ? "its CURVE key" : "its address");
+  return p->quarantined != 0;
+}
+
+/* ---- the outcome test (issue 46) ---------------------------------------
+ *
+ * The surprise of the moves cannot see games played by the announced
+ * policy and sent only when they end one way (rejection sampling: honest
+ * games, only the first player's losses sent), nor made-up moves under a Q
+ * nearly flat (issue 46: a thrower never scored above z 0.06 with seed 12,
+ * while V(start) fell from +0.018 to -0.494). Their outcomes show it: the
+ * first player's result of each episode, compared with the other actors'
+ * episodes of the same self-play iteration (the same policy, whoever
+ * plays it). Per connection and CURVE key: the sum of its results minus
+ * its count times the others' mean, over the variance of that difference
+ * were both drawn alike (the pooled variance of the iteration's results x
+ * n (1 + n / others)), summed over the iterations; |z| >= PB_PLAY_Z over
+ * at least PB__OUT_MIN episodes quarantines it as impossible moves do
+ * (QUAR_PLAY). It needs other actors of the iteration: a lone actor, or
+ * colluders alone, are compared with nobody (the learner playing games of
+ * its own as the reference is not done). Any algorithm: AlphaZero's thrown
+ * games are caught here too. */
+
+#define PB__OUT_MIN 30
+
+/* The first player's result of episode ep: the last mover's reward, its
+ * sign turned when the second player made the last move. */
+static double first_result(const pb_msg_episode_t *ep) {
+  if (ep->n_states == 0) return 0.0;
+  const double r = ep->final_reward;
+  return (ep->n_states - 1) % 2 == 0 ? r : -r;
+}
+
+/* o's episodes of this iteration against the others' (the iteration's
+ * totals less o's): the excess and its variance; 0 when nobody else
+ * played yet. */
+static int outc_part(const pb_learner_t *l, const outc_t *o, double *excess,
+                     double *var) {
+  *excess = *var = 0.0;
+  if (o->n == 0 || o->iter != l->out_iter || l->out_n <= o->n) return 0;
+  const double E = (double)l->out_n, n = (double)o->n, ref = E - n;
+  const double mean_ref = (l->out_sum - o->sum) / ref;
+  double pool = l->out_sq / E - (l->out_sum / E) * (l->out_sum / E);
+  if (pool < 1e-6) pool = 1e-6;
+  *excess = o->sum - n * mean_ref;
+  *var = pool * n * (1.0 + n / ref);
+  return 1;
+}
+
+/* The iteration ended for o: its part goes to the run's sums. */
+static void outc_fold(const pb_learner_t *l, outc_t *o) {
+  double e, v;
+  if (outc_part(l, o, &e, &v)) {
+    o->excess += e;
+    o->var += v;
+    o->episodes += o->n;
+  }
+  o->n = 0;
+  o->sum = o->sq = 0.0;
+}
+
+/* z of o over the run so far, this iteration included; its episodes. */
+static double outc_z(const pb_learner_t *l, const outc_t *o,
+                     uint64_t *episodes) {
+  double e, v;
+  *episodes = o->episodes;
+  if (outc_part(l, o, &e, &v)) *episodes += o->n;
+  e += o->excess;
+  v += o->var;
+  return v > 0 ? e / sqrt(v) : 0.0;
+}
+
+/* A new self-play iteration: every tally of the last one is folded. */
+static void outc_iteration(pb_learner_t *l, uint64_t it) {
+  if (it == l->out_iter) return;
+  for (int i = 0; i < l->max_peers; i++)
+    if (l->peers[i].used && l->peers[i].outc.iter == l->out_iter)
+      outc_fold(l, &l->peers[i].outc);
+  for (int i = 0; i < IDENTS_MAX; i++)
+    if (l->idents[i].kind && l->idents[i].outc.iter == l->out_iter)
+      outc_fold(l, &l->idents[i].outc);
+  l->out_iter = it;
+  l->out_n = 0;
+  l->out_sum = l->out_sq = 0.0;
+}
+
+static void outc_add(outc_t *o, uint64_t it, const outc_t *r) {
+  if (o->iter != it) {
+    o->n = 0;
+    o->sum = o->sq = 0.0;
+    o->iter = it;
+  }
+  o->n += r->n;
+  o->sum += r->sum;
+  o->sq += r->sq;
+}
+
+static void outc_text(const pb_learner_t *l, const char *whose,
+                      const outc_t *o, double z, uint64_t n, char *msg,
+                      size_t cap) {
+  snprintf(msg, cap,
+           "%s: the outcomes of its self-play games are impossible beside "
+           "the other actors' of the same iterations: %.1f standard errors "
+           "over %" PRIu64 " episodes (the first player's mean result %+.2f "
+           "in this iteration, the others' %+.2f)",
+           whose, z, n, o->n ? o->sum / (double)o->n : 0.0,
+           l->out_n > o->n
+               ? (l->out_sum - o->sum) / (double)(l->out_n - o->n)
+               : 0.0);
+}
+
+/* Of a banned key's connections, those that played. */
+static int played_games(const peer_t *p) { return p->outc.n > 0 ||
+                                                  p->outc.episodes > 0; }
+
+/* Adds the outcomes of result r (self-play iteration it) to p, its key
+ * and the iteration; 1 when p, or its key, is now impossible (p
+ * quarantined). */
+static int outcomes(pb_learner_t *l, peer_t *p, uint64_t it,
+                    const pb_msg_selfplay_result_t *r) {
+  outc_iteration(l, it);
+  outc_t add = {0};
+  for (uint32_t k = 0; k < r->n_episodes; k++) {
+    const double x = first_result(&r->episodes[k]);
+    add.n++;
+    add.sum += x;
+    add.sq += x * x;
+  }
+  ident_t *key = p->key[0] ? pb__ident_find(l, IDENT_KEY, p->key, 1) : NULL;
+  outc_add(&p->outc, it, &add);
+  if (key != NULL) outc_add(&key->outc, it, &add);
+  l->out_n += add.n;
+  l->out_sum += add.sum;
+  l->out_sq += add.sq;
+  char msg[PB_MSG_TEXT_MAX], why[PB_MSG_TEXT_MAX - 20];
+  uint64_t n;
+  double z = outc_z(l, &p->outc, &n);
+  if (n >= PB__OUT_MIN && fabs(z) >= PB_PLAY_Z) {
+    outc_text(l, "its connection", &p->outc, z, n, why, sizeof why);
+    snprintf(msg, sizeof msg, "quarantined (%s)", why);
+    /* Its games leave the reference of the others. */
+    l->out_n -= p->outc.n;
+    l->out_sum -= p->outc.sum;
+    l->out_sq -= p->outc.sq;
+    l->out_quarantined++;
+    pb__quarantine(l, p, QUAR_PLAY, msg);
+    return 1;
+  }
+  if (key != NULL && !key->banned) {
+    z = outc_z(l, &key->outc, &n);
+    if (n >= PB__OUT_MIN && fabs(z) >= PB_PLAY_Z) {
+      outc_text(l, "its CURVE key", &key->outc, z, n, why, sizeof why);
+      l->out_quarantined++;
+      pb__ban(l, key, QUAR_PLAY, why, played_games);
+    }
+  }
   return p->quarantined != 0;
 }
 
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r) {
-  if (l->pc_q == NULL || r->n_episodes == 0) return 0;
+  if (!(l->cfg.net.selfplay_check > 0) || r->n_episodes == 0) return 0;
   pb_err_t err;
-  if (owners(l, &err) != 0 || load(l, &err) != 0) {
+  if (owners(l, &err) != 0) {
+    pb__set_fatal(l, &err);
+    return 0;
+  }
+  if (outcomes(l, p, pb_iter_selfplay_iter(l->iter), r)) return 1;
+  if (l->pc_q == NULL) {
+    if (idx < l->sp_owner_cap)
+      l->sp_owner[idx] = (owner_t){(uint32_t)(p - l->peers), p->serial};
+    return 0;
+  }
+  if (load(l, &err) != 0) {
     pb__set_fatal(l, &err);
     return 0;
   }

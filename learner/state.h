@@ -9,7 +9,10 @@
  *              the learner sends
  *   status.c   /status, /metrics, the progress log, metrics.jsonl lines
  *   phases.c   the phases of an iteration and the jobs on the thread pool
- *   trust.c    the table of keys and addresses; leases that expire and
+ *   quarantine.c  the one quarantine (of a connection, a key, an
+ *              address, a sender id) and the refusals it leads to; the
+ *              table of keys and addresses
+ *   trust.c    leases that expire and
  *              what a worker's record earns it; Hello's rate per address
  *   spot.c     the spot check of search results and the quarantine
  *   selfcheck.c  the surprise of self-play moves, and the quarantine of
@@ -56,6 +59,18 @@ enum { PH_SELFPLAY = 1, PH_TRAIN_V, PH_SEARCH, PH_TRAIN_Q, PH_DONE };
 typedef struct wreply wreply_t;
 typedef struct wflight wflight_t;
 
+/* The outcomes of a worker's self-play games beside the other workers' of
+ * the same iteration (selfcheck.c): the first player's result (+1, 0, -1)
+ * of each episode. */
+typedef struct {
+  uint64_t iter;      /* the self-play iteration of n, sum, sq */
+  uint64_t n;         /* its episodes in it */
+  double sum, sq;     /* their results' sum, and of squares */
+  uint64_t episodes;  /* its episodes of the finished iterations */
+  double excess, var; /* over those: sum - n x the others' mean, and the
+                       * variance of that under "played alike" */
+} outc_t;
+
 typedef struct {
   int used;
   uint8_t rid[RID_MAX];
@@ -71,6 +86,8 @@ typedef struct {
   int quarantined;       /* refused (QUAR_*): its results disagreed with
                           * the spot check, its leases kept expiring, or
                           * it is of a banned key or address */
+  int quar_ident;        /* refused only by its address or sender id, a
+                          * measure that ends (quarantine.c) */
   uint32_t expired;      /* its leases that expired (trust.c) */
   double last_expiry;
   int trust_said;        /* the trust level last logged for it */
@@ -79,6 +96,7 @@ typedef struct {
   pb_spot_tally_t spot_tally; /* its checked positions (spot.c) */
   pb_play_tally_t play;  /* the surprise of its self-play moves (selfcheck.c) */
   int play_bad;          /* its self-play moves were impossible */
+  outc_t outc;           /* its self-play outcomes (selfcheck.c) */
   wflight_t *wflight;    /* its weights replies in flight (NULL: none yet) */
 } peer_t;
 
@@ -100,6 +118,14 @@ typedef struct {
   size_t n, cap;
 } spotq_t;
 
+/* A checked position on probation that leans (spot.c): whose, which
+ * item, by how much. */
+typedef struct {
+  owner_t who;
+  uint32_t item;
+  float bias;
+} lean_t;
+
 /* Sender ids refused for the rest of the run. */
 #define BANNED_MAX 64
 
@@ -116,7 +142,10 @@ typedef struct {
   uint32_t bad_conns;    /* its connections that delivered a disagreement */
   pb_spot_tally_t tally; /* its checked positions, over the run */
   pb_play_tally_t play;  /* its self-play moves' surprise (selfcheck.c) */
+  outc_t outc;           /* its self-play outcomes (selfcheck.c) */
   double banned_at, last;
+  double banned_until; /* an address's ban ends then (0: a key's, never) */
+  uint32_t bans;       /* times it was banned (an address: each lasts longer) */
   /* its leases (trust.c): expired, and results taken */
   uint32_t expired;
   uint64_t done;
@@ -218,10 +247,19 @@ struct pb_learner {
   size_t item_owner_cap;
   uint64_t spot_checked, spot_disagree, quarantined;
   pb_spot_tally_t spot_all; /* every checked position of the run */
-  char banned[BANNED_MAX][PB_MSG_ID_MAX + 1]; /* sender ids */
+  char banned[BANNED_MAX][PB_MSG_ID_MAX + 1]; /* sender ids (no CURVE) */
+  double banned_until[BANNED_MAX];            /* each refused until then */
   int n_banned;
   ident_t idents[IDENTS_MAX]; /* keys and addresses (spot.c) */
   uint64_t items_thrown; /* search items re-queued after a disagreement */
+  /* spot.c: probation and the pooled lean test */
+  pb_spot_tally_t spot_pool; /* agreeing positions of identities on probation */
+  int pool_sign;             /* the pool leans: +1, -1; 0: not */
+  lean_t *lean;              /* this phase's leaning positions on probation */
+  size_t n_lean, lean_cap;
+  double probation_phase;    /* l->t_phase of the budget's phase */
+  uint64_t probation_left;   /* positions the budget still checks */
+  uint64_t probation_checks, pool_fired, pool_thrown;
   /* selfrec.c: run.record_selfplay's games/selfplay.jsonl (NULL: off) */
   pb_metrics_t *selfrec;
   uint8_t *selfrec_moves;
@@ -239,6 +277,11 @@ struct pb_learner {
   size_t sp_owner_cap;
   uint64_t sp_owner_iter;
   uint64_t pc_episodes, pc_moves, pc_quarantined, pc_items_dropped;
+  /* the outcome test: every accepted episode of self-play iteration
+   * out_iter (the first player's results: count, sum, sum of squares) */
+  uint64_t out_iter, out_n;
+  double out_sum, out_sq;
+  uint64_t out_quarantined;
   /* trust.c */
   uint64_t lease_quarantined; /* connections refused for their leases */
   uint64_t conns_limited;     /* new connections dropped: Hello's rate */
@@ -389,15 +432,44 @@ void pb__selfplay_done(pb_learner_t *l);
  * done; does nothing otherwise. */
 void pb__search_maybe_done(pb_learner_t *l);
 
-/* ---- trust.c: keys and addresses, leases, what a record earns ---------- */
+/* ---- quarantine.c: the one quarantine, bans and refusals --------------- */
 
-/* The levels a worker's record earns (trust.c's top comment). */
-enum { TRUST_FULL = 0, TRUST_ONE, TRUST_NONE, TRUST_OUT };
+/* New connections an address may open at once (trust.c's rate). */
+#define PB__CONN_BURST 128.0
 
 /* The entry of a key or an address (kind IDENT_*); with create, a new one
  * (a free entry, else the least recently seen one that is not banned).
  * NULL when unknown, or when the table is full of banned ones. */
 ident_t *pb__ident_find(pb_learner_t *l, int kind, const char *id, int create);
+
+/* Why e (NULL: none) is banned now (QUAR_*), or 0; an address's ban that
+ * has run its time ends here (its tallies start again). */
+int pb__ident_banned(pb_learner_t *l, ident_t *e);
+
+/* How long the nth ban of an address (or a sender id's) lasts, in s. */
+double pb__ban_length(const pb_learner_t *l, uint32_t nth);
+
+/* Connection p is quarantined for what it did (why: QUAR_*; msg, the
+ * reason, "quarantined (...): ..."): what it holds is re-queued, for a
+ * liar what it delivered in the open phase is thrown away and redone, it
+ * is told so and refused for the rest of the learner's life. */
+void pb__quarantine(pb_learner_t *l, peer_t *p, int why, const char *msg);
+
+/* Key or address e is banned (msg says why): a key for good, with every
+ * connection it has; an address for pb__ban_length, with its connections
+ * for which guilty() is 1 (and new ones). guilty NULL: all. */
+void pb__ban(pb_learner_t *l, ident_t *e, int why, const char *msg,
+             int (*guilty)(const peer_t *p));
+
+/* Whether message m from p is refused (a quarantined peer, a banned key,
+ * or, without CURVE, a banned address or sender id); answers it with a
+ * Reject where it asks for one. 1 when dropped. */
+int pb__refused(pb_learner_t *l, peer_t *p, const pb_msg_t *m);
+
+/* ---- trust.c: leases, what a record earns ------------------------------ */
+
+/* The levels a worker's record earns (trust.c's top comment). */
+enum { TRUST_FULL = 0, TRUST_ONE, TRUST_NONE, TRUST_OUT };
 
 /* A new connection from address addr (NULL, "": not known): whether the
  * learner takes it (at most PB__CONN_BURST at once and PB__CONN_RATE a
@@ -443,13 +515,6 @@ void pb__spot_kick(pb_learner_t *l);
 
 /* Frees a queue of positions to check. */
 void pb__spotq_free(spotq_t *q);
-
-/* Whether message m from p is refused (a quarantined peer, sender or
- * key); answers it with a Reject where it asks for one. 1 when dropped. */
-int pb__refused(pb_learner_t *l, peer_t *p, const pb_msg_t *m);
-
-/* Refuses sender id `id` for the rest of the run. */
-void pb__ban_sender(pb_learner_t *l, const char *id);
 
 /* ---- selfcheck.c: the surprise of self-play moves --------------------- */
 

@@ -254,6 +254,11 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "disagree", l->spot_disagree);
   pb_json_kuint(&j, "quarantined", l->quarantined);
   pb_json_kuint(&j, "items_thrown", l->items_thrown);
+  /* Probation and the pooled lean test (spot.c). */
+  pb_json_kuint(&j, "probation_checked", l->probation_checks);
+  pb_json_kint(&j, "pool_leans", l->pool_sign);
+  pb_json_kuint(&j, "pool_fired", l->pool_fired);
+  pb_json_kuint(&j, "pool_items_thrown", l->pool_thrown);
   pb_json_obj_end(&j);
   /* The surprise of self-play moves (selfcheck.c). */
   pb_json_key(&j, "selfplay_check");
@@ -263,6 +268,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "moves", l->pc_moves);
   pb_json_kuint(&j, "quarantined", l->pc_quarantined);
   pb_json_kuint(&j, "items_dropped", l->pc_items_dropped);
+  pb_json_kuint(&j, "outcome_quarantined", l->out_quarantined);
   pb_json_kdouble(&j, "z_max", play_z_max(l));
   pb_json_obj_end(&j);
   /* What the workers' leases earned them (trust.c): the connections at

@@ -19,45 +19,24 @@
  * lease, and a long honest record absorbs the leases of a worker killed
  * now and then. A connection that has had no result taken yet holds one
  * item at a time, and items that came back go to workers with a clean
- * record first (pb_workq_lease_untrusted). An address three of whose
- * connections let a lease expire before delivering anything is banned:
- * its connections that never delivered anything, and new ones, are
- * refused (spot.c: pb__refused); those with a record keep working. New connections are limited per address (Hello's rate), and
+ * record first (pb_workq_lease_untrusted). Without CURVE, an address
+ * three of whose connections let a lease expire before delivering
+ * anything is banned for a while (quarantine.c: a temporary measure, as
+ * workers behind one NAT share an address): its connections that never
+ * delivered anything, and new ones, are refused; those with a record keep
+ * working. New connections are limited per address (Hello's rate), and
  * the table of peers never forgets one that holds a lease (sockets.c).
  * Each step down is logged; /status counts the connections at each level.
  *
- * The table of keys and addresses (ident_t) is the spot check's too. */
+ * The table of keys and addresses (ident_t) and the quarantine are
+ * quarantine.c's, shared with the spot check and the self-play check. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "state.h"
 
-#define PB__CONN_BURST 128.0 /* new connections an address may open at once */
-#define PB__CONN_RATE 32.0   /* and a second, after that */
-
-ident_t *pb__ident_find(pb_learner_t *l, int kind, const char *id,
-                        int create) {
-  ident_t *free_e = NULL, *stale = NULL;
-  for (int i = 0; i < IDENTS_MAX; i++) {
-    ident_t *e = &l->idents[i];
-    if (e->kind == kind && !strcmp(e->id, id)) return e;
-    if (e->kind == 0) {
-      if (free_e == NULL) free_e = e;
-    } else if (!e->banned && (stale == NULL || e->last < stale->last)) {
-      stale = e;
-    }
-  }
-  ident_t *fresh = free_e != NULL ? free_e : stale;
-  if (!create || fresh == NULL) return NULL;
-  memset(fresh, 0, sizeof *fresh);
-  fresh->kind = (uint8_t)kind;
-  snprintf(fresh->id, sizeof fresh->id, "%s", id);
-  fresh->last = now(l);
-  fresh->tokens = PB__CONN_BURST;
-  fresh->t_tokens = now(l);
-  return fresh;
-}
+#define PB__CONN_RATE 32.0 /* new connections an address may open a second */
 
 int pb__trust_admit(pb_learner_t *l, const char *addr) {
   if (addr == NULL || addr[0] == '\0') return 1;
@@ -107,8 +86,8 @@ int pb__trust_level(pb_learner_t *l, const peer_t *p) {
     int kl = strikes(k->expired, k->done);
     if (kl > lv) lv = kl;
   }
-  const ident_t *a = addr_of(l, p, 0);
-  if (a != NULL && a->banned == QUAR_LEASES && p->items == 0) lv = TRUST_OUT;
+  ident_t *a = addr_of(l, p, 0);
+  if (pb__ident_banned(l, a) == QUAR_LEASES && p->items == 0) lv = TRUST_OUT;
   return lv;
 }
 
@@ -146,63 +125,37 @@ void pb__trust_done(pb_learner_t *l, const peer_t *p) {
   }
 }
 
-/* p is out for its leases: what it holds goes back, it is refused from
- * now on (spot.c: pb__refused). */
+/* p is out for its leases. */
 static void quarantine(pb_learner_t *l, peer_t *p, const char *why) {
-  if (p->quarantined) return;
-  p->quarantined = QUAR_LEASES;
-  l->lease_quarantined++;
-  size_t k = pb_workq_release(l->wq, p->serial) +
-             pb_workq_release(l->spq, p->serial);
   char msg[PB_MSG_TEXT_MAX];
   snprintf(msg, sizeof msg,
            "quarantined (%s): %u of its leases expired, %" PRIu64
            " results taken",
            why, p->expired, p->items);
-  if (pb__may_warn(l))
-    pb_log_warn(l->log,
-                "%s %s (address %s%s%s) %s; %zu items it held are re-queued "
-                "and it is refused from now on",
-                pb_msg_role_name(p->role), p->sender[0] ? p->sender : "?",
-                p->addr[0] ? p->addr : "?", p->key[0] ? ", key " : "", p->key,
-                msg, k);
-  pb__reject(l, p, PB_EDENIED, msg);
+  pb__quarantine(l, p, QUAR_LEASES, msg);
 }
+
+/* Of a banned key's or address's connections, those that never
+ * delivered anything (an address keeps those that did). */
+static int never_delivered(const peer_t *p) { return p->items == 0; }
 
 /* Key k is out: banned, with every connection it has. */
 static void ban_key(pb_learner_t *l, ident_t *k) {
-  if (k->banned) return;
-  k->banned = QUAR_LEASES;
-  k->banned_at = now(l);
-  pb_log_warn(l->log,
-              "CURVE key %s is quarantined: %u of its leases expired, "
-              "%" PRIu64 " results taken; every connection with it is "
-              "refused from now on",
-              k->id, k->expired, k->done);
-  for (int i = 0; i < l->max_peers; i++) {
-    peer_t *q = &l->peers[i];
-    if (q->used && !strcmp(q->key, k->id)) quarantine(l, q, "its CURVE key");
-  }
+  char msg[200];
+  snprintf(msg, sizeof msg,
+           "%u of its leases expired, %" PRIu64 " results taken", k->expired,
+           k->done);
+  pb__ban(l, k, QUAR_LEASES, msg, never_delivered);
 }
 
-/* An address three of whose connections withheld their first item:
- * no new connection from it (spot.c: ident_refuses). */
+/* An address three of whose connections withheld their first item. */
 static void ban_addr(pb_learner_t *l, ident_t *a) {
-  if (a->banned) return;
-  a->banned = QUAR_LEASES;
-  a->banned_at = now(l);
-  pb_log_warn(l->log,
-              "address %s is quarantined: %u of its connections let a lease "
-              "expire before delivering anything; new connections from it, "
-              "and those that never delivered, are refused from now on "
-              "(workers of one host that must survive a hung neighbour "
-              "need their own CURVE keys)",
-              a->id, a->withheld_conns);
-  for (int i = 0; i < l->max_peers; i++) {
-    peer_t *q = &l->peers[i];
-    if (q->used && q->items == 0 && !strcmp(q->addr, a->id))
-      quarantine(l, q, "its address");
-  }
+  char msg[200];
+  snprintf(msg, sizeof msg,
+           "%u of its connections let a lease expire before delivering "
+           "anything",
+           a->withheld_conns);
+  pb__ban(l, a, QUAR_LEASES, msg, never_delivered);
 }
 
 static const char *level_text(int lv) {
@@ -236,7 +189,8 @@ static void lease_lost(pb_learner_t *l, const char *what, size_t index,
   if (a != NULL) {
     a->expired++;
     a->last_expiry = a->last = t;
-    if (first_of_new && ++a->withheld_conns >= 3) ban_addr(l, a);
+    if (first_of_new && ++a->withheld_conns >= 3 && !pb__ident_banned(l, a))
+      ban_addr(l, a);
   }
   const int lv = pb__trust_level(l, p);
   if (pb__may_warn(l))
@@ -251,7 +205,8 @@ static void lease_lost(pb_learner_t *l, const char *what, size_t index,
                 lv > p->trust_said && lv < TRUST_OUT ? "; " : "",
                 lv > p->trust_said && lv < TRUST_OUT ? level_text(lv) : "");
   if (lv > p->trust_said) p->trust_said = lv;
-  if (k != NULL && strikes(k->expired, k->done) >= TRUST_OUT) ban_key(l, k);
+  if (k != NULL && !k->banned && strikes(k->expired, k->done) >= TRUST_OUT)
+    ban_key(l, k);
   if (lv >= TRUST_OUT) quarantine(l, p, "its leases kept expiring");
 }
 

@@ -33,6 +33,7 @@
 typedef struct {
   pb_evalfn_t inner;
   const pb_game_t *g;
+  int argmin; /* the worst move by Q alone, ties to the lowest action */
 } thrower_ev_t;
 
 static int thrower_q(void *ctx, const pb_state_t *s, int n, float *out,
@@ -43,15 +44,25 @@ static int thrower_q(void *ctx, const pb_state_t *s, int n, float *out,
   const int A = t->g->num_actions;
   for (int i = 0; i < n; i++)
     if (t->g->ply(&s[i]) % 2 == 0)
-      for (int a = 0; a < A; a++) out[i * A + a] = -out[i * A + a];
+      for (int a = 0; a < A; a++)
+        out[i * A + a] = t->argmin ? -1e4f * out[i * A + a] - 10.0f * a
+                                   : -out[i * A + a];
   return 0;
+}
+
+/* The first player's result of episode k of eps. */
+static int first_result(const pb_episodes_t *eps, size_t k) {
+  const int r = (int)eps->reward[k];
+  return (eps->len[k] - 1) % 2 == 0 ? r : -r;
 }
 
 /* Plays self-play items as the thrower on one connection until it is
  * refused, the learner exits or limit_s pass; returns the items it
- * delivered and sets *refused. */
-static int thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
-                   double limit_s, int *refused) {
+ * delivered and sets *refused. With reject: plays honestly (the actors'
+ * engine and the announced Q) but sends only games the first player lost
+ * (rejection sampling), playing as many as that takes. */
+static int thrower_as(const run_t *r, pid_t learner, int *lst, void *ctx,
+                      double limit_s, int *refused, int reject) {
   pb_config_t cfg;
   pb_err_t err;
   int n = 0;
@@ -64,15 +75,16 @@ static int thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
   pb_neteval_t *ne = pb_neteval_new(g, 256, 0, &err);
   assert_non_null(ne);
   pb_neteval_bind(ne, NULL, pb_learn_q(learn));
-  thrower_ev_t tev = {pb_neteval_fn(ne), g};
+  thrower_ev_t tev = {pb_neteval_fn(ne), g, reject == 2};
   pb_evalfn_t ev = {NULL, thrower_q, &tev};
   ev.value = tev.inner.value;
   pb_selfplay_opts_t o;
   pb_selfplay_config_opts(&cfg, &o);
   pb_selfplay_t *sp = pb_selfplay_new(g, &o, &err);
   assert_non_null(sp);
-  pb_episodes_t eps;
+  pb_episodes_t eps, keep;
   pb_episodes_init(&eps);
+  pb_episodes_init(&keep);
   void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
   uint64_t have = UINT64_MAX;
   int delivered = 0;
@@ -91,24 +103,35 @@ static int thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
                             pb_learn_q(learn)) == 0) {
         have = it->q_version;
         pb_neteval_bind(ne, NULL, pb_learn_q(learn));
-        pb_episodes_clear(&eps);
-        if (pb_selfplay_run(sp, (int)it->episodes, it->seed, 0, &ev,
-                            it->q_version, &eps, &err) != 0)
-          fail_msg("%s", err.msg);
-        pb_msg_episode_t *mep = calloc(eps.n_eps, sizeof *mep);
+        pb_episodes_clear(&keep);
+        for (uint64_t seed = it->seed; keep.n_eps < it->episodes; seed++) {
+          pb_episodes_clear(&eps);
+          if (pb_selfplay_run(sp, (int)it->episodes, seed, 0,
+                              reject == 1 ? &tev.inner : &ev, it->q_version,
+                              &eps, &err) != 0)
+            fail_msg("%s", err.msg);
+          for (size_t k = 0; k < eps.n_eps && keep.n_eps < it->episodes; k++)
+            if (reject != 1 || first_result(&eps, k) < 0)
+              assert_int_equal(
+                  pb_episodes_add(&keep, eps.states + eps.start[k],
+                                  eps.len[k], eps.reward[k], eps.version[k],
+                                  &err),
+                  0);
+        }
+        pb_msg_episode_t *mep = calloc(keep.n_eps, sizeof *mep);
         assert_non_null(mep);
-        for (size_t k = 0; k < eps.n_eps; k++) {
-          mep[k].states = eps.states + eps.start[k];
-          mep[k].n_states = eps.len[k];
-          mep[k].final_reward = eps.reward[k];
-          mep[k].q_version = eps.version[k];
+        for (size_t k = 0; k < keep.n_eps; k++) {
+          mep[k].states = keep.states + keep.start[k];
+          mep[k].n_states = keep.len[k];
+          mep[k].final_reward = keep.reward[k];
+          mep[k].q_version = keep.version[k];
         }
         pb_msg_t res;
         pb_msg_init(&res, PB_MSG_SELFPLAY_RESULT, RUN, PB_GAME_CONNECT4,
                     "thrower");
         res.selfplay_result.item_id = it->item_id;
         res.selfplay_result.episodes = mep;
-        res.selfplay_result.n_episodes = (uint32_t)eps.n_eps;
+        res.selfplay_result.n_episodes = (uint32_t)keep.n_eps;
         tp_peer_send(d, &res);
         free(mep);
         delivered++;
@@ -122,10 +145,24 @@ static int thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
   }
   zmq_close(d);
   pb_episodes_free(&eps);
+  pb_episodes_free(&keep);
   pb_selfplay_destroy(&sp);
   pb_neteval_destroy(&ne);
   pb_learn_destroy(&learn);
   return delivered;
+}
+
+static int thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
+                   double limit_s, int *refused) {
+  return thrower_as(r, learner, lst, ctx, limit_s, refused, 0);
+}
+
+/* The thrower of issue 46's table: the first player's worst move by Q,
+ * ties to the lowest action (an argmin player), the announced noise on
+ * top. */
+static int argmin_thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
+                          double limit_s, int *refused) {
+  return thrower_as(r, learner, lst, ctx, limit_s, refused, 2);
 }
 
 /* The thrower joins before the honest actor: it takes items of the first
@@ -170,9 +207,99 @@ static void test_thrower_quarantined(void **state) {
   assert_int_equal(metric(&r, "iteration", &sum, NULL, 0), 3);
 }
 
+/* Rejection sampling (issue 46: honest games, only the first player's
+ * losses sent: 0 quarantines, V(start) +0.047 -> -0.251): every move is
+ * the announced policy's, so the surprise cannot see it; the outcomes do,
+ * beside the honest actor's games of the same iteration. The sampler is
+ * quarantined by the outcome test, its items of the iteration dropped and
+ * redone; the honest actor is never touched and the run finishes. */
+static void test_rejection_sampler_quarantined(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "rejection");
+  const char *extra[] = {"train.iterations=3", "train.episodes_per_iter=100",
+                         NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  int lst = -1;
+  void *ctx = zmq_ctx_new();
+  pid_t w[2] = {start_worker(&r, "search", "searcher-1", NULL),
+                start_worker(&r, "selfplay", "actor-1", NULL)};
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
+  int refused = 0;
+  int delivered = thrower_as(&r, l, &lst, ctx, 240, &refused, 1);
+  print_message("the rejection sampler delivered %d items, refused: %d\n",
+                delivered, refused);
+  zmq_ctx_term(ctx);
+  assert_true(refused);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  for (int i = 0; i < 2; i++) assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  const char *q = strstr(text, "the outcomes of its self-play games are "
+                               "impossible");
+  assert_non_null(q);
+  print_message("%.300s\n", q);
+  assert_non_null(strstr(text, "thrower (address"));
+  assert_null(strstr(text, "actor-1 (address"));
+  free(text);
+  double sum = 0;
+  assert_int_equal(metric(&r, "iteration", &sum, NULL, 0), 3);
+}
+
+/* Issue 46: with seed 12 a thrower was never scored past z 0.06 by the
+ * surprise of its moves (seeds 11 and 13 were caught). Not reproduced on
+ * this tree: the thrower of issue 46's table, the first player's worst
+ * move by Q (ties to the lowest action), at the default temperature 1 and
+ * seed 12, is caught by the surprise after about 100 moves of its first
+ * items, beside a real actor; the outcome test is the backstop that does
+ * not depend on Q (test_rejection_sampler_quarantined). (The negated-Q
+ * thrower of test_thrower_quarantined, at temperature 1 under seed 12's
+ * nearly flat Q, plays almost as the policy does: over 20 iterations the
+ * first player won 47-60 of 100 games each, as in a clean run, and no
+ * check saw it; there was nothing to see.) */
+static void test_thrower_seed12(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "seed12");
+  const char *extra[] = {"seed=12", "train.iterations=2",
+                         "train.episodes_per_iter=100", NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  int lst = -1;
+  void *ctx = zmq_ctx_new();
+  pid_t w[2] = {start_worker(&r, "search", "searcher-1", NULL),
+                start_worker(&r, "selfplay", "actor-1", NULL)};
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
+  int refused = 0;
+  int delivered = argmin_thrower(&r, l, &lst, ctx, 240, &refused);
+  print_message("the seed-12 thrower delivered %d items, refused: %d\n",
+                delivered, refused);
+  zmq_ctx_term(ctx);
+  assert_true(refused);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  for (int i = 0; i < 2; i++) assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  const char *q = strstr(text, "thrower (address");
+  assert_non_null(q);
+  print_message("%.600s\n", q);
+  assert_null(strstr(text, "actor-1 (address"));
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_thrower_quarantined, tp_teardown),
+      cmocka_unit_test_teardown(test_rejection_sampler_quarantined,
+                                tp_teardown),
+      cmocka_unit_test_teardown(test_thrower_seed12, tp_teardown),
   };
+  if (getenv("PB_TEST_FILTER") != NULL)
+    cmocka_set_test_filter(getenv("PB_TEST_FILTER"));
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
