@@ -226,6 +226,10 @@ const char *pb_capi_model_algorithm(const pb_capi_model_t *m) {
   return pb_model_config(m->model)->algorithm;
 }
 
+const char *pb_capi_model_kind(const pb_capi_model_t *m) {
+  return pb_nets_name(pb_model_kind(m->model));
+}
+
 static int check_states(const pb_capi_model_t *m, const pb_state_t *s, int n,
                         const float *out, pb_err_t *err) {
   if (m == NULL || (n > 0 && (s == NULL || out == NULL)))

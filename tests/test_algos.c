@@ -2,7 +2,8 @@
  * schema's `algorithm` enum and the tables of functions of common/algo
  * agree; a config's row drives its checks; a table of a test's own (the
  * pb_algos_find_in hook) takes a fourth row that the built-in table does
- * not see. That no code outside the algorithm modules branches on a name:
+ * not see; each row's agent plays a checkpoint of its algorithm, whose file
+ * records the row's family. That no code outside the algorithm modules branches on a name:
  * tests/test_algo_names.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,9 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "agent.h"
 #include "algo.h"
 #include "algos.h"
 #include "config.h"
+#include "learn.h"
+#include "model.h"
+#include "proc.h"
 
 /* The values of the schema's `algorithm` enum, as --help lists them, into
  * buf ("probs|alphazero|td"). */
@@ -150,11 +157,53 @@ static void test_fourth_row(void **state) {
   assert_string_equal(pb_nets_words(fourth.nets), "V and Q");
 }
 
+/* A checkpoint of each algorithm (untrained, connect4-smoke) records its
+ * row's family, and the row's agent plays it. */
+static void test_agent_plays(void **state) {
+  (void)state;
+  char dir[256], path[320], spec[400];
+  tp_tmpdir(dir, sizeof dir, "algos");
+  snprintf(path, sizeof path, "%s/a.pbck", dir);
+  for (size_t i = 0; i < pb_algos_count(); i++) {
+    const pb_algo_data_t *a = pb_algos_at(i);
+    pb_config_t c;
+    pb_err_t err;
+    pb_config_defaults(&c);
+    if (pb_config_load_file(&c, PB_SOURCE_DIR "/configs/connect4-smoke.yaml",
+                            &err) != 0)
+      fail_msg("%s", err.msg);
+    assert_int_equal(pb_config_set(&c, "algorithm", a->name, &err), 0);
+    assert_int_equal(pb_config_set(&c, "eval.enabled", "false", &err), 0);
+    if (pb_config_check(&c, &err) != 0) fail_msg("%s: %s", a->name, err.msg);
+    pb_learn_t *l = pb_learn_new(&c, &err);
+    if (l == NULL) fail_msg("%s: %s", a->name, err.msg);
+    assert_int_equal(pb_learn_nets(l), a->nets);
+    assert_int_equal(pb_learn_save(l, path, NULL, 0, &err), 0);
+    pb_learn_destroy(&l);
+    pb_model_t *m = pb_model_open(path, "cpu", NULL, &err);
+    if (m == NULL) fail_msg("%s: %s", a->name, err.msg);
+    assert_int_equal(pb_model_kind(m), a->nets);
+    pb_model_destroy(&m);
+    snprintf(spec, sizeof spec, "%s:%s", a->agent, path);
+    pb_agent_t *ag = pb_agent_new(&pb_game_connect4, spec, 1, &err);
+    if (ag == NULL) fail_msg("%s: %s", spec, err.msg);
+    pb_state_t s;
+    pb_game_connect4.reset(&s);
+    int act = pb_agent_act(ag, &s, &err);
+    if (act < 0) fail_msg("%s: %s", spec, err.msg);
+    assert_true(act < pb_game_connect4.num_actions);
+    pb_agent_destroy(&ag);
+  }
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows),
       cmocka_unit_test(test_check_by_row),
       cmocka_unit_test(test_fourth_row),
+      cmocka_unit_test(test_agent_plays),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
