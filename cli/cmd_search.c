@@ -112,8 +112,9 @@ int pb_cmd_search(int argc, char **argv) {
   }
   if (net != NULL && pb_model_kind(net) != PB_NETS_VQ) {
     const pb_algo_data_t *a = pb_algos_of(&cfg);
-    fprintf(stderr, "probs search: the checkpoint is of an %s run (%s, no V "
-                    "and Q for beam search); try probs match with %s:CKPT\n",
+    fprintf(stderr,
+            "probs search: the checkpoint is of an %s run (%s, no V and Q "
+            "for beam search); try probs match with %s:CKPT\n",
             cfg.algorithm, a->model, a->agent);
     pb_model_destroy(&net);
     return 2;

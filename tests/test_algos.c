@@ -3,8 +3,8 @@
  * agree; a config's row drives its checks; a table of a test's own (the
  * pb_algos_find_in hook) takes a fourth row that the built-in table does
  * not see; each row's agent plays a checkpoint of its algorithm, whose file
- * records the row's family. That no code outside the algorithm modules branches on a name:
- * tests/test_algo_names.sh. */
+ * records the row's family. That no code outside the algorithm modules branches
+ * on a name: tests/test_algo_names.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -200,7 +200,7 @@ int pb_model_file_kind(const pb_ckpt_t *ck, const char *path, int *nets,
   if (pb_ckpt_get(ck, KIND_SECTION, (const void **)&kind, &kl) == 0) {
     char name[16];
     snprintf(name, sizeof name, "%.*s", kl < sizeof name ? (int)kl : 0, kind);
-    if ((*nets = pb_nets_by_name(name)) == 0)
+    if (strlen(name) != kl || (*nets = pb_nets_by_name(name)) == 0)
       return pb_err_set(err, PB_ECORRUPT,
                         "%s: unknown model.kind '%.*s' (known: vq, pv, "
                         "linear)",
@@ -212,8 +212,10 @@ int pb_model_file_kind(const pb_ckpt_t *ck, const char *path, int *nets,
   if (rc != 0) return rc;
   const pb_algo_data_t *a = pb_algos_of(&cfg);
   if (a == NULL)
-    return pb_err_set(err, PB_ECORRUPT, "%s: no model.kind, and its config's "
-                      "algorithm '%s' is unknown", path, cfg.algorithm);
+    return pb_err_set(err, PB_ECORRUPT,
+                      "%s: no model.kind, and its config's algorithm '%s' "
+                      "is unknown",
+                      path, cfg.algorithm);
   *nets = a->nets;
   return 0;
 }
@@ -250,7 +252,8 @@ int pb_model_check(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
   if (rc != 0) return rc;
   if (fnets != nets) {
     pb_config_t fc; /* the file's algorithm, to name it */
-    if (stored_config(ck, path, &fc, NULL) != 0) snprintf(fc.algorithm, sizeof fc.algorithm, "?");
+    if (stored_config(ck, path, &fc, NULL) != 0)
+      snprintf(fc.algorithm, sizeof fc.algorithm, "?");
     return pb_err_set(err, PB_EMISMATCH,
                       "%s: a checkpoint of algorithm %s (%s, model.kind %s), "
                       "but this run's networks are %s (%s)",

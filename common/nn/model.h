@@ -95,8 +95,9 @@ int pb_model_precision(const pb_config_t *cfg, int role, const char *device,
 /* ---- the sections of a checkpoint ---------------------------------------- */
 
 /* Adds learn.meta, v.state (when v is not NULL), q.state, config.yaml and
- * model.kind (the family of cfg's algorithm) to ck for the networks v and q of game g at `version`, with the
- * trainer's RNG state rng[4] and the config cfg. Returns 0, PB_ENOMEM or
+ * model.kind (the family of cfg's algorithm) to ck for the networks v and q
+ * of game g at `version`, with the trainer's RNG state rng[4] and the
+ * config cfg. Returns 0, PB_ENOMEM or
  * the error of pb_nn_state_save / pb_config_to_yaml / pb_ckpt_add. */
 int pb_model_write(pb_ckpt_t *ck, const pb_config_t *cfg, const pb_game_t *g,
                    uint64_t version, const uint64_t rng[4], const pb_nn_t *v,

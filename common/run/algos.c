@@ -108,7 +108,9 @@ const pb_algo_data_t *pb_algos_of(const pb_config_t *c) {
   return c != NULL ? pb_algos_find(c->algorithm) : NULL;
 }
 
-size_t pb_algos_count(void) { return NROWS; }
+size_t pb_algos_count(void) {
+  return NROWS;
+}
 
 const pb_algo_data_t *pb_algos_at(size_t i) {
   return i < NROWS ? rows[i] : NULL;

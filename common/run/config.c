@@ -301,8 +301,9 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
    * check. The schema's enum admits only the rows' names. */
   const pb_algo_data_t *a = pb_algos_of(c);
   if (a == NULL)
-    return pb_err_set(err, PB_ECONFIG, "algorithm: '%.*s' has no row in "
-                      "common/run/algos.c", PB__SHOW, c->algorithm);
+    return pb_err_set(err, PB_ECONFIG,
+                      "algorithm: '%.*s' has no row in common/run/algos.c",
+                      PB__SHOW, c->algorithm);
   if (!a->searches && c->train.v_search_mix > 0)
     return pb_err_set(err, PB_ECONFIG,
                       "train.v_search_mix (%g) needs search values: it "
