@@ -108,7 +108,7 @@ int pb__worker_do_selfplay(pb_worker_t *w, const pb_msg_work_item_t *it,
   if (w->player == NULL && (w->player = a->player_new(&env, &e)) == NULL)
     return pb_err_set(err, e.code ? e.code : PB_ENOMEM,
                       "the learner's %s self-play settings are refused: %s",
-                      a->name, e.msg);
+                      a->data->name, e.msg);
   /* The networks the algorithm plays with, of the item's version. */
   const int need_v = (a->play_nets & PB_ALGO_NET_V) != 0;
   rc = pb__worker_ensure_weights(w, need_v, it->q_version, it->q_version, err);
@@ -169,12 +169,12 @@ int pb__worker_do_search(pb_worker_t *w, const pb_msg_work_item_t *it,
   const pb_algo_t *a = w->algo;
   pb_err_t e;
   pb_err_clear(&e);
-  if (!a->searches) {
+  if (!a->data->searches) {
     pb__worker_warn(w,
                 "search item %" PRIu64
                 " in a run of algorithm %s, which "
                 "does not search; dropping it",
-                it->item_id, a->name);
+                it->item_id, a->data->name);
     return W_DROP;
   }
   const int abnet = it->search_algorithm == PB_SEARCH_ABNET;

@@ -40,7 +40,7 @@ static int load_net(pb_worker_t *w, pb__worker_net_t *n, int q,
   }
   /* The evaluator trusts the shapes: a peer's spec must fit the game (and
    * in an alphazero run, Q is the policy+value network). */
-  const int az = w->algo->policy; /* Q is a policy+value network */
+  const int az = w->algo->data->nets == PB_NETS_PV; /* Q: policy+value */
   int outputs = q ? g->num_actions + (az ? 1 : 0) : 1;
   int head = q ? (az ? PB_NN_HEAD_PV : PB_NN_HEAD_LINEAR) : PB_NN_HEAD_TANH;
   if (spec.planes != g->planes || spec.height != g->height ||

@@ -329,7 +329,7 @@ static int adopt_run(pb_worker_t *w, const pb_msg_header_t *h,
     pb_neteval_destroy(&w->ne);
   }
   if (w->g != g || w->run_yaml == NULL ||
-      strcmp(run.algorithm, w->run.algorithm) != 0) {
+      pb_algos_of(&run) != pb_algos_of(&w->run)) {
     /* V and Q of another shape (a PROBS Q or a policy+value network). */
     w->v.have = w->q.have = 0;
     if (w->ne != NULL) pb_neteval_bind(w->ne, NULL, NULL);

@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
   pb_config_t cfg;
   pb_model_t *m = pb_model_open(ckpt, "cpu", &cfg, &err);
   if (m == NULL) die(ckpt, &err);
-  if (pb_model_alphazero(m)) {
+  if (pb_model_kind(m) == PB_NETS_PV) {
     fprintf(stderr, "bench_beam_shape: %s is an alphazero checkpoint\n", ckpt);
     return 1;
   }

@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
   pb_config_t cfg;
   pb_model_t *m = pb_model_open(argv[1], "cpu", &cfg, &err);
   if (m == NULL) die(argv[1], &err);
-  if (pb_model_alphazero(m)) {
+  if (pb_model_kind(m) == PB_NETS_PV) {
     fprintf(stderr, "bench_bpip: %s is an alphazero checkpoint (no V)\n",
             argv[1]);
     return 2;

@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
   pb_config_t cfg;
   pb_model_t *m = pb_model_open(ckpt, "cpu", &cfg, &err);
   if (m == NULL) die(ckpt, &err);
-  if (pb_model_alphazero(m)) {
+  if (pb_model_kind(m) == PB_NETS_PV) {
     fprintf(stderr, "bench_bpip_sigma: %s is an alphazero checkpoint (no V)\n",
             ckpt);
     return 2;

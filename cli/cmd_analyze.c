@@ -455,8 +455,8 @@ int pb_cmd_analyze(int argc, char **argv) {
   const pb_game_t *g = pb_model_game(net);
   rq.algorithm = mc.algorithm;
   pb_state_t s;
-  const int td = pb_config_td(&mc);
-  if (settle(&gv, pb_model_alphazero(net), td, &rq) != 0) {
+  const int td = pb_model_kind(net) == PB_NETS_LINEAR; /* n-ply over V */
+  if (settle(&gv, pb_model_kind(net) == PB_NETS_PV, td, &rq) != 0) {
     pb_model_destroy(&net);
     return PB_EXIT_USAGE;
   }

@@ -114,8 +114,9 @@ int pb_cmd_export(int argc, char **argv) {
     fprintf(stderr, "probs export: %s\n", err.msg);
     return PB_EXIT_USAGE; /* the checkpoint named cannot be used */
   }
-  if (pb_config_td(&cfg)) {
-    /* td learns V alone: its Q slot is the untrained start. */
+  if (pb_model_kind(l) == PB_NETS_LINEAR) {
+    /* A linear evaluation (td) learns V alone: its Q slot is the untrained
+     * start. */
     if (!want_v) {
       fprintf(stderr,
               "probs export: --net q: %s is a td checkpoint, whose Q is "
@@ -129,7 +130,7 @@ int pb_cmd_export(int argc, char **argv) {
   pb_nn_t *nets[2];
   const char *prefix[2];
   int n = 0;
-  if (pb_algo_of(&cfg)->policy) {
+  if (pb_model_kind(l) == PB_NETS_PV) {
     /* One policy+value network: exported as "pv" whatever --net says. */
     want_v = want_q = 0;
     nets[n] = pb_model_q(l);

@@ -166,7 +166,7 @@ int pb_cmd_gtp(int argc, char **argv) {
   pb_model_destroy(&m);
   char spec[4400];
   if (!strcmp(val[O_AGENT], "search"))
-    snprintf(spec, sizeof spec, "%s:%s", pb_algo_of(&mc)->agent,
+    snprintf(spec, sizeof spec, "%s:%s", pb_algos_of(&mc)->agent,
              val[O_MODEL]);
   else
     pb_agent_spec_with_model(val[O_AGENT], val[O_MODEL], spec, sizeof spec);

@@ -100,7 +100,7 @@ static void search_opts(pb_model_t *l, const pb_agent_search_t *sr,
     o->E = sr->E;
     o->M = sr->M;
   }
-  if (pb_model_alphazero(l) && sr->kind == PB_AGENT_SEARCH_MCTS) {
+  if (pb_model_kind(l) == PB_NETS_PV && sr->kind == PB_AGENT_SEARCH_MCTS) {
     o->simulations = sr->N;
     o->c_puct = sr->c;
   }
@@ -318,7 +318,7 @@ static int pick_agent(const char *game, const char *agent, const char *model,
   }
   if (agent == NULL || !strcmp(agent, "search"))
     /* The agent that plays the checkpoint's algorithm at its best. */
-    snprintf(spec, n, "%s:%s", pb_algo_of(&mc)->agent, model);
+    snprintf(spec, n, "%s:%s", pb_algos_of(&mc)->agent, model);
   else
     pb_agent_spec_with_model(agent, model, spec, n);
   return 0;

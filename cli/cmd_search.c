@@ -110,10 +110,12 @@ int pb_cmd_search(int argc, char **argv) {
     pb_model_destroy(&net);
     return 2;
   }
-  if (net != NULL && !pb_algo_of(&cfg)->searches) {
-    fprintf(stderr, "probs search: the checkpoint is of an %s run (%s, no V "
-                    "and Q for beam search); try probs match with %s:CKPT\n",
-            cfg.algorithm, pb_algo_of(&cfg)->model, pb_algo_of(&cfg)->agent);
+  if (net != NULL && pb_model_kind(net) != PB_NETS_VQ) {
+    const pb_algo_data_t *a = pb_algos_of(&cfg);
+    fprintf(stderr,
+            "probs search: the checkpoint is of an %s run (%s, no V and Q "
+            "for beam search); try probs match with %s:CKPT\n",
+            cfg.algorithm, a->model, a->agent);
     pb_model_destroy(&net);
     return 2;
   }

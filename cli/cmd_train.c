@@ -523,7 +523,7 @@ static int train_distributed(pb_config_t *cfg, const char **sets, int nsets,
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   int cores = cpus >= 1 ? (cpus > MAX_WORKERS ? MAX_WORKERS : (int)cpus) : 1;
   pb_plan_t plan;
-  pb_plan_workers(cores, searchers_on_cuda(cfg), pb_algo_of(cfg)->searches,
+  pb_plan_workers(cores, searchers_on_cuda(cfg), pb_algos_of(cfg)->searches,
                   &plan, d->plan_why, sizeof d->plan_why);
   d->sets = sets;
   d->nsets = nsets;
@@ -603,7 +603,7 @@ static int check_run_dir(const pb_config_t *cfg, int resume) {
     return PB_SUPERVISE_EXIT_FATAL;
   }
   const char *what = strcmp(run.game, cfg->game) != 0 ? "game"
-                     : strcmp(run.algorithm, cfg->algorithm) != 0
+                     : pb_algos_of(&run) != pb_algos_of(cfg)
                          ? "algorithm"
                      : memcmp(&run.model.v, &cfg->model.v,
                               sizeof run.model.v) != 0

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "algos.h"
 #include "json.h"
 
 /* ---- the members of a JSON object (validated by pb_json_validate) ---- */
@@ -156,12 +157,17 @@ static void iteration_line(pb_progress_t *p, const member_t *m, int n,
   static const char *const phase[] = {"selfplay_s", "train_v_s", "search_s",
                                       "train_q_s"};
   static const char *const label[] = {"self-play", "V", "search", "Q"};
-  /* alphazero lines: one network, trained on visits and outcomes; td
-   * lines: one linear V by TD(0), no search, no losses (its Q slot and
-   * loss fields stay the untrained start's zeros) */
-  const int az = isfinite(num(m, n, "policy_loss"));
+  /* The line's algorithm's row (common/run/algos.h) says its networks: a
+   * policy+value network, trained on visits and outcomes; a linear V by
+   * TD(0), no search, no losses (its Q slot and loss fields stay the
+   * untrained start's zeros) */
   const member_t *alg = member(m, n, "algorithm");
-  const int td = alg != NULL && alg->vn == 4 && memcmp(alg->v, "\"td\"", 4) == 0;
+  char aname[PB_CONFIG_NAME_MAX] = "";
+  if (alg != NULL && alg->vn >= 2 && alg->vn - 2 < sizeof aname)
+    snprintf(aname, sizeof aname, "%.*s", (int)alg->vn - 2, alg->v + 1);
+  const pb_algo_data_t *row = pb_algos_find(aname);
+  const int nets = row != NULL ? row->nets : PB_NETS_VQ;
+  const int az = nets == PB_NETS_PV, td = nets == PB_NETS_LINEAR;
   const char *sep = " (";
   for (int i = 0; i < 4; i++) {
     double x = num(m, n, phase[i]);

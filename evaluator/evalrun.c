@@ -33,7 +33,7 @@
 
 void pb_evalrun_search_spec(const pb_evalrun_opts_t *o, const char *ckpt,
                             char *buf, size_t n, char *name, size_t nn) {
-  if (o->mcts_simulations > 0) {
+  if (o->nets == PB_NETS_PV) {
     if (buf)
       snprintf(buf, n, "mcts:%s,N=%d,precision=%s", ckpt, o->mcts_simulations,
                o->precision);
@@ -72,8 +72,9 @@ int pb_evalrun_opts_from_config(pb_evalrun_opts_t *o, const pb_config_t *cfg,
   o->search_nodes = cfg->eval.search_nodes;
   o->search_expansions = cfg->eval.search_expansions;
   o->search_depth = cfg->eval.search_depth;
+  o->nets = pb_algos_of(cfg)->nets;
   o->mcts_simulations =
-      pb_config_alphazero(cfg) ? cfg->eval.mcts_simulations : 0;
+      o->nets == PB_NETS_PV ? cfg->eval.mcts_simulations : 0;
   int prec = PB_NN_FP32;
   if (pb_model_precision(cfg, PB_DEVICE_OTHER, "cpu", &prec, NULL, 0, NULL) !=
       0)

@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algos.h"
 #include "config.h"
 #include "elotable.h"
 #include "err.h"
@@ -62,10 +63,13 @@ typedef struct pb_evalrun_opts {
                      * beam search (eval.search: beam) */
   int search_nodes; /* the abnet agent's evaluations per move */
   int search_expansions, search_depth; /* the beam agent's E and M */
-  /* > 0: the run is alphazero, and the three accuracies are those of the
-   * greedy policy, the value head one ply deep and MCTS with this many
-   * simulations (eval.mcts_simulations) instead of greedy Q, V one ply
-   * and the search agent (the columns keep their names). */
+  /* The family of the run's networks (pb_nets_t, common/run/algos.h: its
+   * algorithm's row). PB_NETS_PV: the search agent is MCTS with
+   * mcts_simulations (eval.mcts_simulations; 0 otherwise), and the three
+   * accuracies are those of the greedy policy, the value head one ply deep
+   * and MCTS instead of greedy Q, V one ply and the search agent (the
+   * columns keep their names). */
+  int nets;
   int mcts_simulations;
   /* The precision the checkpoint's networks play in: the evaluator's own
    * model.precision resolved on this machine ("fp32" or "bf16"; a bf16

@@ -74,7 +74,7 @@ int pb_evalrun_chart(const pb_elotable_t *t,
     free(pts);
     return pb_err_set(err, PB_ENOMEM, "elo chart: no memory");
   }
-  const int az = o->mcts_simulations > 0;
+  const int az = o->nets == PB_NETS_PV;
   static const char *const pnames[3] = {"accuracy: greedy Q",
                                         "accuracy: V one ply",
                                         "accuracy: search"};

@@ -126,7 +126,7 @@ static void report(pb_evalrun_t *r, const pb_elotable_row_t *row) {
   }
   const char *note = pb_elotable_note(row->flags);
   if (isfinite(row->acc_q) || isfinite(row->acc_beam)) {
-    const int az = o->mcts_simulations > 0;
+    const int az = o->nets == PB_NETS_PV;
     char search[64];
     if (az)
       snprintf(search, sizeof search, "MCTS (N=%d)", o->mcts_simulations);

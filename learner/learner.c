@@ -520,9 +520,9 @@ int pb_learner_run(pb_learner_t *l, pb_err_t *err) {
               "learner %s: run '%s', game %s, algorithm %s, version %" PRIu64
               " of %d, work %s, announcements %s, http %d, %s of %ld + %ld "
               "params on %s, precision %s",
-              l->sender, l->run_id, l->g->name, algo->name,
+              l->sender, l->run_id, l->g->name, algo->data->name,
               pb_learn_version(l->learn), l->cfg.train.iterations,
-              l->work_ep, l->pub_ep, l->http_port, algo->model,
+              l->work_ep, l->pub_ep, l->http_port, algo->data->model,
               pb_learn_v(l->learn) ? pb_nn_param_count(pb_learn_v(l->learn))
                                    : 0L,
               pb_nn_param_count(pb_learn_q(l->learn)),

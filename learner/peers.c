@@ -238,7 +238,7 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     bad_result(l, l->spq, p, idx, "wrong number of episodes");
     return;
   }
-  const int pol = pb_iter_algo(l->iter)->policy;
+  const int pol = pb_iter_algo(l->iter)->data->nets == PB_NETS_PV;
   pb_episodes_t *e = pb_iter_item_store(l->iter, idx);
   pb_episodes_clear(e);
   size_t npos = 0;

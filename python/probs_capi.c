@@ -180,7 +180,7 @@ pb_capi_model_t *pb_capi_model_open(const char *path, const char *device,
     return NULL;
   }
   const pb_game_t *g = pb_model_game(m->model);
-  if (pb_model_alphazero(m->model)) {
+  if (pb_model_kind(m->model) == PB_NETS_PV) {
     m->pve = pb_pveval_new(g, CAPI_MAX_BATCH, err);
     if (m->pve == NULL || pb_pveval_bind(m->pve, pb_model_q(m->model), err)) {
       pb_capi_model_close(m);
@@ -211,7 +211,7 @@ const pb_game_t *pb_capi_model_game(const pb_capi_model_t *m) {
 }
 
 int pb_capi_model_alphazero(const pb_capi_model_t *m) {
-  return pb_model_alphazero(m->model);
+  return pb_model_kind(m->model) == PB_NETS_PV;
 }
 
 uint64_t pb_capi_model_version(const pb_capi_model_t *m) {
@@ -224,6 +224,10 @@ const char *pb_capi_model_path(const pb_capi_model_t *m) {
 
 const char *pb_capi_model_algorithm(const pb_capi_model_t *m) {
   return pb_model_config(m->model)->algorithm;
+}
+
+const char *pb_capi_model_kind(const pb_capi_model_t *m) {
+  return pb_nets_name(pb_model_kind(m->model));
 }
 
 static int check_states(const pb_capi_model_t *m, const pb_state_t *s, int n,
@@ -290,7 +294,7 @@ int pb_capi_model_search(pb_capi_model_t *m, const pb_state_t *s,
       pv_len == NULL)
     return pb_err_set(err, PB_EINVAL, "search: NULL argument");
   const pb_config_t *c = pb_model_config(m->model);
-  if (pb_model_alphazero(m->model) || pb_config_td(c))
+  if (pb_model_kind(m->model) != PB_NETS_VQ)
     return pb_err_set(err, PB_EUNSUPP,
                       "%s: alpha-beta searches a PROBS model's V and Q, "
                       "this is a %s model",

@@ -112,6 +112,9 @@ uint64_t pb_capi_model_version(const pb_capi_model_t *m);
 const char *pb_capi_model_path(const pb_capi_model_t *m);
 /* The stored config's algorithm ("probs", "alphazero", "td"). */
 const char *pb_capi_model_algorithm(const pb_capi_model_t *m);
+/* The family of its networks, as its file records it: "vq" (V and Q),
+ * "pv" (one policy+value network) or "linear" (a linear evaluation V). */
+const char *pb_capi_model_kind(const pb_capi_model_t *m);
 
 /* V of the n positions s[0..n) into out[n], from the side to move, in
  * [-1, 1]: a PROBS or td model's V (batched and cached as the searches

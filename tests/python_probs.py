@@ -105,7 +105,7 @@ class Models(unittest.TestCase):
         c4 = probs.game("connect4")
         s = c4.position("4453")
         with probs.Model(C4) as m:
-            self.assertEqual((m.game, m.alphazero), (c4, False))
+            self.assertEqual((m.game, m.alphazero, m.kind), (c4, False, "vq"))
             self.assertAlmostEqual(m.value(s), want["v"], places=5)
             q = m.q(s)
             self.assertEqual(len(q), 7)
@@ -147,6 +147,7 @@ class Models(unittest.TestCase):
         s = probs.game("connect4").position("44")
         with probs.Model(C4AZ) as m:
             self.assertTrue(m.alphazero)
+            self.assertEqual(m.kind, "pv")
             self.assertAlmostEqual(m.value(s), want["v"], places=5)
             p = m.policy(s)
             for mv in want["moves"]:

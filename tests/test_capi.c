@@ -100,6 +100,7 @@ static void test_model(void **state) {
   assert_string_equal(pb_capi_game_name(g), "connect4");
   assert_int_equal(pb_capi_model_alphazero(m), 0);
   assert_string_equal(pb_capi_model_algorithm(m), "probs");
+  assert_string_equal(pb_capi_model_kind(m), "vq");
   pb_state_t s[2];
   assert_int_equal(pb_capi_parse(g, &s[0], "4453", &err), 0);
   assert_int_equal(pb_capi_parse(g, &s[1], "44", &err), 0);
@@ -158,6 +159,7 @@ static void test_model(void **state) {
   m = pb_capi_model_open(C4AZ, "cpu", &err);
   assert_non_null(m);
   assert_int_equal(pb_capi_model_alphazero(m), 1);
+  assert_string_equal(pb_capi_model_kind(m), "pv");
   assert_int_equal(pb_capi_model_value(m, s, 2, v, &err), 0);
   assert_true(fabsf(v[0]) <= 1 && fabsf(v[1]) <= 1);
   assert_int_equal(pb_capi_model_logits(m, s, 2, lg, &err), 0);

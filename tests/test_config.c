@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algos.h"
 #include "config.h"
 #include "err.h"
 #include "game.h"
@@ -659,7 +660,7 @@ static void test_algorithm(void **state) {
   pb_err_t err;
   pb_config_defaults(&c);
   assert_string_equal(c.algorithm, "probs");
-  assert_int_equal(pb_config_alphazero(&c), 0);
+  assert_int_equal(pb_algos_of(&c)->nets, PB_NETS_VQ);
   assert_int_equal(pb_config_load_string(&c,
                                          "algorithm: alphazero\n"
                                          "mcts: {simulations: 64, c_puct: 2.5, "
@@ -667,7 +668,7 @@ static void test_algorithm(void **state) {
                                          "eval: {mcts_simulations: 32}\n",
                                          &err),
                    0);
-  assert_int_equal(pb_config_alphazero(&c), 1);
+  assert_int_equal(pb_algos_of(&c)->nets, PB_NETS_PV);
   assert_int_equal(c.mcts.simulations, 64);
   assert_true(c.mcts.c_puct == 2.5);
   assert_int_equal(c.mcts.temp_moves, 3);

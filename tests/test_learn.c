@@ -460,7 +460,7 @@ static void test_alphazero_learner(void **state) {
   static const char *const sets[] = {"algorithm=alphazero",
                                      "train.replay_iterations=2", NULL};
   pb_learn_t *l = learner(sets);
-  assert_true(pb_learn_alphazero(l));
+  assert_int_equal(pb_learn_nets(l), PB_NETS_PV);
   assert_null(pb_learn_v(l));
   const pb_nn_spec_t *sp = pb_nn_spec(pb_learn_q(l));
   assert_int_equal(sp->head, PB_NN_HEAD_PV);
@@ -534,7 +534,7 @@ static void test_alphazero_learner(void **state) {
   pb_config_t oc;
   pb_model_t *o = pb_model_open(ck, "cpu", &oc, &err);
   assert_non_null(o);
-  assert_true(pb_model_alphazero(o));
+  assert_int_equal(pb_model_kind(o), PB_NETS_PV);
   assert_string_equal(oc.algorithm, "alphazero");
   pb_model_destroy(&o);
   unlink(ck);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algos.h"
 #include "ckpt.h"
 #include "config.h"
 #include "game.h"
@@ -103,7 +104,7 @@ static void test_write_read(void **state) {
   assert_int_equal(pb_model_write(ck, &c, g, 42, rng, v, q, &err), 0);
   uint64_t version = 0, rng2[4] = {0};
   assert_int_equal(
-      pb_model_read(ck, "mem", g, v2, q2, &version, rng2, &err), 0);
+      pb_model_read(ck, "mem", g, PB_NETS_VQ, v2, q2, &version, rng2, &err), 0);
   assert_int_equal(version, 42);
   assert_memory_equal(rng, rng2, sizeof rng);
   outputs_of(q2, g, b);
@@ -137,7 +138,7 @@ static void test_open(void **state) {
   if (m == NULL) fail_msg("%s", err.msg);
   assert_ptr_equal(pb_model_game(m), &pb_game_connect4);
   assert_int_equal(pb_model_version(m), 0);
-  assert_int_equal(pb_model_alphazero(m), 0);
+  assert_int_equal(pb_model_kind(m), PB_NETS_VQ);
   assert_string_equal(got.model.device, "cpu");
   assert_string_equal(pb_model_config(m)->run.name, c.run.name);
   float a[3 * 7], b[3 * 7];
@@ -156,7 +157,7 @@ static void test_open(void **state) {
   assert_int_equal(pb_learn_save(la, path, NULL, 0, &err), 0);
   m = pb_model_open(path, NULL, NULL, &err);
   assert_non_null(m);
-  assert_int_equal(pb_model_alphazero(m), 1);
+  assert_int_equal(pb_model_kind(m), PB_NETS_PV);
   assert_null(pb_model_v(m));
   assert_int_equal(pb_nn_spec(pb_model_q(m))->head, PB_NN_HEAD_PV);
   pb_model_destroy(&m);
@@ -187,8 +188,8 @@ static void test_refuses(void **state) {
   pb_nn_t *tv, *tq;
   assert_int_equal(
       pb_model_nets(&ct, &pb_game_tictactoe, "cpu", "test", &tv, &tq, &err), 0);
-  assert_int_equal(pb_model_check(ck, "f.pbck", &pb_game_tictactoe, tv, tq,
-                                  &err),
+  assert_int_equal(pb_model_check(ck, "f.pbck", &pb_game_tictactoe,
+                                  PB_NETS_VQ, tv, tq, &err),
                    PB_EMISMATCH);
   assert_non_null(strstr(err.msg, "f.pbck"));
   assert_non_null(strstr(err.msg, "connect4"));
@@ -201,7 +202,8 @@ static void test_refuses(void **state) {
   float before[3 * 7], after[3 * 7], vb[3], va[3];
   outputs_of(wq, g, before);
   outputs_of(wv, g, vb);
-  assert_int_equal(pb_model_read(ck, "f.pbck", g, wv, wq, NULL, NULL, &err),
+  assert_int_equal(
+      pb_model_read(ck, "f.pbck", g, PB_NETS_VQ, wv, wq, NULL, NULL, &err),
                    PB_EMISMATCH);
   assert_non_null(strstr(err.msg, "shape"));
   outputs_of(wq, g, after);
@@ -209,13 +211,13 @@ static void test_refuses(void **state) {
   assert_memory_equal(before, after, sizeof before);
   assert_memory_equal(vb, va, sizeof vb);
   /* another algorithm: a probs checkpoint for alphazero networks */
-  assert_int_equal(pb_model_check(ck, "f.pbck", g, NULL, q, &err),
+  assert_int_equal(pb_model_check(ck, "f.pbck", g, PB_NETS_PV, NULL, q, &err),
                    PB_EMISMATCH);
   assert_non_null(strstr(err.msg, "algorithm probs"));
   /* not a learner checkpoint */
   pb_ckpt_t *other = pb_ckpt_new(&err);
   assert_int_equal(pb_ckpt_add(other, "x", "y", 1, &err), 0);
-  assert_int_equal(pb_model_check(other, "o.pbck", g, v, q, &err),
+  assert_int_equal(pb_model_check(other, "o.pbck", g, PB_NETS_VQ, v, q, &err),
                    PB_ECORRUPT);
   /* files */
   char dir[256], path[320];
@@ -270,7 +272,7 @@ static void test_model_file(void **state) {
     pb_model_t *s = pb_model_open(slim, "cpu", NULL, &err);
     if (s == NULL) fail_msg("%s", err.msg);
     assert_int_equal(pb_model_version(s), 7);
-    assert_int_equal(pb_model_alphazero(s), alg);
+    assert_int_equal(pb_model_kind(s), alg ? PB_NETS_PV : PB_NETS_VQ);
     const int A = alg ? 8 : 7; /* PV: 7 policy logits and the value */
     float a[3 * 8], b[3 * 8];
     outputs_of(pb_model_q(m), &pb_game_connect4, a);
@@ -292,8 +294,8 @@ static void test_model_file(void **state) {
                        0);
       pb_ckpt_t *rk = pb_ckpt_read(slim, &err);
       assert_non_null(rk);
-      assert_int_equal(pb_model_read(rk, slim, &pb_game_connect4, wv, wq, NULL,
-                                     NULL, &err),
+      assert_int_equal(pb_model_read(rk, slim, &pb_game_connect4, PB_NETS_VQ,
+                                     wv, wq, NULL, NULL, &err),
                        PB_EMISMATCH);
       assert_non_null(strstr(err.msg, "model.pbck"));
       pb_ckpt_destroy(&rk);
@@ -309,6 +311,100 @@ static void test_model_file(void **state) {
   rmdir(dir);
 }
 
+/* A copy of ck without its section `drop`: a file as an older build wrote
+ * it. */
+static pb_ckpt_t *without(const pb_ckpt_t *ck, const char *drop) {
+  pb_err_t err;
+  pb_ckpt_t *out = pb_ckpt_new(&err);
+  assert_non_null(out);
+  for (int i = 0; i < pb_ckpt_count(ck); i++) {
+    const char *name = pb_ckpt_name(ck, i);
+    const void *d;
+    size_t n;
+    if (!strcmp(name, drop)) continue;
+    assert_int_equal(pb_ckpt_get(ck, name, &d, &n), 0);
+    assert_int_equal(pb_ckpt_add(out, name, d, n, &err), 0);
+  }
+  return out;
+}
+
+/* Each algorithm's checkpoint records the family of its networks
+ * (model.kind), which reads back through a file; a file written before the
+ * section existed gets its family from its stored config; an unknown kind,
+ * or one its config contradicts, is refused. */
+static void test_kind(void **state) {
+  (void)state;
+  char dir[256], path[320];
+  tp_tmpdir(dir, sizeof dir, "model-kind");
+  snprintf(path, sizeof path, "%s/k.pbck", dir);
+  const pb_game_t *g = &pb_game_connect4;
+  for (size_t i = 0; i < pb_algos_count(); i++) {
+    const pb_algo_data_t *a = pb_algos_at(i);
+    char set[64];
+    snprintf(set, sizeof set, "algorithm=%s", a->name);
+    const char *const sets[] = {set, NULL};
+    pb_config_t c;
+    config(&c, sets);
+    pb_err_t err;
+    pb_nn_t *v, *q;
+    assert_int_equal(pb_model_nets(&c, g, "cpu", "test", &v, &q, &err), 0);
+    assert_int_equal(v == NULL, a->nets == PB_NETS_PV);
+    pb_ckpt_t *ck = pb_ckpt_new(&err);
+    const uint64_t rng[4] = {0};
+    assert_int_equal(pb_model_write(ck, &c, g, 2, rng, v, q, &err), 0);
+    const void *d;
+    size_t n;
+    assert_int_equal(pb_ckpt_get(ck, "model.kind", &d, &n), 0);
+    assert_int_equal(n, strlen(pb_nets_name(a->nets)));
+    assert_memory_equal(d, pb_nets_name(a->nets), n);
+    int nets = 0;
+    assert_int_equal(pb_model_file_kind(ck, "mem", &nets, &err), 0);
+    assert_int_equal(nets, a->nets);
+    /* through a file, and opened on its own */
+    assert_int_equal(pb_ckpt_write(ck, path, &err), 0);
+    pb_model_t *m = pb_model_open(path, "cpu", NULL, &err);
+    if (m == NULL) fail_msg("%s: %s", a->name, err.msg);
+    assert_int_equal(pb_model_kind(m), a->nets);
+    pb_model_destroy(&m);
+    /* an older file: no model.kind; its config says */
+    pb_ckpt_t *old = without(ck, "model.kind");
+    assert_int_equal(pb_ckpt_get(old, "model.kind", &d, &n), PB_ENOTFOUND);
+    nets = 0;
+    assert_int_equal(pb_model_file_kind(old, "old", &nets, &err), 0);
+    assert_int_equal(nets, a->nets);
+    assert_int_equal(pb_model_read(old, "old", g, a->nets, v, q, NULL, NULL,
+                                   &err),
+                     0);
+    assert_int_equal(pb_ckpt_write(old, path, &err), 0);
+    m = pb_model_open(path, "cpu", NULL, &err);
+    if (m == NULL) fail_msg("%s (old): %s", a->name, err.msg);
+    assert_int_equal(pb_model_kind(m), a->nets);
+    pb_model_destroy(&m);
+    /* an unknown kind; a kind its config contradicts */
+    pb_ckpt_t *bad = without(ck, "model.kind");
+    assert_int_equal(pb_ckpt_add(bad, "model.kind", "xy", 2, &err), 0);
+    assert_int_equal(pb_model_file_kind(bad, "bad", &nets, &err), PB_ECORRUPT);
+    assert_non_null(strstr(err.msg, "model.kind 'xy'"));
+    pb_ckpt_destroy(&bad);
+    bad = without(ck, "model.kind");
+    const char *other = pb_nets_name(a->nets == PB_NETS_VQ ? PB_NETS_LINEAR
+                                                           : PB_NETS_VQ);
+    assert_int_equal(pb_ckpt_add(bad, "model.kind", other, strlen(other), &err),
+                     0);
+    assert_int_equal(pb_ckpt_write(bad, path, &err), 0);
+    assert_null(pb_model_open(path, "cpu", NULL, &err));
+    assert_int_equal(err.code, PB_ECORRUPT);
+    assert_non_null(strstr(err.msg, "model.kind"));
+    pb_ckpt_destroy(&bad);
+    pb_ckpt_destroy(&old);
+    pb_ckpt_destroy(&ck);
+    pb_nn_destroy(&v);
+    pb_nn_destroy(&q);
+  }
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void) {
   pb_nn_set_threads(1);
   const struct CMUnitTest tests[] = {
@@ -317,6 +413,7 @@ int main(void) {
       cmocka_unit_test(test_open),
       cmocka_unit_test(test_refuses),
       cmocka_unit_test(test_model_file),
+      cmocka_unit_test(test_kind),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algos.h"
 #include "config.h"
 #include "episodes.h"
 #include "game.h"
@@ -426,7 +427,7 @@ static void test_config(void **state) {
       pb_config_load_file(&c, PB_SOURCE_DIR "/configs/othello-td.yaml", &err),
       0);
   assert_int_equal(pb_config_check(&c, &err), 0);
-  assert_true(pb_config_td(&c));
+  assert_int_equal(pb_algos_of(&c)->nets, PB_NETS_LINEAR);
   assert_int_equal(c.td.ply, 1);
   pb_config_defaults(&c);
   assert_int_equal(

@@ -10,7 +10,7 @@ static const pb_algo_t *const all[] = {&pb_algo_probs, &pb_algo_alphazero,
 const pb_algo_t *pb_algo_by_name(const char *name) {
   if (name == NULL) return NULL;
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-    if (!strcmp(all[i]->name, name)) return all[i];
+    if (!strcmp(all[i]->data->name, name)) return all[i];
   return NULL;
 }
 

@@ -11,17 +11,23 @@
  * phases), the worker's loop (actor/), the learner's event loop
  * (learner/), the in-process trainer (inproc.h).
  *
+ * What an algorithm is, as data (name, config section, the family of its
+ * networks, its agent, whether it searches, its config check), is its row
+ * in common/run/algos.c, which the floors below read; the table here holds
+ * its behaviour and points to that row.
+ *
  * Adding an algorithm: one new algo_NAME.c filling a pb_algo_t, its line
- * in algo.c's list, its config keys in common/run/config_schema.c (a
- * section of its own), and its engines below (common/train/,
- * common/search/) when it needs new ones. docs/ARCHITECTURE.md walks
- * through it. */
+ * in algo.c's list, its row in common/run/algos.c, its config keys in
+ * common/run/config_schema.c (a section of its own), and its engines below
+ * (common/train/, common/search/) when it needs new ones.
+ * docs/ARCHITECTURE.md ("Recipes") walks through it. */
 #ifndef PB_ALGO_H
 #define PB_ALGO_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algos.h"
 #include "batcher.h"
 #include "config.h"
 #include "episodes.h"
@@ -71,17 +77,12 @@ typedef struct pb_algo_env {
 enum { PB_ALGO_NET_V = 1, PB_ALGO_NET_Q = 2 };
 
 typedef struct pb_algo {
-  const char *name;    /* the config's `algorithm` */
-  const char *section; /* the config section of its own settings */
-  const char *agent;   /* the agent that plays its checkpoints at their
-                          best: "abnet", "mcts" or "td" (agent specs) */
-  const char *model;   /* what its checkpoints hold, in words */
+  /* What the algorithm is, as data (common/run/algos.h): its name, config
+   * section, the family of its networks (PB_NETS_PV: its episodes carry a
+   * visit distribution per position, the policy targets, and its Q slot
+   * holds the policy+value network), its agent, whether it searches. */
+  const pb_algo_data_t *data;
   int play_nets;       /* PB_ALGO_NET_*: the networks of a self-play item */
-  int policy;          /* 1: its episodes carry a visit distribution per
-                          position (the policy targets; AlphaZero), and
-                          its Q slot holds a policy+value network
-                          (PB_NN_HEAD_PV: num_actions + 1 outputs) */
-  int searches;        /* 1: an iteration has a search phase (searchers) */
   int q_play;          /* 1: its actors draw each move from softmax(Q / T)
                           with Dirichlet noise (pb_selfplay_pick), so the
                           learner can score their moves (playcheck.h) */

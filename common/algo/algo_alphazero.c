@@ -110,13 +110,8 @@ static void metrics(const pb_iter_t *it, const pb_iter_times_t *t,
 }
 
 const pb_algo_t pb_algo_alphazero = {
-    .name = "alphazero",
-    .section = "mcts",
-    .agent = "mcts",
-    .model = "a policy+value network (in the Q slot)",
+    .data = &pb_algo_data_alphazero,
     .play_nets = PB_ALGO_NET_Q,
-    .policy = 1,
-    .searches = 0,
     .state_size = 0,
     .player_new = player_new,
     .player_destroy = player_destroy,

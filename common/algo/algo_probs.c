@@ -246,13 +246,8 @@ static void metrics(const pb_iter_t *it, const pb_iter_times_t *t,
 }
 
 const pb_algo_t pb_algo_probs = {
-    .name = "probs",
-    .section = "search",
-    .agent = "abnet",
-    .model = "V and Q",
+    .data = &pb_algo_data_probs,
     .play_nets = PB_ALGO_NET_Q,
-    .policy = 0,
-    .searches = 1,
     .q_play = 1,
     .state_size = 0,
     .player_new = player_new,

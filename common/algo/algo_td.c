@@ -131,13 +131,8 @@ static void metrics(const pb_iter_t *it, const pb_iter_times_t *t,
 }
 
 const pb_algo_t pb_algo_td = {
-    .name = "td",
-    .section = "td",
-    .agent = "td",
-    .model = "a linear evaluation (V; Q untrained)",
+    .data = &pb_algo_data_td,
     .play_nets = PB_ALGO_NET_V,
-    .policy = 0,
-    .searches = 0,
     .state_size = sizeof(state_t),
     .player_new = player_new,
     .player_destroy = player_destroy,

@@ -53,7 +53,7 @@ static void write_metrics(run_t *r, const pb_iter_times_t *t) {
   pb_json_t j;
   pb_json_init(&j);
   pb_iter_report(r->it, "inproc", t, &j);
-  if (r->algo->searches) {
+  if (r->algo->data->searches) {
     pb_neteval_stats_t ns;
     pb_neteval_stats(r->ne, &ns);
     pb_json_kuint(&j, "v_evals_asked", ns.v_asked - r->ns_last.v_asked);
@@ -161,8 +161,8 @@ static void log_start(const run_t *r, uint64_t last) {
               " (now %" PRIu64
               ") x %d episodes, %s, %s of %ld + %ld params, device %s, "
               "precision %s, run dir %s",
-              r->algo->name, cfg->game, last, pb_learn_version(r->learn),
-              cfg->train.episodes_per_iter, settings, r->algo->model,
+              r->algo->data->name, cfg->game, last, pb_learn_version(r->learn),
+              cfg->train.episodes_per_iter, settings, r->algo->data->model,
               v ? pb_nn_param_count(v) : 0L, pb_nn_param_count(q),
               pb_nn_device(q), pb_learn_precision(r->learn), cfg->run.dir);
 }
@@ -184,7 +184,7 @@ static int make_engines(run_t *r, pb_err_t *err) {
                            .ne = r->ne};
   if ((r->player = r->algo->player_new(&r->env, err)) == NULL)
     return err && err->code ? err->code : PB_ENOMEM;
-  if (r->algo->searches) {
+  if (r->algo->data->searches) {
     r->env.parallel = cfg->search.parallel;
     if ((r->searcher = r->algo->searcher_new(&r->env, err)) == NULL)
       return err && err->code ? err->code : PB_ENOMEM;

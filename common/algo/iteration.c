@@ -174,7 +174,7 @@ int pb_iter_train_before(pb_iter_t *it, pb_err_t *err) {
 }
 
 int pb_iter_searches(const pb_iter_t *it) {
-  return it->algo->searches;
+  return it->algo->data->searches;
 }
 size_t pb_iter_search_positions(const pb_iter_t *it) {
   return it->n_uniq;
@@ -193,7 +193,7 @@ float *pb_iter_targets(pb_iter_t *it) {
 }
 
 size_t pb_iter_search_items(const pb_iter_t *it) {
-  if (!it->algo->searches) return 0;
+  if (!it->algo->data->searches) return 0;
   const size_t per = (size_t)it->cfg->net.item_states;
   return (it->n_uniq + per - 1) / per;
 }
@@ -249,7 +249,7 @@ void pb_iter_report(const pb_iter_t *it, const char *mode,
   pb_json_obj_begin(j);
   pb_json_kstr(j, "event", "iteration");
   pb_json_kstr(j, "mode", mode);
-  pb_json_kstr(j, "algorithm", it->algo->name);
+  pb_json_kstr(j, "algorithm", it->algo->data->name);
   pb_json_kuint(j, "iteration", v);
   pb_json_kuint(j, "version", v);
   pb_json_kuint(j, "episodes", it->eps.n_eps);

@@ -7,12 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algos.h"
 #include "bytes.h"
 #include "precision.h"
 #include "rng.h"
 
 #define META_MAGIC 0x314E5241454C4250ull /* "PBLEARN1" */
 #define META_LEN (8 * 7)
+#define KIND_SECTION "model.kind"
 
 /* ---- the networks of a config ------------------------------------------ */
 
@@ -25,7 +27,9 @@ void pb_model_spec(const pb_config_t *c, const pb_game_t *g, int q,
   spec->width = g->width;
   spec->outputs = q ? g->num_actions : 1;
   spec->head = q ? PB_NN_HEAD_LINEAR : PB_NN_HEAD_TANH;
-  if (q && pb_config_alphazero(c)) {
+  const pb_algo_data_t *a = pb_algos_of(c);
+  const int nets = a != NULL ? a->nets : PB_NETS_VQ;
+  if (q && nets == PB_NETS_PV) {
     spec->outputs = g->num_actions + 1;
     spec->head = PB_NN_HEAD_PV;
   }
@@ -35,8 +39,8 @@ void pb_model_spec(const pb_config_t *c, const pb_game_t *g, int q,
   spec->dense_units = n->dense_units;
   spec->res_blocks = n->res_blocks;
   spec->norm = !strcmp(n->norm, "layer") ? PB_NN_NORM_LAYER : PB_NN_NORM_NONE;
-  if (pb_config_td(c)) {
-    /* td: one linear layer over the planes (common/nn/tdnet.h); Q only fills
+  if (nets == PB_NETS_LINEAR) {
+    /* one linear layer over the planes (common/nn/tdnet.h); Q only fills
      * its slot and is never trained. */
     spec->conv_layers = spec->dense_layers = spec->res_blocks = 0;
     spec->conv_channels = spec->dense_units = 1;
@@ -65,8 +69,9 @@ int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
   const uint64_t seed = (uint64_t)cfg->seed;
   pb_err_t e;
   pb_err_clear(&e);
-  /* AlphaZero: no V; the Q slot holds the policy+value network. */
-  const int az = pb_config_alphazero(cfg);
+  /* A policy+value family: no V; the Q slot holds that network. */
+  const pb_algo_data_t *a = pb_algos_of(cfg);
+  const int az = a != NULL && a->nets == PB_NETS_PV;
   if (!az) *v = pb_nn_new(&vs, &vo, device, pb_mix64(seed ^ 0x5601), &e);
   if (az || *v != NULL)
     *q = pb_nn_new(&qs, &qo, device, pb_mix64(seed ^ 0x5602), &e);
@@ -132,6 +137,9 @@ static int write_sections(pb_ckpt_t *ck, const pb_config_t *cfg,
   if (rc == 0 && v) rc = pb_ckpt_add(ck, vname, vb, vl, err);
   if (rc == 0) rc = pb_ckpt_add(ck, qname, qb, ql, err);
   if (rc == 0) rc = pb_ckpt_add(ck, "config.yaml", yaml, strlen(yaml), err);
+  const pb_algo_data_t *a = pb_algos_of(cfg);
+  const char *kind = pb_nets_name(a != NULL ? a->nets : 0);
+  if (rc == 0) rc = pb_ckpt_add(ck, KIND_SECTION, kind, strlen(kind), err);
   free(vb);
   free(qb);
   free(yaml);
@@ -164,6 +172,54 @@ static int net_section(const pb_ckpt_t *ck, const char *net,
   return pb_ckpt_get(ck, name, (const void **)buf, len);
 }
 
+/* The config stored in ck (read from path) into *cfg. */
+static int stored_config(const pb_ckpt_t *ck, const char *path,
+                         pb_config_t *cfg, pb_err_t *err) {
+  const char *yaml;
+  size_t yl;
+  if (pb_ckpt_get(ck, "config.yaml", (const void **)&yaml, &yl) != 0)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "%s: no config inside: not a probs learner checkpoint",
+                      path);
+  char *text = malloc(yl + 1);
+  if (text == NULL) return pb_err_set(err, PB_ENOMEM, "out of memory");
+  memcpy(text, yaml, yl);
+  text[yl] = '\0';
+  pb_config_defaults(cfg);
+  int rc = pb_config_load_string(cfg, text, err);
+  free(text);
+  return rc;
+}
+
+/* The one place that infers the family of a file written before model.kind
+ * existed: from the algorithm its stored config names (model.h). */
+int pb_model_file_kind(const pb_ckpt_t *ck, const char *path, int *nets,
+                       pb_err_t *err) {
+  const char *kind;
+  size_t kl;
+  if (pb_ckpt_get(ck, KIND_SECTION, (const void **)&kind, &kl) == 0) {
+    char name[16];
+    snprintf(name, sizeof name, "%.*s", kl < sizeof name ? (int)kl : 0, kind);
+    if (strlen(name) != kl || (*nets = pb_nets_by_name(name)) == 0)
+      return pb_err_set(err, PB_ECORRUPT,
+                        "%s: unknown model.kind '%.*s' (known: vq, pv, "
+                        "linear)",
+                        path, kl < 16 ? (int)kl : 16, kind);
+    return 0;
+  }
+  pb_config_t cfg;
+  int rc = stored_config(ck, path, &cfg, err);
+  if (rc != 0) return rc;
+  const pb_algo_data_t *a = pb_algos_of(&cfg);
+  if (a == NULL)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "%s: no model.kind, and its config's algorithm '%s' "
+                      "is unknown",
+                      path, cfg.algorithm);
+  *nets = a->nets;
+  return 0;
+}
+
 static int same_spec(const pb_nn_t *nn, const uint8_t *buf, size_t len,
                      int weights, const char *what, const char *path,
                      pb_err_t *err) {
@@ -181,7 +237,8 @@ static int same_spec(const pb_nn_t *nn, const uint8_t *buf, size_t len,
 }
 
 int pb_model_check(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
-                   const pb_nn_t *v, const pb_nn_t *q, pb_err_t *err) {
+                   int nets, const pb_nn_t *v, const pb_nn_t *q,
+                   pb_err_t *err) {
   const uint8_t *meta, *vb = NULL, *qb;
   size_t ml, vl = 0, ql;
   int vw = 0, qw;
@@ -189,21 +246,32 @@ int pb_model_check(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
       net_section(ck, "q", &qb, &ql, &qw) != 0)
     return pb_err_set(err, PB_ECORRUPT, "%s: not a probs learner checkpoint",
                       path);
-  int has_v = net_section(ck, "v", &vb, &vl, &vw) == 0;
-  if (has_v != (v != NULL))
-    return pb_err_set(err, PB_EMISMATCH,
-                      "%s: a checkpoint of algorithm %s, but this run is %s",
-                      path, has_v ? "probs" : "alphazero",
-                      v == NULL ? "alphazero" : "probs");
   if (ml != META_LEN || pb_le_get64(meta) != META_MAGIC)
     return pb_err_set(err, PB_ECORRUPT, "%s: bad learner metadata", path);
+  int fnets, rc = pb_model_file_kind(ck, path, &fnets, err);
+  if (rc != 0) return rc;
+  if (fnets != nets) {
+    pb_config_t fc; /* the file's algorithm, to name it */
+    if (stored_config(ck, path, &fc, NULL) != 0)
+      snprintf(fc.algorithm, sizeof fc.algorithm, "?");
+    return pb_err_set(err, PB_EMISMATCH,
+                      "%s: a checkpoint of algorithm %s (%s, model.kind %s), "
+                      "but this run's networks are %s (%s)",
+                      path, fc.algorithm, pb_nets_words(fnets),
+                      pb_nets_name(fnets), pb_nets_words(nets),
+                      pb_nets_name(nets));
+  }
+  int has_v = net_section(ck, "v", &vb, &vl, &vw) == 0;
+  if (has_v != (v != NULL))
+    return pb_err_set(err, PB_ECORRUPT,
+                      "%s: model.kind %s, but the file %s a V network", path,
+                      pb_nets_name(fnets), has_v ? "holds" : "lacks");
   if (pb_le_get64(meta + 8) != (uint64_t)g->id) {
     const pb_game_t *og = pb_game_by_id((int)pb_le_get64(meta + 8));
     return pb_err_set(err, PB_EMISMATCH,
                       "%s: checkpoint is for game '%s', not '%s'", path,
                       og ? og->name : "unknown", g->name);
   }
-  int rc;
   if (v && (rc = same_spec(v, vb, vl, vw, "V", path, err)) != 0) return rc;
   return same_spec(q, qb, ql, qw, "Q", path, err);
 }
@@ -216,9 +284,9 @@ static int load_net(pb_nn_t *nn, const uint8_t *buf, size_t len, int weights,
 }
 
 int pb_model_read(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
-                  pb_nn_t *v, pb_nn_t *q, uint64_t *version, uint64_t rng[4],
-                  pb_err_t *err) {
-  int rc = pb_model_check(ck, path, g, v, q, err);
+                  int nets, pb_nn_t *v, pb_nn_t *q, uint64_t *version,
+                  uint64_t rng[4], pb_err_t *err) {
+  int rc = pb_model_check(ck, path, g, nets, v, q, err);
   if (rc != 0) return rc;
   const uint8_t *meta, *vb = NULL, *qb;
   size_t ml, vl = 0, ql;
@@ -249,27 +317,9 @@ struct pb_model {
   pb_config_t cfg;
   const pb_game_t *g;
   pb_nn_t *v, *q;
+  int nets; /* pb_nets_t */
   uint64_t version;
 };
-
-/* The config stored in ck (read from path) into *cfg. */
-static int stored_config(const pb_ckpt_t *ck, const char *path,
-                         pb_config_t *cfg, pb_err_t *err) {
-  const char *yaml;
-  size_t yl;
-  if (pb_ckpt_get(ck, "config.yaml", (const void **)&yaml, &yl) != 0)
-    return pb_err_set(err, PB_ECORRUPT,
-                      "%s: no config inside: not a probs learner checkpoint",
-                      path);
-  char *text = malloc(yl + 1);
-  if (text == NULL) return pb_err_set(err, PB_ENOMEM, "out of memory");
-  memcpy(text, yaml, yl);
-  text[yl] = '\0';
-  pb_config_defaults(cfg);
-  int rc = pb_config_load_string(cfg, text, err);
-  free(text);
-  return rc;
-}
 
 pb_model_t *pb_model_open(const char *path, const char *device,
                           pb_config_t *cfg_out, pb_err_t *err) {
@@ -278,6 +328,13 @@ pb_model_t *pb_model_open(const char *path, const char *device,
   pb_model_t *m = calloc(1, sizeof *m);
   int rc = m ? 0 : pb_err_set(err, PB_ENOMEM, "model: out of memory");
   if (rc == 0) rc = stored_config(ck, path, &m->cfg, err);
+  if (rc == 0) rc = pb_model_file_kind(ck, path, &m->nets, err);
+  const pb_algo_data_t *a = rc == 0 ? pb_algos_of(&m->cfg) : NULL;
+  if (rc == 0 && (a == NULL || a->nets != m->nets))
+    rc = pb_err_set(err, PB_ECORRUPT,
+                    "%s: model.kind %s, but its config's algorithm '%s' "
+                    "trains other networks",
+                    path, pb_nets_name(m->nets), m->cfg.algorithm);
   if (rc == 0 && (m->g = pb_game_by_name(m->cfg.game)) == NULL)
     rc = pb_err_set(err, PB_ECONFIG, "game: unknown game '%s' (known: %s)",
                     m->cfg.game, pb_game_names());
@@ -294,7 +351,8 @@ pb_model_t *pb_model_open(const char *path, const char *device,
     rc = pb_model_nets(&m->cfg, m->g, dev, what, &m->v, &m->q, err);
   }
   if (rc == 0)
-    rc = pb_model_read(ck, path, m->g, m->v, m->q, &m->version, NULL, err);
+    rc = pb_model_read(ck, path, m->g, m->nets, m->v, m->q, &m->version, NULL,
+                       err);
   if (rc == 0) {
     /* A stored bf16 this device lacks plays in fp32 (model.h). */
     int prec = PB_NN_FP32;
@@ -334,5 +392,5 @@ const pb_game_t *pb_model_game(const pb_model_t *m) { return m->g; }
 const pb_config_t *pb_model_config(const pb_model_t *m) { return &m->cfg; }
 pb_nn_t *pb_model_v(pb_model_t *m) { return m->v; }
 pb_nn_t *pb_model_q(pb_model_t *m) { return m->q; }
-int pb_model_alphazero(const pb_model_t *m) { return m->v == NULL; }
+int pb_model_kind(const pb_model_t *m) { return m->nets; }
 uint64_t pb_model_version(const pb_model_t *m) { return m->version; }

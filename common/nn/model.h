@@ -10,6 +10,10 @@
  *                 checkpoint of algorithm alphazero
  *   q.state       Q, or the policy+value network of an alphazero run
  *   config.yaml   the run's config as YAML (pb_config_to_yaml)
+ *   model.kind    the family of the networks (pb_nets_t, common/run/algos.h)
+ *                 as its name: "vq", "pv" or "linear". A file written
+ *                 before this section existed has the family of the
+ *                 algorithm its config.yaml names (pb_model_file_kind).
  *
  * A model file (probs export OUT.pbck, data/models/) is a checkpoint with
  * v.weights / q.weights (pb_nn_weights_save: the weights alone, a third of
@@ -22,18 +26,22 @@
  * analyses or exports a model opens it with pb_model_open, and so never
  * links the trainer.
  *
- * With algorithm alphazero there is no V: the Q slot holds the
- * policy+value network (PB_NN_HEAD_PV) and pb_model_v is NULL.
- *
- * With algorithm td both networks are one linear layer over the input
- * planes whatever model.v / model.q say: V (tanh head) is the learned
- * evaluation (common/nn/tdnet.h), Q (linear head) is never trained and only
- * fills its slot, so that every reader of a model reads a td one. */
+ * Which networks a config describes follows from its algorithm's family
+ * (pb_algos_of(cfg)->nets, common/run/algos.h):
+ *   PB_NETS_VQ      V and Q as model.v / model.q say;
+ *   PB_NETS_PV      no V: the Q slot holds the policy+value network
+ *                   (PB_NN_HEAD_PV) and pb_model_v is NULL;
+ *   PB_NETS_LINEAR  both networks one linear layer over the input planes
+ *                   whatever model.v / model.q say: V (tanh head) is the
+ *                   learned evaluation (common/nn/tdnet.h), Q (linear head)
+ *                   is never trained and only fills its slot, so that every
+ *                   reader of a model reads one. */
 #ifndef PB_MODEL_H
 #define PB_MODEL_H
 
 #include <stdint.h>
 
+#include "algos.h"
 #include "ckpt.h"
 #include "config.h"
 #include "err.h"
@@ -43,9 +51,10 @@
 /* ---- the networks of a config ------------------------------------------ */
 
 /* Fills a network spec for V (q == 0) or Q (q != 0) from the model.v /
- * model.q keys and the input/output shape of game g. With algorithm
- * alphazero the Q slot holds the policy+value network: model.q's trunk
- * with a PB_NN_HEAD_PV head of num_actions + 1 outputs (V is unused). */
+ * model.q keys, the family of c's algorithm and the input/output shape of
+ * game g. In the PB_NETS_PV family the Q slot holds the policy+value
+ * network: model.q's trunk with a PB_NN_HEAD_PV head of num_actions + 1
+ * outputs (V is unused); PB_NETS_LINEAR: one linear layer each. */
 void pb_model_spec(const pb_config_t *c, const pb_game_t *g, int q,
                    pb_nn_spec_t *spec);
 
@@ -56,7 +65,7 @@ void pb_model_opt(const pb_config_t *c, int q, pb_nn_opt_t *opt);
  * "cuda" or "auto"), with the Adam settings of pb_model_opt and weights
  * seeded from cfg->seed (the same seed gives the same untrained pair), and
  * sets libtorch's thread count to model.threads (pb_nn_set_threads).
- * *v is NULL for algorithm alphazero. `what` names the device's source in
+ * *v is NULL in the PB_NETS_PV family. `what` names the device's source in
  * messages (e.g. "model.learner_device 'cuda' (the learner)"). Returns 0
  * (both set) or pb_nn_new's error with *v and *q NULL. */
 int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
@@ -85,43 +94,57 @@ int pb_model_precision(const pb_config_t *cfg, int role, const char *device,
 
 /* ---- the sections of a checkpoint ---------------------------------------- */
 
-/* Adds learn.meta, v.state (when v is not NULL), q.state and config.yaml
- * to ck for the networks v and q of game g at `version`, with the
- * trainer's RNG state rng[4] and the config cfg. Returns 0, PB_ENOMEM or
+/* Adds learn.meta, v.state (when v is not NULL), q.state, config.yaml and
+ * model.kind (the family of cfg's algorithm) to ck for the networks v and q
+ * of game g at `version`, with the trainer's RNG state rng[4] and the
+ * config cfg. Returns 0, PB_ENOMEM or
  * the error of pb_nn_state_save / pb_config_to_yaml / pb_ckpt_add. */
 int pb_model_write(pb_ckpt_t *ck, const pb_config_t *cfg, const pb_game_t *g,
                    uint64_t version, const uint64_t rng[4], const pb_nn_t *v,
                    const pb_nn_t *q, pb_err_t *err);
 
 /* As pb_model_write, but a model file: learn.meta (RNG words zero),
- * v.weights (when v is not NULL), q.weights and config.yaml. Errors as
+ * v.weights (when v is not NULL), q.weights, config.yaml and model.kind.
+ * Errors as
  * pb_model_write (pb_nn_weights_save's instead of pb_nn_state_save's). */
 int pb_model_write_weights(pb_ckpt_t *ck, const pb_config_t *cfg,
                            const pb_game_t *g, uint64_t version,
                            const pb_nn_t *v, const pb_nn_t *q, pb_err_t *err);
 
+/* The family of the networks in ck (read from `path`, for messages) into
+ * *nets: its model.kind section or, in a file written before there was one,
+ * the family of the algorithm its config.yaml names (the one place that
+ * infers it). Returns 0 or PB_ECORRUPT (an unknown model.kind, no config
+ * inside). */
+int pb_model_file_kind(const pb_ckpt_t *ck, const char *path, int *nets,
+                       pb_err_t *err);
+
 /* Checks that ck (read from `path`, for messages) holds a model of game g
- * whose networks have the shapes of v and q (v NULL: an alphazero model),
- * without loading anything. Returns 0, PB_ECORRUPT (not a probs learner
- * checkpoint, bad metadata), or PB_EMISMATCH (another algorithm, game or
- * network shape), the message naming the file. */
+ * and family `nets` (pb_nets_t) whose networks have the shapes of v and q
+ * (v NULL in the PB_NETS_PV family), without loading anything. Returns 0,
+ * PB_ECORRUPT (not a probs learner checkpoint, bad metadata, a model.kind
+ * its sections contradict), or PB_EMISMATCH (another family of networks,
+ * game or network shape), the message naming the file. */
 int pb_model_check(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
-                   const pb_nn_t *v, const pb_nn_t *q, pb_err_t *err);
+                   int nets, const pb_nn_t *v, const pb_nn_t *q,
+                   pb_err_t *err);
 
 /* pb_model_check, then loads the networks' states (weights, Adam moments,
  * step counts; a model file's weights alone) into v and q and sets
  * *version and rng[4] (either may be NULL) from learn.meta. All or
  * nothing: on an error v and q keep their states. */
 int pb_model_read(const pb_ckpt_t *ck, const char *path, const pb_game_t *g,
-                  pb_nn_t *v, pb_nn_t *q, uint64_t *version, uint64_t rng[4],
-                  pb_err_t *err);
+                  int nets, pb_nn_t *v, pb_nn_t *q, uint64_t *version,
+                  uint64_t rng[4], pb_err_t *err);
 
 /* ---- a model opened from a checkpoint ---------------------------------- */
 
 typedef struct pb_model pb_model_t;
 
 /* Opens the checkpoint at `path` on its own: reads the config stored
- * inside it (into *cfg, when not NULL), creates its networks on `device`
+ * inside it (into *cfg, when not NULL) and its family (pb_model_file_kind;
+ * PB_ECORRUPT when that is not the family of the stored algorithm), creates
+ * its networks on `device`
  * (NULL: the stored config's model.learner_device / model.device) and
  * loads their states. The networks compute in the stored config's
  * model.precision resolved on this machine (PB_DEVICE_OTHER), where a
@@ -146,12 +169,13 @@ void pb_model_destroy(pb_model_t **m);
 
 const pb_game_t *pb_model_game(const pb_model_t *m);
 const pb_config_t *pb_model_config(const pb_model_t *m);
-/* The networks, owned by the model: V (NULL in an alphazero model) and Q
- * (the policy+value network in an alphazero model). */
+/* The networks, owned by the model: V (NULL in the PB_NETS_PV family) and
+ * Q (the policy+value network in that family). */
 pb_nn_t *pb_model_v(pb_model_t *m);
 pb_nn_t *pb_model_q(pb_model_t *m);
-/* 1 for an alphazero model, else 0. */
-int pb_model_alphazero(const pb_model_t *m);
+/* The family of the model's networks (pb_nets_t: PB_NETS_VQ, PB_NETS_PV,
+ * PB_NETS_LINEAR), as its file records it. */
+int pb_model_kind(const pb_model_t *m);
 /* Iterations trained (the checkpoint's version). */
 uint64_t pb_model_version(const pb_model_t *m);
 

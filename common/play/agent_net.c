@@ -494,7 +494,7 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
       return NULL;
     }
   }
-  const int az = pb_model_alphazero(l);
+  const int az = pb_model_kind(l) == PB_NETS_PV;
   if (az &&
       (mode == NET_BEAM || mode == NET_AB || mode == NET_BPIP || ns->T > 0)) {
     if (mode == NET_MCTS)
@@ -512,11 +512,11 @@ static pb_agent_t *net_open(const pb_game_t *g, const char *path,
     pb_model_destroy(&l);
     return NULL;
   }
-  /* td trains V alone: its Q slot is the untrained start. checkpoint: and
-   * run: play its V one ply deep (value:) instead; beam search, which
-   * expands by Q, is refused. */
-  if (pb_config_td(&ccfg) && mode == NET_Q) mode = NET_V1;
-  if (pb_config_td(&ccfg) && mode == NET_BEAM) {
+  /* A linear evaluation (td) trains V alone, its Q slot the untrained start:
+   * checkpoint: and run: play V one ply deep (value:); beam is refused. */
+  const int linear = pb_model_kind(l) == PB_NETS_LINEAR;
+  if (linear && mode == NET_Q) mode = NET_V1;
+  if (linear && mode == NET_BEAM) {
     pb_err_set(err, PB_EMISMATCH,
                "agent %s: a td checkpoint has no trained Q (td learns V "
                "alone) for beam search: play it with td:PATH (its n-ply "

@@ -83,11 +83,12 @@ pb_agent_t *pb__agent_td_new(const pb_game_t *g, const char *arg, uint64_t seed,
     rc =
         pb_err_set(err, PB_EMISMATCH, "agent td: %s is a %s checkpoint, not %s",
                    path, pb_model_game(m)->name, g->name);
-  if (rc == 0 && !pb_config_td(&cfg))
+  if (rc == 0 && pb_model_kind(m) != PB_NETS_LINEAR)
     rc = pb_err_set(err, PB_EMISMATCH,
-                    "agent td: %s is a checkpoint of algorithm %s, not td "
-                    "(its networks: value:, abnet:, ...)",
-                    path, cfg.algorithm);
+                    "agent td: %s is a checkpoint of algorithm %s, not td: "
+                    "it holds %s, not a linear evaluation (its networks: "
+                    "value:, abnet:, ...)",
+                    path, cfg.algorithm, pb_nets_words(pb_model_kind(m)));
   if (rc == 0) rc = pb_linear_init(&t->lin, g, err);
   if (rc == 0) rc = pb_tdnet_get(pb_model_v(m), &t->lin, err);
   pb_model_destroy(&m);

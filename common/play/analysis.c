@@ -289,7 +289,7 @@ pb_analysis_t *pb_analysis_new(pb_model_t *l, const pb_analysis_opts_t *o,
   }
   a->g = pb_model_game(l);
   a->model = l;
-  a->az = pb_model_alphazero(l);
+  a->az = pb_model_kind(l) == PB_NETS_PV;
   int rc = a->az ? new_az(a, o, err) : new_probs(a, o, err);
   if (rc != 0) pb_analysis_destroy(&a);
   return a;

@@ -61,7 +61,7 @@ pb_engine_t *pb_engine_new(pb_model_t *m, const char *model_path, int batch,
   }
   e->m = m;
   e->g = pb_model_game(m);
-  e->az = pb_model_alphazero(m);
+  e->az = pb_model_kind(m) == PB_NETS_PV;
   e->batch = batch;
   e->emit = emit;
   e->ctx = ctx;

@@ -6,6 +6,7 @@
  * holds the public entry points other than loading: defaults, set/get,
  * overrides, the checks, the output and the conversions. */
 #include "config_impl.h"
+#include "algos.h"
 #include "bounds.h"
 
 #include <arpa/inet.h>
@@ -241,41 +242,6 @@ int pb_config_anchor(const char *item, size_t *spec_len, double *rating,
   return 0;
 }
 
-/* Algorithm td: a game with features, and none of the keys that only
- * the other algorithms use. The games are those common/search/linear.h gives
- * features (tests/test_td.c checks that the two lists agree). */
-static int check_td(const pb_config_t *c, pb_err_t *err) {
-  if (!pb_config_td(c)) return 0;
-  static const char *const games[] = {"othello", "connect4", "toguz"};
-  int ok = 0;
-  for (size_t i = 0; i < sizeof games / sizeof games[0]; i++)
-    ok |= !strcmp(c->game, games[i]);
-  if (!ok)
-    return pb_err_set(err, PB_ECONFIG,
-                      "algorithm td: game '%s' has no features for a linear "
-                      "evaluation (games with features: othello, connect4, "
-                      "toguz)",
-                      c->game);
-  if (c->train.pipeline)
-    return pb_err_set(err, PB_ECONFIG,
-                      "train.pipeline applies to algorithms probs and "
-                      "alphazero: td plays each iteration's games with the "
-                      "weights of the last one");
-  if (c->train.v_search_mix > 0 || c->train.replay_iterations > 1)
-    return pb_err_set(
-        err, PB_ECONFIG,
-        "train.%s applies to algorithm probs: td learns from "
-        "each iteration's games once, in order",
-        c->train.v_search_mix > 0 ? "v_search_mix" : "replay_iterations");
-  if (c->eval.enabled)
-    return pb_err_set(err, PB_ECONFIG,
-                      "eval.enabled: the evaluator rates probs and alphazero "
-                      "networks, not a td run's linear evaluation; set "
-                      "eval.enabled: false (rate td players with probs match "
-                      "td:CKPT or bench_td_league, docs/baselines.md)");
-  return 0;
-}
-
 int pb_config_check(const pb_config_t *c, pb_err_t *err) {
   if (c == NULL)
     return pb_err_set(err, PB_EINVAL, "pb_config_check: NULL config");
@@ -331,17 +297,26 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
                       "of the longest "
                       "%s game (%d moves)",
                       c->eval.opening_random_moves, g->name, g->max_turns);
-  if (!strcmp(c->algorithm, "alphazero") && c->train.v_search_mix > 0)
+  /* The algorithm's row (algos.h): what its fields rule out, then its own
+   * check. The schema's enum admits only the rows' names. */
+  const pb_algo_data_t *a = pb_algos_of(c);
+  if (a == NULL)
     return pb_err_set(err, PB_ECONFIG,
-                      "train.v_search_mix (%g) needs beam-search values: it "
-                      "applies to algorithm probs, not alphazero",
-                      c->train.v_search_mix);
-  if ((rc = check_td(c, err)) != 0) return rc;
-  if (pb_config_abnet_targets(c) && strcmp(c->algorithm, "probs"))
+                      "algorithm: '%.*s' has no row in common/run/algos.c",
+                      PB__SHOW, c->algorithm);
+  if (!a->searches && c->train.v_search_mix > 0)
     return pb_err_set(err, PB_ECONFIG,
-                      "search.algorithm abnet makes PROBS's Q-targets: it "
-                      "applies to algorithm probs, not %s",
-                      c->algorithm);
+                      "train.v_search_mix (%g) needs search values: it "
+                      "applies to an algorithm with a search phase (probs), "
+                      "not %s",
+                      c->train.v_search_mix, a->name);
+  if (!a->searches && pb_config_abnet_targets(c))
+    return pb_err_set(err, PB_ECONFIG,
+                      "search.algorithm abnet makes the search phase's "
+                      "Q-targets: it applies to an algorithm with a search "
+                      "phase (probs), not %s",
+                      a->name);
+  if (a->check != NULL && (rc = a->check(c, err)) != 0) return rc;
   if (pb_config_abnet_targets(c) &&
       (c->search.max_depth < 2 ||
        c->search.max_depth > PB_ABNET_MAX_DEPTH + 1))
@@ -510,14 +485,6 @@ const char *pb_config_precision(const pb_config_t *c, int role,
   }
   if (key != NULL) *key = "model.precision";
   return c->model.precision;
-}
-
-int pb_config_alphazero(const pb_config_t *c) {
-  return !strcmp(c->algorithm, "alphazero");
-}
-
-int pb_config_td(const pb_config_t *c) {
-  return !strcmp(c->algorithm, "td");
 }
 
 int pb_config_abnet_targets(const pb_config_t *c) {

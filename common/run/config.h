@@ -250,13 +250,6 @@ int pb_config_setup(pb_config_t *c, const char *path, const char *const *sets,
 /* Lists every key with its type, default, allowed range and doc (--help). */
 void pb_config_print_keys(FILE *f);
 
-/* 1 when c->algorithm is "alphazero", else 0 (PROBS). */
-int pb_config_alphazero(const pb_config_t *c);
-
-/* 1 when c->algorithm is "td" (TD(0) learning of a linear evaluation,
- * common/train/td.h), else 0. */
-int pb_config_td(const pb_config_t *c);
-
 /* 1 when the targets' search is abnet (search.algorithm), else 0 (beam). */
 int pb_config_abnet_targets(const pb_config_t *c);
 

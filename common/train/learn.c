@@ -52,7 +52,8 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   const char *dev = pb_config_device(cfg, PB_DEVICE_LEARNER, &key);
   char what[PB_CONFIG_NAME_MAX + 80];
   snprintf(what, sizeof what, "%s '%s' (the learner)", key, dev);
-  l->az = pb_config_alphazero(cfg);
+  l->nets = pb_algos_of(cfg)->nets;
+  l->az = l->nets == PB_NETS_PV;
   if (pb_model_nets(cfg, g, dev, what, &l->v, &l->q, err) != 0) goto fail;
   int prec;
   if (pb_model_precision(cfg, PB_DEVICE_LEARNER, pb_nn_device(l->q), &prec,
@@ -65,8 +66,8 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   if ((l->v != NULL && pb_nn_set_train_threads(l->v, lt, err) != 0) ||
       pb_nn_set_train_threads(l->q, lt, err) != 0)
     goto fail;
-  if (pb_config_td(cfg)) {
-    /* algorithm td: V is the linear evaluation, all weights zero at the
+  if (l->nets == PB_NETS_LINEAR) {
+    /* a linear evaluation (td): V, all weights zero at the
      * start (common/train/td.h). */
     pb_linear_t lin;
     if (pb_linear_init(&lin, g, err) != 0 || pb_tdnet_set(l->v, &lin, err) != 0)
@@ -132,7 +133,7 @@ const pb_game_t *pb_learn_game(const pb_learn_t *l) { return l->g; }
 pb_nn_t *pb_learn_v(pb_learn_t *l) { return l->v; }
 pb_nn_t *pb_learn_q(pb_learn_t *l) { return l->q; }
 uint64_t pb_learn_version(const pb_learn_t *l) { return l->version; }
-int pb_learn_alphazero(const pb_learn_t *l) { return l->az; }
+int pb_learn_nets(const pb_learn_t *l) { return l->nets; }
 
 const char *pb_learn_precision(const pb_learn_t *l) {
   return l->precision_why;

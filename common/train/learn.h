@@ -41,13 +41,14 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err);
 void pb_learn_destroy(pb_learn_t **l);
 
 const pb_game_t *pb_learn_game(const pb_learn_t *l);
-/* The networks. With algorithm alphazero pb_learn_v is NULL and
+/* The networks. In the PB_NETS_PV family pb_learn_v is NULL and
  * pb_learn_q is the policy+value network (PB_NN_HEAD_PV). */
 pb_nn_t *pb_learn_v(pb_learn_t *l);
 pb_nn_t *pb_learn_q(pb_learn_t *l);
 
-/* 1 for an alphazero run (config key algorithm), else 0. */
-int pb_learn_alphazero(const pb_learn_t *l);
+/* The family of the networks (pb_nets_t, common/run/algos.h: that of the
+ * config's algorithm). */
+int pb_learn_nets(const pb_learn_t *l);
 
 /* The precision the networks compute in and why, for the log (e.g. "bf16
  * (model.learner_precision 'auto': this CPU has AVX-512 BF16)";

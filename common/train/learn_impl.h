@@ -46,7 +46,8 @@ struct pb_learn {
    * iterations, oldest first */
   pb_replay_t replay;
   pb_nn_opt_t vopt, qopt; /* the configured optimizer settings */
-  int az;                 /* algorithm: alphazero (v is NULL) */
+  int nets;               /* pb_nets_t: the family of the networks */
+  int az;                 /* nets is PB_NETS_PV (v is NULL) */
   char precision_why[256]; /* the networks' precision, for the log */
 };
 

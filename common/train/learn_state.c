@@ -48,7 +48,7 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
   pb_replay_t window = {0};
   /* Everything is checked before anything changes, so a refusal changes
    * nothing. */
-  int rc = pb_model_check(ck, path, l->g, l->v, l->q, err);
+  int rc = pb_model_check(ck, path, l->g, l->nets, l->v, l->q, err);
   if (rc == 0) rc = pb_replay_init(&window, l->g->num_actions, err);
   if (rc != 0) goto done;
   if (pb_ckpt_get(ck, "learn.replay", (const void **)&rb, &rl) == 0 &&
@@ -69,7 +69,8 @@ int pb_learn_load(pb_learn_t *l, const char *path, void **extra,
       if (extra_len) *extra_len = xl;
     }
   }
-  rc = pb_model_read(ck, path, l->g, l->v, l->q, &l->version, l->rng.s, err);
+  rc = pb_model_read(ck, path, l->g, l->nets, l->v, l->q, &l->version,
+                     l->rng.s, err);
   if (rc != 0) {
     if (extra != NULL) {
       free(*extra);

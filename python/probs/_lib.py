@@ -101,6 +101,7 @@ _protos = {
     "pb_capi_model_version": (U64, [P]),
     "pb_capi_model_path": (CP, [P]),
     "pb_capi_model_algorithm": (CP, [P]),
+    "pb_capi_model_kind": (CP, [P]),
     "pb_capi_model_value": (I, [P, S, I, FP, E]),
     "pb_capi_model_q": (I, [P, S, I, FP, E]),
     "pb_capi_model_logits": (I, [P, S, I, FP, E]),

@@ -12,8 +12,9 @@ from .games import Game, State, states_array
 class Model(_lib.Handle):
     """The networks of a probs checkpoint or model file (data/models/*.pbck,
     runs/*/checkpoints/*.pbck): probs.Model(path, device=None). A PROBS
-    model has V and Q; an AlphaZero model (alphazero True) a policy and a
-    value head. Close it with close() or a with block."""
+    model has V and Q (kind "vq"); an AlphaZero model (kind "pv", alphazero
+    True) a policy and a value head; a td model (kind "linear") a linear
+    evaluation V. Close it with close() or a with block."""
 
     def __init__(self, path, device=None):
         self._h = None
@@ -26,6 +27,7 @@ class Model(_lib.Handle):
         self.alphazero = bool(lib.pb_capi_model_alphazero(self._h))
         self.version = lib.pb_capi_model_version(self._h)
         self.algorithm = lib.pb_capi_model_algorithm(self._h).decode()
+        self.kind = lib.pb_capi_model_kind(self._h).decode()
 
     _free = lib.pb_capi_model_close
 
