@@ -590,10 +590,10 @@ static int check_start(const char *path, int kind, const char *t, size_t n,
 #define PB__RECORD_HEAD (1u << 20) /* bytes read to check a file's start */
 #define PB__RECORD_TAIL (64u << 10) /* bytes read for the last round */
 
-/* The round of the JSON file's last record: its "round" (the last line
- * that reads as a record within the file's last PB__RECORD_TAIL bytes;
- * a line cut short by a crash is passed over), else the number of
- * records in the file. */
+/* The round of the JSON file's last record (the last line that reads as
+ * a record within the file's last PB__RECORD_TAIL bytes; a line cut
+ * short by a crash is passed over): its "round", or when it has none (or
+ * no line reads), the number of records in the file. */
 static int64_t last_round(pb_record_file_t *f, off_t size) {
   size_t n = size < (off_t)PB__RECORD_TAIL ? (size_t)size : PB__RECORD_TAIL;
   char *t = malloc(n + 1);
@@ -612,9 +612,10 @@ static int64_t last_round(pb_record_file_t *f, off_t size) {
         pb_err_t e;
         pb_err_clear(&e);
         if (pb_record_parse(jr, t + b, end - b, moves, PB_RECORD_MOVES_MAX, r,
-                            &e) == 0 &&
-            r->round > 0)
-          round = r->round;
+                            &e) == 0) {
+          round = r->round > 0 ? r->round : -2; /* -2: count them */
+          break;
+        }
       }
       if (b == 0) break;
       end = b - 1;
