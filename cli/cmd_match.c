@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "args.h"
@@ -148,7 +149,7 @@ typedef struct {
   int stuck;    /* stopped: a whole round of repeated games */
   double llr;
   double every; /* --progress: seconds between lines, < 0 none */
-  double t0, last;
+  pb_meter_t meter; /* the progress shown (progress.h) */
   int total; /* the most games */
   int tc;    /* --tc given */
   int adj;   /* --adjudicate solver: its ply, 0 none */
@@ -166,32 +167,27 @@ static void sprt_update(match_run_t *m, const pb_match_result_t *r) {
   }
 }
 
-/* One progress line on stderr. */
-static void progress_line(const match_run_t *m, const pb_match_result_t *r,
-                          double now) {
+/* The progress meter's state of the match (progress.h): a bar on a
+ * terminal, a line every --progress seconds otherwise. */
+static void progress_show(match_run_t *m, const pb_match_result_t *r,
+                          double now, int end) {
   double elo = 0, lo = 0, hi = 0;
   pb_elo_diff(r->wins, r->draws, r->losses, &elo, &lo, &hi);
-  char e[32], l[32], h[32], el[32], eta[32];
-  pb_progress_duration(el, sizeof el, now - m->t0);
-  fprintf(stderr,
-          "progress: %d/%d games, W=%d D=%d L=%d, elo %s [%s, %s]", r->games,
-          m->total, r->wins, r->draws, r->losses,
-          pb_elo_format(e, sizeof e, elo, 0, 1),
-          pb_elo_format(l, sizeof l, lo, 0, 1),
-          pb_elo_format(h, sizeof h, hi, 0, 1));
-  if (m->sprt)
-    fprintf(stderr, ", llr %.2f [%.2f, %.2f]", m->llr, m->t.lower,
-            m->t.upper);
-  if (r->repeats > 0) fprintf(stderr, ", %d repeats", r->repeats);
-  fprintf(stderr, ", %.1f games/s, elapsed %s", r->games / (now - m->t0 + 1e-9),
-          el);
-  if (!m->sprt && r->games > 0 && r->games < m->total) {
-    pb_progress_duration(eta, sizeof eta,
-                 (now - m->t0) / r->games * (m->total - r->games));
-    fprintf(stderr, ", ETA %s", eta);
-  }
-  fprintf(stderr, "\n");
-  fflush(stderr);
+  char e[32], l[32], h[32], extra[256];
+  int k = snprintf(extra, sizeof extra, "W=%d D=%d L=%d, elo %s [%s, %s]",
+                   r->wins, r->draws, r->losses,
+                   pb_elo_format(e, sizeof e, elo, 0, 1),
+                   pb_elo_format(l, sizeof l, lo, 0, 1),
+                   pb_elo_format(h, sizeof h, hi, 0, 1));
+  if (m->sprt && k > 0 && (size_t)k < sizeof extra)
+    k += snprintf(extra + k, sizeof extra - (size_t)k,
+                  ", llr %.2f [%.2f, %.2f]", m->llr, m->t.lower, m->t.upper);
+  if (r->repeats > 0 && k > 0 && (size_t)k < sizeof extra)
+    snprintf(extra + k, sizeof extra - (size_t)k, ", %d repeats", r->repeats);
+  if (end)
+    pb_meter_end(&m->meter, r->games, now, extra, 0);
+  else
+    pb_meter_update(&m->meter, r->games, now, extra);
 }
 
 static int match_on_games(void *ctx, const pb_match_result_t *sofar) {
@@ -205,13 +201,7 @@ static int match_on_games(void *ctx, const pb_match_result_t *sofar) {
         sofar->games - 1 - sofar->last_new >= m->round)
       m->stuck = 1;
   }
-  if (m->every >= 0) {
-    double now = pb_now();
-    if (now - m->last >= m->every) {
-      m->last = now;
-      progress_line(m, sofar, now);
-    }
-  }
+  progress_show(m, sofar, pb_now(), 0);
   return m->decision != PB_SPRT_CONTINUE || m->stuck;
 }
 
@@ -734,9 +724,14 @@ int pb_cmd_match(int argc, char **argv) {
   sigaction(SIGTERM, &sa, &old[1]);
   o.cancel = &match_signal;
   pb_match_result_t r;
+  memset(&r, 0, sizeof r);
   double t0 = pb_now();
-  m.t0 = m.last = t0;
+  /* The SPRT may stop the match long before its most games: no ETA. */
+  pb_meter_init(&m.meter, stderr, isatty(fileno(stderr)), "progress",
+                "games", o.games, m.every, t0);
+  m.meter.eta = !m.sprt;
   rc = pb_match_play(g, &o, &r, &err);
+  if (m.meter.tty) progress_show(&m, &r, pb_now(), 1); /* ends the bar */
   double dt = pb_now() - t0;
   sigaction(SIGINT, &old[0], NULL);
   sigaction(SIGTERM, &old[1], NULL);
