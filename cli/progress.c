@@ -430,6 +430,7 @@ static void meter_print(pb_meter_t *m, double done, double now,
   }
   fflush(m->out);
   m->last = now;
+  m->last_done = done;
   m->lines++;
 }
 
@@ -445,7 +446,9 @@ int pb_meter_update(pb_meter_t *m, double done, double now,
 void pb_meter_end(pb_meter_t *m, double done, double now, const char *extra,
                   int always) {
   if (m->out == NULL || m->every < 0) return;
-  if (m->tty || m->lines > 0 || always) meter_print(m, done, now, extra);
+  /* A last line, unless the last one printed said the same. */
+  if (m->tty || always || (m->lines > 0 && done != m->last_done))
+    meter_print(m, done, now, extra);
   if (m->shown) {
     fprintf(m->out, "\n");
     fflush(m->out);

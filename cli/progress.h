@@ -84,6 +84,7 @@ typedef struct pb_meter {
   double start, last; /* when it started, when it last printed (pb_now) */
   int shown;      /* the bar is on the terminal's line: a newline ends it */
   int lines;      /* lines (or bars) printed */
+  double last_done; /* the units of the last line */
 } pb_meter_t;
 
 /* Starts a meter of `total` units (<= 0 not known) at time now (pb_now)
