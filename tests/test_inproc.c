@@ -52,8 +52,13 @@ static int metric(const char *dir, const char *key, double *out, int max) {
   int n = 0;
   char pat[64];
   snprintf(pat, sizeof pat, "\"%s\":", key);
-  for (char *p = b; n < max && (p = strstr(p, pat)) != NULL; p += strlen(pat))
-    out[n++] = strtod(p + strlen(pat), NULL);
+  /* The iteration lines alone (a phase past 5 s adds progress lines). */
+  for (char *line = strtok(b, "\n"); line != NULL && n < max;
+       line = strtok(NULL, "\n")) {
+    char *p = strstr(line, pat);
+    if (p != NULL && strstr(line, "\"event\":\"iteration\"") != NULL)
+      out[n++] = strtod(p + strlen(pat), NULL);
+  }
   free(b);
   return n;
 }
