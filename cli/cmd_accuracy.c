@@ -11,7 +11,9 @@
 #include "game.h"
 #include "model.h"
 #include "opts.h"
+#include "progress.h"
 #include "testset.h"
+#include "util.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -93,6 +95,18 @@ static void print_by_ply(const pb_game_t *g, const pb_testset_t *ts,
   }
 }
 
+/* The meter of one agent's positions (progress.h). */
+typedef struct {
+  pb_meter_t m;
+  const char *spec;
+} acc_meter_t;
+
+static void accuracy_progress(void *ctx, size_t done, size_t total) {
+  (void)total;
+  acc_meter_t *am = ctx;
+  pb_meter_update(&am->m, (double)done, pb_now(), am->spec);
+}
+
 int pb_cmd_accuracy(int argc, char **argv) {
   const char *model = NULL, *game = NULL, *tspath = NULL;
   const char *agents[32], *seed_s = "1", *threads_s = "0", *by_ply_s = NULL;
@@ -162,8 +176,14 @@ int pb_cmd_accuracy(int argc, char **argv) {
       rc = PB_ENOMEM;
       break;
     }
-    rc = pb_accuracy_moves(ts, spec, (uint64_t)seed, (int)threads, NULL, &acc,
-                           moves, &err);
+    acc_meter_t am = {.spec = spec};
+    pb_meter_stderr(&am.m, "accuracy", "positions", (double)n, pb_now());
+    rc = pb_accuracy_run(ts, spec, (uint64_t)seed, (int)threads, NULL,
+                         accuracy_progress, &am, &acc, moves, &err);
+    if (rc == 0)
+      pb_meter_end(&am.m, (double)n, pb_now(), spec, 0);
+    else if (am.m.shown)
+      fputc('\n', stderr); /* the bar's line */
     if (rc != 0) {
       fprintf(stderr, "probs accuracy: %s\n", err.msg);
       free(moves);

@@ -5,9 +5,11 @@
  * the policy's probability of every legal move, the value head (at the
  * position and one ply deep) and PUCT MCTS's visit counts. A td
  * checkpoint (its Q slot untrained): the linear evaluation V, V one ply
- * deep and the td: agent's n-ply search. */
+ * deep and the td: agent's n-ply search. With --record FILE[:N], every
+ * position of a recorded game in turn, with the move played there. */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
@@ -20,6 +22,7 @@
 #include "nply.h"
 #include "tdnet.h"
 #include "opts.h"
+#include "record.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -56,6 +59,11 @@ static void usage(FILE *f) {
           "  --simulations N   alphazero: MCTS simulations 1.." PB_BOUND_STR(
               PB_MCTS_MAX_SIMULATIONS) "\n"
           "                    (default 200)\n"
+          "  --record FILE[:N] every position of game N (default 1) of a\n"
+          "                    file of game records (probs match --record,\n"
+          "                    --record-ggf, a run's games/), in turn, each\n"
+          "                    with the move played (and its time where the\n"
+          "                    record has it); with --json a line a ply\n"
           "  --json            one JSON object instead of text\n");
 }
 
@@ -66,6 +74,7 @@ static void move_name(const pb_game_t *g, int a, char *buf, size_t n) {
 /* What was asked for. */
 typedef struct {
   const char *model, *position;
+  const char *record; /* --record FILE[:N], or NULL */
   const char *algorithm; /* the checkpoint's (its stored config's) */
   pb_analysis_opts_t o;
   int td_depth;       /* td: the n-ply search's depth (0: not td) */
@@ -182,9 +191,17 @@ static void json_td(pb_json_t *j, const pb_game_t *g, const request_t *rq,
   pb_json_kstr(j, "best_td", name);
 }
 
+/* The move played in a recorded game, after the analysis of its
+ * position (--record). */
+typedef struct {
+  int action; /* -1: none (the end of the game) */
+  int32_t ms; /* the mover's milliseconds, < 0 not known */
+  int opening; /* an opening ply, not the player's choice */
+} played_t;
+
 static int print_json(const pb_game_t *g, const request_t *rq,
                       const pb_state_t *s, const pb_analysis_eval_t *ev,
-                      const char *result) {
+                      const char *result, const played_t *pl) {
   pb_json_t j;
   pb_json_init(&j);
   char board[1024], side[2] = {pb_analysis_side(g, s), '\0'};
@@ -196,6 +213,13 @@ static int print_json(const pb_game_t *g, const request_t *rq,
   pb_json_kstr(&j, "board", board);
   pb_json_kstr(&j, "to_move", side);
   pb_json_kint(&j, "ply", g->ply(s));
+  if (pl != NULL && pl->action >= 0) {
+    char name[16];
+    move_name(g, pl->action, name, sizeof name);
+    pb_json_kstr(&j, "played", name);
+    if (pl->ms >= 0) pb_json_kint(&j, "played_ms", pl->ms);
+    if (pl->opening) pb_json_kbool(&j, "opening", true);
+  }
   if (result != NULL)
     pb_json_kstr(&j, "result", result);
   else if (ev->alphazero)
@@ -420,6 +444,7 @@ static int parse(int argc, char **argv, given_t *gv, request_t *rq,
   int json_flag = 0;
   const pb_opts_row_t rows[] = {PB_OPTS_VALUE("model", 'm', &rq->model),
                                 PB_OPTS_VALUE("position", 'p', &rq->position),
+                                PB_OPTS_VALUE("record", 0, &rq->record),
                                 PB_OPTS_VALUE("search", 0, &gv->search),
                                 PB_OPTS_VALUE("nodes", 0, &gv->nodes),
                                 PB_OPTS_VALUE("simulations", 0, &gv->sims),
@@ -435,11 +460,134 @@ static int parse(int argc, char **argv, given_t *gv, request_t *rq,
   *json = json_flag != 0;
   if (rq->model == NULL)
     return pb_opts_fail(&cl, "--model CHECKPOINT is required");
+  if (rq->record != NULL && rq->position[0] != '\0')
+    return pb_opts_fail(&cl, "--record and --position: give one");
   return -1;
 }
 
+/* The analysis of position s (rq's) as text or JSON, and the move
+ * played there when pl is not NULL. Returns 0, or the exit status after
+ * the message. */
+static int analyze_one(pb_model_t *net, const pb_config_t *mc, request_t *rq,
+                       const pb_state_t *s, bool json, const played_t *pl) {
+  const pb_game_t *g = pb_model_game(net);
+  const int td = pb_model_kind(net) == PB_NETS_LINEAR; /* n-ply over V */
+  pb_err_t err;
+  pb_err_clear(&err);
+  char result[64];
+  int over = pb_analysis_result(g, s, result, sizeof result);
+  pb_analysis_eval_t ev;
+  memset(&ev, 0, sizeof ev);
+  int rc = 0;
+  if (!over) {
+    pb_analysis_t *an = pb_analysis_new(net, &rq->o, &err);
+    rc = an == NULL ? -1 : pb_analysis_eval(an, s, &ev, &err);
+    pb_analysis_destroy(&an);
+    if (rc == 0 && td && td_search(net, mc, s, rq) != 0)
+      return PB_EXIT_FAILED;
+    if (rc != 0) {
+      fprintf(stderr, "probs analyze: %s\n", err.msg);
+      return PB_EXIT_FAILED;
+    }
+  }
+  if (json) return print_json(g, rq, s, &ev, over ? result : NULL, pl);
+  char board[1024];
+  pb_analysis_board(g, s, board, sizeof board);
+  printf("%s (checkpoint %s, version %llu, %s), position \"%s\"\n", g->name,
+         rq->model, (unsigned long long)pb_model_version(net), mc->algorithm,
+         rq->position);
+  printf("%s", board);
+  printf("to move: %c (ply %d)\n", pb_analysis_side(g, s), g->ply(s));
+  if (over)
+    printf("game over: %s\n", result);
+  else if (ev.alphazero)
+    print_az(g, s, &ev);
+  else if (td)
+    print_td(g, s, rq, &ev);
+  else
+    print_probs(g, s, rq, &ev);
+  if (pl != NULL && pl->action >= 0) {
+    char name[16];
+    move_name(g, pl->action, name, sizeof name);
+    printf("played: %s%s", name,
+           pl->opening ? " (an opening ply, not the player's choice)" : "");
+    if (pl->ms >= 0) printf(", in %.3f s", pl->ms / 1000.0);
+    printf("\n");
+  }
+  return rc;
+}
+
+/* --record FILE[:N]: every position of the game in turn. Returns the exit
+ * status. */
+static int analyze_record(pb_model_t *net, const pb_config_t *mc,
+                          request_t *rq, bool json) {
+  const pb_game_t *g = pb_model_game(net);
+  char path[4096];
+  long n = 1, k = 0;
+  pb_err_t err;
+  pb_err_clear(&err);
+  if (pb_record_spec(rq->record, path, sizeof path, &n, &err) != 0) {
+    fprintf(stderr, "probs analyze: --record %s\n", err.msg);
+    return PB_EXIT_USAGE;
+  }
+  pb_record_reader_t *rd = pb_record_reader_open(path, &err);
+  if (rd == NULL) {
+    fprintf(stderr, "probs analyze: --record: %s\n", err.msg);
+    return PB_EXIT_USAGE;
+  }
+  pb_record_t *r = malloc(sizeof *r);
+  char *pos = malloc((size_t)PB_RECORD_MOVES_MAX * 5 + 1);
+  int rc = 0;
+  while (r != NULL && pos != NULL &&
+         (rc = pb_record_reader_next(rd, r, &err)) == 1)
+    if (++k == n) break;
+  int status = PB_EXIT_OK;
+  if (r == NULL || pos == NULL) {
+    fprintf(stderr, "probs analyze: out of memory\n");
+    status = PB_EXIT_FAILED;
+  } else if (rc < 0) {
+    fprintf(stderr, "probs analyze: --record: %s\n", err.msg);
+    status = rc == PB_EIO || rc == PB_ENOMEM ? PB_EXIT_FAILED : PB_EXIT_USAGE;
+  } else if (rc == 0) {
+    fprintf(stderr, "probs analyze: --record: %s holds %ld game%s: there is "
+            "no game %ld\n", path, k, k == 1 ? "" : "s", n);
+    status = PB_EXIT_USAGE;
+  } else if (r->g != g) {
+    fprintf(stderr, "probs analyze: --record: game %ld of %s is %s, but the "
+            "checkpoint %s plays %s\n", n, path, r->g->name, rq->model,
+            g->name);
+    status = PB_EXIT_USAGE;
+  }
+  if (status == PB_EXIT_OK && !json)
+    printf("game %ld of %s: %s, X = %s, O = %s, %s in %d plies\n", n, path,
+           g->name, r->first, r->second,
+           r->interrupted ? "*" : r->result > 0 ? "1-0" : r->result < 0 ? "0-1"
+                                                                  : "1/2-1/2",
+           r->n_moves);
+  pb_state_t s;
+  g->reset(&s);
+  for (int i = 0; status == PB_EXIT_OK && i <= r->n_moves; i++) {
+    pb_record_moves_text(g, r->moves, i, pos, (size_t)PB_RECORD_MOVES_MAX * 5 + 1);
+    rq->position = pos;
+    played_t pl = {i < r->n_moves ? r->moves[i] : -1,
+                   r->ms != NULL && i < r->n_moves ? r->ms[i] : -1,
+                   i < r->opening_plies};
+    if (!json) printf("\n-- ply %d of %d --\n", i, r->n_moves);
+    status = analyze_one(net, mc, rq, &s, json, &pl);
+    if (i < r->n_moves) {
+      int done = 0;
+      g->step(&s, r->moves[i], &done); /* checked on reading */
+    }
+  }
+  fflush(stdout);
+  pb_record_reader_destroy(&rd);
+  free(pos);
+  free(r);
+  return status;
+}
+
 int pb_cmd_analyze(int argc, char **argv) {
-  request_t rq = {NULL, "", "probs", {0}, 0, 0.0, -1};
+  request_t rq = {NULL, "", NULL, "probs", {0}, 0, 0.0, -1};
   given_t gv = {NULL, NULL, NULL, NULL, NULL};
   bool json = false;
   int rc = parse(argc, argv, &gv, &rq, &json);
@@ -460,50 +608,18 @@ int pb_cmd_analyze(int argc, char **argv) {
     pb_model_destroy(&net);
     return PB_EXIT_USAGE;
   }
+  if (rq.record != NULL) {
+    rc = analyze_record(net, &mc, &rq, json);
+    pb_model_destroy(&net);
+    return rc;
+  }
   if (g->parse(&s, rq.position, &err) != 0) {
     fprintf(stderr, "probs analyze: bad position for %s (the checkpoint's "
             "game): %s\n", g->name, err.msg);
     pb_model_destroy(&net);
     return PB_EXIT_USAGE;
   }
-  char result[64];
-  int over = pb_analysis_result(g, &s, result, sizeof result);
-  pb_analysis_eval_t ev;
-  memset(&ev, 0, sizeof ev);
-  rc = 0;
-  if (!over) {
-    pb_analysis_t *an = pb_analysis_new(net, &rq.o, &err);
-    rc = an == NULL ? -1 : pb_analysis_eval(an, &s, &ev, &err);
-    pb_analysis_destroy(&an);
-    if (rc == 0 && td && td_search(net, &mc, &s, &rq) != 0) {
-      pb_model_destroy(&net);
-      return PB_EXIT_FAILED;
-    }
-    if (rc != 0) {
-      fprintf(stderr, "probs analyze: %s\n", err.msg);
-      pb_model_destroy(&net);
-      return PB_EXIT_FAILED;
-    }
-  }
-  if (json) {
-    rc = print_json(g, &rq, &s, &ev, over ? result : NULL);
-  } else {
-    char board[1024];
-    pb_analysis_board(g, &s, board, sizeof board);
-    printf("%s (checkpoint %s, version %llu, %s), position \"%s\"\n", g->name,
-           rq.model, (unsigned long long)pb_model_version(net), mc.algorithm,
-           rq.position);
-    printf("%s", board);
-    printf("to move: %c (ply %d)\n", pb_analysis_side(g, &s), g->ply(&s));
-    if (over)
-      printf("game over: %s\n", result);
-    else if (ev.alphazero)
-      print_az(g, &s, &ev);
-    else if (td)
-      print_td(g, &s, &rq, &ev);
-    else
-      print_probs(g, &s, &rq, &ev);
-  }
+  rc = analyze_one(net, &mc, &rq, &s, json, NULL);
   pb_model_destroy(&net);
   return rc;
 }

@@ -13,6 +13,7 @@
 #include "elo.h"
 #include "elotable.h"
 #include "opts.h"
+#include "progress.h"
 #include "game.h"
 #include "match.h"
 #include "rng.h"
@@ -61,6 +62,21 @@ static int split_players(const char *list, char names[][PB_ELOTABLE_SPEC_MAX]) {
   }
 }
 
+/* The round robin's progress (progress.h): games of every pair, the
+ * pair under way. */
+typedef struct {
+  pb_meter_t m;
+  long base; /* games of the pairs played before this one */
+  char pair[64];
+} elo_meter_t;
+
+static int elo_on_games(void *ctx, const pb_match_result_t *sofar) {
+  elo_meter_t *em = ctx;
+  pb_meter_update(&em->m, (double)(em->base + sofar->games), pb_now(),
+                  em->pair);
+  return 0;
+}
+
 /* Plays every pair of the np players pl[] (games each, on threads
  * threads, the first `open` plies random), prints a line per pair and
  * fills pairs[]. Returns 0, or 1 after saying why. */
@@ -72,8 +88,12 @@ static int play_pairs(const pb_game_t *g, char pl[][PB_ELOTABLE_SPEC_MAX],
   int k = 0;
   printf("%-14s %-14s %8s %8s %8s %8s  %s\n", "A", "B", "A wins", "draws",
          "B wins", "A score", "Elo A-B [95%]");
+  elo_meter_t em = {.base = 0};
+  pb_meter_stderr(&em.m, "progress", "games",
+                  (double)games * np * (np - 1) / 2, pb_now());
   for (int i = 0; i < np; i++)
     for (int j = i + 1; j < np; j++) {
+      snprintf(em.pair, sizeof em.pair, "%.28s vs %.28s", pl[i], pl[j]);
       pb_match_opts_t o;
       pb_match_opts_default(&o);
       o.a_spec = pl[i];
@@ -82,8 +102,19 @@ static int play_pairs(const pb_game_t *g, char pl[][PB_ELOTABLE_SPEC_MAX],
       o.threads = (int)threads;
       o.opening_random_moves = (int)open;
       o.seed = pb_mix64((uint64_t)seed ^ pb_mix64((uint64_t)(i * 64 + j)));
+      o.on_games = elo_on_games;
+      o.ctx = &em;
       pb_match_result_t r;
-      if (pb_match_play(g, &o, &r, &err) != 0) {
+      int rc = pb_match_play(g, &o, &r, &err);
+      em.base += games;
+      /* On a terminal the bar, drawn whole, ends its line before the
+       * pair's row. */
+      if (em.m.tty && rc == 0)
+        pb_meter_end(&em.m, (double)em.base, pb_now(), em.pair, 0);
+      else if (em.m.shown)
+        fputc('\n', stderr);
+      em.m.shown = 0;
+      if (rc != 0) {
         fprintf(stderr, "probs elo-calibrate: %s vs %s: %s\n", pl[i], pl[j],
                 err.msg);
         return 1;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "args.h"
@@ -40,7 +41,7 @@ static void match_usage(FILE *f) {
       "                   [--seed S] [--threads T] [--opening-random K]\n"
       "                   [--max-turns M] [--openings FILE]\n"
       "                   [--sprt ELO0,ELO1[,ALPHA,BETA]]\n"
-      "                   [--record FILE] [--record-ggf FILE]\n"
+      "                   [--record FILE] [--record-ggf FILE] [--event NAME]\n"
       "                   [--progress SECONDS|off] [--tc BASE+INC]\n"
       "                   [--adjudicate solver[:PLY]|material:M[,P]]\n"
       "  --game NAME          %s (default: the game of the\n"
@@ -92,8 +93,14 @@ static void match_usage(FILE *f) {
       "                       game's notation (docs/records.md); a file that\n"
       "                       holds anything else is refused, never "
       "truncated\n"
+      "                       with the date, the players' versions, the time\n"
+      "                       control, how it ended and each move's time;\n"
+      "                       rounds go on from the file's last\n"
       "  --record-ggf FILE    othello: append every game to FILE in GGF, the\n"
-      "                       format of Othello servers and tools\n"
+      "                       format of Othello servers and tools (DT, TI,\n"
+      "                       each move's time); both read back with\n"
+      "                       `probs play --replay FILE[:N]`\n"
+      "  --event NAME         the records' event (default none)\n"
       "  --tc BASE+INC        time control (seconds; e.g. 10+0.1, 60): each "
       "side\n"
       "                       starts a game with BASE and gains INC after "
@@ -142,7 +149,7 @@ typedef struct {
   int stuck;    /* stopped: a whole round of repeated games */
   double llr;
   double every; /* --progress: seconds between lines, < 0 none */
-  double t0, last;
+  pb_meter_t meter; /* the progress shown (progress.h) */
   int total; /* the most games */
   int tc;    /* --tc given */
   int adj;   /* --adjudicate solver: its ply, 0 none */
@@ -160,32 +167,27 @@ static void sprt_update(match_run_t *m, const pb_match_result_t *r) {
   }
 }
 
-/* One progress line on stderr. */
-static void progress_line(const match_run_t *m, const pb_match_result_t *r,
-                          double now) {
+/* The progress meter's state of the match (progress.h): a bar on a
+ * terminal, a line every --progress seconds otherwise. */
+static void progress_show(match_run_t *m, const pb_match_result_t *r,
+                          double now, int end) {
   double elo = 0, lo = 0, hi = 0;
   pb_elo_diff(r->wins, r->draws, r->losses, &elo, &lo, &hi);
-  char e[32], l[32], h[32], el[32], eta[32];
-  pb_progress_duration(el, sizeof el, now - m->t0);
-  fprintf(stderr,
-          "progress: %d/%d games, W=%d D=%d L=%d, elo %s [%s, %s]", r->games,
-          m->total, r->wins, r->draws, r->losses,
-          pb_elo_format(e, sizeof e, elo, 0, 1),
-          pb_elo_format(l, sizeof l, lo, 0, 1),
-          pb_elo_format(h, sizeof h, hi, 0, 1));
-  if (m->sprt)
-    fprintf(stderr, ", llr %.2f [%.2f, %.2f]", m->llr, m->t.lower,
-            m->t.upper);
-  if (r->repeats > 0) fprintf(stderr, ", %d repeats", r->repeats);
-  fprintf(stderr, ", %.1f games/s, elapsed %s", r->games / (now - m->t0 + 1e-9),
-          el);
-  if (!m->sprt && r->games > 0 && r->games < m->total) {
-    pb_progress_duration(eta, sizeof eta,
-                 (now - m->t0) / r->games * (m->total - r->games));
-    fprintf(stderr, ", ETA %s", eta);
-  }
-  fprintf(stderr, "\n");
-  fflush(stderr);
+  char e[32], l[32], h[32], extra[256];
+  int k = snprintf(extra, sizeof extra, "W=%d D=%d L=%d, elo %s [%s, %s]",
+                   r->wins, r->draws, r->losses,
+                   pb_elo_format(e, sizeof e, elo, 0, 1),
+                   pb_elo_format(l, sizeof l, lo, 0, 1),
+                   pb_elo_format(h, sizeof h, hi, 0, 1));
+  if (m->sprt && k > 0 && (size_t)k < sizeof extra)
+    k += snprintf(extra + k, sizeof extra - (size_t)k,
+                  ", llr %.2f [%.2f, %.2f]", m->llr, m->t.lower, m->t.upper);
+  if (r->repeats > 0 && k > 0 && (size_t)k < sizeof extra)
+    snprintf(extra + k, sizeof extra - (size_t)k, ", %d repeats", r->repeats);
+  if (end)
+    pb_meter_end(&m->meter, r->games, now, extra, 0);
+  else
+    pb_meter_update(&m->meter, r->games, now, extra);
 }
 
 static int match_on_games(void *ctx, const pb_match_result_t *sofar) {
@@ -199,13 +201,7 @@ static int match_on_games(void *ctx, const pb_match_result_t *sofar) {
         sofar->games - 1 - sofar->last_new >= m->round)
       m->stuck = 1;
   }
-  if (m->every >= 0) {
-    double now = pb_now();
-    if (now - m->last >= m->every) {
-      m->last = now;
-      progress_line(m, sofar, now);
-    }
-  }
+  progress_show(m, sofar, pb_now(), 0);
   return m->decision != PB_SPRT_CONTINUE || m->stuck;
 }
 
@@ -221,8 +217,13 @@ static void on_stop_signal(int sig) { atomic_store(&match_signal, sig); }
 typedef struct {
   const pb_game_t *g;
   const char *a, *b;
+  const char *event; /* --event, or NULL */
+  char version[2][PB_RECORD_TEXT_MAX]; /* A's and B's pb_agent_version */
+  char tc[32];       /* --tc as "BASE+INC", or "" */
+  int64_t round0;    /* the --record file's last round before the match */
   char **lines; /* the openings' moves, or NULL */
   uint8_t *moves;
+  int32_t *ms; /* each ply's milliseconds (cap entries) */
   int cap;
   pb_record_file_t *file[2]; /* PB_RECORD_JSONL, PB_RECORD_GGF */
   int written;
@@ -244,9 +245,21 @@ static int record_game(void *ctx, const pb_match_game_t *gm, pb_err_t *err) {
   pb_record_t r;
   pb_record_init(&r, rr->g);
   snprintf(r.source, sizeof r.source, "match");
-  r.round = gm->index + 1;
+  r.round = rr->round0 + gm->index + 1;
   snprintf(r.first, sizeof r.first, "%s", gm->a_first ? rr->a : rr->b);
   snprintf(r.second, sizeof r.second, "%s", gm->a_first ? rr->b : rr->a);
+  snprintf(r.first_version, sizeof r.first_version, "%s",
+           rr->version[gm->a_first ? 0 : 1]);
+  snprintf(r.second_version, sizeof r.second_version, "%s",
+           rr->version[gm->a_first ? 1 : 0]);
+  if (rr->event != NULL) snprintf(r.event, sizeof r.event, "%s", rr->event);
+  snprintf(r.time_control, sizeof r.time_control, "%s", rr->tc);
+  if (gm->started > 0) pb_record_date(gm->started, r.date, sizeof r.date);
+  /* Each ply's time: none for the opening's plies. */
+  for (int i = 0; i < n0; i++) rr->ms[i] = -1;
+  if (gm->ms != NULL)
+    memcpy(rr->ms + n0, gm->ms, (size_t)gm->n_moves * sizeof *rr->ms);
+  r.ms = gm->ms != NULL ? rr->ms : NULL;
   r.result = gm->a_first ? gm->outcome : -gm->outcome;
   r.capped = gm->capped;
   r.time_loss = gm->flagged != 0;
@@ -286,6 +299,8 @@ static int open_records(const pb_game_t *g, const char *jsonl,
       return 2;
     }
   }
+  /* Rounds go on from those of the file appended to. */
+  rr->round0 = pb_record_file_last_round(rr->file[0]);
   return 0;
 }
 
@@ -295,6 +310,8 @@ static void close_records(record_run_t *rr, int n_openings) {
   pb_match_openings_free_lines(&rr->lines, n_openings);
   free(rr->moves);
   rr->moves = NULL;
+  free(rr->ms);
+  rr->ms = NULL;
 }
 
 /* The match's game: --game, else that of A's or B's checkpoint (they must
@@ -426,6 +443,7 @@ enum {
   O_PROGRESS,
   O_TC,
   O_ADJ,
+  O_EVENT,
   O_N
 };
 
@@ -611,7 +629,8 @@ int pb_cmd_match(int argc, char **argv) {
       PB_OPTS_VALUE("record-ggf", 0, &val[O_RECORD_GGF]),
       PB_OPTS_VALUE("progress", 0, &val[O_PROGRESS]),
       PB_OPTS_VALUE("tc", 0, &val[O_TC]),
-      PB_OPTS_VALUE("adjudicate", 0, &val[O_ADJ])};
+      PB_OPTS_VALUE("adjudicate", 0, &val[O_ADJ]),
+      PB_OPTS_VALUE("event", 0, &val[O_EVENT])};
   const pb_opts_t cl = {.prog = "probs match",
                         .usage = match_usage,
                         .rows = rows,
@@ -630,7 +649,8 @@ int pb_cmd_match(int argc, char **argv) {
   pb_err_t err;
   pb_err_clear(&err);
   pb_state_t *openings = NULL;
-  record_run_t rr = {.g = g, .a = val[O_A], .b = val[O_B]};
+  record_run_t rr = {
+      .g = g, .a = val[O_A], .b = val[O_B], .event = val[O_EVENT]};
   if (val[O_OPENINGS] != NULL &&
       pb_match_openings_load_lines(g, val[O_OPENINGS], &openings, &rr.lines,
                                    &o.n_openings, &err) != 0) {
@@ -648,6 +668,9 @@ int pb_cmd_match(int argc, char **argv) {
     if (probe == NULL) {
       fprintf(stderr, "probs match: --%s: %s\n", k == O_A ? "a" : "b", err.msg);
       rc = PB_EXIT_USAGE;
+    } else { /* what plays, for the records */
+      snprintf(rr.version[k - O_A], sizeof rr.version[0], "%s",
+               pb_agent_version(probe));
     }
     pb_agent_destroy(&probe);
   }
@@ -655,7 +678,10 @@ int pb_cmd_match(int argc, char **argv) {
     rc = open_records(g, val[O_RECORD], val[O_RECORD_GGF], &rr);
     /* A game is its opening's plies and the match's, up to the cap. */
     rr.cap = PB_RECORD_MOVES_MAX;
-    if (rc == 0 && (rr.moves = malloc((size_t)rr.cap)) == NULL) {
+    if (o.tc_base_s > 0)
+      snprintf(rr.tc, sizeof rr.tc, "%g+%g", o.tc_base_s, o.tc_inc_s);
+    if (rc == 0 && ((rr.moves = malloc((size_t)rr.cap)) == NULL ||
+                    (rr.ms = malloc((size_t)rr.cap * sizeof *rr.ms)) == NULL)) {
       fprintf(stderr, "probs match: out of memory\n");
       rc = PB_EXIT_FAILED;
     }
@@ -698,9 +724,14 @@ int pb_cmd_match(int argc, char **argv) {
   sigaction(SIGTERM, &sa, &old[1]);
   o.cancel = &match_signal;
   pb_match_result_t r;
+  memset(&r, 0, sizeof r);
   double t0 = pb_now();
-  m.t0 = m.last = t0;
+  /* The SPRT may stop the match long before its most games: no ETA. */
+  pb_meter_init(&m.meter, stderr, isatty(fileno(stderr)), "progress",
+                "games", o.games, m.every, t0);
+  m.meter.eta = !m.sprt;
   rc = pb_match_play(g, &o, &r, &err);
+  if (m.meter.tty) progress_show(&m, &r, pb_now(), 1); /* ends the bar */
   double dt = pb_now() - t0;
   sigaction(SIGINT, &old[0], NULL);
   sigaction(SIGTERM, &old[1], NULL);

@@ -5,6 +5,7 @@
  * of a file of game records (common/play/record.h) instead, with the
  * network's view of each position. */
 #include <ctype.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,7 +331,8 @@ static int pick_agent(const char *game, const char *agent, const char *model,
  * moves copied into moves (PB_RECORD_MOVES_MAX entries). Returns 0, or
  * the exit status after the message. */
 static int replay_load(const char *spec, pb_record_t *r, uint8_t *moves,
-                       char *path, size_t cap, long *n) {
+                       int32_t *ms, float *evals, char *path, size_t cap,
+                       long *n) {
   pb_err_t err;
   pb_err_clear(&err);
   if (pb_record_spec(spec, path, cap, n, &err) != 0) {
@@ -349,6 +351,14 @@ static int replay_load(const char *spec, pb_record_t *r, uint8_t *moves,
   if (rc == 1) {
     memcpy(moves, r->moves, (size_t)r->n_moves);
     r->moves = moves;
+    if (r->ms != NULL) {
+      memcpy(ms, r->ms, (size_t)r->n_moves * sizeof *ms);
+      r->ms = ms;
+    }
+    if (r->evals != NULL) {
+      memcpy(evals, r->evals, (size_t)r->n_moves * sizeof *evals);
+      r->evals = evals;
+    }
   }
   pb_record_reader_destroy(&rd);
   if (rc < 0) {
@@ -412,8 +422,16 @@ static int replay_show(const pb_record_t *r, const pb_state_t *hist, int k,
     if (pb_analysis_result(g, &hist[k], res, sizeof res))
       printf("game over: %s (%s)\n", res,
              r->result > 0 ? "1-0" : r->result < 0 ? "0-1" : "1/2-1/2");
-    else
+    else if (r->capped)
       printf("unfinished: stopped at the turn cap, counted as a draw\n");
+    else if (r->interrupted)
+      printf("unfinished: interrupted, no result\n");
+    else
+      printf("unfinished: %s (%s)\n",
+             r->time_loss     ? "lost on time by the side to move"
+             : r->resigned    ? "a side resigned"
+                              : "adjudicated",
+             r->result > 0 ? "1-0" : r->result < 0 ? "0-1" : "1/2-1/2");
     return 0;
   }
   char side = pb_analysis_side(g, &hist[k]);
@@ -439,9 +457,14 @@ static int replay_show(const pb_record_t *r, const pb_state_t *hist, int k,
     }
   }
   g->action_name(r->moves[k], name, sizeof name);
-  printf("played: %s%s\n", name,
+  printf("played: %s%s", name,
          k < r->opening_plies ? " (an opening ply, not the player's choice)"
                               : "");
+  if (r->ms != NULL && r->ms[k] >= 0)
+    printf(", in %.3f s", r->ms[k] / 1000.0);
+  if (r->evals != NULL && !isnan(r->evals[k]))
+    printf(", the player's evaluation %+.4f", (double)r->evals[k]);
+  printf("\n");
   return 0;
 }
 
@@ -491,14 +514,17 @@ static int replay(const char *spec, const char *game, const char *agent_s,
   }
   pb_record_t *r = malloc(sizeof *r);
   uint8_t *moves = malloc(PB_RECORD_MOVES_MAX);
+  int32_t *ms = malloc(PB_RECORD_MOVES_MAX * sizeof *ms);
+  float *evals = malloc(PB_RECORD_MOVES_MAX * sizeof *evals);
   pb_state_t *hist = NULL;
   pb_agent_t *agent = NULL;
   pb_analysis_t *an = NULL;
   char path[4096];
   long n = 1;
-  int rc = r != NULL && moves != NULL ? 0 : 1;
+  int rc = r != NULL && moves != NULL && ms != NULL && evals != NULL ? 0 : 1;
   if (rc != 0) fprintf(stderr, "probs play: out of memory\n");
-  if (rc == 0) rc = replay_load(spec, r, moves, path, sizeof path, &n);
+  if (rc == 0)
+    rc = replay_load(spec, r, moves, ms, evals, path, sizeof path, &n);
   if (rc == 0 && game != NULL && pb_game_by_name(game) != r->g) {
     fprintf(stderr, "probs play: --replay: game %ld of %s is %s, not --game "
             "%s\n", n, path, r->g->name, game);
@@ -514,6 +540,15 @@ static int replay(const char *spec, const char *game, const char *agent_s,
            n, path, r->g->name, r->first, r->second,
            r->result > 0 ? "1-0" : r->result < 0 ? "0-1" : "1/2-1/2",
            r->n_moves, r->capped ? " (capped)" : "");
+    if (r->event[0] || r->date[0] || r->first_version[0] ||
+        r->time_control[0])
+      printf("event: %s, date: %s, X: %s, O: %s, time control: %s, "
+             "termination: %s\n",
+             r->event[0] ? r->event : "-", r->date[0] ? r->date : "-",
+             r->first_version[0] ? r->first_version : "-",
+             r->second_version[0] ? r->second_version : "-",
+             r->time_control[0] ? r->time_control : "-",
+             pb_record_termination(r));
     rc = replay_agent(r->g, agent_s, model, seed, &agent);
   }
   if (rc == 0) {
@@ -544,6 +579,8 @@ static int replay(const char *spec, const char *game, const char *agent_s,
   pb_agent_destroy(&agent);
   free(hist);
   free(moves);
+  free(ms);
+  free(evals);
   free(r);
   return rc;
 }

@@ -7,6 +7,7 @@
 #include "cmds.h"
 #include "game.h"
 #include "opts.h"
+#include "progress.h"
 #include "solver.h"
 #include "util.h"
 
@@ -51,6 +52,10 @@ static const char *move_tag(const pb_solve_value_t *v,
   return v->plies == best->plies
              ? "  (optimal: every move loses, this one holds out longest)"
              : "  (every move loses, this one sooner)";
+}
+
+static void solve_progress(void *ctx, uint64_t nodes) {
+  pb_meter_update(ctx, (double)nodes, pb_now(), NULL);
 }
 
 int pb_cmd_solve(int argc, char **argv) {
@@ -115,7 +120,12 @@ int pb_cmd_solve(int argc, char **argv) {
   }
   double t0 = pb_now();
   pb_solve_value_t mv[PB_MAX_ACTIONS];
+  /* Progress (progress.h): the nodes searched, every few seconds. */
+  pb_meter_t meter;
+  pb_meter_stderr(&meter, "solve", "nodes", 0, t0);
+  pb_solver_set_progress(sv, solve_progress, &meter);
   rc = pb_solver_moves(sv, &s, weak, mv, &err);
+  pb_meter_end(&meter, (double)pb_solver_nodes(sv), pb_now(), NULL, 0);
   if (rc != 0) {
     fprintf(stderr, "probs solve: %s\n", err.msg);
     pb_solver_destroy(&sv);

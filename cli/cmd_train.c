@@ -533,6 +533,36 @@ static int train_distributed(pb_config_t *cfg, const char **sets, int nsets,
   return run_distributed(cfg, d);
 }
 
+/* --inproc: the progress within an iteration (progress.h): a bar on a
+ * terminal, a line every few seconds otherwise, a meter a phase. */
+typedef struct {
+  pb_meter_t m;
+  int on;       /* a phase's meter is started */
+  size_t units; /* its units done */
+} inproc_meter_t;
+
+static void inproc_progress(void *ctx, const pb_inproc_progress_t *p) {
+  inproc_meter_t *im = ctx;
+  const double now = pb_now();
+  if (p->done == 0) { /* a phase starts: the last one's meter ends */
+    if (im->on) pb_meter_end(&im->m, (double)im->units, now, NULL, 0);
+    char label[64];
+    snprintf(label, sizeof label, "iteration %llu %s",
+             (unsigned long long)p->iteration, p->phase);
+    pb_meter_stderr(&im->m, label, p->unit, (double)p->all_units, now);
+    im->on = 1;
+  }
+  im->units = p->units;
+  char extra[64];
+  snprintf(extra, sizeof extra, "item %zu/%zu", p->done, p->total);
+  if (p->done > 0 && p->done == p->total) { /* the phase is done */
+    pb_meter_end(&im->m, (double)p->units, now, extra, 0);
+    im->on = 0;
+  } else {
+    pb_meter_update(&im->m, (double)p->units, now, extra);
+  }
+}
+
 /* --inproc: makes the run directory and opens its learner.log; NULL
  * after saying why. */
 static pb_log_t *open_inproc_log(const pb_config_t *cfg) {
@@ -701,8 +731,10 @@ int pb_cmd_train(int argc, char **argv) {
   pb_entry_signals(on_signal);
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(cfg.model.threads);
-  pb_inproc_opts_t o = {resume, &stop_flag, iterations};
+  inproc_meter_t im = {0};
+  pb_inproc_opts_t o = {resume, &stop_flag, iterations, inproc_progress, &im};
   rc = pb_inproc_run(&cfg, log, &o, &err);
+  if (im.on) pb_meter_end(&im.m, (double)im.units, pb_now(), NULL, 0);
   if (rc != 0) pb_log_error(log, "training failed: %s", err.msg);
   pb_log_destroy(&log);
   if (rc != 0 && rc != PB_EINTR) return PB_EXIT_FAILED;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "algos.h"
 #include "json.h"
@@ -352,4 +353,111 @@ int pb_progress_line(pb_progress_t *p, const char *json, char *out,
     return 0;
   out[l.len] = '\0';
   return 1;
+}
+
+/* ---- the meter ---------------------------------------------------- */
+
+void pb_meter_init(pb_meter_t *m, FILE *out, int tty, const char *label,
+                   const char *unit, double total, double every, double now) {
+  memset(m, 0, sizeof *m);
+  m->out = out;
+  m->tty = tty && every >= 0;
+  snprintf(m->label, sizeof m->label, "%s", label != NULL ? label : "");
+  snprintf(m->unit, sizeof m->unit, "%s", unit != NULL ? unit : "");
+  m->total = total;
+  m->eta = 1;
+  m->every = every;
+  m->start = m->last = now;
+}
+
+void pb_meter_stderr(pb_meter_t *m, const char *label, const char *unit,
+                     double total, double now) {
+  pb_meter_init(m, stderr, isatty(fileno(stderr)), label, unit, total,
+                PB_METER_EVERY_S, now);
+}
+
+/* A count of units as a person reads it: whole numbers without a
+ * fraction. */
+static void put_count(line_t *l, double x) {
+  if (x == floor(x) && fabs(x) < 1e15)
+    put(l, "%.0f", x);
+  else
+    put(l, "%.3g", x);
+}
+
+size_t pb_meter_format(const pb_meter_t *m, double done, double now,
+                       const char *extra, int bar, char *buf, size_t n) {
+  char tmp[1];
+  line_t l = {n > 0 ? buf : tmp, 0, n > 0 ? n - 1 : 0};
+  if (n > 0) buf[0] = '\0';
+  const int known = m->total > 0;
+  const double frac = known ? (done < 0 ? 0 : done > m->total ? 1 : done / m->total) : 0;
+  if (bar && known) {
+    int full = (int)(frac * PB_METER_BAR + 1e-9);
+    put(&l, "%s [", m->label);
+    for (int i = 0; i < PB_METER_BAR; i++) put(&l, "%c", i < full ? '#' : '.');
+    put(&l, "] %.0f%% ", floor(100 * frac));
+  } else {
+    put(&l, "%s: ", m->label);
+  }
+  put_count(&l, done);
+  if (known) {
+    put(&l, "/");
+    put_count(&l, m->total);
+  }
+  put(&l, " %s", m->unit);
+  if (extra != NULL && extra[0] != '\0') put(&l, ", %s", extra);
+  const double el = now - m->start;
+  if (el > 0 && done > 0) {
+    double rate = done / el;
+    put(&l, rate >= 100 ? ", %.0f %s/s" : rate >= 10 ? ", %.1f %s/s" : ", %.2f %s/s",
+        rate, m->unit);
+  }
+  put(&l, ", elapsed ");
+  put_duration(&l, el > 0 ? el : 0);
+  if (m->eta && known && done > 0 && done < m->total && el > 0) {
+    put(&l, ", ETA ");
+    put_duration(&l, el / done * (m->total - done));
+  }
+  if (n > 0) buf[l.len] = '\0';
+  return n > 0 ? l.len : 0;
+}
+
+/* Prints the meter now: the bar in place on a terminal, a line off it. */
+static void meter_print(pb_meter_t *m, double done, double now,
+                        const char *extra) {
+  char buf[1024];
+  pb_meter_format(m, done, now, extra, m->tty, buf, sizeof buf);
+  if (m->tty) {
+    fprintf(m->out, "\r%s\033[K", buf);
+    m->shown = 1;
+  } else {
+    fprintf(m->out, "%s\n", buf);
+  }
+  fflush(m->out);
+  m->last = now;
+  m->last_done = done;
+  m->lines++;
+}
+
+int pb_meter_update(pb_meter_t *m, double done, double now,
+                    const char *extra) {
+  if (m->out == NULL || m->every < 0) return 0;
+  double gap = m->tty ? PB_METER_TTY_S : m->every;
+  if (now - m->last < gap && !(gap == 0)) return 0;
+  meter_print(m, done, now, extra);
+  return 1;
+}
+
+void pb_meter_end(pb_meter_t *m, double done, double now, const char *extra,
+                  int always) {
+  if (m->out == NULL || m->every < 0) return;
+  /* A last line, unless the last one printed said the same. */
+  if (m->tty || always || (m->lines > 0 && done != m->last_done))
+    meter_print(m, done, now, extra);
+  if (m->shown) {
+    fprintf(m->out, "\n");
+    fflush(m->out);
+    m->shown = 0;
+  }
 }

@@ -1,5 +1,23 @@
-/* progress.h - the terminal's view of a run: one short line per event of
- * metrics.jsonl.
+/* progress.h - what a person sees of a long command: a meter (below) for
+ * every command that can run past a few seconds (match, solve, accuracy,
+ * elo-calibrate, train --inproc), and the terminal's view of a run: one
+ * short line per event of metrics.jsonl.
+ *
+ * The meter: on a terminal (stderr a tty) a bar redrawn in place a few
+ * times a second,
+ *
+ *   progress [#########...............] 38% 38/100 games, W=20 D=3 L=15,
+ *            4.1 games/s, elapsed 9s, ETA 15s
+ *
+ * and otherwise (a pipe, a file, a CI log) a plain line every few
+ * seconds, the same without the bar:
+ *
+ *   progress: 38/100 games, W=20 D=3 L=15, 4.1 games/s, elapsed 9s, ETA 15s
+ *
+ * (each on one line). The ETA is the time so far per unit done times the
+ * units left; it is left out while nothing is done, when the total is not
+ * known, and where the caller says it means nothing (a match an SPRT may
+ * stop).
  *
  * `probs train` follows RUN_DIR/metrics.jsonl and prints, for every line
  * it understands, one line a person reads at a glance; everything else
@@ -22,6 +40,7 @@
 #define PB_PROGRESS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define PB_PROGRESS_WINDOW 10 /* iterations the ETA averages */
 
@@ -47,5 +66,54 @@ int pb_progress_line(pb_progress_t *p, const char *json, char *out,
 /* A duration of s seconds as a person reads it, "45s", "3m05s" or
  * "2h07m", into buf (n >= 32 always holds it). */
 void pb_progress_duration(char *buf, size_t n, double s);
+
+/* ---- the meter ---------------------------------------------------- */
+
+#define PB_METER_EVERY_S 5.0 /* a plain line this often, off a terminal */
+#define PB_METER_TTY_S 0.2   /* the bar's redraws, on a terminal */
+#define PB_METER_BAR 24      /* the bar's width in characters */
+
+typedef struct pb_meter {
+  FILE *out;      /* where it prints (stderr); NULL: nothing */
+  int tty;        /* out is a terminal: the bar, redrawn in place */
+  char label[32]; /* "progress", "accuracy", "solve" */
+  char unit[24];  /* "games", "positions", "items" */
+  double total;   /* units to do; <= 0 not known (no bar, no ETA) */
+  int eta;        /* 1: show the ETA (default), 0 not */
+  double every;   /* seconds between plain lines; < 0 none at all */
+  double start, last; /* when it started, when it last printed (pb_now) */
+  int shown;      /* the bar is on the terminal's line: a newline ends it */
+  int lines;      /* lines (or bars) printed */
+  double last_done; /* the units of the last line */
+} pb_meter_t;
+
+/* Starts a meter of `total` units (<= 0 not known) at time now (pb_now)
+ * printing to out: a bar when tty, else a line every `every` seconds (0:
+ * at every update, < 0: never; the bar is then off too). */
+void pb_meter_init(pb_meter_t *m, FILE *out, int tty, const char *label,
+                   const char *unit, double total, double every, double now);
+
+/* pb_meter_init on stderr, a bar when stderr is a terminal, a line every
+ * PB_METER_EVERY_S seconds otherwise. */
+void pb_meter_stderr(pb_meter_t *m, const char *label, const char *unit,
+                     double total, double now);
+
+/* The meter's text for `done` units at time now, with `extra` (NULL or
+ * "": none) after the count, into buf (n bytes, always NUL-terminated,
+ * truncated): a line, or with bar set the bar's form (without the
+ * terminal's control characters). Returns the text's length. */
+size_t pb_meter_format(const pb_meter_t *m, double done, double now,
+                       const char *extra, int bar, char *buf, size_t n);
+
+/* Prints the meter's state when it is due (off a terminal: `every`
+ * seconds since the last line; on one: PB_METER_TTY_S since the last
+ * redraw). Returns 1 if it printed. */
+int pb_meter_update(pb_meter_t *m, double done, double now,
+                    const char *extra);
+
+/* The last state: on a terminal the bar redrawn and its line ended; off
+ * one a last line when any was printed before or `always`. */
+void pb_meter_end(pb_meter_t *m, double done, double now, const char *extra,
+                  int always);
 
 #endif

@@ -215,6 +215,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "pending", c.pending);
   pb_json_kuint(&j, "leased", c.leased);
   pb_json_kuint(&j, "done", c.done);
+  pb_json_kdouble(&j, "phase_s", now(l) - l->t_phase); /* its age */
   pb_json_obj_end(&j);
   {
     /* The longest lease of the phase, and the backup copies of

@@ -73,7 +73,7 @@ static inline int group_setup(void **state) {
     fprintf(stderr, "fixture: %s\n", err.msg);
     return -1;
   }
-  pb_inproc_opts_t o = {0, NULL, 0};
+  pb_inproc_opts_t o = {.resume = 0};
   if (pb_inproc_run(&FX->cfg, NULL, &o, &err) != 0) {
     fprintf(stderr, "fixture: %s\n", err.msg);
     return -1;

@@ -139,7 +139,7 @@ static void test_export_cli(void **state) {
   assert_int_equal(pb_config_set(&c, "model.v.conv_layers", "2", &err), 0);
   assert_int_equal(pb_config_set(&c, "model.v.dense_layers", "2", &err), 0);
   assert_int_equal(pb_config_set(&c, "model.q.conv_layers", "3", &err), 0);
-  pb_inproc_opts_t o = {0, NULL, 1};
+  pb_inproc_opts_t o = {.iterations_override = 1};
   assert_int_equal(pb_inproc_run(&c, NULL, &o, &err), 0);
   pb_rundir_ckpt_path(d, 1, ckpt, sizeof ckpt);
   snprintf(out, sizeof out, "%s/export.pt", d);

@@ -235,6 +235,118 @@ static void test_other_lines(void **state) {
   assert_string_equal(tiny, "iteration 7");
 }
 
+/* ---- the meter ---------------------------------------------------- */
+
+/* The line: count, total, extra, rate, elapsed and ETA; a total not
+ * known: no ETA; nothing done yet: no rate, no ETA; eta off. */
+static void test_meter_format(void **state) {
+  (void)state;
+  pb_meter_t m;
+  char buf[256];
+  pb_meter_init(&m, NULL, 0, "progress", "games", 100, 5, 1000.0);
+  pb_meter_format(&m, 25, 1010.0, "W=20 D=3 L=2", 0, buf, sizeof buf);
+  assert_string_equal(buf, "progress: 25/100 games, W=20 D=3 L=2, 2.50 "
+                           "games/s, elapsed 10s, ETA 30s");
+  pb_meter_format(&m, 0, 1000.5, NULL, 0, buf, sizeof buf);
+  assert_string_equal(buf, "progress: 0/100 games, elapsed 1s");
+  pb_meter_format(&m, 100, 1200.0, "", 0, buf, sizeof buf);
+  assert_string_equal(buf, "progress: 100/100 games, 0.50 games/s, "
+                           "elapsed 3m20s");
+  m.eta = 0;
+  pb_meter_format(&m, 50, 1100.0, NULL, 0, buf, sizeof buf);
+  assert_string_equal(buf, "progress: 50/100 games, 0.50 games/s, "
+                           "elapsed 1m40s");
+  pb_meter_init(&m, NULL, 0, "solve", "nodes", 0, 5, 0.0);
+  pb_meter_format(&m, 1234567, 2.0, NULL, 0, buf, sizeof buf);
+  assert_string_equal(buf, "solve: 1234567 nodes, 617284 nodes/s, "
+                           "elapsed 2s");
+  /* The bar: its share filled, the percentage. */
+  pb_meter_init(&m, NULL, 1, "accuracy", "positions", 8, 5, 0.0);
+  pb_meter_format(&m, 3, 30.0, NULL, 1, buf, sizeof buf);
+  assert_string_equal(buf, "accuracy [#########...............] 37% 3/8 "
+                           "positions, 0.10 positions/s, elapsed 30s, "
+                           "ETA 50s");
+  /* Truncated to the buffer. */
+  char small[16];
+  size_t got = pb_meter_format(&m, 3, 30.0, NULL, 1, small, sizeof small);
+  assert_int_equal(strlen(small), sizeof small - 1);
+  assert_int_equal(got, sizeof small - 1);
+  /* An hour-long ETA reads in hours. */
+  pb_meter_init(&m, NULL, 0, "p", "items", 1000, 5, 0.0);
+  pb_meter_format(&m, 1, 10.0, NULL, 0, buf, sizeof buf);
+  assert_non_null(strstr(buf, "ETA 2h46m"));
+}
+
+/* Off a terminal: a plain line every `every` seconds, a last line at the
+ * end when any was printed; every 0: a line at every update; < 0 none. */
+static void test_meter_lines(void **state) {
+  (void)state;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  pb_meter_t m;
+  pb_meter_init(&m, f, 0, "progress", "games", 60, 5, 0.0);
+  int printed = 0;
+  for (int t = 1; t <= 12; t++) printed += pb_meter_update(&m, t, t, NULL);
+  assert_int_equal(printed, 2); /* at 5 s and 10 s */
+  pb_meter_end(&m, 12, 12.0, NULL, 0);
+  fclose(f);
+  assert_string_equal(text,
+                      "progress: 5/60 games, 1.00 games/s, elapsed 5s, ETA "
+                      "55s\n"
+                      "progress: 10/60 games, 1.00 games/s, elapsed 10s, ETA "
+                      "50s\n"
+                      "progress: 12/60 games, 1.00 games/s, elapsed 12s, ETA "
+                      "48s\n");
+  free(text);
+  /* A quick command prints nothing, unless always. */
+  f = open_memstream(&text, &len);
+  pb_meter_init(&m, f, 0, "solve", "nodes", 0, 5, 0.0);
+  assert_int_equal(pb_meter_update(&m, 10, 1.0, NULL), 0);
+  pb_meter_end(&m, 10, 1.0, NULL, 0);
+  fflush(f);
+  assert_int_equal(len, 0);
+  pb_meter_end(&m, 10, 1.0, NULL, 1);
+  fclose(f);
+  assert_string_equal(text, "solve: 10 nodes, 10.0 nodes/s, elapsed 1s\n");
+  free(text);
+  /* every 0: each update; every < 0: never. */
+  f = open_memstream(&text, &len);
+  pb_meter_init(&m, f, 0, "p", "games", 3, 0, 0.0);
+  for (int t = 1; t <= 3; t++) assert_int_equal(pb_meter_update(&m, t, 0.5 * t, NULL), 1);
+  pb_meter_init(&m, f, 1, "p", "games", 3, -1, 0.0);
+  assert_int_equal(pb_meter_update(&m, 1, 100.0, NULL), 0);
+  pb_meter_end(&m, 3, 100.0, NULL, 1);
+  fclose(f);
+  int nl = 0;
+  for (char *p = text; *p; p++) nl += *p == '\n';
+  assert_int_equal(nl, 3);
+  free(text);
+}
+
+/* On a terminal: the bar redrawn in place (carriage return, the rest of
+ * the line cleared) at most every PB_METER_TTY_S, its line ended at the
+ * end. */
+static void test_meter_tty(void **state) {
+  (void)state;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  pb_meter_t m;
+  pb_meter_init(&m, f, 1, "progress", "games", 4, 5, 0.0);
+  int printed = 0;
+  for (int i = 1; i <= 40; i++)
+    printed += pb_meter_update(&m, i / 10.0, i * 0.05, NULL);
+  assert_true(printed >= 8 && printed <= 10); /* every 0.2 s of 2 s */
+  pb_meter_end(&m, 4, 2.0, NULL, 0);
+  fclose(f);
+  assert_int_equal(text[0], '\r');
+  assert_non_null(strstr(text, "\033[K"));
+  assert_null(strchr(text, '\n') == text + len - 1 ? NULL : strchr(text, '\n'));
+  assert_non_null(strstr(text, "progress [########################] 100% 4/4"));
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_iteration),
@@ -244,6 +356,9 @@ int main(void) {
       cmocka_unit_test(test_alphazero),
       cmocka_unit_test(test_td),
       cmocka_unit_test(test_other_lines),
+      cmocka_unit_test(test_meter_format),
+      cmocka_unit_test(test_meter_lines),
+      cmocka_unit_test(test_meter_tty),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -495,7 +495,7 @@ static void test_training_improves(void **state) {
   assert_int_equal(pb_config_set(&c, "run.dir", dir, &err), 0);
   assert_int_equal(pb_config_set(&c, "train.iterations", "25", &err), 0);
   assert_int_equal(pb_config_set(&c, "train.episodes_per_iter", "20", &err), 0);
-  pb_inproc_opts_t o = {0, NULL, 0};
+  pb_inproc_opts_t o = {.resume = 0};
   if (pb_inproc_run(&c, NULL, &o, &err) != 0) fail_msg("inproc: %s", err.msg);
   char spec[400];
   snprintf(spec, sizeof spec, "value:%s/checkpoints/ckpt-000000.pbck", dir);

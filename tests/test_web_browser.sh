@@ -126,6 +126,12 @@ if dom_has 'id="evaluator">not running; newest rated: version 2<' &&
 else
   bad "evaluator, workers, positions/s ($PPS) or help: $(grep -o 'id="\(evaluator\|workers\|pps\|play-help\)"[^<]*<' "$T/dom.html" | tr '\n' ' ')"
 fi
+# The phase's bar (0 of the queue's items done), the elapsed time and an
+# ETA, not "-".
+if grep -q '<progress id="phasebar" max="1"[^>]*value="0"' "$T/dom.html" &&
+   ! dom_has 'id="elapsed">-<' && ! dom_has 'id="eta">-<'; then
+  ok "the phase's progress bar, elapsed and ETA"
+else bad "phase bar, elapsed or ETA: $(grep -o '<progress[^>]*>\|id="\(elapsed\|eta\)">[^<]*<' "$T/dom.html" | tr '\n' ' ')"; fi
 if [ "$(grep -o '<polyline' "$T/dom.html" | wc -l)" -ge 4 ] && dom_has 'class="cell"'; then
   ok "the charts are drawn (SVG polylines) and the board is there"
 else bad "no charts or no board in the rendered page"; fi
@@ -147,7 +153,7 @@ else bad "screenshot: $(ls -l "$T/page.png" 2>&1)"; fi
 # A real click on the board, through the DevTools protocol.
 if timeout 120 python3 "$SRC/tests/web_cdp.py" "$CHROMIUM" \
      "http://127.0.0.1:$PORT/play" "$T/profile" >"$T/cdp.out" 2>&1; then
-  ok "a click in column 4 is answered by the model ($(grep '^moves' "$T/cdp.out")); the x axis toggles to wall time"
+  ok "a click in column 4 is answered by the model ($(grep '^moves' "$T/cdp.out")); the x axis toggles to wall time; a one-point chart's axis is padded around its value"
 else bad "click: $(cat "$T/cdp.out")"; fi
 
 kill -TERM "$LEARNER"

@@ -209,6 +209,27 @@ def main():
         except TimeoutError:
             print("x axis toggle NOT seen")
             ok = False
+        # A chart of one point: its y axis around the value (an Elo of
+        # 1500 from 1425 to 1575 or so), not 1499..1501.
+        ticks = json.loads(page.eval(
+            "(function () {"
+            " var ns = 'http://www.w3.org/2000/svg';"
+            " var svg = document.createElementNS(ns, 'svg');"
+            " document.body.appendChild(svg);"
+            " var leg = document.createElement('div');"
+            " lineChart(svg, leg, [{name: 'Elo', color: '#000',"
+            "  pts: [[1, 1500]]}], 'iteration', {intX: true, minPad: 50});"
+            " var t = [].map.call(svg.querySelectorAll('text'),"
+            "  function (e) { return e.textContent; });"
+            " svg.remove(); return JSON.stringify(t); })()"))
+        ys = [float(t) for t in ticks if t.replace(".", "").isdigit()
+              and float(t) > 100]
+        print(f"one point at 1500: y ticks {ys}")
+        if not ys or max(ys) - min(ys) < 50 or not min(ys) <= 1500 <= max(ys):
+            print("one-point axis NOT padded around the value")
+            ok = False
+        else:
+            print("one-point axis padded around the value")
         return 0 if ok else 1
     finally:
         close_browser(proc)

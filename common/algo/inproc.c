@@ -30,6 +30,7 @@ typedef struct {
   void *player, *searcher;
   pb_metrics_t *metrics;
   pb_neteval_stats_t ns_last;
+  double last_progress; /* the last "progress" line of metrics.jsonl */
 } run_t;
 
 static void run_free(run_t *r) {
@@ -69,6 +70,36 @@ static void write_metrics(run_t *r, const pb_iter_times_t *t) {
   pb_json_free(&j);
 }
 
+/* Item `done` of `total` of a phase (the units done of all_units so
+ * far): to the caller's on_progress, and every 5 s to metrics.jsonl as
+ * the learner's "progress" event (cli/progress.h, the dashboard). */
+static void progress(run_t *r, const pb_inproc_opts_t *opts,
+                     const pb_inproc_progress_t *p) {
+  if (opts != NULL && opts->on_progress != NULL) opts->on_progress(opts->ctx, p);
+  double now = pb_now();
+  if (p->done == 0) r->last_progress = now;
+  if (r->metrics == NULL || p->done == 0 || now - r->last_progress < 5.0)
+    return;
+  r->last_progress = now;
+  pb_json_t j;
+  pb_json_init(&j);
+  pb_json_obj_begin(&j);
+  pb_json_kstr(&j, "event", "progress");
+  pb_json_kuint(&j, "iteration", p->iteration);
+  pb_json_kstr(&j, "phase", p->phase);
+  pb_json_kuint(&j, "done", p->done);
+  pb_json_kuint(&j, "total", p->total);
+  pb_json_kuint(&j, "units", p->units);
+  pb_json_kstr(&j, "unit", p->unit);
+  pb_json_kdouble(&j, "seconds", p->seconds);
+  if (p->done <= p->total)
+    pb_json_kdouble(&j, "eta_s", p->seconds * (double)(p->total - p->done) /
+                                     (double)p->done);
+  pb_json_obj_end(&j);
+  if (pb_json_cstr(&j)) pb_metrics_write(r->metrics, pb_json_cstr(&j));
+  pb_json_free(&j);
+}
+
 /* 1. The iteration's self-play items with the networks of the version
  * trained last, in item order. */
 static int selfplay(run_t *r, const pb_inproc_opts_t *opts, pb_err_t *err) {
@@ -81,13 +112,24 @@ static int selfplay(run_t *r, const pb_inproc_opts_t *opts, pb_err_t *err) {
   /* Each iteration starts with a cold cache, as an actor does with new
    * weights. */
   pb_neteval_bind(r->ne, NULL, r->env.q);
-  for (size_t i = 0; i < pb_iter_selfplay_items(r->it); i++) {
+  const size_t items = pb_iter_selfplay_items(r->it);
+  const size_t eps = (size_t)r->cfg->train.episodes_per_iter;
+  pb_inproc_progress_t p = {version + 1, "self-play", 0, items, 0, eps,
+                            "episodes", 0};
+  const double t0 = pb_now();
+  progress(r, opts, &p);
+  for (size_t i = 0; i < items; i++) {
     if (stopping(opts)) return PB_EINTR;
     pb_algo_item_t item;
     pb_iter_selfplay_item(r->it, i, &item);
     rc = r->algo->play(r->player, &r->env, &item, pb_iter_item_store(r->it, i),
                        err);
     if (rc != 0) return rc;
+    p.done = i + 1;
+    p.units = p.done * (size_t)r->cfg->net.item_episodes;
+    if (p.units > eps) p.units = eps;
+    p.seconds = pb_now() - t0;
+    progress(r, opts, &p);
   }
   return pb_iter_selfplay_done(r->it, err);
 }
@@ -100,13 +142,22 @@ static int search(run_t *r, const pb_inproc_opts_t *opts, pb_err_t *err) {
   pb_neteval_bind(r->ne, pb_learn_v(r->learn), pb_learn_q(r->learn));
   const pb_state_t *states = pb_iter_search_states(r->it);
   float *out = pb_iter_targets(r->it);
-  for (size_t k = 0; k < pb_iter_search_items(r->it); k++) {
+  const size_t items = pb_iter_search_items(r->it);
+  pb_inproc_progress_t p = {pb_learn_version(r->learn) + 1, "search", 0, items,
+                            0, pb_iter_search_positions(r->it), "states", 0};
+  const double t0 = pb_now();
+  progress(r, opts, &p);
+  for (size_t k = 0; k < items; k++) {
     if (stopping(opts)) return PB_EINTR;
     size_t first, n;
     pb_iter_search_item(r->it, k, &first, &n);
     int rc = r->algo->search(r->searcher, &r->env, states + first, (int)n,
                              out + first * (size_t)A, err);
     if (rc != 0) return rc;
+    p.done = k + 1;
+    p.units = first + n;
+    p.seconds = pb_now() - t0;
+    progress(r, opts, &p);
   }
   return 0;
 }

@@ -20,10 +20,27 @@
 #include "err.h"
 #include "log.h"
 
+/* Where an iteration's self-play or search stands (on_progress). */
+typedef struct pb_inproc_progress {
+  uint64_t iteration;  /* the iteration under way (its version to be) */
+  const char *phase;   /* "self-play" or "search" */
+  size_t done, total;  /* its items */
+  size_t units;        /* episodes or states done (whole items) */
+  size_t all_units;    /* in the phase */
+  const char *unit;    /* "episodes" or "states" */
+  double seconds;      /* since the phase started */
+} pb_inproc_progress_t;
+
 typedef struct pb_inproc_opts {
   int resume;                  /* continue from the newest checkpoint */
   volatile sig_atomic_t *stop; /* set by a signal handler; may be NULL */
   int iterations_override;     /* > 0: stop after this many in total */
+  /* Called on the training thread when a phase starts (done 0) and after
+   * each of its items (may be NULL): a caller's progress meter. The same
+   * is written to metrics.jsonl as the learner writes it
+   * ({"event":"progress"}, at most every 5 s). */
+  void (*on_progress)(void *ctx, const pb_inproc_progress_t *p);
+  void *ctx;
 } pb_inproc_opts_t;
 
 /* Runs training as configured, writing into cfg->run.dir (created if

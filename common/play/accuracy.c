@@ -8,6 +8,7 @@
 #include "accuracy.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,6 +35,9 @@ typedef struct {
   volatile sig_atomic_t *stop;
   int rc;
   pb_err_t err;
+  atomic_size_t *done; /* positions played by every thread */
+  pb_accuracy_progress_fn progress; /* thread 0 reports, or NULL */
+  void *ctx;
 } acc_job_t;
 
 static int stopped(volatile sig_atomic_t *stop, pb_err_t *err) {
@@ -58,6 +62,8 @@ static void *acc_thread(void *p) {
     int rc = pb_agent_act_many(a, pb_testset_state(j->ts, i), 1,
                                j->seed + i, &j->moves[i], &j->err);
     if (rc < 0) j->rc = rc;
+    size_t d = atomic_fetch_add(j->done, 1) + 1;
+    if (j->tid == 0 && j->progress != NULL) j->progress(j->ctx, d, n);
   }
   pb_agent_destroy(&a);
   return NULL;
@@ -83,6 +89,14 @@ enum { ACC_CHUNK = 256 };
 int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
                       int threads, volatile sig_atomic_t *stop,
                       pb_accuracy_t *out, int *moves_out, pb_err_t *err) {
+  return pb_accuracy_run(ts, spec, seed, threads, stop, NULL, NULL, out,
+                         moves_out, err);
+}
+
+int pb_accuracy_run(const pb_testset_t *ts, const char *spec, uint64_t seed,
+                    int threads, volatile sig_atomic_t *stop,
+                    pb_accuracy_progress_fn progress, void *ctx,
+                    pb_accuracy_t *out, int *moves_out, pb_err_t *err) {
   const pb_game_t *g = pb_testset_game(ts);
   const size_t n = pb_testset_count(ts);
   double t0 = pb_now();
@@ -95,6 +109,8 @@ int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
   }
   int rc = 0;
   double epm = 0.0;
+  atomic_size_t done = 0;
+  if (progress != NULL) progress(ctx, 0, n);
   if (pb_agent_batched(a)) {
     /* A network agent: every position in batches, on this thread. The
      * states of a test set are contiguous. */
@@ -104,6 +120,7 @@ int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
       if (rc == 0)
         rc = pb_agent_act_many(a, pb_testset_state(ts, i), (int)m, seed + i,
                                moves + i, err);
+      if (rc == 0 && progress != NULL) progress(ctx, i + m, n);
     }
     epm = n ? (double)pb_agent_evaluations(a) / (double)n : 0.0;
   } else {
@@ -115,7 +132,8 @@ int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
       rc = pb_err_set(err, PB_ENOMEM, "accuracy: out of memory");
     int started = 0;
     for (int t = 0; rc == 0 && t < nt; t++) {
-      jobs[t] = (acc_job_t){ts, spec, seed, t, nt, moves, stop, 0, {0, ""}};
+      jobs[t] = (acc_job_t){ts,   spec, seed,     t,   nt, moves, stop, 0,
+                            {0, ""}, &done, progress, ctx};
       if (pthread_create(&tids[t], NULL, acc_thread, &jobs[t]) != 0) {
         rc = pb_err_set(err, PB_EIO, "accuracy: cannot start a thread");
         break;

@@ -61,6 +61,17 @@ int pb_accuracy_moves(const pb_testset_t *ts, const char *spec, uint64_t seed,
                       int threads, volatile sig_atomic_t *stop,
                       pb_accuracy_t *out, int *moves, pb_err_t *err);
 
+/* How far pb_accuracy_run has come: `done` of `total` positions played
+ * (called with done 0 first, then as positions are played, from one
+ * thread at a time: the caller's or one of the workers). */
+typedef void (*pb_accuracy_progress_fn)(void *ctx, size_t done, size_t total);
+
+/* pb_accuracy_moves with a progress callback (may be NULL) and its ctx. */
+int pb_accuracy_run(const pb_testset_t *ts, const char *spec, uint64_t seed,
+                    int threads, volatile sig_atomic_t *stop,
+                    pb_accuracy_progress_fn progress, void *ctx,
+                    pb_accuracy_t *out, int *moves, pb_err_t *err);
+
 typedef struct pb_testgen_opts {
   const pb_game_t *g;
   int count;             /* positions wanted (>= 1) */

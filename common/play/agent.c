@@ -18,6 +18,10 @@
  * forward pass, which we cannot avoid). */
 #include "agent.h"
 
+#ifndef PB_VERSION /* CMakeLists.txt defines it: project(VERSION) */
+#define PB_VERSION "unknown"
+#endif
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +55,17 @@ pb_agent_t *pb_agent_wrap(const pb_game_t *g, const pb_agent_vtable_t *vt,
   a->vt = vt;
   a->impl = impl;
   a->name = nm;
+  snprintf(a->version, sizeof a->version, "probs %s", PB_VERSION);
   return a;
+}
+
+void pb__agent_set_version(pb_agent_t *a, const char *version) {
+  if (a != NULL && version != NULL)
+    snprintf(a->version, sizeof a->version, "%s", version);
+}
+
+const char *pb_agent_version(const pb_agent_t *a) {
+  return a != NULL ? a->version : "";
 }
 
 int pb_agent_act(pb_agent_t *a, const pb_state_t *s, pb_err_t *err) {

@@ -302,6 +302,11 @@ void pb_agent_reseed(pb_agent_t *a, uint64_t seed);
 /* The agent's name (its spec, e.g. "lookahead:3"); valid while a lives. */
 const char *pb_agent_name(const pb_agent_t *a);
 
+/* What plays, for records: "probs VERSION" for the built-in kinds, a
+ * gtp: engine's answers to GTP's name and version ("Rhino 2.1"; "gtp
+ * engine" when it answers neither); valid while a lives. */
+const char *pb_agent_version(const pb_agent_t *a);
+
 /* The game the agent plays. */
 const pb_game_t *pb_agent_game(const pb_agent_t *a);
 

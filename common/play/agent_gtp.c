@@ -206,7 +206,17 @@ pb_agent_t *pb__agent_gtp_new(const pb_game_t *g, const char *arg,
   ga->timed = -1;
   char name[256];
   snprintf(name, sizeof name, "gtp:%s", arg);
+  /* What the engine says it is, for records: "name version". */
+  char ename[64] = "", ever[64] = "", version[128];
+  pb_err_t e;
+  pb_err_clear(&e);
+  if (pb_gtp_cmd(ga->gtp, "name", ename, sizeof ename, &e) < 0) ename[0] = 0;
+  pb_err_clear(&e);
+  if (pb_gtp_cmd(ga->gtp, "version", ever, sizeof ever, &e) < 0) ever[0] = 0;
+  snprintf(version, sizeof version, "%s%s%s",
+           ename[0] ? ename : "gtp engine", ever[0] ? " " : "", ever);
   pb_agent_t *a = pb_agent_wrap(g, &gtp_vt, ga, name, err);
   pb__agent_set_clock(a, gtp_clock);
+  pb__agent_set_version(a, version);
   return a;
 }

@@ -33,7 +33,11 @@ struct pb_agent {
   void *impl;
   char *name;
   pb__agent_clock_fn clock; /* NULL: the kind keeps no clock */
+  char version[128];        /* pb_agent_version */
 };
+
+/* Sets what pb_agent_version says of agent a (a NULL a is ignored). */
+void pb__agent_set_version(pb_agent_t *a, const char *version);
 
 /* Gives agent a (just wrapped) the kind's clock; a NULL a is ignored. */
 void pb__agent_set_clock(pb_agent_t *a, pb__agent_clock_fn fn);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PB__MATCH_MAX_THREADS 256
@@ -109,6 +110,7 @@ typedef struct {
   int adj_ply;
   int mat_margin, mat_plies; /* material adjudication, 0: none */
   int adjudicated; /* out: the solver or the material scored the game */
+  int32_t *ms;     /* out, with moves: each ply's milliseconds, or NULL */
 } game_ctl_t;
 
 /* pb_match_game_moves under ctl (NULL: none of it). */
@@ -155,6 +157,7 @@ static int game_moves(const pb_game_t *g, const pb_state_t *start,
       break;
     }
     int a;
+    const double t_move = pb_now();
     if (ply - ply0 < opening_random_moves) {
       uint8_t legal[PB_MAX_ACTIONS];
       int n = g->legal(&s, legal);
@@ -176,6 +179,12 @@ static int game_moves(const pb_game_t *g, const pb_state_t *start,
         return pb_err_set(err, PB_ERANGE, "match: a game longer than %d plies",
                           moves_cap);
       moves[ply - ply0] = (uint8_t)a;
+      if (ctl != NULL && ctl->ms != NULL) {
+        double t = (pb_now() - t_move) * 1000.0;
+        ctl->ms[ply - ply0] = ply - ply0 < opening_random_moves ? -1
+                              : t > 2e9 ? 2000000000
+                                        : (int32_t)(t + 0.5);
+      }
     }
     int done = 0;
     float r = g->step(&s, a, &done);
@@ -286,6 +295,8 @@ typedef struct {
   uint8_t adjudicated;      /* the solver scored it */
   int n_moves, random_plies; /* with on_game: */
   uint8_t *moves;            /* malloc'd, freed once on_game saw them */
+  int32_t *ms;               /* the same, each ply's milliseconds */
+  double started;            /* UNIX time */
   uint64_t key;              /* game_key */
 } game_rec_t;
 
@@ -397,12 +408,16 @@ static int show_game(shared_t *sh, int k) {
       .n_moves = r->n_moves,
       .moves = r->moves,
       .flagged = r->flagged,
-      .adjudicated = r->adjudicated};
+      .adjudicated = r->adjudicated,
+      .ms = r->ms,
+      .started = r->started};
   pb_err_t e;
   pb_err_clear(&e);
   int rc = o->on_game(o->game_ctx, &gm, &e);
   free(r->moves);
   r->moves = NULL;
+  free(r->ms);
+  r->ms = NULL;
   if (rc >= 0) return 0;
   set_error(sh, k, rc, &e);
   sh->halted = 1;
@@ -463,7 +478,10 @@ static void *worker_run(void *arg) {
   /* Each game's plies (at most the turn cap), for its key and on_game. */
   const int mcap = o->max_turns > 0 ? o->max_turns : sh->g->max_turns;
   uint8_t *moves = malloc((size_t)mcap);
-  if (moves == NULL) {
+  int32_t *ms = malloc((size_t)mcap * sizeof *ms);
+  if (moves == NULL || ms == NULL) {
+    free(moves);
+    free(ms);
     pb_err_set(&e, PB_ENOMEM, "match: out of memory");
     record_error(sh, 0, PB_ENOMEM, &e);
     return NULL;
@@ -491,7 +509,11 @@ static void *worker_run(void *arg) {
                       .solver = w->solver,
                       .adj_ply = o->adjudicate_ply,
                       .mat_margin = o->adjudicate_margin,
-                      .mat_plies = o->adjudicate_plies};
+                      .mat_plies = o->adjudicate_plies,
+                      .ms = ms};
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    const double started = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
     int rc = game_moves(sh->g, start, a_first ? w->a : w->b,
                         a_first ? w->b : w->a, &rng, o->opening_random_moves,
                         o->max_turns, &outcome, &plies, &capped, moves, mcap,
@@ -514,17 +536,26 @@ static void *worker_run(void *arg) {
                                           ? (i / 2) % o->n_openings
                                           : -1,
                                       moves, n_moves)};
+    rec.started = started;
     if (rc == 0 && o->on_game != NULL &&
-        (rec.moves = malloc((size_t)n_moves + 1)) == NULL)
+        ((rec.moves = malloc((size_t)n_moves + 1)) == NULL ||
+         (rec.ms = malloc(((size_t)n_moves + 1) * sizeof *ms)) == NULL)) {
+      free(rec.moves);
+      rec.moves = NULL;
       rc = pb_err_set(&e, PB_ENOMEM, "match: out of memory");
+    }
     if (rc < 0) {
       record_error(sh, i, rc, &e);
       break;
     }
-    if (rec.moves != NULL) memcpy(rec.moves, moves, (size_t)n_moves);
+    if (rec.moves != NULL) {
+      memcpy(rec.moves, moves, (size_t)n_moves);
+      memcpy(rec.ms, ms, (size_t)n_moves * sizeof *ms);
+    }
     game_done(sh, i, &rec);
   }
   free(moves);
+  free(ms);
   return NULL;
 }
 
@@ -695,7 +726,10 @@ out:
   free(ws);
   free(tids);
   if (sh.recs != NULL) /* the moves of games past the cut */
-    for (int i = 0; i < o->games; i++) free(sh.recs[i].moves);
+    for (int i = 0; i < o->games; i++) {
+      free(sh.recs[i].moves);
+      free(sh.recs[i].ms);
+    }
   free(sh.recs);
   free(sh.games_seen.k);
   free(sh.pairs_seen.k);

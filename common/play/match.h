@@ -59,6 +59,9 @@ typedef struct pb_match_game {
                               included), passes as actions */
   int flagged;             /* 0; 1 A lost on time, 2 B did */
   int adjudicated;         /* the solver scored it (unfinished) */
+  const int32_t *ms;       /* per ply of moves: the milliseconds the mover
+                              took (wall clock), -1 for a random ply */
+  double started;          /* when the game started: UNIX time */
 } pb_match_game_t;
 
 typedef struct pb_match_opts {

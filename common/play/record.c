@@ -15,7 +15,16 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+const char *pb_record_termination(const pb_record_t *r) {
+  return r->time_loss     ? "time"
+         : r->adjudicated ? "adjudication"
+         : r->resigned    ? "resignation"
+         : r->interrupted ? "interrupted"
+                          : "normal";
+}
 
 void pb_record_init(pb_record_t *r, const pb_game_t *g) {
   memset(r, 0, sizeof *r);
@@ -66,7 +75,7 @@ static int replay(const pb_game_t *g, const uint8_t *moves, int n,
 
 /* What a reader and a writer check: names, numbers, the moves and the
  * result against the rules. 0 or PB_EINVAL naming the fault. */
-static int check_record(const pb_record_t *r, pb_err_t *err) {
+int pb_record_check(const pb_record_t *r, pb_err_t *err) {
   if (r == NULL || r->g == NULL)
     return pb_err_set(err, PB_EINVAL, "record: NULL record or game");
   if (r->first[0] == '\0' || r->second[0] == '\0')
@@ -88,10 +97,25 @@ static int check_record(const pb_record_t *r, pb_err_t *err) {
   if (finished && r->capped)
     return pb_err_set(err, PB_EINVAL,
                       "record: capped, but the moves finish the game");
-  if (r->adjudicated && (finished || r->capped || r->time_loss))
+  if (r->adjudicated + r->time_loss + r->resigned + r->interrupted +
+          r->capped >
+      1)
     return pb_err_set(err, PB_EINVAL,
-                      "record: adjudicated, but the moves finish the game or "
-                      "it is capped or lost on time");
+                      "record: more than one of capped, lost on time, "
+                      "adjudicated, resigned and interrupted");
+  if (r->adjudicated && finished)
+    return pb_err_set(err, PB_EINVAL,
+                      "record: adjudicated, but the moves finish the game");
+  if ((r->resigned || r->interrupted) && finished)
+    return pb_err_set(err, PB_EINVAL,
+                      "record: %s, but the moves finish the game",
+                      r->resigned ? "resigned" : "interrupted");
+  if (r->resigned && r->result == 0)
+    return pb_err_set(err, PB_EINVAL, "record: resigned, but a draw");
+  if (r->interrupted && r->result != 0)
+    return pb_err_set(err, PB_EINVAL,
+                      "record: interrupted, but the result is %s",
+                      result_text(r->result));
   if (r->time_loss && (finished || r->capped))
     return pb_err_set(err, PB_EINVAL,
                       "record: lost on time, but the moves finish the game "
@@ -109,13 +133,31 @@ static int check_record(const pb_record_t *r, pb_err_t *err) {
     return pb_err_set(err, PB_EINVAL,
                       "record: result %s, but the moves end the game %s",
                       result_text(r->result), result_text(res));
-  if (!finished && !r->time_loss && !r->adjudicated &&
-      (!r->capped || r->result != 0))
+  if (!finished && !r->time_loss && !r->adjudicated && !r->resigned &&
+      !r->interrupted && (!r->capped || r->result != 0))
     return pb_err_set(err, PB_EINVAL,
                       "record: the moves leave the game unfinished, which "
-                      "only a turn cap (capped, a draw), a loss on time or "
-                      "an adjudication (termination) does");
+                      "only a turn cap (capped, a draw), a loss on time, "
+                      "an adjudication, a resignation or an interruption "
+                      "(termination) does");
+  for (int i = 0; r->evals != NULL && i < r->n_moves; i++)
+    if (!(isnan(r->evals[i]) || fabsf(r->evals[i]) <= 1.0f))
+      return pb_err_set(err, PB_EINVAL,
+                        "record: the evaluation of ply %d is %g, outside "
+                        "[-1, 1]",
+                        i + 1, (double)r->evals[i]);
   return 0;
+}
+
+void pb_record_date(double t, char *buf, size_t n) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  if (n == 0) return;
+  if (gmtime_r(&tt, &tm) == NULL) {
+    buf[0] = '\0';
+    return;
+  }
+  strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 size_t pb_record_moves_text(const pb_game_t *g, const uint8_t *moves, int n,
@@ -234,7 +276,7 @@ int pb_record_episode(const pb_game_t *g, const pb_state_t *states, int n,
 
 int pb_record_json(const pb_record_t *r, pb_json_t *j, pb_err_t *err) {
   if (j == NULL) return pb_err_set(err, PB_EINVAL, "record: NULL writer");
-  int rc = check_record(r, err);
+  int rc = pb_record_check(r, err);
   if (rc != 0) return rc;
   size_t cap = (size_t)r->n_moves * 5 + 1;
   char *mv = malloc(cap);
@@ -248,15 +290,42 @@ int pb_record_json(const pb_record_t *r, pb_json_t *j, pb_err_t *err) {
   if (r->round > 0) pb_json_kint(j, "round", r->round);
   if (r->version >= 0) pb_json_kint(j, "version", r->version);
   if (r->iteration >= 0) pb_json_kint(j, "iteration", r->iteration);
+  if (r->event[0] != '\0') pb_json_kstr(j, "event", r->event);
+  if (r->date[0] != '\0') pb_json_kstr(j, "date", r->date);
   pb_json_kstr(j, "first", r->first);
+  if (r->first_version[0] != '\0')
+    pb_json_kstr(j, "first_version", r->first_version);
   pb_json_kstr(j, "second", r->second);
-  pb_json_kstr(j, "result", result_text(r->result));
+  if (r->second_version[0] != '\0')
+    pb_json_kstr(j, "second_version", r->second_version);
+  if (r->time_control[0] != '\0')
+    pb_json_kstr(j, "time_control", r->time_control);
+  pb_json_kstr(j, "result", r->interrupted ? "*" : result_text(r->result));
   pb_json_kint(j, "plies", r->n_moves);
   pb_json_kstr(j, "moves", mv);
   if (r->opening_plies > 0) pb_json_kint(j, "opening_plies", r->opening_plies);
   pb_json_kbool(j, "capped", r->capped != 0);
-  if (r->time_loss) pb_json_kstr(j, "termination", "time");
-  if (r->adjudicated) pb_json_kstr(j, "termination", "adjudication");
+  pb_json_kstr(j, "termination", pb_record_termination(r));
+  if (r->ms != NULL) {
+    pb_json_key(j, "ms");
+    pb_json_arr_begin(j);
+    for (int i = 0; i < r->n_moves; i++)
+      if (r->ms[i] < 0)
+        pb_json_null(j);
+      else
+        pb_json_int(j, r->ms[i]);
+    pb_json_arr_end(j);
+  }
+  if (r->evals != NULL) {
+    pb_json_key(j, "evals");
+    pb_json_arr_begin(j);
+    for (int i = 0; i < r->n_moves; i++)
+      if (isnan(r->evals[i]))
+        pb_json_null(j);
+      else
+        pb_json_double(j, round(r->evals[i] * 1e4) / 1e4);
+    pb_json_arr_end(j);
+  }
   pb_json_obj_end(j);
   free(mv);
   if (pb_json_error(j) != 0)
@@ -301,9 +370,47 @@ static int get_int(const pb_jval_t *o, const char *key, int64_t lo, int64_t hi,
   return 0;
 }
 
-/* The members of a parsed line into *r (the moves into moves). */
-static int read_members(const pb_jval_t *o, uint8_t *moves, int cap,
-                        pb_record_t *r, pb_err_t *err) {
+/* The per-ply array `key` of o (n entries, numbers or null) into ms
+ * (integers >= 0, null -1) or evals (in [-1, 1], null NaN); absent:
+ * *set 0. 0, or PB_ECORRUPT naming it. */
+static int get_plies(const pb_jval_t *o, const char *key, int n, int32_t *ms,
+                     float *evals, int *set, pb_err_t *err) {
+  *set = 0;
+  const pb_jval_t *v = pb_jval_get(o, key);
+  if (v == NULL || (ms == NULL && evals == NULL)) return 0;
+  if (pb_jval_kind(v) != PB_JVAL_ARRAY || pb_jval_count(v) != (size_t)n)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "\"%s\" is not an array of %d entries (one a ply)", key,
+                      n);
+  for (int i = 0; i < n; i++) {
+    const pb_jval_t *x = pb_jval_at(v, (size_t)i);
+    int null = pb_jval_kind(x) == PB_JVAL_NULL;
+    if (ms != NULL) {
+      int64_t t = -1;
+      if (!null && pb_jval_int(x, 0, INT32_MAX, &t) != 0)
+        return pb_err_set(err, PB_ECORRUPT,
+                          "\"%s\"[%d] is not null or an integer in "
+                          "0..%d",
+                          key, i, INT32_MAX);
+      ms[i] = (int32_t)t;
+    } else {
+      double d = null ? NAN : pb_jval_num(x);
+      if (!null && (pb_jval_kind(x) != PB_JVAL_NUMBER || !(fabs(d) <= 1)))
+        return pb_err_set(err, PB_ECORRUPT,
+                          "\"%s\"[%d] is not null or a number in [-1, 1]",
+                          key, i);
+      evals[i] = (float)d;
+    }
+  }
+  *set = 1;
+  return 0;
+}
+
+/* The members of a parsed line into *r (the moves into moves, the
+ * per-ply members into ms and evals when not NULL). */
+static int read_members(const pb_jval_t *o, uint8_t *moves, int32_t *ms,
+                        float *evals, int cap, pb_record_t *r,
+                        pb_err_t *err) {
   char game[32], result[16];
   int64_t format = PB_RECORD_FORMAT, plies = -1, opening = 0;
   int rc;
@@ -326,9 +433,19 @@ static int read_members(const pb_jval_t *o, uint8_t *moves, int cap,
     r->result = 1;
   else if (!strcmp(result, "0-1"))
     r->result = -1;
-  else if (strcmp(result, "1/2-1/2") != 0)
+  else if (strcmp(result, "1/2-1/2") != 0 && strcmp(result, "*") != 0)
     return pb_err_set(err, PB_ECORRUPT,
-                      "result \"%s\" (expected 1-0, 0-1 or 1/2-1/2)", result);
+                      "result \"%s\" (expected 1-0, 0-1, 1/2-1/2 or *)",
+                      result);
+  if (get_str(o, "event", 0, r->event, sizeof r->event, err) < 0 ||
+      get_str(o, "date", 0, r->date, sizeof r->date, err) < 0 ||
+      get_str(o, "first_version", 0, r->first_version,
+              sizeof r->first_version, err) < 0 ||
+      get_str(o, "second_version", 0, r->second_version,
+              sizeof r->second_version, err) < 0 ||
+      get_str(o, "time_control", 0, r->time_control, sizeof r->time_control,
+              err) < 0)
+    return err != NULL && err->code ? err->code : PB_ECORRUPT;
   if (get_str(o, "source", 0, r->source, sizeof r->source, err) < 0 ||
       get_int(o, "round", 1, INT64_MAX, &r->round, err) != 0 ||
       get_int(o, "version", 0, INT64_MAX, &r->version, err) != 0 ||
@@ -343,13 +460,21 @@ static int read_members(const pb_jval_t *o, uint8_t *moves, int cap,
   if (get_str(o, "termination", 0, term, sizeof term, err) < 0)
     return err != NULL && err->code ? err->code : PB_ECORRUPT;
   if (term[0] != '\0' && strcmp(term, "time") != 0 &&
-      strcmp(term, "adjudication") != 0 && strcmp(term, "normal") != 0)
+      strcmp(term, "adjudication") != 0 && strcmp(term, "normal") != 0 &&
+      strcmp(term, "resignation") != 0 && strcmp(term, "interrupted") != 0)
     return pb_err_set(err, PB_ECORRUPT,
-                      "\"termination\": \"%s\" (expected time, "
-                      "adjudication or normal)",
+                      "\"termination\": \"%s\" (expected normal, time, "
+                      "adjudication, resignation or interrupted)",
                       term);
   r->time_loss = strcmp(term, "time") == 0;
   r->adjudicated = strcmp(term, "adjudication") == 0;
+  r->resigned = strcmp(term, "resignation") == 0;
+  r->interrupted = strcmp(term, "interrupted") == 0;
+  if ((strcmp(result, "*") == 0) != r->interrupted)
+    return pb_err_set(err, PB_ECORRUPT,
+                      "result \"%s\" with termination \"%s\" (\"*\" is "
+                      "the result of an interrupted game alone)",
+                      result, term[0] ? term : "normal");
   const pb_jval_t *mv = pb_jval_get(o, "moves");
   const char *text = mv != NULL ? pb_jval_str(mv, NULL) : NULL;
   if (text == NULL) return pb_err_set(err, PB_ECORRUPT, "no \"moves\" string");
@@ -364,15 +489,32 @@ static int read_members(const pb_jval_t *o, uint8_t *moves, int cap,
     return pb_err_set(err, PB_ECORRUPT,
                       "\"plies\" is %lld, the moves are %d plies",
                       (long long)plies, r->n_moves);
-  if (check_record(r, &e) != 0)
+  int set = 0;
+  if ((rc = get_plies(o, "ms", r->n_moves, ms, NULL, &set, err)) != 0)
+    return rc;
+  if (set) r->ms = ms;
+  if ((rc = get_plies(o, "evals", r->n_moves, NULL, evals, &set, err)) != 0)
+    return rc;
+  if (set) r->evals = evals;
+  if (pb_record_check(r, &e) != 0)
     return pb_err_set(err, PB_ECORRUPT, "%s", e.msg);
   return 0;
 }
 
 int pb_record_parse(pb_jsonr_t *jr, const char *line, size_t len,
                     uint8_t *moves, int cap, pb_record_t *r, pb_err_t *err) {
+  return pb_record_parse_full(jr, line, len, moves, NULL, NULL, cap, r, err);
+}
+
+int pb_record_parse_full(pb_jsonr_t *jr, const char *line, size_t len,
+                         uint8_t *moves, int32_t *ms, float *evals, int cap,
+                         pb_record_t *r, pb_err_t *err) {
   if (jr == NULL || line == NULL || moves == NULL || r == NULL)
     return pb_err_set(err, PB_EINVAL, "record: NULL argument");
+  size_t i = 0;
+  while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+  if (len - i >= 2 && line[i] == '(' && line[i + 1] == ';')
+    return pb_record_ggf_parse(line, len, moves, ms, cap, r, err);
   pb_err_t e;
   pb_err_clear(&e);
   const pb_jval_t *root = pb_jsonr_parse(jr, line, len, &e);
@@ -382,75 +524,7 @@ int pb_record_parse(pb_jsonr_t *jr, const char *line, size_t len,
   if (pb_jval_kind(root) != PB_JVAL_OBJECT)
     return pb_err_set(err, PB_ECORRUPT, "not a record: %s, not an object",
                       pb_jval_kind_name(pb_jval_kind(root)));
-  return read_members(root, moves, cap, r, err);
-}
-
-/* ---- GGF --------------------------------------------------------------- */
-
-/* Copies a player's name into t at k (room is there), with the
- * characters GGF gives a meaning ('[', ']', '\\') and control characters
- * as '_'; returns the new k. */
-static size_t ggf_name(char *t, size_t k, const char *s) {
-  for (; *s; s++)
-    t[k++] = (*s == '[' || *s == ']' || *s == '\\' || (unsigned char)*s < 32)
-                 ? '_'
-                 : *s;
-  return k;
-}
-
-int pb_record_ggf(const pb_record_t *r, char **out, size_t *len,
-                  pb_err_t *err) {
-  if (out == NULL || len == NULL)
-    return pb_err_set(err, PB_EINVAL, "record: NULL output");
-  *out = NULL;
-  *len = 0;
-  if (r != NULL && r->g != NULL && r->g->id != PB_GAME_OTHELLO)
-    return pb_err_set(err, PB_EUNSUPP, "record: GGF is for othello, not %s",
-                      r->g->name);
-  int rc = check_record(r, err);
-  if (rc != 0) return rc;
-  pb_state_t s;
-  int finished = 0, res = 0;
-  replay(r->g, r->moves, r->n_moves, &s, &finished, &res, NULL);
-  size_t cap = 512 + 2 * strlen(r->first) + 2 * strlen(r->second) +
-               8 * (size_t)r->n_moves;
-  char *t = malloc(cap);
-  if (t == NULL) return pb_err_set(err, PB_ENOMEM, "record: out of memory");
-  size_t k = (size_t)snprintf(t, cap, "(;GM[Othello]PC[probs]PB[");
-  k = ggf_name(t, k, r->first);
-  k += (size_t)snprintf(t + k, cap - k, "]PW[");
-  k = ggf_name(t, k, r->second);
-  k += (size_t)snprintf(t + k, cap - k, "]");
-  if (finished) {
-    /* Black's disc difference: the side to move in s is black after an
-     * even number of plies. */
-    int m = r->g->material(&s);
-    k += (size_t)snprintf(t + k, cap - k, "RE[%+d.000]",
-                          r->n_moves % 2 == 0 ? m : -m);
-  } else if (r->adjudicated) {
-    k += (size_t)snprintf(t + k, cap - k, "RE[%s]",
-                          r->result > 0   ? "+1.000"
-                          : r->result < 0 ? "-1.000"
-                                          : "0.000");
-  } else if (r->time_loss) { /* GGF: ":t", on time; black's view */
-    k += (size_t)snprintf(t + k, cap - k, "RE[%s64.000:t]",
-                          r->result > 0 ? "+" : "-");
-  } else {
-    k += (size_t)snprintf(t + k, cap - k, "RE[?]");
-  }
-  k += (size_t)snprintf(t + k, cap - k,
-                        "TY[8]BO[8 -------- -------- -------- ---O*--- "
-                        "---*O--- -------- -------- -------- *]");
-  for (int i = 0; i < r->n_moves; i++) {
-    char nm[16];
-    r->g->action_name(r->moves[i], nm, sizeof nm);
-    k += (size_t)snprintf(t + k, cap - k, "%c[%s]", i % 2 == 0 ? 'B' : 'W',
-                          is_pass(r->g, r->moves[i]) ? "PA" : nm);
-  }
-  k += (size_t)snprintf(t + k, cap - k, ";)");
-  *out = t;
-  *len = k;
-  return 0;
+  return read_members(root, moves, ms, evals, cap, r, err);
 }
 
 /* ---- files ------------------------------------------------------------- */
@@ -459,6 +533,7 @@ struct pb_record_file {
   int fd;
   int kind;
   int need_nl; /* the file's last line lacks its newline */
+  int64_t last_round; /* pb_record_file_last_round */
   pb_json_t j;
   char path[4096];
 };
@@ -480,6 +555,11 @@ static int check_start(const char *path, int kind, const char *t, size_t n,
                       "start with \"(;GM[Othello]\"); refusing to append to it",
                       path);
   }
+  if (n - i >= 2 && t[i] == '(' && t[i + 1] == ';')
+    return pb_err_set(err, PB_ECORRUPT,
+                      "%s holds GGF games (--record-ggf's); refusing to "
+                      "append JSON records to it",
+                      path);
   const char *nl = memchr(t + i, '\n', n - i);
   if (nl == NULL && !whole)
     return pb_err_set(err, PB_ECORRUPT,
@@ -508,6 +588,64 @@ static int check_start(const char *path, int kind, const char *t, size_t n,
 }
 
 #define PB__RECORD_HEAD (1u << 20) /* bytes read to check a file's start */
+#define PB__RECORD_TAIL (64u << 10) /* bytes read for the last round */
+
+/* The round of the JSON file's last record (the last line that reads as
+ * a record within the file's last PB__RECORD_TAIL bytes; a line cut
+ * short by a crash is passed over): its "round", or when it has none (or
+ * no line reads), the number of records in the file. */
+static int64_t last_round(pb_record_file_t *f, off_t size) {
+  size_t n = size < (off_t)PB__RECORD_TAIL ? (size_t)size : PB__RECORD_TAIL;
+  char *t = malloc(n + 1);
+  uint8_t *moves = malloc(PB_RECORD_MOVES_MAX);
+  pb_record_t *r = malloc(sizeof *r);
+  pb_jsonr_t *jr = pb_jsonr_new(NULL);
+  int64_t round = -1;
+  if (t != NULL && moves != NULL && r != NULL && jr != NULL &&
+      pread(f->fd, t, n, size - (off_t)n) == (ssize_t)n) {
+    size_t end = n;
+    while (end > 0 && round < 0) {
+      size_t b = end;
+      while (b > 0 && t[b - 1] != '\n') b--;
+      /* a whole line: it starts the file or follows a newline */
+      if ((b > 0 || (off_t)n == size) && end > b) {
+        pb_err_t e;
+        pb_err_clear(&e);
+        if (pb_record_parse(jr, t + b, end - b, moves, PB_RECORD_MOVES_MAX, r,
+                            &e) == 0) {
+          round = r->round > 0 ? r->round : -2; /* -2: count them */
+          break;
+        }
+      }
+      if (b == 0) break;
+      end = b - 1;
+    }
+  }
+  if (round < 0) { /* no round in the tail: count the records */
+    round = 0;
+    char buf[1 << 16];
+    off_t off = 0;
+    int blank = 1;
+    ssize_t got;
+    while ((got = pread(f->fd, buf, sizeof buf, off)) > 0) {
+      for (ssize_t k = 0; k < got; k++) {
+        if (buf[k] == '\n') {
+          round += !blank;
+          blank = 1;
+        } else if (buf[k] != ' ' && buf[k] != '\t' && buf[k] != '\r') {
+          blank = 0;
+        }
+      }
+      off += got;
+    }
+    round += !blank;
+  }
+  pb_jsonr_destroy(&jr);
+  free(r);
+  free(moves);
+  free(t);
+  return round;
+}
 
 /* Checks the start of the open file f (size bytes) and whether its last
  * byte is a newline. */
@@ -528,6 +666,7 @@ static int check_file(pb_record_file_t *f, off_t size, pb_err_t *err) {
                     strerror(errno));
   f->need_nl = last != '\n';
   free(t);
+  if (rc == 0 && f->kind == PB_RECORD_JSONL) f->last_round = last_round(f, size);
   return rc;
 }
 
@@ -620,6 +759,10 @@ int pb_record_file_write(pb_record_file_t *f, const pb_record_t *r,
   return rc;
 }
 
+int64_t pb_record_file_last_round(const pb_record_file_t *f) {
+  return f != NULL ? f->last_round : 0;
+}
+
 void pb_record_file_close(pb_record_file_t **pf) {
   if (pf == NULL || *pf == NULL) return;
   if ((*pf)->fd >= 0) close((*pf)->fd);
@@ -628,164 +771,3 @@ void pb_record_file_close(pb_record_file_t **pf) {
   *pf = NULL;
 }
 
-/* ---- reading a file ---------------------------------------------------- */
-
-struct pb_record_reader {
-  FILE *f;
-  char path[4096];
-  long line;
-  char *buf;
-  size_t cap;
-  uint8_t *moves;
-  pb_jsonr_t *jr;
-};
-
-pb_record_reader_t *pb_record_reader_open(const char *path, pb_err_t *err) {
-  if (path == NULL) {
-    pb_err_set(err, PB_EINVAL, "record: NULL path");
-    return NULL;
-  }
-  pb_record_reader_t *rd = calloc(1, sizeof *rd);
-  if (rd == NULL || (rd->moves = malloc(PB_RECORD_MOVES_MAX)) == NULL ||
-      (rd->jr = pb_jsonr_new(err)) == NULL) {
-    pb_err_set(err, PB_ENOMEM, "record: out of memory");
-    pb_record_reader_destroy(&rd);
-    return NULL;
-  }
-  snprintf(rd->path, sizeof rd->path, "%s", path);
-  /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer;
-   * only a regular file is read (a device such as /dev/zero, a FIFO, a
-   * socket would never end), and reads block as usual after the check. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    pb_err_set(err, PB_EIO, "%s: cannot read: %s", path, strerror(errno));
-    if (fd >= 0) close(fd);
-    pb_record_reader_destroy(&rd);
-    return NULL;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    pb_err_set(err, PB_EIO, "%s: cannot read: %s, not a regular file", path,
-               S_ISDIR(st.st_mode)    ? "a directory"
-               : S_ISFIFO(st.st_mode) ? "a FIFO"
-               : S_ISCHR(st.st_mode)  ? "a character device"
-               : S_ISBLK(st.st_mode)  ? "a block device"
-               : S_ISSOCK(st.st_mode) ? "a socket"
-                                      : "something else");
-    close(fd);
-    pb_record_reader_destroy(&rd);
-    return NULL;
-  }
-  int fl = fcntl(fd, F_GETFL);
-  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
-      (rd->f = fdopen(fd, "rb")) == NULL) {
-    pb_err_set(err, PB_EIO, "%s: cannot read: %s", path, strerror(errno));
-    close(fd);
-    pb_record_reader_destroy(&rd);
-    return NULL;
-  }
-  return rd;
-}
-
-/* Reads one line (its newline kept, if any) into rd->buf, NUL-terminated,
- * never holding more than PB_RECORD_LINE_MAX + 1 bytes of it: a longer
- * line is refused at that point, not read whole. Returns its length, 0 at
- * the end of the file, -1 on a read error (errno set), -2 for a line too
- * long. */
-static ssize_t read_line(pb_record_reader_t *rd) {
-  size_t n = 0;
-  for (;;) {
-    int c = getc(rd->f);
-    if (c == EOF) break;
-    if (n + 2 > rd->cap) {
-      if (n > PB_RECORD_LINE_MAX) return -2;
-      size_t cap = rd->cap < 4096 ? 4096 : rd->cap * 2;
-      if (cap > PB_RECORD_LINE_MAX + 2) cap = PB_RECORD_LINE_MAX + 2;
-      char *b = realloc(rd->buf, cap);
-      if (b == NULL) {
-        errno = ENOMEM;
-        return -1;
-      }
-      rd->buf = b;
-      rd->cap = cap;
-    }
-    rd->buf[n++] = (char)c;
-    if (c == '\n') break;
-  }
-  if (n == 0) return ferror(rd->f) ? -1 : 0;
-  rd->buf[n] = '\0';
-  if (n - (rd->buf[n - 1] == '\n') > PB_RECORD_LINE_MAX) return -2;
-  return (ssize_t)n;
-}
-
-int pb_record_reader_next(pb_record_reader_t *rd, pb_record_t *r,
-                          pb_err_t *err) {
-  if (rd == NULL || r == NULL)
-    return pb_err_set(err, PB_EINVAL, "record: NULL reader");
-  for (;;) {
-    errno = 0;
-    ssize_t n = read_line(rd);
-    if (n == -2)
-      return pb_err_set(err, PB_ERANGE,
-                        "%s:%ld: a line longer than %u bytes (refused "
-                        "without reading the rest)",
-                        rd->path, rd->line + 1, PB_RECORD_LINE_MAX);
-    if (n < 0)
-      return pb_err_set(err, PB_EIO, "%s:%ld: cannot read: %s", rd->path,
-                        rd->line + 1, strerror(errno));
-    if (n == 0) return 0;
-    rd->line++;
-    while (n > 0 && (rd->buf[n - 1] == '\n' || rd->buf[n - 1] == '\r' ||
-                     rd->buf[n - 1] == ' ' || rd->buf[n - 1] == '\t'))
-      n--;
-    ssize_t i = 0;
-    while (i < n && (rd->buf[i] == ' ' || rd->buf[i] == '\t')) i++;
-    if (i == n) continue;
-    pb_err_t e;
-    pb_err_clear(&e);
-    int rc = pb_record_parse(rd->jr, rd->buf + i, (size_t)(n - i), rd->moves,
-                             PB_RECORD_MOVES_MAX, r, &e);
-    if (rc != 0)
-      return pb_err_set(err, rc, "%s:%ld: %s", rd->path, rd->line, e.msg);
-    return 1;
-  }
-}
-
-long pb_record_reader_line(const pb_record_reader_t *rd) {
-  return rd != NULL ? rd->line : 0;
-}
-
-void pb_record_reader_destroy(pb_record_reader_t **prd) {
-  if (prd == NULL || *prd == NULL) return;
-  pb_record_reader_t *rd = *prd;
-  if (rd->f != NULL) fclose(rd->f);
-  pb_jsonr_destroy(&rd->jr);
-  free(rd->buf);
-  free(rd->moves);
-  free(rd);
-  *prd = NULL;
-}
-
-int pb_record_spec(const char *spec, char *path, size_t cap, long *n,
-                   pb_err_t *err) {
-  if (spec == NULL || path == NULL || n == NULL || cap == 0)
-    return pb_err_set(err, PB_EINVAL, "record: NULL argument");
-  size_t len = strlen(spec);
-  const char *colon = strrchr(spec, ':');
-  *n = 1;
-  if (colon != NULL && colon[1] != '\0' &&
-      strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
-    if (strlen(colon + 1) > 9 || atol(colon + 1) < 1)
-      return pb_err_set(err, PB_EINVAL,
-                        "'%s': game %s of the file (expected 1 to 10^9 - 1)",
-                        spec, colon + 1);
-    *n = atol(colon + 1);
-    len = (size_t)(colon - spec);
-  }
-  if (len == 0) return pb_err_set(err, PB_EINVAL, "'%s': no file", spec);
-  if (len >= cap)
-    return pb_err_set(err, PB_EINVAL, "'%.60s...': path too long", spec);
-  memcpy(path, spec, len);
-  path[len] = '\0';
-  return 0;
-}

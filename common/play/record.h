@@ -27,9 +27,18 @@
  *   version, self-play's Q version and iteration), plies (the number of
  *   moves, passes included: checked when given), opening_plies (the first
  *   k plies were not the players' choice: an opening or random plies),
- *   capped, termination ("time": the side to move after the moves lost
- *   on time, the game unfinished and won by the other side;
- *   "adjudication": the game unfinished, its result given by a solver).
+ *   capped, termination ("normal": the moves or a turn cap ended it;
+ *   "time": the side to move after the moves lost on time, the game
+ *   unfinished and won by the other side; "adjudication": the game
+ *   unfinished, its result given by a solver or a rule; "resignation":
+ *   unfinished, a side resigned, any decisive result; "interrupted":
+ *   unfinished, stopped by a signal, result "*"), date (when the game
+ *   started, UTC, ISO 8601 "2026-11-28T20:50:01Z"), event, first_version
+ *   and second_version (what played: "probs 0.1.0", an engine's GTP name
+ *   and version), time_control ("10+0.1": base and increment in seconds),
+ *   ms (per ply, the milliseconds the mover spent, null where not known:
+ *   opening plies), evals (per ply, the mover's value estimate in [-1, 1]
+ *   before its move, null where not known).
  *
  * Files of records are appended to, never truncated: pb_record_file_open
  * refuses a file that holds something other than records. */
@@ -48,6 +57,7 @@
 #define PB_RECORD_NAME_MAX 512     /* a player's name, with its NUL */
 #define PB_RECORD_MOVES_MAX 100000 /* plies of one game (match --max-turns) */
 #define PB_RECORD_LINE_MAX (4u << 20) /* bytes of one line read back */
+#define PB_RECORD_TEXT_MAX 256     /* event, versions, with the NUL */
 
 /* One game. */
 typedef struct pb_record {
@@ -61,6 +71,10 @@ typedef struct pb_record {
                         the other's win); "termination":"time" */
   int adjudicated;   /* unfinished: scored by a solver or a rule, any
                         result; "termination":"adjudication" */
+  int resigned;      /* unfinished: a side resigned (a decisive result);
+                        "termination":"resignation" */
+  int interrupted;   /* unfinished: stopped by a signal, no result (result
+                        0, written "*"); "termination":"interrupted" */
   int opening_plies; /* the first k plies were given, not chosen */
   int64_t round;     /* from 1; 0: not written */
   int64_t version;   /* -1: not written */
@@ -68,11 +82,33 @@ typedef struct pb_record {
   int n_moves;
   const uint8_t *moves; /* the actions from the initial position, passes
                            included; borrowed (see pb_record_reader_next) */
+  /* Headers ("" when not written). */
+  char date[32];  /* when the game started: UTC, "2026-11-28T20:50:01Z" */
+  char event[PB_RECORD_TEXT_MAX];
+  char first_version[PB_RECORD_TEXT_MAX]; /* "probs 0.1.0", "Rhino 1.2" */
+  char second_version[PB_RECORD_TEXT_MAX];
+  char time_control[32]; /* "BASE+INC" in seconds, "10+0.1" */
+  /* Per ply (n_moves entries each), borrowed like moves; NULL: none. */
+  const int32_t *ms;  /* milliseconds the mover spent; < 0 not known */
+  const float *evals; /* the mover's value estimate before the move, in
+                         [-1, 1] from its side; NaN not known */
 } pb_record_t;
 
 /* Sets *r to an empty record of game g: no names, a draw, round 0,
  * version and iteration -1, no moves. */
 void pb_record_init(pb_record_t *r, const pb_game_t *g);
+
+/* Checks the record as pb_record_json does (below): 0, or PB_EINVAL
+ * naming the fault. */
+int pb_record_check(const pb_record_t *r, pb_err_t *err);
+
+/* The record's "termination": "normal", "time", "adjudication",
+ * "resignation" or "interrupted". */
+const char *pb_record_termination(const pb_record_t *r);
+
+/* The UTC date of UNIX time t as a record's "date" into buf (n >= 21):
+ * "2026-11-28T20:50:01Z". */
+void pb_record_date(double t, char *buf, size_t n);
 
 /* Writes the record's line (without a newline) into j, which is reset
  * first. Checks the record as a reader would: every move legal, the
@@ -91,6 +127,13 @@ int pb_record_json(const pb_record_t *r, pb_json_t *j, pb_err_t *err);
  * moves, a name too long), PB_ENOMEM. */
 int pb_record_parse(pb_jsonr_t *jr, const char *line, size_t len,
                     uint8_t *moves, int cap, pb_record_t *r, pb_err_t *err);
+
+/* pb_record_parse that also reads the per-ply "ms" and "evals" into ms
+ * and evals (cap entries each; either NULL: that member is skipped), and
+ * reads a GGF game (a line starting "(;", pb_record_ggf_parse) as well. */
+int pb_record_parse_full(pb_jsonr_t *jr, const char *line, size_t len,
+                         uint8_t *moves, int32_t *ms, float *evals, int cap,
+                         pb_record_t *r, pb_err_t *err);
 
 /* The actions of a move string in g's notation from the initial
  * position, into moves[0..*n) (cap entries): each move is the legal
@@ -123,13 +166,31 @@ int pb_record_episode(const pb_game_t *g, const pb_state_t *states, int n,
                       int final_reward, uint8_t *moves, int cap, int *n_moves,
                       int *result, int *capped, pb_err_t *err);
 
-/* An Othello record as a GGF game (one line, "(;GM[Othello]...;)"): the
- * players (PB black = first, PW white = second), the result as black's
- * disc difference (RE[+4.000]; RE[?] for an unfinished game), the start
- * board and the moves (passes as PA), without a newline, into *out
- * (malloc'd, the caller frees; its length in *len). Returns 0, PB_EUNSUPP
- * for another game, or pb_record_json's errors. */
+/* An Othello record as a GGF game (one line, "(;GM[Othello]...;)";
+ * record_ggf.c): the place PC[probs], the date DT (GGS's
+ * "2026.11.28_20:50:01.GMT"), the players (PB black = first, PW white =
+ * second), the time control TI ("00:10/00:00.1/": base/increment/
+ * extension), the result as black's disc difference (RE[+4.000]; ":t"
+ * lost on time, ":r" resigned, ":s" adjudicated, RE[?] unfinished), the
+ * start board and the moves (passes as PA; "B[f5//0.012]" with the
+ * seconds spent where known), without a newline, into *out (malloc'd,
+ * the caller frees; its length in *len). Returns 0, PB_EUNSUPP for
+ * another game, or pb_record_json's errors. */
 int pb_record_ggf(const pb_record_t *r, char **out, size_t *len, pb_err_t *err);
+
+/* Reads one GGF game (text[0..len): "(;GM[Othello]...;)", spaces around
+ * it allowed) into *r, as pb_record_parse_full reads a JSON line: the
+ * players, DT, TI, RE and the moves (with their times into ms, if not
+ * NULL). An Othello game from the standard start only (GM[Othello],
+ * TY[8], BO the start board). RE: a finished game's result must be the
+ * one the moves give (the disc count is not checked); unfinished:
+ * ":t" on time, ":r" resigned, ":s" or a bare score adjudicated, "?"
+ * capped (a draw). Returns 0, or PB_ECORRUPT naming what is malformed (an
+ * unclosed property or game, another game or board, a move that is not a
+ * square or is illegal, a colour out of turn, a result the moves
+ * contradict), PB_ERANGE past cap moves. */
+int pb_record_ggf_parse(const char *text, size_t len, uint8_t *moves,
+                        int32_t *ms, int cap, pb_record_t *r, pb_err_t *err);
 
 /* ---- files ------------------------------------------------------------- */
 
@@ -154,6 +215,12 @@ pb_record_file_t *pb_record_file_open(const char *path, int kind,
 int pb_record_file_write(pb_record_file_t *f, const pb_record_t *r,
                          pb_err_t *err);
 
+/* The round of the last record the file held when it was opened (its
+ * "round", else the number of records before it and it; 0 for a file
+ * that was empty or a GGF file): a writer that appends numbers its
+ * games after it. */
+int64_t pb_record_file_last_round(const pb_record_file_t *f);
+
 /* Closes the file and frees; accepts NULL and sets *f to NULL. */
 void pb_record_file_close(pb_record_file_t **f);
 
@@ -168,8 +235,9 @@ typedef struct pb_record_reader pb_record_reader_t;
  * PB_ENOMEM). */
 pb_record_reader_t *pb_record_reader_open(const char *path, pb_err_t *err);
 
-/* Reads the next record into *r (blank lines are skipped); r's moves are
- * the reader's and valid until the next call. Returns 1 for a record, 0 at
+/* Reads the next record into *r (blank lines are skipped; a line that
+ * starts "(;" is a GGF game, so files of --record-ggf read too); r's
+ * moves, ms and evals are the reader's and valid until the next call. Returns 1 for a record, 0 at
  * the end of the file, or an error whose message starts "PATH:LINE: ":
  * pb_record_parse's, PB_ERANGE for a line longer than PB_RECORD_LINE_MAX
  * (refused once that many bytes are read: memory stays bounded whatever

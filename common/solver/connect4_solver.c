@@ -37,6 +37,8 @@ struct pb_c4solver {
   uint64_t *tt; /* key << 8 | kind << 7 | (score + 64); 0 = empty */
   int shift;    /* 64 - tt_log2 */
   uint64_t nodes;
+  pb_c4solver_tick_fn tick; /* every PB_C4SOLVER_TICK nodes, or NULL */
+  void *tick_ctx;
 };
 
 /* Empty cells where `p` (one side's stones) would have four in a row. */
@@ -114,6 +116,12 @@ void pb_c4solver_destroy(pb_c4solver_t **ps) {
   *ps = NULL;
 }
 
+void pb_c4solver_set_tick(pb_c4solver_t *s, pb_c4solver_tick_fn fn,
+                          void *ctx) {
+  s->tick = fn;
+  s->tick_ctx = ctx;
+}
+
 uint64_t pb_c4solver_nodes(const pb_c4solver_t *s) {
   return s->nodes;
 }
@@ -131,7 +139,8 @@ static void tt_put(pb_c4solver_t *s, uint64_t key, int kind, int score) {
  * (fail-hard at the bounds it was clamped to). */
 static int negamax(pb_c4solver_t *s, uint64_t mover, uint64_t mask, int n,
                    int alpha, int beta) {
-  s->nodes++;
+  if ((++s->nodes & (PB_C4SOLVER_TICK - 1)) == 0 && s->tick != NULL)
+    s->tick(s->tick_ctx, s->nodes);
   uint64_t moves = non_losing(mover, mask);
   if (moves == 0) return -(CELLS - n) / 2; /* the opponent wins next */
   if (n >= CELLS - 2) return 0; /* two plies left and nobody can win */

@@ -61,6 +61,13 @@ int pb_c4solver_plies(int score, int n);
 /* Nodes searched since the solver was made. */
 uint64_t pb_c4solver_nodes(const pb_c4solver_t *s);
 
+/* Called with the nodes searched so far every PB_C4SOLVER_TICK nodes of a
+ * search (on the searching thread): a caller's progress. */
+#define PB_C4SOLVER_TICK (1u << 20)
+typedef void (*pb_c4solver_tick_fn)(void *ctx, uint64_t nodes);
+void pb_c4solver_set_tick(pb_c4solver_t *s, pb_c4solver_tick_fn fn,
+                          void *ctx);
+
 /* The reference: plain negamax over every move sequence (no pruning, no
  * table), the same scores. Only for late positions (tests). */
 int pb_c4solver_solve_ref(uint64_t mover, uint64_t mask);

@@ -11,6 +11,8 @@ struct pb_solver {
   const pb_game_t *g;
   pb_c4solver_t *c4; /* Connect Four only */
   uint64_t nodes;    /* the plain search's count */
+  void (*progress)(void *ctx, uint64_t nodes); /* or NULL */
+  void *progress_ctx;
 };
 
 int pb_solver_supports(const pb_game_t *g) {
@@ -51,6 +53,14 @@ void pb_solver_destroy(pb_solver_t **ps) {
   *ps = NULL;
 }
 
+void pb_solver_set_progress(pb_solver_t *s,
+                            void (*fn)(void *ctx, uint64_t nodes), void *ctx) {
+  if (s == NULL) return;
+  s->progress = fn;
+  s->progress_ctx = ctx;
+  if (s->c4 != NULL) pb_c4solver_set_tick(s->c4, fn, ctx);
+}
+
 uint64_t pb_solver_nodes(const pb_solver_t *s) {
   return s->c4 ? pb_c4solver_nodes(s->c4) : s->nodes;
 }
@@ -76,7 +86,8 @@ static int plain_move(pb_solver_t *s, const pb_state_t *st, int a) {
 static int plain_negamax(pb_solver_t *s, const pb_state_t *st) {
   uint8_t acts[PB_MAX_ACTIONS];
   int n = s->g->legal(st, acts), best = -2 * PLAIN_WIN;
-  s->nodes++;
+  if ((++s->nodes & ((1u << 20) - 1)) == 0 && s->progress != NULL)
+    s->progress(s->progress_ctx, s->nodes);
   for (int i = 0; i < n; i++) {
     int v = plain_move(s, st, acts[i]);
     if (v > best) best = v;

@@ -57,4 +57,9 @@ int pb_solver_moves(pb_solver_t *s, const pb_state_t *st, int weak,
 /* Nodes searched since the solver was made. */
 uint64_t pb_solver_nodes(const pb_solver_t *s);
 
+/* Calls fn(ctx, nodes) with pb_solver_nodes every 2^20 nodes of a
+ * search, on the searching thread (NULL: never): a caller's progress. */
+void pb_solver_set_progress(pb_solver_t *s,
+                            void (*fn)(void *ctx, uint64_t nodes), void *ctx);
+
 #endif
