@@ -22,6 +22,7 @@
 #include "config.h"
 #include "game.h"
 #include "msg.h"
+#include "selfplay.h"
 
 static void set_ok(pb_config_t *c, const char *key, long v) {
   char buf[32];
@@ -112,6 +113,28 @@ static void test_searches(void **state) {
   if (bt == NULL) fail_msg("%s", err.msg);
   pb_batcher_destroy(&bt);
   assert_null(pb_batcher_new(g, PB_MAX_THREADS + 1, &err));
+}
+
+/* Self-play from a config at its maxima: train.selfplay_parallel games at
+ * once of up to train.max_turns moves; the engine's buffers stop at the
+ * game's own max_turns, so it is built; one more of either is refused. */
+static void test_selfplay_at_maxima(void **state) {
+  (void)state;
+  pb_config_t c;
+  pb_err_t err;
+  pb_config_defaults(&c);
+  set_ok(&c, "train.selfplay_parallel", PB_SELFPLAY_MAX_PARALLEL);
+  set_ok(&c, "train.max_turns", PB_MAX_TURNS);
+  pb_selfplay_opts_t o;
+  pb_selfplay_config_opts(&c, &o);
+  pb_selfplay_t *sp = pb_selfplay_new(&pb_game_tictactoe, &o, &err);
+  if (sp == NULL) fail_msg("%s", err.msg);
+  pb_selfplay_destroy(&sp);
+  o.parallel++;
+  assert_null(pb_selfplay_new(&pb_game_tictactoe, &o, &err));
+  o.parallel--;
+  o.max_turns++;
+  assert_null(pb_selfplay_new(&pb_game_tictactoe, &o, &err));
 }
 
 /* Encodes m into buf, failing the test with the encoder's reason. */
@@ -229,6 +252,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_schema),
       cmocka_unit_test(test_searches),
+      cmocka_unit_test(test_selfplay_at_maxima),
       cmocka_unit_test(test_config_at_maxima_encodes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

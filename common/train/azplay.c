@@ -67,8 +67,10 @@ pb_azplay_t *pb_azplay_new(const pb_game_t *g, const pb_azplay_opts_t *o,
   }
   p->g = g;
   p->o = *o;
+  /* No game is longer than its max_turns (selfplay.c): nor its buffers. */
+  if (p->o.max_turns > g->max_turns) p->o.max_turns = g->max_turns;
   p->mcts = m;
-  const size_t P = (size_t)o->parallel, T = (size_t)o->max_turns,
+  const size_t P = (size_t)o->parallel, T = (size_t)p->o.max_turns,
                A = (size_t)g->num_actions;
   p->slot = calloc(P, sizeof *p->slot);
   p->hist_pool = malloc(P * T * sizeof *p->hist_pool);

@@ -47,7 +47,10 @@ pb_selfplay_t *pb_selfplay_new(const pb_game_t *g, const pb_selfplay_opts_t *o,
   if (sp == NULL) goto nomem;
   sp->g = g;
   sp->o = *o;
-  size_t P = (size_t)o->parallel, T = (size_t)o->max_turns;
+  /* No game is longer than its max_turns (a game that could go on is cut
+   * there): the buffers, and the episodes the wire takes, stop there. */
+  if (sp->o.max_turns > g->max_turns) sp->o.max_turns = g->max_turns;
+  size_t P = (size_t)o->parallel, T = (size_t)sp->o.max_turns;
   sp->slot = calloc(P, sizeof *sp->slot);
   sp->hist_pool = malloc(P * T * sizeof *sp->hist_pool);
   sp->qin = malloc(P * sizeof *sp->qin);
