@@ -65,9 +65,8 @@ void pb__worker_begin_item(pb_worker_t *w, const pb_msg_work_item_t *it) {
   w->last_item_hb = pb_now();
 }
 
-/* What the algorithm plays or searches with: the run's config (run, or a
- * copy with the item's search settings), this process's games at once
- * and threads, the networks held, the evaluator, the heartbeat. */
+/* What the algorithm plays or searches with: the run's config (run),
+ * this process's games at once and threads, the networks held, the evaluator, the heartbeat. */
 static int make_env(pb_worker_t *w, const pb_config_t *run, int parallel,
                     pb_algo_env_t *env, pb_err_t *err) {
   if (w->threads > 1 && w->batcher == NULL) {
@@ -177,15 +176,9 @@ int pb__worker_do_search(pb_worker_t *w, const pb_msg_work_item_t *it,
                 it->item_id, a->data->name);
     return W_DROP;
   }
-  const int abnet = it->search_algorithm == PB_SEARCH_ABNET;
-  /* The run's config with the item's search settings. */
-  pb_config_t *run = &w->search_run;
-  *run = w->run;
-  run->search.expansions = (int)it->expansions;
-  run->search.max_depth = (int)it->max_depth;
-  run->search.nodes = (int)it->nodes;
-  snprintf(run->search.algorithm, sizeof run->search.algorithm, "%s",
-           abnet ? "abnet" : "beam");
+  /* How to search is the run's config (HelloReply); the item holds the
+   * positions and the versions. */
+  const pb_config_t *run = &w->run;
   int rc = pb__worker_ensure_weights(w, 1, it->v_version, it->q_version, err);
   if (rc != 0) return rc;
   pb_algo_env_t env;
@@ -214,12 +207,8 @@ int pb__worker_do_search(pb_worker_t *w, const pb_msg_work_item_t *it,
     return rc == PB_EIO ? rc : W_DROP;
   w->st.items++;
   w->st.states += it->n_states;
-  char how[64];
-  if (abnet)
-    snprintf(how, sizeof how, "abnet nodes=%" PRIu64 " M=%u", it->nodes,
-             it->max_depth);
-  else
-    snprintf(how, sizeof how, "E=%u M=%u", it->expansions, it->max_depth);
+  char how[96];
+  pb_config_search_desc(run, how, sizeof how);
   pb_log_info(
       w->log,
       "search item %" PRIu64

@@ -95,7 +95,6 @@ struct pb_worker {
    * config from the same one when joining again. */
   pb_config_t run;
   char *run_yaml;
-  pb_config_t search_run; /* run with a search item's settings */
 
   /* Networks and engines, built lazily and reused from item to item; one
    * engine per thread of game or tree work (common/search/batcher.h). */

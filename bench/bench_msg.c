@@ -139,9 +139,7 @@ int main(int argc, char **argv) {
                                       .lease_ms = 60000,
                                       .kind = PB_WORK_SEARCH,
                                       .states = pos,
-                                      .n_states = SEARCH_STATES,
-                                      .expansions = 1000,
-                                      .max_depth = 20};
+                                      .n_states = SEARCH_STATES};
 
   printf(
       "bench_msg: %d episodes, %zu positions (%.1f per episode); "

@@ -7,6 +7,7 @@
 #include "accuracy.h"
 #include "agent.h"
 #include "args.h"
+#include "bounds.h"
 #include "cmds.h"
 #include "game.h"
 #include "model.h"
@@ -129,7 +130,7 @@ int pb_cmd_accuracy(int argc, char **argv) {
     const char *name, *val;
     long lo, hi, *out;
   } nums[] = {{"--seed", seed_s, 0, 0x7fffffffL, &seed},
-              {"--threads", threads_s, 0, 256, &threads},
+              {"--threads", threads_s, 0, PB_MAX_THREADS, &threads},
               {"--by-ply", by_ply_s, 1, 100, &by_ply}};
   for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
     if (nums[k].val != NULL &&

@@ -9,6 +9,7 @@
 
 #include "agent.h"
 #include "args.h"
+#include "bounds.h"
 #include "cmds.h"
 #include "elo.h"
 #include "elotable.h"
@@ -206,11 +207,12 @@ int pb_cmd_elo_calibrate(int argc, char **argv) {
   }
   long games, threads, open;
   if (pb_cli_long(val[O_GAMES], 2, 10000000, &games) < 0 ||
-      pb_cli_long(val[O_THREADS], 0, 256, &threads) < 0 ||
+      pb_cli_long(val[O_THREADS], 0, PB_MAX_THREADS, &threads) < 0 ||
       pb_cli_long(val[O_OPEN], 0, 1000, &open) < 0) {
     fprintf(stderr,
             "probs elo-calibrate: bad number in --games (2..1e7), "
-            "--threads (0..256) or --opening-random (0..1000)\n");
+            "--threads (0..%d) or --opening-random (0..1000)\n",
+            PB_MAX_THREADS);
     return 2;
   }
   const char *ss = val[O_SEED];

@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "args.h"
+#include "bounds.h"
 #include "cmds.h"
 #include "elo.h"
 #include "game.h"
@@ -547,9 +548,9 @@ static int settle(const char *const *val, const pb_game_t *g,
   if (val[O_GAMES] != NULL &&
       number("games", val[O_GAMES], 1, MATCH_GAMES_MAX, &games) != 0)
     return 2;
-  if (number("threads", val[O_THREADS], 0, 256, &threads) != 0 ||
+  if (number("threads", val[O_THREADS], 0, PB_MAX_THREADS, &threads) != 0 ||
       number("opening-random", val[O_OPEN], 0, 1000, &open) != 0 ||
-      number("max-turns", val[O_MAXT], 0, 100000, &maxt) != 0)
+      number("max-turns", val[O_MAXT], 0, PB_MAX_TURNS, &maxt) != 0)
     return 2;
   if (pb_cli_seed(val[O_SEED], seed) != 0) {
     fprintf(stderr, "probs match: bad --seed '%s' (expected 0..2^64-1)\n",

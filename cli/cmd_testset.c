@@ -8,6 +8,7 @@
 
 #include "accuracy.h"
 #include "args.h"
+#include "bounds.h"
 #include "cmds.h"
 #include "entry.h"
 #include "game.h"
@@ -138,8 +139,8 @@ int pb_cmd_testset(int argc, char **argv) {
     bad = O_MAX, want = "at least --min-ply";
   else if (pb_cli_long(val[O_SEED], 0, 0x7fffffffL, &seed))
     bad = O_SEED, want = "0..2147483647";
-  else if (pb_cli_long(val[O_THREADS], 0, 256, &threads))
-    bad = O_THREADS, want = "0..256";
+  else if (pb_cli_long(val[O_THREADS], 0, PB_MAX_THREADS, &threads))
+    bad = O_THREADS, want = "0.." PB_BOUND_STR(PB_MAX_THREADS);
   else if (pb_cli_long(val[O_TT], 10, 30, &tt))
     bad = O_TT, want = "10..30";
   if (bad >= 0) {

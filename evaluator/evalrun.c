@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "bounds.h"
 #include "elo.h"
 #include "elotable.h"
 #include "match.h"
@@ -26,8 +27,6 @@
 #include "rng.h"
 #include "solver.h"
 #include "util.h"
-
-#define PB__EVAL_MAX_THREADS 256
 
 /* --------------------------------------------------------------- opts */
 
@@ -372,9 +371,9 @@ int pb_evalrun_play_games(const pb_evalrun_opts_t *o, const char *ckpt_path,
   int nt = o->threads;
   if (nt == 0) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
-    nt = c < 1 ? 1 : c > PB__EVAL_MAX_THREADS ? PB__EVAL_MAX_THREADS : (int)c;
+    nt = c < 1 ? 1 : c > PB_MAX_THREADS ? PB_MAX_THREADS : (int)c;
   }
-  if (nt > PB__EVAL_MAX_THREADS) nt = PB__EVAL_MAX_THREADS;
+  if (nt > PB_MAX_THREADS) nt = PB_MAX_THREADS;
   if (nt > sh.total) nt = sh.total;
   pthread_t *tids = calloc((size_t)nt, sizeof *tids);
   if (rc != 0) goto out;

@@ -62,12 +62,9 @@ int main(int argc, char **argv) {
   m.work_item.kind = PB_WORK_SEARCH;
   m.work_item.states = s;
   m.work_item.n_states = 3;
-  m.work_item.expansions = 10;
-  m.work_item.max_depth = 3;
+  m.work_item.v_version = 2;
+  m.work_item.q_version = 1;
   put_msg(md, "work_item", &m);
-  m.work_item.search_algorithm = PB_SEARCH_ABNET; /* abnet targets */
-  m.work_item.nodes = 100;
-  put_msg(md, "work_item_abnet", &m);
   pb_msg_episode_t ep = {s, 3, 1, 0, NULL};
   pb_msg_init(&m, PB_MSG_SELFPLAY_RESULT, "c4-smoke", PB_GAME_CONNECT4, "a");
   m.selfplay_result.item_id = 7;

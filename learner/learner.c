@@ -2,14 +2,17 @@
  * docs/protocol.md.
  *
  * State machine of one iteration (phase):
- *   SELFPLAY  items handed to actors; when all are in -> job TRAIN_V
- *   TRAIN_V   thread pool: train V, find distinct positions -> SEARCH
+ *   SELFPLAY  items handed to actors; when all are in -> job
+ *             PREPARE_SEARCH (job TRAIN when the algorithm does not search)
+ *   PREPARE_SEARCH  thread pool: what trains before the search (PROBS:
+ *             V), find the distinct positions -> SEARCH
  *   SEARCH    items handed to searchers; a share of each result's
  *             positions is searched again by the learner (the spot check,
  *             a second pool job running beside the search) and a searcher
  *             whose results disagree is quarantined, its items re-queued;
- *             when all are in and checked -> job TRAIN_Q
- *   TRAIN_Q   thread pool: train Q, checkpoint -> next SELFPLAY or DONE
+ *             when all are in and checked -> job TRAIN
+ *   TRAIN     thread pool: the rest of the training (PROBS: Q),
+ *             checkpoint -> next SELFPLAY or DONE
  * Self-play items live in their own queue (spq), search items in wq. With
  * train.pipeline (and train.max_staleness >= 1), the next iteration's
  * self-play items are handed out as soon as this iteration's episodes are
@@ -49,8 +52,8 @@
  *              pb__trust_allows; pb__trust_admit limits new connections
  *              per address; the table of keys and addresses.
  *   phases.c   the phases and jobs: pb__start_selfplay, pb__selfplay_done
- *              -> job TRAIN_V -> start_search -> pb__search_maybe_done ->
- *              job TRAIN_Q (checkpoint) -> next iteration or DONE;
+ *              -> job PREPARE_SEARCH -> start_search -> pb__search_maybe_done
+ *              -> job TRAIN (checkpoint) -> next iteration or DONE;
  *              job_work on the pool, job_done back on the loop.
  *   status.c   pb__on_http (/status, /metrics, else common/web/web.h),
  *              pb__log_progress, pb__write_iteration_metrics (the log's

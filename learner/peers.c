@@ -164,12 +164,6 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     r.work_item.n_states = (uint32_t)cnt;
     r.work_item.v_version = l->vw.version;
     r.work_item.q_version = l->qw.version;
-    r.work_item.expansions = (uint32_t)c->search.expansions;
-    r.work_item.max_depth = (uint32_t)c->search.max_depth;
-    if (pb_config_abnet_targets(c)) {
-      r.work_item.search_algorithm = PB_SEARCH_ABNET;
-      r.work_item.nodes = (uint64_t)c->search.nodes;
-    }
     pb__send_msg(l, p, &r);
     pb_log_debug(l->log, "search item %zu (%zu states) -> %s", idx, cnt,
                  p->sender);

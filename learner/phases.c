@@ -1,7 +1,7 @@
 /* phases.c - the phases of one iteration (the state machine in learner.c's
- * top comment): self-play opened and done, job TRAIN_V (train V, find the
- * distinct positions), the search, job TRAIN_Q (train Q, checkpoint,
- * retention), then the next iteration or DONE: the sequence of
+ * top comment): self-play opened and done, job PREPARE_SEARCH (PROBS:
+ * train V; find the distinct positions), the search, job TRAIN (PROBS:
+ * train Q; checkpoint, retention), then the next iteration or DONE: the sequence of
  * common/algo/iteration.h, with the phases that need workers handed out
  * and the training on libuv's thread pool. The jobs run on libuv's
  * thread pool; while one runs, the learner's networks belong to it, and
@@ -74,7 +74,7 @@ void pb__selfplay_done(pb_learner_t *l) {
               pb_iter_staleness(l->iter));
   /* Without a search (AlphaZero, td) the whole training is one job. */
   l->t_search = 0;
-  start_job(l, pb_iter_searches(l->iter) ? PH_TRAIN_V : PH_TRAIN_Q);
+  start_job(l, pb_iter_searches(l->iter) ? PH_PREPARE_SEARCH : PH_TRAIN);
 }
 
 static void start_search(pb_learner_t *l) {
@@ -125,7 +125,7 @@ static void job_work(uv_work_t *req) {
    * order of float sums against the in-process trainer. */
   pb_nn_set_threads(l->cfg.model.threads);
   pb_learn_t *learn = l->learn;
-  if (l->job_kind == PH_TRAIN_V) {
+  if (l->job_kind == PH_PREPARE_SEARCH) {
     /* Before the search: V_k, served as version k while Q is still
      * Q_{k-1}, and the positions to search. */
     double t = pb_now();
@@ -172,7 +172,7 @@ static void job_done(uv_work_t *req, int status) {
     pb__set_fatal(l, &l->job_err);
     return;
   }
-  if (kind == PH_TRAIN_V) {
+  if (kind == PH_PREPARE_SEARCH) {
     swap_weights(l, &l->vw, &l->vw_new);
     const pb_learn_stats_t *vst = pb_iter_stats_v(l->iter);
     if (pb_learn_v_first(l->learn))
@@ -231,6 +231,6 @@ void pb__search_maybe_done(pb_learner_t *l) {
               "training Q",
               pb_learn_version(l->learn) + 1, l->t_search,
               pb_iter_search_positions(l->iter) / (l->t_search + 1e-9));
-  start_job(l, PH_TRAIN_Q);
+  start_job(l, PH_TRAIN);
 }
 

@@ -232,9 +232,9 @@ void pb__init_msg(pb_learner_t *l, pb_msg_t *m, int type) {
 static int announce_phase(int p) {
   switch (p) {
   case PH_SELFPLAY: return PB_PHASE_SELFPLAY;
-  case PH_TRAIN_V: return PB_PHASE_TRAIN_V;
+  case PH_PREPARE_SEARCH: return PB_PHASE_PREPARE_SEARCH;
   case PH_SEARCH: return PB_PHASE_SEARCH;
-  case PH_TRAIN_Q: return PB_PHASE_TRAIN_Q;
+  case PH_TRAIN: return PB_PHASE_TRAIN;
   }
   return PB_PHASE_STOPPING;
 }

@@ -32,9 +32,9 @@ void pb__shutdown_loop(pb_learner_t *l) {
 const char *pb__phase_name(int p) {
   switch (p) {
   case PH_SELFPLAY: return "selfplay";
-  case PH_TRAIN_V: return "train_v";
+  case PH_PREPARE_SEARCH: return "prepare_search";
   case PH_SEARCH: return "search";
-  case PH_TRAIN_Q: return "train_q";
+  case PH_TRAIN: return "train";
   case PH_DONE: return "done";
   }
   return "?";

@@ -47,7 +47,7 @@
 #include "workq.h"
 
 /* The phases of an iteration (learner.c's top comment). */
-enum { PH_SELFPLAY = 1, PH_TRAIN_V, PH_SEARCH, PH_TRAIN_Q, PH_DONE };
+enum { PH_SELFPLAY = 1, PH_PREPARE_SEARCH, PH_SEARCH, PH_TRAIN, PH_DONE };
 
 /* The longest ZeroMQ routing id kept for a peer. */
 #define RID_MAX 256
@@ -219,7 +219,7 @@ struct pb_learner {
 
   /* the running job */
   uv_work_t job;
-  int job_kind; /* PH_TRAIN_V or PH_TRAIN_Q, 0 = none */
+  int job_kind; /* PH_PREPARE_SEARCH or PH_TRAIN, 0 = none */
   int job_rc;
   pb_err_t job_err;
   double job_ckpt_s;
@@ -424,11 +424,11 @@ void pb__on_http(void *ctx, const char *method, const char *path,
 void pb__start_selfplay(pb_learner_t *l);
 
 /* All self-play items are in: gathers the episodes, opens the next
- * iteration's items when pipelined, starts job TRAIN_V (TRAIN_Q in an
- * AlphaZero run). */
+ * iteration's items when pipelined, starts job PREPARE_SEARCH (TRAIN
+ * when the algorithm does not search). */
 void pb__selfplay_done(pb_learner_t *l);
 
-/* Starts job TRAIN_Q when every search item is in and every spot check
+/* Starts job TRAIN when every search item is in and every spot check
  * done; does nothing otherwise. */
 void pb__search_maybe_done(pb_learner_t *l);
 

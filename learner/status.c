@@ -341,7 +341,7 @@ static char *metrics_text(pb_learner_t *l) {
              " counter\nprobs_" name " %" PRIu64 "\n", (uint64_t)(val))
   G("version", "Model version (finished iterations).", "%" PRIu64,
     pb_learn_version(l->learn));
-  G("phase", "Phase: 1 selfplay, 2 train_v, 3 search, 4 train_q, 5 done.",
+  G("phase", "Phase: 1 selfplay, 2 prepare_search, 3 search, 4 train, 5 done.",
     "%d", l->phase);
   fprintf(f, "# HELP probs_workers Workers seen recently, by role.\n"
              "# TYPE probs_workers gauge\n"

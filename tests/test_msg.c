@@ -525,12 +525,17 @@ static void test_mismatch(void **state) {
   free(bytes);
 
   pb_msg_init(&m, PB_MSG_HEARTBEAT, RUN, PB_GAME_CONNECT4, SENDER);
-  /* protocol 1: a peer of before HelloReply carried the config */
-  m.header.protocol_version = 1;
-  assert_int_equal(pb_msg_encode(&m, &bytes, &len, &e), 0);
-  expect_refusal(bytes, len, &EXPECT_C4, PB_EMISMATCH, "protocol_version",
-                 "got 1", "expected 2", SENDER, NULL);
-  free(bytes);
+  /* protocol 1: a peer of before HelloReply carried the config; 2: of
+   * before SearchWork dropped the search settings */
+  for (uint32_t v = 1; v <= 2; v++) {
+    char got[16];
+    snprintf(got, sizeof got, "got %u", v);
+    m.header.protocol_version = v;
+    assert_int_equal(pb_msg_encode(&m, &bytes, &len, &e), 0);
+    expect_refusal(bytes, len, &EXPECT_C4, PB_EMISMATCH, "protocol_version",
+                   got, "expected 3", "another probs version", SENDER, NULL);
+    free(bytes);
+  }
   m.header.protocol_version = 0;
   assert_int_equal(pb_msg_encode(&m, &bytes, &len, &e), 0);
   expect_refusal(bytes, len, &EXPECT_C4, PB_EMISMATCH, "protocol_version",

@@ -158,9 +158,7 @@ static void test_bad_positions(void **state) {
                                      .lease_ms = 10,
                                      .kind = PB_WORK_SEARCH,
                                      .states = bad,
-                                     .n_states = 3,
-                                     .expansions = 1,
-                                     .max_depth = 1};
+                                     .n_states = 3};
   assert_int_equal(pb_msg_encode(&m, &bytes, &len, &e), 0);
   expect_refusal(bytes, len, &EXPECT_C4, PB_EPROTO, "search.states[2]", NULL);
   free(bytes);
@@ -330,10 +328,11 @@ static void test_bad_fields(void **state) {
   expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "body", NULL);
 }
 
-/* A search item whose abnet fields a learner would never send: each is
- * refused naming the field (the worker then drops the item). */
-static void w_search_item(wbuf_t *env, uint32_t max_depth, uint32_t algo,
-                          uint64_t nodes) {
+/* A search item as protocol 2 wrote it: the search's settings (E, M, the
+ * search, its node budget) in SearchWork fields 5-8, which protocol 3
+ * retired. A peer that sends one is of another probs version: refused by
+ * its header, naming both versions, before the body is read. */
+static void w_search_item_v2(wbuf_t *env, uint32_t version) {
   uint8_t packed[64];
   pb_state_t s;
   pb_game_connect4.reset(&s);
@@ -341,38 +340,35 @@ static void w_search_item(wbuf_t *env, uint32_t max_depth, uint32_t algo,
   wbuf_t sw = {.n = 0}, wi = {.n = 0};
   w_bytes(&sw, 1, packed, (size_t)pb_game_connect4.state_bytes);
   w_uint(&sw, 2, 1);
-  w_uint(&sw, 5, 10);
-  w_uint(&sw, 6, max_depth);
-  if (algo) w_uint(&sw, 7, algo);
-  if (nodes) w_uint(&sw, 8, nodes);
+  w_uint(&sw, 3, 4);
+  w_uint(&sw, 4, 3);
+  w_uint(&sw, 5, 10);  /* expansions */
+  w_uint(&sw, 6, 3);   /* max_depth */
+  w_uint(&sw, 7, 1);   /* search_algorithm: abnet */
+  w_uint(&sw, 8, 100); /* nodes */
   w_uint(&wi, 1, 1);
   w_uint(&wi, 2, 1000);
   w_sub(&wi, 4, &sw);
-  w_envelope(env, PB_PROTOCOL_VERSION, RUN, 1, "learner", F_WORK_ITEM, &wi);
+  w_envelope(env, version, RUN, 1, "learner", F_WORK_ITEM, &wi);
 }
 
-static void test_bad_search_item(void **state) {
+static void test_old_search_item(void **state) {
   (void)state;
   wbuf_t env;
   pb_msg_t d;
   pb_err_t e;
-  w_search_item(&env, 3, 1, 100); /* well formed: accepted */
+  w_search_item_v2(&env, 2);
+  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EMISMATCH, "protocol_version",
+                 "got 2", "expected 3", "another probs version", NULL);
+  /* The retired fields under this protocol's header (no learner sends
+   * them) are unknown fields: skipped, the item is its states and
+   * versions. */
+  w_search_item_v2(&env, PB_PROTOCOL_VERSION);
   assert_int_equal(pb_msg_decode(env.b, env.n, &EXPECT_C4, &d, &e), 0);
-  assert_int_equal(d.work_item.search_algorithm, PB_SEARCH_ABNET);
-  assert_true(d.work_item.nodes == 100);
+  assert_int_equal(d.work_item.kind, PB_WORK_SEARCH);
+  assert_int_equal(d.work_item.n_states, 1);
+  assert_true(d.work_item.v_version == 4 && d.work_item.q_version == 3);
   pb_msg_free(&d);
-  w_search_item(&env, 3, 7, 100);
-  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO,
-                 "search.search_algorithm", "7", NULL);
-  w_search_item(&env, 3, 1, 0);
-  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "search.nodes", NULL);
-  w_search_item(&env, 3, 1, PB_MSG_MAX_NODES + 1);
-  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "search.nodes", NULL);
-  w_search_item(&env, 1, 1, 100);
-  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "search.max_depth",
-                 NULL);
-  w_search_item(&env, 3, 0, 100);
-  expect_refusal(env.b, env.n, &EXPECT_C4, PB_EPROTO, "search.nodes", NULL);
 }
 
 static void test_writer_matches_encoder(void **state) {
@@ -563,9 +559,7 @@ static int make_corpus(uint8_t **out, size_t *lens) {
                                            .lease_ms = 9,
                                            .kind = PB_WORK_SEARCH,
                                            .states = states[0],
-                                           .n_states = 5,
-                                           .expansions = 4,
-                                           .max_depth = 2};
+                                           .n_states = 5};
         break;
       case PB_MSG_SELFPLAY_RESULT:
         make_selfplay(&m, &r, 2, states, eps);
@@ -665,7 +659,7 @@ int main(void) {
       cmocka_unit_test(test_bad_positions),
       cmocka_unit_test(test_bad_sizes),
       cmocka_unit_test(test_bad_fields),
-      cmocka_unit_test(test_bad_search_item),
+      cmocka_unit_test(test_old_search_item),
       cmocka_unit_test(test_writer_matches_encoder),
       cmocka_unit_test(test_encode_refuses),
       cmocka_unit_test(test_hello_reply_config_bytes),

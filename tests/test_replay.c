@@ -121,7 +121,7 @@ static void test_section_round_trip_and_refusals(void **state) {
   assert_int_equal(pb_replay_decode(&back, bad, len, "m.pbck", &err),
                    PB_ECORRUPT);
   memcpy(bad, buf, len);
-  pb_le_put32(bad + 12, PB_REPLAY_MAX + 1);
+  pb_le_put32(bad + 12, PB_REPLAY_MAX_ITERATIONS + 1);
   assert_int_equal(pb_replay_decode(&back, bad, len, "m.pbck", &err),
                    PB_ECORRUPT);
   memcpy(bad, buf, len);

@@ -437,8 +437,8 @@ static void test_config(void **state) {
   expect_refused("algorithm: td\ngame: tictactoe\n",
                  "game 'tictactoe' has no features");
   expect_refused("algorithm: td\ngame: othello\ntd:\n  ply: 0\n",
-                 "td.ply: value '0' is out of range: allowed 1..9");
-  expect_refused("algorithm: td\ngame: othello\ntd:\n  ply: 10\n",
+                 "td.ply: value '0' is out of range: allowed 1..16");
+  expect_refused("algorithm: td\ngame: othello\ntd:\n  ply: 17\n",
                  "out of range");
   expect_refused("algorithm: td\ngame: othello\ntd:\n  epsilon: 1.5\n",
                  "td.epsilon: value '1.5' is out of range");

@@ -67,8 +67,8 @@ expect "abnet: plays it" 0 "^result:" \
 
 expect "td for a game without features" 2 "game 'tictactoe' has no features" \
   "$P" train "$CFG" --inproc --run-dir "$T/bad" --set game=tictactoe
-expect "td.ply out of range" 2 "td.ply: value '10' is out of range: allowed 1..9" \
-  "$P" train "$CFG" --inproc --run-dir "$T/bad" --set td.ply=10
+expect "td.ply out of range" 2 "td.ply: value '17' is out of range: allowed 1..16" \
+  "$P" train "$CFG" --inproc --run-dir "$T/bad" --set td.ply=17
 expect "td.epsilon out of range" 2 "td.epsilon: value '-0.1' is out of range" \
   "$P" train "$CFG" --inproc --run-dir "$T/bad" --set td.epsilon=-0.1
 expect "an unknown td key" 2 "unknown key 'td.lambda'" \

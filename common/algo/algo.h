@@ -102,8 +102,8 @@ typedef struct pb_algo {
   /* ---- search (searchers, --inproc; searches == 1 only) ---- */
   /* Targets of n positions into out ([n][num_actions]) with V and Q of
    * env, as the run's search settings say (E, M, search.algorithm,
-   * search.nodes: from `run` here, carried by a search item on the wire,
-   * whose values the caller puts into a copy of the config). */
+   * search.nodes of env->run: a searcher's is the learner's config from
+   * its HelloReply; a search item carries only positions and versions). */
   void *(*searcher_new)(const pb_algo_env_t *env, pb_err_t *err);
   void (*searcher_destroy)(void **searcher);
   int (*search)(void *searcher, const pb_algo_env_t *env,

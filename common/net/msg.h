@@ -45,8 +45,10 @@
 #include "game.h"
 
 /* 2: HelloReply carries the run's config as YAML instead of its settings
- * one field each. */
-#define PB_PROTOCOL_VERSION 2
+ * one field each. 3: SearchWork carries the positions and the versions
+ * only (the search's settings are the run's config). A peer of another
+ * version is refused (PB_EMISMATCH naming both versions). */
+#define PB_PROTOCOL_VERSION 3
 
 /* Limits, enforced by encode (PB_EINVAL) and decode (PB_EPROTO). Strings
  * are counted in bytes without the terminating NUL. */
@@ -55,16 +57,14 @@
 #define PB_MSG_TEXT_MAX 511             /* free text: fits a pb_err_t message */
 #define PB_MSG_MAX_BYTES (512u << 20)   /* one encoded message */
 #define PB_MSG_MAX_WEIGHTS (256u << 20) /* each weights buffer */
-#define PB_MSG_MAX_STATES 65536         /* states in one search item / result */
-#define PB_MSG_MAX_EPISODES 4096 /* episodes in one self-play item / result */
+/* The bounds a config shares with the wire are bounds.h's. */
+#define PB_MSG_MAX_STATES PB_ITEM_MAX_STATES     /* search item / result */
+#define PB_MSG_MAX_EPISODES PB_ITEM_MAX_EPISODES /* self-play item / result */
 #define PB_MSG_MAX_ITEM_IDS 4096 /* item ids in one heartbeat */
-#define PB_MSG_MAX_THREADS 4096  /* Hello.threads */
+#define PB_MSG_MAX_THREADS PB_NN_MAX_THREADS /* Hello.threads: model.threads */
 #define PB_MSG_MAX_CAPACITY (1u << 20) /* WorkRequest.capacity */
-#define PB_MSG_MAX_LEASE_MS 86400000u  /* one day */
-#define PB_MSG_MAX_RETRY_MS 600000u    /* ten minutes */
-#define PB_MSG_MAX_EXPANSIONS PB_BEAM_MAX_EXPANSIONS /* bounds.h */
-#define PB_MSG_MAX_DEPTH PB_BEAM_MAX_DEPTH
-#define PB_MSG_MAX_TURNS 100000
+#define PB_MSG_MAX_LEASE_MS PB_LEASE_MAX_MS
+#define PB_MSG_MAX_RETRY_MS PB_HEARTBEAT_MAX_MS /* net.heartbeat_ms */
 
 /* Message types: which member of pb_msg_t's union is in use. */
 enum {
@@ -94,12 +94,15 @@ enum { PB_WORK_SELFPLAY = 1, PB_WORK_SEARCH = 2 };
 /* WeightsRequest.which: a bit set. */
 enum { PB_WHICH_V = 1, PB_WHICH_Q = 2, PB_WHICH_BOTH = 3 };
 
-/* Announce.phase: the steps of one iteration (design.md). */
+/* Announce.phase: the steps of one iteration (common/algo/iteration.h),
+ * named by what they do whatever the algorithm. */
 enum {
-  PB_PHASE_SELFPLAY = 1, /* actors play with the announced Q version */
-  PB_PHASE_TRAIN_V = 2,  /* the learner trains V */
-  PB_PHASE_SEARCH = 3,   /* searchers compute Q targets */
-  PB_PHASE_TRAIN_Q = 4,  /* the learner trains Q */
+  PB_PHASE_SELFPLAY = 1,       /* actors play the iteration's games */
+  PB_PHASE_PREPARE_SEARCH = 2, /* the learner trains what the search needs
+                                  and picks the positions to search */
+  PB_PHASE_SEARCH = 3,         /* searchers compute training targets */
+  PB_PHASE_TRAIN = 4,    /* the learner trains on the iteration's data and
+                            saves a checkpoint */
   PB_PHASE_STOPPING = 5, /* the run ends: workers say Bye and exit */
 };
 
@@ -151,21 +154,12 @@ typedef struct pb_msg_work_item {
   uint32_t episodes; /* 1..PB_MSG_MAX_EPISODES */
   uint64_t seed;
   double td_epsilon; /* td: share of random moves, [0, 1] (0 otherwise) */
-  /* PB_WORK_SEARCH */
+  /* PB_WORK_SEARCH: the positions and the networks to search them with;
+   * how (the search and its settings) is the run's config. */
   const pb_state_t *states; /* n_states positions */
   uint32_t n_states;        /* 1..PB_MSG_MAX_STATES */
   uint64_t v_version;
-  uint32_t expansions; /* 1..PB_MSG_MAX_EXPANSIONS */
-  uint32_t max_depth;  /* 1..PB_MSG_MAX_DEPTH; 2..PB_MSG_MAX_AB_DEPTH with
-                          PB_SEARCH_ABNET */
-  uint32_t search_algorithm; /* PB_SEARCH_BEAM or PB_SEARCH_ABNET */
-  uint64_t nodes;      /* abnet: 1..PB_MSG_MAX_NODES (0 with the beam) */
 } pb_msg_work_item_t;
-
-/* The search that makes a search item's targets. */
-enum { PB_SEARCH_BEAM = 0, PB_SEARCH_ABNET = 1 };
-#define PB_MSG_MAX_NODES ((uint64_t)PB_SEARCH_MAX_NODES)
-#define PB_MSG_MAX_AB_DEPTH (PB_ABNET_MAX_DEPTH + 1)
 
 typedef struct pb_msg_no_work {
   uint32_t retry_ms; /* <= PB_MSG_MAX_RETRY_MS */

@@ -146,29 +146,6 @@ int pb__msg_check_work_item(pb__msg_ctx_t *c, const pb_msg_t *m) {
   if ((rc = pb__msg_check_range(c, "search.n_states", b->n_states, 1,
                                 PB_MSG_MAX_STATES)))
     return rc;
-  if ((rc = pb__msg_check_range(c, "search.expansions", b->expansions, 1,
-                                PB_MSG_MAX_EXPANSIONS)))
-    return rc;
-  if ((rc = pb__msg_check_range(c, "search.max_depth", b->max_depth, 1,
-                                PB_MSG_MAX_DEPTH)))
-    return rc;
-  if ((rc = pb__msg_check_range(c, "search.search_algorithm",
-                                b->search_algorithm, PB_SEARCH_BEAM,
-                                PB_SEARCH_ABNET)))
-    return rc;
-  if (b->search_algorithm == PB_SEARCH_ABNET) {
-    if ((rc = pb__msg_check_range(c, "search.nodes", b->nodes, 1,
-                                  PB_MSG_MAX_NODES)))
-      return rc;
-    if ((rc = pb__msg_check_range(c, "search.max_depth", b->max_depth, 2,
-                                  PB_MSG_MAX_AB_DEPTH)))
-      return rc;
-  } else if (b->nodes != 0) {
-    return pb__msg_fail(c, c->code,
-                        "search.nodes: %llu on a beam search item "
-                        "(search_algorithm 0 takes no node budget)",
-                        (unsigned long long)b->nodes);
-  }
   if (!c->decoding && b->states == NULL)
     return pb__msg_fail(c, c->code, "search.states: NULL");
   return 0;

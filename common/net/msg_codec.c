@@ -192,7 +192,8 @@ static int decode_header(pb__msg_ctx_t *c, const Probs__Envelope *env, int type,
   if (w->protocol_version != PB_PROTOCOL_VERSION)
     return pb__msg_fail(c, PB_EMISMATCH,
                         "header.protocol_version: got %u, "
-                        "expected %u",
+                        "expected %u (a peer of another probs version: "
+                        "every machine of a run runs the same one)",
                         w->protocol_version, PB_PROTOCOL_VERSION);
   if (rc) return rc;
   if (type == PB_MSG_NONE)

@@ -191,10 +191,6 @@ int pb__msg_decode_work_item(pb__msg_ctx_t *c, Probs__Envelope *env,
   d->n_states = s->n_states;
   d->v_version = s->v_version;
   d->q_version = s->q_version;
-  d->expansions = s->expansions;
-  d->max_depth = s->max_depth;
-  d->search_algorithm = s->search_algorithm;
-  d->nodes = s->nodes;
   int rc = pb__msg_check_work_item(c, out);
   if (rc) return rc;
   if (s->states.len != (size_t)s->n_states * (size_t)g->state_bytes)

@@ -100,10 +100,6 @@ int pb__msg_encode_work_item(pb__msg_wire_t *w, const pb_msg_t *m) {
     sw->n_states = s->n_states;
     sw->v_version = s->v_version;
     sw->q_version = s->q_version;
-    sw->expansions = s->expansions;
-    sw->max_depth = s->max_depth;
-    sw->search_algorithm = s->search_algorithm;
-    sw->nodes = s->nodes;
     d->work_case = PROBS__WORK_ITEM__WORK_SEARCH;
     d->search = sw;
   }

@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bounds.h"
 #include "err.h"
 
 /* The head: one linear layer ("head.weight" [outputs, in], "head.bias"
@@ -254,7 +255,7 @@ int pb_nn_train_batches(pb_nn_t *nn, const float *in, const float *target,
  * is deterministic for a given n, and with n 1 exactly that of one
  * thread; with n > 1 its float sums are in another order, so it differs
  * in the last bits. PB_EINVAL for a bad n. */
-enum { PB_NN_TRAIN_THREADS_MAX = 64 };
+#define PB_NN_TRAIN_THREADS_MAX PB_NN_MAX_TRAIN_THREADS /* bounds.h */
 int pb_nn_set_train_threads(pb_nn_t *nn, int n, pb_err_t *err);
 
 /* nn's training threads (1 for NULL). */

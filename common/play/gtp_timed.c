@@ -6,6 +6,9 @@
  * last one's after rounding. */
 #include "gtp_timed.h"
 
+#include "bounds.h"
+#include "bpip.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +29,9 @@ typedef struct {
 static const timed_kind_t KINDS[] = {
     {"abnet", "time", SIZE_TIME, 1, 3600000,
      "nodes|time|depth|qplies|batch|precision"},
-    {"mcts", "N", SIZE_COUNT, 1, 100000, "N|T|c|precision"},
-    {"beam", "E", SIZE_COUNT, 1, 100000, "E|M|precision"},
-    {"bpip", "N", SIZE_COUNT, 1, 100000, "N|sigma|gulp|precision"},
+    {"mcts", "N", SIZE_COUNT, 1, PB_MCTS_MAX_SIMULATIONS, "N|T|c|precision"},
+    {"beam", "E", SIZE_COUNT, 1, PB_BEAM_MAX_EXPANSIONS, "E|M|precision"},
+    {"bpip", "N", SIZE_COUNT, 1, PB_BPIP_MAX_EVALS, "N|sigma|gulp|precision"},
 };
 
 struct pb_gtp_timed {

@@ -5,6 +5,7 @@
  * pair of agents and reseeds them per game, so the outcome of game i
  * depends on (seed, i) only and the totals do not depend on the schedule. */
 #include "match.h"
+#include "bounds.h"
 
 #include "gtp_clock.h"
 #include "gtp_timed.h"
@@ -18,8 +19,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#define PB__MATCH_MAX_THREADS 256
 
 void pb_match_opts_default(pb_match_opts_t *o) {
   memset(o, 0, sizeof *o);
@@ -568,11 +567,11 @@ static int check_opts(const pb_game_t *g, const pb_match_opts_t *o,
   if (o->games < 1)
     return pb_err_set(err, PB_EINVAL, "match: games must be >= 1 (got %d)",
                       o->games);
-  if (o->threads < 0 || o->threads > PB__MATCH_MAX_THREADS)
+  if (o->threads < 0 || o->threads > PB_MAX_THREADS)
     return pb_err_set(err, PB_EINVAL,
                       "match: threads must be in 0..%d "
                       "(got %d)",
-                      PB__MATCH_MAX_THREADS, o->threads);
+                      PB_MAX_THREADS, o->threads);
   if (o->opening_random_moves < 0)
     return pb_err_set(err, PB_EINVAL,
                       "match: opening_random_moves must be "
@@ -629,7 +628,7 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
   int nt = o->threads;
   if (nt == 0) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
-    nt = c < 1 ? 1 : c > PB__MATCH_MAX_THREADS ? PB__MATCH_MAX_THREADS : (int)c;
+    nt = c < 1 ? 1 : c > PB_MAX_THREADS ? PB_MAX_THREADS : (int)c;
   }
   if (nt > o->games) nt = o->games;
 

@@ -319,12 +319,12 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
   if (a->check != NULL && (rc = a->check(c, err)) != 0) return rc;
   if (pb_config_abnet_targets(c) &&
       (c->search.max_depth < 2 ||
-       c->search.max_depth > PB_ABNET_MAX_DEPTH + 1))
+       c->search.max_depth > PB_ABNET_MAX_HORIZON))
     return pb_err_set(err, PB_ECONFIG,
                       "search.max_depth (%d) must be in 2..%d with "
                       "search.algorithm abnet (the horizon's plies below the "
                       "position: 1 ply for the move, at least 1 searched)",
-                      c->search.max_depth, PB_ABNET_MAX_DEPTH + 1);
+                      c->search.max_depth, PB_ABNET_MAX_HORIZON);
   if (c->mcts.full_fraction < 1.0 &&
       (c->mcts.small_simulations < 1 ||
        c->mcts.small_simulations > c->mcts.simulations))

@@ -86,7 +86,7 @@ const pb__row_t pb__schema[] = {
             "N_ITER: training iterations"),
     ROW_INT("train.episodes_per_iter", train.episodes_per_iter, 1, 10000000,
             "1000", "N_EPISODES: self-play episodes per iteration"),
-    ROW_INT("train.max_turns", train.max_turns, 1, 100000, "100",
+    ROW_INT("train.max_turns", train.max_turns, 1, PB_MAX_TURNS, "100",
             "N_TURNS: moves after which an episode stops (draw)"),
     ROW_INT("train.replay_capacity", train.replay_capacity, 1, 1000000000,
             "100000", "C: capacity of the experience replay (states)"),
@@ -106,9 +106,10 @@ const pb__row_t pb__schema[] = {
             "passes over the iteration's states for V"),
     ROW_INT("train.q_epochs", train.q_epochs, 1, 1000, "1",
             "passes over the beam-search targets for Q"),
-    ROW_INT("train.selfplay_parallel", train.selfplay_parallel, 1, 1000000,
+    ROW_INT("train.selfplay_parallel", train.selfplay_parallel, 1,
+            PB_SELFPLAY_MAX_PARALLEL,
             "256", "games played at once per thread of an actor"),
-    ROW_INT("train.selfplay_threads", train.selfplay_threads, 0, 256, "0",
+    ROW_INT("train.selfplay_threads", train.selfplay_threads, 0, PB_MAX_THREADS, "0",
             "threads of game work per actor, feeding one network queue; 0 = "
             "1 on the CPU, the CPUs the process may use on CUDA"),
     ROW_BOOL("train.pipeline", train.pipeline, "false",
@@ -131,7 +132,8 @@ const pb__row_t pb__schema[] = {
     ROW_ENUM("train.augment", train.augment, "none|mirror", "none",
              "training data augmentation: none (paper) or mirror (each sample "
              "mirrored left-right with probability 1/2)"),
-    ROW_INT("train.replay_iterations", train.replay_iterations, 1, 1000, "1",
+    ROW_INT("train.replay_iterations", train.replay_iterations, 1,
+            PB_REPLAY_MAX_ITERATIONS, "1",
             "V and Q train on the data of the last k iterations; 1 = only "
             "the current one (paper)"),
     ROW_DBL("train.v_search_mix", train.v_search_mix, 0.0, 1.0, "0",
@@ -158,7 +160,7 @@ const pb__row_t pb__schema[] = {
             "searches advanced together per thread of a searcher (abnet "
             "targets: positions searched at once, each on a thread of its "
             "own, at most 64)"),
-    ROW_INT("search.threads", search.threads, 0, 256, "0",
+    ROW_INT("search.threads", search.threads, 0, PB_MAX_THREADS, "0",
             "threads of tree work per searcher, feeding one network queue; 0 "
             "= 1 (common/run/plan.h: many searchers of one thread beat few "
             "of many, also on CUDA)"),
@@ -207,7 +209,7 @@ const pb__row_t pb__schema[] = {
              "pruning (those visits taken off the target, children left "
              "with 1 visit dropped)"),
 
-    ROW_INT("td.ply", td.ply, 1, 9, "1",
+    ROW_INT("td.ply", td.ply, 1, PB_NPLY_MAX_DEPTH, "1",
             "td: look-ahead of self-play moves (n-ply negamax over the "
             "evaluation); the TD target of a position is the (n-1)-ply "
             "value of the next one"),
@@ -257,9 +259,10 @@ const pb__row_t pb__schema[] = {
     ROW_ENUM("model.searcher_precision", model.searcher_precision,
              "default|fp32|bf16|auto", "default",
              "search workers' precision; default: model.precision"),
-    ROW_INT("model.threads", model.threads, 1, 1024, "1",
+    ROW_INT("model.threads", model.threads, 1, PB_NN_MAX_THREADS, "1",
             "libtorch intra-op threads per process"),
-    ROW_INT("model.learner_threads", model.learner_threads, 0, 64, "0",
+    ROW_INT("model.learner_threads", model.learner_threads, 0,
+            PB_NN_MAX_TRAIN_THREADS, "0",
             "threads the learner trains each network on (each minibatch "
             "split into that many shards at once; results differ in the "
             "last bits between counts); 0 = auto: on a CPU half the CPUs, "
@@ -288,9 +291,9 @@ const pb__row_t pb__schema[] = {
     ROW_STR("net.http_bind", net.http_bind, 1, "127.0.0.1",
             "IPv4 address the HTTP server listens on (0.0.0.0: every "
             "interface, as in a container)"),
-    ROW_INT("net.lease_ms", net.lease_ms, 10, 86400000, "30000",
+    ROW_INT("net.lease_ms", net.lease_ms, 10, PB_LEASE_MAX_MS, "30000",
             "a work item not returned within this time is handed out again"),
-    ROW_INT("net.lease_max_ms", net.lease_max_ms, 10, 86400000, "600000",
+    ROW_INT("net.lease_max_ms", net.lease_max_ms, 10, PB_LEASE_MAX_MS, "600000",
             "a work item is handed out again this long after it was leased, "
             "whatever the worker's heartbeats say"),
     ROW_INT("net.no_workers_exit_s", net.no_workers_exit_s, 0, 31536000,
@@ -298,7 +301,7 @@ const pb__row_t pb__schema[] = {
             "the learner stops with an error (exit status 78) when self-play "
             "or search has had no worker it accepts (all gone, or all "
             "refused as quarantined) for this long; 0 = wait forever"),
-    ROW_INT("net.heartbeat_ms", net.heartbeat_ms, 1, 3600000, "1000",
+    ROW_INT("net.heartbeat_ms", net.heartbeat_ms, 1, PB_HEARTBEAT_MAX_MS, "1000",
             "worker heartbeat period"),
     ROW_INT("net.give_up_s", net.give_up_s, 0, 31536000, "0",
             "a worker that has heard nothing from its learner for this long "
@@ -306,9 +309,9 @@ const pb__row_t pb__schema[] = {
             "never (a service waits for its learner to come back)"),
     ROW_INT("net.hwm", net.hwm, 1, 10000000, "1000",
             "ZeroMQ high-water mark (messages)"),
-    ROW_INT("net.item_episodes", net.item_episodes, 1, 1000000, "16",
+    ROW_INT("net.item_episodes", net.item_episodes, 1, PB_ITEM_MAX_EPISODES, "16",
             "episodes per self-play work item"),
-    ROW_INT("net.item_states", net.item_states, 1, 10000000, "256",
+    ROW_INT("net.item_states", net.item_states, 1, PB_ITEM_MAX_STATES, "256",
             "states per beam-search work item"),
     ROW_INT("net.max_workers", net.max_workers, 1, 1000000, "1024",
             "workers the learner tracks at once"),
@@ -346,7 +349,7 @@ const pb__row_t pb__schema[] = {
             "fixed Elo of opponents, SPEC=R,...; empty = the defaults "
             "(random 1000, and in connect4 and tictactoe the paper's "
             "lookahead:1..3 at 1183, 1501, 1603)"),
-    ROW_INT("eval.threads", eval.threads, 0, 1024, "0",
+    ROW_INT("eval.threads", eval.threads, 0, PB_MAX_THREADS, "0",
             "evaluator threads; 0 = all cores"),
     ROW_INT("eval.every", eval.every, 1, 1000000, "1",
             "evaluate every Nth version"),

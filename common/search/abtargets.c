@@ -39,11 +39,11 @@ pb_abtargets_t *pb_abtargets_new(const pb_game_t *g, int max_depth,
     pb_err_set(err, PB_EINVAL, "abnet targets: NULL game");
     return NULL;
   }
-  if (max_depth < 2 || max_depth > PB_ABNET_MAX_DEPTH + 1) {
+  if (max_depth < 2 || max_depth > PB_ABNET_MAX_HORIZON) {
     pb_err_set(err, PB_EINVAL,
                "abnet targets: max_depth %d out of range (2..%d: the "
                "horizon's plies below the position)",
-               max_depth, PB_ABNET_MAX_DEPTH + 1);
+               max_depth, PB_ABNET_MAX_HORIZON);
     return NULL;
   }
   if (nodes < 1 || nodes > PB_ABNET_MAX_NODES || parallel < 1) {

@@ -51,13 +51,16 @@
 
 #include <stdint.h>
 
+#include "bounds.h"
 #include "err.h"
 #include "evalfn.h"
 #include "game.h"
 
 typedef struct pb_batcher pb_batcher_t;
 
-#define PB_BATCHER_MAX_THREADS 256
+/* The most members: PB_MAX_THREADS, the bound of every thread count of
+ * games or searches (search.threads, train.selfplay_threads, ...). */
+#define PB_BATCHER_MAX_THREADS PB_MAX_THREADS
 
 /* A batcher for game g with up to `threads` members (1..
  * PB_BATCHER_MAX_THREADS). NULL with err filled on bad arguments or no

@@ -20,11 +20,10 @@
 
 #include <stdint.h>
 
+#include "bounds.h" /* PB_NPLY_MAX_DEPTH */
 #include "err.h"
 #include "game.h"
 #include "linear.h"
-
-#define PB_NPLY_MAX_DEPTH 16
 
 typedef struct pb_nply_stats {
   uint64_t evals; /* positions given to the evaluation (leaves, and the

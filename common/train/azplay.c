@@ -1,5 +1,6 @@
 /* azplay.c - see azplay.h. */
 #include "azplay.h"
+#include "bounds.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -35,11 +36,13 @@ struct pb_azplay {
 
 pb_azplay_t *pb_azplay_new(const pb_game_t *g, const pb_azplay_opts_t *o,
                            pb_err_t *err) {
-  if (g == NULL || o == NULL || o->parallel < 1 || o->parallel > 65536 ||
-      o->max_turns < 1 || o->max_turns > 100000 || o->temp_moves < 0) {
+  if (g == NULL || o == NULL || o->parallel < 1 ||
+      o->parallel > PB_SELFPLAY_MAX_PARALLEL || o->max_turns < 1 ||
+      o->max_turns > PB_MAX_TURNS || o->temp_moves < 0) {
     pb_err_set(err, PB_EINVAL,
-               "azplay: need parallel 1..65536, max_turns 1..100000, "
-               "temp_moves >= 0");
+               "azplay: need parallel 1..%d, max_turns 1..%d, "
+               "temp_moves >= 0",
+               PB_SELFPLAY_MAX_PARALLEL, PB_MAX_TURNS);
     return NULL;
   }
   if (o->small_simulations != 0 &&
@@ -64,8 +67,10 @@ pb_azplay_t *pb_azplay_new(const pb_game_t *g, const pb_azplay_opts_t *o,
   }
   p->g = g;
   p->o = *o;
+  /* No game is longer than its max_turns (selfplay.c): nor its buffers. */
+  if (p->o.max_turns > g->max_turns) p->o.max_turns = g->max_turns;
   p->mcts = m;
-  const size_t P = (size_t)o->parallel, T = (size_t)o->max_turns,
+  const size_t P = (size_t)o->parallel, T = (size_t)p->o.max_turns,
                A = (size_t)g->num_actions;
   p->slot = calloc(P, sizeof *p->slot);
   p->hist_pool = malloc(P * T * sizeof *p->hist_pool);

@@ -45,7 +45,7 @@
 typedef struct pb_azplay pb_azplay_t;
 
 typedef struct pb_azplay_opts {
-  int parallel;    /* games played at once (1..65536) */
+  int parallel;    /* games played at once (1..PB_SELFPLAY_MAX_PARALLEL) */
   int max_turns;   /* a game reaching this many moves ends as a draw */
   int simulations; /* per move, >= 1 */
   double c_puct;   /* > 0 */

@@ -31,7 +31,7 @@ int pb_replay_init(pb_replay_t *r, int num_actions, pb_err_t *err) {
   pb_assert(r != NULL && num_actions >= 1);
   r->num_actions = num_actions;
   r->n = 0;
-  r->it = calloc(PB_REPLAY_MAX, sizeof *r->it);
+  r->it = calloc(PB_REPLAY_MAX_ITERATIONS, sizeof *r->it);
   return r->it ? 0 : pb_err_set(err, PB_ENOMEM, "replay: out of memory");
 }
 
@@ -55,7 +55,7 @@ void pb_replay_trim(pb_replay_t *r, int keep) {
 
 pb_replay_iter_t *pb_replay_push(pb_replay_t *r, size_t n, int keep,
                                  pb_err_t *err) {
-  pb_assert(keep >= 1 && keep <= PB_REPLAY_MAX);
+  pb_assert(keep >= 1 && keep <= PB_REPLAY_MAX_ITERATIONS);
   pb_replay_iter_t p;
   if (iter_alloc(&p, n, (size_t)r->num_actions) != 0) {
     pb_err_set(err, PB_ENOMEM, "replay: out of memory");
@@ -129,7 +129,7 @@ int pb_replay_decode(pb_replay_t *r, const uint8_t *b, size_t len,
   pb_assert(r->n == 0);
   const size_t A = (size_t)r->num_actions;
   if (len < 16 || pb_le_get64(b) != REPLAY_MAGIC || pb_le_get32(b + 8) != A ||
-      pb_le_get32(b + 12) > PB_REPLAY_MAX)
+      pb_le_get32(b + 12) > PB_REPLAY_MAX_ITERATIONS)
     return pb_err_set(err, PB_ECORRUPT, "%s: bad replay window section", path);
   const int np = (int)pb_le_get32(b + 12);
   size_t off = 16;

@@ -12,11 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bounds.h"
 #include "err.h"
 #include "game.h"
 
-/* The most iterations a window holds (train.replay_iterations' bound). */
-#define PB_REPLAY_MAX 1000
+/* The most iterations a window holds: PB_REPLAY_MAX_ITERATIONS (bounds.h,
+ * train.replay_iterations' bound). */
 
 /* One earlier iteration's training data. */
 typedef struct pb_replay_iter {
@@ -29,7 +30,7 @@ typedef struct pb_replay_iter {
 typedef struct pb_replay {
   int num_actions;
   int n;                /* iterations held */
-  pb_replay_iter_t *it; /* [PB_REPLAY_MAX], oldest first */
+  pb_replay_iter_t *it; /* [PB_REPLAY_MAX_ITERATIONS], oldest first */
 } pb_replay_t;
 
 /* An empty window for a game of num_actions actions. 0, or PB_ENOMEM. */
@@ -42,7 +43,7 @@ void pb_replay_free(pb_replay_t *r);
 void pb_replay_trim(pb_replay_t *r, int keep);
 
 /* Makes room for a new newest iteration of n positions, keeping at most
- * keep (1..PB_REPLAY_MAX) iterations with it, and returns it for the
+ * keep (1..PB_REPLAY_MAX_ITERATIONS) iterations with it, and returns it for the
  * caller to fill (states, v, q allocated for n positions). NULL with
  * PB_ENOMEM in err, the window as it was. */
 pb_replay_iter_t *pb_replay_push(pb_replay_t *r, size_t n, int keep,
@@ -65,7 +66,7 @@ int pb_replay_encode(const pb_replay_t *r, uint8_t **out, size_t *len,
 
 /* Decodes a section of pb_replay_encode into r (inited, empty), all or
  * nothing: PB_ECORRUPT naming `path` for a bad magic, another game's
- * action count, more than PB_REPLAY_MAX iterations or a truncated or
+ * action count, more than PB_REPLAY_MAX_ITERATIONS iterations or a truncated or
  * overlong section; PB_ENOMEM. */
 int pb_replay_decode(pb_replay_t *r, const uint8_t *buf, size_t len,
                      const char *path, pb_err_t *err);

@@ -1,4 +1,5 @@
 #include "selfplay.h"
+#include "bounds.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -31,20 +32,25 @@ void pb_selfplay_config_opts(const pb_config_t *cfg, pb_selfplay_opts_t *o) {
 
 pb_selfplay_t *pb_selfplay_new(const pb_game_t *g, const pb_selfplay_opts_t *o,
                                pb_err_t *err) {
-  if (g == NULL || o == NULL || o->parallel < 1 || o->parallel > 65536 ||
-      o->max_turns < 1 || o->max_turns > 100000 || !(o->eps >= 0.0) ||
-      o->eps > 1.0 || !(o->alpha > 0.0) || !(o->temperature >= 0.01) ||
+  if (g == NULL || o == NULL || o->parallel < 1 ||
+      o->parallel > PB_SELFPLAY_MAX_PARALLEL || o->max_turns < 1 ||
+      o->max_turns > PB_MAX_TURNS || !(o->eps >= 0.0) || o->eps > 1.0 ||
+      !(o->alpha > 0.0) || !(o->temperature >= 0.01) ||
       !(o->temperature <= 100.0)) {
     pb_err_set(err, PB_EINVAL,
-               "selfplay: need parallel 1..65536, max_turns 1..100000, "
-               "eps in [0,1], alpha > 0, temperature in [0.01, 100]");
+               "selfplay: need parallel 1..%d, max_turns 1..%d, "
+               "eps in [0,1], alpha > 0, temperature in [0.01, 100]",
+               PB_SELFPLAY_MAX_PARALLEL, PB_MAX_TURNS);
     return NULL;
   }
   pb_selfplay_t *sp = calloc(1, sizeof *sp);
   if (sp == NULL) goto nomem;
   sp->g = g;
   sp->o = *o;
-  size_t P = (size_t)o->parallel, T = (size_t)o->max_turns;
+  /* No game is longer than its max_turns (a game that could go on is cut
+   * there): the buffers, and the episodes the wire takes, stop there. */
+  if (sp->o.max_turns > g->max_turns) sp->o.max_turns = g->max_turns;
+  size_t P = (size_t)o->parallel, T = (size_t)sp->o.max_turns;
   sp->slot = calloc(P, sizeof *sp->slot);
   sp->hist_pool = malloc(P * T * sizeof *sp->hist_pool);
   sp->qin = malloc(P * sizeof *sp->qin);
