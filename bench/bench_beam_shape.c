@@ -48,27 +48,23 @@ static int parse_list(const char *s, int *out, int max) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || argv[1][0] == '-') {
-    fprintf(stderr, "usage: bench_beam_shape CKPT [-E list] [-M list] "
-                    "[-n POSITIONS]\n");
-    return 2;
-  }
-  const char *ckpt = argv[1];
-  int Es[16], Ms[8], nE = 0, nM = 0, limit = 0;
-  nE = parse_list("10,30,100,300,1000", Es, 16);
-  nM = parse_list("3,10", Ms, 8);
-  for (int i = 2; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "-E"))
-      nE = parse_list(argv[i + 1], Es, 16);
-    else if (!strcmp(argv[i], "-M"))
-      nM = parse_list(argv[i + 1], Ms, 8);
-    else if (!strcmp(argv[i], "-n"))
-      limit = atoi(argv[i + 1]);
-    else {
-      fprintf(stderr, "bench_beam_shape: unknown option %s\n", argv[i]);
-      return 2;
-    }
-  }
+  const char *ckpt = NULL, *es = NULL, *ms = NULL, *npos_s = NULL;
+  int Es[16], Ms[8], nE = 0, nM = 0, limit = 0, npos = 0;
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE(NULL, 'E', &es),
+                                PB_OPTS_VALUE(NULL, 'M', &ms),
+                                PB_OPTS_VALUE(NULL, 'n', &npos_s)};
+  bench_usage_text = "usage: bench_beam_shape CKPT [-E list] [-M list] "
+                     "[-n POSITIONS]\n";
+  const pb_opts_t opts = {"bench_beam_shape", bench_usage, rows,
+                          PB_OPTS_N(rows), &ckpt, 1, &npos};
+  int rc = pb_opts_parse(&opts, argc, argv);
+  if (rc == PB_OPTS_OK && npos != 1)
+    rc = pb_opts_fail(&opts, "a checkpoint (CKPT) is needed");
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&opts, "-n", npos_s, 0, 1 << 30, &limit);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
+  nE = parse_list(es != NULL ? es : "10,30,100,300,1000", Es, 16);
+  nM = parse_list(ms != NULL ? ms : "3,10", Ms, 8);
   pb_err_t err;
   pb_config_t cfg;
   pb_model_t *m = pb_model_open(ckpt, "cpu", &cfg, &err);

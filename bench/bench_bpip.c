@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "bench_util.h"
 #include "bpip.h"
 #include "model.h"
 #include "neteval.h"
@@ -60,40 +61,38 @@ static int trapped(pb_bpip_t *bp) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || argv[1][0] == '-') {
-    fprintf(stderr,
-            "usage: bench_bpip CKPT [-N list] [-s SIGMA] [-g GULP] "
-            "[-n POSITIONS]\n");
-    return 2;
-  }
   int Ns[16], nN = parse_list("10,30,100,300,1000", Ns, 16), limit = 0;
   pb_bpip_opts_t o;
   pb_bpip_defaults(&o);
-  for (int i = 2; i < argc; i += 2) {
-    if (i + 1 >= argc) {
-      fprintf(stderr, "bench_bpip: %s needs a value\n", argv[i]);
-      return 2;
-    }
-    if (!strcmp(argv[i], "-N"))
-      nN = parse_list(argv[i + 1], Ns, 16);
-    else if (!strcmp(argv[i], "-s"))
-      o.sigma = atof(argv[i + 1]);
-    else if (!strcmp(argv[i], "-g"))
-      o.gulp = atof(argv[i + 1]);
-    else if (!strcmp(argv[i], "-n"))
-      limit = atoi(argv[i + 1]);
-    else {
-      fprintf(stderr, "bench_bpip: unknown option %s\n", argv[i]);
-      return 2;
-    }
-  }
+  const char *list = NULL, *sigma = NULL, *gulp = NULL, *npos_s = NULL;
+  const char *pos[1] = {NULL};
+  int npos = 0;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE(NULL, 'N', &list), PB_OPTS_VALUE(NULL, 's', &sigma),
+      PB_OPTS_VALUE(NULL, 'g', &gulp), PB_OPTS_VALUE(NULL, 'n', &npos_s)};
+  bench_usage_text = "usage: bench_bpip CKPT [-N list] [-s SIGMA] [-g GULP] "
+                     "[-n POSITIONS]\n";
+  const pb_opts_t opts = {"bench_bpip", bench_usage, rows, PB_OPTS_N(rows),
+                          pos, 1, &npos};
+  int rc = pb_opts_parse(&opts, argc, argv);
+  if (rc == PB_OPTS_OK && npos != 1)
+    rc = pb_opts_fail(&opts, "a checkpoint (CKPT) is needed");
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_double(&opts, "-s", sigma, 1e-9, 1e9, &o.sigma);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_double(&opts, "-g", gulp, 0, 1e9, &o.gulp);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&opts, "-n", npos_s, 0, 1 << 30, &limit);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
+  if (list != NULL) nN = parse_list(list, Ns, 16);
+  const char *ckpt = pos[0];
   pb_err_t err;
   pb_config_t cfg;
-  pb_model_t *m = pb_model_open(argv[1], "cpu", &cfg, &err);
-  if (m == NULL) die(argv[1], &err);
+  pb_model_t *m = pb_model_open(ckpt, "cpu", &cfg, &err);
+  if (m == NULL) die(ckpt, &err);
   if (pb_model_kind(m) == PB_NETS_PV) {
     fprintf(stderr, "bench_bpip: %s is an alphazero checkpoint (no V)\n",
-            argv[1]);
+            ckpt);
     return 2;
   }
   pb_nn_set_threads(1);
@@ -102,7 +101,7 @@ int main(int argc, char **argv) {
   if (ts == NULL) die("test set", &err);
   int n = (int)pb_testset_count(ts);
   if (limit > 0 && limit < n) n = limit;
-  printf("# %s, %s, %d positions of %s, sigma %g, gulp %g\n", argv[1], g->name,
+  printf("# %s, %s, %d positions of %s, sigma %g, gulp %g\n", ckpt, g->name,
          n, pb_testset_name(ts), o.sigma, o.gulp);
   printf(
       "# %5s %8s %7s %7s %7s %7s %5s  stops settled/budget/win/Q  "

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "bpip.h"
 #include "model.h"
 #include "neteval.h"
@@ -94,28 +95,20 @@ static void row(const char *what, const sample_t *all, int n, int lo, int hi,
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || argv[1][0] == '-') {
-    fprintf(stderr,
-            "usage: bench_bpip_sigma CKPT [-t TESTSET] "
-            "[-n POSITIONS]\n");
-    return 2;
-  }
-  const char *ckpt = argv[1], *tspath = NULL;
-  int limit = 0;
-  for (int i = 2; i < argc; i += 2) {
-    if (i + 1 >= argc) {
-      fprintf(stderr, "bench_bpip_sigma: %s needs a value\n", argv[i]);
-      return 2;
-    }
-    if (!strcmp(argv[i], "-t")) {
-      tspath = argv[i + 1];
-    } else if (!strcmp(argv[i], "-n")) {
-      limit = atoi(argv[i + 1]);
-    } else {
-      fprintf(stderr, "bench_bpip_sigma: unknown option %s\n", argv[i]);
-      return 2;
-    }
-  }
+  const char *ckpt = NULL, *tspath = NULL, *npos_s = NULL;
+  int limit = 0, npos = 0;
+  const pb_opts_row_t rows[] = {PB_OPTS_VALUE(NULL, 't', &tspath),
+                                PB_OPTS_VALUE(NULL, 'n', &npos_s)};
+  bench_usage_text =
+      "usage: bench_bpip_sigma CKPT [-t TESTSET] [-n POSITIONS]\n";
+  const pb_opts_t opts = {"bench_bpip_sigma", bench_usage, rows,
+                          PB_OPTS_N(rows), &ckpt, 1, &npos};
+  int rc = pb_opts_parse(&opts, argc, argv);
+  if (rc == PB_OPTS_OK && npos != 1)
+    rc = pb_opts_fail(&opts, "a checkpoint (CKPT) is needed");
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&opts, "-n", npos_s, 0, 1 << 30, &limit);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
   pb_err_t err;
   pb_config_t cfg;
   pb_model_t *m = pb_model_open(ckpt, "cpu", &cfg, &err);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "bench_util.h"
 #include "game.h"
 #include "rng.h"
 #include "../tests/plain_othello.h"
@@ -195,16 +196,14 @@ static void perft_rows(const char *name, uint64_t fast, double fast_s,
 
 int main(int argc, char **argv) {
   double sec = 1.0;
-  if (argc > 1) {
-    char *end = NULL;
-    errno = 0;
-    sec = strtod(argv[1], &end);
-    if (errno != 0 || end == argv[1] || *end != '\0' || !(sec > 0) ||
-        sec > 600) {
-      fprintf(stderr, "usage: bench_games [SECONDS per row, (0, 600]]\n");
-      return 2;
-    }
-  }
+  const char *arg[1] = {NULL};
+  int npos = 0;
+  bench_usage_text = "usage: bench_games [SECONDS per row, (0, 600]]\n";
+  const pb_opts_t o = {"bench_games", bench_usage, NULL, 0, arg, 1, &npos};
+  int rc = pb_opts_parse(&o, argc, argv);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_double(&o, "SECONDS", arg[0], 1e-9, 600, &sec);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
   const pb_game_t *c4 = &pb_game_connect4, *t3 = &pb_game_tictactoe;
   printf("%-36s %14s %16s\n", "benchmark", "count", "per second");
 

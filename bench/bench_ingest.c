@@ -60,9 +60,11 @@
 #include "curve.h"
 #include "game.h"
 #include "msg.h"
+#include "util.h"
 
 #include "bench_util.h"
 #include "ingest_clients.h"
+#include "../tests/http_fixtures.h"
 
 extern char **environ;
 
@@ -87,56 +89,18 @@ static int free_port(void) {
   return port;
 }
 
-/* GET path from 127.0.0.1:port into buf (the body, NUL-terminated).
- * Returns the body length or -1. */
-static int http_get(int port, const char *path, char *buf, size_t cap) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  struct timeval tv = {2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  struct sockaddr_in a = {0};
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  char req[256];
-  int rn = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\n\r\n", path);
-  size_t got = 0;
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-      write(fd, req, (size_t)rn) != rn) {
-    close(fd);
-    return -1;
+/* The body of GET path from 127.0.0.1:port (status 200) into buf,
+ * NUL-terminated. Returns its length, or -1. */
+static int get_body(int port, const char *path, char *buf, size_t cap) {
+  char *answer = http_get(port, path);
+  const char *body = http_body_200(answer);
+  int n = -1;
+  if (body != NULL) {
+    snprintf(buf, cap, "%s", body);
+    n = (int)strlen(buf);
   }
-  /* Read until the body announced by Content-Length is complete. */
-  long want = -1;
-  char *body = NULL;
-  while (got + 1 < cap) {
-    ssize_t r = read(fd, buf + got, cap - 1 - got);
-    if (r <= 0) break;
-    got += (size_t)r;
-    buf[got] = '\0';
-    if (body == NULL && (body = strstr(buf, "\r\n\r\n")) != NULL) {
-      body += 4;
-      const char *cl = strstr(buf, "Content-Length:");
-      if (cl) want = strtol(cl + 15, NULL, 10);
-    }
-    if (body && want >= 0 && (long)(buf + got - body) >= want) break;
-  }
-  close(fd);
-  buf[got] = '\0';
-  if (body == NULL || strncmp(buf, "HTTP/1.", 7) || strstr(buf, " 200 ") != buf + 8)
-    return -1;
-  size_t bl = (size_t)(buf + got - body);
-  memmove(buf, body, bl + 1);
-  return (int)bl;
-}
-
-/* A number after `key` in text (a JSON key "\"k\":" or a Prometheus
- * "name "), or -1. */
-static double number_after(const char *text, const char *key) {
-  const char *p = strstr(text, key);
-  if (p == NULL) return -1;
-  return strtod(p + strlen(key), NULL);
+  free(answer);
+  return n;
 }
 
 typedef struct {
@@ -146,34 +110,36 @@ typedef struct {
   long rss_kb;
 } sample_t;
 
+/* /proc/PID/NAME, whole (malloc'd), or NULL. */
+static char *proc_file(pid_t pid, const char *name) {
+  char path[64], *text = NULL;
+  snprintf(path, sizeof path, "/proc/%ld/%s", (long)pid, name);
+  pb_err_t err;
+  pb_err_clear(&err);
+  return pb_read_file(path, 1 << 16, &text, NULL, &err) == 0 ? text : NULL;
+}
+
 static long proc_rss_kb(pid_t pid) {
-  char path[64], line[256];
-  snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-  FILE *f = fopen(path, "r");
-  long kb = -1;
-  if (f == NULL) return -1;
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, "VmRSS:", 6)) kb = strtol(line + 6, NULL, 10);
-  fclose(f);
+  char *text = proc_file(pid, "status");
+  const char *v = text != NULL ? strstr(text, "\nVmRSS:") : NULL;
+  long kb = v != NULL ? strtol(v + 7, NULL, 10) : -1;
+  free(text);
   return kb;
 }
 
 static double proc_cpu_s(pid_t pid) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return -1;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
+  char *text = proc_file(pid, "stat");
   /* Fields after the command name (which may hold spaces): state is
    * field 3; utime and stime are fields 14 and 15. */
-  char *p = strrchr(buf, ')');
-  if (p == NULL) return -1;
+  char *p = text != NULL ? strrchr(text, ')') : NULL;
   unsigned long ut = 0, st = 0;
-  if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-             &st) != 2)
-    return -1;
+  int got = p != NULL ? sscanf(p + 2,
+                               "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                               "%lu %lu",
+                               &ut, &st)
+                      : 0;
+  free(text);
+  if (got != 2) return -1;
   return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
@@ -182,10 +148,10 @@ static int sample(pid_t pid, int port, sample_t *s) {
   s->t = ingest_now();
   s->rss_kb = proc_rss_kb(pid);
   s->cpu_s = proc_cpu_s(pid);
-  if (http_get(port, "/status", buf, sizeof buf) < 0) return -1;
+  if (get_body(port, "/status", buf, sizeof buf) < 0) return -1;
   s->positions = number_after(buf, "\"positions_ingested\":");
   s->messages = number_after(buf, "\"messages\":");
-  if (http_get(port, "/metrics", buf, sizeof buf) < 0) return -1;
+  if (get_body(port, "/metrics", buf, sizeof buf) < 0) return -1;
   s->bytes = number_after(buf, "\nprobs_bytes_received_total ");
   return s->positions >= 0 && s->messages >= 0 && s->bytes >= 0 ? 0 : -1;
 }
@@ -245,15 +211,6 @@ static int window(pid_t pid, int port, counters_t *cnt, double warmup,
   return 0;
 }
 
-static void usage(void) {
-  fprintf(stderr,
-          "usage: bench_ingest [-c clients 1..%d] [-r paced positions/s] "
-          "[-w paced warm-up s] [-d paced s] [-f flat-out s] [-C config.yaml] "
-          "[-L probs-learner] [-e item-episodes] [-E episodes-per-iter] [-K] "
-          "[-k] [-v] [-p]\n",
-          MAX_CLIENTS);
-}
-
 /* The command line. */
 typedef struct {
   int clients, item_eps, per_iter, keep, verbose, curve;
@@ -262,37 +219,45 @@ typedef struct {
   char learner[4096];
 } opts_t;
 
-/* Parses the options into *o; 0, or 2 after the usage. */
+/* Parses the options into *o: PB_OPTS_OK, or what pb_opts_parse says
+ * (after the usage). */
 static int parse_opts(int argc, char **argv, opts_t *o) {
-  int opt;
-  while ((opt = getopt(argc, argv, "c:d:w:f:r:C:L:e:E:Kkvp")) != -1) {
-    int bad = 0;
-    switch (opt) {
-      case 'c': bad = bench_parse_int(optarg, 1, MAX_CLIENTS, &o->clients); break;
-      case 'd': bad = bench_parse_double(optarg, 1, 600, &o->secs); break;
-      case 'w': bad = bench_parse_double(optarg, 0, 600, &o->paced_warmup); break;
-      case 'f': bad = bench_parse_double(optarg, 1, 600, &o->flat_secs); break;
-      case 'r': bad = bench_parse_double(optarg, 1, 1e9, &o->paced); break;
-      case 'E': bad = bench_parse_int(optarg, 1, 10000000, &o->per_iter); break;
-      case 'C': o->config = optarg; break;
-      case 'L': snprintf(o->learner, sizeof o->learner, "%s", optarg); break;
-      case 'e': bad = bench_parse_int(optarg, 1, PB_MSG_MAX_EPISODES, &o->item_eps); break;
-      case 'k': o->keep = 1; break;
-      case 'K': o->curve = 1; break;
-      case 'v': o->verbose = 1; break;
-      case 'p': parseable = 1; break;
-      default: bad = 1;
-    }
-    if (bad) {
-      usage();
-      return 2;
-    }
-  }
-  if (optind != argc) {
-    usage();
-    return 2;
-  }
-  return 0;
+  static char text[512];
+  snprintf(text, sizeof text,
+           "usage: bench_ingest [-c clients 1..%d] [-r paced positions/s] "
+           "[-w paced warm-up s] [-d paced s] [-f flat-out s] "
+           "[-C config.yaml] [-L probs-learner] [-e item-episodes] "
+           "[-E episodes-per-iter] [-K] [-k] [-v] [-p]\n",
+           MAX_CLIENTS);
+  bench_usage_text = text;
+  const char *cs = NULL, *ds = NULL, *ws = NULL, *fs = NULL, *rs = NULL;
+  const char *es = NULL, *Es = NULL, *learner = NULL;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE(NULL, 'c', &cs),         PB_OPTS_VALUE(NULL, 'd', &ds),
+      PB_OPTS_VALUE(NULL, 'w', &ws),         PB_OPTS_VALUE(NULL, 'f', &fs),
+      PB_OPTS_VALUE(NULL, 'r', &rs),         PB_OPTS_VALUE(NULL, 'E', &Es),
+      PB_OPTS_VALUE(NULL, 'C', &o->config),  PB_OPTS_VALUE(NULL, 'L', &learner),
+      PB_OPTS_VALUE(NULL, 'e', &es),         PB_OPTS_FLAG(NULL, 'k', &o->keep),
+      PB_OPTS_FLAG(NULL, 'K', &o->curve),    PB_OPTS_FLAG(NULL, 'v', &o->verbose),
+      PB_OPTS_FLAG(NULL, 'p', &parseable)};
+  const pb_opts_t po = {"bench_ingest", bench_usage, rows, PB_OPTS_N(rows),
+                        NULL, 0, NULL};
+  int rc = pb_opts_parse(&po, argc, argv);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&po, "-c", cs, 1, MAX_CLIENTS, &o->clients);
+  if (rc == PB_OPTS_OK) rc = bench_opt_double(&po, "-d", ds, 1, 600, &o->secs);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_double(&po, "-w", ws, 0, 600, &o->paced_warmup);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_double(&po, "-f", fs, 1, 600, &o->flat_secs);
+  if (rc == PB_OPTS_OK) rc = bench_opt_double(&po, "-r", rs, 1, 1e9, &o->paced);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&po, "-E", Es, 1, 10000000, &o->per_iter);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&po, "-e", es, 1, PB_MSG_MAX_EPISODES, &o->item_eps);
+  if (rc == PB_OPTS_OK && learner != NULL)
+    snprintf(o->learner, sizeof o->learner, "%s", learner);
+  return rc;
 }
 
 /* o->learner, by default the probs-learner next to this program; checks
@@ -402,7 +367,7 @@ static int wait_ready(const learner_t *lr, double *startup) {
       fprintf(stderr, "bench_ingest: the learner exited; see %s\n", lr->out);
       return 1;
     }
-    if (http_get(lr->ph, "/status", buf, sizeof buf) > 0 &&
+    if (get_body(lr->ph, "/status", buf, sizeof buf) > 0 &&
         strstr(buf, "\"phase\":\"selfplay\""))
       break;
     if (ingest_now() - t_start > 120) {
@@ -564,8 +529,8 @@ int main(int argc, char **argv) {
                      .paced = TARGET_POS_S,
                      .config = "configs/connect4-smoke.yaml"};
   int rc = parse_opts(argc, argv, &o);
-  if (rc == 0) rc = find_learner(&o);
-  if (rc != 0) return rc;
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
+  if ((rc = find_learner(&o)) != 0) return rc;
   signal(SIGPIPE, SIG_IGN);
 
   static pool_t pool;

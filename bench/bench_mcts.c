@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
 
 #include "config.h"
 #include "game.h"
@@ -51,22 +51,20 @@ static void die(const char *what, const pb_err_t *err) {
 }
 
 int main(int argc, char **argv) {
-  int n = 256, S = 100, P = 256, opt;
-  while ((opt = getopt(argc, argv, "n:S:P:p")) != -1) {
-    int bad = 0;
-    switch (opt) {
-      case 'n': bad = bench_parse_int(optarg, 1, 4096, &n); break;
-      case 'S': bad = bench_parse_int(optarg, 1, 100000, &S); break;
-      case 'P': bad = bench_parse_int(optarg, 2, 4096, &P); break;
-      case 'p': parseable = 1; break;
-      default: bad = 1;
-    }
-    if (bad) {
-      fprintf(stderr, "usage: bench_mcts [-n POSITIONS] [-S SIMULATIONS] "
-                      "[-P PARALLEL] [-p]\n");
-      return 2;
-    }
-  }
+  int n = 256, S = 100, P = 256;
+  const char *ns = NULL, *ss = NULL, *ps = NULL;
+  const pb_opts_row_t opt_rows[] = {
+      PB_OPTS_VALUE(NULL, 'n', &ns), PB_OPTS_VALUE(NULL, 'S', &ss),
+      PB_OPTS_VALUE(NULL, 'P', &ps), PB_OPTS_FLAG(NULL, 'p', &parseable)};
+  bench_usage_text = "usage: bench_mcts [-n POSITIONS] [-S SIMULATIONS] "
+                     "[-P PARALLEL] [-p]\n";
+  const pb_opts_t o = {"bench_mcts", bench_usage, opt_rows, PB_OPTS_N(opt_rows),
+                       NULL, 0, NULL};
+  int rc = pb_opts_parse(&o, argc, argv);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-n", ns, 1, 4096, &n);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-S", ss, 1, 100000, &S);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-P", ps, 2, 4096, &P);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(1);
   const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);

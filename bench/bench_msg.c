@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "game.h"
 #include "msg.h"
 #include "rng.h"
@@ -95,11 +96,15 @@ static int measure(const char *name, const pb_msg_t *m, size_t positions,
 }
 
 int main(int argc, char **argv) {
-  double secs = argc > 1 ? atof(argv[1]) : 1.0;
-  if (!(secs > 0 && secs < 600)) {
-    fprintf(stderr, "usage: %s [seconds per measurement, (0, 600)]\n", argv[0]);
-    return 2;
-  }
+  double secs = 1.0;
+  const char *arg[1] = {NULL};
+  int npos = 0;
+  bench_usage_text = "usage: bench_msg [seconds per measurement, (0, 600)]\n";
+  const pb_opts_t o = {"bench_msg", bench_usage, NULL, 0, arg, 1, &npos};
+  int rc = pb_opts_parse(&o, argc, argv);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_double(&o, "seconds", arg[0], 1e-9, 599.999, &secs);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
   pb_rng_t r;
   pb_rng_seed(&r, 2024, 0);
 

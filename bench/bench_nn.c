@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "err.h"
 #include "nn.h"
 #include "precision.h"
@@ -121,29 +122,21 @@ static double rate_train(pb_nn_t *nn, const float *in, const float *tgt,
 int main(int argc, char **argv) {
   double secs = 1.0;
   const char *device = "cpu", *tlist = "1,2", *plist = "fp32,bf16";
-  int tune = 1, opt;
-  while ((opt = getopt(argc, argv, "s:d:t:P:n")) != -1) {
-    switch (opt) {
-      case 's':
-        secs = atof(optarg);
-        break;
-      case 'd':
-        device = optarg;
-        break;
-      case 't':
-        tlist = optarg;
-        break;
-      case 'P':
-        plist = optarg;
-        break;
-      case 'n':
-        tune = 0;
-        break;
-      default:
-        secs = -1;
-        break;
-    }
-  }
+  const char *ss = NULL;
+  int no_tune = 0;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE(NULL, 's', &ss), PB_OPTS_VALUE(NULL, 'd', &device),
+      PB_OPTS_VALUE(NULL, 't', &tlist), PB_OPTS_VALUE(NULL, 'P', &plist),
+      PB_OPTS_FLAG(NULL, 'n', &no_tune)};
+  bench_usage_text = "usage: bench_nn [-s seconds-per-cell] "
+                     "[-d cpu|cuda|auto] [-t 1,2,...] [-P fp32,bf16] [-n]\n";
+  const pb_opts_t o = {"bench_nn", bench_usage, rows, PB_OPTS_N(rows),
+                       NULL, 0, NULL};
+  int rc = pb_opts_parse(&o, argc, argv);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_double(&o, "-s", ss, 1e-9, 599.999, &secs);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
+  int tune = !no_tune;
   int threads[8], nthreads = 0;
   for (const char *p = tlist; *p && nthreads < 8;) {
     char *end;
@@ -165,13 +158,10 @@ int main(int argc, char **argv) {
     precs[nprecs++] = v;
     p += l + (p[l] == ',');
   }
-  if (!(secs > 0.0 && secs < 600.0) || nthreads == 0 || nprecs == 0 ||
-      optind != argc) {
-    fprintf(stderr,
-            "usage: bench_nn [-s seconds-per-cell] "
-            "[-d cpu|cuda|auto] [-t 1,2,...] [-P fp32,bf16] [-n]\n");
-    return 2;
-  }
+  if (nthreads == 0 || nprecs == 0)
+    return pb_opts_exit(pb_opts_fail(&o, "bad -%c list '%s'",
+                                     nthreads == 0 ? 't' : 'P',
+                                     nthreads == 0 ? tlist : plist));
   pb_err_t terr;
   if (tune && pb_nn_tune_malloc(&terr) != 0) {
     fprintf(stderr, "bench_nn: %s\n", terr.msg);

@@ -87,32 +87,27 @@ static void *member_main(void *arg) {
   return NULL;
 }
 
-static void usage(void) {
-  fprintf(stderr, "usage: bench_nn_threads [-t THREADS] [-s SECONDS] "
-                  "[-b MAX_BATCH] [-P fp32|bf16] [-p]\n");
-  exit(2);
-}
-
 int main(int argc, char **argv) {
   int threads = 4, maxb = 3000, prec = PB_NN_BF16;
   double secs = 60;
   use_wall = 1; /* the threads take turns: wall time is the run's */
-  int c, bad = 0;
-  while ((c = getopt(argc, argv, "t:s:b:P:p")) != -1) {
-    if (c == 't')
-      bad |= bench_parse_int(optarg, 1, 64, &threads);
-    else if (c == 's')
-      bad |= bench_parse_double(optarg, 1e-3, 1e6, &secs);
-    else if (c == 'b')
-      bad |= bench_parse_int(optarg, 1, 100000, &maxb);
-    else if (c == 'P')
-      bad |= (prec = pb_precision_parse(optarg)) < 0 || prec > PB_NN_BF16;
-    else if (c == 'p')
-      parseable = 1;
-    else
-      bad = 1;
-  }
-  if (bad || optind != argc) usage();
+  const char *ts = NULL, *ss = NULL, *bs = NULL, *ps = NULL;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE(NULL, 't', &ts), PB_OPTS_VALUE(NULL, 's', &ss),
+      PB_OPTS_VALUE(NULL, 'b', &bs), PB_OPTS_VALUE(NULL, 'P', &ps),
+      PB_OPTS_FLAG(NULL, 'p', &parseable)};
+  bench_usage_text = "usage: bench_nn_threads [-t THREADS] [-s SECONDS] "
+                     "[-b MAX_BATCH] [-P fp32|bf16] [-p]\n";
+  const pb_opts_t o = {"bench_nn_threads", bench_usage, rows,
+                       PB_OPTS_N(rows), NULL, 0, NULL};
+  int rc = pb_opts_parse(&o, argc, argv);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-t", ts, 1, 64, &threads);
+  if (rc == PB_OPTS_OK) rc = bench_opt_double(&o, "-s", ss, 1e-3, 1e6, &secs);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-b", bs, 1, 100000, &maxb);
+  if (rc == PB_OPTS_OK && ps != NULL &&
+      ((prec = pb_precision_parse(ps)) < 0 || prec > PB_NN_BF16))
+    rc = pb_opts_fail(&o, "-P wants fp32 or bf16, not '%s'", ps);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
   const pb_nn_spec_t spec = {2, 6, 7, 7, PB_NN_HEAD_LINEAR, 3, 32, 1, 64, 0, 0};
   pb_err_t err;
   pb_nn_tune_malloc(NULL);

@@ -38,21 +38,26 @@ static void die(const char *what, const pb_err_t *err) {
 }
 
 int main(int argc, char **argv) {
-  const char *ckpt = NULL;
-  int workers = 200, episodes = 100, opt, prec[2] = {PB_NN_FP32, PB_NN_FP32};
-  while ((opt = getopt(argc, argv, "c:w:e:P:p")) != -1) {
-    switch (opt) {
-    case 'c': ckpt = optarg; break;
-    case 'w': workers = atoi(optarg); break;
-    case 'e': episodes = atoi(optarg); break;
-    case 'P':
-      if (bench_parse_prec_pair(optarg, prec) != 0) goto usage;
-      break;
-    case 'p': parseable = 1; break;
-    default: goto usage;
-    }
-  }
-  if (ckpt == NULL || workers < 1 || episodes < 1) goto usage;
+  const char *ckpt = NULL, *ws = NULL, *es = NULL, *ps = NULL;
+  int workers = 200, episodes = 100, prec[2] = {PB_NN_FP32, PB_NN_FP32};
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE(NULL, 'c', &ckpt), PB_OPTS_VALUE(NULL, 'w', &ws),
+      PB_OPTS_VALUE(NULL, 'e', &es), PB_OPTS_VALUE(NULL, 'P', &ps),
+      PB_OPTS_FLAG(NULL, 'p', &parseable)};
+  bench_usage_text = "usage: bench_playcheck -c CKPT [-w WORKERS] "
+                     "[-e EPISODES] [-P PLAY,CHECK] [-p]\n";
+  const pb_opts_t cl = {"bench_playcheck", bench_usage, rows, PB_OPTS_N(rows),
+                       NULL, 0, NULL};
+  int rc = pb_opts_parse(&cl, argc, argv);
+  if (rc == PB_OPTS_OK && ckpt == NULL)
+    rc = pb_opts_fail(&cl, "-c CKPT is needed");
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&cl, "-w", ws, 1, 1000000, &workers);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&cl, "-e", es, 1, 1000000, &episodes);
+  if (rc == PB_OPTS_OK && ps != NULL && bench_parse_prec_pair(ps, prec) != 0)
+    rc = pb_opts_fail(&cl, "-P wants PLAY,CHECK (fp32 or bf16), not '%s'", ps);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
   pb_err_t err;
   pb_config_t cfg;
   pb_nn_set_threads(1);
@@ -129,8 +134,4 @@ int main(int argc, char **argv) {
   pb_model_destroy(&check);
   pb_model_destroy(&play);
   return 0;
-usage:
-  fprintf(stderr, "usage: bench_playcheck -c CKPT [-w WORKERS] [-e EPISODES] "
-                  "[-P PLAY,CHECK] [-p]\n");
-  return 2;
 }

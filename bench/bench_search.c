@@ -648,71 +648,42 @@ static int bench_model(ctx_t *c, const char *name) {
   return 0;
 }
 
-static void usage(void) {
-  fprintf(stderr,
-          "usage: bench_search [-n positions 1..4096] [-r reps 1..100] "
-          "[-s seconds (0,600]] [-E E] [-M M] [-m free,small,large] "
-          "[-t threads] [-b eval-batch] [-T search-threads] [-P fp32[,bf16]] "
-          "[-p] [-w]\n");
-}
-
 int main(int argc, char **argv) {
-  int n = 256, reps = 3, E = 30, M = 3, threads = 1, eval_batch = 0, opt;
+  int n = 256, reps = 3, E = 30, M = 3, threads = 1, eval_batch = 0;
   int search_threads = 0, bf16 = 1;
   double secs = 2.0;
   const char *models = "free,small,large";
-  while ((opt = getopt(argc, argv, "n:r:s:E:M:m:t:b:T:P:pw")) != -1) {
-    int bad = 0;
-    switch (opt) {
-      case 'n':
-        bad = bench_parse_int(optarg, 1, 4096, &n);
-        break;
-      case 'r':
-        bad = bench_parse_int(optarg, 1, 100, &reps);
-        break;
-      case 's':
-        bad = bench_parse_double(optarg, 1e-3, 600, &secs);
-        break;
-      case 'E':
-        bad = bench_parse_int(optarg, 1, 10000, &E);
-        break;
-      case 'M':
-        bad = bench_parse_int(optarg, 1, 200, &M);
-        break;
-      case 't':
-        bad = bench_parse_int(optarg, 1, 64, &threads);
-        break;
-      case 'b':
-        bad = bench_parse_int(optarg, 1, 1 << 16, &eval_batch);
-        break;
-      case 'T':
-        bad =
-            bench_parse_int(optarg, 2, PB_BATCHER_MAX_THREADS, &search_threads);
-        break;
-      case 'm':
-        models = optarg;
-        break;
-      case 'P':
-        bad = bench_parse_prec(optarg, &bf16);
-        break;
-      case 'p':
-        parseable = 1;
-        break;
-      case 'w':
-        use_wall = 1;
-        break;
-      default:
-        bad = 1;
-    }
-    if (bad) {
-      usage();
-      return 2;
-    }
-  }
-  if (optind != argc) {
-    usage();
-    return 2;
-  }
+  const char *ns = NULL, *rs = NULL, *ss = NULL, *es = NULL, *ms = NULL;
+  const char *ts = NULL, *bs = NULL, *sts = NULL, *ps = NULL;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE(NULL, 'n', &ns),  PB_OPTS_VALUE(NULL, 'r', &rs),
+      PB_OPTS_VALUE(NULL, 's', &ss),  PB_OPTS_VALUE(NULL, 'E', &es),
+      PB_OPTS_VALUE(NULL, 'M', &ms),  PB_OPTS_VALUE(NULL, 'm', &models),
+      PB_OPTS_VALUE(NULL, 't', &ts),  PB_OPTS_VALUE(NULL, 'b', &bs),
+      PB_OPTS_VALUE(NULL, 'T', &sts), PB_OPTS_VALUE(NULL, 'P', &ps),
+      PB_OPTS_FLAG(NULL, 'p', &parseable), PB_OPTS_FLAG(NULL, 'w', &use_wall)};
+  bench_usage_text =
+      "usage: bench_search [-n positions 1..4096] [-r reps 1..100] "
+      "[-s seconds (0,600]] [-E E] [-M M] [-m free,small,large] "
+      "[-t threads] [-b eval-batch] [-T search-threads] [-P fp32[,bf16]] "
+      "[-p] [-w]\n";
+  const pb_opts_t o = {"bench_search", bench_usage, rows, PB_OPTS_N(rows),
+                       NULL, 0, NULL};
+  int rc = pb_opts_parse(&o, argc, argv);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-n", ns, 1, 4096, &n);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-r", rs, 1, 100, &reps);
+  if (rc == PB_OPTS_OK) rc = bench_opt_double(&o, "-s", ss, 1e-3, 600, &secs);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-E", es, 1, 10000, &E);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-M", ms, 1, 200, &M);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-t", ts, 1, 64, &threads);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&o, "-b", bs, 1, 1 << 16, &eval_batch);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&o, "-T", sts, 2, PB_BATCHER_MAX_THREADS,
+                       &search_threads);
+  if (rc == PB_OPTS_OK && ps != NULL && bench_parse_prec(ps, &bf16) != 0)
+    rc = pb_opts_fail(&o, "-P wants fp32 or fp32,bf16, not '%s'", ps);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(threads);
 

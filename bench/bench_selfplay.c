@@ -137,56 +137,31 @@ static void bench_model(ctx_t *c, const char *name, int reps) {
       name, c->episodes, n1, n256, n256n, c->item, n16);
 }
 
-static void usage(void) {
-  fprintf(stderr,
-          "usage: bench_selfplay [-e episodes 1..100000] [-r reps 1..100] "
-          "[-m small,large] [-t threads] [-i item-episodes] [-P fp32[,bf16]] "
-          "[-p] [-w]\n");
-}
-
 int main(int argc, char **argv) {
-  int episodes = 512, reps = 5, threads = 1, bf16 = 1, opt;
+  int episodes = 512, reps = 5, threads = 1, bf16 = 1;
   const char *models = "small,large";
   int item = 16;
-  while ((opt = getopt(argc, argv, "e:r:m:t:i:P:pw")) != -1) {
-    int bad = 0;
-    switch (opt) {
-      case 'e':
-        bad = bench_parse_int(optarg, 1, 100000, &episodes);
-        break;
-      case 'r':
-        bad = bench_parse_int(optarg, 1, 100, &reps);
-        break;
-      case 't':
-        bad = bench_parse_int(optarg, 1, 64, &threads);
-        break;
-      case 'm':
-        models = optarg;
-        break;
-      case 'i':
-        bad = bench_parse_int(optarg, 1, 100000, &item);
-        break;
-      case 'P':
-        bad = bench_parse_prec(optarg, &bf16);
-        break;
-      case 'p':
-        parseable = 1;
-        break;
-      case 'w':
-        use_wall = 1;
-        break;
-      default:
-        bad = 1;
-    }
-    if (bad) {
-      usage();
-      return 2;
-    }
-  }
-  if (optind != argc) {
-    usage();
-    return 2;
-  }
+  const char *es = NULL, *rs = NULL, *ts = NULL, *is = NULL, *ps = NULL;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE(NULL, 'e', &es), PB_OPTS_VALUE(NULL, 'r', &rs),
+      PB_OPTS_VALUE(NULL, 'm', &models), PB_OPTS_VALUE(NULL, 't', &ts),
+      PB_OPTS_VALUE(NULL, 'i', &is), PB_OPTS_VALUE(NULL, 'P', &ps),
+      PB_OPTS_FLAG(NULL, 'p', &parseable), PB_OPTS_FLAG(NULL, 'w', &use_wall)};
+  bench_usage_text =
+      "usage: bench_selfplay [-e episodes 1..100000] [-r reps 1..100] "
+      "[-m small,large] [-t threads] [-i item-episodes] [-P fp32[,bf16]] "
+      "[-p] [-w]\n";
+  const pb_opts_t o = {"bench_selfplay", bench_usage, rows, PB_OPTS_N(rows),
+                       NULL, 0, NULL};
+  int rc = pb_opts_parse(&o, argc, argv);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&o, "-e", es, 1, 100000, &episodes);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-r", rs, 1, 100, &reps);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-t", ts, 1, 64, &threads);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-i", is, 1, 100000, &item);
+  if (rc == PB_OPTS_OK && ps != NULL && bench_parse_prec(ps, &bf16) != 0)
+    rc = pb_opts_fail(&o, "-P wants fp32 or fp32,bf16, not '%s'", ps);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
   pb_nn_tune_malloc(NULL);
   pb_nn_set_threads(threads);
   const pb_game_t *g = &pb_game_connect4;

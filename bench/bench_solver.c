@@ -79,19 +79,17 @@ static double solve_rate(const pb_state_t *ps, int n, int mode, double seconds,
 
 int main(int argc, char **argv) {
   double seconds = 1.0;
-  int c;
-  while ((c = getopt(argc, argv, "pws:")) != -1) {
-    if (c == 'p')
-      parseable = 1;
-    else if (c == 'w')
-      use_wall = 1;
-    else if (c == 's' && bench_parse_double(optarg, 0.01, 3600, &seconds) == 0)
-      ;
-    else {
-      fprintf(stderr, "usage: bench_solver [-p] [-w] [-s SECONDS]\n");
-      return 2;
-    }
-  }
+  const char *ss = NULL;
+  const pb_opts_row_t rows[] = {PB_OPTS_FLAG(NULL, 'p', &parseable),
+                                PB_OPTS_FLAG(NULL, 'w', &use_wall),
+                                PB_OPTS_VALUE(NULL, 's', &ss)};
+  bench_usage_text = "usage: bench_solver [-p] [-w] [-s SECONDS]\n";
+  const pb_opts_t o = {"bench_solver", bench_usage, rows, PB_OPTS_N(rows),
+                       NULL, 0, NULL};
+  int rc = pb_opts_parse(&o, argc, argv);
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_double(&o, "-s", ss, 0.01, 3600, &seconds);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
   pb_nn_set_threads(1);
   pb_nn_tune_malloc(NULL);
   const char *clk = use_wall ? "wall" : "CPU";

@@ -249,37 +249,34 @@ int main(int argc, char **argv) {
   double share = 0.01;
   const char *sets[16];
   int nsets = 0;
-  int opt, prec[2] = {PB_NN_FP32, PB_NN_FP32};
-  while ((opt = getopt(argc, argv, "c:f:e:s:r:S:P:p")) != -1) {
-    switch (opt) {
-    case 'P':
-      if (bench_parse_prec_pair(optarg, prec) != 0) goto usage;
-      break;
-    case 'c': ckpt = optarg; break;
-    case 'S':
-      if (nsets == 16) goto usage;
-      sets[nsets++] = optarg;
-      break;
-    case 'f': cfg_path = optarg; break;
-    case 'e':
-      if (bench_parse_int(optarg, 1, 1000000, &episodes)) goto usage;
-      break;
-    case 's':
-      if (bench_parse_double(optarg, 1e-6, 1.0, &share)) goto usage;
-      break;
-    case 'r':
-      if (bench_parse_int(optarg, 1, 100000, &rounds)) goto usage;
-      break;
-    case 'p': parseable = 1; break;
-    default: goto usage;
-    }
-  }
+  int prec[2] = {PB_NN_FP32, PB_NN_FP32};
+  const char *ps = NULL, *es = NULL, *ss = NULL, *rs = NULL;
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE(NULL, 'c', &ckpt), PB_OPTS_VALUE(NULL, 'f', &cfg_path),
+      PB_OPTS_VALUE(NULL, 'e', &es),   PB_OPTS_VALUE(NULL, 's', &ss),
+      PB_OPTS_VALUE(NULL, 'r', &rs),   PB_OPTS_LIST(NULL, 'S', sets, &nsets, 16),
+      PB_OPTS_VALUE(NULL, 'P', &ps),   PB_OPTS_FLAG(NULL, 'p', &parseable)};
+  bench_usage_text = "usage: bench_spotcheck (-c CKPT | -f CONFIG) "
+                     "[-e EPISODES] [-s SHARE] [-r ROUNDS] [-S KEY=VALUE]... "
+                     "[-P SEARCH,CHECK] [-p]\n";
+  const pb_opts_t o = {"bench_spotcheck", bench_usage, rows, PB_OPTS_N(rows),
+                       NULL, 0, NULL};
+  int rc = pb_opts_parse(&o, argc, argv);
+  if (rc == PB_OPTS_OK && (ckpt == NULL) == (cfg_path == NULL))
+    rc = pb_opts_fail(&o, "one of -c CKPT and -f CONFIG is needed");
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&o, "-e", es, 1, 1000000, &episodes);
+  if (rc == PB_OPTS_OK) rc = bench_opt_double(&o, "-s", ss, 1e-6, 1.0, &share);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "-r", rs, 1, 100000, &rounds);
+  if (rc == PB_OPTS_OK && ps != NULL && bench_parse_prec_pair(ps, prec) != 0)
+    rc = pb_opts_fail(&o, "-P wants SEARCH,CHECK (fp32 or bf16), not '%s'",
+                      ps);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
 
   pb_err_t err;
   pb_config_t cfg;
   pb_model_t *model = NULL;
   pb_nn_t *own_v = NULL, *own_q = NULL;
-  if ((ckpt == NULL) == (cfg_path == NULL)) goto usage;
   const pb_game_t *g = open_nets(ckpt, cfg_path, &cfg, &model, &own_v, &own_q);
   for (int i = 0; i < nsets; i++)
     if (pb_config_apply_override(&cfg, sets[i], &err) != 0)
@@ -342,10 +339,4 @@ int main(int argc, char **argv) {
   free(c.sidx);
   free(c.which);
   return 0;
-
-usage:
-  fprintf(stderr, "usage: bench_spotcheck (-c CKPT | -f CONFIG) [-e EPISODES] "
-                  "[-s SHARE] [-r ROUNDS] [-S KEY=VALUE]... "
-                  "[-P SEARCH,CHECK] [-p]\n");
-  return 2;
 }

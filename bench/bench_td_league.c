@@ -40,14 +40,6 @@ typedef struct {
   pb_agent_t *agent[MAX_PLAYERS];
 } group_t;
 
-static int usage(void) {
-  fprintf(stderr,
-          "usage: bench_td_league [--game G] [--depths 1,2,3] "
-          "[--baseline-games N] [--seed S] [--weights] NAME=CKPT,CKPT,... "
-          "...\n");
-  return 2;
-}
-
 static int parse_group(const char *arg, group_t *gr) {
   const char *eq = strchr(arg, '=');
   if (eq == NULL || eq == arg || (size_t)(eq - arg) >= sizeof gr->name)
@@ -190,31 +182,38 @@ int main(int argc, char **argv) {
   const pb_game_t *g = &pb_game_othello;
   int depths[16], nd = 0, base_games = 0, seed = 1, weights = 0;
   static group_t gr[MAX_GROUPS];
-  int ng = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--game") && i + 1 < argc) {
-      if ((g = pb_game_by_name(argv[++i])) == NULL) return usage();
-    } else if (!strcmp(argv[i], "--depths") && i + 1 < argc) {
-      for (char *p = argv[++i]; *p && nd < 16;) {
-        char *end;
-        long d = strtol(p, &end, 10);
-        if (end == p || d < 0 || d > 16) return usage();
-        depths[nd++] = (int)d;
-        p = *end == ',' ? end + 1 : end;
-      }
-    } else if (!strcmp(argv[i], "--baseline-games") && i + 1 < argc) {
-      if (bench_parse_int(argv[++i], 0, 100000, &base_games)) return usage();
-    } else if (!strcmp(argv[i], "--weights")) {
-      weights = 1;
-    } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-      if (bench_parse_int(argv[++i], 0, 1 << 30, &seed)) return usage();
-    } else if (argv[i][0] != '-' && ng < MAX_GROUPS) {
-      if (parse_group(argv[i], &gr[ng++]) != 0) return usage();
-    } else {
-      return usage();
-    }
+  int ng = 0, npos = 0;
+  const char *game = NULL, *dl = NULL, *bg = NULL, *ss = NULL;
+  const char *groups[MAX_GROUPS];
+  const pb_opts_row_t rows[] = {
+      PB_OPTS_VALUE("game", 0, &game), PB_OPTS_VALUE("depths", 0, &dl),
+      PB_OPTS_VALUE("baseline-games", 0, &bg), PB_OPTS_VALUE("seed", 0, &ss),
+      PB_OPTS_FLAG("weights", 0, &weights)};
+  bench_usage_text = "usage: bench_td_league [--game G] [--depths 1,2,3] "
+                     "[--baseline-games N] [--seed S] [--weights] "
+                     "NAME=CKPT,CKPT,... ...\n";
+  const pb_opts_t o = {"bench_td_league", bench_usage, rows, PB_OPTS_N(rows),
+                       groups, MAX_GROUPS, &npos};
+  int rc = pb_opts_parse(&o, argc, argv);
+  if (rc == PB_OPTS_OK && game != NULL && (g = pb_game_by_name(game)) == NULL)
+    rc = pb_opts_fail(&o, "unknown game '%s'", game);
+  for (const char *p = dl; rc == PB_OPTS_OK && p != NULL && *p && nd < 16;) {
+    char *end;
+    long d = strtol(p, &end, 10);
+    if (end == p || d < 0 || d > 16)
+      rc = pb_opts_fail(&o, "--depths wants depths 0..16, not '%s'", dl);
+    depths[nd++] = (int)d;
+    p = *end == ',' ? end + 1 : end;
   }
-  if (ng < 1) return usage();
+  if (rc == PB_OPTS_OK)
+    rc = bench_opt_int(&o, "--baseline-games", bg, 0, 100000, &base_games);
+  if (rc == PB_OPTS_OK) rc = bench_opt_int(&o, "--seed", ss, 0, 1 << 30, &seed);
+  if (rc == PB_OPTS_OK && npos < 1)
+    rc = pb_opts_fail(&o, "a group NAME=CKPT,CKPT,... is needed");
+  for (; rc == PB_OPTS_OK && ng < npos; ng++)
+    if (parse_group(groups[ng], &gr[ng]) != 0)
+      rc = pb_opts_fail(&o, "bad group '%s' (NAME=CKPT,CKPT,...)", groups[ng]);
+  if (rc != PB_OPTS_OK) return pb_opts_exit(rc);
   if (weights && g->id == PB_GAME_OTHELLO) print_weights(g, gr, ng);
   if (nd == 0) depths[nd++] = 2;
   for (int k = 0; k < nd; k++)

@@ -1,6 +1,7 @@
 /* bench_util.h - what every benchmark program prints and parses the same
- * way: the clock of its rates, one table row, numeric options. Header-only:
- * each bench program is one file and includes it once. */
+ * way: the clock of its rates, one table row, numeric options (read, as
+ * every program's, with common/base/opts.h). Header-only: each bench
+ * program is one file and includes it once. */
 #ifndef PB_BENCH_UTIL_H
 #define PB_BENCH_UTIL_H
 
@@ -11,11 +12,13 @@
 #include <time.h>
 
 #include "nn.h"
+#include "opts.h"
 #include "precision.h"
 
 /* -p: tab-separated rows for bench/run; -w: wall time instead of CPU time
  * (programs without -w leave it 0). */
-static int parseable, use_wall;
+static int parseable __attribute__((unused));
+static int use_wall __attribute__((unused));
 
 /* The clock of every rate: CPU time of this process by default, because
  * on a shared machine wall time measures the other load as much as this
@@ -55,6 +58,29 @@ static inline int bench_parse_double(const char *s, double lo, double hi, double
   if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
   *out = v;
   return 0;
+}
+
+/* Every bench's usage text, set by its main before parsing. */
+static const char *bench_usage_text __attribute__((unused));
+static inline void bench_usage(FILE *f) { fputs(bench_usage_text, f); }
+
+/* The value s of option what (NULL: not given, *out kept) into *out, a
+ * whole number in lo..hi; else says so (pb_opts_fail) and returns
+ * PB_OPTS_USAGE. */
+static inline int bench_opt_int(const pb_opts_t *o, const char *what,
+                                const char *s, int lo, int hi, int *out) {
+  if (s == NULL || bench_parse_int(s, lo, hi, out) == 0) return 0;
+  return pb_opts_fail(o, "%s wants a whole number in %d..%d, not '%s'", what,
+                      lo, hi, s);
+}
+
+/* bench_opt_int for a number in lo..hi. */
+static inline int bench_opt_double(const pb_opts_t *o, const char *what,
+                                   const char *s, double lo, double hi,
+                                   double *out) {
+  if (s == NULL || bench_parse_double(s, lo, hi, out) == 0) return 0;
+  return pb_opts_fail(o, "%s wants a number in [%g, %g], not '%s'", what, lo,
+                      hi, s);
 }
 
 /* -P of bench_spotcheck and bench_playcheck: "A,B", each fp32 or bf16,

@@ -50,4 +50,16 @@ static inline int t3_minimax(const pb_state_t *s) {
   return best;
 }
 
+/* Each move out[i] keeps the minimax value of the Tic-Tac-Toe position
+ * s[i]: an optimal move (of n positions). */
+static inline void t3_assert_optimal(const pb_state_t *s, const int *out,
+                                     int n) {
+  for (int i = 0; i < n; i++) {
+    pb_state_t c = s[i];
+    int done = 0;
+    float r = T3->step(&c, out[i], &done);
+    assert_int_equal(done ? (int)r : -t3_minimax(&c), t3_minimax(&s[i]));
+  }
+}
+
 #endif

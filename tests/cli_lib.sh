@@ -1,9 +1,58 @@
 # cli_lib.sh - sourced by the tests/test_*.sh scripts: counters and checks
-# for commands run as a user runs them.
+# for commands run as a user runs them, the start every test makes, and
+# the cleaning up when it ends.
+#
+#   . "$(dirname "$0")/cli_lib.sh"
+#   cli_start "$@"   # BIN SRC P T, T removed at the end
+#   expect "a bad flag" 2 'unknown option' "$P" match --nope
+#   finish
 PASS=0
 FAIL=0
+SKIP=0
+TEST=$(basename "$0" .sh)
 ok() { PASS=$((PASS + 1)); echo "ok: $*"; }
 bad() { FAIL=$((FAIL + 1)); echo "FAIL: $*"; }
+# skipped WHY: a part of the test that cannot run here.
+skipped() { SKIP=$((SKIP + 1)); echo "SKIPPED: $*"; }
+# skip WHY: the whole test cannot run here: says why and exits 0.
+skip() {
+  echo "SKIPPED: $*"
+  echo "$TEST: 0 passed, 0 failed, 1 skipped"
+  exit 0
+}
+# cli_start "$@": checks the arguments every test gets (BIN_DIR
+# SOURCE_DIR) and sets BIN and SRC (absolute), P (the probs program) and
+# T (a new temporary directory), which goes, with every process the test
+# started, when the script exits (on_exit again to clean up more).
+cli_start() {
+  [ $# -eq 2 ] || { echo "usage: $TEST.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
+  BIN=$(cd "$1" && pwd) || exit 2
+  SRC=$(cd "$2" && pwd) || exit 2
+  P="$BIN/probs"
+  T=$(mktemp -d "/tmp/pb_${TEST}_XXXXXX") || exit 2
+  on_exit 'rm -rf "$T"'
+}
+# check DESCRIPTION COMMAND...: ok when COMMAND succeeds, else bad.
+check() {
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+# refused DESCRIPTION COMMAND...: ok when COMMAND fails (its output
+# hidden), bad when it succeeds.
+refused() {
+  local what=$1
+  shift
+  if "$@" >/dev/null 2>&1; then bad "$what"; else ok "$what"; fi
+}
+# wait_for SECONDS COMMAND...: runs COMMAND every second until it
+# succeeds (0) or SECONDS have passed (1).
+wait_for() {
+  local end=$((SECONDS + $1))
+  shift
+  while [ $SECONDS -lt $end ]; do "$@" && return 0; sleep 1; done
+  return 1
+}
 # expect DESCRIPTION STATUS PATTERN COMMAND...: exit status and a line of
 # stdout+stderr matching the extended regex PATTERN.
 expect() {
@@ -20,9 +69,10 @@ expect() {
     ok "$what"
   fi
 }
-# finish NAME: the summary line, and the exit status of the script.
+# finish [NAME]: the summary line (NAME: the test's), and the exit status
+# of the script.
 finish() {
-  echo "$1: $PASS passed, $FAIL failed"
+  echo "${1:-$TEST}: $PASS passed, $FAIL failed$([ "$SKIP" -gt 0 ] && echo ", $SKIP skipped")"
   [ "$FAIL" -eq 0 ]
 }
 # descendants PID: every process below PID, deepest first (not the
@@ -69,11 +119,7 @@ PY
 need_browser() {
   CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
   if [ -z "$CHROMIUM" ]; then
-    if [ "${PB_SKIP_BROWSER:-0}" = 1 ]; then
-      echo "SKIPPED: no chromium, and PB_SKIP_BROWSER=1"
-      echo "$1: 0 passed, 0 failed, 1 skipped"
-      exit 0
-    fi
+    [ "${PB_SKIP_BROWSER:-0}" = 1 ] && skip "no chromium, and PB_SKIP_BROWSER=1"
     bad "chromium is not installed (scripts/setup.sh installs it; PB_SKIP_BROWSER=1 skips this test)"
     finish "$1"
     exit 1

@@ -1,7 +1,8 @@
 /* http_fixtures.h - a plain HTTP/1.1 GET against a process of the test on
  * loopback (the learner's /status and /metrics), and a number read out of
  * its JSON, for the process-level tests (test_distributed.c,
- * test_learner_disk.c, test_trust.c, test_backup.c). */
+ * test_learner_disk.c, test_trust.c, test_backup.c) and the learner's
+ * benchmark (bench/bench_ingest.c). */
 #ifndef PB_TEST_HTTP_FIXTURES_H
 #define PB_TEST_HTTP_FIXTURES_H
 
@@ -49,6 +50,16 @@ static inline char *http_get(int port, const char *path) {
   }
   buf[len] = '\0';
   return buf;
+}
+
+/* The body of an answer of http_get whose status is 200, or NULL (no
+ * answer, another status, no end of the headers). */
+static inline const char *http_body_200(const char *answer) {
+  if (answer == NULL || strncmp(answer, "HTTP/1.", 7) != 0 ||
+      strncmp(answer + 8, " 200 ", 5) != 0)
+    return NULL;
+  const char *b = strstr(answer, "\r\n\r\n");
+  return b != NULL ? b + 4 : NULL;
 }
 
 /* The number after "key": in s (NULL: none), or -1. */

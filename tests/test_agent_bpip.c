@@ -86,12 +86,7 @@ static void test_tictactoe_perfect(void **state) {
     } while (T3->ply(&s[i]) < 3);
   }
   assert_int_equal(pb_agent_act_many(a, s, N, 0, out, &err), 0);
-  for (int i = 0; i < N; i++) {
-    pb_state_t c = s[i];
-    int done = 0;
-    float r = T3->step(&c, out[i], &done);
-    assert_int_equal(done ? (int)r : -t3_minimax(&c), t3_minimax(&s[i]));
-  }
+  t3_assert_optimal(s, out, N);
   pb_agent_destroy(&a);
 }
 

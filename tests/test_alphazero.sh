@@ -12,14 +12,10 @@
 # defaults and with Gumbel search + the playout cap and forced playouts.
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_alphazero.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-P="$BIN/probs"
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 CFG="$SRC/configs/tictactoe-alphazero.yaml"
-T=$(mktemp -d /tmp/pb_test_az_XXXXXX)
 
-. "$SRC/tests/cli_lib.sh"
 # Whatever the test started dies with it (a failure, Ctrl-C, a timeout).
 on_exit 'kill -9 $(cat "$T"/pids 2>/dev/null) 2>/dev/null; rm -rf "$T"'
 

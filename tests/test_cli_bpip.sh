@@ -7,14 +7,8 @@
 # The checkpoints are one small training iteration (seconds).
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_cli_bpip.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-P="$BIN/probs"
-T=$(mktemp -d /tmp/pb_test_bpip_XXXXXX)
-
-. "$SRC/tests/cli_lib.sh"
-on_exit 'rm -rf "$T"'
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 
 for cfg in tictactoe-smoke tictactoe-alphazero connect4-smoke; do
   "$P" train "$SRC/configs/$cfg.yaml" --inproc --set run.dir="$T/$cfg" \

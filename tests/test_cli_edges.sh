@@ -11,14 +11,8 @@
 #     no config.
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_cli_edges.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-P="$BIN/probs"
-T=$(mktemp -d /tmp/pb_test_edges_XXXXXX)
-
-. "$SRC/tests/cli_lib.sh"
-on_exit 'rm -rf "$T"' # and kills what the test started
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 
 # --- --version -----------------------------------------------------------------
 pv=$("$P" --version | sed -n 's/^probs //p')

@@ -10,14 +10,8 @@
 # config, and of an AlphaZero and a td config (seconds).
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_cli_gtp.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-P="$BIN/probs"
-T=$(mktemp -d /tmp/pb_test_gtp_XXXXXX)
-
-. "$SRC/tests/cli_lib.sh"
-on_exit 'rm -rf "$T"' # and kills what the test started (probs gtp &)
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 
 # --- checkpoints ------------------------------------------------------------
 for game in connect4 tictactoe othello toguz; do

@@ -22,16 +22,10 @@
 # Bad input: one line naming the problem, exit status 2 (README).
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_cli_match.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-P="$BIN/probs"
-T=$(mktemp -d /tmp/pb_test_match_XXXXXX)
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 C4="$SRC/data/models/connect4.pbck"
 OTH="$SRC/data/models/othello.pbck"
-
-. "$SRC/tests/cli_lib.sh"
-on_exit 'rm -rf "$T"' # and kills what the test started
 
 # not_in DESCRIPTION PATTERN COMMAND...: exits 0 and no line matches.
 not_in() {

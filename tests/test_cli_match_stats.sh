@@ -12,15 +12,9 @@
 #     agents only replay earlier games (pentanomial with --openings).
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_cli_match_stats.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-P="$BIN/probs"
-T=$(mktemp -d /tmp/pb_test_match_stats_XXXXXX)
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 C4="$SRC/data/models/connect4.pbck"
-
-. "$SRC/tests/cli_lib.sh"
-on_exit 'rm -rf "$T"' # and kills what the test started
 
 # --- progress ---------------------------------------------------------------
 "$P" match --a lookahead:1 --b random --games 6 --threads 2 --progress 0 \

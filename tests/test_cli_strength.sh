@@ -5,14 +5,8 @@
 # messages on the terminal).
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_cli_strength.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-P="$BIN/probs"
-T=$(mktemp -d /tmp/pb_test_cli_XXXXXX)
-
-. "$SRC/tests/cli_lib.sh"
-on_exit 'rm -rf "$T"' # and kills what the test started
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 
 # --- probs solve ------------------------------------------------------------
 expect "solve: immediate win and double threat values" 0 \

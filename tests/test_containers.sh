@@ -28,28 +28,7 @@ set -uo pipefail
 
 [ $# -eq 2 ] || { echo "usage: test_containers.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
 SRC=$(cd "$2" && pwd) || exit 2
-
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok: $*"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL: $*"; }
-check() {
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-skip() {
-  echo "SKIPPED: $*"
-  echo "test_containers: 0 passed, 0 failed, 1 skipped"
-  exit 0
-}
-# wait_for SECONDS COMMAND...: polls COMMAND until it succeeds.
-wait_for() {
-  local end=$((SECONDS + $1))
-  shift
-  while [ $SECONDS -lt $end ]; do "$@" && return 0; sleep 1; done
-  return 1
-}
+. "$SRC/tests/cli_lib.sh" # ok, bad, check, skip, wait_for, finish
 
 . "$SRC/tests/containers.sh"
 pb_engine || skip "$PB_ENGINE_WHY"
@@ -60,7 +39,7 @@ command -v python3 >/dev/null 2>&1 || skip "no python3 (to find free ports)"
 
 echo "== 1. the image"
 T0=$SECONDS
-pb_image || { bad "the CPU image builds"; echo "test_containers: $PASS passed, $FAIL failed"; exit 1; }
+pb_image || { bad "the CPU image builds"; finish; exit 1; }
 ok "the CPU image is there ($PB_IMAGE, $((SECONDS - T0)) s)"
 # The shipped networks are in the image: probs gtp plays without --model.
 gtp_out=$(printf 'genmove b\nquit\n' | $E run --rm -i "$PB_IMAGE" probs gtp --game connect4 2>&1)
@@ -287,5 +266,4 @@ if [ "$FAIL" -ne 0 ]; then
     $E logs "${P}_$c" 2>&1 | tail -15
   done
 fi
-echo "test_containers: $PASS passed, $FAIL failed"
-[ "$FAIL" -eq 0 ]
+finish

@@ -22,22 +22,7 @@ SRC=$(cd "$2" && pwd) || exit 2
 D="$SRC/deploy"
 EP="$D/entrypoint.sh"
 
-PASS=0
-FAIL=0
-SKIP=0
-ok() { PASS=$((PASS + 1)); echo "ok: $*"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL: $*"; }
-skipped() { SKIP=$((SKIP + 1)); echo "SKIPPED: $*"; }
-check() { # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-refused() { # refused DESCRIPTION COMMAND...: the command must fail
-  local what=$1
-  shift
-  if "$@" >/dev/null 2>&1; then bad "$what"; else ok "$what"; fi
-}
+. "$SRC/tests/cli_lib.sh" # ok, bad, check, skipped, refused, wait_for, finish
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/probs-deploy.XXXXXX") || exit 2
 PIDS=()
@@ -518,5 +503,4 @@ if [ "$FAIL" -ne 0 ]; then
     tail -n 15 "$f"
   done
 fi
-echo "test_deploy: $PASS passed, $FAIL failed, $SKIP skipped"
-[ "$FAIL" -eq 0 ]
+finish

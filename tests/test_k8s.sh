@@ -42,31 +42,15 @@ BIN=$(cd "$1" && pwd) || exit 2
 SRC=$(cd "$2" && pwd) || exit 2
 K8S="$SRC/deploy/k8s"
 
-PASS=0
-FAIL=0
-SKIP=0
-ok() { PASS=$((PASS + 1)); echo "ok: $*"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL: $*"; }
-skipped() { SKIP=$((SKIP + 1)); echo "SKIPPED: $*"; }
-check() {
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
-finish() {
-  echo "test_k8s: $PASS passed, $FAIL failed, $SKIP skipped"
-  [ "$FAIL" -eq 0 ]
+. "$SRC/tests/cli_lib.sh" # ok, bad, check, skipped, wait_for, finish
+# done_now: finish, and exit with its status (a part that cannot go on).
+done_now() {
+  finish
   exit
 }
 
 not() { ! "$@"; }
 quiet() { "$@" >/dev/null 2>&1; }
-wait_for() { # wait_for SECONDS COMMAND...
-  local end=$((SECONDS + $1))
-  shift
-  while [ $SECONDS -lt $end ]; do "$@" && return 0; sleep 1; done
-  return 1
-}
 
 # Unique names: other tests use podman at the same time.
 PREFIX="pbk8s$$-"
@@ -103,7 +87,7 @@ for p in python3 /usr/bin/python3; do
 done
 if [ -z "$PY" ]; then
   skipped "no python3 with the yaml module (python3-yaml): nothing checked"
-  finish
+  done_now
 fi
 
 # The tree's deploy/k8s, copied, with keys made as the docs say (in the
@@ -451,27 +435,27 @@ echo "== 2. podman kube play: a short run trains, is rated and resumes"
 . "$SRC/tests/containers.sh"
 if [ -z "$KUBECTL" ]; then
   skipped "podman kube play: no kubectl to render the manifests with"
-  finish
+  done_now
 fi
 if ! pb_engine; then
   skipped "podman kube play: $PB_ENGINE_WHY"
-  finish
+  done_now
 fi
 if [ "$PB_ENGINE" != podman ]; then
   PB_ENGINE=""
   skipped "podman kube play: the container engine is docker, not podman"
-  finish
+  done_now
 fi
 if [ -n "${PROBS_K8S_IMAGE:-}" ]; then
   PB_IMAGE=$PROBS_K8S_IMAGE
   echo "image: $PB_IMAGE (PROBS_K8S_IMAGE)"
 elif ! pb_image; then
   bad "the image builds"
-  finish
+  done_now
 fi
-podman image inspect "$PB_IMAGE" >/dev/null 2>&1 || { bad "image $PB_IMAGE exists"; finish; }
+podman image inspect "$PB_IMAGE" >/dev/null 2>&1 || { bad "image $PB_IMAGE exists"; done_now; }
 if [ ! -s "$TMP/k8s/test/keys/learner.key" ]; then
-  make_keys "$TMP/k8s/test/keys" || { bad "probs keys for the test overlay"; finish; }
+  make_keys "$TMP/k8s/test/keys" || { bad "probs keys for the test overlay"; done_now; }
 fi
 
 # The test's own overlay on deploy/k8s/test: unique names, this image, and
@@ -533,7 +517,7 @@ play() { # play FILE
 
 if ! podman network create "$NET" >/dev/null 2>&1; then
   bad "podman network create $NET"
-  finish
+  done_now
 fi
 # The learner and the searchers first: with no actor the learner waits in
 # its first self-play phase, so that both searcher pods join before the run
@@ -542,7 +526,7 @@ if ! render 6 "$TMP/run6.yaml" ||
   ! podmanize "$TMP/run6.yaml.k8s" "$TMP/run6-ls.yaml" learner,searcher runs ||
   ! podmanize "$TMP/run6.yaml.k8s" "$TMP/run6-a.yaml" actor none; then
   bad "the test overlay renders for podman"
-  finish
+  done_now
 fi
 searchers_joined() { # searchers_joined N: N searcher pods (hosts) joined
   [ "$(llog | grep -o "searcher [^ ]* joined (host [^,]*" | sed 's/.*host //' | sort -u | wc -l)" -ge "$1" ]
@@ -664,4 +648,4 @@ PLAYED=()
 check "no pod of the test is left" test -z "$(podman pod ls -q --filter "name=^$PREFIX")"
 check "the volumes are removed" quiet podman volume rm "${PREFIX}runs" "${PREFIX}searcher-keys"
 check "the network is removed" quiet podman network rm "$NET"
-finish
+done_now

@@ -11,15 +11,9 @@
 # plays as its checkpoint.
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_models.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-P="$BIN/probs"
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 M="$SRC/data/models"
-T=$(mktemp -d /tmp/pb_test_models_XXXXXX)
-
-. "$SRC/tests/cli_lib.sh"
-on_exit 'rm -rf "$T"'
 
 # --- what ships --------------------------------------------------------------
 total=0

@@ -23,21 +23,7 @@ BIN=$(cd "$1" && pwd) || exit 2
 SRC=$(cd "$2" && pwd) || exit 2
 EP="$SRC/deploy/entrypoint.sh"
 
-skip() {
-  echo "SKIPPED: $*"
-  echo "test_netns: 0 passed, 0 failed, 1 skipped"
-  exit 0
-}
-
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok: $*"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL: $*"; }
-check() {
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
+. "$SRC/tests/cli_lib.sh" # ok, bad, check, skip, finish
 
 command -v ip >/dev/null 2>&1 || skip "no 'ip' command (iproute2)"
 [ "$(id -u)" -eq 0 ] || skip "not root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN"
@@ -239,5 +225,4 @@ if [ "$FAIL" -ne 0 ]; then
     tail -n 20 "$f"
   done
 fi
-echo "test_netns: $PASS passed, $FAIL failed, 0 skipped"
-[ "$FAIL" -eq 0 ]
+finish

@@ -33,17 +33,13 @@
 # Without chromium the test fails, unless PB_SKIP_BROWSER=1 says to skip it.
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_serve.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-T=$(mktemp -d /tmp/pb_test_serve_XXXXXX)
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 SERVE=""
 cleanup() {
   [ -n "$SERVE" ] && kill -9 "$SERVE" 2>/dev/null
   rm -rf "$T"
 }
-
-. "$SRC/tests/cli_lib.sh"
 on_exit cleanup
 
 need_browser test_serve

@@ -32,21 +32,7 @@ BIN=$(cd "$1" && pwd -P) || exit 2
 SRC=$(cd "$2" && pwd) || exit 2
 SBATCH_SCRIPT="$SRC/deploy/slurm/probs.sbatch"
 
-skip() {
-  echo "SKIPPED: $*"
-  echo "test_slurm: 0 passed, 0 failed, 1 skipped"
-  exit 0
-}
-
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok: $*"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL: $*"; }
-check() {
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
+. "$SRC/tests/cli_lib.sh" # ok, bad, check, skip, finish
 
 for b in probs probs-learner probs-actor probs-evaluator; do
   [ -x "$BIN/$b" ] || { echo "FAIL: $BIN/$b is missing"; exit 1; }
@@ -356,5 +342,4 @@ check "learner killed: the output says the learner failed" \
 check "learner killed: no probs process left (the workers were stopped)" no_probs_left
 [ "$STATE" = FAILED ] || show_out "$OUT"
 
-echo "test_slurm: $PASS passed, $FAIL failed"
-[ "$FAIL" -eq 0 ]
+finish

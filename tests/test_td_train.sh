@@ -10,15 +10,9 @@
 # at start with a one-line message and exit status 2.
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_td_train.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-P="$BIN/probs"
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 CFG="$SRC/configs/othello-td.yaml"
-T=$(mktemp -d /tmp/pb_test_td_XXXXXX)
-
-. "$SRC/tests/cli_lib.sh"
-on_exit 'rm -rf "$T"'
 
 RUN=(--set train.iterations=3 --set train.episodes_per_iter=40
      --set net.item_episodes=10 --set td.ply=2)

@@ -11,13 +11,9 @@
 # refused by a learner of another start of the same config.
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_train_cli.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-P="$BIN/probs"
-T=$(mktemp -d /tmp/pb_test_train_XXXXXX)
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 
-. "$SRC/tests/cli_lib.sh"
 # Whatever the test started dies with it (a failure, Ctrl-C, a timeout).
 on_exit 'kill -9 $(cat "$T"/pids 2>/dev/null) 2>/dev/null; rm -rf "$T"'
 
@@ -169,9 +165,9 @@ snap() {
      find . -type f -exec md5sum {} + | sort)
 }
 C4="$SRC/configs/connect4-smoke.yaml"
-# refused WHAT DIR COMMAND...: exit 78, a message naming DIR, --resume and
+# refused_run WHAT DIR COMMAND...: exit 78, a message naming DIR, --resume and
 # --restart, and not a byte of DIR changed.
-refused() {
+refused_run() {
   local what=$1 dir=$2 before out rc
   shift 2
   before=$(snap "$dir")
@@ -184,12 +180,12 @@ refused() {
   [ "$(snap "$dir")" = "$before" ] && ok "$what: every file left as it was" \
     || bad "$what: the run dir changed"
 }
-refused "probs train again on a finished run" "$RUN2" \
+refused_run "probs train again on a finished run" "$RUN2" \
   "$P" train "$C4" --run-dir "$RUN2" --set train.iterations=7 --actors 1 \
   --searchers 1 --no-eval "${EP[@]}"
-refused "probs train --inproc again on it" "$RUN2" \
+refused_run "probs train --inproc again on it" "$RUN2" \
   "$P" train "$C4" --inproc --run-dir "$RUN2" --set train.iterations=7
-refused "probs-learner without --resume on it" "$RUN2" \
+refused_run "probs-learner without --resume on it" "$RUN2" \
   "$BIN/probs-learner" "$C4" --run-dir "$RUN2" "${EP[@]}"
 # History without checkpoints (metrics.jsonl and elo.csv of a run whose
 # checkpoints are gone) is a run too.
@@ -197,9 +193,9 @@ HIST="$T/history"
 mkdir -p "$HIST"
 cp "$RUN2/metrics.jsonl" "$HIST/"
 printf 'iteration,version,elo\n1,1,100\n' >"$HIST/elo.csv"
-refused "probs train on history without checkpoints" "$HIST" \
+refused_run "probs train on history without checkpoints" "$HIST" \
   "$P" train "$C4" --run-dir "$HIST" --actors 1 --searchers 1 --no-eval "${EP[@]}"
-refused "probs train --inproc on history without checkpoints" "$HIST" \
+refused_run "probs train --inproc on history without checkpoints" "$HIST" \
   "$P" train "$C4" --inproc --run-dir "$HIST"
 # An empty run dir (made beforehand) starts as an absent one does.
 mkdir -p "$T/empty"

@@ -28,6 +28,7 @@
 #include "util.h"
 #include "web.h"
 #include "webplay.h"
+#include "rundir_fixtures.h"
 
 typedef struct {
   char dir[64];
@@ -36,16 +37,11 @@ typedef struct {
 
 static int setup(void **state) {
   fx_t *f = calloc(1, sizeof *f);
-  if (f == NULL) return -1;
-  snprintf(f->dir, sizeof f->dir, "/tmp/pb_test_web_XXXXXX");
-  if (mkdtemp(f->dir) == NULL) return -1;
   pb_err_t err;
-  pb_config_defaults(&f->cfg);
-  if (pb_config_load_file(&f->cfg,
-                          PB_SOURCE_DIR "/configs/connect4-smoke.yaml",
-                          &err) != 0 ||
-      pb_config_set(&f->cfg, "run.dir", f->dir, &err) != 0 ||
-      pb_config_set(&f->cfg, "train.iterations", "10", &err) != 0) {
+  if (f == NULL || rundir_fixture_open(f->dir, sizeof f->dir, "web",
+                                       "connect4-smoke.yaml", 1, &f->cfg) != 0)
+    return -1;
+  if (pb_config_set(&f->cfg, "train.iterations", "10", &err) != 0) {
     fprintf(stderr, "fixture: %s\n", err.msg);
     return -1;
   }
@@ -55,11 +51,9 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fx_t *f = *state;
-  char cmd[200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  if (system(cmd) != 0) return -1;
+  int rc = rundir_fixture_remove(f->dir);
   free(f);
-  return 0;
+  return rc;
 }
 
 static void write_file(const fx_t *f, const char *name, const char *text) {

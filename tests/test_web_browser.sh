@@ -20,18 +20,13 @@
 # unless PB_SKIP_BROWSER=1 says to skip it.
 set -uo pipefail
 
-[ $# -eq 2 ] || { echo "usage: test_web_browser.sh BIN_DIR SOURCE_DIR" >&2; exit 2; }
-BIN=$(cd "$1" && pwd) || exit 2
-SRC=$(cd "$2" && pwd) || exit 2
-T=$(mktemp -d /tmp/pb_test_web_XXXXXX)
+. "$(dirname "$0")/cli_lib.sh"
+cli_start "$@" # BIN SRC P T; T and what the test starts go at the end
 LEARNER=""
 cleanup() {
   [ -n "$LEARNER" ] && kill -9 "$LEARNER" 2>/dev/null
   rm -rf "$T"
 }
-
-. "$SRC/tests/cli_lib.sh"
-# Whatever the test started dies with it (a failure, Ctrl-C, a timeout).
 on_exit cleanup
 
 need_browser test_web_browser

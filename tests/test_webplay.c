@@ -18,6 +18,7 @@
 #include "rundir.h"
 #include "util.h"
 #include "webplay.h"
+#include "rundir_fixtures.h"
 
 typedef struct {
   char dir[64];
@@ -26,29 +27,18 @@ typedef struct {
 
 static int setup(void **state) {
   fx_t *f = calloc(1, sizeof *f);
-  if (f == NULL) return -1;
-  snprintf(f->dir, sizeof f->dir, "/tmp/pb_test_webplay_XXXXXX");
-  if (mkdtemp(f->dir) == NULL) return -1;
-  pb_err_t err;
-  pb_config_defaults(&f->cfg);
-  if (pb_config_load_file(&f->cfg,
-                          PB_SOURCE_DIR "/configs/tictactoe-smoke.yaml",
-                          &err) != 0 ||
-      pb_config_set(&f->cfg, "run.dir", f->dir, &err) != 0) {
-    fprintf(stderr, "fixture: %s\n", err.msg);
+  if (f == NULL || rundir_fixture_open(f->dir, sizeof f->dir, "webplay",
+                                       "tictactoe-smoke.yaml", 1, &f->cfg) != 0)
     return -1;
-  }
   *state = f;
   return 0;
 }
 
 static int teardown(void **state) {
   fx_t *f = *state;
-  char cmd[200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  if (system(cmd) != 0) return -1;
+  int rc = rundir_fixture_remove(f->dir);
   free(f);
-  return 0;
+  return rc;
 }
 
 /* Saves untrained networks of cfg's game as checkpoint `version`. */

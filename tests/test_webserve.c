@@ -32,6 +32,7 @@
 #include "rundir.h"
 #include "util.h"
 #include "webserve.h"
+#include "rundir_fixtures.h"
 
 typedef struct {
   char dir[64];
@@ -58,16 +59,9 @@ static void write_config(fx_t *f, int iters) {
 
 static int setup(void **state) {
   fx_t *f = calloc(1, sizeof *f);
-  if (f == NULL) return -1;
-  snprintf(f->dir, sizeof f->dir, "/tmp/pb_test_webserve_XXXXXX");
-  if (mkdtemp(f->dir) == NULL) return -1;
-  pb_err_t err;
-  pb_config_defaults(&f->cfg);
-  if (pb_config_load_file(&f->cfg, PB_SOURCE_DIR "/configs/connect4-smoke.yaml",
-                          &err) != 0) {
-    fprintf(stderr, "fixture: %s\n", err.msg);
+  if (f == NULL || rundir_fixture_open(f->dir, sizeof f->dir, "webserve",
+                                       "connect4-smoke.yaml", 0, &f->cfg) != 0)
     return -1;
-  }
   /* Trained elsewhere: run.dir of config.yaml is not where it is now. */
   snprintf(f->cfg.run.dir, sizeof f->cfg.run.dir, "/elsewhere/run");
   if (uv_loop_init(&f->loop) != 0) return -1;
@@ -79,9 +73,7 @@ static int teardown(void **state) {
   fx_t *f = *state;
   uv_run(&f->loop, UV_RUN_DEFAULT); /* the servers' close callbacks */
   int rc = uv_loop_close(&f->loop);
-  char cmd[200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-  if (system(cmd) != 0) rc = -1;
+  if (rundir_fixture_remove(f->dir) != 0) rc = -1;
   free(f);
   return rc;
 }

@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "invariant.h"
+
 uint64_t pb_mix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -40,6 +42,7 @@ double pb_rng_uniform(pb_rng_t *rng) {
 }
 
 uint32_t pb_rng_below(pb_rng_t *rng, uint32_t n) {
+  pb_assert(n > 0); /* a choice among none: the rejection zone divides by n */
   /* Lemire's multiply-shift with rejection of the biased low zone. */
   uint64_t m = (uint64_t)(uint32_t)(pb_rng_next(rng) >> 32) * n;
   uint32_t lo = (uint32_t)m;
@@ -61,6 +64,7 @@ double pb_rng_normal(pb_rng_t *rng) {
 }
 
 double pb_rng_gamma(pb_rng_t *rng, double shape) {
+  pb_assert(shape > 0.0);
   if (shape < 1.0) {
     /* Gamma(a) = Gamma(a+1) * U^(1/a) */
     double u = pb_rng_uniform(rng);
@@ -82,6 +86,7 @@ double pb_rng_gamma(pb_rng_t *rng, double shape) {
 }
 
 void pb_rng_dirichlet(pb_rng_t *rng, double alpha, int n, double *out) {
+  pb_assert(alpha > 0.0 && n >= 0 && (n == 0 || out != NULL));
   double sum = 0.0;
   for (int i = 0; i < n; i++) {
     out[i] = pb_rng_gamma(rng, alpha);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "invariant.h"
 
 double pb_now(void) {
   struct timespec ts;
@@ -72,39 +75,67 @@ int pb_write_file(const char *path, const void *data, size_t len,
 
 int pb_read_file(const char *path, size_t max_len, char **out, size_t *len,
                  pb_err_t *err) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return pb_err_set(err, PB_EIO, "cannot open '%s': %s", path,
+  pb_assert(path != NULL && out != NULL);
+  *out = NULL;
+  if (len) *len = 0;
+  /* O_NONBLOCK: a FIFO is refused below, not waited on. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
                       strerror(errno));
-  char *buf = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (n + 65536 + 1 > cap) {
-      cap = cap ? cap * 2 : 65536 * 2;
-      char *nb = realloc(buf, cap);
+  struct stat st;
+  const char *why = fstat(fd, &st) != 0 ? strerror(errno)
+                    : S_ISDIR(st.st_mode) ? "a directory"
+                    : !S_ISREG(st.st_mode) ? "not a regular file"
+                                           : NULL;
+  if (why != NULL) {
+    close(fd);
+    return pb_err_set(err, PB_EIO, "%s: cannot read: %s", path, why);
+  }
+  /* The size is known (the file may still grow or shrink while we read);
+   * /proc files say 0: those grow the buffer. */
+  if ((uint64_t)st.st_size > (uint64_t)max_len) {
+    close(fd);
+    return pb_err_set(err, PB_ERANGE, "%s: larger than %zu bytes", path,
+                      max_len);
+  }
+  size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
+  char *buf = malloc(cap);
+  size_t n = 0;
+  int rc = buf != NULL ? 0
+                       : pb_err_set(err, PB_ENOMEM, "%s: out of memory",
+                                    path);
+  while (rc == 0) {
+    if (n + 1 == cap) { /* full: one more byte than max_len is a refusal */
+      size_t nc = cap > max_len / 2 ? max_len + 2 : cap * 2;
+      char *nb = nc > cap ? realloc(buf, nc) : NULL;
       if (nb == NULL) {
-        free(buf);
-        fclose(f);
-        return pb_err_set(err, PB_ENOMEM, "out of memory reading '%s'", path);
+        rc = nc > cap ? pb_err_set(err, PB_ENOMEM, "%s: out of memory",
+                                   path)
+                      : pb_err_set(err, PB_ERANGE, "%s: larger than %zu bytes",
+                                   path, max_len);
+        break;
       }
       buf = nb;
+      cap = nc;
     }
-    size_t r = fread(buf + n, 1, 65536, f);
-    n += r;
-    if (n > max_len) {
-      free(buf);
-      fclose(f);
-      return pb_err_set(err, PB_ERANGE, "'%s' is larger than %zu bytes", path,
-                        max_len);
-    }
-    if (r < 65536) break;
+    ssize_t r = read(fd, buf + n, cap - 1 - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0)
+      rc = pb_err_set(err, PB_EIO, "%s: cannot read: %s", path,
+                      strerror(errno));
+    if (r <= 0) break;
+    n += (size_t)r;
+    if (n > max_len)
+      rc = pb_err_set(err, PB_ERANGE, "%s: larger than %zu bytes", path,
+                      max_len);
   }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
+  close(fd);
+  if (rc != 0) {
     free(buf);
-    return pb_err_set(err, PB_EIO, "error reading '%s'", path);
+    return rc;
   }
+  pb_assert(n < cap);
   buf[n] = '\0';
   *out = buf;
   if (len) *len = n;

@@ -17,7 +17,8 @@ int pb_mkdir_p(const char *path, pb_err_t *err);
 int pb_write_file(const char *path, const void *data, size_t len,
                   pb_err_t *err);
 
-/* Reads a whole file into a malloc'd, NUL-terminated buffer (caller frees).
+/* Reads a whole file into a malloc'd, NUL-terminated buffer (caller frees):
+ * the one whole-file reader; the text may be cut with lines.h.
  * Files larger than max_len are refused with PB_ERANGE. */
 int pb_read_file(const char *path, size_t max_len, char **out, size_t *len,
                  pb_err_t *err);

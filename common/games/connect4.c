@@ -18,6 +18,7 @@
 
 #include "bytes.h"
 #include "game.h"
+#include "invariant.h"
 #include "rng.h"
 
 enum { C4_W = 7, C4_H = 6, C4_H1 = 7, C4_CELLS = 42 };
@@ -57,6 +58,8 @@ static int c4_legal(const pb_state_t *s, uint8_t *actions) {
 
 static float c4_step(pb_state_t *s, int action, int *done) {
   uint64_t mask = s->w[1];
+  /* A legal action: a column that is not full. */
+  pb_assert(action >= 0 && action < C4_W && !(mask & C4_TOP(action)));
   uint64_t nmask = mask | (mask + (1ULL << (7 * action)));
   uint64_t mover = s->w[0] | (nmask ^ mask);
   s->w[0] = mover ^ nmask; /* the opponent's stones: they move next */

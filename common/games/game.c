@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "invariant.h"
+
 static const pb_game_t *const games[] = {
     &pb_game_connect4,
     &pb_game_tictactoe,
@@ -38,6 +40,7 @@ int pb_game_step_checked(const pb_game_t *g, pb_state_t *s, int action,
     return pb_err_set(err, PB_EINVAL, "step: NULL game or state");
   uint8_t acts[PB_MAX_ACTIONS];
   int n = g->legal(s, acts);
+  pb_assert(n >= 0 && n <= g->num_actions && g->num_actions <= PB_MAX_ACTIONS);
   if (n == 0)
     return pb_err_set(err, PB_EILLEGAL,
                       "%s: no move is legal: the game is over", g->name);
@@ -73,6 +76,7 @@ static uint64_t perft_rec(const pb_game_t *g, const pb_state_t *s, int depth) {
 }
 
 uint64_t pb_game_perft(const pb_game_t *g, const pb_state_t *s, int depth) {
+  pb_assert(g != NULL && s != NULL);
   if (depth <= 0) return 1;
   return perft_rec(g, s, depth);
 }

@@ -24,6 +24,7 @@
 
 #include "bytes.h"
 #include "game.h"
+#include "invariant.h"
 #include "rng.h"
 
 enum { OT_N = 8, OT_CELLS = 64, OT_PASS = 64, OT_MAX_PLY = 120 };
@@ -100,8 +101,11 @@ static int ot_legal(const pb_state_t *s, uint8_t *actions) {
 
 static float ot_step(pb_state_t *s, int action, int *done) {
   uint64_t me = s->w[0], opp = s->w[1];
+  pb_assert(action >= 0 && action <= OT_PASS);
   if (action != OT_PASS) {
     uint64_t f = ot_flips(me, opp, action);
+    /* A legal move is on an empty cell and flips at least one stone. */
+    pb_assert(f != 0 && !(((me | opp) >> action) & 1));
     me |= f | (1ULL << action);
     opp &= ~f;
   }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "game.h"
+#include "invariant.h"
 #include "rng.h"
 
 #define T3_FULL 0x1FFULL
@@ -45,6 +46,8 @@ static int t3_legal(const pb_state_t *s, uint8_t *actions) {
 }
 
 static float t3_step(pb_state_t *s, int action, int *done) {
+  /* A legal action: an empty cell. */
+  pb_assert(action >= 0 && action < 9 && !((s->w[1] >> action) & 1));
   uint64_t nmask = s->w[1] | (1ULL << action);
   uint64_t mover = s->w[0] | (1ULL << action);
   s->w[0] = mover ^ nmask;

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "game.h"
+#include "invariant.h"
 #include "rng.h"
 
 enum {
@@ -123,6 +124,8 @@ static float tk_step(pb_state_t *s, int action, int *done) {
    * (index 8 + k), the opponent's on the mover's side (index k - 1). */
   int my_tuz = b[TK_TUZ] ? TK_HOLES + b[TK_TUZ] - 1 : -1;
   int op_tuz = b[TK_TUZ + 1] ? b[TK_TUZ + 1] - 1 : -1;
+  /* A legal action: one of the mover's holes, not empty. */
+  pb_assert(action >= 0 && action < TK_HOLES && b[action] > 0);
   int n = b[action];
   b[action] = 0;
   /* The first stone goes back into the emptied hole, except when it is

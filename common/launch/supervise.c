@@ -23,6 +23,7 @@
 
 #include <uv.h>
 
+#include "lines.h"
 #include "util.h"
 
 typedef struct child {
@@ -411,8 +412,12 @@ static void last_error_line(const child_t *c, char *buf, size_t n) {
   if (got <= 0) return;
   tail[got] = '\0';
   const char *best = NULL, *last = NULL;
-  for (char *line = strtok(tail, "\n"); line; line = strtok(NULL, "\n")) {
-    if (strspn(line, " \t\r") == strlen(line)) continue;
+  pb_lines_t it;
+  pb_lines_init_w(&it, tail, (size_t)got);
+  char *line = NULL;
+  size_t len = 0;
+  while (pb_lines_cut(&it, &line, &len) == 1) {
+    if (strspn(line, " \t\r") == len) continue;
     last = line;
     if (strstr(line, "ERROR") != NULL) best = line;
   }
@@ -599,19 +604,17 @@ static void follow_poll(pb_supervise_t *s) {
     ssize_t r = pread(fd, s->fbuf + s->flen, room, s->foff);
     if (r <= 0) break;
     s->foff += r;
-    size_t end = s->flen + (size_t)r, start = 0;
-    for (size_t i = s->flen; i < end; i++) {
-      if (s->fbuf[i] != '\n') continue;
-      size_t len = i - start;
-      if (!s->fskip) {
-        char *line = s->fbuf + start;
-        if (len > 0 && line[len - 1] == '\r') len--;
-        line[len] = '\0';
-        s->o.on_line(s->o.ctx, line, len);
-      }
+    size_t end = s->flen + (size_t)r;
+    pb_lines_t it;
+    pb_lines_init_w(&it, s->fbuf, end);
+    it.partial = 1; /* the last line may be still being written */
+    char *line = NULL;
+    size_t len = 0;
+    while (pb_lines_cut(&it, &line, &len) == 1) {
+      if (!s->fskip) s->o.on_line(s->o.ctx, line, len);
       s->fskip = 0;
-      start = i + 1;
     }
+    size_t start = it.pos;
     s->flen = end - start;
     if (start > 0 && s->flen > 0) memmove(s->fbuf, s->fbuf + start, s->flen);
     if (s->flen == PB_SUPERVISE_LINE_MAX) {

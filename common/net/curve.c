@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "lines.h"
 #include "util.h"
 
 /* ---- key files -------------------------------------------------------- */
@@ -195,11 +196,12 @@ int pb_curve_load(const char *path, int need_secret, pb_curve_keys_t *k,
   int rc = pb_read_file(path, 65536, &text, &len, err);
   if (rc != 0) return rc;
   memset(k, 0, sizeof *k);
-  int line_no = 0;
-  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line != NULL;
-       line = strtok_r(NULL, "\n", &save)) {
-    line_no++;
-    line[strcspn(line, "\r")] = '\0';
+  pb_lines_t it;
+  pb_lines_init_w(&it, text, len);
+  char *line = NULL;
+  size_t ll = 0;
+  while (pb_lines_cut(&it, &line, &ll) == 1) {
+    int line_no = it.lineno;
     if (line[0] == '#' || line[strspn(line, " \t")] == '\0') continue;
     char *key = NULL;
     char *dst = NULL;
@@ -381,13 +383,15 @@ static int load_authorized(pb_zap_t *z, const char *path, pb_err_t *err) {
   size_t len = 0;
   int rc = pb_read_file(path, 1 << 20, &text, &len, err);
   if (rc != 0) return rc;
-  int cap = 0, line_no = 0;
-  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line != NULL;
-       line = strtok_r(NULL, "\n", &save)) {
-    line_no++;
+  int cap = 0;
+  pb_lines_t it;
+  pb_lines_init_w(&it, text, len);
+  char *line = NULL;
+  size_t ll = 0;
+  while (pb_lines_cut(&it, &line, &ll) == 1) {
+    int line_no = it.lineno;
     /* '#' is a Z85 character too: only a line starting with it is a
      * comment. */
-    line[strcspn(line, "\r")] = '\0';
     char *k = line + strspn(line, " \t");
     k[strcspn(k, " \t")] = '\0';
     if (*k == '\0' || *k == '#') continue;

@@ -168,6 +168,7 @@ int pb_workq_lease_copy(pb_workq_t *q, double now, double lease_s,
   }
   if (best == q->n) return PB_EAGAIN;
   item_t *it = &q->it[best];
+  pb_assert(it->state == PB_WORKQ_LEASED && !it->has_copy);
   it->has_copy = 1;
   it->copied = 1;
   it->copy = worker;
@@ -247,6 +248,7 @@ int pb_workq_complete(pb_workq_t *q, uint64_t id, uint32_t worker,
     return PB_WORKQ_UNKNOWN;
   }
   item_t *it = &q->it[i];
+  pb_assert((size_t)i < q->n);
   if (it->state == PB_WORKQ_DONE) {
     /* The other copy's result, after the first was taken. */
     if (it->copied && worker != it->done_by &&
@@ -269,6 +271,7 @@ int pb_workq_complete(pb_workq_t *q, uint64_t id, uint32_t worker,
   it->state = PB_WORKQ_DONE;
   it->done_by = worker;
   q->done++;
+  pb_assert(q->pending + q->leased + q->done == q->n);
   if (by_copy) q->copies_won++;
   const double since = by_copy ? it->copy_at : it->leased_at;
   if (now >= since) {
@@ -297,6 +300,7 @@ static void to_pending(pb_workq_t *q, size_t i, int avoid, double now) {
 
 void pb_workq_requeue(pb_workq_t *q, size_t i, double now) {
   if (i >= q->n || q->it[i].state == PB_WORKQ_PENDING) return;
+  pb_assert(q->it[i].state == PB_WORKQ_LEASED ? q->leased > 0 : q->done > 0);
   if (q->it[i].state == PB_WORKQ_LEASED) q->leased--;
   else q->done--;
   to_pending(q, i, 1, now);
@@ -324,6 +328,7 @@ size_t pb_workq_expire(pb_workq_t *q, double now,
       it->leased_at = it->copy_at;
       it->has_copy = 0;
     } else {
+      pb_assert(q->leased > 0);
       q->leased--;
       to_pending(q, i, 1, now);
     }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "invariant.h"
+
 #define PROBE 4
 
 typedef struct {
@@ -54,6 +56,7 @@ void pb_evalcache_destroy(pb_evalcache_t **c) {
 
 const float *pb_evalcache_get(pb_evalcache_t *c, const pb_state_t *s,
                               uint64_t hash) {
+  pb_assert(c->gen != 0); /* 0 marks an empty entry, never a live one */
   for (uint32_t i = 0; i < PROBE; i++) {
     uint32_t k = (uint32_t)(hash + i) & c->mask;
     entry_t *e = &c->e[k];
@@ -68,6 +71,7 @@ const float *pb_evalcache_get(pb_evalcache_t *c, const pb_state_t *s,
 
 void pb_evalcache_put(pb_evalcache_t *c, const pb_state_t *s, uint64_t hash,
                       const float *outputs) {
+  pb_assert(c->gen != 0 && outputs != NULL);
   uint32_t victim = (uint32_t)(hash + ((hash >> 40) % PROBE)) & c->mask;
   for (uint32_t i = 0; i < PROBE; i++) {
     uint32_t k = (uint32_t)(hash + i) & c->mask;

@@ -117,6 +117,7 @@ static int evaluate(pb_neteval_t *ne, side_t *sd, const pb_state_t *states,
   sd->asked += (uint64_t)(n > 0 ? n : 0);
   for (int base = 0; base < n; base += ne->max_batch) {
     int w = n - base < ne->max_batch ? n - base : ne->max_batch;
+    pb_assert(w >= 1 && w <= ne->max_batch); /* the rows of ne->in, ne->slot */
     int nmiss = 0;
     for (int i = 0; i < w; i++) {
       const pb_state_t *s = &states[base + i];

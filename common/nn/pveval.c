@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "invariant.h"
 #include "util.h"
 
 struct pb_pveval {
@@ -74,6 +75,7 @@ static int pv_eval(void *ctx, const pb_state_t *states, int n, float *policy,
     return pb_err_set(err, PB_EINTR, "pveval: the search was stopped");
   for (int f = 0; f < n; f += pe->max_batch) {
     int m = n - f < pe->max_batch ? n - f : pe->max_batch;
+    pb_assert(m >= 1 && m <= pe->max_batch); /* the rows of pe->in */
     for (int i = 0; i < m; i++) g->encode(&states[f + i], &pe->in[i * in_size]);
     int rc = pb_nn_forward(pe->nn, pe->in, m, pe->out, err);
     if (rc != 0) return rc;

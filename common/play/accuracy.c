@@ -308,6 +308,10 @@ static int gen_parse_players(gen_shared_t *sh, const char *players,
       memcpy(sh->specs[sh->nplayers++], p, len);
     p = q ? q + 1 : p + len;
   }
+  if (rc == 0 && sh->nplayers == 0) /* "": no player to draw from */
+    rc = pb_err_set(err, PB_EINVAL,
+                    "testset: bad player list \"%s\" (1..%d specs)", players,
+                    GEN_MAX_PLAYERS);
   return rc;
 }
 

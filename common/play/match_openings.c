@@ -1,11 +1,12 @@
 /* match_openings.c - the openings of a match (match.h): a file of
  * openings, one a line, read into start positions. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lines.h"
 #include "match.h"
+#include "util.h"
 
 /* ---- openings ---------------------------------------------------------- */
 
@@ -30,12 +31,12 @@ static int openings_parse(const pb_game_t *g, const char *text, size_t len,
   pb_state_t *st = NULL;
   int count = 0, cap = 0, rc = 0, lineno = 0;
   char line[4096];
-  for (size_t pos = 0; pos < len && rc == 0;) {
-    const char *p = text + pos;
-    const char *nl = memchr(p, '\n', len - pos);
-    size_t ll = nl != NULL ? (size_t)(nl - p) : len - pos;
-    pos += ll + 1;
-    lineno++;
+  pb_lines_t it;
+  pb_lines_init(&it, text, len);
+  const char *p = NULL;
+  size_t ll = 0;
+  while (rc == 0 && pb_lines_next(&it, &p, &ll) == 1) {
+    lineno = it.lineno;
     /* Trim spaces (and a CR) at both ends. */
     while (ll > 0 && (*p == ' ' || *p == '\t')) p++, ll--;
     while (ll > 0 && (p[ll - 1] == ' ' || p[ll - 1] == '\t' ||
@@ -130,39 +131,9 @@ int pb_match_openings_load_lines(const pb_game_t *g, const char *path,
   if (n != NULL) *n = 0;
   if (lines != NULL) *lines = NULL;
   if (path == NULL) return pb_err_set(err, PB_EINVAL, "openings: NULL path");
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
-                      strerror(errno));
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  int rc = buf != NULL ? 0 : pb_err_set(err, PB_ENOMEM, "%s: out of memory",
-                                        path);
-  while (rc == 0) {
-    if (len == cap) {
-      if (cap >= PB__OPENINGS_FILE_MAX) {
-        rc = pb_err_set(err, PB_ERANGE, "%s: larger than %u MiB", path,
-                        PB__OPENINGS_FILE_MAX >> 20);
-        break;
-      }
-      char *nb = realloc(buf, cap * 2);
-      if (nb == NULL) {
-        rc = pb_err_set(err, PB_ENOMEM, "%s: out of memory", path);
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) {
-      if (ferror(f))
-        rc = pb_err_set(err, PB_EIO, "%s: cannot read: %s", path,
-                        strerror(errno));
-      break;
-    }
-  }
-  fclose(f);
+  char *buf = NULL;
+  size_t len = 0;
+  int rc = pb_read_file(path, PB__OPENINGS_FILE_MAX, &buf, &len, err);
   if (rc == 0) rc = openings_parse(g, buf, len, path, out, lines, n, err);
   free(buf);
   return rc;

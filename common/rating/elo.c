@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "invariant.h"
+
 #include "err.h"
 
 double pb_elo_expected(double diff) {
@@ -238,6 +240,7 @@ static int cholesky(double *A, int m) {
 
 /* Solves L L^T x = b in place (L from cholesky). */
 static void chol_solve(const double *L, int m, double *b) {
+  pb_assert(m >= 1); /* cholesky made L: a positive diagonal */
   for (int i = 0; i < m; i++) {
     double x = b[i];
     for (int k = 0; k < i; k++) x -= L[i * m + k] * b[k];
@@ -274,6 +277,7 @@ static int reach(const joint_t *J, int from, int dir, int *seen, int *stack) {
   stack[top++] = from;
   while (top > 0) {
     int i = stack[--top];
+    pb_assert(i >= 0 && i < P && top < P); /* each player stacked once */
     for (int j = 0; j < P; j++) {
       if (seen[j] || J->n[i * P + j] <= 0.0) continue;
       /* dir 0: any games; dir 1: i scored against j; dir -1: j scored
@@ -290,6 +294,7 @@ static int reach(const joint_t *J, int from, int dir, int *seen, int *stack) {
 
 /* Free player k (all but the anchor) -> player index. */
 static int free_player(int k, int anchor) {
+  pb_assert(k >= 0 && anchor >= 0);
   return k < anchor ? k : k + 1;
 }
 
@@ -333,6 +338,7 @@ static int joint_tally(joint_t *J, const pb_elo_pair_t *pairs, int npairs,
                         k, q->a, q->b, P, q->a_wins, q->draws, q->a_losses);
     double n = (double)q->a_wins + q->draws + q->a_losses;
     double s = q->a_wins + 0.5 * q->draws;
+    pb_assert(s >= 0.0 && s <= n); /* a score is within its games */
     J->n[q->a * P + q->b] += n;
     J->n[q->b * P + q->a] += n;
     J->s[q->a * P + q->b] += s;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "elo.h"
+#include "lines.h"
 #include "rundir.h"
 #include "util.h"
 
@@ -399,18 +400,17 @@ pb_elotable_t *pb_elotable_load(
   if (memchr(text, '\0', len) != NULL)
     rc = pb_err_set(err, PB_ECORRUPT, "%s: holds NUL bytes: not an elo.csv",
                     path);
-  char *p = text;
+  pb_lines_t it;
+  pb_lines_init_w(&it, text, len);
+  char *p = NULL;
+  size_t ll = 0;
   int lineno = 0;
-  while (rc == 0 && *p != '\0') {
-    char *nl = strchr(p, '\n');
-    if (nl != NULL) *nl = '\0';
-    size_t ll = strlen(p);
-    if (ll > 0 && p[ll - 1] == '\r') p[--ll] = '\0';
-    lineno++;
+  while (rc == 0 && pb_lines_cut(&it, &p, &ll) == 1) {
+    lineno = it.lineno;
     if (lineno == 1) {
       rc = check_header(t, p, path, err);
     } else if (ll == 0) {
-      if (nl != NULL && nl[1] != '\0')
+      if (it.pos < it.len) /* one empty line at the end is fine */
         rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: empty line", path, lineno);
     } else {
       pb_elotable_row_t r;
@@ -423,8 +423,6 @@ pb_elotable_t *pb_elotable_load(
                         (unsigned long long)t->rows[t->n - 1].version);
       if (rc == 0) rc = pb_elotable_put(t, &r, err);
     }
-    if (nl == NULL) break;
-    p = nl + 1;
   }
   if (rc == 0 && lineno == 0)
     rc = pb_err_set(err, PB_ECORRUPT,

@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "bytes.h"
+#include "util.h"
 
 enum { PB__CK_HDR = 24, PB__CK_FMT = 1 };
 static const char PB__CK_MAGIC[4] = {'P', 'B', 'C', 'K'};
@@ -269,44 +270,9 @@ pb_ckpt_t *pb_ckpt_read(const char *path, pb_err_t *err) {
     pb_err_set(err, PB_EINVAL, "pb_ckpt_read: path is NULL");
     return NULL;
   }
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    pb_err_set(err, PB_EIO, "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    pb_err_set(err, PB_EIO, "%s: not a regular file", path);
-    close(fd);
-    return NULL;
-  }
-  if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
-    pb_err_set(err, PB_ECORRUPT, "%s: implausible size %lld", path,
-               (long long)st.st_size);
-    close(fd);
-    return NULL;
-  }
-  size_t size = (size_t)st.st_size;
-  uint8_t *buf = malloc(size ? size : 1);
-  if (buf == NULL) {
-    pb_err_set(err, PB_ENOMEM, "%s: cannot allocate %zu bytes", path, size);
-    close(fd);
-    return NULL;
-  }
+  char *buf = NULL;
   size_t got = 0;
-  while (got < size) {
-    ssize_t r = read(fd, buf + got, size - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      pb_err_set(err, PB_EIO, "%s: read error: %s", path, strerror(errno));
-      free(buf);
-      close(fd);
-      return NULL;
-    }
-    if (r == 0) break; /* shrank under us: the length check reports it */
-    got += (size_t)r;
-  }
-  close(fd);
+  if (pb_read_file(path, SIZE_MAX / 2, &buf, &got, err) != 0) return NULL;
   pb_ckpt_t *ck = pb_ckpt_decode(buf, got, path, err);
   free(buf);
   return ck;

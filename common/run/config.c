@@ -8,6 +8,8 @@
 #include "config_impl.h"
 #include "algos.h"
 #include "bounds.h"
+#include "lines.h"
+#include "util.h"
 
 #include <arpa/inet.h>
 
@@ -505,21 +507,26 @@ const char *pb_config_search_desc(const pb_config_t *c, char *buf, size_t n) {
  * comment, a document marker (---, ...) or an empty document ({}, ~,
  * null). A run from it would be every default, which nobody means. */
 static int yaml_sets_nothing(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return 0; /* the loader has read it: not our concern */
-  char line[4096];
+  char *text = NULL;
+  size_t len = 0;
+  pb_err_t e;
+  pb_err_clear(&e);
+  if (pb_read_file(path, 4u << 20, &text, &len, &e) != 0)
+    return 0; /* the loader has read it: not our concern */
+  pb_lines_t it;
+  pb_lines_init_w(&it, text, len);
+  char *p = NULL;
+  size_t n = 0;
   int nothing = 1;
-  while (nothing && fgets(line, sizeof line, f) != NULL) {
-    char *p = line;
-    while (isspace((unsigned char)*p)) p++;
-    size_t n = strlen(p);
+  while (nothing && pb_lines_cut(&it, &p, &n) == 1) {
+    while (n > 0 && isspace((unsigned char)*p)) p++, n--;
     while (n > 0 && isspace((unsigned char)p[n - 1])) n--;
     p[n] = '\0';
     nothing = n == 0 || p[0] == '#' || !strcmp(p, "---") ||
               !strcmp(p, "...") || !strcmp(p, "{}") || !strcmp(p, "~") ||
               !strcmp(p, "null");
   }
-  fclose(f);
+  free(text);
   return nothing;
 }
 

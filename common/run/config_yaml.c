@@ -6,11 +6,12 @@
  * to a copy of the config. */
 #include "config_impl.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+
+#include "util.h"
 
 typedef struct {
   yaml_parser_t parser;
@@ -293,28 +294,14 @@ static int load(pb_config_t *c, const char *text, size_t len,
 int pb_config_load_file(pb_config_t *c, const char *path, pb_err_t *err) {
   if (c == NULL || path == NULL)
     return pb_err_set(err, PB_EINVAL, "pb_config_load_file: NULL argument");
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return pb_err_set(err, PB_EIO, "%s: cannot open: %s", path,
-                      strerror(errno));
-  char *text = malloc(PB__CONFIG_FILE_MAX + 1);
-  if (text == NULL) {
-    fclose(f);
-    return pb_err_set(err, PB_ENOMEM, "%s: out of memory", path);
-  }
-  size_t len = fread(text, 1, PB__CONFIG_FILE_MAX + 1, f);
-  int rc = 0;
-  if (ferror(f))
-    rc = pb_err_set(err, PB_EIO, "%s: read error: %s", path, strerror(errno));
-  else if (len > PB__CONFIG_FILE_MAX)
+  char *text = NULL;
+  size_t len = 0;
+  int rc = pb_read_file(path, PB__CONFIG_FILE_MAX, &text, &len, err);
+  if (rc == PB_ERANGE)
     rc = pb_err_set(err, PB_ECONFIG,
                     "%s: larger than %u bytes: not a config file", path,
                     PB__CONFIG_FILE_MAX);
-  fclose(f);
-  if (rc == 0) {
-    text[len] = '\0';
-    rc = load(c, text, len, path, err);
-  }
+  if (rc == 0) rc = load(c, text, len, path, err);
   free(text);
   return rc;
 }

@@ -192,6 +192,8 @@ static size_t run_kind(pb_batcher_t *b, int kind, int *rc_out, pb_err_t *e) {
   int lone = -1, nreq = 0;
   for (int t = 0; t < b->ntaken; t++) {
     const req_t *r = &b->req[b->taken[t]];
+    /* Taken by this runner from a member that waits for it. */
+    pb_assert(get(&r->state) == R_TAKEN && r->n >= 1);
     if (r->kind != kind) continue;
     total += (size_t)r->n;
     lone = b->taken[t];

@@ -62,6 +62,7 @@ static inline int before(hent_t a, hent_t b) {
 
 static void heap_push(slot_t *sl, float prio, uint32_t node) {
   hent_t e = {prio, node};
+  pb_assert(node < sl->nnodes); /* a node already made, queued once */
   uint32_t i = sl->nheap++;
   while (i > 0) {
     uint32_t p = (i - 1) / 2;
@@ -73,6 +74,7 @@ static void heap_push(slot_t *sl, float prio, uint32_t node) {
 }
 
 static uint32_t heap_pop(slot_t *sl) {
+  pb_assert(sl->nheap > 0);
   uint32_t top = sl->heap[0].node;
   hent_t e = sl->heap[--sl->nheap];
   uint32_t i = 0, n = sl->nheap;
@@ -163,6 +165,9 @@ static void expand(pb_beam_t *b, slot_t *sl, uint32_t idx, const float *q) {
   node_t *nd = &sl->nodes[idx];
   int na = g->legal(&nd->s, acts);
   int d = nd->depth;
+  /* Expanded once, within the depth limit, children fitting in a byte. */
+  pb_assert(nd->nchild == 0 && d <= b->M && na <= g->num_actions &&
+            g->num_actions <= 255);
   nd->first = sl->nnodes;
   nd->nchild = (uint8_t)na;
   /* E expansions of at most A children each, and the root */

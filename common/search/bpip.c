@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "invariant.h"
+
 #define K PB_BPIP_GRID
 #define EPS 1e-12 /* relevance and Q1 at or below this count as 0 */
 
@@ -264,6 +266,9 @@ static double *row(double *a, int32_t i) {
 /* Recomputes the distribution and exactness of the expanded node i. */
 static void recompute(pb_bpip_t *bp, int32_t i) {
   node_t *n = &bp->nd[i];
+  /* An expanded node: its children made after it, inside the tree. */
+  pb_assert(i >= 0 && i < bp->n && n->kids > 0 && n->first > i &&
+            n->first + n->kids <= bp->n);
   int all = 1, win = 0;
   for (int c = 0; c < n->kids; c++) {
     const node_t *k = &bp->nd[n->first + c];

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "invariant.h"
 #include "mcts_rules.h"
 
 struct pb_mcts {
@@ -185,6 +186,10 @@ static void expand(pb_mcts_t *m, int s, int i, const float *logits,
                    pb_rng_t *noise_rng) {
   uint8_t acts[PB_MAX_ACTIONS];
   int na = m->g->legal(&m->st[i], acts);
+  /* A node is expanded once, and only when not terminal: it has moves,
+   * and at most A more edges fit in its search's share. */
+  pb_assert(m->edge0[i] < 0 && na >= 1 && na <= m->A &&
+            m->eused[s] + na <= m->emax);
   int e0 = s * m->emax + m->eused[s];
   m->eused[s] += na;
   float mx = -INFINITY;
@@ -216,6 +221,7 @@ static void backup(pb_mcts_t *m, int s, float v) {
   const int *path = m->path + (size_t)s * m->pmax;
   for (int k = m->plen[s] - 1; k >= 0; k--) {
     int e = path[k];
+    pb_assert(e >= s * m->emax && e < s * m->emax + m->eused[s]);
     m->eN[e]++;
     m->eW[e] -= v; /* the edge counts from its parent's side */
     v = -v;
@@ -335,6 +341,8 @@ static int descend(pb_mcts_t *m, int s, int root, int *nleaf) {
   m->plen[s] = 0;
   for (;;) {
     m->visits[i]++;
+    /* An inner node of the descent is expanded; the path fits. */
+    pb_assert(m->nedges[i] > 0 && m->plen[s] < m->pmax);
     int best;
     if (m->r.rule == PB_MCTS_GUMBEL)
       best = i == root ? gumbel_root_edge(m, s, i) : gumbel_inner_edge(m, i);
@@ -349,7 +357,7 @@ static int descend(pb_mcts_t *m, int s, int root, int *nleaf) {
       /* A terminal child's value, from its side to move, is -reward. */
       c = new_node(m, s, &t, done, done ? -r : 0.0f);
       m->echild[best] = c;
-      if (c < 0) return 0; /* cannot happen: one node per simulation */
+      pb_assert(c >= 0); /* one new node per simulation: nmax is enough */
       if (!done) {
         m->visits[c]++;
         m->leaf_s[*nleaf] = s;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "invariant.h"
+
 struct pb_uct {
   const pb_game_t *g;
   pb_uct_opts_t o;
@@ -120,6 +122,8 @@ static int new_node(pb_uct_t *u, const pb_state_t *st, int terminal, float tv) {
   if (!terminal) {
     uint8_t acts[PB_MAX_ACTIONS];
     int na = u->g->legal(st, acts);
+    /* Not terminal: it has moves; at most A edges a node fit in emax. */
+    pb_assert(na >= 1 && u->eused + na <= u->emax);
     for (int k = 0; k < na; k++) {
       int e = u->eused + k;
       u->eact[e] = acts[k];
@@ -165,6 +169,7 @@ static float playout(const pb_uct_t *u, pb_state_t t, pb_rng_t *rng,
   uint8_t acts[PB_MAX_ACTIONS];
   for (int p = 1;; p++) {
     int n = g->legal(&t, acts), done = 0;
+    pb_assert(n >= 1); /* t is not terminal: the last step said so */
     float r = g->step(&t, acts[pb_rng_below(rng, (uint32_t)n)], &done);
     if (done || g->ply(&t) >= u->o.max_turns) {
       *plies = p;
@@ -190,6 +195,8 @@ static void backup(pb_uct_t *u, int plen, float v, int depth) {
 static void simulate(pb_uct_t *u, pb_rng_t *rng) {
   int i = 0, plen = 0;
   for (;;) {
+    /* An inner node with edges, a path within max_turns plies. */
+    pb_assert(!u->terminal[i] && u->nedges[i] > 0 && plen < u->pmax);
     int e = select_edge(u, i, rng);
     u->pedge[plen] = e;
     u->pnode[plen] = i;
@@ -202,7 +209,7 @@ static void simulate(pb_uct_t *u, pb_rng_t *rng) {
       int cut = !done && u->g->ply(&t) >= u->o.max_turns;
       c = new_node(u, &t, done || cut, done ? r : 0.0f);
       u->echild[e] = c;
-      if (c < 0) return; /* cannot happen: one node per simulation */
+      pb_assert(c >= 0); /* one new node per simulation: nmax is enough */
       if (!done && !cut) {
         int plies = 0;
         float z = playout(u, t, rng, &plies);

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "invariant.h"
+
 enum { W = 7, H = 6, H1 = 7, CELLS = 42 };
 
 #define BOTTOM 0x0040810204081ULL /* bit 0 of every column */
@@ -131,6 +133,9 @@ static uint64_t *tt_slot(pb_c4solver_t *s, uint64_t key) {
 }
 
 static void tt_put(pb_c4solver_t *s, uint64_t key, int kind, int score) {
+  /* A score fits the entry's 7 bits (|score| <= 21 in Connect Four). */
+  pb_assert((kind == TT_LOWER || kind == TT_UPPER) && score >= -64 &&
+            score < 64);
   *tt_slot(s, key) = key << 8 | (uint64_t)kind << 7 | (uint64_t)(score + 64);
 }
 
@@ -139,6 +144,8 @@ static void tt_put(pb_c4solver_t *s, uint64_t key, int kind, int score) {
  * (fail-hard at the bounds it was clamped to). */
 static int negamax(pb_c4solver_t *s, uint64_t mover, uint64_t mask, int n,
                    int alpha, int beta) {
+  /* The mover's stones are among the stones; n of them; a window. */
+  pb_assert((mover & ~mask) == 0 && n >= 0 && n < CELLS && alpha < beta);
   if ((++s->nodes & (PB_C4SOLVER_TICK - 1)) == 0 && s->tick != NULL)
     s->tick(s->tick_ctx, s->nodes);
   uint64_t moves = non_losing(mover, mask);

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lines.h"
+#include "util.h"
+
 /* The shipped sets, generated at build time from data/<game>-testset.txt
  * (cmake/embed_testsets.cmake). */
 typedef struct {
@@ -153,14 +156,16 @@ pb_testset_t *pb_testset_parse(const char *text, size_t len, const char *name,
   memcpy(buf, text, len);
   buf[len] = '\0';
   int rc = 0, lineno = 0;
-  char *p = buf;
-  while (rc == 0 && *p != '\0') {
-    char *nl = strchr(p, '\n');
-    if (nl != NULL) *nl = '\0';
-    size_t ll = strlen(p);
-    if (ll > 0 && p[ll - 1] == '\r') p[--ll] = '\0';
-    lineno++;
-    if (lineno == 1) {
+  pb_lines_t it;
+  pb_lines_init_w(&it, buf, len);
+  char *p = NULL;
+  size_t ll = 0;
+  while (rc == 0 && pb_lines_cut(&it, &p, &ll) == 1) {
+    lineno = it.lineno;
+    if (memchr(p, '\0', ll) != NULL) {
+      rc = pb_err_set(err, PB_ECORRUPT, "%s:%d: a NUL byte (not a text file)",
+                      name, lineno);
+    } else if (lineno == 1) {
       size_t hl = sizeof HEADER - 1;
       if (strncmp(p, HEADER, hl) != 0)
         rc = pb_err_set(err, PB_ECORRUPT,
@@ -186,8 +191,6 @@ pb_testset_t *pb_testset_parse(const char *text, size_t len, const char *name,
       }
       rc = parse_line(t, p, name, lineno, err);
     }
-    if (nl == NULL) break;
-    p = nl + 1;
   }
   free(buf);
   if (rc == 0 && t->n == 0)
@@ -198,45 +201,10 @@ pb_testset_t *pb_testset_parse(const char *text, size_t len, const char *name,
 
 pb_testset_t *pb_testset_load(const char *path, const pb_game_t *g,
                               pb_err_t *err) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    pb_err_set(err, PB_EIO, "testset: cannot open %s", path);
-    return NULL;
-  }
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  int rc = buf ? 0 : PB_ENOMEM;
-  while (rc == 0) {
-    if (len == cap) {
-      if (cap >= (64u << 20)) {
-        rc = PB_ERANGE;
-        break;
-      }
-      char *nb = realloc(buf, cap * 2);
-      if (nb == NULL) {
-        rc = PB_ENOMEM;
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) {
-      if (ferror(f)) rc = PB_EIO;
-      break;
-    }
-  }
-  fclose(f);
-  pb_testset_t *t = NULL;
-  if (rc == PB_ERANGE)
-    pb_err_set(err, rc, "testset: %s is larger than 64 MiB", path);
-  else if (rc == PB_EIO)
-    pb_err_set(err, rc, "testset: cannot read %s", path);
-  else if (rc != 0)
-    pb_err_set(err, rc, "testset: out of memory reading %s", path);
-  else
-    t = pb_testset_parse(buf, len, path, g, err);
+  char *buf = NULL;
+  size_t len = 0;
+  if (pb_read_file(path, 64u << 20, &buf, &len, err) != 0) return NULL;
+  pb_testset_t *t = pb_testset_parse(buf, len, path, g, err);
   free(buf);
   return t;
 }

@@ -7,10 +7,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include "elotable.h"
 #include "game.h"
+#include "lines.h"
 #include "rundir.h"
+#include "util.h"
 #include "webplay.h"
 
 /* The page, compiled in by cmake/embed_web.cmake. */
@@ -177,11 +180,13 @@ static int load_metrics(pb_web_t *w, pb_err_t *err) {
   size_t *lines = NULL, nlines = 0, cap_lines = 0;
   const char *elo_line = NULL;  /* the evaluator's newest result */
   const char *prog_line = NULL; /* the learner's, since its newest record */
-  for (size_t i = start; i < n;) {
-    char *nl = memchr(buf + i, '\n', n - i);
-    if (nl == NULL) break;
-    *nl = '\0';
-    const char *line = buf + i;
+  pb_lines_t it;
+  pb_lines_init_w(&it, buf != NULL ? buf + start : NULL, n - start);
+  it.partial = 1; /* a last line without its newline is being written */
+  char *line = NULL;
+  size_t ll = 0;
+  while (pb_lines_cut(&it, &line, &ll) == 1) {
+    size_t i = (size_t)(line - buf);
     if (strstr(line, "\"event\":\"elo\"") != NULL &&
         pb_json_validate(line) == 0)
       elo_line = line;
@@ -204,7 +209,6 @@ static int load_metrics(pb_web_t *w, pb_err_t *err) {
       lines[nlines++] = i;
       prog_line = NULL; /* that iteration is over */
     }
-    i = (size_t)(nl - buf) + 1;
   }
   size_t first = nlines > PB_WEB_MAX_RECORDS ? nlines - PB_WEB_MAX_RECORDS : 0;
   if (first > 0) w->truncated = 1;
@@ -509,25 +513,21 @@ static void answer_chart(pb_web_t *w, const char *name,
                          pb_http_response_t *res) {
   char path[PATH_MAX_];
   snprintf(path, sizeof path, "%s/%s", w->cfg.run.dir, name);
-  struct stat sb;
-  if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+  char *b = NULL;
+  size_t n = 0;
+  pb_err_t e;
+  pb_err_clear(&e);
+  int rc = pb_read_file(path, PB_WEB_TAIL_BYTES, &b, &n, &e);
+  if (rc != 0 && access(path, F_OK) != 0) {
     answer_error(res, 404, "no chart yet: the evaluator writes it once it "
                            "has rated a checkpoint");
     return;
   }
-  if ((long long)sb.st_size > (long long)PB_WEB_TAIL_BYTES) {
-    answer_error(res, 500, "chart file too large");
+  if (rc != 0) {
+    answer_error(res, 500, rc == PB_ERANGE ? "chart file too large"
+                                           : "cannot read the chart");
     return;
   }
-  FILE *f = fopen(path, "rb");
-  char *b = f ? malloc((size_t)sb.st_size + 1) : NULL;
-  size_t n = b ? fread(b, 1, (size_t)sb.st_size, f) : 0;
-  if (f) fclose(f);
-  if (b == NULL) {
-    answer_error(res, f ? 500 : 404, f ? "out of memory" : "cannot read it");
-    return;
-  }
-  b[n] = '\0';
   res->status = 200;
   res->content_type = "image/svg+xml";
   res->body = b;
