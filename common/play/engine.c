@@ -142,39 +142,6 @@ void pb_engine_stats(const pb_engine_t *e, pb_engine_stats_t *st) {
 
 /* ---- answers ------------------------------------------------------------- */
 
-/* Writes the object built in e->out through emit. */
-int pb__engine_send(pb_engine_t *e, pb_err_t *err) {
-  int rc = pb_json_error(&e->out);
-  if (rc != 0) {
-    e->fatal = PB_ENOMEM;
-    return pb_err_set(err, PB_ENOMEM, "analysis engine: out of memory");
-  }
-  rc = e->emit(e->ctx, pb_json_cstr(&e->out), pb_json_len(&e->out));
-  if (rc != 0) {
-    e->fatal = rc;
-    return pb_err_set(err, rc, "analysis engine: cannot write an answer");
-  }
-  e->st.queries++;
-  return 0;
-}
-
-/* An error object: {"id": id or null, "error": msg[, "field": field]}. */
-int pb__engine_send_error(pb_engine_t *e, const char *id, const char *field,
-                          const char *msg, pb_err_t *err) {
-  pb_json_reset(&e->out);
-  pb_json_obj_begin(&e->out);
-  pb_json_key(&e->out, "id");
-  if (id != NULL)
-    pb_json_raw(&e->out, id);
-  else
-    pb_json_null(&e->out);
-  pb_json_kstr(&e->out, "error", msg);
-  if (field != NULL) pb_json_kstr(&e->out, "field", field);
-  pb_json_obj_end(&e->out);
-  e->st.errors++;
-  return pb__engine_send(e, err);
-}
-
 /* The answer of waiting query i. */
 static int send_answer(pb_engine_t *e, int i, pb_err_t *err) {
   const pb__engine_query_t *q = &e->q[i];

@@ -1,7 +1,8 @@
 /* engine_answer.c - the answer of one query of the analysis engine, in
  * probs's fields (ply, to_move, v, moves, move, agent) and KataGo's
  * (turnNumber, isDuringSearch, rootInfo, moveInfos, policy) side by side;
- * docs/analysis.md, "An answer". */
+ * docs/analysis.md, "An answer"; and sending an answer or an error
+ * object through the engine's emit function. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,4 +195,39 @@ void pb__engine_answer(pb_engine_t *e, int i, int during) {
   move_infos(e, i, legal, nl);
   if (q->policy_arr) policy_array(e, i, legal, nl);
   pb_json_obj_end(j);
+}
+
+/* ---- sending ------------------------------------------------------------- */
+
+/* Writes the object built in e->out through emit. */
+int pb__engine_send(pb_engine_t *e, pb_err_t *err) {
+  int rc = pb_json_error(&e->out);
+  if (rc != 0) {
+    e->fatal = PB_ENOMEM;
+    return pb_err_set(err, PB_ENOMEM, "analysis engine: out of memory");
+  }
+  rc = e->emit(e->ctx, pb_json_cstr(&e->out), pb_json_len(&e->out));
+  if (rc != 0) {
+    e->fatal = rc;
+    return pb_err_set(err, rc, "analysis engine: cannot write an answer");
+  }
+  e->st.queries++;
+  return 0;
+}
+
+/* An error object: {"id": id or null, "error": msg[, "field": field]}. */
+int pb__engine_send_error(pb_engine_t *e, const char *id, const char *field,
+                          const char *msg, pb_err_t *err) {
+  pb_json_reset(&e->out);
+  pb_json_obj_begin(&e->out);
+  pb_json_key(&e->out, "id");
+  if (id != NULL)
+    pb_json_raw(&e->out, id);
+  else
+    pb_json_null(&e->out);
+  pb_json_kstr(&e->out, "error", msg);
+  if (field != NULL) pb_json_kstr(&e->out, "field", field);
+  pb_json_obj_end(&e->out);
+  e->st.errors++;
+  return pb__engine_send(e, err);
 }

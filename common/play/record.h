@@ -135,6 +135,13 @@ int pb_record_parse_full(pb_jsonr_t *jr, const char *line, size_t len,
                          uint8_t *moves, int32_t *ms, float *evals, int cap,
                          pb_record_t *r, pb_err_t *err);
 
+/* pb_record_parse_full of a JSON line only (record.c); the GGF reader is
+ * pb_record_ggf_parse (record_ggf.c), and pb_record_parse_full picks
+ * between them by the line's start (record_file.c). */
+int pb_record_json_parse(pb_jsonr_t *jr, const char *line, size_t len,
+                         uint8_t *moves, int32_t *ms, float *evals, int cap,
+                         pb_record_t *r, pb_err_t *err);
+
 /* The actions of a move string in g's notation from the initial
  * position, into moves[0..*n) (cap entries): each move is the legal
  * action whose name (g->action_name, either case) comes next, and a side
