@@ -43,7 +43,7 @@ static void uct_destroy(void *impl) {
 }
 
 static const pb_agent_vtable_t uct_vt = {uct_act, pb__agent_base_reseed,
-                                         uct_destroy, NULL};
+                                         uct_destroy, NULL, NULL};
 
 #define UCT_USAGE "uct:N[,c=X][,discount=0|1] (N = 1..100000, c > 0)"
 
