@@ -106,6 +106,8 @@
  *                 notation): Othello engines such as gtp-rhino, or
  *                 `probs gtp --model CKPT` (gtp_engine.h) in any game. An
  *                 engine of another game refuses its boardsize (PB_EPROTO).
+ *                 An engine that answers genmove with "resign"
+ *                 resigns: PB_AGENT_RESIGN (below).
  *   AlphaZero checkpoints also play as checkpoint:/run: (the legal move of
  *   highest policy logit) and value: (the value head one ply deep); beam:,
  *   abnet: and bpip: refuse them (no V and Q), and so does mcts: with T=,
