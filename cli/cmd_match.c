@@ -130,7 +130,7 @@ static void match_usage(FILE *f) {
       "                       (games, W/D/L, Elo, LLR; default 2, 0 after\n"
       "                       every game, off for none)\n"
       "Ctrl-C (SIGINT) or SIGTERM stops the match: the games finished so far\n"
-      "are recorded and summed up (the games under way recorded after them,\n"
+      "are recorded and summed up (the games under way recorded with them,\n"
       "interrupted), and the exit status is 130 (143). A gtp: engine that\n"
       "resigns loses that game.\n"
       "Lines \"games:\" and \"pairs:\" give the Elo, normalized Elo, LOS and\n"

@@ -107,7 +107,8 @@ typedef struct pb_match_opts {
   const atomic_int *cancel;
   /* Nonzero: when o->cancel stops the match, the games under way are
    * shown to on_game too (their plies so far, interrupted set, not
-   * counted), after the finished games, in game order. */
+   * counted), in game order among the games finished after the last one
+   * shown. */
   int show_interrupted;
   /* Time control (0: none): each side starts a game with tc_base_s
    * seconds and gains tc_inc_s after each move it makes (Fischer). Before
