@@ -498,7 +498,7 @@ static void test_cancel(void **state) {
 
 /* show_interrupted: the games under way when the match is cancelled are
  * shown too, in game order among the finished ones, unfinished and
- * uncounted; the baselines give no evaluations (NaN). */
+ * uncounted; uct values its moves, random gives no evaluations (NaN). */
 typedef struct {
   atomic_int cancel;
   const pb_game_t *g;
@@ -521,7 +521,9 @@ static int under_way_game(void *ctx, const pb_match_game_t *gm, pb_err_t *e) {
   int done = 0;
   for (int i = 0; i < gm->n_moves; i++) {
     u->g->step(&s, gm->moves[i], &done);
-    u->bad += !isnan(gm->evals[i]);
+    /* uct's plies: its mean result of the move; random's: none. */
+    const int uct = (i % 2 == 0) == gm->a_first;
+    u->bad += uct ? !(fabsf(gm->evals[i]) <= 1.0f) : !isnan(gm->evals[i]);
   }
   if (gm->interrupted) {
     u->interrupted++;

@@ -268,15 +268,16 @@ int pb_agent_set_stop(pb_agent_t *a, const atomic_int *stop);
  * valued and value 0): no such search (a kind that does not search or
  * does not report one: beam, bpip, checkpoint, value, the baselines; i
  * out of range). valued: every network kind (and alphabeta: when its
- * search proved a win or a loss) gives its value of the position, what
- * game records keep as the mover's evaluation. */
+ * search proved a win or a loss, and uct:) gives its value of the
+ * position, what game records keep as the mover's evaluation. */
 #define PB_AGENT_MAX_PV 64
 typedef struct pb_agent_info {
   int valued;      /* 1: value is the agent's, in [-1, 1]: the value of
                       the move it chose for the side to move (checkpoint:
                       its Q, value: -V of the child, beam: the search's
                       value, bpip: its mean; mcts, abnet: as below;
-                      alphabeta: +1 / -1 for a proven win / loss) */
+                      alphabeta: +1 / -1 for a proven win / loss; uct:
+                      the move's mean result) */
   int searched;    /* 1: the fields below are the search's */
   uint64_t visits; /* mcts: the root's visits (its simulations); abnet:
                       the positions it searched */
