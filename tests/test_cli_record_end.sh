@@ -4,7 +4,7 @@
 #   - each ply's evaluation: a match between two network agents writes an
 #     evaluation in [-1, 1] for every ply but the random opening's (null),
 #     and probs play --replay reads them back; a gtp engine's plies are
-#     null; --record-ggf keeps them as B[sq/EVAL/time];
+#     null; --record-ggf keeps them as B[sq/EVAL/time]; under --tc too;
 #   - a gtp engine that answers genmove with "resign" loses the game by
 #     resignation (termination "resignation", the other side's win) and
 #     the match goes on to the next game;
@@ -84,6 +84,21 @@ plies=$(sed -n 2p "$J" | python3 -c 'import json,sys; print(json.load(sys.stdin)
 if [ $rc -eq 0 ] && [ "$n" -eq $((plies - 2)) ]; then
   ok "play --replay reads each ply's evaluation back ($n plies)"
 else bad "replay: exit $rc, $n evaluations of $((plies - 2)): $(head -c 400 "$T/replay.out")"; fi
+
+# Under a time control the searches are sized to each move's budget (a
+# new agent for each size): their evaluations are kept all the same.
+"$P" match --a "mcts:$C4" --b "abnet:$C4" --games 1 --max-turns 10 \
+  --tc 2+0.05 --progress off --record "$T/tc.jsonl" >"$T/tc.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && python3 - "$T/tc.jsonl" <<'PY'
+import json, sys
+g = json.loads(open(sys.argv[1]).readline())
+# (10 plies unless a side lost on time on a loaded machine)
+assert g["time_control"] == "2+0.05" and len(g["evals"]) == g["plies"] >= 1, g
+assert all(isinstance(e, (int, float)) and -1 <= e <= 1 for e in g["evals"]), g
+PY
+then ok "--tc: the sized searches' evaluations, every ply"
+else bad "tc evals: exit $rc: $(head -c 400 "$T/tc.out") $(head -c 400 "$T/tc.jsonl")"; fi
 
 # GGF: the evaluations between the slashes, read back as the JSON's.
 G="$T/ev.ggf"
