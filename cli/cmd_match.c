@@ -5,6 +5,7 @@
  * colour; --record (and --record-ggf for Othello) appends every game to a
  * file of game records (common/play/record.h, docs/records.md). */
 #include <ctype.h>
+#include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -95,12 +96,13 @@ static void match_usage(FILE *f) {
       "                       holds anything else is refused, never "
       "truncated\n"
       "                       with the date, the players' versions, the time\n"
-      "                       control, how it ended and each move's time;\n"
+      "                       control, how it ended, each move's time and\n"
+      "                       the mover's evaluation where it has one;\n"
       "                       rounds go on from the file's last\n"
       "  --record-ggf FILE    othello: append every game to FILE in GGF, the\n"
       "                       format of Othello servers and tools (DT, TI,\n"
-      "                       each move's time); both read back with\n"
-      "                       `probs play --replay FILE[:N]`\n"
+      "                       each move's evaluation and time); both read\n"
+      "                       back with `probs play --replay FILE[:N]`\n"
       "  --event NAME         the records' event (default none)\n"
       "  --tc BASE+INC        time control (seconds; e.g. 10+0.1, 60): each "
       "side\n"
@@ -128,7 +130,9 @@ static void match_usage(FILE *f) {
       "                       (games, W/D/L, Elo, LLR; default 2, 0 after\n"
       "                       every game, off for none)\n"
       "Ctrl-C (SIGINT) or SIGTERM stops the match: the games finished so far\n"
-      "are recorded and summed up, and the exit status is 130 (143).\n"
+      "are recorded and summed up (the games under way recorded with them,\n"
+      "interrupted), and the exit status is 130 (143). A gtp: engine that\n"
+      "resigns loses that game.\n"
       "Lines \"games:\" and \"pairs:\" give the Elo, normalized Elo, LOS and\n"
       "draw ratio of the games and of the pairs (games 2i, 2i+1: the same\n"
       "start, colours swapped; ptnml(0-2) counts the pairs by A's points).\n"
@@ -225,9 +229,11 @@ typedef struct {
   char **lines; /* the openings' moves, or NULL */
   uint8_t *moves;
   int32_t *ms; /* each ply's milliseconds (cap entries) */
+  float *evals; /* each ply's mover's value (cap entries) */
   int cap;
   pb_record_file_t *file[2]; /* PB_RECORD_JSONL, PB_RECORD_GGF */
   int written;
+  int unfinished; /* games under way at Ctrl-C, written as interrupted */
 } record_run_t;
 
 /* One game of the match, from the initial position (its opening's moves,
@@ -261,7 +267,16 @@ static int record_game(void *ctx, const pb_match_game_t *gm, pb_err_t *err) {
   if (gm->ms != NULL)
     memcpy(rr->ms + n0, gm->ms, (size_t)gm->n_moves * sizeof *rr->ms);
   r.ms = gm->ms != NULL ? rr->ms : NULL;
+  /* Each ply's evaluation, where the mover gave one; none at all when no
+   * ply has one (agents that know none: baselines, gtp: engines). */
+  int valued = 0;
+  for (int i = 0; i < n0; i++) rr->evals[i] = NAN;
+  for (int i = 0; gm->evals != NULL && i < gm->n_moves; i++)
+    valued |= !isnan(rr->evals[n0 + i] = gm->evals[i]);
+  r.evals = valued ? rr->evals : NULL;
   r.result = gm->a_first ? gm->outcome : -gm->outcome;
+  r.resigned = gm->resigned;
+  r.interrupted = gm->interrupted; /* "*": no result */
   r.capped = gm->capped;
   r.time_loss = gm->flagged != 0;
   r.adjudicated = gm->adjudicated;
@@ -273,7 +288,10 @@ static int record_game(void *ctx, const pb_match_game_t *gm, pb_err_t *err) {
       int rc = pb_record_file_write(rr->file[k], &r, err);
       if (rc != 0) return rc;
     }
-  rr->written++;
+  if (gm->interrupted)
+    rr->unfinished++;
+  else
+    rr->written++;
   return 0;
 }
 
@@ -313,6 +331,8 @@ static void close_records(record_run_t *rr, int n_openings) {
   rr->moves = NULL;
   free(rr->ms);
   rr->ms = NULL;
+  free(rr->evals);
+  rr->evals = NULL;
 }
 
 /* The match's game: --game, else that of A's or B's checkpoint (they must
@@ -372,6 +392,9 @@ static void print_result(const pb_match_result_t *r, double dt,
   if (m->tc)
     printf("time losses: A %d, B %d (games lost on time)\n",
            r->a_time_losses, r->b_time_losses);
+  if (r->a_resigned + r->b_resigned > 0)
+    printf("resignations: A %d, B %d (games lost by resignation)\n",
+           r->a_resigned, r->b_resigned);
   if (m->adj)
     printf("adjudicated: %d games (the solver's result, from ply %d)\n",
            r->adjudicated, m->adj);
@@ -681,13 +704,16 @@ int pb_cmd_match(int argc, char **argv) {
     rr.cap = PB_RECORD_MOVES_MAX;
     if (o.tc_base_s > 0)
       snprintf(rr.tc, sizeof rr.tc, "%g+%g", o.tc_base_s, o.tc_inc_s);
-    if (rc == 0 && ((rr.moves = malloc((size_t)rr.cap)) == NULL ||
-                    (rr.ms = malloc((size_t)rr.cap * sizeof *rr.ms)) == NULL)) {
+    if (rc == 0 &&
+        ((rr.moves = malloc((size_t)rr.cap)) == NULL ||
+         (rr.ms = malloc((size_t)rr.cap * sizeof *rr.ms)) == NULL ||
+         (rr.evals = malloc((size_t)rr.cap * sizeof *rr.evals)) == NULL)) {
       fprintf(stderr, "probs match: out of memory\n");
       rc = PB_EXIT_FAILED;
     }
     o.on_game = record_game;
     o.game_ctx = &rr;
+    o.show_interrupted = 1; /* Ctrl-C: the game under way, as "*" */
   }
   if (rc != 0) {
     free(openings);
@@ -738,14 +764,17 @@ int pb_cmd_match(int argc, char **argv) {
   sigaction(SIGTERM, &old[1], NULL);
   const int sig = atomic_load(&match_signal);
   free(openings);
-  const int written = rr.written;
+  const int written = rr.written, unfinished = rr.unfinished;
   close_records(&rr, o.n_openings);
   if (rc < 0) {
     fprintf(stderr, "probs match: %s (%s)\n", err.msg, pb_err_name(rc));
     return PB_EXIT_FAILED;
   }
   if (val[O_RECORD] != NULL || val[O_RECORD_GGF] != NULL)
-    printf("recorded %d games to %s%s%s\n", written,
+    printf("recorded %d games%s to %s%s%s\n", written,
+           unfinished == 1  ? " and 1 interrupted"
+           : unfinished > 1 ? " and the interrupted ones"
+                            : "",
            val[O_RECORD] != NULL ? val[O_RECORD] : "",
            val[O_RECORD] != NULL && val[O_RECORD_GGF] != NULL ? " and " : "",
            val[O_RECORD_GGF] != NULL ? val[O_RECORD_GGF] : "");

@@ -119,7 +119,8 @@ static void zero_destroy(void *impl) {
   freed++;
   free(impl);
 }
-static const pb_agent_vtable_t zero_vt = {zero_act, NULL, zero_destroy, NULL};
+static const pb_agent_vtable_t zero_vt = {zero_act, NULL, zero_destroy, NULL,
+                                          NULL};
 
 static void test_wrap(void **state) {
   (void)state;

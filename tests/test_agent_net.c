@@ -454,6 +454,18 @@ static void test_act_many(void **state) {
       if (out[i] != m)
         fail_msg("%s position %d: act_many %d, act %d", specs[k], i, out[i], m);
       varied += i > 0 && out[i] != out[i - 1];
+      /* The value of the move chosen (pb_agent_info): every network
+       * agent's, in [-1, 1]; alphabeta's only where proven, +-1; none
+       * from the other baselines. */
+      pb_agent_info_t in;
+      pb_agent_info(network ? many : one, network ? i : 0, &in);
+      if (network || k == 5) {
+        assert_true(in.valued || !network);
+        assert_true(!in.valued || (in.value >= -1.0f && in.value <= 1.0f));
+        assert_true(!in.valued || network || fabsf(in.value) == 1.0f);
+      } else {
+        assert_int_equal(in.valued, 0);
+      }
     }
     assert_true(varied > 5);
     /* Again, in one call of 50 and in calls of 1: nothing carries over. */
@@ -481,6 +493,39 @@ static void test_act_many(void **state) {
     pb_agent_destroy(&one);
   }
   assert_int_equal(pb_agent_batched(NULL), 0);
+}
+
+/* The searching kinds value the position they moved in, as pb_agent_info
+ * says, in [-1, 1]; alphabeta values a win it proved at +1. */
+static void test_info_values(void **state) {
+  run_fixture_t *f = *state;
+  pb_err_t err;
+  const char *kinds[] = {"mcts:%s,N=20", "abnet:%s,nodes=50", "bpip:%s,N=30"};
+  pb_state_t s[4];
+  random_positions(C4, 6, 4, s);
+  for (int k = 0; k < 3; k++) {
+    char spec[4400];
+    snprintf(spec, sizeof spec, kinds[k], f->ckpt[1]);
+    pb_agent_t *a = pb_agent_new(C4, spec, 1, &err);
+    if (a == NULL) fail_msg("%s: %s", spec, err.msg);
+    for (int i = 0; i < 4; i++) {
+      assert_true(pb_agent_act(a, &s[i], &err) >= 0);
+      pb_agent_info_t in;
+      pb_agent_info(a, 0, &in);
+      assert_int_equal(in.valued, 1);
+      assert_true(in.value >= -1.0f && in.value <= 1.0f);
+    }
+    pb_agent_destroy(&a);
+  }
+  /* X to move wins in column 1 at once. */
+  pb_agent_t *ab = pb_agent_new(C4, "alphabeta:2", 1, &err);
+  pb_state_t win = pos(C4, "121212");
+  assert_int_equal(pb_agent_act(ab, &win, &err), 0);
+  pb_agent_info_t in;
+  pb_agent_info(ab, 0, &in);
+  assert_int_equal(in.valued, 1);
+  assert_true(in.value == 1.0f);
+  pb_agent_destroy(&ab);
 }
 
 static void test_value_beam_specs(void **state) {
@@ -668,6 +713,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_value_and_beam_agents, run_setup,
                                       run_teardown),
       cmocka_unit_test_setup_teardown(test_act_many, run_setup, run_teardown),
+      cmocka_unit_test_setup_teardown(test_info_values, run_setup,
+                                      run_teardown),
       cmocka_unit_test_setup_teardown(test_value_beam_specs, run_setup,
                                       run_teardown),
       cmocka_unit_test(test_beam_tictactoe),

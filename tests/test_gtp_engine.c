@@ -486,7 +486,7 @@ static int col1_act(void *impl, const pb_state_t *s, const uint8_t *legal,
 
 static void test_agent_errors_and_new(void **state) {
   (void)state;
-  static const pb_agent_vtable_t vt = {col1_act, NULL, free, NULL};
+  static const pb_agent_vtable_t vt = {col1_act, NULL, free, NULL, NULL};
   pb_err_t err;
   pb_agent_t *a = pb_agent_wrap(&pb_game_connect4, &vt, malloc(1), "col1",
                                 &err);

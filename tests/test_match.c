@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -495,6 +496,75 @@ static void test_cancel(void **state) {
   assert_int_equal(r.interrupted, 1);
 }
 
+/* show_interrupted: the games under way when the match is cancelled are
+ * shown too, in game order among the finished ones, unfinished and
+ * uncounted; uct values its moves, random gives no evaluations (NaN). */
+typedef struct {
+  atomic_int cancel;
+  const pb_game_t *g;
+  int finished, interrupted, last, bad;
+} under_way_t;
+
+static int under_way_games(void *ctx, const pb_match_result_t *sofar) {
+  under_way_t *u = ctx;
+  if (sofar->games >= 6) atomic_store(&u->cancel, 1);
+  return 0;
+}
+
+static int under_way_game(void *ctx, const pb_match_game_t *gm, pb_err_t *e) {
+  (void)e;
+  under_way_t *u = ctx;
+  u->bad += gm->index <= u->last || gm->evals == NULL;
+  u->last = gm->index;
+  pb_state_t s;
+  u->g->reset(&s);
+  int done = 0;
+  for (int i = 0; i < gm->n_moves; i++) {
+    u->g->step(&s, gm->moves[i], &done);
+    /* uct's plies: its mean result of the move; random's: none. */
+    const int uct = (i % 2 == 0) == gm->a_first;
+    u->bad += uct ? !(fabsf(gm->evals[i]) <= 1.0f) : !isnan(gm->evals[i]);
+  }
+  if (gm->interrupted) {
+    u->interrupted++;
+    u->bad += done || gm->outcome != 0;
+  } else {
+    u->finished++;
+  }
+  return 0;
+}
+
+static void test_show_interrupted(void **state) {
+  (void)state;
+  int seen = 0;
+  for (int rep = 0; rep < 20 && seen == 0; rep++) {
+    under_way_t u = {.g = &pb_game_connect4, .last = -1};
+    atomic_init(&u.cancel, 0);
+    pb_match_opts_t o;
+    pb_match_opts_default(&o);
+    o.a_spec = "uct:50";
+    o.b_spec = "random";
+    o.games = 100;
+    o.seed = (uint64_t)rep + 1;
+    o.threads = 3;
+    o.on_games = under_way_games;
+    o.ctx = &u;
+    o.on_game = under_way_game;
+    o.game_ctx = &u;
+    o.cancel = &u.cancel;
+    o.show_interrupted = 1;
+    pb_match_result_t r;
+    pb_err_t err;
+    assert_int_equal(pb_match_play(&pb_game_connect4, &o, &r, &err), 0);
+    assert_int_equal(r.interrupted, 1);
+    assert_int_equal(u.bad, 0);
+    assert_int_equal(u.finished, r.games);
+    assert_true(u.interrupted <= 2);
+    seen += u.interrupted;
+  }
+  assert_true(seen > 0); /* the other threads were in a game (nearly always) */
+}
+
 /* A move's budget under a time control, worked out from match.h's rule:
  * 90% of (left / moves left + increment), at most half the time left,
  * less 2 ms, at least 1 ms. */
@@ -604,6 +674,7 @@ int main(void) {
       cmocka_unit_test(test_penta_counts),
       cmocka_unit_test(test_repeats),
       cmocka_unit_test(test_cancel),
+      cmocka_unit_test(test_show_interrupted),
       cmocka_unit_test(test_tc_budget),
       cmocka_unit_test(test_adjudicate),
   };

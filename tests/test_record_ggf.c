@@ -46,13 +46,14 @@ static int random_game(pb_rng_t *rng, int cut, uint8_t *moves, int *finished,
 
 /* Every way a game ends, through GGF and back (directly and as a line
  * of a record file): the same moves, players, result and termination,
- * date, time control and move times. */
+ * date, time control, move times and evaluations ("sq/eval/time", with
+ * and without the time). */
 static void test_ggf_round_trip(void **state) {
   (void)state;
   const pb_game_t *g = &pb_game_othello;
   uint8_t moves[256], back[256];
   int32_t ms[256], ms2[256];
-  float ev2[256];
+  float ev[256], ev2[256];
   pb_rng_t rng;
   pb_rng_seed(&rng, 11, 0);
   pb_jsonr_t *jr = pb_jsonr_new(NULL);
@@ -83,6 +84,9 @@ static void test_ggf_round_trip(void **state) {
                          it + 1, (it % 3) * 0.25);
     for (int i = 0; i < n; i++) ms[i] = i < 2 ? -1 : (int32_t)(i * 37 + it);
     if (how != 5) r.ms = ms;
+    for (int i = 0; i < n; i++) /* the opening's plies and every 5th none */
+      ev[i] = i < 2 || i % 5 == 0 ? NAN : ((i * 7 + it) % 201 - 100) / 100.0f;
+    if (it % 3 == 0) r.evals = ev;
     char *t = NULL;
     size_t len = 0;
     pb_err_t err;
@@ -92,8 +96,8 @@ static void test_ggf_round_trip(void **state) {
     if (r.time_control[0]) assert_non_null(strstr(t, "TI["));
     assert_non_null(strstr(t, "DT[2026.11."));
     for (int path = 0; path < 2; path++) {
-      int rc = path == 0 ? pb_record_ggf_parse(t, len, back, ms2, 256, &r2,
-                                               &err)
+      int rc = path == 0 ? pb_record_ggf_parse_full(t, len, back, ms2, ev2,
+                                                    256, &r2, &err)
                          : pb_record_parse_full(jr, t, len, back, ms2, ev2,
                                                 256, &r2, &err);
       if (rc != 0) fail_msg("%s: %s", t, err.msg);
@@ -121,6 +125,16 @@ static void test_ggf_round_trip(void **state) {
       } else {
         assert_non_null(r2.ms);
         assert_memory_equal(r2.ms, ms, (size_t)n * sizeof *ms);
+      }
+      if (it % 3 != 0) {
+        assert_null(r2.evals);
+      } else {
+        assert_non_null(r2.evals);
+        for (int i = 0; i < n; i++)
+          if (isnan(ev[i]))
+            assert_true(isnan(r2.evals[i]));
+          else
+            assert_true(fabsf(r2.evals[i] - ev[i]) < 1e-4f);
       }
     }
     free(t);
@@ -154,6 +168,16 @@ static void test_ggf_foreign(void **state) {
   assert_int_equal(ms[0], 1250);
   assert_int_equal(ms[1], 500);
   assert_int_equal(ms[2], -1);
+  /* Its evaluations: 0.51 fits our [-1, 1]; a disc count (GGS's scale)
+   * or text is none. */
+  const char *evs = "(;GM[Othello]B[f5/0.51/1.25]W[d6/-12.5/0.5]B[c3/x];)";
+  float ev[256];
+  assert_int_equal(pb_record_ggf_parse_full(evs, strlen(evs), back, ms, ev,
+                                            256, &r, &err),
+                   0);
+  assert_non_null(r.evals);
+  assert_true(fabsf(r.evals[0] - 0.51f) < 1e-6f);
+  assert_true(isnan(r.evals[1]) && isnan(r.evals[2]));
   /* GGS's own date form, a local zone kept as written; no RE: unfinished,
    * as RE[?]. */
   const char *local2 = "(;GM[Othello]DT[2003.12.15_13:24:03.MET]B[f5];)";

@@ -129,6 +129,12 @@ void pb__agent_set_clock(pb_agent_t *a, pb__agent_clock_fn fn) {
   if (a != NULL) a->clock = fn;
 }
 
+int pb_agent_info(const pb_agent_t *a, int i, pb_agent_info_t *out) {
+  memset(out, 0, sizeof *out);
+  if (a == NULL || a->vt->info == NULL) return 0;
+  return a->vt->info(a->impl, i, out);
+}
+
 int pb_agent_batched(const pb_agent_t *a) {
   return a != NULL && a->vt->act_batch != NULL;
 }

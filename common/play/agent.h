@@ -106,6 +106,8 @@
  *                 notation): Othello engines such as gtp-rhino, or
  *                 `probs gtp --model CKPT` (gtp_engine.h) in any game. An
  *                 engine of another game refuses its boardsize (PB_EPROTO).
+ *                 An engine that answers genmove with "resign"
+ *                 resigns: PB_AGENT_RESIGN (below).
  *   AlphaZero checkpoints also play as checkpoint:/run: (the legal move of
  *   highest policy logit) and value: (the value head one ply deep); beam:,
  *   abnet: and bpip: refuse them (no V and Q), and so does mcts: with T=,
@@ -139,6 +141,7 @@
 #include "model.h"
 
 typedef struct pb_agent pb_agent_t;
+struct pb_agent_info; /* pb_agent_info_t, below */
 
 /* What a kind implements. `impl` is the kind's private state. */
 typedef struct pb_agent_vtable {
@@ -157,6 +160,9 @@ typedef struct pb_agent_vtable {
    * May allocate. */
   int (*act_batch)(void *impl, const pb_state_t *s, int n, int *out,
                    pb_err_t *err);
+  /* Optional (NULL: none): what the last act found (pb_agent_info), for
+   * position i of the last call; returns out->searched. */
+  int (*info)(const void *impl, int i, struct pb_agent_info *out);
 } pb_agent_vtable_t;
 
 /* A match's time control as an agent hears it before a move: every side
@@ -258,11 +264,20 @@ int pb_agent_set_time_bound(pb_agent_t *a, int ms);
 int pb_agent_set_stop(pb_agent_t *a, const atomic_int *stop);
 
 /* What the search of a network agent found for position i of its last
- * pb_agent_act_many call (pb_agent_info). searched 0 (and the rest 0):
- * no such search (a kind that does not search or does not report one:
- * beam, bpip, checkpoint, value, the baselines; i out of range). */
+ * pb_agent_act_many call (pb_agent_info). searched 0 (and the rest but
+ * valued and value 0): no such search (a kind that does not search or
+ * does not report one: beam, bpip, checkpoint, value, the baselines; i
+ * out of range). valued: every network kind (and alphabeta: when its
+ * search proved a win or a loss, and uct:) gives its value of the
+ * position, what game records keep as the mover's evaluation. */
 #define PB_AGENT_MAX_PV 64
 typedef struct pb_agent_info {
+  int valued;      /* 1: value is the agent's, in [-1, 1]: the value of
+                      the move it chose for the side to move (checkpoint:
+                      its Q, value: -V of the child, beam: the search's
+                      value, bpip: its mean; mcts, abnet: as below;
+                      alphabeta: +1 / -1 for a proven win / loss; uct:
+                      the move's mean result) */
   int searched;    /* 1: the fields below are the search's */
   uint64_t visits; /* mcts: the root's visits (its simulations); abnet:
                       the positions it searched */
@@ -276,8 +291,15 @@ typedef struct pb_agent_info {
 } pb_agent_info_t;
 
 /* Fills *out for position i of the agent's last call (zeroed when there
- * is none) and returns out->searched. */
+ * is none) and returns out->searched. For the kinds that are not network
+ * agents, i is 0 and the last call pb_agent_act. */
 int pb_agent_info(const pb_agent_t *a, int i, pb_agent_info_t *out);
+
+/* What an agent's act returns when it resigns instead of moving (a gtp:
+ * engine answering genmove with "resign"), err naming it: the game is
+ * lost by the side to move (pb_match_play records it so). Not a PB_E*
+ * code: pb_strerror does not know it. */
+#define PB_AGENT_RESIGN (-1000)
 
 /* Reports during a search: later calls of an abnet: or mcts: agent call
  * fn(ctx, i, partial) every `every` seconds (at most; the first `every`

@@ -28,6 +28,7 @@ typedef struct {
   const int *wpc;               /* AB_HEUR_WPC: weight of each square */
   int norder;
   uint8_t order[PB_MAX_ACTIONS]; /* actions, most promising first */
+  int proven; /* the last act's search: +1 a win, -1 a loss, 0 neither */
 } ab_t;
 
 /* Othello's weighted piece counter: the heuristic player of Lucas and
@@ -133,11 +134,23 @@ static int alphabeta_act(void *impl, const pb_state_t *s, const uint8_t *legal,
                  : -ab_negamax(ab, &c, depth - 1, -AB_INF, -(t.best - 1));
     pb__agent_ties_add(&t, v, a);
   }
+  ab->proven = t.best >= AB_WIN ? 1 : t.best <= -AB_WIN ? -1 : 0;
   return pb__agent_ties_pick(&t, &ab->base.rng);
 }
 
+/* A proven result is a value (+1, -1); the heuristic's scores are not. */
+static int alphabeta_info(const void *impl, int i, pb_agent_info_t *out) {
+  const ab_t *ab = impl;
+  if (i == 0 && ab->proven != 0) {
+    out->valued = 1;
+    out->value = (float)ab->proven;
+  }
+  return 0;
+}
+
 static const pb_agent_vtable_t alphabeta_vt = {
-    alphabeta_act, pb__agent_base_reseed, pb__agent_base_destroy, NULL};
+    alphabeta_act, pb__agent_base_reseed, pb__agent_base_destroy, NULL,
+    alphabeta_info};
 
 /* Adds every window of `len` cells in a width x height grid; cell (c, r)
  * is bit c * stride + r (stride 7: Connect Four's columns) or, with stride

@@ -23,7 +23,7 @@ static int random_act(void *impl, const pb_state_t *s, const uint8_t *legal,
 }
 
 static const pb_agent_vtable_t random_vt = {random_act, pb__agent_base_reseed,
-                                            pb__agent_base_destroy, NULL};
+                                            pb__agent_base_destroy, NULL, NULL};
 
 pb_agent_t *pb__agent_random_new(const pb_game_t *g, const char *arg,
                                  uint64_t seed, pb_err_t *err) {
@@ -92,7 +92,7 @@ static int lookahead_act(void *impl, const pb_state_t *s, const uint8_t *legal,
 }
 
 static const pb_agent_vtable_t lookahead_vt = {
-    lookahead_act, pb__agent_base_reseed, pb__agent_base_destroy, NULL};
+    lookahead_act, pb__agent_base_reseed, pb__agent_base_destroy, NULL, NULL};
 
 pb_agent_t *pb__agent_lookahead_new(const pb_game_t *g, const char *arg,
                                     uint64_t seed, pb_err_t *err) {
@@ -137,7 +137,7 @@ static int greedy_act(void *impl, const pb_state_t *s, const uint8_t *legal,
 }
 
 static const pb_agent_vtable_t greedy_vt = {greedy_act, pb__agent_base_reseed,
-                                            pb__agent_base_destroy, NULL};
+                                            pb__agent_base_destroy, NULL, NULL};
 
 pb_agent_t *pb__agent_greedy_new(const pb_game_t *g, const char *arg,
                                  uint64_t seed, pb_err_t *err) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "agent.h"
 #include "agent_impl.h"
@@ -132,6 +133,14 @@ static int gtp_act(void *impl, const pb_state_t *s, const uint8_t *legal,
     ga->synced = 0;
     return rc;
   }
+  /* GTP's resignation: the game is lost, the engine's board left as it
+   * is (the next game syncs it afresh). */
+  if (strcasecmp(reply, "resign") == 0) {
+    ga->synced = 0;
+    pb_err_set(err, PB_AGENT_RESIGN, "agent: gtp engine '%s' resigned",
+               pb_gtp_command(ga->gtp));
+    return PB_AGENT_RESIGN;
+  }
   /* A move in gtp.h's notation ("D6", "d6", "pass", "4"); anything else,
    * or a move that is not legal here, is the engine's fault. */
   int a = pb_gtp_parse_move(g, reply), ok = 0;
@@ -175,7 +184,7 @@ static int gtp_clock(void *impl, const pb_agent_clock_t *c, pb_err_t *err) {
 }
 
 static const pb_agent_vtable_t gtp_vt = {gtp_act, NULL, gtp_agent_destroy,
-                                         NULL};
+                                         NULL, NULL};
 
 pb_agent_t *pb__agent_gtp_new(const pb_game_t *g, const char *arg,
                               uint64_t seed, pb_err_t *err) {

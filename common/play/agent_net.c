@@ -105,6 +105,14 @@ int pb_agent_argmax_legal(const float *v, const uint8_t *legal, int n) {
   return best;
 }
 
+/* Position i of the chunk is valued v (clamped to [-1, 1]) for the side
+ * to move: the value of the move chosen (pb_agent_info's valued). */
+static void set_value(net_agent_t *na, int i, float v) {
+  if (isnan(v)) return;
+  na->info_at[i].valued = 1;
+  na->info_at[i].value = v > 1.0f ? 1.0f : v < -1.0f ? -1.0f : v;
+}
+
 /* Greedy Q for n <= NET_CHUNK positions. */
 static int net_q_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
                        pb_err_t *err) {
@@ -118,6 +126,9 @@ static int net_q_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
     uint8_t legal[PB_MAX_ACTIONS];
     int nl = g->legal(&s[i], legal);
     out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * na->qstride], legal, nl);
+    /* An AlphaZero network's Q slot holds policy logits: no value. */
+    if (na->qstride == na->g->num_actions)
+      set_value(na, i, na->out[(size_t)i * na->qstride + out[i]]);
   }
   return 0;
 }
@@ -140,6 +151,7 @@ static int net_mcts_chunk(net_agent_t *na, const pb_state_t *s, int n,
     out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * A], legal, nl);
     pb_agent_info_t *in = &na->info_at[i];
     in->searched = 1;
+    set_value(na, i, rv[i]);
     in->value = rv[i];
     in->pv[0] = (uint8_t)out[i];
     in->pv_len = 1;
@@ -238,6 +250,7 @@ static int net_v1_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
         val[slot] = -na->out[(size_t)idx[slot] * na->vstride + na->vcol];
     }
     out[i] = pb_agent_argmax_legal(&val[i * A], legal, nl);
+    set_value(na, i, val[i * A + out[i]]);
   }
   return 0;
 }
@@ -253,6 +266,7 @@ static int net_beam_chunk(net_agent_t *na, const pb_state_t *s, int n,
     uint8_t legal[PB_MAX_ACTIONS];
     int nl = g->legal(&s[i], legal);
     out[i] = pb_agent_argmax_legal(&na->out[(size_t)i * g->num_actions], legal, nl);
+    set_value(na, i, na->out[(size_t)i * g->num_actions + out[i]]);
   }
   return 0;
 }
@@ -269,6 +283,7 @@ static int net_ab_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
     out[i] = r.move;
     pb_agent_info_t *in = &na->info_at[i];
     in->searched = 1;
+    set_value(na, i, r.value);
     in->value = r.value;
     in->visits = r.nodes;
     in->depth = r.depth;
@@ -287,6 +302,7 @@ static int net_bpip_chunk(net_agent_t *na, const pb_state_t *s, int n, int *out,
     int rc = pb_bpip_search(na->bp, &s[i], &fn, &r, err);
     if (rc < 0) return rc;
     out[i] = r.move;
+    set_value(na, i, r.value);
   }
   return 0;
 }
@@ -353,9 +369,16 @@ static int net_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
   return rc < 0 ? rc : a;
 }
 
+static int net_info(const void *impl, int i, pb_agent_info_t *out) {
+  const net_agent_t *na = impl;
+  if (i < 0 || i >= na->info_n) return 0;
+  *out = na->info[i];
+  return out->searched;
+}
+
 /* Deterministic: reseeding changes nothing. */
 static const pb_agent_vtable_t net_vt = {net_act, NULL, net_destroy,
-                                         net_act_batch};
+                                         net_act_batch, net_info};
 
 int pb_agent_set_time_bound(pb_agent_t *a, int ms) {
   if (a == NULL || ms < 0) return PB_EINVAL;
@@ -383,14 +406,6 @@ int pb_agent_set_progress(pb_agent_t *a, pb_agent_progress_fn fn, void *ctx,
   return 0;
 }
 
-int pb_agent_info(const pb_agent_t *a, int i, pb_agent_info_t *out) {
-  memset(out, 0, sizeof *out);
-  if (a == NULL || a->vt != &net_vt) return 0;
-  const net_agent_t *na = a->impl;
-  if (i < 0 || i >= na->info_n) return 0;
-  *out = na->info[i];
-  return out->searched;
-}
 
 uint64_t pb_agent_evaluations(const pb_agent_t *a) {
   if (a == NULL || a->vt != &net_vt) return 0;

@@ -36,7 +36,7 @@ static void td_destroy(void *impl) {
   free(impl);
 }
 
-static const pb_agent_vtable_t td_vt = {td_act, NULL, td_destroy, NULL};
+static const pb_agent_vtable_t td_vt = {td_act, NULL, td_destroy, NULL, NULL};
 
 /* Splits "PATH[,depth=D]" into path and *depth (0 when left out). */
 static int parse(const char *arg, char *path, size_t size, int *depth,

@@ -25,6 +25,9 @@
 typedef struct {
   pb__agent_base_t base;
   pb_uct_t *uct;
+  float values[PB_MAX_ACTIONS]; /* the last search's root moves' means */
+  float value;                  /* that of the move it played */
+  int valued;                   /* a search ran */
 } uct_agent_t;
 
 static int uct_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
@@ -32,7 +35,25 @@ static int uct_act(void *impl, const pb_state_t *s, const uint8_t *legal, int n,
   (void)legal;
   (void)n;
   uct_agent_t *ua = impl;
-  return pb_uct_search(ua->uct, s, &ua->base.rng, NULL, NULL, NULL, err);
+  ua->valued = 0;
+  int a = pb_uct_search(ua->uct, s, &ua->base.rng, NULL, ua->values, NULL,
+                        err);
+  if (a >= 0) {
+    ua->value = ua->values[a];
+    ua->valued = 1;
+  }
+  return a;
+}
+
+/* The mean result of the move played, from the mover's side (in
+ * [-1, 1]: results are +-1 or 0, divided by plies with discount=1). */
+static int uct_info(const void *impl, int i, pb_agent_info_t *out) {
+  const uct_agent_t *ua = impl;
+  if (i == 0 && ua->valued) {
+    out->valued = 1;
+    out->value = ua->value;
+  }
+  return 0;
 }
 
 static void uct_destroy(void *impl) {
@@ -43,7 +64,7 @@ static void uct_destroy(void *impl) {
 }
 
 static const pb_agent_vtable_t uct_vt = {uct_act, pb__agent_base_reseed,
-                                         uct_destroy, NULL};
+                                         uct_destroy, NULL, uct_info};
 
 #define UCT_USAGE "uct:N[,c=X][,discount=0|1] (N = 1..100000, c > 0)"
 

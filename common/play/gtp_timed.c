@@ -48,6 +48,7 @@ struct pb_gtp_timed {
                        not measured yet) */
   double remake_ms; /* what the last remake took */
   char *last;       /* the spec of the last move */
+  pb_agent_t *mover; /* the agent of the last move: given or sized */
   size_t last_cap;
 };
 
@@ -177,6 +178,10 @@ pb_agent_t *pb_gtp_timed_agent(pb_gtp_timed_t *t) {
   return t != NULL ? t->given : NULL;
 }
 
+pb_agent_t *pb_gtp_timed_last_agent(pb_gtp_timed_t *t) {
+  return t == NULL ? NULL : t->mover != NULL ? t->mover : t->given;
+}
+
 int pb_gtp_timed_scales(const pb_gtp_timed_t *t) {
   return t != NULL && t->kind != NULL;
 }
@@ -194,6 +199,7 @@ static int resize(pb_gtp_timed_t *t, long size, pb_err_t *err) {
   if (set_last(t, spec) != 0)
     return pb_err_set(err, PB_ENOMEM, "timed agent: out of memory");
   if (t->sized != NULL && t->size == size) return 0;
+  if (t->mover == t->sized) t->mover = NULL;
   pb_agent_destroy(&t->sized);
   t->size = 0;
   double t0 = now_ms();
@@ -213,6 +219,7 @@ static int act_sized(pb_gtp_timed_t *t, const pb_state_t *s, long size,
   int rc = resize(t, size, err);
   if (rc < 0) return rc;
   double t0 = now_ms();
+  t->mover = t->sized;
   int a = pb_agent_act(t->sized, s, err);
   *ms = now_ms() - t0;
   if (a >= 0 && t->kind->how == SIZE_COUNT) {
@@ -229,6 +236,7 @@ int pb_gtp_timed_act(pb_gtp_timed_t *t, const pb_state_t *s, int64_t budget_ms,
   if (budget_ms < 0 || t->kind == NULL) {
     if (set_last(t, t->spec) != 0)
       return pb_err_set(err, PB_ENOMEM, "timed agent: out of memory");
+    t->mover = t->given;
     return pb_agent_act(t->given, s, err);
   }
   const timed_kind_t *k = t->kind;

@@ -47,6 +47,10 @@ void pb_gtp_timed_destroy(pb_gtp_timed_t **t);
 /* The agent of the spec as given (borrowed, valid while t lives). */
 pb_agent_t *pb_gtp_timed_agent(pb_gtp_timed_t *t);
 
+/* The agent that made the last move of pb_gtp_timed_act (the spec's, or
+ * one sized to a budget), for pb_agent_info; the spec's before any. */
+pb_agent_t *pb_gtp_timed_last_agent(pb_gtp_timed_t *t);
+
 /* 1 if the spec's search is sized to a budget (abnet, mcts, beam, bpip),
  * else 0. */
 int pb_gtp_timed_scales(const pb_gtp_timed_t *t);

@@ -12,6 +12,7 @@
 #include "solver.h"
 #include "util.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -109,8 +110,17 @@ typedef struct {
   int adj_ply;
   int mat_margin, mat_plies; /* material adjudication, 0: none */
   int adjudicated; /* out: the solver or the material scored the game */
+  int resigned;    /* out: the side to move resigned */
   int32_t *ms;     /* out, with moves: each ply's milliseconds, or NULL */
+  float *evals;    /* out, with moves: each ply's mover's value, or NULL */
 } game_ctl_t;
+
+/* The value the mover gave the position before its move (NaN: none). */
+static float mover_eval(pb_agent_t *mover) {
+  pb_agent_info_t in;
+  pb_agent_info(mover, 0, &in);
+  return in.valued ? in.value : NAN;
+}
 
 /* pb_match_game_moves under ctl (NULL: none of it). */
 static int game_moves(const pb_game_t *g, const pb_state_t *start,
@@ -168,11 +178,15 @@ static int game_moves(const pb_game_t *g, const pb_state_t *start,
         result = ply % 2 == 0 ? -1 : 1;
         break;
       }
-      if (a < 0) return a;
     } else {
       a = pb_agent_act(ply % 2 == 0 ? first : second, &s, err);
-      if (a < 0) return a;
     }
+    if (a == PB_AGENT_RESIGN && ctl != NULL) { /* the mover resigns */
+      result = ply % 2 == 0 ? -1 : 1;
+      ctl->resigned = 1;
+      break;
+    }
+    if (a < 0) return a;
     if (moves != NULL) {
       if (ply - ply0 >= moves_cap)
         return pb_err_set(err, PB_ERANGE, "match: a game longer than %d plies",
@@ -184,6 +198,14 @@ static int game_moves(const pb_game_t *g, const pb_state_t *start,
                               : t > 2e9 ? 2000000000
                                         : (int32_t)(t + 0.5);
       }
+      if (ctl != NULL && ctl->evals != NULL)
+        ctl->evals[ply - ply0] =
+            ply - ply0 < opening_random_moves ? NAN
+            : mover_eval(clk != NULL ? pb_gtp_timed_last_agent(
+                                           clk->timed[ply % 2])
+                         : ply % 2 == 0 ? first
+                                        : second);
+      if (n_moves != NULL) *n_moves = ply - ply0 + 1; /* kept if stopped */
     }
     int done = 0;
     float r = g->step(&s, a, &done);
@@ -292,9 +314,12 @@ typedef struct {
   uint8_t counted;          /* in the totals */
   int8_t flagged;           /* 0, 1 A lost on time, 2 B did */
   uint8_t adjudicated;      /* the solver scored it */
+  int8_t resigned;          /* 0, 1 A resigned, 2 B did */
+  uint8_t interrupted;      /* under way when cancelled (not done) */
   int n_moves, random_plies; /* with on_game: */
   uint8_t *moves;            /* malloc'd, freed once on_game saw them */
   int32_t *ms;               /* the same, each ply's milliseconds */
+  float *evals;              /* the same, each ply's mover's value */
   double started;            /* UNIX time */
   uint64_t key;              /* game_key */
 } game_rec_t;
@@ -374,6 +399,8 @@ static int count_game(shared_t *sh, pb_match_result_t *res, int i,
   res->games++;
   res->a_time_losses += r->flagged == 1;
   res->adjudicated += r->adjudicated;
+  res->a_resigned += r->resigned == 1;
+  res->b_resigned += r->resigned == 2;
   res->b_time_losses += r->flagged == 2;
   res->capped += r->capped;
   res->plies += r->plies;
@@ -409,6 +436,9 @@ static int show_game(shared_t *sh, int k) {
       .flagged = r->flagged,
       .adjudicated = r->adjudicated,
       .ms = r->ms,
+      .evals = r->evals,
+      .resigned = r->resigned != 0,
+      .interrupted = r->interrupted,
       .started = r->started};
   pb_err_t e;
   pb_err_clear(&e);
@@ -417,6 +447,8 @@ static int show_game(shared_t *sh, int k) {
   r->moves = NULL;
   free(r->ms);
   r->ms = NULL;
+  free(r->evals);
+  r->evals = NULL;
   if (rc >= 0) return 0;
   set_error(sh, k, rc, &e);
   sh->halted = 1;
@@ -478,9 +510,11 @@ static void *worker_run(void *arg) {
   const int mcap = o->max_turns > 0 ? o->max_turns : sh->g->max_turns;
   uint8_t *moves = malloc((size_t)mcap);
   int32_t *ms = malloc((size_t)mcap * sizeof *ms);
-  if (moves == NULL || ms == NULL) {
+  float *evals = malloc((size_t)mcap * sizeof *evals);
+  if (moves == NULL || ms == NULL || evals == NULL) {
     free(moves);
     free(ms);
+    free(evals);
     pb_err_set(&e, PB_ENOMEM, "match: out of memory");
     record_error(sh, 0, PB_ENOMEM, &e);
     return NULL;
@@ -509,7 +543,8 @@ static void *worker_run(void *arg) {
                       .adj_ply = o->adjudicate_ply,
                       .mat_margin = o->adjudicate_margin,
                       .mat_plies = o->adjudicate_plies,
-                      .ms = ms};
+                      .ms = ms,
+                      .evals = evals};
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     const double started = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
@@ -517,7 +552,8 @@ static void *worker_run(void *arg) {
                         a_first ? w->b : w->a, &rng, o->opening_random_moves,
                         o->max_turns, &outcome, &plies, &capped, moves, mcap,
                         &n_moves, &ctl, &e);
-    if (rc < 0 && cancelled(o->cancel)) break; /* uncounted */
+    int stopped = rc < 0 && cancelled(o->cancel); /* uncounted */
+    if (stopped && !o->show_interrupted) break;
     game_rec_t rec = {.outcome = (int8_t)(a_first ? outcome : -outcome),
                       .capped = (uint8_t)capped,
                       .plies = (int16_t)(plies > 32767 ? 32767 : plies),
@@ -527,6 +563,11 @@ static void *worker_run(void *arg) {
                                           : (clk.flagged == 0) == a_first
                                               ? 1
                                               : 2),
+                      .resigned = (int8_t)(!ctl.resigned ? 0
+                                           : (plies % 2 == 0) == a_first
+                                               ? 1
+                                               : 2),
+                      .interrupted = (uint8_t)stopped,
                       .random_plies = n_moves < o->opening_random_moves
                                           ? n_moves
                                           : o->opening_random_moves,
@@ -536,25 +577,38 @@ static void *worker_run(void *arg) {
                                           : -1,
                                       moves, n_moves)};
     rec.started = started;
-    if (rc == 0 && o->on_game != NULL &&
+    if ((rc == 0 || stopped) && o->on_game != NULL &&
         ((rec.moves = malloc((size_t)n_moves + 1)) == NULL ||
-         (rec.ms = malloc(((size_t)n_moves + 1) * sizeof *ms)) == NULL)) {
+         (rec.ms = malloc(((size_t)n_moves + 1) * sizeof *ms)) == NULL ||
+         (rec.evals = malloc(((size_t)n_moves + 1) * sizeof *evals)) ==
+             NULL)) {
       free(rec.moves);
+      free(rec.ms);
       rec.moves = NULL;
+      rec.ms = NULL;
       rc = pb_err_set(&e, PB_ENOMEM, "match: out of memory");
+      stopped = 0;
     }
-    if (rc < 0) {
+    if (rc < 0 && !stopped) {
       record_error(sh, i, rc, &e);
       break;
     }
     if (rec.moves != NULL) {
       memcpy(rec.moves, moves, (size_t)n_moves);
       memcpy(rec.ms, ms, (size_t)n_moves * sizeof *ms);
+      memcpy(rec.evals, evals, (size_t)n_moves * sizeof *evals);
+    }
+    if (stopped) { /* kept for on_game after the threads end, uncounted */
+      pthread_mutex_lock(&sh->mu);
+      sh->recs[i] = rec;
+      pthread_mutex_unlock(&sh->mu);
+      break;
     }
     game_done(sh, i, &rec);
   }
   free(moves);
   free(ms);
+  free(evals);
   return NULL;
 }
 
@@ -695,7 +749,10 @@ int pb_match_play(const pb_game_t *g, const pb_match_opts_t *o,
     if (!sh.halted) {
       sh.err_code = 0;
       for (int k = sh.prefix; k < sh.cut; k++)
-        if (sh.recs[k].done && take_game(&sh, k) < 0) break;
+        if ((sh.recs[k].done && take_game(&sh, k) < 0) ||
+            (sh.recs[k].interrupted && o->on_game != NULL &&
+             show_game(&sh, k) < 0))
+          break;
     }
   }
   /* An error in a game past the cut (one already under way when the
@@ -728,6 +785,7 @@ out:
     for (int i = 0; i < o->games; i++) {
       free(sh.recs[i].moves);
       free(sh.recs[i].ms);
+      free(sh.recs[i].evals);
     }
   free(sh.recs);
   free(sh.games_seen.k);

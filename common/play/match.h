@@ -28,6 +28,9 @@
  * distinct games and pairs alone, in game order (so, like the rest, they
  * do not depend on the threads).
  *
+ * Resignation: an agent whose act returns PB_AGENT_RESIGN (agent.h)
+ * loses the game there, unfinished; the match goes on.
+ *
  * Interruption: when *o->cancel becomes nonzero (a signal handler may set
  * it), no game starts and the games under way stop at their next ply,
  * uncounted; the match ends with the games finished so far, each shown to
@@ -61,6 +64,16 @@ typedef struct pb_match_game {
   int adjudicated;         /* the solver scored it (unfinished) */
   const int32_t *ms;       /* per ply of moves: the milliseconds the mover
                               took (wall clock), -1 for a random ply */
+  const float *evals;      /* per ply of moves: the mover's value of the
+                              position before its move, in [-1, 1] from
+                              its side (pb_agent_info's valued), NaN where
+                              it gave none (a random ply, most baselines,
+                              gtp: engines) */
+  int resigned;            /* the side to move after the moves resigned
+                              (PB_AGENT_RESIGN): outcome is its loss */
+  int interrupted;         /* o->show_interrupted: a game under way when
+                              o->cancel stopped the match, unfinished and
+                              not counted (outcome 0) */
   double started;          /* when the game started: UNIX time */
 } pb_match_game_t;
 
@@ -92,6 +105,11 @@ typedef struct pb_match_opts {
   void *game_ctx;
   /* Nonzero: stop now (see the top comment). NULL: never. */
   const atomic_int *cancel;
+  /* Nonzero: when o->cancel stops the match, the games under way are
+   * shown to on_game too (their plies so far, interrupted set, not
+   * counted), in game order among the games finished after the last one
+   * shown. */
+  int show_interrupted;
   /* Time control (0: none): each side starts a game with tc_base_s
    * seconds and gains tc_inc_s after each move it makes (Fischer). Before
    * each move the mover hears its clock (pb_agent_clock: a gtp: engine
@@ -160,6 +178,8 @@ typedef struct pb_match_result {
   int interrupted; /* o->cancel stopped the match (see the top comment) */
   int a_time_losses, b_time_losses; /* games lost on time (tc_base_s) */
   int adjudicated; /* games the solver or the material scored */
+  int a_resigned, b_resigned; /* games lost by resignation (a gtp: engine
+                                 answering genmove with "resign") */
 } pb_match_result_t;
 
 /* Sets *o to the defaults: 100 games, seed 1, threads 0, no random opening,

@@ -179,8 +179,9 @@ int pb_record_episode(const pb_game_t *g, const pb_state_t *states, int n,
  * second), the time control TI ("00:10/00:00.1/": base/increment/
  * extension), the result as black's disc difference (RE[+4.000]; ":t"
  * lost on time, ":r" resigned, ":s" adjudicated, RE[?] unfinished), the
- * start board and the moves (passes as PA; "B[f5//0.012]" with the
- * seconds spent where known), without a newline, into *out (malloc'd,
+ * start board and the moves (passes as PA; "B[f5/0.1234/0.012]" with the
+ * mover's evaluation in [-1, 1] and the seconds spent where known, either
+ * left empty: "B[f5//0.012]"), without a newline, into *out (malloc'd,
  * the caller frees; its length in *len). Returns 0, PB_EUNSUPP for
  * another game, or pb_record_json's errors. */
 int pb_record_ggf(const pb_record_t *r, char **out, size_t *len, pb_err_t *err);
@@ -198,6 +199,14 @@ int pb_record_ggf(const pb_record_t *r, char **out, size_t *len, pb_err_t *err);
  * contradict), PB_ERANGE past cap moves. */
 int pb_record_ggf_parse(const char *text, size_t len, uint8_t *moves,
                         int32_t *ms, int cap, pb_record_t *r, pb_err_t *err);
+
+/* pb_record_ggf_parse that also reads each move's evaluation, "sq/EVAL/
+ * time", into evals (cap entries; NULL: skipped): a number in [-1, 1] as
+ * pb_record_ggf writes it; NaN where there is none, or a number out of
+ * [-1, 1] (another tool's scale, such as GGS's disc counts) or text. */
+int pb_record_ggf_parse_full(const char *text, size_t len, uint8_t *moves,
+                             int32_t *ms, float *evals, int cap,
+                             pb_record_t *r, pb_err_t *err);
 
 /* ---- files ------------------------------------------------------------- */
 

@@ -28,7 +28,8 @@ int pb_record_parse_full(pb_jsonr_t *jr, const char *line, size_t len,
   size_t i = 0;
   while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
   if (len - i >= 2 && line[i] == '(' && line[i + 1] == ';')
-    return pb_record_ggf_parse(line, len, moves, ms, cap, r, err);
+    return pb_record_ggf_parse_full(line, len, moves, ms, evals, cap, r,
+                                    err);
   return pb_record_json_parse(jr, line, len, moves, ms, evals, cap, r, err);
 }
 

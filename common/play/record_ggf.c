@@ -81,7 +81,7 @@ int pb_record_ggf(const pb_record_t *r, char **out, size_t *len,
   int finished = 0;
   for (int i = 0; i < r->n_moves; i++) r->g->step(&s, r->moves[i], &finished);
   size_t cap = 640 + 2 * strlen(r->first) + 2 * strlen(r->second) +
-               24 * (size_t)r->n_moves;
+               32 * (size_t)r->n_moves;
   char *t = malloc(cap);
   if (t == NULL) return pb_err_set(err, PB_ENOMEM, "record: out of memory");
   size_t k = (size_t)snprintf(t, cap, "(;GM[Othello]PC[probs]");
@@ -133,8 +133,13 @@ int pb_record_ggf(const pb_record_t *r, char **out, size_t *len,
     r->g->action_name(r->moves[i], nm, sizeof nm);
     k += (size_t)snprintf(t + k, cap - k, "%c[%s", i % 2 == 0 ? 'B' : 'W',
                           is_pass(r->g, r->moves[i]) ? "PA" : nm);
+    /* "sq/eval/time": the mover's value, the seconds it took. */
+    int ev = r->evals != NULL && !isnan(r->evals[i]);
+    if (ev)
+      k += (size_t)snprintf(t + k, cap - k, "/%.4f", (double)r->evals[i]);
     if (r->ms != NULL && r->ms[i] >= 0)
-      k += (size_t)snprintf(t + k, cap - k, "//%.3f", r->ms[i] / 1000.0);
+      k += (size_t)snprintf(t + k, cap - k, "%s/%.3f", ev ? "" : "/",
+                            r->ms[i] / 1000.0);
     t[k++] = ']';
   }
   k += (size_t)snprintf(t + k, cap - k, ";)");
@@ -261,12 +266,27 @@ static int read_re(const char *v, int *sign, char *how, pb_err_t *err) {
   return 0;
 }
 
+/* The evaluation of a move "sq/eval[/time]": a number in [-1, 1] (ours,
+ * the mover's value); NaN for none, or for another tool's scale (GGS's
+ * disc counts) or text. */
+static float read_eval(const char *v) {
+  const char *slash = strchr(v, '/');
+  if (slash == NULL || slash[1] == '/' || slash[1] == '\0') return NAN;
+  char *end;
+  double e = strtod(slash + 1, &end);
+  if (end == slash + 1 || (*end != '/' && *end != '\0') ||
+      !(e >= -1.0 && e <= 1.0))
+    return NAN;
+  return (float)e;
+}
+
 /* One move "sq[/eval[/time]]" of colour c ('B' or 'W') at ply n of the
  * game in *s: appends its action (and a forced pass before it, when the
- * other side had to pass and the file left it out) to moves. */
+ * other side had to pass and the file left it out) to moves, its time to
+ * ms and its evaluation to evals (either NULL: not kept). */
 static int read_move(const pb_game_t *g, pb_state_t *s, char c, const char *v,
-                     uint8_t *moves, int32_t *ms, int cap, int *n, int *done,
-                     pb_err_t *err) {
+                     uint8_t *moves, int32_t *ms, float *evals, int cap,
+                     int *n, int *done, pb_err_t *err) {
   char sq[16];
   size_t l = strcspn(v, "/");
   if (l == 0 || l >= sizeof sq)
@@ -325,6 +345,7 @@ static int read_move(const pb_game_t *g, pb_state_t *s, char c, const char *v,
     if (*n == cap)
       return pb_err_set(err, PB_ERANGE, "GGF: more than %d moves", cap);
     if (ms != NULL) ms[*n] = mover == c ? t : -1;
+    if (evals != NULL) evals[*n] = mover == c ? read_eval(v) : NAN;
     moves[(*n)++] = (uint8_t)a;
     g->step(s, a, done);
     if (mover == c) return 0;
@@ -334,6 +355,12 @@ static int read_move(const pb_game_t *g, pb_state_t *s, char c, const char *v,
 
 int pb_record_ggf_parse(const char *text, size_t len, uint8_t *moves,
                         int32_t *ms, int cap, pb_record_t *r, pb_err_t *err) {
+  return pb_record_ggf_parse_full(text, len, moves, ms, NULL, cap, r, err);
+}
+
+int pb_record_ggf_parse_full(const char *text, size_t len, uint8_t *moves,
+                             int32_t *ms, float *evals, int cap,
+                             pb_record_t *r, pb_err_t *err) {
   if (text == NULL || moves == NULL || r == NULL)
     return pb_err_set(err, PB_EINVAL, "record: NULL argument");
   const pb_game_t *g = &pb_game_othello;
@@ -413,7 +440,8 @@ int pb_record_ggf_parse(const char *text, size_t len, uint8_t *moves,
     } else if (!strcmp(key, "RE")) {
       rc = read_re(val, &sign, &how, err);
     } else if (!strcmp(key, "B") || !strcmp(key, "W")) {
-      rc = read_move(g, &s, key[0], val, moves, ms, cap, &n, &done, err);
+      rc = read_move(g, &s, key[0], val, moves, ms, evals, cap, &n, &done,
+                     err);
     }
   }
   free(val);
@@ -435,6 +463,11 @@ int pb_record_ggf_parse(const char *text, size_t len, uint8_t *moves,
     int any = 0;
     for (int k = 0; k < n; k++) any |= ms[k] >= 0;
     if (any) r->ms = ms;
+  }
+  if (evals != NULL) {
+    int any = 0;
+    for (int k = 0; k < n; k++) any |= !isnan(evals[k]);
+    if (any) r->evals = evals;
   }
   if (done) {
     float rw = 0;
