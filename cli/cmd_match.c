@@ -771,10 +771,9 @@ int pb_cmd_match(int argc, char **argv) {
     return PB_EXIT_FAILED;
   }
   if (val[O_RECORD] != NULL || val[O_RECORD_GGF] != NULL)
-    printf("recorded %d games%s to %s%s%s\n", written,
-           unfinished == 1  ? " and 1 interrupted"
-           : unfinished > 1 ? " and the interrupted ones"
-                            : "",
+    printf("recorded %d games%s%.0d%s to %s%s%s\n", written,
+           unfinished > 0 ? " and " : "", unfinished,
+           unfinished > 0 ? " interrupted" : "",
            val[O_RECORD] != NULL ? val[O_RECORD] : "",
            val[O_RECORD] != NULL && val[O_RECORD_GGF] != NULL ? " and " : "",
            val[O_RECORD_GGF] != NULL ? val[O_RECORD_GGF] : "");
