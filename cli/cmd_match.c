@@ -770,6 +770,7 @@ int pb_cmd_match(int argc, char **argv) {
     fprintf(stderr, "probs match: %s (%s)\n", err.msg, pb_err_name(rc));
     return PB_EXIT_FAILED;
   }
+  /* "%.0d" prints nothing for 0: "recorded N games[ and K interrupted] to" */
   if (val[O_RECORD] != NULL || val[O_RECORD_GGF] != NULL)
     printf("recorded %d games%s%.0d%s to %s%s%s\n", written,
            unfinished > 0 ? " and " : "", unfinished,
