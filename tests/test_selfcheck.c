@@ -157,12 +157,30 @@ static int thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
   return thrower_as(r, learner, lst, ctx, limit_s, refused, 0);
 }
 
-/* The thrower of issue 46's table: the first player's worst move by Q,
- * ties to the lowest action (an argmin player), the announced noise on
- * top. */
-static int argmin_thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
-                          double limit_s, int *refused) {
-  return thrower_as(r, learner, lst, ctx, limit_s, refused, 2);
+/* Runs thrower_as's cheat `reject` (1: rejection sampling, 2: the argmin
+ * thrower) beside an honest searcher and actor of run r, the actor joined
+ * first; asserts that the cheat was refused and that the learner and both
+ * workers exit 0. Returns the learner's log (the caller frees). */
+static char *beside_honest(run_t *r, int reject, const char *what) {
+  pid_t l = start_learner(r);
+  int lst = -1;
+  void *ctx = zmq_ctx_new();
+  pid_t w[2] = {start_worker(r, "search", "searcher-1", NULL),
+                start_worker(r, "selfplay", "actor-1", NULL)};
+  char log[512];
+  path_of(r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
+  int refused = 0;
+  int delivered = thrower_as(r, l, &lst, ctx, 240, &refused, reject);
+  print_message("%s delivered %d items, refused: %d\n", what, delivered,
+                refused);
+  zmq_ctx_term(ctx);
+  assert_true(refused);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  for (int i = 0; i < 2; i++) assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  return text;
 }
 
 /* The thrower joins before the honest actor: it takes items of the first
@@ -220,24 +238,7 @@ static void test_rejection_sampler_quarantined(void **state) {
   const char *extra[] = {"train.iterations=3", "train.episodes_per_iter=100",
                          NULL};
   for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
-  pid_t l = start_learner(&r);
-  int lst = -1;
-  void *ctx = zmq_ctx_new();
-  pid_t w[2] = {start_worker(&r, "search", "searcher-1", NULL),
-                start_worker(&r, "selfplay", "actor-1", NULL)};
-  char log[512];
-  path_of(&r, "learner.log", log, sizeof log);
-  assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
-  int refused = 0;
-  int delivered = thrower_as(&r, l, &lst, ctx, 240, &refused, 1);
-  print_message("the rejection sampler delivered %d items, refused: %d\n",
-                delivered, refused);
-  zmq_ctx_term(ctx);
-  assert_true(refused);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  for (int i = 0; i < 2; i++) assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
+  char *text = beside_honest(&r, 1, "the rejection sampler");
   const char *q = strstr(text, "the outcomes of its self-play games are "
                                "impossible");
   assert_non_null(q);
@@ -267,24 +268,9 @@ static void test_thrower_seed12(void **state) {
   const char *extra[] = {"seed=12", "train.iterations=2",
                          "train.episodes_per_iter=100", NULL};
   for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
-  pid_t l = start_learner(&r);
-  int lst = -1;
-  void *ctx = zmq_ctx_new();
-  pid_t w[2] = {start_worker(&r, "search", "searcher-1", NULL),
-                start_worker(&r, "selfplay", "actor-1", NULL)};
-  char log[512];
-  path_of(&r, "learner.log", log, sizeof log);
-  assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
-  int refused = 0;
-  int delivered = argmin_thrower(&r, l, &lst, ctx, 240, &refused);
-  print_message("the seed-12 thrower delivered %d items, refused: %d\n",
-                delivered, refused);
-  zmq_ctx_term(ctx);
-  assert_true(refused);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  for (int i = 0; i < 2; i++) assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
+  /* 2: the thrower of issue 46's table, the first player's worst
+   * move by Q (ties to the lowest action), the announced noise on top. */
+  char *text = beside_honest(&r, 2, "the seed-12 thrower");
   const char *q = strstr(text, "thrower (address");
   assert_non_null(q);
   print_message("%.600s\n", q);
