@@ -410,6 +410,7 @@ static int make_queues(pb_learner_t *l, pb_err_t *err) {
   }
   /* With net.selfplay_check > 0, the scoring of self-play moves. */
   if (pb__selfcheck_init(l, err) != 0) goto fail;
+  if (pb__azcheck_init(l, err) != 0) goto fail;
   return 0;
 fail:
   return err && err->code ? err->code : PB_EIO;
@@ -594,6 +595,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
   free(l->peers);
   pb_spot_destroy(&l->spot);
   pb__selfcheck_free(l);
+  pb__azcheck_free(l);
   free(l->spot_idx);
   pb__spotq_free(&l->spot_wait);
   pb__spotq_free(&l->spot_run);

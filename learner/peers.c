@@ -279,7 +279,7 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   }
   /* Beyond the rules: moves the announced policy would not play
    * (selfcheck.c). */
-  if (pb__selfcheck_item(l, p, idx, r)) {
+  if (pb__azcheck_item(l, p, r) || pb__selfcheck_item(l, p, idx, r)) {
     pb_episodes_clear(e);
     bad_result(l, l->spq, p, idx, "self-play moves impossible under its Q");
     return;

@@ -17,6 +17,8 @@
  *   spot.c     the spot check of search results and the quarantine
  *   selfcheck.c  the surprise of self-play moves, and the quarantine of
  *              actors whose moves are impossible
+ *   azcheck.c  AlphaZero's self-play moves against their policy rows,
+ *              and a share of the rows against the learner's re-run
  *   selfrec.c  run.record_selfplay: the self-play games taken, a record
  *              line each, through a spool
  *   peers.c    drain, handle() and the handlers of what workers send
@@ -39,6 +41,7 @@
 #include "rng.h"
 #include "rundir.h"
 #include "iteration.h"
+#include "json.h"
 #include "neteval.h"
 #include "playcheck.h"
 #include "spotcheck.h"
@@ -282,6 +285,8 @@ struct pb_learner {
   uint64_t out_iter, out_n;
   double out_sum, out_sq;
   uint64_t out_quarantined;
+  /* azcheck.c: AlphaZero's moves and policy rows (NULL: not checked) */
+  struct pb_azck *azck;
   /* trust.c */
   uint64_t lease_quarantined; /* connections refused for their leases */
   uint64_t conns_limited;     /* new connections dropped: Hello's rate */
@@ -531,6 +536,23 @@ void pb__selfcheck_free(pb_learner_t *l);
  * dropped and re-queued, and r must be refused; else 0 (r is p's). */
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r);
+
+/* ---- azcheck.c: AlphaZero's moves and policy rows --------------------- */
+
+/* Makes the check when the run's algorithm is AlphaZero and
+ * net.selfplay_check > 0 (the re-run's network when net.az_check > 0); 0
+ * or the error. */
+int pb__azcheck_init(pb_learner_t *l, pb_err_t *err);
+void pb__azcheck_free(pb_learner_t *l);
+
+/* Checks result r of p (every episode already checked against the rules)
+ * and tallies it for p, its key and its address: 1 when p is quarantined
+ * now (r must be refused), else 0. */
+int pb__azcheck_item(pb_learner_t *l, peer_t *p,
+                     const pb_msg_selfplay_result_t *r);
+
+/* The check's counters, an "alphazero" object of /status. */
+void pb__azcheck_status(pb_learner_t *l, pb_json_t *j);
 
 /* ---- peers.c: drain and the handlers of what workers send ------------- */
 

@@ -271,6 +271,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "items_dropped", l->pc_items_dropped);
   pb_json_kuint(&j, "outcome_quarantined", l->out_quarantined);
   pb_json_kdouble(&j, "z_max", play_z_max(l));
+  pb__azcheck_status(l, &j);
   pb_json_obj_end(&j);
   /* What the workers' leases earned them (trust.c): the connections at
    * each level now, and the refusals. */

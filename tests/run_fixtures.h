@@ -16,8 +16,16 @@
 #include "proc.h"
 
 #define BIN PB_BIN_DIR
+/* Another run: define CONFIG, RUN and RUN_GAME before including. */
+#ifndef CONFIG
 #define CONFIG PB_SOURCE_DIR "/configs/connect4-smoke.yaml"
+#endif
+#ifndef RUN
 #define RUN "c4-smoke"
+#endif
+#ifndef RUN_GAME
+#define RUN_GAME PB_GAME_CONNECT4
+#endif
 
 typedef struct {
   char dir[256];
@@ -148,7 +156,7 @@ static inline int metric(const run_t *r, const char *key, double *sum, double *o
 static inline int run_fetch_weights(void *sock, const char *sender, int which,
                                     uint64_t version, pb_nn_t *nn) {
   pb_msg_t m, r;
-  pb_msg_init(&m, PB_MSG_WEIGHTS_REQUEST, RUN, PB_GAME_CONNECT4, sender);
+  pb_msg_init(&m, PB_MSG_WEIGHTS_REQUEST, RUN, RUN_GAME, sender);
   m.weights_request.version = version;
   m.weights_request.which = which;
   tp_peer_send(sock, &m);

@@ -1,0 +1,261 @@
+/* test_azselfcheck.c - the learner's check of AlphaZero self-play
+ * (learner/azcheck.c, common/train/azcheck.h) against a real learner and
+ * a real actor over real sockets, on configs/tictactoe-alphazero.yaml
+ * (issue 46: an actor sending thrown games, or forged one-hot policies,
+ * was accepted; accuracy 0.833 -> 0.550 / 0.450). The cheats are written
+ * here with the wire codec: each downloads the network its items announce
+ * and searches every position with the run's own MCTS; the thrower plays
+ * the move its honest row gives the least mass, the forger plays honestly
+ * and sends each row one-hot on the move played. Each is quarantined on
+ * its first result, the honest actor beside it never, and the run trains
+ * on exactly the episodes of the clean seeded run: the same targets_crc
+ * every iteration. Whatever a test starts is killed when it ends or
+ * fails (tp_teardown). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <zmq.h>
+
+#include "azplay.h"
+#include "config.h"
+#include "game.h"
+#include "learn.h"
+#include "mcts.h"
+#include "msg.h"
+#include "nn.h"
+#include "peer_fixtures.h"
+#include "proc.h"
+#include "pveval.h"
+
+#define CONFIG PB_SOURCE_DIR "/configs/tictactoe-alphazero.yaml"
+#define RUN "ttt-az"
+#define RUN_GAME PB_GAME_TICTACTOE
+#include "run_fixtures.h"
+
+#define T3 (pb_game_by_id(PB_GAME_TICTACTOE))
+#define ITERS 3
+
+enum { THROW = 1, FORGE = 2 };
+
+/* The extra settings of every run of this file. */
+static void settings(run_t *r) {
+  static const char *const extra[] = {
+      "train.iterations=3", "eval.enabled=false", "net.az_check=1",
+      "net.selfplay_check=0.25", NULL};
+  for (int i = 0; extra[i]; i++) r->extra[i] = extra[i];
+}
+
+/* One game of the cheat `mode` with searcher m, noise from rng, into
+ * states/rows; returns its length and sets *reward. */
+static uint32_t cheat_game(pb_mcts_t *m, const pb_mcts_evalfn_t *ev,
+                           const pb_azplay_opts_t *o, pb_rng_t *rng, int mode,
+                           pb_state_t *states, float *rows, int *reward) {
+  const int A = T3->num_actions;
+  pb_rng_t *rngs[1] = {rng};
+  pb_state_t s;
+  T3->reset(&s);
+  uint32_t n = 0;
+  int over = 0;
+  float rew = 0;
+  pb_err_t err;
+  while (!over && n < (uint32_t)o->max_turns) {
+    float vis[PB_MAX_ACTIONS], tgt[PB_MAX_ACTIONS];
+    pb_mcts_io_t io = {NULL, NULL, vis, tgt, NULL, NULL};
+    if (pb_mcts_search(m, &s, 1, ev, rngs, &io, &err) != 0)
+      fail_msg("%s", err.msg);
+    uint8_t acts[PB_MAX_ACTIONS];
+    const int na = T3->legal(&s, acts);
+    int a = -1;
+    if (mode == THROW) { /* the least visited, ties to the highest */
+      for (int j = 0; j < na; j++)
+        if (a < 0 || tgt[acts[j]] <= tgt[a]) a = acts[j];
+    } else if ((int)n < o->temp_moves) { /* drawn from the visits */
+      double u = pb_rng_uniform(rng), acc = 0;
+      for (int j = 0; j < na && a < 0; j++)
+        if ((acc += tgt[acts[j]]) > u) a = acts[j];
+      if (a < 0) a = acts[na - 1];
+    } else {
+      for (int j = 0; j < na; j++)
+        if (a < 0 || tgt[acts[j]] > tgt[a]) a = acts[j];
+    }
+    float *row = rows + (size_t)n * A;
+    if (mode == FORGE) {
+      memset(row, 0, (size_t)A * sizeof *row);
+      row[a] = 1.0f;
+    } else {
+      memcpy(row, tgt, (size_t)A * sizeof *row);
+    }
+    states[n++] = s;
+    rew = T3->step(&s, a, &over);
+  }
+  *reward = over ? (int)lrintf(rew) : 0;
+  return n;
+}
+
+/* Plays self-play items as cheat `mode` on one connection until it is
+ * refused, the learner exits or limit_s pass; returns the items it
+ * delivered and sets *refused. */
+static int cheat(const run_t *r, pid_t learner, int *lst, void *ctx,
+                 double limit_s, int mode, int *refused) {
+  pb_config_t cfg;
+  pb_err_t err;
+  int ne = 0;
+  while (r->extra[ne]) ne++;
+  if (pb_config_setup(&cfg, CONFIG, r->extra, ne, NULL, &err) != 0)
+    fail_msg("%s", err.msg);
+  pb_learn_t *learn = pb_learn_new(&cfg, &err);
+  if (learn == NULL) fail_msg("%s", err.msg);
+  pb_pveval_t *pe = pb_pveval_new(T3, 4, &err);
+  assert_non_null(pe);
+  pb_azplay_opts_t o;
+  pb_azplay_config_opts(&cfg, &o);
+  pb_mcts_opts_t mo = {o.simulations, o.c_puct, o.eps, o.alpha, 1,
+                       o.discount};
+  pb_mcts_t *m = pb_mcts_new_ex(T3, &mo, &o.root, &err);
+  assert_non_null(m);
+  const int A = T3->num_actions;
+  void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
+  uint64_t have = UINT64_MAX;
+  int delivered = 0;
+  *refused = 0;
+  const double t0 = tp_now();
+  const char *me = mode == THROW ? "thrower" : "forger";
+  while (tp_now() - t0 < limit_s && running(learner, lst) && !*refused) {
+    pb_msg_t msg;
+    pb_msg_init(&msg, PB_MSG_WORK_REQUEST, RUN, RUN_GAME, me);
+    msg.work_request.role = PB_ROLE_ACTOR;
+    tp_peer_send(d, &msg);
+    int t = tp_peer_recv(d, 2000, &msg);
+    if (t == PB_MSG_WORK_ITEM && msg.work_item.kind == PB_WORK_SELFPLAY) {
+      const pb_msg_work_item_t *it = &msg.work_item;
+      if (have == it->q_version ||
+          run_fetch_weights(d, me, PB_WHICH_Q, it->q_version,
+                            pb_learn_q(learn)) == 0) {
+        have = it->q_version;
+        assert_int_equal(pb_pveval_bind(pe, pb_learn_q(learn), &err), 0);
+        pb_mcts_evalfn_t ev = pb_pveval_fn(pe);
+        const uint32_t E = (uint32_t)it->episodes;
+        pb_msg_episode_t *mep = calloc(E, sizeof *mep);
+        pb_state_t *st = calloc((size_t)E * 9, sizeof *st);
+        float *rows = calloc((size_t)E * 9 * A, sizeof *rows);
+        assert_true(mep && st && rows);
+        pb_rng_t rng;
+        pb_rng_seed(&rng, it->seed, 0xc4ea7);
+        for (uint32_t k = 0; k < E; k++) {
+          int rew = 0;
+          mep[k].states = st + (size_t)k * 9;
+          mep[k].policy = rows + (size_t)k * 9 * A;
+          mep[k].n_states = cheat_game(m, &ev, &o, &rng, mode, st + k * 9,
+                                       rows + (size_t)k * 9 * A, &rew);
+          mep[k].final_reward = rew;
+          mep[k].q_version = it->q_version;
+        }
+        pb_msg_t res;
+        pb_msg_init(&res, PB_MSG_SELFPLAY_RESULT, RUN, RUN_GAME, me);
+        res.selfplay_result.item_id = it->item_id;
+        res.selfplay_result.episodes = mep;
+        res.selfplay_result.n_episodes = E;
+        tp_peer_send(d, &res);
+        free(mep);
+        free(st);
+        free(rows);
+        delivered++;
+      }
+    } else if (t == PB_MSG_REJECT && msg.reject.code == PB_EDENIED) {
+      *refused = 1;
+    } else {
+      tp_sleep(0.05);
+    }
+    if (t >= 0) pb_msg_free(&msg);
+  }
+  zmq_close(d);
+  pb_mcts_destroy(&m);
+  pb_pveval_destroy(&pe);
+  pb_learn_destroy(&learn);
+  return delivered;
+}
+
+/* The targets_crc of each iteration of run r into crc[ITERS]. */
+static void crcs(const run_t *r, double *crc) {
+  double sum = 0;
+  assert_int_equal(metric(r, "targets_crc", &sum, crc, ITERS), ITERS);
+}
+
+/* Runs the config with one honest actor, and with cheat `mode` (0: none)
+ * beside it; returns the learner's log (the caller frees) and the
+ * iterations' targets_crc. */
+static char *run_with(const char *tag, int mode, double *crc) {
+  run_t r;
+  run_init(&r, tag);
+  settings(&r);
+  pid_t l = start_learner(&r);
+  int lst = -1;
+  pid_t w = start_worker(&r, "selfplay", "actor-1", NULL);
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
+  if (mode) {
+    void *ctx = zmq_ctx_new();
+    int refused = 0;
+    const int delivered = cheat(&r, l, &lst, ctx, 240, mode, &refused);
+    print_message("%s delivered %d items, refused: %d\n",
+                  mode == THROW ? "the thrower" : "the forger", delivered,
+                  refused);
+    zmq_ctx_term(ctx);
+    assert_true(refused);
+    assert_true(delivered >= 1 && delivered <= 2);
+  }
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  assert_int_equal(exit_status(tp_wait(w, 30)), 0);
+  crcs(&r, crc);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  /* No line quarantines the honest actor. */
+  for (const char *x = strstr(text, "actor actor-1 ("); x != NULL;
+       x = strstr(x + 1, "actor actor-1 (")) {
+    const char *eol = strchr(x, '\n');
+    const char *qu = strstr(x, ") quarantined");
+    if (qu != NULL && (eol == NULL || qu < eol))
+      fail_msg("the honest actor was quarantined: %.300s", x);
+  }
+  return text;
+}
+
+/* The clean run, and each cheat beside the honest actor: the cheat is
+ * quarantined on its first result, none of its episodes is trained, the
+ * honest actor is untouched, every iteration's targets are the clean
+ * run's. */
+static void test_cheats_quarantined(void **state) {
+  (void)state;
+  double clean[ITERS], thrown[ITERS], forged[ITERS];
+  free(run_with("az-clean", 0, clean));
+  char *t = run_with("az-thrower", THROW, thrown);
+  const char *q = strstr(t, "thrower (address");
+  assert_non_null(q);
+  print_message("%.500s\n", q);
+  assert_non_null(strstr(q, "its own policy row rules out"));
+  free(t);
+  t = run_with("az-forger", FORGE, forged);
+  q = strstr(t, "forger (address");
+  assert_non_null(q);
+  print_message("%.500s\n", q);
+  assert_non_null(strstr(q, "its policy rows are not the search's"));
+  free(t);
+  for (int i = 0; i < ITERS; i++) {
+    print_message("iteration %d targets_crc: clean %.0f, thrower beside "
+                  "%.0f, forger beside %.0f\n",
+                  i + 1, clean[i], thrown[i], forged[i]);
+    assert_true(thrown[i] == clean[i]);
+    assert_true(forged[i] == clean[i]);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_cheats_quarantined, tp_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
