@@ -47,6 +47,8 @@
  *              spot_work / spot_done -> quarantine; pb__refused.
  *   selfcheck.c  on_selfplay_result -> pb__selfcheck_item: the surprise
  *              of a result's moves -> quarantine of its actor.
+ *   azcheck.c  on_selfplay_result -> pb__azcheck_item: AlphaZero's moves
+ *              against their rows, a share re-searched -> quarantine.
  *   trust.c    leases: on_tick's expiries -> pb__trust_expired (one
  *              item at a time, none, quarantine); on_work_request asks
  *              pb__trust_allows; pb__trust_admit limits new connections

@@ -36,15 +36,23 @@
 #include "run_fixtures.h"
 
 #define T3 (pb_game_by_id(PB_GAME_TICTACTOE))
-#define ITERS 3
+#define ITERS_MAX 30
+
+/* Iterations of each run: 3, or PB_AZ_ITERS (1..30; for docs/results). */
+static int iters(void) {
+  const char *e = getenv("PB_AZ_ITERS");
+  const int n = e ? atoi(e) : 3;
+  return n >= 1 && n <= ITERS_MAX ? n : 3;
+}
 
 enum { THROW = 1, FORGE = 2 };
 
 /* The extra settings of every run of this file. */
 static void settings(run_t *r) {
-  static const char *const extra[] = {
-      "train.iterations=3", "eval.enabled=false", "net.az_check=1",
-      "net.selfplay_check=0.25", NULL};
+  static char it[40];
+  snprintf(it, sizeof it, "train.iterations=%d", iters());
+  const char *const extra[] = {it, "eval.enabled=false", "net.az_check=1",
+                               "net.selfplay_check=0.25", NULL};
   for (int i = 0; extra[i]; i++) r->extra[i] = extra[i];
 }
 
@@ -178,16 +186,19 @@ static int cheat(const run_t *r, pid_t learner, int *lst, void *ctx,
   return delivered;
 }
 
-/* The targets_crc of each iteration of run r into crc[ITERS]. */
-static void crcs(const run_t *r, double *crc) {
-  double sum = 0;
-  assert_int_equal(metric(r, "targets_crc", &sum, crc, ITERS), ITERS);
+/* The targets_crc of each iteration of run r into crc[iters()], and
+ * the last iteration's policy loss into *loss. */
+static void crcs(const run_t *r, double *crc, double *loss) {
+  double sum = 0, l[ITERS_MAX];
+  assert_int_equal(metric(r, "targets_crc", &sum, crc, ITERS_MAX), iters());
+  assert_int_equal(metric(r, "policy_loss", &sum, l, ITERS_MAX), iters());
+  *loss = l[iters() - 1];
 }
 
 /* Runs the config with one honest actor, and with cheat `mode` (0: none)
  * beside it; returns the learner's log (the caller frees) and the
  * iterations' targets_crc. */
-static char *run_with(const char *tag, int mode, double *crc) {
+static char *run_with(const char *tag, int mode, double *crc, double *loss) {
   run_t r;
   run_init(&r, tag);
   settings(&r);
@@ -210,7 +221,7 @@ static char *run_with(const char *tag, int mode, double *crc) {
   }
   assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
   assert_int_equal(exit_status(tp_wait(w, 30)), 0);
-  crcs(&r, crc);
+  crcs(&r, crc, loss);
   char *text = tp_slurp(log);
   assert_non_null(text);
   /* No line quarantines the honest actor. */
@@ -230,21 +241,25 @@ static char *run_with(const char *tag, int mode, double *crc) {
  * run's. */
 static void test_cheats_quarantined(void **state) {
   (void)state;
-  double clean[ITERS], thrown[ITERS], forged[ITERS];
-  free(run_with("az-clean", 0, clean));
-  char *t = run_with("az-thrower", THROW, thrown);
+  double clean[ITERS_MAX], thrown[ITERS_MAX], forged[ITERS_MAX];
+  double lc, lt, lf;
+  free(run_with("az-clean", 0, clean, &lc));
+  char *t = run_with("az-thrower", THROW, thrown, &lt);
   const char *q = strstr(t, "thrower (address");
   assert_non_null(q);
   print_message("%.500s\n", q);
   assert_non_null(strstr(q, "its own policy row rules out"));
   free(t);
-  t = run_with("az-forger", FORGE, forged);
+  t = run_with("az-forger", FORGE, forged, &lf);
   q = strstr(t, "forger (address");
   assert_non_null(q);
   print_message("%.500s\n", q);
   assert_non_null(strstr(q, "its policy rows are not the search's"));
   free(t);
-  for (int i = 0; i < ITERS; i++) {
+  print_message("last policy loss: clean %.6f, thrower beside %.6f, forger "
+                "beside %.6f\n",
+                lc, lt, lf);
+  for (int i = 0; i < iters(); i++) {
     print_message("iteration %d targets_crc: clean %.0f, thrower beside "
                   "%.0f, forger beside %.0f\n",
                   i + 1, clean[i], thrown[i], forged[i]);

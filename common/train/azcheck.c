@@ -59,7 +59,8 @@ static int check_one(const pb_game_t *g, const pb_azplay_opts_t *o,
                      pb_az_tally_t *t, char *why, size_t cap) {
   const int A = g->num_actions;
   const int cap_on = o->small_simulations > 0 && o->full_fraction < 1.0;
-  const int cut = next == NULL && n >= (uint32_t)o->max_turns;
+  const int T = o->max_turns < g->max_turns ? o->max_turns : g->max_turns;
+  const int cut = next == NULL && n >= (uint32_t)T; /* azplay's bound */
   const int fin = 1 + (final_reward < 0 ? 0 : final_reward > 0 ? 2 : 1);
   uint8_t acts[PB_MAX_ACTIONS];
   const int na = g->legal(s, acts);
