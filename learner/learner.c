@@ -29,13 +29,15 @@
  *   learner.c  main() (main.c) -> pb_learner_new (lock_run_dir,
  *              pb__open_sockets, open_loop: every socket is bound before
  *              any file of the run but the lock is made; then
- *              open_run_dir, open_trainer, make_queues, write_endpoints;
+ *              open_run_dir, open_trainer (pb__iter_init), pb__spot_init,
+ *              pb__selfcheck_init, write_endpoints;
  *              a failure takes back what this start made),
  *              then pb_learner_run: starts the handles and the first phase
- *              (pb__start_selfplay), then uv_run, whose turns call
+ *              (pb__iterations_begin), then uv_run, whose turns call
  *                pb__on_zpoll (peers.c) when the ROUTER is readable;
  *                on_tick (100 ms): pb__drain, expire leases (trust.c), the DONE
- *                  announcements, pb__log_progress;
+ *                  announcements, pb__log_progress, pb__trust_long_lease,
+ *                  pb__check_starved (phases.c), pb__zap_tick;
  *                on_signal: stop after the running job (pb__shutdown_loop);
  *                the jobs' and the HTTP server's callbacks;
  *              pb_learner_destroy.
@@ -43,9 +45,12 @@
  *              handle() (decode, pb__refused) -> on_hello, on_work_request,
  *              on_selfplay_result, on_search_result, on_weights_request,
  *              on_heartbeat, on_bye.
+ *   intake.c   on_selfplay_result / on_search_result -> pb__intake_*: the
+ *              lease, the checks (itemcheck.h, then selfcheck.c or
+ *              spot.c), the iteration's store.
  *   spot.c     the spot check: pb__spot_sample, pb__spot_kick ->
  *              spot_work / spot_done -> quarantine; pb__refused.
- *   selfcheck.c  on_selfplay_result -> pb__selfcheck_item: the surprise
+ *   selfcheck.c  pb__intake_selfplay -> pb__selfcheck_item: the surprise
  *              of a result's moves -> quarantine of its actor.
  *   trust.c    leases: on_tick's expiries -> pb__trust_expired (one
  *              item at a time, none, quarantine); on_work_request asks
