@@ -120,9 +120,9 @@ void pb__intake_selfplay(pb_learner_t *l, peer_t *p,
   pb_episodes_t *e = pb_iter_item_store(l->it.iter, idx);
   pb_episodes_clear(e);
   size_t npos = 0;
+  pb_err_t err;
   for (uint32_t k = 0; k < r->n_episodes; k++) {
     const pb_msg_episode_t *ep = &r->episodes[k];
-    pb_err_t err;
     if ((pol ? pb_episodes_add_policy(e, ep->states, ep->n_states,
                                      ep->final_reward, ep->q_version,
                                      ep->policy, l->g->num_actions, &err)
@@ -132,6 +132,10 @@ void pb__intake_selfplay(pb_learner_t *l, peer_t *p,
       return;
     }
     npos += ep->n_states;
+  }
+  if (pb__owners_took(l, PH_SELFPLAY, idx, p, &err) != 0) {
+    pb__set_fatal(l, &err);
+    return;
   }
   pb__selfrec_item(l, pb_iter_selfplay_iter(l->it.iter), r);
   l->intake.positions_in += npos;
@@ -161,6 +165,10 @@ void pb__intake_search(pb_learner_t *l, peer_t *p,
   }
   memcpy(pb_iter_targets(l->it.iter) + first * A, r->qvalues,
          want * A * sizeof(float));
+  if (pb__owners_took(l, PH_SEARCH, idx, p, &err) != 0) {
+    pb__set_fatal(l, &err);
+    return;
+  }
   l->intake.positions_in += want;
   p->items++;
   p->positions += want;

@@ -428,6 +428,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
   pb__iter_free(l);
   pb_learn_destroy(&l->learn);
   pb__spot_free(l);
+  pb__owners_free(l);
   pb__selfcheck_free(l);
   pb_metrics_destroy(&l->metrics);
   pb__selfrec_close(l);

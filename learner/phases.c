@@ -84,7 +84,7 @@ static void start_search(pb_learner_t *l) {
     pb__set_fatal(l, &err);
     return;
   }
-  if (pb__spot_phase(l, l->it.n_bs_items, &err) != 0) {
+  if (pb__owners_search_phase(l, l->it.n_bs_items, &err) != 0) {
     pb__set_fatal(l, &err);
     return;
   }

@@ -147,7 +147,7 @@ static void quarantine(pb_learner_t *l, peer_t *p, int why, int by_ident,
   size_t k = 0;
   if (why != QUAR_LEASES) {
     ban_sender(l, p->sender);
-    k += pb__spot_forget(l, p) + pb__selfcheck_forget(l, p);
+    k += pb__owners_forget(l, p);
   }
   if (p->used)
     k += pb_workq_release(l->it.wq, p->serial) +

@@ -62,28 +62,6 @@ void pb__selfcheck_free(pb_learner_t *l) {
   free(l->play.out);
   l->play.out = NULL;
   l->play.cap = 0;
-  free(l->play.owner);
-  l->play.owner = NULL;
-  l->play.owner_cap = 0;
-}
-
-/* The owners of the open iteration's self-play items (a new iteration:
- * none yet). 0, or PB_ENOMEM. */
-static int owners(pb_learner_t *l, pb_err_t *err) {
-  const uint64_t it = pb_iter_selfplay_iter(l->it.iter);
-  const size_t n = pb_iter_selfplay_items(l->it.iter);
-  if (it == l->play.owner_iter && n <= l->play.owner_cap) return 0;
-  if (n > l->play.owner_cap) {
-    owner_t *o = realloc(l->play.owner, n * sizeof *o);
-    if (o == NULL)
-      return pb_err_set(err, PB_ENOMEM, "learner: out of memory");
-    l->play.owner = o;
-    l->play.owner_cap = n;
-  }
-  for (size_t i = 0; i < l->play.owner_cap; i++)
-    l->play.owner[i] = (owner_t){UINT32_MAX, 0};
-  l->play.owner_iter = it;
-  return 0;
 }
 
 /* The scoring network holds the served Q. 0, or the load's error. */
@@ -344,18 +322,11 @@ static int outcomes(pb_learner_t *l, peer_t *p, uint64_t it,
 
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r) {
+  (void)idx; /* its owner is recorded when it is taken (owners.c) */
   if (!(l->cfg.net.selfplay_check > 0) || r->n_episodes == 0) return 0;
   pb_err_t err;
-  if (owners(l, &err) != 0) {
-    pb__set_fatal(l, &err);
-    return 0;
-  }
   if (outcomes(l, p, pb_iter_selfplay_iter(l->it.iter), r)) return 1;
-  if (l->play.q == NULL) {
-    if (idx < l->play.owner_cap)
-      l->play.owner[idx] = (owner_t){(uint32_t)(p - l->net.peers), p->serial};
-    return 0;
-  }
+  if (l->play.q == NULL) return 0;
   if (load(l, &err) != 0) {
     pb__set_fatal(l, &err);
     return 0;
@@ -379,28 +350,5 @@ int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
     }
   }
   if (t.episodes > 0 && tally(l, p, &t)) return 1;
-  if (idx < l->play.owner_cap)
-    l->play.owner[idx] = (owner_t){(uint32_t)(p - l->net.peers), p->serial};
   return 0;
-}
-
-/* p's accepted self-play items of the open self-play phase: their
- * episodes go, and they are re-queued for other actors. */
-size_t pb__selfcheck_forget(pb_learner_t *l, const peer_t *p) {
-  const owner_t who = {(uint32_t)(p - l->net.peers), p->serial};
-  if (pb_iter_selfplay_iter(l->it.iter) == 0 || l->play.owner == NULL ||
-      l->play.owner_iter != pb_iter_selfplay_iter(l->it.iter) ||
-      pb_workq_finished(l->it.spq))
-    return 0;
-  size_t n = pb_iter_selfplay_items(l->it.iter), k = 0;
-  if (n > l->play.owner_cap) n = l->play.owner_cap;
-  for (size_t i = 0; i < n; i++) {
-    if (!pb__same_owner(l->play.owner[i], who)) continue;
-    pb_episodes_clear(pb_iter_item_store(l->it.iter, i));
-    pb_workq_requeue(l->it.spq, i, now(l));
-    l->play.owner[i] = (owner_t){UINT32_MAX, 0};
-    k++;
-  }
-  l->play.items_dropped += k;
-  return k;
 }

@@ -123,9 +123,9 @@ static void phase_check(pb_learner_t *l) {
 
 /* Item `item` of w is thrown away by the pooled test. */
 static void pool_throw(pb_learner_t *l, uint32_t item, owner_t w, float b) {
-  if (!pb__same_owner(l->spot.item_owner[item], w)) return; /* already redone */
+  if (!pb__owners_is(l, PH_SEARCH, item, w)) return; /* already redone */
   pb_workq_requeue(l->it.wq, item, now(l));
-  l->spot.item_owner[item] = (owner_t){UINT32_MAX, 0};
+  pb__owners_drop(l, PH_SEARCH, item);
   l->spot.items_thrown++;
   l->spot.pool_thrown++;
   const peer_t *p = &l->net.peers[w.slot];
@@ -197,9 +197,8 @@ static void pool_count(pb_learner_t *l, uint32_t item, owner_t w, float b) {
  * of its answers will be checked. */
 void pb__spot_sample(pb_learner_t *l, const peer_t *p, size_t idx,
                         size_t first, size_t n) {
-  owner_t who = {(uint32_t)(p - l->net.peers), p->serial};
-  if (idx < l->spot.item_owner_cap) l->spot.item_owner[idx] = who;
   if (l->spot.check == NULL) return;
+  const owner_t who = pb__owner_of(l, p);
   const int A = l->g->num_actions;
   const uint32_t *counts = pb_iter_search_counts(l->it.iter);
   phase_check(l);
@@ -328,9 +327,9 @@ static void tally(pb_learner_t *l, peer_t *p, float d, float b) {
 /* A position of item `item` (delivered by w) disagrees by d: the whole item
  * goes back to the queue, for another worker. */
 static void throw_item(pb_learner_t *l, uint32_t item, owner_t w, float d) {
-  if (!pb__same_owner(l->spot.item_owner[item], w)) return; /* already redone */
+  if (!pb__owners_is(l, PH_SEARCH, item, w)) return; /* already redone */
   pb_workq_requeue(l->it.wq, item, now(l));
-  l->spot.item_owner[item] = (owner_t){UINT32_MAX, 0};
+  pb__owners_drop(l, PH_SEARCH, item);
   l->spot.items_thrown++;
   const peer_t *p = &l->net.peers[w.slot];
   if (pb__may_warn(l))
@@ -396,10 +395,27 @@ static void spot_done(uv_work_t *req, int status) {
   pb__search_maybe_done(l);
 }
 
+/* Drops from q the positions of items no longer their deliverer's (thrown
+ * out, or taken back from a quarantined connection): they are redone. */
+static void drop_gone(pb_learner_t *l, spotq_t *q) {
+  const int A = l->g->num_actions;
+  size_t n = 0;
+  for (size_t i = 0; i < q->n; i++) {
+    if (!pb__owners_is(l, PH_SEARCH, q->item[i], q->who[i])) continue;
+    q->states[n] = q->states[i];
+    memmove(q->claimed + n * A, q->claimed + i * A, (size_t)A * sizeof(float));
+    q->who[n] = q->who[i];
+    q->item[n++] = q->item[i];
+  }
+  q->n = n;
+}
+
 void pb__spot_kick(pb_learner_t *l) {
   if (l->spot.check == NULL || l->spot.running || l->spot.wait.n == 0 ||
       l->it.phase != PH_SEARCH || l->stopping || !l->handles_open || l->fatal)
     return;
+  drop_gone(l, &l->spot.wait);
+  if (l->spot.wait.n == 0) return;
   spotq_t t = l->spot.run;
   l->spot.run = l->spot.wait;
   l->spot.wait = t;
@@ -423,32 +439,6 @@ void pb__spot_kick(pb_learner_t *l) {
                uv_strerror(rc));
     pb__set_fatal(l, &err);
   }
-}
-
-/* p's accepted search items of the open search phase go back to the
- * queue, and its positions waiting for the spot check are dropped. */
-size_t pb__spot_forget(pb_learner_t *l, const peer_t *p) {
-  const owner_t who = {(uint32_t)(p - l->net.peers), p->serial};
-  size_t k = 0;
-  if (l->it.phase == PH_SEARCH && l->spot.item_owner != NULL)
-    for (size_t i = 0; i < l->it.n_bs_items && i < l->spot.item_owner_cap; i++)
-      if (pb__same_owner(l->spot.item_owner[i], who)) {
-        pb_workq_requeue(l->it.wq, i, now(l));
-        l->spot.item_owner[i] = (owner_t){UINT32_MAX, 0};
-        k++;
-      }
-  spotq_t *q = &l->spot.wait;
-  const int A = l->g->num_actions;
-  size_t n = 0;
-  for (size_t i = 0; i < q->n; i++) {
-    if (pb__same_owner(q->who[i], who)) continue;
-    q->states[n] = q->states[i];
-    memmove(q->claimed + n * A, q->claimed + i * A, (size_t)A * sizeof(float));
-    q->who[n] = q->who[i];
-    q->item[n++] = q->item[i];
-  }
-  q->n = n;
-  return k;
 }
 
 int pb__spot_init(pb_learner_t *l, pb_err_t *err) {
@@ -491,23 +481,6 @@ void pb__spot_free(pb_learner_t *l) {
   pb__spotq_free(&l->spot.wait);
   pb__spotq_free(&l->spot.run);
   free(l->spot.mine);
-  free(l->spot.item_owner);
   free(l->spot.lean);
   memset(&l->spot, 0, sizeof l->spot);
-}
-
-int pb__spot_phase(pb_learner_t *l, size_t n_items, pb_err_t *err) {
-  if (n_items > l->spot.item_owner_cap) {
-    owner_t *o = realloc(l->spot.item_owner, n_items * sizeof *o);
-    if (o == NULL) {
-      pb_err_set(err, PB_ENOMEM, "learner: out of memory");
-      return PB_ENOMEM;
-    }
-    l->spot.item_owner = o;
-    l->spot.item_owner_cap = n_items;
-  }
-  for (size_t i = 0; i < n_items; i++)
-    l->spot.item_owner[i] = (owner_t){UINT32_MAX, 0};
-  l->spot.wait.n = 0;
-  return 0;
 }

@@ -14,6 +14,7 @@
  *   state_net.h     l->net     sockets.c
  *   state_iter.h    l->it      phases.c;  l->status  status.c
  *   state_intake.h  l->intake  peers.c, intake.c;  l->rec  selfrec.c
+ *   state_peer.h    l->own     owners.c
  *   state_trust.h   l->quar    quarantine.c;  l->lease  trust.c;
  *                   l->spot    spot.c;  l->play  selfcheck.c
  *
@@ -21,6 +22,8 @@
  *
  *   state.c    the learner's fate (fatal error, loop shut down), phase
  *              names, who is alive
+ *   owners.c   who delivered each item of the open phases, and taking
+ *              back what a quarantined connection delivered
  *   sockets.c  the ROUTER and PUB sockets, the table of peers, the
  *              weights served, everything the learner sends
  *   status.c   /status, /metrics, the progress log, metrics.jsonl lines
@@ -106,6 +109,7 @@ struct pb_learner {
   pb_lnet_t net;       /* sockets, peers, weights served: sockets.c */
   pb_liter_t it;       /* the iteration: phases.c */
   pb_lintake_t intake; /* what arrives: peers.c, intake.c */
+  pb_lowners_t own;    /* who delivered each item: owners.c */
   pb_lrec_t rec;       /* self-play records: selfrec.c */
   pb_lquar_t quar;     /* bans: quarantine.c */
   pb_llease_t lease;   /* leases: trust.c */
@@ -113,6 +117,11 @@ struct pb_learner {
   pb_lplay_t play;     /* the checks of self-play: selfcheck.c */
   pb_lstatus_t status; /* what was reported last: status.c */
 };
+
+/* Who p is, as an item's owner. */
+static inline owner_t pb__owner_of(const pb_learner_t *l, const peer_t *p) {
+  return (owner_t){(uint32_t)(p - l->net.peers), p->serial};
+}
 
 /* The clock the learner reads (pb_now). */
 static inline double now(pb_learner_t *l) {
@@ -142,6 +151,29 @@ int pb__workers_alive(pb_learner_t *l, int role);
 
 /* Of those, the ones not refused (not quarantined). */
 int pb__workers_usable(pb_learner_t *l, int role);
+
+/* ---- owners.c: who delivered each item of the open phases ------------ */
+
+/* A search phase of n_items items begins: no owners yet. 0 or PB_ENOMEM. */
+int pb__owners_search_phase(pb_learner_t *l, size_t n_items, pb_err_t *err);
+
+/* p delivered item idx of phase (PH_SEARCH, PH_SELFPLAY: of the open
+ * self-play iteration), taken now. 0 or PB_ENOMEM. */
+int pb__owners_took(pb_learner_t *l, int phase, size_t idx, const peer_t *p,
+                    pb_err_t *err);
+
+/* Whether item idx of phase is still who's (not thrown out, not taken
+ * back). */
+int pb__owners_is(const pb_learner_t *l, int phase, size_t idx, owner_t who);
+
+/* Item idx of phase was thrown out (re-queued by the caller). */
+void pb__owners_drop(pb_learner_t *l, int phase, size_t idx);
+
+/* p is quarantined: what it delivered in the open phases is taken back:
+ * its search items re-queued, its self-play items' episodes dropped and
+ * re-queued. The number of items. */
+size_t pb__owners_forget(pb_learner_t *l, const peer_t *p);
+void pb__owners_free(pb_learner_t *l);
 
 /* ---- sockets.c: the sockets, the peers, what the learner sends -------- */
 
@@ -351,15 +383,6 @@ void pb__spot_sample(pb_learner_t *l, const peer_t *p, size_t idx, size_t first,
 int pb__spot_init(pb_learner_t *l, pb_err_t *err);
 void pb__spot_free(pb_learner_t *l);
 
-/* A search phase of n_items items begins: no owners, nothing waiting.
- * 0 or PB_ENOMEM. */
-int pb__spot_phase(pb_learner_t *l, size_t n_items, pb_err_t *err);
-
-/* p is quarantined: its accepted search items of the open search phase
- * go back to the queue, and its positions waiting for the check are
- * dropped. The number of items re-queued. */
-size_t pb__spot_forget(pb_learner_t *l, const peer_t *p);
-
 /* Starts a check job on the waiting positions when none runs. */
 void pb__spot_kick(pb_learner_t *l);
 
@@ -381,10 +404,6 @@ void pb__selfcheck_free(pb_learner_t *l);
  * dropped and re-queued, and r must be refused; else 0 (r is p's). */
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r);
-
-/* p is quarantined: its accepted self-play items of the open self-play
- * phase lose their episodes and are re-queued. Their number. */
-size_t pb__selfcheck_forget(pb_learner_t *l, const peer_t *p);
 
 /* ---- intake.c: the one path of a result into the iteration ------------ */
 

@@ -79,6 +79,17 @@ static inline int pb__same_owner(owner_t a, owner_t b) {
   return a.slot == b.slot && a.serial == b.serial;
 }
 
+/* The items' owners of the open phases (owners.c: l->own). */
+typedef struct {
+  owner_t *search; /* per search item of the open search phase */
+  size_t n_search, search_cap;
+  owner_t *selfplay; /* per self-play item of iteration selfplay_iter */
+  size_t selfplay_cap;
+  uint64_t selfplay_iter;
+  uint64_t selfplay_dropped; /* self-play items dropped: their actor was
+                                quarantined */
+} pb_lowners_t;
+
 /* A CURVE key or an IP address, as the checks tally it: a peer picks its
  * own sender id and opens as many connections as it likes, but not its
  * key (the operator authorizes keys) nor, on one host, its address. */

@@ -76,8 +76,6 @@ typedef struct {
   uv_work_t job;
   int running, rc;
   pb_err_t err;
-  owner_t *item_owner; /* per search item of this iteration */
-  size_t item_owner_cap;
   uint64_t checked, disagree;
   pb_spot_tally_t all; /* every checked position of the run */
   uint64_t items_thrown; /* search items re-queued after a disagreement */
@@ -100,10 +98,7 @@ typedef struct {
   pb_rng_t rng;
   float *out;
   size_t cap;
-  owner_t *owner; /* per self-play item of iteration owner_iter */
-  size_t owner_cap;
-  uint64_t owner_iter;
-  uint64_t episodes, moves, items_dropped;
+  uint64_t episodes, moves;
   /* the outcome test: every accepted episode of self-play iteration
    * out_iter (the first player's results: count, sum, sum of squares) */
   uint64_t out_iter, out_n;

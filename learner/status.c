@@ -268,7 +268,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "episodes", l->play.episodes);
   pb_json_kuint(&j, "moves", l->play.moves);
   pb_json_kuint(&j, "quarantined", l->quar.play_quarantined);
-  pb_json_kuint(&j, "items_dropped", l->play.items_dropped);
+  pb_json_kuint(&j, "items_dropped", l->own.selfplay_dropped);
   pb_json_kuint(&j, "outcome_quarantined", l->play.out_quarantined);
   pb_json_kdouble(&j, "z_max", play_z_max(l));
   pb_json_obj_end(&j);
