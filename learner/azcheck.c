@@ -56,11 +56,11 @@ struct pb_azck {
   pb_azcheck_t *rerun;
   pb_rng_t rng;
   conn_t *conn;          /* [max_peers] */
-  who_t who[IDENTS_MAX]; /* beside l->idents, same index */
+  who_t who[IDENTS_MAX]; /* beside l->quar.idents, same index */
   pb_state_t st[AZ_MAX];
   float *rows; /* [AZ_MAX][A] */
   double x[AZ_MAX];
-  double phase_t, spent; /* the budget's phase (l->t_phase), its re-runs */
+  double phase_t, spent; /* the budget's phase (l->it.t_phase), its re-runs */
   double total_s;        /* every re-run's time */
   uint64_t episodes, rows_seen, reruns, skipped, impossible, quarantined;
 };
@@ -68,14 +68,14 @@ struct pb_azck {
 int pb__azcheck_init(pb_learner_t *l, pb_err_t *err) {
   const pb_config_t *c = &l->cfg;
   if (!(c->net.selfplay_check > 0) ||
-      pb_iter_algo(l->iter) != &pb_algo_alphazero)
+      pb_iter_algo(l->it.iter) != &pb_algo_alphazero)
     return 0;
   struct pb_azck *a = calloc(1, sizeof *a);
   if (a == NULL) return pb_err_set(err, PB_ENOMEM, "learner: out of memory");
   l->azck = a;
   a->version = UINT64_MAX;
   pb_azplay_config_opts(c, &a->o);
-  a->conn = calloc((size_t)l->max_peers, sizeof *a->conn);
+  a->conn = calloc((size_t)l->net.max_peers, sizeof *a->conn);
   a->rows = malloc((size_t)AZ_MAX * l->g->num_actions * sizeof *a->rows);
   if (a->conn == NULL || a->rows == NULL)
     return pb_err_set(err, PB_ENOMEM, "learner: out of memory");
@@ -122,23 +122,23 @@ void pb__azcheck_free(pb_learner_t *l) {
 
 /* The tally of connection p (a new serial in its slot: a new tally). */
 static pb_az_tally_t *conn_of(pb_learner_t *l, const peer_t *p) {
-  conn_t *c = &l->azck->conn[p - l->peers];
+  conn_t *c = &l->azck->conn[p - l->net.peers];
   if (c->serial != p->serial) *c = (conn_t){.serial = p->serial};
   return &c->t;
 }
 
 /* The tallies of p's CURVE key and (without CURVE) its address, beside
- * their entries of l->idents (an entry given to another: a new tally). */
+ * their entries of l->quar.idents (an entry given to another: a new tally). */
 static void idents(pb_learner_t *l, const peer_t *p, ident_t *id[2],
                    pb_az_tally_t *t[2]) {
   id[0] = p->key[0] ? pb__ident_find(l, IDENT_KEY, p->key, 1) : NULL;
-  id[1] = p->addr[0] && l->zap == NULL
+  id[1] = p->addr[0] && l->net.zap == NULL
               ? pb__ident_find(l, IDENT_ADDR, p->addr, 1)
               : NULL;
   for (int i = 0; i < 2; i++) {
     t[i] = NULL;
     if (id[i] == NULL) continue;
-    who_t *w = &l->azck->who[id[i] - l->idents];
+    who_t *w = &l->azck->who[id[i] - l->quar.idents];
     if (w->kind != id[i]->kind || strcmp(w->id, id[i]->id)) {
       memset(w, 0, sizeof *w);
       w->kind = id[i]->kind;
@@ -227,8 +227,8 @@ static int tally(pb_learner_t *l, peer_t *p, const pb_az_tally_t *d,
      * threshold) or hold an impossible move go; the others keep working,
      * new ones are refused while the ban lasts. */
     snprintf(msg, sizeof msg, "quarantined (its address: %s)", r);
-    for (int k = 0; k < l->max_peers; k++) {
-      peer_t *q = &l->peers[k];
+    for (int k = 0; k < l->net.max_peers; k++) {
+      peer_t *q = &l->net.peers[k];
       if (!q->used || q->quarantined || strcmp(q->addr, id[i]->id)) continue;
       const pb_az_tally_t *c = conn_of(l, q);
       if (c->impossible > 0 || pb_az_rows_z(c) >= PB_AZ_Z / 2 ||
@@ -244,22 +244,22 @@ static int tally(pb_learner_t *l, peer_t *p, const pb_az_tally_t *d,
  * error. */
 static int load(pb_learner_t *l, pb_err_t *err) {
   struct pb_azck *a = l->azck;
-  if (a->version == l->qw.version || l->qw.buf == NULL) return 0;
-  int rc = pb_nn_weights_load(a->nn, l->qw.buf, l->qw.len, NULL, err);
+  if (a->version == l->net.qw.version || l->net.qw.buf == NULL) return 0;
+  int rc = pb_nn_weights_load(a->nn, l->net.qw.buf, l->net.qw.len, NULL, err);
   if (rc != 0) return rc;
-  a->version = l->qw.version;
+  a->version = l->net.qw.version;
   return pb_pveval_bind(a->pe, a->nn, err);
 }
 
 /* Whether the phase's budget allows a re-run now. */
 static int budget(pb_learner_t *l) {
   struct pb_azck *a = l->azck;
-  if (a->phase_t != l->t_phase) {
-    a->phase_t = l->t_phase;
+  if (a->phase_t != l->it.t_phase) {
+    a->phase_t = l->it.t_phase;
     a->spent = 0.0;
   }
   return a->spent <=
-         AZ_BUDGET_BASE + AZ_BUDGET_SHARE * (now(l) - l->t_phase);
+         AZ_BUDGET_BASE + AZ_BUDGET_SHARE * (now(l) - l->it.t_phase);
 }
 
 /* Re-runs a share of r's rows (the served version's, not all zero) into
@@ -355,8 +355,8 @@ void pb__azcheck_status(pb_learner_t *l, pb_json_t *j) {
   pb_json_kuint(j, "impossible_moves", a ? a->impossible : 0);
   pb_json_kuint(j, "quarantined", a ? a->quarantined : 0);
   double zr = 0.0, zm = 0.0;
-  for (int i = 0; a && i < l->max_peers; i++) {
-    const peer_t *p = &l->peers[i];
+  for (int i = 0; a && i < l->net.max_peers; i++) {
+    const peer_t *p = &l->net.peers[i];
     if (!p->used || p->quarantined || a->conn[i].serial != p->serial)
       continue;
     const double r = pb_az_rows_z(&a->conn[i].t),
