@@ -9,16 +9,26 @@
  * the open iteration are dropped and re-queued, it is refused from then on.
  *
  * On when the run's algorithm is AlphaZero and net.selfplay_check > 0.
- * The exact checks (no network) take every position. The re-run takes
- * net.az_check of the positions of a result (at least one), each searched
- * twice with the run's mcts settings and noise of the learner's own, with
- * the learner's copy of the served policy+value network in the actors'
- * precision; only episodes of the version served now. It runs on the loop
- * thread, before the result is taken (so a forger's result is refused, not
- * trained on), in one batched search of at most AZ_MAX positions a result,
- * and within a budget: a self-play phase spends at most 0.5 s plus a fifth
- * of its time so far on re-runs (past it, results are taken with the exact
- * checks alone, counted in /status as `skipped`). */
+ * The exact checks (no network) take every position of every result. The
+ * re-run searches rows of a result twice with the run's mcts settings and
+ * noise of the learner's own, with the learner's copy of the served
+ * policy+value network in the actors' precision (only episodes of the
+ * version served now): for a connection on probation (fewer than 60 rows
+ * re-run, or rows leaning by 3 standard errors) as many rows as one call
+ * takes (AZ_MAX), so that a forger's first result or two settle it (a
+ * one-hot forger: z about 7 over 64 rows of Tic-Tac-Toe, 6.2 of Connect
+ * Four);
+ * past probation net.az_check of the rows (at least one), no more than
+ * fit in AZ_SLICE at the cost measured so far. It runs on the loop thread
+ * before the result is taken, so a forger's result is refused, not trained
+ * on; and within a budget: a self-play phase spends at most 0.5 s plus a
+ * fifth of its time so far on re-runs (past it, results are taken with
+ * the exact checks alone, counted in /status as `skipped`), so a flood of
+ * new connections costs the learner at most that. The loop waits for a
+ * re-run: a result on probation takes 64 rows (Connect Four, 100
+ * simulations: about 0.5 s on one core), one past it AZ_SLICE (0.05 s). A
+ * job on the thread pool (as spot.c's) would not block the loop, but
+ * then the self-play phase would have to wait for it: not done. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +46,7 @@ enum { AZ_MAX = 64 }; /* positions re-run per result at most */
 
 #define AZ_BUDGET_BASE 0.5   /* s of re-runs a phase may always spend */
 #define AZ_BUDGET_SHARE 0.2  /* and this share of its time */
+#define AZ_SLICE 0.05        /* s a result of a trusted actor may take */
 
 typedef struct {
   uint32_t serial;
@@ -62,6 +73,9 @@ struct pb_azck {
   double x[AZ_MAX];
   double phase_t, spent; /* the budget's phase (l->it.t_phase), its re-runs */
   double total_s;        /* every re-run's time */
+  double longest_s;      /* the longest re-run of one result */
+  double cost;           /* s per position re-run (moving average) */
+  uint64_t probation;    /* results re-run as a connection on probation */
   uint64_t episodes, rows_seen, reruns, skipped, impossible, quarantined;
 };
 
@@ -264,8 +278,40 @@ static int budget(pb_learner_t *l) {
 
 /* Re-runs a share of r's rows (the served version's, not all zero) into
  * d. 0, or a fatal error. */
+/* Whether row is all zeros (a fast search's). */
+static int zero_row(const float *row, int A) {
+  for (int b = 0; b < A; b++)
+    if (row[b] != 0.0f) return 0;
+  return 1;
+}
+
+/* How many of the m rows of a result to re-run for a connection whose
+ * tally is mine: on probation (fewer than 2 x PB_AZ_MIN_ROWS re-run, or a
+ * z of its rows of 3 or more: an honest actor's is 1% of the time), as
+ * many as a call takes, so that one or two results settle a forger; else each
+ * with probability net.az_check (at least one) and no more than fit in
+ * AZ_SLICE s at the cost measured so far. At most AZ_MAX. */
+static int how_many(pb_learner_t *l, const pb_az_tally_t *mine, uint32_t m) {
+  struct pb_azck *a = l->azck;
+  if (m == 0) return 0;
+  if (mine->positions < 2 * PB_AZ_MIN_ROWS ||
+      pb_az_rows_z(mine) >= PB_AZ_Z / 2) {
+    a->probation++;
+    return m < AZ_MAX ? (int)m : AZ_MAX;
+  }
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < m; i++)
+    k += pb_rng_uniform(&a->rng) < l->cfg.net.az_check;
+  if (k < 1) k = 1;
+  if (a->cost > 0.0 && k > AZ_SLICE / a->cost)
+    k = AZ_SLICE / a->cost >= 1.0 ? (uint32_t)(AZ_SLICE / a->cost) : 1;
+  return k < AZ_MAX ? (int)k : AZ_MAX;
+}
+
+/* Re-runs rows of r (of the served version, not all zero; how many:
+ * how_many) into d. 0, or a fatal error. */
 static int rerun(pb_learner_t *l, const pb_msg_selfplay_result_t *r,
-                 pb_az_tally_t *d, pb_err_t *err) {
+                 const pb_az_tally_t *mine, pb_az_tally_t *d, pb_err_t *err) {
   struct pb_azck *a = l->azck;
   if (a->rerun == NULL) return 0;
   if (!budget(l)) {
@@ -275,41 +321,40 @@ static int rerun(pb_learner_t *l, const pb_msg_selfplay_result_t *r,
   int rc = load(l, err);
   if (rc != 0) return rc;
   const int A = l->g->num_actions;
-  const double share = l->cfg.net.az_check;
-  /* Each row (of the served version, not all zero) with probability
-   * share, at most AZ_MAX; none drawn: one uniformly. */
-  uint32_t m = 0, one = UINT32_MAX;
-  int n = 0;
-  for (int pass = 0; pass < 2 && n == 0; pass++) {
-    if (pass == 1) {
-      if (m == 0) break;
-      one = pb_rng_below(&a->rng, m);
-    }
-    uint32_t c = 0;
-    for (uint32_t k = 0; k < r->n_episodes && n < AZ_MAX; k++) {
-      const pb_msg_episode_t *ep = &r->episodes[k];
-      if (ep->q_version != a->version || ep->policy == NULL) continue;
-      for (uint32_t i = 0; i < ep->n_states && n < AZ_MAX; i++) {
-        const float *row = ep->policy + (size_t)i * A;
-        int zero = 1;
-        for (int b = 0; b < A && zero; b++) zero = row[b] == 0.0f;
-        if (zero) continue;
-        const uint32_t idx = c++;
-        if (pass == 0 ? !(pb_rng_uniform(&a->rng) < share) : idx != one)
-          continue;
-        a->st[n] = ep->states[i];
-        memcpy(a->rows + (size_t)n * A, row, (size_t)A * sizeof *row);
-        n++;
-      }
-    }
-    m = c;
+  uint32_t m = 0;
+  for (uint32_t k = 0; k < r->n_episodes; k++) {
+    const pb_msg_episode_t *ep = &r->episodes[k];
+    if (ep->q_version != a->version || ep->policy == NULL) continue;
+    for (uint32_t i = 0; i < ep->n_states; i++)
+      m += !zero_row(ep->policy + (size_t)i * A, A);
   }
-  if (n == 0) return 0;
+  const int want = how_many(l, mine, m);
+  if (want == 0) return 0;
+  /* want of the m rows, uniformly (reservoir sampling). */
+  int n = 0;
+  uint32_t c = 0;
+  for (uint32_t k = 0; k < r->n_episodes; k++) {
+    const pb_msg_episode_t *ep = &r->episodes[k];
+    if (ep->q_version != a->version || ep->policy == NULL) continue;
+    for (uint32_t i = 0; i < ep->n_states; i++) {
+      const float *row = ep->policy + (size_t)i * A;
+      if (zero_row(row, A)) continue;
+      int slot = n < want ? n++ : (int)pb_rng_below(&a->rng, c + 1);
+      c++;
+      if (slot >= want) continue;
+      a->st[slot] = ep->states[i];
+      memcpy(a->rows + (size_t)slot * A, row, (size_t)A * sizeof *row);
+    }
+  }
   const double t0 = now(l);
   pb_mcts_evalfn_t ev = pb_pveval_fn(a->pe);
   rc = pb_azcheck_run(a->rerun, a->st, a->rows, n, &ev, &a->rng, a->x, err);
-  a->spent += now(l) - t0;
-  a->total_s += now(l) - t0;
+  const double dt = now(l) - t0;
+  a->spent += dt;
+  a->total_s += dt;
+  if (dt > a->longest_s) a->longest_s = dt;
+  const double per = dt / n;
+  a->cost = a->cost > 0.0 ? 0.8 * a->cost + 0.2 * per : per;
   if (rc != 0) return rc;
   pb_az_add_rows(d, a->x, n);
   a->reruns += (uint64_t)n;
@@ -335,7 +380,7 @@ int pb__azcheck_item(pb_learner_t *l, peer_t *p,
   a->episodes += d.episodes;
   a->rows_seen += d.rows;
   a->impossible += d.impossible;
-  if (d.impossible == 0 && rerun(l, r, &d, &err) != 0) {
+  if (d.impossible == 0 && rerun(l, r, conn_of(l, p), &d, &err) != 0) {
     pb__set_fatal(l, &err);
     return 0;
   }
@@ -352,6 +397,8 @@ void pb__azcheck_status(pb_learner_t *l, pb_json_t *j) {
   pb_json_kuint(j, "rerun", a ? a->reruns : 0);
   pb_json_kuint(j, "skipped", a ? a->skipped : 0);
   pb_json_kdouble(j, "rerun_s", a ? a->total_s : 0.0);
+  pb_json_kdouble(j, "rerun_longest_s", a ? a->longest_s : 0.0);
+  pb_json_kuint(j, "probation", a ? a->probation : 0);
   pb_json_kuint(j, "impossible_moves", a ? a->impossible : 0);
   pb_json_kuint(j, "quarantined", a ? a->quarantined : 0);
   double zr = 0.0, zm = 0.0;

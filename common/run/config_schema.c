@@ -338,11 +338,13 @@ const pb__row_t pb__schema[] = {
             "policy (6 standard errors) is quarantined; 0 = off"),
     ROW_DBL("net.az_check", net.az_check, 0.0, 1.0, "0.05",
             "AlphaZero: share of the policy rows of each self-play result "
-            "(at least one) whose search the learner runs twice again, "
-            "with noise of its own, to check the actor's rows (within a "
-            "budget of 0.5 s plus a fifth of the phase's time); the moves "
-            "are checked against their rows in every position whenever "
-            "net.selfplay_check > 0; 0 = no re-run"),
+            "(at least one; all of a result, up to 64, while its "
+            "connection has fewer than 60 checked) whose search the "
+            "learner runs twice again, with noise of its own, to check "
+            "the actor's rows (within a budget of 0.5 s plus a fifth of "
+            "the phase's time); the moves are checked against their rows "
+            "in every position whenever net.selfplay_check > 0; 0 = no "
+            "re-run"),
 
     ROW_BOOL("eval.enabled", eval.enabled, "true", "run the evaluator"),
     ROW_INT("eval.games_per_opponent", eval.games_per_opponent, 1, 10000000,
