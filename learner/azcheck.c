@@ -218,13 +218,14 @@ static int tally(pb_learner_t *l, peer_t *p, const pb_az_tally_t *d,
   if (v != PB_AZ_OK) {
     reason(a, "its connection", v, mine, why, r, sizeof r);
     snprintf(msg, sizeof msg, "quarantined (%s)", r);
-    /* Its work leaves its key's and address's tallies, which go on
-     * judging the connections left. */
-    for (int i = 0; i < 2; i++)
-      if (t[i] != NULL && !id[i]->banned) pb_az_sub(t[i], mine);
+    /* Its work leaves its address's tally, which goes on judging the
+     * connections left (an honest actor on the liar's host is not judged
+     * by the liar's work); its key's keeps it: a worker is its key, and
+     * a liar hopping connections is banned by it (below). */
+    if (t[1] != NULL && !id[1]->banned) pb_az_sub(t[1], mine);
+    t[1] = NULL;
     a->quarantined++;
     pb__quarantine(l, p, QUAR_PLAY, msg);
-    return 1;
   }
   for (int i = 0; i < 2; i++) {
     if (t[i] == NULL || pb__ident_banned(l, id[i])) continue;

@@ -5,8 +5,9 @@
  * was accepted; accuracy 0.833 -> 0.550 / 0.450). The cheats are written
  * here with the wire codec: each downloads the network its items announce
  * and searches every position with the run's own MCTS; the thrower plays
- * the move its honest row gives the least mass, the forger plays honestly
- * and sends each row one-hot on the move played. Each is quarantined on
+ * the move its honest row gives the least mass (with a CURVE key of its
+ * own, which is banned with it), the forger plays honestly and sends each
+ * row one-hot on the move played (keyless). Each is quarantined on
  * its first result, the honest actor beside it never, and the run trains
  * on exactly the episodes of the clean seeded run: the same targets_crc
  * every iteration. Whatever a test starts is killed when it ends or
@@ -21,6 +22,7 @@
 
 #include "azplay.h"
 #include "config.h"
+#include "curve.h"
 #include "game.h"
 #include "learn.h"
 #include "mcts.h"
@@ -107,6 +109,7 @@ static uint32_t cheat_game(pb_mcts_t *m, const pb_mcts_evalfn_t *ev,
  * refused, the learner exits or limit_s pass; returns the items it
  * delivered and sets *refused. */
 static int cheat(const run_t *r, pid_t learner, int *lst, void *ctx,
+                 const pb_curve_keys_t *key, const char *server_pub,
                  double limit_s, int mode, int *refused) {
   pb_config_t cfg;
   pb_err_t err;
@@ -125,7 +128,7 @@ static int cheat(const run_t *r, pid_t learner, int *lst, void *ctx,
   pb_mcts_t *m = pb_mcts_new_ex(T3, &mo, &o.root, &err);
   assert_non_null(m);
   const int A = T3->num_actions;
-  void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
+  void *d = tp_peer(ctx, r->ep, key, server_pub, 2000);
   uint64_t have = UINT64_MAX;
   int delivered = 0;
   *refused = 0;
@@ -196,22 +199,43 @@ static void crcs(const run_t *r, double *crc, double *loss) {
 }
 
 /* Runs the config with one honest actor, and with cheat `mode` (0: none)
- * beside it; returns the learner's log (the caller frees) and the
- * iterations' targets_crc. */
-static char *run_with(const char *tag, int mode, double *crc, double *loss) {
+ * beside it; with `keys`, CURVE with a key per worker (the cheat's
+ * worker-2, the actor's worker-1; *cheat_pub gets the cheat's). Returns
+ * the learner's log (the caller frees), the iterations' targets_crc and
+ * the last policy loss. */
+static char *run_with(const char *tag, int mode, int keys, char *cheat_pub,
+                      double *crc, double *loss) {
   run_t r;
   run_init(&r, tag);
   settings(&r);
+  char dir[300], curve[320], path[512];
+  pb_curve_keys_t server, mine;
+  if (keys) {
+    pb_err_t err;
+    snprintf(dir, sizeof dir, "%s/keys", r.dir);
+    assert_int_equal(pb_curve_make_dir(dir, 2, &err), 0);
+    snprintf(curve, sizeof curve, "net.curve_dir=%s", dir);
+    int n = 0;
+    while (r.extra[n]) n++;
+    r.extra[n] = curve;
+    snprintf(path, sizeof path, "%s/learner.pub", dir);
+    assert_int_equal(pb_curve_load(path, 0, &server, &err), 0);
+    snprintf(path, sizeof path, "%s/worker-2.key", dir);
+    assert_int_equal(pb_curve_load(path, 1, &mine, &err), 0);
+    snprintf(cheat_pub, PB_CURVE_Z85 + 1, "%s", mine.pub);
+  }
   pid_t l = start_learner(&r);
   int lst = -1;
-  pid_t w = start_worker(&r, "selfplay", "actor-1", NULL);
+  pid_t w = start_worker(&r, "selfplay", "actor-1", keys ? "worker-1" : NULL);
   char log[512];
   path_of(&r, "learner.log", log, sizeof log);
   assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
   if (mode) {
     void *ctx = zmq_ctx_new();
     int refused = 0;
-    const int delivered = cheat(&r, l, &lst, ctx, 240, mode, &refused);
+    const int delivered =
+        cheat(&r, l, &lst, ctx, keys ? &mine : NULL, keys ? server.pub : NULL,
+              240, mode, &refused);
     print_message("%s delivered %d items, refused: %d\n",
                   mode == THROW ? "the thrower" : "the forger", delivered,
                   refused);
@@ -243,14 +267,18 @@ static void test_cheats_quarantined(void **state) {
   (void)state;
   double clean[ITERS_MAX], thrown[ITERS_MAX], forged[ITERS_MAX];
   double lc, lt, lf;
-  free(run_with("az-clean", 0, clean, &lc));
-  char *t = run_with("az-thrower", THROW, thrown, &lt);
+  char pub[PB_CURVE_Z85 + 1] = "", line[200];
+  free(run_with("az-clean", 0, 0, NULL, clean, &lc));
+  /* The thrower with its own CURVE key: its connection and its key go. */
+  char *t = run_with("az-thrower", THROW, 1, pub, thrown, &lt);
   const char *q = strstr(t, "thrower (address");
   assert_non_null(q);
   print_message("%.500s\n", q);
   assert_non_null(strstr(q, "its own policy row rules out"));
+  snprintf(line, sizeof line, "CURVE key %s is quarantined", pub);
+  assert_non_null(strstr(t, line));
   free(t);
-  t = run_with("az-forger", FORGE, forged, &lf);
+  t = run_with("az-forger", FORGE, 0, NULL, forged, &lf);
   q = strstr(t, "forger (address");
   assert_non_null(q);
   print_message("%.500s\n", q);
