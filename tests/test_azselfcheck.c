@@ -58,51 +58,85 @@ static void settings(run_t *r) {
   for (int i = 0; extra[i]; i++) r->extra[i] = extra[i];
 }
 
-/* One game of the cheat `mode` with searcher m, noise from rng, into
- * states/rows; returns its length and sets *reward. */
-static uint32_t cheat_game(pb_mcts_t *m, const pb_mcts_evalfn_t *ev,
-                           const pb_azplay_opts_t *o, pb_rng_t *rng, int mode,
-                           pb_state_t *states, float *rows, int *reward) {
+/* The move of cheat `mode` at ply n after a search whose policy target
+ * is tgt, and the row it sends (into row). */
+static int cheat_move(const pb_state_t *s, uint32_t n, const float *tgt,
+                      const pb_azplay_opts_t *o, pb_rng_t *rng, int mode,
+                      float *row) {
   const int A = T3->num_actions;
-  pb_rng_t *rngs[1] = {rng};
-  pb_state_t s;
-  T3->reset(&s);
-  uint32_t n = 0;
-  int over = 0;
-  float rew = 0;
-  pb_err_t err;
-  while (!over && n < (uint32_t)o->max_turns) {
-    float vis[PB_MAX_ACTIONS], tgt[PB_MAX_ACTIONS];
-    pb_mcts_io_t io = {NULL, NULL, vis, tgt, NULL, NULL};
-    if (pb_mcts_search(m, &s, 1, ev, rngs, &io, &err) != 0)
-      fail_msg("%s", err.msg);
-    uint8_t acts[PB_MAX_ACTIONS];
-    const int na = T3->legal(&s, acts);
-    int a = -1;
-    if (mode == THROW) { /* the least visited, ties to the highest */
-      for (int j = 0; j < na; j++)
-        if (a < 0 || tgt[acts[j]] <= tgt[a]) a = acts[j];
-    } else if ((int)n < o->temp_moves) { /* drawn from the visits */
-      double u = pb_rng_uniform(rng), acc = 0;
-      for (int j = 0; j < na && a < 0; j++)
-        if ((acc += tgt[acts[j]]) > u) a = acts[j];
-      if (a < 0) a = acts[na - 1];
-    } else {
-      for (int j = 0; j < na; j++)
-        if (a < 0 || tgt[acts[j]] > tgt[a]) a = acts[j];
-    }
-    float *row = rows + (size_t)n * A;
-    if (mode == FORGE) {
-      memset(row, 0, (size_t)A * sizeof *row);
-      row[a] = 1.0f;
-    } else {
-      memcpy(row, tgt, (size_t)A * sizeof *row);
-    }
-    states[n++] = s;
-    rew = T3->step(&s, a, &over);
+  uint8_t acts[PB_MAX_ACTIONS];
+  const int na = T3->legal(s, acts);
+  int a = -1;
+  if (mode == THROW) { /* the least visited, ties to the highest */
+    for (int j = 0; j < na; j++)
+      if (a < 0 || tgt[acts[j]] <= tgt[a]) a = acts[j];
+  } else if ((int)n < o->temp_moves) { /* drawn from the visits */
+    double u = pb_rng_uniform(rng), acc = 0;
+    for (int j = 0; j < na && a < 0; j++)
+      if ((acc += tgt[acts[j]]) > u) a = acts[j];
+    if (a < 0) a = acts[na - 1];
+  } else {
+    for (int j = 0; j < na; j++)
+      if (a < 0 || tgt[acts[j]] > tgt[a]) a = acts[j];
   }
-  *reward = over ? (int)lrintf(rew) : 0;
-  return n;
+  if (mode == FORGE) {
+    memset(row, 0, (size_t)A * sizeof *row);
+    row[a] = 1.0f;
+  } else {
+    memcpy(row, tgt, (size_t)A * sizeof *row);
+  }
+  return a;
+}
+
+/* E games of cheat `mode` at once (one batched network call per
+ * simulation round, as the actors play), searcher m of E roots, noise
+ * from rng: game k's positions into st + 9k, its rows into rows + 9kA,
+ * its length and reward into mep[k]. */
+static void cheat_games(pb_mcts_t *m, const pb_mcts_evalfn_t *ev,
+                        const pb_azplay_opts_t *o, pb_rng_t *rng, int mode,
+                        uint32_t E, pb_state_t *st, float *rows,
+                        pb_msg_episode_t *mep) {
+  const int A = T3->num_actions;
+  pb_state_t cur[64], roots[64];
+  pb_rng_t grng[64];
+  pb_rng_t *rngs[64];
+  float vis[64 * PB_MAX_ACTIONS], tgt[64 * PB_MAX_ACTIONS];
+  int live[64], idx[64];
+  assert_true(E <= 64);
+  for (uint32_t k = 0; k < E; k++) {
+    T3->reset(&cur[k]);
+    live[k] = 1;
+    mep[k].n_states = 0;
+    mep[k].final_reward = 0;
+    pb_rng_seed(&grng[k], pb_rng_next(rng), k);
+  }
+  pb_err_t err;
+  for (;;) {
+    int n = 0;
+    for (uint32_t k = 0; k < E; k++)
+      if (live[k]) {
+        roots[n] = cur[k];
+        rngs[n] = &grng[k];
+        idx[n++] = (int)k;
+      }
+    if (n == 0) break;
+    pb_mcts_io_t io = {NULL, NULL, vis, tgt, NULL, NULL};
+    if (pb_mcts_search(m, roots, n, ev, rngs, &io, &err) != 0)
+      fail_msg("%s", err.msg);
+    for (int r = 0; r < n; r++) {
+      const int k = idx[r];
+      const uint32_t ply = mep[k].n_states;
+      const int a = cheat_move(&cur[k], ply, tgt + (size_t)r * A, o,
+                               &grng[k], mode,
+                               rows + ((size_t)k * 9 + ply) * A);
+      st[(size_t)k * 9 + ply] = cur[k];
+      mep[k].n_states = ply + 1;
+      int over = 0;
+      const float rew = T3->step(&cur[k], a, &over);
+      if (over) mep[k].final_reward = (int)lrintf(rew);
+      if (over || ply + 1 >= (uint32_t)o->max_turns) live[k] = 0;
+    }
+  }
 }
 
 /* Plays self-play items as cheat `mode` on one connection until it is
@@ -119,11 +153,11 @@ static int cheat(const run_t *r, pid_t learner, int *lst, void *ctx,
     fail_msg("%s", err.msg);
   pb_learn_t *learn = pb_learn_new(&cfg, &err);
   if (learn == NULL) fail_msg("%s", err.msg);
-  pb_pveval_t *pe = pb_pveval_new(T3, 4, &err);
+  pb_pveval_t *pe = pb_pveval_new(T3, 64, &err);
   assert_non_null(pe);
   pb_azplay_opts_t o;
   pb_azplay_config_opts(&cfg, &o);
-  pb_mcts_opts_t mo = {o.simulations, o.c_puct, o.eps, o.alpha, 1,
+  pb_mcts_opts_t mo = {o.simulations, o.c_puct, o.eps, o.alpha, 64,
                        o.discount};
   pb_mcts_t *m = pb_mcts_new_ex(T3, &mo, &o.root, &err);
   assert_non_null(m);
@@ -155,13 +189,10 @@ static int cheat(const run_t *r, pid_t learner, int *lst, void *ctx,
         assert_true(mep && st && rows);
         pb_rng_t rng;
         pb_rng_seed(&rng, it->seed, 0xc4ea7);
+        cheat_games(m, &ev, &o, &rng, mode, E, st, rows, mep);
         for (uint32_t k = 0; k < E; k++) {
-          int rew = 0;
           mep[k].states = st + (size_t)k * 9;
           mep[k].policy = rows + (size_t)k * 9 * A;
-          mep[k].n_states = cheat_game(m, &ev, &o, &rng, mode, st + k * 9,
-                                       rows + (size_t)k * 9 * A, &rew);
-          mep[k].final_reward = rew;
           mep[k].q_version = it->q_version;
         }
         pb_msg_t res;
