@@ -46,7 +46,12 @@
  *   spot.c     the spot check: pb__spot_sample, pb__spot_kick ->
  *              spot_work / spot_done -> quarantine; pb__refused.
  *   selfcheck.c  on_selfplay_result -> pb__selfcheck_item: the surprise
- *              of a result's moves -> quarantine of its actor.
+ *              of a result's moves, its outcomes beside the reference
+ *              games, the pool of new identities -> quarantine of its
+ *              actor, or its item dropped.
+ *   selfref.c  on_tick, on_work_request -> pb__selfref_kick -> the
+ *              reference games on the pool -> done ->
+ *              pb__selfcheck_reference, pb__selfplay_done.
  *   trust.c    leases: on_tick's expiries -> pb__trust_expired (one
  *              item at a time, none, quarantine); on_work_request asks
  *              pb__trust_allows; pb__trust_admit limits new connections
@@ -188,6 +193,7 @@ static void on_tick(uv_timer_t *h) {
     return;
   }
   pb__log_progress(l, t);
+  pb__selfref_kick(l);
   warn_long_lease(l, t);
   check_starved(l, t);
   if (l->zap != NULL && pb_zap_count(l->zap) != l->zap_keys) {
@@ -410,6 +416,8 @@ static int make_queues(pb_learner_t *l, pb_err_t *err) {
   }
   /* With net.selfplay_check > 0, the scoring of self-play moves. */
   if (pb__selfcheck_init(l, err) != 0) goto fail;
+  /* With net.selfplay_reference > 0 too, the learner's reference games. */
+  if (pb__selfref_init(l, err) != 0) goto fail;
   return 0;
 fail:
   return err && err->code ? err->code : PB_EIO;
@@ -594,6 +602,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
   free(l->peers);
   pb_spot_destroy(&l->spot);
   pb__selfcheck_free(l);
+  pb__selfref_free(l);
   free(l->spot_idx);
   pb__spotq_free(&l->spot_wait);
   pb__spotq_free(&l->spot_run);

@@ -150,6 +150,7 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     pb__send_msg(l, p, &r);
     pb_log_debug(l->log, "self-play item %zu (%d episodes) -> %s", idx,
                  item.episodes, p->sender);
+    pb__selfref_kick(l); /* the learner's own games of this version */
     return;
   }
   if (l->phase == PH_SEARCH && role == PB_ROLE_SEARCHER && !l->stopping &&
@@ -281,7 +282,8 @@ static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
    * (selfcheck.c). */
   if (pb__selfcheck_item(l, p, idx, r)) {
     pb_episodes_clear(e);
-    bad_result(l, l->spq, p, idx, "self-play moves impossible under its Q");
+    bad_result(l, l->spq, p, idx,
+               "its moves or outcomes are impossible for the announced Q");
     return;
   }
   pb__selfrec_item(l, pb_iter_selfplay_iter(l->iter), r);

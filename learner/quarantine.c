@@ -159,7 +159,7 @@ static size_t forget_selfplay(pb_learner_t *l, const peer_t *p) {
   const owner_t who = {(uint32_t)(p - l->peers), p->serial};
   if (pb_iter_selfplay_iter(l->iter) == 0 || l->sp_owner == NULL ||
       l->sp_owner_iter != pb_iter_selfplay_iter(l->iter) ||
-      pb_workq_finished(l->spq))
+      (pb_workq_finished(l->spq) && l->phase != PH_SELFPLAY))
     return 0;
   size_t n = pb_iter_selfplay_items(l->iter), k = 0;
   if (n > l->sp_owner_cap) n = l->sp_owner_cap;

@@ -17,6 +17,8 @@
  *   spot.c     the spot check of search results and the quarantine
  *   selfcheck.c  the surprise of self-play moves, and the quarantine of
  *              actors whose moves are impossible
+ *   selfref.c  the learner's own reference games of self-play (a job
+ *              on the thread pool), what the outcome test compares with
  *   selfrec.c  run.record_selfplay: the self-play games taken, a record
  *              line each, through a spool
  *   peers.c    drain, handle() and the handlers of what workers send
@@ -69,7 +71,20 @@ typedef struct {
   uint64_t episodes;  /* its episodes of the finished iterations */
   double excess, var; /* over those: sum - n x the others' mean, and the
                        * variance of that under "played alike" */
+  /* Against the learner's reference games (selfref.c): its episodes of Q
+   * version rver (rn, rsum, rsq), and over the versions before: their
+   * count, excess over the reference's mean and its variance. Episodes of
+   * a version the learner plays reference games of are compared with
+   * those alone, the others' as above. */
+  uint64_t rver, rn;
+  double rsum, rsq;
+  uint64_t repisodes;
+  double rexcess, rvar;
 } outc_t;
+
+/* The learner's reference games (selfref.c) and the pooled test of new
+ * identities (selfcheck.c); learner.c holds a pointer. */
+typedef struct selfref selfref_t;
 
 typedef struct {
   int used;
@@ -153,6 +168,65 @@ typedef struct {
   uint32_t withheld_conns; /* its connections whose first lease expired */
   double tokens, t_tokens; /* new connections it may still open now */
 } ident_t;
+
+/* The first player's results of the learner's reference games of one Q
+ * version (selfref.c): started, done, their count, sum and sum of
+ * squares. */
+typedef struct {
+  uint64_t version;
+  int started, done;
+  uint64_t n;
+  double sum, sq;
+} refgames_t;
+#define REF_KEEP 4
+
+/* A self-play item of the open iteration from an identity too new to be
+ * judged alone (selfcheck.c's pooled test): whose, which, its episodes of
+ * the pool's version (count, sum and squares of the first player's
+ * results) and its scored moves. */
+typedef struct {
+  owner_t who;
+  uint32_t item;
+  uint32_t n;
+  double sum, sq;
+  pb_play_tally_t play;
+} pooled_t;
+
+struct selfref {
+  /* the job (selfref.c): the algorithm's own player, with copies of the
+   * served networks in the actors' precision */
+  const pb_algo_t *algo;
+  void *player;
+  pb_nn_t *v, *q;
+  pb_neteval_t *ne;
+  pb_algo_env_t env;
+  pb_episodes_t eps;
+  pb_rng_t rng; /* the games' seeds: not the run's, which workers know */
+  pb_algo_item_t item;
+  uv_work_t job;
+  int running, rc;
+  pb_err_t err;
+  double t_start;
+  uint64_t jobs, episodes, late;
+  double busy_s, waited_s, wait_since;
+  refgames_t games[REF_KEEP]; /* version v in games[v % REF_KEEP] */
+  /* the pooled test (selfcheck.c), judged as one actor over the run: the
+   * episodes of new identities with Q version pver (pn, psum, psq), over
+   * the versions before (count, excess over the reference, variance),
+   * their scored moves, and their items of the open iteration */
+  uint64_t pver, pool_iter;
+  uint64_t pn;
+  double psum, psq;
+  uint64_t pepisodes;
+  double pexcess, pvar;
+  pb_play_tally_t pplay;
+  int psign;      /* the outcomes' pool is impossible: its sign; 0: not */
+  double plean;   /* an item leaning the pool's way by this much is dropped */
+  int pplay_bad;  /* the moves' pool is impossible */
+  pooled_t *items;
+  size_t n_items, cap;
+  uint64_t pool_fired, pool_dropped;
+};
 
 /* A weights buffer as served to workers. */
 typedef struct {
@@ -282,6 +356,7 @@ struct pb_learner {
   uint64_t out_iter, out_n;
   double out_sum, out_sq;
   uint64_t out_quarantined;
+  selfref_t *ref; /* selfref.c: reference games, the pool; NULL: off */
   /* trust.c */
   uint64_t lease_quarantined; /* connections refused for their leases */
   uint64_t conns_limited;     /* new connections dropped: Hello's rate */
@@ -526,11 +601,35 @@ void pb__selfcheck_free(pb_learner_t *l);
 
 /* Scores a share of the episodes of self-play result r (item idx, from p,
  * every episode already checked against the rules) and tallies them for
- * p, its key and its address. 1 when that made p, its key or its address
- * impossible: p is quarantined, its items of the open iteration are
- * dropped and re-queued, and r must be refused; else 0 (r is p's). */
+ * p, its key and its address; its outcomes are judged against the
+ * learner's reference games (or the other actors'), and with those of
+ * every identity too new to be judged alone. 1 when r must be refused:
+ * p, its key or its address is impossible (p is quarantined, its items
+ * of the open iteration are dropped and re-queued), or the pool of new
+ * identities is impossible and r leans its way (r's item is re-queued);
+ * else 0 (r is p's). */
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r);
+
+/* Judges again every identity with episodes of Q version `version`, and
+ * the pool of new identities, now that the learner's reference games of
+ * that version are played (selfref.c). */
+void pb__selfcheck_reference(pb_learner_t *l, uint64_t version);
+
+/* ---- selfref.c: the learner's reference games ------------------------- */
+
+/* Makes the reference player (its networks, the algorithm's engine) when
+ * net.selfplay_check > 0 and net.selfplay_reference > 0; 0 or the
+ * error. */
+int pb__selfref_init(pb_learner_t *l, pb_err_t *err);
+void pb__selfref_free(pb_learner_t *l);
+
+/* Starts the job that plays the served Q version's reference games, when
+ * self-play items are out, none runs and that version has none yet. */
+void pb__selfref_kick(pb_learner_t *l);
+
+/* Whether a reference job runs (the self-play phase waits for it). */
+int pb__selfref_busy(const pb_learner_t *l);
 
 /* ---- peers.c: drain and the handlers of what workers send ------------- */
 

@@ -270,6 +270,18 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "quarantined", l->pc_quarantined);
   pb_json_kuint(&j, "items_dropped", l->pc_items_dropped);
   pb_json_kuint(&j, "outcome_quarantined", l->out_quarantined);
+  /* The learner's reference games (selfref.c) and the pool of new
+   * identities (selfcheck.c). */
+  const selfref_t *ref = l->ref;
+  pb_json_kint(&j, "reference_per_version",
+               ref ? l->cfg.net.selfplay_reference : 0);
+  pb_json_kuint(&j, "reference_versions", ref ? ref->jobs : 0);
+  pb_json_kuint(&j, "reference_episodes", ref ? ref->episodes : 0);
+  pb_json_kdouble(&j, "reference_busy_s", ref ? ref->busy_s : 0.0);
+  pb_json_kdouble(&j, "reference_waited_s", ref ? ref->waited_s : 0.0);
+  pb_json_kuint(&j, "reference_late_episodes", ref ? ref->late : 0);
+  pb_json_kuint(&j, "pool_fired", ref ? ref->pool_fired : 0);
+  pb_json_kuint(&j, "pool_items_dropped", ref ? ref->pool_dropped : 0);
   pb_json_kdouble(&j, "z_max", play_z_max(l));
   pb_json_obj_end(&j);
   /* What the workers' leases earned them (trust.c): the connections at

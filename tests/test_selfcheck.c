@@ -60,9 +60,10 @@ static int first_result(const pb_episodes_t *eps, size_t k) {
  * refused, the learner exits or limit_s pass; returns the items it
  * delivered and sets *refused. With reject: plays honestly (the actors'
  * engine and the announced Q) but sends only games the first player lost
- * (rejection sampling), playing as many as that takes. */
-static int thrower_as(const run_t *r, pid_t learner, int *lst, void *ctx,
-                      double limit_s, int *refused, int reject) {
+ * (rejection sampling), playing as many as that takes. With hop: a new
+ * connection and sender id ("hop-N") for every item, never refused. */
+static int thrower_hop(const run_t *r, pid_t learner, int *lst, void *ctx,
+                       double limit_s, int *refused, int reject, int hop) {
   pb_config_t cfg;
   pb_err_t err;
   int n = 0;
@@ -88,18 +89,19 @@ static int thrower_as(const run_t *r, pid_t learner, int *lst, void *ctx,
   void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
   uint64_t have = UINT64_MAX;
   int delivered = 0;
+  char who[32] = "thrower";
   *refused = 0;
   const double t0 = tp_now();
   while (tp_now() - t0 < limit_s && running(learner, lst) && !*refused) {
     pb_msg_t m;
-    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, "thrower");
+    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, who);
     m.work_request.role = PB_ROLE_ACTOR;
     tp_peer_send(d, &m);
     int t = tp_peer_recv(d, 2000, &m);
     if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SELFPLAY) {
       const pb_msg_work_item_t *it = &m.work_item;
       if (have == it->q_version ||
-          run_fetch_weights(d, "thrower", PB_WHICH_Q, it->q_version,
+          run_fetch_weights(d, who, PB_WHICH_Q, it->q_version,
                             pb_learn_q(learn)) == 0) {
         have = it->q_version;
         pb_neteval_bind(ne, NULL, pb_learn_q(learn));
@@ -128,13 +130,18 @@ static int thrower_as(const run_t *r, pid_t learner, int *lst, void *ctx,
         }
         pb_msg_t res;
         pb_msg_init(&res, PB_MSG_SELFPLAY_RESULT, RUN, PB_GAME_CONNECT4,
-                    "thrower");
+                    who);
         res.selfplay_result.item_id = it->item_id;
         res.selfplay_result.episodes = mep;
         res.selfplay_result.n_episodes = (uint32_t)keep.n_eps;
         tp_peer_send(d, &res);
         free(mep);
         delivered++;
+        if (hop) { /* the next item on a new connection */
+          zmq_close(d); /* lingers until the result is out */
+          d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
+          snprintf(who, sizeof who, "hop-%d", delivered);
+        }
       }
     } else if (t == PB_MSG_REJECT && m.reject.code == PB_EDENIED) {
       *refused = 1;
@@ -150,6 +157,11 @@ static int thrower_as(const run_t *r, pid_t learner, int *lst, void *ctx,
   pb_neteval_destroy(&ne);
   pb_learn_destroy(&learn);
   return delivered;
+}
+
+static int thrower_as(const run_t *r, pid_t learner, int *lst, void *ctx,
+                      double limit_s, int *refused, int reject) {
+  return thrower_hop(r, learner, lst, ctx, limit_s, refused, reject, 0);
 }
 
 static int thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
@@ -289,12 +301,103 @@ static void test_thrower_seed12(void **state) {
   free(text);
 }
 
+/* A lone rejection sampler (issue 46: no honest actor beside it, so the
+ * other actors' games, the reference of the outcome test before, were its
+ * own): the learner's own reference games of each Q version
+ * (net.selfplay_reference, learner/selfref.c) are the ground truth. The
+ * sampler takes every item of the first iteration alone and is
+ * quarantined within it; its items are dropped, and the honest actor that
+ * joins afterwards plays the run to its end, never refused. */
+static void test_lone_rejection_sampler(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "lone");
+  const char *extra[] = {"train.iterations=2", "train.episodes_per_iter=100",
+                         NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  int lst = -1;
+  void *ctx = zmq_ctx_new();
+  pid_t w[2] = {start_worker(&r, "search", "searcher-1", NULL), 0};
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "searcher searcher-1 joined", 1, 120));
+  int refused = 0;
+  int delivered = thrower_as(&r, l, &lst, ctx, 120, &refused, 1);
+  print_message("the lone rejection sampler delivered %d items, refused: %d\n",
+                delivered, refused);
+  assert_true(refused);
+  w[1] = start_worker(&r, "selfplay", "actor-1", NULL);
+  zmq_ctx_term(ctx);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  const char *q = strstr(text, "impossible beside the learner's own "
+                               "reference games");
+  assert_non_null(q);
+  print_message("%.300s\n", q);
+  assert_non_null(strstr(text, "actor thrower (address"));
+  assert_null(strstr(text, "actor-1 (address"));
+  free(text);
+  double sum = 0;
+  assert_int_equal(metric(&r, "iteration", &sum, NULL, 0), 2);
+}
+
+/* A keyless rejection sampler that opens a new connection, with a new
+ * sender id, for every item (issue 46's address-hopping thrower, on one
+ * address here: its moves are the policy's, so no surprise tally, the
+ * address's included, can see it): each connection delivers 5 episodes,
+ * under the outcome test's 30, so none is judged alone. The pool of
+ * identities too new to be judged alone is judged as one actor against
+ * the learner's reference games: when it is impossible the sampler's
+ * items are dropped and redone, by the honest actor in the end. The
+ * honest actor is never refused; the run finishes. */
+static void test_hopping_sampler_pooled(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "hopping");
+  const char *extra[] = {"train.iterations=4", "train.episodes_per_iter=100",
+                         NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  int lst = -1;
+  void *ctx = zmq_ctx_new();
+  pid_t w[2] = {start_worker(&r, "search", "searcher-1", NULL),
+                start_worker(&r, "selfplay", "actor-1", NULL)};
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
+  int refused = 0;
+  int delivered = thrower_hop(&r, l, &lst, ctx, 240, &refused, 1, 1);
+  print_message("the hopping sampler delivered %d items on as many "
+                "connections, refused: %d\n", delivered, refused);
+  zmq_ctx_term(ctx);
+  assert_false(refused);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  const char *q = strstr(text, "the pooled outcome test");
+  assert_non_null(q);
+  print_message("%.500s\n", q);
+  assert_non_null(strstr(text, "too new to be judged alone) dropped"));
+  assert_null(strstr(text, "actor-1 (address"));
+  free(text);
+  double sum = 0;
+  assert_int_equal(metric(&r, "iteration", &sum, NULL, 0), 4);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_thrower_quarantined, tp_teardown),
       cmocka_unit_test_teardown(test_rejection_sampler_quarantined,
                                 tp_teardown),
       cmocka_unit_test_teardown(test_thrower_seed12, tp_teardown),
+      cmocka_unit_test_teardown(test_lone_rejection_sampler, tp_teardown),
+      cmocka_unit_test_teardown(test_hopping_sampler_pooled, tp_teardown),
   };
   if (getenv("PB_TEST_FILTER") != NULL)
     cmocka_set_test_filter(getenv("PB_TEST_FILTER"));
