@@ -165,7 +165,10 @@ void pb__selfref_kick(pb_learner_t *l) {
     return;
   }
   pb_neteval_bind(r->ne, r->v, r->q);
-  pb_iter_selfplay_item(l->iter, 0, &r->item);
+  /* The iteration's settings (td: the share of random moves of its middle
+   * item; they decay in steps over the run's games). */
+  pb_iter_selfplay_item(l->iter, pb_iter_selfplay_items(l->iter) / 2,
+                        &r->item);
   r->item.episodes = l->cfg.net.selfplay_reference;
   r->item.seed = pb_rng_next(&r->rng);
   r->item.version = v;
