@@ -31,12 +31,12 @@ enum { PC_BATCH = 256 };
 
 int pb__selfcheck_init(pb_learner_t *l, pb_err_t *err) {
   const pb_config_t *c = &l->cfg;
-  l->pc_version = UINT64_MAX;
-  if (!(c->net.selfplay_check > 0) || !pb_iter_algo(l->iter)->q_play)
+  l->play.version = UINT64_MAX;
+  if (!(c->net.selfplay_check > 0) || !pb_iter_algo(l->it.iter)->q_play)
     return 0;
   pb_nn_t *q = pb_learn_q(l->learn);
-  l->pc_q = pb_nn_new(pb_nn_spec(q), NULL, pb_nn_device(q), 1, err);
-  if (l->pc_q == NULL) return err->code;
+  l->play.q = pb_nn_new(pb_nn_spec(q), NULL, pb_nn_device(q), 1, err);
+  if (l->play.q == NULL) return err->code;
   /* The actors' precision: a bf16 actor's Q differs from fp32's in the
    * second or third digit, which a run-long sum would notice. */
   const char *ap = pb_config_precision(c, PB_DEVICE_ACTOR, NULL);
@@ -45,76 +45,57 @@ int pb__selfcheck_init(pb_learner_t *l, pb_err_t *err) {
                            pb_precision_auto_bf16(pb_nn_device(q), NULL, 0)
                        ? PB_NN_BF16
                        : PB_NN_FP32;
-  int rc = pb_nn_set_precision(l->pc_q, prec, err);
+  int rc = pb_nn_set_precision(l->play.q, prec, err);
   if (rc != 0) return rc;
-  l->pc_ne = pb_neteval_new(l->g, PC_BATCH, 0, err);
-  if (l->pc_ne == NULL) return err->code;
-  pb_neteval_bind(l->pc_ne, NULL, l->pc_q);
+  l->play.ne = pb_neteval_new(l->g, PC_BATCH, 0, err);
+  if (l->play.ne == NULL) return err->code;
+  pb_neteval_bind(l->play.ne, NULL, l->play.q);
   /* Not the run's seed: workers know that one. */
-  pb_rng_seed(&l->pc_rng, pb_mix64((uint64_t)(pb_now() * 1e9) ^ 0x5e1f),
+  pb_rng_seed(&l->play.rng, pb_mix64((uint64_t)(pb_now() * 1e9) ^ 0x5e1f),
               (uint64_t)getpid());
   return 0;
 }
 
 void pb__selfcheck_free(pb_learner_t *l) {
-  pb_neteval_destroy(&l->pc_ne);
-  pb_nn_destroy(&l->pc_q);
-  free(l->pc_out);
-  l->pc_out = NULL;
-  l->pc_cap = 0;
-  free(l->sp_owner);
-  l->sp_owner = NULL;
-  l->sp_owner_cap = 0;
-}
-
-/* The owners of the open iteration's self-play items (a new iteration:
- * none yet). 0, or PB_ENOMEM. */
-static int owners(pb_learner_t *l, pb_err_t *err) {
-  const uint64_t it = pb_iter_selfplay_iter(l->iter);
-  const size_t n = pb_iter_selfplay_items(l->iter);
-  if (it == l->sp_owner_iter && n <= l->sp_owner_cap) return 0;
-  if (n > l->sp_owner_cap) {
-    owner_t *o = realloc(l->sp_owner, n * sizeof *o);
-    if (o == NULL)
-      return pb_err_set(err, PB_ENOMEM, "learner: out of memory");
-    l->sp_owner = o;
-    l->sp_owner_cap = n;
-  }
-  for (size_t i = 0; i < l->sp_owner_cap; i++)
-    l->sp_owner[i] = (owner_t){UINT32_MAX, 0};
-  l->sp_owner_iter = it;
-  return 0;
+  pb_neteval_destroy(&l->play.ne);
+  pb_nn_destroy(&l->play.q);
+  free(l->play.out);
+  free(l->play.pool.items);
+  l->play.pool.items = NULL;
+  l->play.pool.n_items = l->play.pool.cap = 0;
+  l->play.out = NULL;
+  l->play.cap = 0;
 }
 
 /* The scoring network holds the served Q. 0, or the load's error. */
 static int load(pb_learner_t *l, pb_err_t *err) {
-  if (l->pc_version == l->qw.version || l->qw.buf == NULL) return 0;
-  int rc = pb_nn_weights_load(l->pc_q, l->qw.buf, l->qw.len, NULL, err);
+  if (l->play.version == l->net.qw.version || l->net.qw.buf == NULL) return 0;
+  int rc = pb_nn_weights_load(l->play.q, l->net.qw.buf, l->net.qw.len, NULL, err);
   if (rc != 0) return rc;
-  l->pc_version = l->qw.version;
-  pb_neteval_bind(l->pc_ne, NULL, l->pc_q);
+  l->play.version = l->net.qw.version;
+  pb_neteval_bind(l->play.ne, NULL, l->play.q);
   return 0;
 }
 
-/* Q of every state of episode ep into l->pc_out. */
+/* Q of every state of episode ep into l->play.out. */
 static int q_of(pb_learner_t *l, const pb_msg_episode_t *ep, pb_err_t *err) {
   const size_t A = (size_t)l->g->num_actions;
   const size_t need = (size_t)ep->n_states * A;
-  if (need > l->pc_cap) {
-    float *o = realloc(l->pc_out, need * sizeof *o);
+  if (need > l->play.cap) {
+    float *o = realloc(l->play.out, need * sizeof *o);
     if (o == NULL)
       return pb_err_set(err, PB_ENOMEM, "learner: out of memory");
-    l->pc_out = o;
-    l->pc_cap = need;
+    l->play.out = o;
+    l->play.cap = need;
   }
-  pb_evalfn_t fn = pb_neteval_fn(l->pc_ne);
-  return fn.qvalues(fn.ctx, ep->states, (int)ep->n_states, l->pc_out, err);
+  pb_evalfn_t fn = pb_neteval_fn(l->play.ne);
+  return fn.qvalues(fn.ctx, ep->states, (int)ep->n_states, l->play.out, err);
 }
 
 /* p's CURVE key and (without CURVE) its address, or NULL. */
 static void idents(pb_learner_t *l, const peer_t *p, ident_t *id[2]) {
   id[0] = p->key[0] ? pb__ident_find(l, IDENT_KEY, p->key, 1) : NULL;
-  id[1] = p->addr[0] && l->zap == NULL
+  id[1] = p->addr[0] && l->net.zap == NULL
               ? pb__ident_find(l, IDENT_ADDR, p->addr, 1)
               : NULL;
 }
@@ -170,8 +151,8 @@ static void ban(pb_learner_t *l, ident_t *e, const char *whose) {
  * impossible (p quarantined). */
 static int tally(pb_learner_t *l, peer_t *p, const pb_play_tally_t *t) {
   pb_play_add(&p->play, t);
-  l->pc_episodes += t->episodes;
-  l->pc_moves += t->moves;
+  l->play.episodes += t->episodes;
+  l->play.moves += t->moves;
   ident_t *id[2];
   idents(l, p, id);
   for (int i = 0; i < 2; i++)
@@ -235,10 +216,10 @@ static double first_result(const pb_msg_episode_t *ep) {
 static int outc_part(const pb_learner_t *l, const outc_t *o, double *excess,
                      double *var) {
   *excess = *var = 0.0;
-  if (o->n == 0 || o->iter != l->out_iter || l->out_n <= o->n) return 0;
-  const double E = (double)l->out_n, n = (double)o->n, ref = E - n;
-  const double mean_ref = (l->out_sum - o->sum) / ref;
-  double pool = l->out_sq / E - (l->out_sum / E) * (l->out_sum / E);
+  if (o->n == 0 || o->iter != l->play.out_iter || l->play.out_n <= o->n) return 0;
+  const double E = (double)l->play.out_n, n = (double)o->n, ref = E - n;
+  const double mean_ref = (l->play.out_sum - o->sum) / ref;
+  double pool = l->play.out_sq / E - (l->play.out_sum / E) * (l->play.out_sum / E);
   if (pool < 1e-6) pool = 1e-6;
   *excess = o->sum - n * mean_ref;
   *var = pool * n * (1.0 + n / ref);
@@ -270,16 +251,16 @@ static double outc_z(const pb_learner_t *l, const outc_t *o,
 
 /* A new self-play iteration: every tally of the last one is folded. */
 static void outc_iteration(pb_learner_t *l, uint64_t it) {
-  if (it == l->out_iter) return;
-  for (int i = 0; i < l->max_peers; i++)
-    if (l->peers[i].used && l->peers[i].outc.iter == l->out_iter)
-      outc_fold(l, &l->peers[i].outc);
+  if (it == l->play.out_iter) return;
+  for (int i = 0; i < l->net.max_peers; i++)
+    if (l->net.peers[i].used && l->net.peers[i].outc.iter == l->play.out_iter)
+      outc_fold(l, &l->net.peers[i].outc);
   for (int i = 0; i < IDENTS_MAX; i++)
-    if (l->idents[i].kind && l->idents[i].outc.iter == l->out_iter)
-      outc_fold(l, &l->idents[i].outc);
-  l->out_iter = it;
-  l->out_n = 0;
-  l->out_sum = l->out_sq = 0.0;
+    if (l->quar.idents[i].kind && l->quar.idents[i].outc.iter == l->play.out_iter)
+      outc_fold(l, &l->quar.idents[i].outc);
+  l->play.out_iter = it;
+  l->play.out_n = 0;
+  l->play.out_sum = l->play.out_sq = 0.0;
 }
 
 static void outc_add(outc_t *o, uint64_t it, const outc_t *r) {
@@ -296,8 +277,8 @@ static void outc_add(outc_t *o, uint64_t it, const outc_t *r) {
 /* The reference games of Q version v (started; done says whether they
  * are played), or NULL. */
 static const refgames_t *ref_of(const pb_learner_t *l, uint64_t v) {
-  if (l->ref == NULL) return NULL;
-  const refgames_t *g = &l->ref->games[v % REF_KEEP];
+  if (!l->ref.on) return NULL;
+  const refgames_t *g = &l->ref.games[v % REF_KEEP];
   return g->started && g->version == v ? g : NULL;
 }
 
@@ -326,7 +307,7 @@ static void ref_fold(pb_learner_t *l, outc_t *o) {
       o->rvar += v;
       o->repisodes += o->rn;
     } else {
-      l->ref->late += o->rn;
+      l->play.pool.late += o->rn;
     }
   }
   o->rn = 0;
@@ -364,8 +345,8 @@ static void outc_text(const pb_learner_t *l, const char *whose,
            "over %" PRIu64 " episodes (the first player's mean result %+.2f "
            "in this iteration, the others' %+.2f)",
            whose, z, n, o->n ? o->sum / (double)o->n : 0.0,
-           l->out_n > o->n
-               ? (l->out_sum - o->sum) / (double)(l->out_n - o->n)
+           l->play.out_n > o->n
+               ? (l->play.out_sum - o->sum) / (double)(l->play.out_n - o->n)
                : 0.0);
 }
 
@@ -406,12 +387,12 @@ static int judge(pb_learner_t *l, peer_t *p, ident_t *key) {
   if (bad) {
     snprintf(msg, sizeof msg, "quarantined (%s)", why);
     /* Its games leave the reference of the others. */
-    if (p->outc.iter == l->out_iter) {
-      l->out_n -= p->outc.n;
-      l->out_sum -= p->outc.sum;
-      l->out_sq -= p->outc.sq;
+    if (p->outc.iter == l->play.out_iter) {
+      l->play.out_n -= p->outc.n;
+      l->play.out_sum -= p->outc.sum;
+      l->play.out_sq -= p->outc.sq;
     }
-    l->out_quarantined++;
+    l->play.out_quarantined++;
     pb__quarantine(l, p, QUAR_PLAY, msg);
     return 1;
   }
@@ -425,7 +406,7 @@ static int judge(pb_learner_t *l, peer_t *p, ident_t *key) {
       if (bad) ref_text(l, "its CURVE key", &key->outc, z, n, why, sizeof why);
     }
     if (bad) {
-      l->out_quarantined++;
+      l->play.out_quarantined++;
       pb__ban(l, key, QUAR_PLAY, why, played_games);
     }
   }
@@ -455,21 +436,13 @@ static int outcomes(pb_learner_t *l, peer_t *p, uint64_t it,
   }
   outc_add(&p->outc, it, &add);
   if (key != NULL) outc_add(&key->outc, it, &add);
-  l->out_n += add.n;
-  l->out_sum += add.sum;
-  l->out_sq += add.sq;
+  l->play.out_n += add.n;
+  l->play.out_sum += add.sum;
+  l->play.out_sq += add.sq;
   return judge(l, p, key);
 }
 
 /* ---- the pool of new identities ---------------------------------------- */
-
-static owner_t owner_of(const pb_learner_t *l, const peer_t *p) {
-  return (owner_t){(uint32_t)(p - l->peers), p->serial};
-}
-
-static int same(owner_t a, owner_t b) {
-  return a.slot == b.slot && a.serial == b.serial;
-}
 
 /* Whether p's identity (its key; without CURVE its connection: an
  * address is no identity) is too new for the outcome test (*out) and
@@ -480,37 +453,41 @@ static void too_new(pb_learner_t *l, const peer_t *p, int *out, int *play) {
   const outc_t *o = k != NULL ? &k->outc : &p->outc;
   const pb_play_tally_t *t = k != NULL ? &k->play : &p->play;
   *out = o->episodes + o->n + o->repisodes + o->rn < PB__OUT_MIN;
-  *play = l->pc_q != NULL && t->moves < PB_PLAY_MIN_MOVES;
+  *play = l->play.q != NULL && t->moves < PB_PLAY_MIN_MOVES;
 }
 
 /* Pooled item e leaves the pool (its episodes were not its own to judge:
  * its connection was quarantined, or its item redone). */
-static void pool_sub(selfref_t *r, const pooled_t *e) {
-  r->pn -= e->n;
-  r->psum -= e->sum;
-  r->psq -= e->sq;
-  pb_play_sub(&r->pplay, &e->play);
+static void pool_sub(lpool_t *P, const pooled_t *e) {
+  P->n -= e->n;
+  P->sum -= e->sum;
+  P->sq -= e->sq;
+  pb_play_sub(&P->moves, &e->play);
 }
 
 /* Whether pooled item e leans the way of an impossible pool. */
 static int pool_leans(const pb_learner_t *l, const pooled_t *e) {
-  const selfref_t *r = l->ref;
-  const refgames_t *g = ref_of(l, r->pver);
-  if (r->psign != 0 && e->n > 0 && g != NULL && g->n > 0 &&
-      (e->sum / e->n - g->sum / (double)g->n) * r->psign >= r->plean)
+  const lpool_t *P = &l->play.pool;
+  const refgames_t *g = ref_of(l, P->ver);
+  if (P->sign != 0 && e->n > 0 && g != NULL && g->n > 0 &&
+      (e->sum / e->n - g->sum / (double)g->n) * P->sign >= P->lean)
     return 1;
-  return r->pplay_bad && e->play.moves > 0 &&
+  return P->moves_bad && e->play.moves > 0 &&
          pb_play_z(&e->play) >= PB_PLAY_Z / 2;
 }
 
-/* Pooled item e is dropped and re-queued for another actor. */
-static void pool_drop(pb_learner_t *l, const pooled_t *e) {
-  selfref_t *r = l->ref;
-  pb_episodes_clear(pb_iter_item_store(l->iter, e->item));
-  pb_workq_requeue(l->spq, e->item, now(l));
-  l->sp_owner[e->item] = (owner_t){UINT32_MAX, 0};
-  r->pool_dropped++;
-  const peer_t *p = &l->peers[e->who.slot];
+/* Pooled item e is dropped (re-queued for another actor); `taken`: it is
+ * in the iteration's store (else it is the result being checked, which
+ * the caller refuses). */
+static void pool_drop(pb_learner_t *l, const pooled_t *e, int taken) {
+  lpool_t *P = &l->play.pool;
+  if (taken) {
+    pb_episodes_clear(pb_iter_item_store(l->it.iter, e->item));
+    pb_workq_requeue(l->it.spq, e->item, now(l));
+    pb__owners_drop(l, PH_SELFPLAY, e->item);
+  }
+  P->dropped++;
+  const peer_t *p = &l->net.peers[e->who.slot];
   const int here = p->used && p->serial == e->who.serial;
   if (pb__may_warn(l))
     pb_log_warn(l->log,
@@ -521,52 +498,57 @@ static void pool_drop(pb_learner_t *l, const pooled_t *e) {
                 "for another actor",
                 e->item, here && p->sender[0] ? p->sender : "?",
                 here && p->addr[0] ? p->addr : "?",
-                r->psign ? "their outcomes beside the reference games"
-                         : "their moves' surprise",
+                P->sign ? "their outcomes beside the reference games"
+                        : "their moves' surprise",
                 e->n ? e->sum / e->n : 0.0,
                 e->play.moves ? pb_play_z(&e->play) : 0.0);
+}
+
+static int is_cur(const pooled_t *e, const pooled_t *c) {
+  return e->item == c->item && pb__same_owner(e->who, c->who);
 }
 
 /* The pool's outcomes over the run against the reference games: z, and
  * its episodes and excess. */
 static double pool_z(const pb_learner_t *l, uint64_t *n, double *excess) {
-  const selfref_t *r = l->ref;
+  const lpool_t *P = &l->play.pool;
   double e, v;
-  *n = r->pepisodes;
-  if (ref_part(ref_of(l, r->pver), r->pn, r->psum, r->psq, &e, &v))
-    *n += r->pn;
-  e += r->pexcess;
-  v += r->pvar;
+  *n = P->episodes;
+  if (ref_part(ref_of(l, P->ver), P->n, P->sum, P->sq, &e, &v)) *n += P->n;
+  e += P->excess;
+  v += P->var;
   *excess = e;
   return v > 0 ? e / sqrt(v) : 0.0;
 }
 
-/* Judges the pool: items no longer held by who delivered them leave it;
- * while it is impossible, those that lean its way are dropped (their
- * episodes stay in it: what they showed of the pool stays shown). */
-static void pool_judge(pb_learner_t *l) {
-  selfref_t *r = l->ref;
-  if (r == NULL) return;
-  const int open = r->pool_iter == pb_iter_selfplay_iter(l->iter) &&
-                   l->sp_owner_iter == r->pool_iter;
+/* Judges the pool: items no longer held by who delivered them leave it
+ * (cur, the item being checked, is held); while it is impossible, those
+ * that lean its way are dropped (their episodes stay in it: what they
+ * showed of the pool stays shown). 1 when cur is dropped. */
+static int pool_judge(pb_learner_t *l, const pooled_t *cur) {
+  lpool_t *P = &l->play.pool;
+  const pooled_t c = cur != NULL ? *cur : (pooled_t){.item = UINT32_MAX};
+  const int open = l->ref.on &&
+                   P->iter == pb_iter_selfplay_iter(l->it.iter) &&
+                   l->it.phase != PH_DONE;
   size_t n = 0;
-  for (size_t i = 0; open && i < r->n_items; i++) {
-    const pooled_t *e = &r->items[i];
-    if (e->item < l->sp_owner_cap && same(l->sp_owner[e->item], e->who))
-      r->items[n++] = *e;
+  for (size_t i = 0; open && i < P->n_items; i++) {
+    const pooled_t *e = &P->items[i];
+    if (is_cur(e, &c) || pb__owners_is(l, PH_SELFPLAY, e->item, e->who))
+      P->items[n++] = *e;
     else
-      pool_sub(r, e);
+      pool_sub(P, e);
   }
-  r->n_items = n;
+  if (open) P->n_items = n;
   uint64_t pe;
   double excess;
   const double z = pool_z(l, &pe, &excess);
-  const int was = r->psign;
-  r->psign = pe >= PB__OUT_MIN && fabs(z) >= PB_PLAY_Z ? (z > 0 ? 1 : -1) : 0;
-  if (r->psign != 0) r->plean = fabs(excess) / (double)pe / 2;
-  if (r->psign != 0 && was == 0) {
-    const refgames_t *g = ref_of(l, r->pver);
-    r->pool_fired++;
+  const int was = P->sign;
+  P->sign = pe >= PB__OUT_MIN && fabs(z) >= PB_PLAY_Z ? (z > 0 ? 1 : -1) : 0;
+  if (P->sign != 0) P->lean = fabs(excess) / (double)pe / 2;
+  if (P->sign != 0 && was == 0) {
+    const refgames_t *g = ref_of(l, P->ver);
+    P->fired++;
     pb_log_warn(l->log,
                 "the pooled outcome test: the %" PRIu64 " episodes of "
                 "identities too new to be judged alone are impossible beside "
@@ -576,13 +558,13 @@ static void pool_judge(pb_learner_t *l) {
                 "way by %.2f or more are dropped and redone while the pool "
                 "stays so",
                 pe, z, excess / (double)pe,
-                g != NULL && g->n ? g->sum / (double)g->n : 0.0, r->pver,
-                r->plean);
+                g != NULL && g->n ? g->sum / (double)g->n : 0.0, P->ver,
+                P->lean);
   }
-  const int pwas = r->pplay_bad;
-  r->pplay_bad = pb_play_impossible(&r->pplay);
-  if (r->pplay_bad && !pwas) {
-    r->pool_fired++;
+  const int mwas = P->moves_bad;
+  P->moves_bad = pb_play_impossible(&P->moves);
+  if (P->moves_bad && !mwas) {
+    P->fired++;
     pb_log_warn(l->log,
                 "the pooled surprise test: the %" PRIu64 " scored moves of "
                 "identities too new to be judged alone are impossible under "
@@ -590,55 +572,60 @@ static void pool_judge(pb_learner_t *l) {
                 "items of this iteration with a surprise of %.0f standard "
                 "errors or more are dropped and redone while the pool stays "
                 "so",
-                r->pplay.moves, pb_play_z(&r->pplay), PB_PLAY_Z / 2);
+                P->moves.moves, pb_play_z(&P->moves), PB_PLAY_Z / 2);
   }
-  if ((r->psign == 0 && !r->pplay_bad) || !open) return;
+  if ((P->sign == 0 && !P->moves_bad) || !open) return 0;
+  int cur_dropped = 0;
   n = 0;
-  for (size_t i = 0; i < r->n_items; i++) {
-    const pooled_t *it = &r->items[i];
-    if (pool_leans(l, it))
-      pool_drop(l, it);
-    else
-      r->items[n++] = *it;
+  for (size_t i = 0; i < P->n_items; i++) {
+    const pooled_t *it = &P->items[i];
+    if (pool_leans(l, it)) {
+      pool_drop(l, it, !is_cur(it, &c));
+      cur_dropped |= is_cur(it, &c);
+    } else {
+      P->items[n++] = *it;
+    }
   }
-  r->n_items = n;
+  P->n_items = n;
+  return cur_dropped;
 }
 
 /* Item idx of p (result r; out: its outcomes join the pool; t, its scored
- * moves, or NULL when p's identity is judged alone by the surprise). */
+ * moves, or NULL when p's identity is judged alone by the surprise) joins
+ * the pool, as its last item. */
 static int pool_add(pb_learner_t *l, peer_t *p, size_t idx,
                     const pb_msg_selfplay_result_t *r, int out,
                     const pb_play_tally_t *t, pb_err_t *err) {
-  selfref_t *s = l->ref;
-  const uint64_t it = pb_iter_selfplay_iter(l->iter);
+  lpool_t *P = &l->play.pool;
+  const uint64_t it = pb_iter_selfplay_iter(l->it.iter);
   const uint64_t v = r->episodes[0].q_version;
-  if (s->pool_iter != it) {
-    s->pool_iter = it;
-    s->n_items = 0;
+  if (P->iter != it) {
+    P->iter = it;
+    P->n_items = 0;
   }
-  if (s->pver != v) { /* the last version's part to the run's sums */
+  if (P->ver != v) { /* the last version's part to the run's sums */
     double e, var;
-    if (ref_part(ref_of(l, s->pver), s->pn, s->psum, s->psq, &e, &var)) {
-      s->pexcess += e;
-      s->pvar += var;
-      s->pepisodes += s->pn;
+    if (ref_part(ref_of(l, P->ver), P->n, P->sum, P->sq, &e, &var)) {
+      P->excess += e;
+      P->var += var;
+      P->episodes += P->n;
     } else {
-      s->late += s->pn;
+      P->late += P->n;
     }
-    s->pver = v;
-    s->pn = 0;
-    s->psum = s->psq = 0.0;
-    s->n_items = 0; /* items of an older version are judged no more */
+    P->ver = v;
+    P->n = 0;
+    P->sum = P->sq = 0.0;
+    P->n_items = 0; /* items of an older version are judged no more */
   }
-  if (s->n_items == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    pooled_t *e = realloc(s->items, cap * sizeof *e);
+  if (P->n_items == P->cap) {
+    size_t cap = P->cap ? 2 * P->cap : 64;
+    pooled_t *e = realloc(P->items, cap * sizeof *e);
     if (e == NULL)
       return pb_err_set(err, PB_ENOMEM, "learner: out of memory");
-    s->items = e;
-    s->cap = cap;
+    P->items = e;
+    P->cap = cap;
   }
-  pooled_t e = {owner_of(l, p), (uint32_t)idx, 0, 0.0, 0.0, {0}};
+  pooled_t e = {pb__owner_of(l, p), (uint32_t)idx, 0, 0.0, 0.0, {0}};
   if (out && ref_of(l, v) != NULL)
     for (uint32_t k = 0; k < r->n_episodes; k++) {
       if (r->episodes[k].q_version != v) continue;
@@ -648,17 +635,17 @@ static int pool_add(pb_learner_t *l, peer_t *p, size_t idx,
       e.sq += x * x;
     }
   if (t != NULL) e.play = *t;
-  s->items[s->n_items++] = e;
-  s->pn += e.n;
-  s->psum += e.sum;
-  s->psq += e.sq;
-  pb_play_add(&s->pplay, &e.play);
+  P->items[P->n_items++] = e;
+  P->n += e.n;
+  P->sum += e.sum;
+  P->sq += e.sq;
+  pb_play_add(&P->moves, &e.play);
   return 0;
 }
 
 void pb__selfcheck_reference(pb_learner_t *l, uint64_t version) {
-  for (int i = 0; i < l->max_peers; i++) {
-    peer_t *p = &l->peers[i];
+  for (int i = 0; i < l->net.max_peers; i++) {
+    peer_t *p = &l->net.peers[i];
     if (!p->used || p->quarantined || p->outc.rver != version ||
         p->outc.rn == 0)
       continue;
@@ -666,37 +653,34 @@ void pb__selfcheck_reference(pb_learner_t *l, uint64_t version) {
         p->key[0] ? pb__ident_find(l, IDENT_KEY, p->key, 0) : NULL;
     judge(l, p, key);
   }
-  pool_judge(l);
+  pool_judge(l, NULL);
 }
 
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r) {
+  /* its owner is recorded when it is taken (owners.c) */
   if (!(l->cfg.net.selfplay_check > 0) || r->n_episodes == 0) return 0;
   pb_err_t err;
-  if (owners(l, &err) != 0) {
-    pb__set_fatal(l, &err);
-    return 0;
-  }
   int new_out = 0, new_play = 0;
   too_new(l, p, &new_out, &new_play);
-  if (outcomes(l, p, pb_iter_selfplay_iter(l->iter), r)) return 1;
+  if (outcomes(l, p, pb_iter_selfplay_iter(l->it.iter), r)) return 1;
   pb_play_tally_t t = {0};
-  if (l->pc_q != NULL) {
+  if (l->play.q != NULL) {
     if (load(l, &err) != 0) {
       pb__set_fatal(l, &err);
       return 0;
     }
     const pb_config_t *c = &l->cfg;
     /* At least one episode of the result, drawn at random. */
-    const uint32_t one = pb_rng_below(&l->pc_rng, r->n_episodes);
+    const uint32_t one = pb_rng_below(&l->play.rng, r->n_episodes);
     for (uint32_t k = 0; k < r->n_episodes; k++) {
       const pb_msg_episode_t *ep = &r->episodes[k];
-      if (ep->q_version != l->pc_version) continue;
-      if (k != one && !(pb_rng_uniform(&l->pc_rng) < c->net.selfplay_check))
+      if (ep->q_version != l->play.version) continue;
+      if (k != one && !(pb_rng_uniform(&l->play.rng) < c->net.selfplay_check))
         continue;
       if (q_of(l, ep, &err) != 0 ||
           pb_play_score(l->g, ep->states, ep->n_states, ep->final_reward,
-                        l->pc_out, c->train.eps,
+                        l->play.out, c->train.eps,
                         c->train.selfplay_temperature, &t, &err) != 0) {
         if (err.code == PB_ECORRUPT) continue; /* the rules check refused it */
         pb__set_fatal(l, &err);
@@ -705,14 +689,11 @@ int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
     }
     if (t.episodes > 0 && tally(l, p, &t)) return 1;
   }
-  if (idx >= l->sp_owner_cap) return 0;
-  l->sp_owner[idx] = owner_of(l, p);
-  if (l->ref == NULL || !(new_out || new_play)) return 0;
+  if (!l->ref.on || !(new_out || new_play)) return 0;
   if (pool_add(l, p, idx, r, new_out, new_play ? &t : NULL, &err) != 0) {
     pb__set_fatal(l, &err);
     return 0;
   }
-  pool_judge(l);
   /* Dropped by the pool: refused (re-queued) as an impossible result. */
-  return !same(l->sp_owner[idx], owner_of(l, p));
+  return pool_judge(l, &l->play.pool.items[l->play.pool.n_items - 1]);
 }

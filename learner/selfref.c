@@ -14,7 +14,7 @@
  * (pb__selfcheck_reference).
  *
  * The self-play phase ends only when no reference job runs
- * (pb__selfref_busy, phases.c), so an actor faster than the learner's
+ * (l->ref.running, phases.c), so an actor faster than the learner's
  * games is still judged, and what the judgement drops is redone, before
  * the iteration trains. What that costs: the job's time beyond the
  * actors' (learner.log's "reference games" line, /status). */
@@ -30,11 +30,10 @@ int pb__selfref_init(pb_learner_t *l, pb_err_t *err) {
   const pb_config_t *c = &l->cfg;
   if (!(c->net.selfplay_check > 0) || c->net.selfplay_reference <= 0)
     return 0;
-  selfref_t *r = calloc(1, sizeof *r);
-  if (r == NULL) return pb_err_set(err, PB_ENOMEM, "learner: out of memory");
-  l->ref = r;
+  pb_lref_t *r = &l->ref;
+  r->on = 1;
   pb_episodes_init(&r->eps);
-  const pb_algo_t *a = r->algo = pb_iter_algo(l->iter);
+  const pb_algo_t *a = r->algo = pb_iter_algo(l->it.iter);
   /* The actors' precision, as the surprise's scoring network (selfcheck.c). */
   pb_nn_t *lq = pb_learn_q(l->learn), *lv = pb_learn_v(l->learn);
   const char *ap = pb_config_precision(c, PB_DEVICE_ACTOR, NULL);
@@ -74,26 +73,19 @@ int pb__selfref_init(pb_learner_t *l, pb_err_t *err) {
 }
 
 void pb__selfref_free(pb_learner_t *l) {
-  selfref_t *r = l->ref;
-  if (r == NULL) return;
+  pb_lref_t *r = &l->ref;
   if (r->player != NULL) r->algo->player_destroy(&r->player);
   pb_neteval_destroy(&r->ne);
   pb_nn_destroy(&r->q);
   pb_nn_destroy(&r->v);
   pb_episodes_free(&r->eps);
-  free(r->items);
-  free(r);
-  l->ref = NULL;
-}
-
-int pb__selfref_busy(const pb_learner_t *l) {
-  return l->ref != NULL && l->ref->running;
+  memset(r, 0, sizeof *r);
 }
 
 /* On a pool thread: the item, with the job's own networks. */
 static void work(uv_work_t *req) {
   pb_learner_t *l = req->data;
-  selfref_t *r = l->ref;
+  pb_lref_t *r = &l->ref;
   pb_err_clear(&r->err);
   pb_nn_set_threads(l->cfg.model.threads);
   pb_episodes_clear(&r->eps);
@@ -102,7 +94,7 @@ static void work(uv_work_t *req) {
 
 static void done(uv_work_t *req, int status) {
   pb_learner_t *l = req->data;
-  selfref_t *r = l->ref;
+  pb_lref_t *r = &l->ref;
   r->running = 0;
   const double dt = pb_now() - r->t_start;
   r->busy_s += dt;
@@ -138,36 +130,43 @@ static void done(uv_work_t *req, int status) {
     r->wait_since = 0;
   }
   pb__selfref_kick(l);
-  if (!r->running && l->phase == PH_SELFPLAY &&
-      pb_iter_selfplay_iter(l->iter) != 0 && pb_workq_finished(l->spq))
+  if (!r->running && l->it.phase == PH_SELFPLAY &&
+      pb_iter_selfplay_iter(l->it.iter) != 0 && pb_workq_finished(l->it.spq))
     pb__selfplay_done(l);
 }
 
 void pb__selfref_kick(pb_learner_t *l) {
-  selfref_t *r = l->ref;
-  if (r == NULL || r->running || l->stopping || l->fatal) return;
-  /* Only while self-play items of the served version are out. */
-  if (pb_iter_selfplay_iter(l->iter) == 0 || pb_workq_finished(l->spq) ||
-      l->qw.buf == NULL)
+  pb_lref_t *r = &l->ref;
+  if (!r->on || l->stopping || l->fatal) return;
+  if (r->running) {
+    /* Self-play has every item and waits for these games (phases.c). */
+    if (r->wait_since == 0 && l->it.phase == PH_SELFPLAY &&
+        pb_workq_finished(l->it.spq))
+      r->wait_since = pb_now();
     return;
-  const uint64_t v = l->qw.version;
+  }
+  /* Only while self-play items of the served version are out. */
+  if (pb_iter_selfplay_iter(l->it.iter) == 0 ||
+      pb_workq_finished(l->it.spq) || l->net.qw.buf == NULL)
+    return;
+  const uint64_t v = l->net.qw.version;
   refgames_t *g = &r->games[v % REF_KEEP];
   if (g->started && g->version == v) return;
   pb_err_t err;
+  const wbuf_t *qw = &l->net.qw, *vw = &l->net.vw;
+  if (r->v != NULL && (vw->buf == NULL || vw->version != v))
+    return; /* V of this version is not served yet */
   if ((r->q != NULL &&
-       pb_nn_weights_load(r->q, l->qw.buf, l->qw.len, NULL, &err) != 0) ||
-      (r->v != NULL && (l->vw.buf == NULL || l->vw.version != v ||
-                        pb_nn_weights_load(r->v, l->vw.buf, l->vw.len, NULL,
-                                           &err) != 0))) {
-    if (r->v != NULL && (l->vw.buf == NULL || l->vw.version != v))
-      return; /* V of this version is not served yet */
+       pb_nn_weights_load(r->q, qw->buf, qw->len, NULL, &err) != 0) ||
+      (r->v != NULL &&
+       pb_nn_weights_load(r->v, vw->buf, vw->len, NULL, &err) != 0)) {
     pb__set_fatal(l, &err);
     return;
   }
   pb_neteval_bind(r->ne, r->v, r->q);
   /* The iteration's settings (td: the share of random moves of its middle
    * item; they decay in steps over the run's games). */
-  pb_iter_selfplay_item(l->iter, pb_iter_selfplay_items(l->iter) / 2,
+  pb_iter_selfplay_item(l->it.iter, pb_iter_selfplay_items(l->it.iter) / 2,
                         &r->item);
   r->item.episodes = l->cfg.net.selfplay_reference;
   r->item.seed = pb_rng_next(&r->rng);
