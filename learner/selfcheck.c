@@ -216,14 +216,11 @@ static double first_result(const pb_msg_episode_t *ep) {
 static int outc_part(const pb_learner_t *l, const outc_t *o, double *excess,
                      double *var) {
   *excess = *var = 0.0;
-  if (o->n == 0 || o->iter != l->play.out_iter || l->play.out_n <= o->n) return 0;
-  const double E = (double)l->play.out_n, n = (double)o->n, ref = E - n;
-  const double mean_ref = (l->play.out_sum - o->sum) / ref;
-  double pool = l->play.out_sq / E - (l->play.out_sum / E) * (l->play.out_sum / E);
-  if (pool < 1e-6) pool = 1e-6;
-  *excess = o->sum - n * mean_ref;
-  *var = pool * n * (1.0 + n / ref);
-  return 1;
+  if (o->n == 0 || o->iter != l->play.out_iter || l->play.out_n <= o->n)
+    return 0;
+  return pb_outcome_part(o->n, o->sum, o->sq, l->play.out_n - o->n,
+                         l->play.out_sum - o->sum, l->play.out_sq - o->sq,
+                         excess, var);
 }
 
 /* The iteration ended for o: its part goes to the run's sums. */
@@ -287,14 +284,8 @@ static const refgames_t *ref_of(const pb_learner_t *l, uint64_t v) {
 static int ref_part(const refgames_t *g, uint64_t n, double sum, double sq,
                     double *excess, double *var) {
   *excess = *var = 0.0;
-  if (g == NULL || !g->done || g->n == 0 || n == 0) return 0;
-  const double R = (double)g->n, N = (double)n, E = R + N;
-  const double m = (g->sum + sum) / E;
-  double pool = (g->sq + sq) / E - m * m;
-  if (pool < 1e-6) pool = 1e-6;
-  *excess = sum - N * g->sum / R;
-  *var = pool * N * (1.0 + N / R);
-  return 1;
+  if (g == NULL || !g->done) return 0;
+  return pb_outcome_part(n, sum, sq, g->n, g->sum, g->sq, excess, var);
 }
 
 /* o's episodes of version o->rver go to its run's sums (those whose
