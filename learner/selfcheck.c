@@ -519,9 +519,11 @@ static double pool_z(const pb_learner_t *l, uint64_t *n, double *excess) {
 static int pool_judge(pb_learner_t *l, const pooled_t *cur) {
   lpool_t *P = &l->play.pool;
   const pooled_t c = cur != NULL ? *cur : (pooled_t){.item = UINT32_MAX};
+  /* Items can be redone until their iteration's episodes are gathered. */
   const int open = l->ref.on &&
                    P->iter == pb_iter_selfplay_iter(l->it.iter) &&
-                   l->it.phase != PH_DONE;
+                   (l->it.phase == PH_SELFPLAY ||
+                    !pb_workq_finished(l->it.spq));
   size_t n = 0;
   for (size_t i = 0; open && i < P->n_items; i++) {
     const pooled_t *e = &P->items[i];

@@ -1,9 +1,12 @@
-/* test_selfcheck.c - the learner's check of self-play moves
- * (learner/selfcheck.c), against a real learner, a real actor and a real
- * searcher over real sockets: an actor whose games are legal but whose
- * first player throws them (issue 38: 30-35% of the episodes, mean Q
- * -0.16 -> -0.39) is quarantined and none of its episodes is trained on;
- * the honest actor beside it is never touched. The thrower is written
+/* test_selfcheck.c - the learner's check of self-play moves and outcomes
+ * (learner/selfcheck.c, learner/selfref.c), against a real learner, a
+ * real actor and a real searcher over real sockets: an actor whose games
+ * are legal but whose first player throws them (issue 38: 30-35% of the
+ * episodes, mean Q -0.16 -> -0.39) is quarantined and none of its
+ * episodes is trained on; a rejection sampler is quarantined beside honest
+ * actors and alone (the learner's reference games); one that opens a new
+ * connection per item has its items dropped by the pool of new
+ * identities; the honest actor beside them is never touched. The thrower is written
  * here with the wire codec: it downloads the Q its items announce and
  * plays them with the actors' own self-play engine, with Q negated for
  * the first player, so every rule check passes. Whatever a test starts is
@@ -245,9 +248,11 @@ static void test_thrower_quarantined(void **state) {
 /* Rejection sampling (issue 46: honest games, only the first player's
  * losses sent: 0 quarantines, V(start) +0.047 -> -0.251): every move is
  * the announced policy's, so the surprise cannot see it; the outcomes do,
- * beside the honest actor's games of the same iteration. The sampler is
- * quarantined by the outcome test, its items of the iteration dropped and
- * redone; the honest actor is never touched and the run finishes. */
+ * beside the learner's own reference games of each Q version (and,
+ * without them, beside the honest actors' games of the same iteration).
+ * The sampler is quarantined by the outcome test, its items of the
+ * iteration dropped and redone; the honest actors are never touched and
+ * the run finishes. */
 static void test_rejection_sampler_quarantined(void **state) {
   (void)state;
   run_t r;
