@@ -19,6 +19,7 @@
 #include <math.h>
 #include <zmq.h>
 
+#include "algo.h"
 #include "config.h"
 #include "episodes.h"
 #include "game.h"
@@ -399,6 +400,142 @@ static void test_hopping_sampler_pooled(void **state) {
   assert_int_equal(metric(&r, "iteration", &sum, NULL, 0), 5);
 }
 
+/* A lone AlphaZero rejection sampler: plays its items with the actors'
+ * own AlphaZero player (the algorithm table's: MCTS over the policy+value
+ * network it downloads, the run's mcts settings) and sends only the games
+ * the first player lost, with their visit distributions; until it is
+ * refused, the learner exits or limit_s pass. Returns the items it
+ * delivered. */
+static int az_sampler(const run_t *r, pid_t learner, int *lst, void *ctx,
+                      double limit_s, int *refused) {
+  pb_config_t cfg;
+  pb_err_t err;
+  int n = 0;
+  while (r->extra[n]) n++;
+  if (pb_config_setup(&cfg, CONFIG, r->extra, n, NULL, &err) != 0)
+    fail_msg("%s", err.msg);
+  pb_learn_t *learn = pb_learn_new(&cfg, &err);
+  if (learn == NULL) fail_msg("%s", err.msg);
+  const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
+  const pb_algo_t *a = pb_algo_of(&cfg);
+  assert_non_null(a);
+  pb_neteval_t *ne = pb_neteval_new(g, 256, 0, &err);
+  assert_non_null(ne);
+  pb_algo_env_t env = {.g = g, .run = &cfg,
+                       .parallel = cfg.train.selfplay_parallel, .threads = 1,
+                       .q = pb_learn_q(learn), .ne = ne};
+  void *player = a->player_new(&env, &err);
+  if (player == NULL) fail_msg("%s", err.msg);
+  pb_episodes_t eps, keep;
+  pb_episodes_init(&eps);
+  pb_episodes_init(&keep);
+  void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
+  uint64_t have = UINT64_MAX;
+  int delivered = 0;
+  *refused = 0;
+  const double t0 = tp_now();
+  while (tp_now() - t0 < limit_s && running(learner, lst) && !*refused) {
+    pb_msg_t m;
+    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, "thrower");
+    m.work_request.role = PB_ROLE_ACTOR;
+    tp_peer_send(d, &m);
+    int t = tp_peer_recv(d, 2000, &m);
+    if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SELFPLAY) {
+      const pb_msg_work_item_t *it = &m.work_item;
+      if (have == it->q_version ||
+          run_fetch_weights(d, "thrower", PB_WHICH_Q, it->q_version,
+                            pb_learn_q(learn)) == 0) {
+        have = it->q_version;
+        pb_neteval_bind(ne, NULL, pb_learn_q(learn));
+        pb_episodes_clear(&keep);
+        for (uint64_t seed = it->seed; keep.n_eps < it->episodes; seed++) {
+          pb_episodes_clear(&eps);
+          pb_algo_item_t item = {(int)it->episodes, seed, it->q_version, 0};
+          if (a->play(player, &env, &item, &eps, &err) != 0)
+            fail_msg("%s", err.msg);
+          for (size_t k = 0; k < eps.n_eps && keep.n_eps < it->episodes; k++)
+            if (first_result(&eps, k) < 0)
+              assert_int_equal(
+                  pb_episodes_add_policy(
+                      &keep, eps.states + eps.start[k], eps.len[k],
+                      eps.reward[k], eps.version[k],
+                      pb_episodes_policy(&eps, k, 0), g->num_actions, &err),
+                  0);
+        }
+        pb_msg_episode_t *mep = calloc(keep.n_eps, sizeof *mep);
+        assert_non_null(mep);
+        for (size_t k = 0; k < keep.n_eps; k++) {
+          mep[k].states = keep.states + keep.start[k];
+          mep[k].n_states = keep.len[k];
+          mep[k].final_reward = keep.reward[k];
+          mep[k].q_version = keep.version[k];
+          mep[k].policy = pb_episodes_policy(&keep, k, 0);
+        }
+        pb_msg_t res;
+        pb_msg_init(&res, PB_MSG_SELFPLAY_RESULT, RUN, PB_GAME_CONNECT4,
+                    "thrower");
+        res.selfplay_result.item_id = it->item_id;
+        res.selfplay_result.episodes = mep;
+        res.selfplay_result.n_episodes = (uint32_t)keep.n_eps;
+        tp_peer_send(d, &res);
+        free(mep);
+        delivered++;
+      }
+    } else if (t == PB_MSG_REJECT && m.reject.code == PB_EDENIED) {
+      *refused = 1;
+    } else {
+      tp_sleep(0.05);
+    }
+    if (t >= 0) pb_msg_free(&m);
+  }
+  zmq_close(d);
+  a->player_destroy(&player);
+  pb_episodes_free(&eps);
+  pb_episodes_free(&keep);
+  pb_neteval_destroy(&ne);
+  pb_learn_destroy(&learn);
+  return delivered;
+}
+
+/* AlphaZero (issue 46: an actor sending thrown games was accepted,
+ * accuracy 0.833 -> 0.550): the outcome test and the reference games run
+ * for every algorithm; the learner's are played with AlphaZero's own
+ * MCTS player. A lone AlphaZero rejection sampler is quarantined in the
+ * first iteration; the honest actor that joins then finishes the run. */
+static void test_alphazero_lone_sampler(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "azlone");
+  const char *extra[] = {"algorithm=alphazero", "mcts.simulations=8",
+                         "train.iterations=2", "train.episodes_per_iter=100",
+                         NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  int lst = -1;
+  void *ctx = zmq_ctx_new();
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  int refused = 0;
+  int delivered = az_sampler(&r, l, &lst, ctx, 120, &refused);
+  print_message("the AlphaZero sampler delivered %d items, refused: %d\n",
+                delivered, refused);
+  assert_true(refused);
+  pid_t w = start_worker(&r, "selfplay", "actor-1", NULL);
+  zmq_ctx_term(ctx);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  assert_int_equal(exit_status(tp_wait(w, 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  const char *q = strstr(text, "impossible beside the learner's own "
+                               "reference games");
+  assert_non_null(q);
+  print_message("%.300s\n", q);
+  assert_null(strstr(text, "actor-1 (address"));
+  free(text);
+  double sum = 0;
+  assert_int_equal(metric(&r, "iteration", &sum, NULL, 0), 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_thrower_quarantined, tp_teardown),
@@ -407,6 +544,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_thrower_seed12, tp_teardown),
       cmocka_unit_test_teardown(test_lone_rejection_sampler, tp_teardown),
       cmocka_unit_test_teardown(test_hopping_sampler_pooled, tp_teardown),
+      cmocka_unit_test_teardown(test_alphazero_lone_sampler, tp_teardown),
   };
   if (getenv("PB_TEST_FILTER") != NULL)
     cmocka_set_test_filter(getenv("PB_TEST_FILTER"));
