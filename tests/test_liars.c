@@ -145,7 +145,7 @@ static spike_t spike_run(const char *tag, int honest_checked, int iters) {
 
 static void test_spike_liar_from_start(void **state) {
   (void)state;
-  spike_t s = spike_run("spike", 0, 6);
+  spike_t s = spike_run("spike", 0, 10);
   assert_true(s.trained >= 0);
   assert_true(s.trained <= LIE_BOUND);
 }
