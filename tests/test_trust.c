@@ -4,9 +4,10 @@
  *   - 100 connections that take items, heartbeat for them and never
  *     answer (hung workers, or a run stalled on purpose) do not stop the
  *     run: they get one item, then none, then are quarantined, their
- *     address takes no new connection, and the items go to the workers
- *     that deliver (the hand-made peers connect from 127.0.0.2, the real
- *     workers from 127.0.0.1: two hosts);
+ *     address takes no new connection while its ban lasts (a temporary
+ *     measure: then each may take one more), and the items go to the
+ *     workers that deliver (the hand-made peers connect from 127.0.0.2,
+ *     the real workers from 127.0.0.1: two hosts);
  *   - without CURVE keys an address is no identity: 10 withholders on the
  *     honest workers' own address get it banned, the honest searcher
  *     restarts meanwhile, and the ban ends (2 x net.lease_ms): the new
