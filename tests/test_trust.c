@@ -187,11 +187,12 @@ static void test_shared_address_ban_ends(void **state) {
 
 static void test_withholders_spread_over_addresses(void **state) {
   (void)state;
-  run_t r;
+  run_t r, ref;
   const char *extra[] = {"train.iterations=4", "net.lease_ms=1000",
                          "net.heartbeat_ms=200", "net.lease_max_ms=600000",
                          "net.http_port=-1", NULL};
-  pid_t l = run_begin(&r, NULL, "spreadhold", extra);
+  pid_t l = run_begin(&r, &ref, "spreadhold", extra);
+  ref.extra[4] = NULL; /* the clean run serves no /status */
   pid_t w[2] = {start_worker(&r, "selfplay", "actor-1", NULL),
                 start_worker(&r, "search", "searcher-1", NULL)};
   int lst = -1;
@@ -227,6 +228,10 @@ static void test_withholders_spread_over_addresses(void **state) {
   assert_true(backups[3] >= 1);
   assert_true(expired[3] == 0);
   withholders_close(f, SPREAD, ctx);
+  /* What was trained: the clean run's (the same games; the targets to
+   * float rounding, as in test_backup.c). */
+  run_clean(&ref);
+  run_against_clean(&r, &ref, 4, 1e-5, NULL);
 }
 
 #define FLOODERS 150
@@ -289,9 +294,10 @@ static void test_heartbeat_flood_keeps_lease_holders(void **state) {
 
 static void test_heartbeat_storm_from_many_addresses(void **state) {
   (void)state;
-  run_t r;
+  run_t r, ref;
   const char *extra[] = {"train.iterations=3", "net.http_port=-1", NULL};
-  pid_t l = run_begin(&r, NULL, "hbstorm", extra);
+  pid_t l = run_begin(&r, &ref, "hbstorm", extra);
+  ref.extra[1] = NULL; /* the clean run serves no /status */
   pid_t w[2] = {start_worker(&r, "selfplay", "actor-1", NULL),
                 start_worker(&r, "search", "searcher-1", NULL)};
   int lst = -1;
@@ -344,6 +350,9 @@ static void test_heartbeat_storm_from_many_addresses(void **state) {
   assert_true(seen >= 1); /* it reached the learner (which falls behind) */
   for (int i = 0; i < STORM; i++) zmq_close(s[i]);
   zmq_ctx_term(ctx);
+  /* Honest workers alone did the work: the clean run's targets. */
+  run_clean(&ref);
+  run_against_clean(&r, &ref, 3, 1e-5, NULL);
 }
 
 int main(void) {
