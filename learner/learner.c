@@ -594,6 +594,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
   free(l->peers);
   pb_spot_destroy(&l->spot);
   pb__selfcheck_free(l);
+  pb__rdrop_free(l);
   free(l->spot_idx);
   pb__spotq_free(&l->spot_wait);
   pb__spotq_free(&l->spot_run);

@@ -56,6 +56,7 @@ void pb__start_selfplay(pb_learner_t *l) {
 void pb__selfplay_done(pb_learner_t *l) {
   pb_err_t err;
   const uint64_t next = pb_iter_selfplay_iter(l->iter) + 1;
+  pb__rdrop_selfplay(l); /* who played the episodes, for the window */
   if (pb_iter_selfplay_done(l->iter, &err) != 0) {
     pb__set_fatal(l, &err);
     return;
@@ -172,6 +173,7 @@ static void job_done(uv_work_t *req, int status) {
     pb__set_fatal(l, &l->job_err);
     return;
   }
+  pb__rdrop_job_done(l, kind); /* the window is the loop's again */
   if (kind == PH_PREPARE_SEARCH) {
     swap_weights(l, &l->vw, &l->vw_new);
     const pb_learn_stats_t *vst = pb_iter_stats_v(l->iter);
@@ -207,6 +209,7 @@ static void job_done(uv_work_t *req, int status) {
 }
 
 static void start_job(pb_learner_t *l, int kind) {
+  if (kind == PH_TRAIN) pb__rdrop_train(l); /* the window's tags */
   l->phase = kind;
   l->job_kind = kind;
   l->job_rc = 0;

@@ -211,6 +211,8 @@ static void quarantine(pb_learner_t *l, peer_t *p, int why, int by_ident,
                 p->sender[0] ? p->sender : "?", p->addr[0] ? p->addr : "?",
                 p->host[0] ? p->host : "?", p->key[0] ? ", key " : "", p->key,
                 msg, quar_done[why], k);
+  /* And what it taught of earlier iterations (replaydrop.c). */
+  pb__rdrop_peer(l, p, why);
   if (p->used) pb__reject(l, p, PB_EDENIED, msg);
 }
 
@@ -273,6 +275,7 @@ void pb__ban(pb_learner_t *l, ident_t *e, int why, const char *msg,
                                "give each worker its own key (probs keys DIR "
                                "--workers N, or --add-worker NAME)"
                              : "");
+  if (!addr) pb__rdrop_key(l, e->id, why); /* all it delivered: the window */
 }
 
 /* ---- refusals ---------------------------------------------------------- */

@@ -166,6 +166,8 @@ static void pool_count(pb_learner_t *l, uint32_t item, owner_t w, float b) {
   l->pool_sign = !pb_spot_biased(&recent, &own, least) ? 0
                  : t->r_bias_sum > 0                   ? 1
                                                        : -1;
+  /* Its earlier phases' positions in the replay window (replaydrop.c). */
+  pb__rdrop_lean(l, w, fabs((double)b) >= least ? b : 0.0f, l->pool_sign);
   if (l->pool_sign != 0 && was == 0) {
     l->pool_fired++;
     pb_log_warn(l->log,

@@ -19,6 +19,8 @@
  *              actors whose moves are impossible
  *   selfrec.c  run.record_selfplay: the self-play games taken, a record
  *              line each, through a spool
+ *   replaydrop.c  who delivered what the replay window holds, and what
+ *              leaves it when a worker is caught lying later
  *   peers.c    drain, handle() and the handlers of what workers send
  *   learner.c  lifecycle (new, run, destroy) and the loop's turn (tick,
  *              signals) */
@@ -125,6 +127,32 @@ typedef struct {
   uint32_t item;
   float bias;
 } lean_t;
+
+/* replaydrop.c: the tags whose positions leave the replay window (the
+ * last RDROP_TAGS), and the recent leaning positions on probation. */
+#define RDROP_TAGS 4096
+#define RDROP_LEAN 256
+typedef struct {
+  uint64_t tag;
+  uint8_t why; /* QUAR_SPOT, QUAR_PLAY */
+} rdrop_tag_t;
+typedef struct {
+  uint64_t tag; /* 0: condemned already */
+  float bias;
+} rdrop_lean_t;
+typedef struct {
+  uint32_t mark;           /* this start's mark in connection tags */
+  uint64_t *ep;            /* the tags of the episodes gathered last */
+  size_t n_ep, ep_cap;
+  uint64_t *uniq, *scratch; /* per distinct position; sorting */
+  size_t uniq_cap, scratch_cap;
+  rdrop_tag_t *bad;        /* a ring of RDROP_TAGS (NULL: none yet) */
+  size_t n_bad, bad_at;
+  int pending;             /* condemned, not applied yet (a job ran) */
+  rdrop_lean_t lean[RDROP_LEAN];
+  size_t n_lean, lean_at;
+  uint64_t dropped[2];     /* positions that left: spot check, self-play */
+} rdrop_t;
 
 /* Sender ids refused for the rest of the run. */
 #define BANNED_MAX 64
@@ -282,6 +310,7 @@ struct pb_learner {
   uint64_t out_iter, out_n;
   double out_sum, out_sq;
   uint64_t out_quarantined;
+  rdrop_t rdrop; /* replaydrop.c */
   /* trust.c */
   uint64_t lease_quarantined; /* connections refused for their leases */
   uint64_t conns_limited;     /* new connections dropped: Hello's rate */
@@ -531,6 +560,37 @@ void pb__selfcheck_free(pb_learner_t *l);
  * dropped and re-queued, and r must be refused; else 0 (r is p's). */
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r);
+
+/* ---- replaydrop.c: what liars caught later taught leaves the window --- */
+
+/* All self-play items are in (before pb_iter_selfplay_done): the tags of
+ * their episodes, in item order. */
+void pb__rdrop_selfplay(pb_learner_t *l);
+
+/* Before job TRAIN: hands pb_learn who delivered the iteration's episodes
+ * and search targets (pb_learn_set_origin). */
+void pb__rdrop_train(pb_learner_t *l);
+
+/* Connection p is quarantined for why (QUAR_SPOT, QUAR_PLAY; others do
+ * nothing): every position it delivered (with CURVE: its key) leaves the
+ * window. */
+void pb__rdrop_peer(pb_learner_t *l, const peer_t *p, int why);
+
+/* CURVE key `key` is banned for why: the same for the key. */
+void pb__rdrop_key(pb_learner_t *l, const char *key, int why);
+
+/* An agreeing checked position on probation of w, leaning by bias (0: by
+ * less than the pooled test counts), the pool leaning now by pool_sign
+ * (0: not): while the pool leans, every identity whose recent positions
+ * lean its way is condemned (its positions leave the window). */
+void pb__rdrop_lean(pb_learner_t *l, owner_t w, float bias, int pool_sign);
+
+/* A job of kind `kind` ended (the window is the loop's again): what was
+ * condemned meanwhile leaves it, and after TRAIN every recent condemned
+ * tag again (the iteration just kept may hold their positions). */
+void pb__rdrop_job_done(pb_learner_t *l, int kind);
+
+void pb__rdrop_free(pb_learner_t *l);
 
 /* ---- peers.c: drain and the handlers of what workers send ------------- */
 

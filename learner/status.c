@@ -260,6 +260,9 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kint(&j, "pool_leans", l->pool_sign);
   pb_json_kuint(&j, "pool_fired", l->pool_fired);
   pb_json_kuint(&j, "pool_items_thrown", l->pool_thrown);
+  /* Positions of earlier iterations that left the replay window
+   * (replaydrop.c). */
+  pb_json_kuint(&j, "replay_dropped", l->rdrop.dropped[0]);
   pb_json_obj_end(&j);
   /* The surprise of self-play moves (selfcheck.c). */
   pb_json_key(&j, "selfplay_check");
@@ -269,6 +272,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "moves", l->pc_moves);
   pb_json_kuint(&j, "quarantined", l->pc_quarantined);
   pb_json_kuint(&j, "items_dropped", l->pc_items_dropped);
+  pb_json_kuint(&j, "replay_dropped", l->rdrop.dropped[1]);
   pb_json_kuint(&j, "outcome_quarantined", l->out_quarantined);
   pb_json_kdouble(&j, "z_max", play_z_max(l));
   pb_json_obj_end(&j);
