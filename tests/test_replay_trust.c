@@ -58,15 +58,58 @@ static pb_learn_t *learn_of(const run_t *r, pb_config_t *cfg) {
   return l;
 }
 
-/* ---- the late liar: a searcher ---------------------------------------- */
+/* ---- the late liars: searchers --------------------------------------- */
+
+/* How a liar lies (the amount added to every target of an item):
+ *   LATE    one connection; +0.001 under Q version 0 (iteration 1: a
+ *           tenth of the lean test's smallest effect, which no check
+ *           acts on), +1 later (every checked position disagrees);
+ *   SPREAD  a new connection, source address and sender id for every
+ *           item; under Q version 0 +0.003 on every fourth item (the
+ *           third, seventh, ...: over the smallest effect one position
+ *           counts with, but under it on average), else honest; later
+ *           +0.019 on every item (issue 46's lie spread thin). */
+enum { LATE = 1, SPREAD = 2 };
+
+static float lie_of(int mode, uint64_t q_version, int hop) {
+  if (mode == LATE) return q_version == 0 ? 0.001f : 1.0f;
+  if (q_version == 0) return hop % 4 == 2 ? 0.003f : 0.0f;
+  return 0.019f;
+}
+
+/* States lied on under Q version 0, as a list. */
+typedef struct {
+  pb_state_t *s;
+  size_t n, cap;
+} states_t;
+
+static void states_add(states_t *l, const pb_state_t *s, size_t n) {
+  if (l == NULL) return;
+  if (l->n + n > l->cap) {
+    l->cap = 2 * (l->n + n);
+    l->s = realloc(l->s, l->cap * sizeof *l->s);
+    assert_non_null(l->s);
+  }
+  memcpy(l->s + l->n, s, n * sizeof *s);
+  l->n += n;
+}
+
+static int states_has(const states_t *l, const pb_state_t *s) {
+  for (size_t i = 0; i < l->n; i++)
+    if (!memcmp(&l->s[i], s, sizeof *s)) return 1;
+  return 0;
+}
 
 /* Searches as an honest searcher does (the learner's networks, fetched
  * over the wire, searched with the spot check's searcher: a searcher's
- * targets bit for bit), then adds `lie(q_version)` to every target; one
- * connection, until it is refused, the learner exits or limit_s pass.
- * Returns the items it answered. */
-static int late_liar(const run_t *r, pid_t learner, int *lst, void *ctx,
-                     double limit_s, int *refused) {
+ * targets bit for bit), then adds lie_of(mode, ...) to every target,
+ * until it is refused (LATE), the log says `until` after an item under Q
+ * version 1 or later (SPREAD), the learner exits or limit_s pass. Returns
+ * the items it answered; the states of those it lied on under Q version 0
+ * go into lied (may be NULL), their count into *lied_items. */
+static int liar(const run_t *r, pid_t learner, int *lst, void *ctx, int mode,
+                const char *until, double limit_s, int *refused,
+                states_t *lied, int *lied_items) {
   pb_config_t cfg;
   pb_learn_t *learn = learn_of(r, &cfg);
   const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
@@ -78,14 +121,29 @@ static int late_liar(const run_t *r, pid_t learner, int *lst, void *ctx,
                           g->num_actions, cfg.train.selfplay_parallel),
       (uint32_t)cfg.search.cache_entries, &err);
   if (spot == NULL) fail_msg("%s", err.msg);
-  void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
-  uint64_t v_have = 0, q_have = 0; /* version + 1 */
-  int answered = 0;
+  char log[512], sender[32] = "late-liar", from[400];
+  path_of(r, "learner.log", log, sizeof log);
+  void *d = NULL;
+  uint64_t v_have = 0, q_have = 0, last_q = 0; /* version + 1 */
+  int answered = 0, hops = 0;
   *refused = 0;
+  if (lied_items) *lied_items = 0;
   const double t0 = tp_now();
-  while (tp_now() - t0 < limit_s && running(learner, lst) && !*refused) {
+  while (tp_now() - t0 < limit_s && running(learner, lst) &&
+         !(mode == LATE && *refused) &&
+         !(until && last_q >= 2 && tp_count(log, until) > 0)) {
+    if (d == NULL || (mode == SPREAD && answered + *refused >= hops)) {
+      if (d != NULL) zmq_close(d);
+      if (mode == SPREAD) {
+        hops++;
+        snprintf(from, sizeof from, "tcp://127.0.%d.%d:0;%s", 1 + hops / 250,
+                 2 + hops % 250, r->ep + strlen("tcp://"));
+        snprintf(sender, sizeof sender, "spread-%d", hops);
+      }
+      d = tp_peer(ctx, mode == SPREAD ? from : r->ep, NULL, NULL, 2000);
+    }
     pb_msg_t m;
-    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, "late-liar");
+    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, sender);
     m.work_request.role = PB_ROLE_SEARCHER;
     tp_peer_send(d, &m);
     int t = tp_peer_recv(d, 2000, &m);
@@ -93,12 +151,12 @@ static int late_liar(const run_t *r, pid_t learner, int *lst, void *ctx,
       const pb_msg_work_item_t *it = &m.work_item;
       int ok = 1;
       if (v_have != it->v_version + 1) {
-        ok = run_fetch_weights(d, "late-liar", PB_WHICH_V, it->v_version,
+        ok = run_fetch_weights(d, sender, PB_WHICH_V, it->v_version,
                                pb_learn_v(learn)) == 0;
         if (ok) v_have = it->v_version + 1;
       }
       if (ok && q_have != it->q_version + 1) {
-        ok = run_fetch_weights(d, "late-liar", PB_WHICH_Q, it->q_version,
+        ok = run_fetch_weights(d, sender, PB_WHICH_Q, it->q_version,
                                pb_learn_q(learn)) == 0;
         if (ok) q_have = it->q_version + 1;
       }
@@ -108,8 +166,7 @@ static int late_liar(const run_t *r, pid_t learner, int *lst, void *ctx,
         if (pb_spot_search(spot, pb_learn_v(learn), pb_learn_q(learn),
                            it->states, (int)it->n_states, q, &err) != 0)
           fail_msg("%s", err.msg);
-        /* Iteration 1 (Q version 0): a lie under every check; later, +1. */
-        const float lie = it->q_version == 0 ? 0.001f : 1.0f;
+        const float lie = lie_of(mode, it->q_version, hops);
         for (uint32_t i = 0; i < it->n_states; i++) {
           uint8_t acts[PB_MAX_ACTIONS];
           const int na = g->legal(&it->states[i], acts);
@@ -118,9 +175,12 @@ static int late_liar(const run_t *r, pid_t learner, int *lst, void *ctx,
             *v = *v + lie > 1.0f ? 1.0f : *v + lie;
           }
         }
+        if (it->q_version == 0 && lie > 0) {
+          states_add(lied, it->states, it->n_states);
+          if (lied_items) ++*lied_items;
+        }
         pb_msg_t res;
-        pb_msg_init(&res, PB_MSG_SEARCH_RESULT, RUN, PB_GAME_CONNECT4,
-                    "late-liar");
+        pb_msg_init(&res, PB_MSG_SEARCH_RESULT, RUN, PB_GAME_CONNECT4, sender);
         res.search_result.item_id = it->item_id;
         res.search_result.n_states = it->n_states;
         res.search_result.n_actions = (uint32_t)A;
@@ -128,15 +188,16 @@ static int late_liar(const run_t *r, pid_t learner, int *lst, void *ctx,
         tp_peer_send(d, &res);
         free(q);
         answered++;
+        last_q = it->q_version + 1;
       }
     } else if (t == PB_MSG_REJECT && m.reject.code == PB_EDENIED) {
-      *refused = 1;
+      ++*refused;
     } else {
       tp_sleep(0.05);
     }
     if (t >= 0) pb_msg_free(&m);
   }
-  zmq_close(d);
+  if (d != NULL) zmq_close(d);
   pb_spot_destroy(&spot);
   pb_learn_destroy(&learn);
   return answered;
@@ -314,7 +375,8 @@ static void test_late_liar_leaves_window(void **state) {
   path_of(&r, "learner.log", log, sizeof log);
   void *ctx = zmq_ctx_new();
   int lst = -1, refused = 0;
-  const int answered = late_liar(&r, l, &lst, ctx, 240, &refused);
+  const int answered =
+      liar(&r, l, &lst, ctx, LATE, NULL, 240, &refused, NULL, NULL);
   zmq_ctx_term(ctx);
   print_message("the late liar answered %d items, refused: %d\n", answered,
                 refused);
@@ -338,6 +400,93 @@ static void test_late_liar_leaves_window(void **state) {
                 "replay_dropped %.0f\n",
                 n1, dropped);
   assert_true(dropped == (double)n1);
+}
+
+/* The lie spread thin, under every check in iteration 1 (+0.003 on a
+ * quarter of the items, each from a new identity), plain in iteration 2
+ * (+0.019 on every item): the pooled lean test fires in iteration 2, and
+ * the identities on probation whose recent checked positions lean its way
+ * are condemned: their positions of iteration 1 leave the window (only
+ * positions of items the liar lied on, whole identities, the rest kept
+ * bit for bit). */
+static void test_spread_lie_leaves_window(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "rtspread");
+  const char *extra[] = {"train.iterations=2", "train.replay_iterations=3",
+                         "train.episodes_per_iter=40", "net.item_states=16",
+                         "net.http_port=-1", NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  pid_t a = start_worker(&r, "selfplay", "actor-1", NULL);
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  void *ctx = zmq_ctx_new();
+  int lst = -1, refused = 0, lied_items = 0;
+  states_t lied = {0};
+  const int answered = liar(&r, l, &lst, ctx, SPREAD, "the pooled lean test",
+                            240, &refused, &lied, &lied_items);
+  zmq_ctx_term(ctx);
+  print_message("the spread liar answered %d items on as many identities, "
+                "lied on %d of them in iteration 1\n",
+                answered, lied_items);
+  assert_true(lied_items >= 1);
+  assert_true(tp_count(log, "the pooled lean test") >= 1);
+  const double dropped = status_dropped(&r, "spot_check");
+  pid_t s = start_worker(&r, "search", "searcher-1", NULL);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  assert_int_equal(exit_status(tp_wait(a, 30)), 0);
+  assert_int_equal(exit_status(tp_wait(s, 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  /* The pool fired in iteration 2, not before. */
+  const char *fired = strstr(text, "the pooled lean test");
+  const char *it2 = strstr(text, "iteration 2: beam search");
+  assert_true(fired != NULL && it2 != NULL && fired > it2);
+  const char *line = strstr(text, "replay window: ");
+  assert_non_null(line);
+  print_message("%.*s\n", (int)strcspn(line, "\n"), line);
+  free(text);
+  /* Iteration 1 in the windows of checkpoints 1 and 2. */
+  const pb_replay_t *w1, *w2;
+  pb_learn_t *l1 = window_of(&r, 1, &w1), *l2 = window_of(&r, 2, &w2);
+  assert_int_equal(w1->n, 1);
+  assert_int_equal(w2->n, 2);
+  const pb_replay_iter_t *a1 = &w1->it[0], *a2 = &w2->it[0];
+  const int S = PB_REPLAY_BY_SEARCH, B = PB_REPLAY_BY, A = 7;
+  /* What is left is iteration 1's in order, less whole identities. */
+  size_t j = 0, gone = 0, gone_ids = 0;
+  uint64_t ids[256];
+  for (size_t k = 0; k < a1->n; k++) {
+    const uint64_t t = a1->by[k * B + S];
+    assert_true(t != 0);
+    if (j < a2->n && a2->by[j * B + S] == t) {
+      assert_memory_equal(&a2->states[j], &a1->states[k], sizeof(pb_state_t));
+      assert_memory_equal(&a2->v[j], &a1->v[k], sizeof(float));
+      assert_memory_equal(&a2->q[j * A], &a1->q[k * A], A * sizeof(float));
+      assert_memory_equal(&a2->by[j * B], &a1->by[k * B], B * sizeof(uint64_t));
+      j++;
+      continue;
+    }
+    /* gone: a position of an item lied on; none of its identity left */
+    assert_true(states_has(&lied, &a1->states[k]));
+    for (size_t i = 0; i < a2->n; i++) assert_true(a2->by[i * B + S] != t);
+    gone++;
+    size_t i = 0;
+    while (i < gone_ids && ids[i] != t) i++;
+    if (i == gone_ids && gone_ids < 256) ids[gone_ids++] = t;
+  }
+  assert_int_equal(j, a2->n);
+  print_message("iteration 1: %zu positions, %zu of them (of %zu identities, "
+                "%d lied) left the window; /status spot_check "
+                "replay_dropped %.0f\n",
+                a1->n, gone, gone_ids, lied_items, dropped);
+  assert_true(gone > 0);
+  assert_true(gone_ids <= (size_t)lied_items);
+  assert_true(dropped == (double)gone);
+  pb_learn_destroy(&l1);
+  pb_learn_destroy(&l2);
+  free(lied.s);
 }
 
 /* An actor alone in iteration 1, honest, that throws its games in
@@ -392,6 +541,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_late_liar_leaves_window, tp_teardown),
       cmocka_unit_test_teardown(test_late_thrower_leaves_window, tp_teardown),
+      cmocka_unit_test_teardown(test_spread_lie_leaves_window, tp_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
