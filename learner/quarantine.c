@@ -11,7 +11,9 @@
  *     rest of the learner's life; what it holds goes back to the queues,
  *     and for a liar (QUAR_SPOT, QUAR_PLAY) what it delivered in the open
  *     phase is thrown away and redone (its search items, its self-play
- *     items and their episodes, its positions waiting for the spot check);
+ *     items and their episodes, its positions waiting for the spot check),
+ *     and what it delivered in earlier iterations leaves the replay window
+ *     (replaydrop.c; for a banned CURVE key, all the key delivered);
  *   - a CURVE key is an identity (the operator gave it to one worker): a
  *     banned key is refused for good, with every connection it has, and
  *     nothing else is: no address, no sender id (a worker picks its own,

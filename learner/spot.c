@@ -95,7 +95,9 @@ static int same_owner(owner_t a, owner_t b) {
  *     (l->lean); when the pool leans, those leaning its way are thrown
  *     away and redone by another worker, and so is every such item
  *     checked while it leans. The search phase ends only when every check
- *     is done, so nothing they taught is trained. */
+ *     is done, so nothing they taught is trained; and the identities
+ *     whose recent positions lean its way lose what they delivered in
+ *     earlier iterations from the replay window (replaydrop.c). */
 
 #define PB__PROBATION_SHARE 0.25
 
@@ -166,8 +168,6 @@ static void pool_count(pb_learner_t *l, uint32_t item, owner_t w, float b) {
   l->pool_sign = !pb_spot_biased(&recent, &own, least) ? 0
                  : t->r_bias_sum > 0                   ? 1
                                                        : -1;
-  /* Its earlier phases' positions in the replay window (replaydrop.c). */
-  pb__rdrop_lean(l, w, fabs((double)b) >= least ? b : 0.0f, l->pool_sign);
   if (l->pool_sign != 0 && was == 0) {
     l->pool_fired++;
     pb_log_warn(l->log,
@@ -179,6 +179,9 @@ static void pool_count(pb_learner_t *l, uint32_t item, owner_t w, float b) {
                 "leans",
                 t->r_checked, pb_spot_recent_bias(t), least);
   }
+  /* And what the leaning identities taught earlier: the replay window
+   * (replaydrop.c). */
+  pb__rdrop_lean(l, w, fabs((double)b) >= least ? b : 0.0f, l->pool_sign);
   if (l->pool_sign == 0) return;
   size_t n = 0;
   for (size_t i = 0; i < l->n_lean; i++) {
