@@ -95,6 +95,7 @@ void pb__rdrop_selfplay(pb_learner_t *l) {
   const size_t items = pb_iter_selfplay_items(l->iter);
   const int known = it != 0 && l->sp_owner != NULL && l->sp_owner_iter == it;
   r->n_ep = 0;
+  if (l->cfg.train.replay_iterations <= 1) return; /* no window */
   for (size_t i = 0; it != 0 && i < items; i++) {
     const size_t n = pb_iter_item_store(l->iter, i)->n_eps;
     const uint64_t t =

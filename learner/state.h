@@ -8,6 +8,8 @@
  *   sockets.c  the ROUTER and PUB sockets, the table of peers, everything
  *              the learner sends
  *   status.c   /status, /metrics, the progress log, metrics.jsonl lines
+ *   replaydrop.c  who delivered what the replay window holds, and what
+ *              leaves it when a worker is caught lying later
  *   phases.c   the phases of an iteration and the jobs on the thread pool
  *   quarantine.c  the one quarantine (of a connection, a key, an
  *              address, a sender id) and the refusals it leads to; the
@@ -19,8 +21,6 @@
  *              actors whose moves are impossible
  *   selfrec.c  run.record_selfplay: the self-play games taken, a record
  *              line each, through a spool
- *   replaydrop.c  who delivered what the replay window holds, and what
- *              leaves it when a worker is caught lying later
  *   peers.c    drain, handle() and the handlers of what workers send
  *   learner.c  lifecycle (new, run, destroy) and the loop's turn (tick,
  *              signals) */
@@ -446,6 +446,37 @@ void pb__log_progress(pb_learner_t *l, double t);
 void pb__on_http(void *ctx, const char *method, const char *path,
                  pb_http_response_t *res);
 
+/* ---- replaydrop.c: what liars caught later taught leaves the window --- */
+
+/* All self-play items are in (before pb_iter_selfplay_done): the tags of
+ * their episodes, in item order. */
+void pb__rdrop_selfplay(pb_learner_t *l);
+
+/* Before job TRAIN: hands pb_learn who delivered the iteration's episodes
+ * and search targets (pb_learn_set_origin). */
+void pb__rdrop_train(pb_learner_t *l);
+
+/* Connection p is quarantined for why (QUAR_SPOT, QUAR_PLAY; others do
+ * nothing): every position it delivered (with CURVE: its key) leaves the
+ * window. */
+void pb__rdrop_peer(pb_learner_t *l, const peer_t *p, int why);
+
+/* CURVE key `key` is banned for why: the same for the key. */
+void pb__rdrop_key(pb_learner_t *l, const char *key, int why);
+
+/* An agreeing checked position on probation of w, leaning by bias (0: by
+ * less than the pooled test counts), the pool leaning now by pool_sign
+ * (0: not): while the pool leans, every identity whose recent positions
+ * lean its way is condemned (its positions leave the window). */
+void pb__rdrop_lean(pb_learner_t *l, owner_t w, float bias, int pool_sign);
+
+/* A job of kind `kind` ended (the window is the loop's again): what was
+ * condemned meanwhile leaves it, and after TRAIN every recent condemned
+ * tag again (the iteration just kept may hold their positions). */
+void pb__rdrop_job_done(pb_learner_t *l, int kind);
+
+void pb__rdrop_free(pb_learner_t *l);
+
 /* ---- phases.c: the phases of an iteration and the jobs ---------------- */
 
 /* Starts the self-play phase of iteration version + 1 (its items may be
@@ -560,37 +591,6 @@ void pb__selfcheck_free(pb_learner_t *l);
  * dropped and re-queued, and r must be refused; else 0 (r is p's). */
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r);
-
-/* ---- replaydrop.c: what liars caught later taught leaves the window --- */
-
-/* All self-play items are in (before pb_iter_selfplay_done): the tags of
- * their episodes, in item order. */
-void pb__rdrop_selfplay(pb_learner_t *l);
-
-/* Before job TRAIN: hands pb_learn who delivered the iteration's episodes
- * and search targets (pb_learn_set_origin). */
-void pb__rdrop_train(pb_learner_t *l);
-
-/* Connection p is quarantined for why (QUAR_SPOT, QUAR_PLAY; others do
- * nothing): every position it delivered (with CURVE: its key) leaves the
- * window. */
-void pb__rdrop_peer(pb_learner_t *l, const peer_t *p, int why);
-
-/* CURVE key `key` is banned for why: the same for the key. */
-void pb__rdrop_key(pb_learner_t *l, const char *key, int why);
-
-/* An agreeing checked position on probation of w, leaning by bias (0: by
- * less than the pooled test counts), the pool leaning now by pool_sign
- * (0: not): while the pool leans, every identity whose recent positions
- * lean its way is condemned (its positions leave the window). */
-void pb__rdrop_lean(pb_learner_t *l, owner_t w, float bias, int pool_sign);
-
-/* A job of kind `kind` ended (the window is the loop's again): what was
- * condemned meanwhile leaves it, and after TRAIN every recent condemned
- * tag again (the iteration just kept may hold their positions). */
-void pb__rdrop_job_done(pb_learner_t *l, int kind);
-
-void pb__rdrop_free(pb_learner_t *l);
 
 /* ---- peers.c: drain and the handlers of what workers send ------------- */
 
