@@ -29,13 +29,15 @@
  *   learner.c  main() (main.c) -> pb_learner_new (lock_run_dir,
  *              pb__open_sockets, open_loop: every socket is bound before
  *              any file of the run but the lock is made; then
- *              open_run_dir, open_trainer, make_queues, write_endpoints;
+ *              open_run_dir, open_trainer (pb__iter_init), pb__spot_init,
+ *              pb__selfcheck_init, write_endpoints;
  *              a failure takes back what this start made),
  *              then pb_learner_run: starts the handles and the first phase
- *              (pb__start_selfplay), then uv_run, whose turns call
+ *              (pb__iterations_begin), then uv_run, whose turns call
  *                pb__on_zpoll (peers.c) when the ROUTER is readable;
  *                on_tick (100 ms): pb__drain, expire leases (trust.c), the DONE
- *                  announcements, pb__log_progress;
+ *                  announcements, pb__log_progress, pb__trust_long_lease,
+ *                  pb__check_starved (phases.c), pb__zap_tick;
  *                on_signal: stop after the running job (pb__shutdown_loop);
  *                the jobs' and the HTTP server's callbacks;
  *              pb_learner_destroy.
@@ -43,9 +45,12 @@
  *              handle() (decode, pb__refused) -> on_hello, on_work_request,
  *              on_selfplay_result, on_search_result, on_weights_request,
  *              on_heartbeat, on_bye.
+ *   intake.c   on_selfplay_result / on_search_result -> pb__intake_*: the
+ *              lease, the checks (itemcheck.h, then selfcheck.c or
+ *              spot.c), the iteration's store.
  *   spot.c     the spot check: pb__spot_sample, pb__spot_kick ->
  *              spot_work / spot_done -> quarantine; pb__refused.
- *   selfcheck.c  on_selfplay_result -> pb__selfcheck_item: the surprise
+ *   selfcheck.c  pb__intake_selfplay -> pb__selfcheck_item: the surprise
  *              of a result's moves -> quarantine of its actor.
  *   trust.c    leases: on_tick's expiries -> pb__trust_expired (one
  *              item at a time, none, quarantine); on_work_request asks
@@ -55,6 +60,11 @@
  *              -> job PREPARE_SEARCH -> start_search -> pb__search_maybe_done
  *              -> job TRAIN (checkpoint) -> next iteration or DONE;
  *              job_work on the pool, job_done back on the loop.
+ *   replaydrop.c  the replay window's tags: pb__rdrop_selfplay
+ *              (pb__selfplay_done), pb__rdrop_train (job TRAIN), and what
+ *              a quarantine (pb__rdrop_peer, pb__rdrop_key) or the pooled
+ *              lean test (pb__rdrop_lean) condemns leaves the window, at
+ *              once or at the job's end (pb__rdrop_job_done).
  *   status.c   pb__on_http (/status, /metrics, else common/web/web.h),
  *              pb__log_progress, pb__write_iteration_metrics (the log's
  *              iteration summary and metrics.jsonl).
@@ -95,106 +105,24 @@ static void on_expire_sp(void *ctx, size_t index, uint32_t worker) {
   pb__trust_expired(ctx, "selfplay", index, worker);
 }
 
-/* Self-play or search waits for workers: with none the learner accepts
- * (all gone, or all refused) for net.no_workers_exit_s, the run stops
- * with an error saying so (PB_EDENIED when some were refused, PB_EAGAIN
- * when none came). */
-static void check_starved(pb_learner_t *l, double t) {
-  int role = 0;
-  if (l->phase == PH_SELFPLAY && pb_iter_selfplay_iter(l->iter) != 0 &&
-      !pb_workq_finished(l->spq))
-    role = PB_ROLE_ACTOR;
-  else if (l->phase == PH_SEARCH && !pb_workq_finished(l->wq))
-    role = PB_ROLE_SEARCHER;
-  if (role == 0 || l->stopping || pb__workers_usable(l, role) > 0) {
-    if (l->starved_since > 0 && role != 0)
-      pb_log_info(l->log, "%ss are back after %.0f s", pb_msg_role_name(role),
-                  t - l->starved_since);
-    l->starved_since = 0;
-    return;
-  }
-  if (l->starved_since == 0) {
-    l->starved_since = t;
-    l->starved_warned = t;
-  }
-  const int limit = l->cfg.net.no_workers_exit_s;
-  const int refused = pb__workers_alive(l, role);
-  if (t - l->starved_warned >= 60.0) {
-    l->starved_warned = t;
-    pb_log_warn(l->log,
-                "no %s the learner accepts for %.0f s (%d refused as "
-                "quarantined)%s",
-                pb_msg_role_name(role), t - l->starved_since, refused,
-                limit > 0 ? "; the run stops at net.no_workers_exit_s" : "");
-  }
-  if (limit > 0 && t - l->starved_since >= limit) {
-    pb_err_t err;
-    pb_err_set(&err, refused > 0 || l->quarantined > 0 ? PB_EDENIED : PB_EAGAIN,
-               "no %s worked for this run for %d s (net.no_workers_exit_s): "
-               "%d connected but refused as quarantined, %" PRIu64
-               " quarantined in all; %s",
-               pb_msg_role_name(role), limit, refused, l->quarantined,
-               l->quarantined > 0
-                   ? "see the quarantine lines above; give each worker its "
-                     "own CURVE key so that one liar cannot lock the others "
-                     "out, then --resume"
-                   : "start workers, then --resume");
-    pb__set_fatal(l, &err);
-  }
-}
-
-/* A lease of the phase's queue held longer than the backup time is
- * logged, once per lease: who holds which item, for how long. */
-static void warn_long_lease(pb_learner_t *l, double t) {
-  const pb_workq_t *q = l->phase == PH_SEARCH ? l->wq
-                        : l->phase == PH_SELFPLAY &&
-                                pb_iter_selfplay_iter(l->iter) != 0
-                            ? l->spq
-                            : NULL;
-  if (q == NULL) return;
-  size_t idx = 0;
-  uint32_t holder = 0;
-  const double age = pb_workq_oldest(q, t, &idx, &holder);
-  const double after = pb_workq_backup_after(q, l->cfg.net.lease_ms / 1000.0);
-  if (age < after) return;
-  if (q == l->long_q && idx == l->long_idx && holder == l->long_holder &&
-      fabs((t - age) - l->long_since) < 1e-6)
-    return; /* warned of already */
-  l->long_q = q;
-  l->long_idx = idx;
-  l->long_holder = holder;
-  l->long_since = t - age;
-  const peer_t *p = pb__peer_by_serial(l, holder);
-  pb_log_warn(l->log,
-              "%s item %zu held by %s (address %s) for %.1f s, longer than "
-              "the %.1f s after which an idle worker gets a backup copy",
-              q == l->spq ? "self-play" : "search", idx,
-              p != NULL && p->sender[0] ? p->sender : "?",
-              p != NULL && p->addr[0] ? p->addr : "?", age, after);
-}
-
 static void on_tick(uv_timer_t *h) {
   pb_learner_t *l = h->data;
   pb__drain(l);
   double t = now(l);
-  if (l->phase == PH_SEARCH) pb_workq_expire(l->wq, t, on_expire, l);
-  if (pb_iter_selfplay_iter(l->iter) != 0)
-    pb_workq_expire(l->spq, t, on_expire_sp, l);
-  if (l->phase == PH_DONE) {
+  if (l->it.phase == PH_SEARCH) pb_workq_expire(l->it.wq, t, on_expire, l);
+  if (pb_iter_selfplay_iter(l->it.iter) != 0)
+    pb_workq_expire(l->it.spq, t, on_expire_sp, l);
+  if (l->it.phase == PH_DONE) {
     /* Repeat the stop announcement for a second (PUB drops to peers that
      * are reconnecting), then leave. */
     pb__announce(l);
-    if (t - l->done_at > 1.0) pb__shutdown_loop(l);
+    if (t - l->it.done_at > 1.0) pb__shutdown_loop(l);
     return;
   }
   pb__log_progress(l, t);
-  warn_long_lease(l, t);
-  check_starved(l, t);
-  if (l->zap != NULL && pb_zap_count(l->zap) != l->zap_keys) {
-    l->zap_keys = pb_zap_count(l->zap);
-    pb_log_info(l->log, "CURVE: authorized_keys now lists %d worker key(s)",
-                l->zap_keys);
-  }
+  pb__trust_long_lease(l, t);
+  pb__check_starved(l, t);
+  pb__zap_tick(l);
 }
 
 static void on_signal(uv_signal_t *h, int signum) {
@@ -202,9 +130,9 @@ static void on_signal(uv_signal_t *h, int signum) {
   if (l->stopping) return;
   l->stopping = 1;
   pb_log_info(l->log, "%s: stopping (%s)", signum == SIGINT ? "SIGINT" : "SIGTERM",
-              l->job_kind ? "finishing the running training step first"
+              l->it.job_kind ? "finishing the running training step first"
                           : "the current phase is abandoned; --resume repeats it");
-  if (l->job_kind == 0) pb__shutdown_loop(l);
+  if (l->it.job_kind == 0) pb__shutdown_loop(l);
 }
 
 /* ---- lifecycle -------------------------------------------------------- */
@@ -319,8 +247,7 @@ static int open_trainer(pb_learner_t *l, const char *latest, pb_err_t *err) {
       pb_metrics_set_async(l->metrics, PB_LEARNER_SPOOL_BYTES, err) != 0)
     goto fail;
   if (pb__selfrec_open(l, err) != 0) goto fail;
-  if ((l->learn = pb_learn_new(cfg, err)) == NULL ||
-      (l->iter = pb_iter_new(&l->cfg, l->learn, err)) == NULL)
+  if ((l->learn = pb_learn_new(cfg, err)) == NULL || pb__iter_init(l, err) != 0)
     goto fail;
   if (latest[0] != '\0') {
     if (pb_learn_load(l->learn, latest, NULL, NULL, err) != 0) goto fail;
@@ -344,72 +271,7 @@ static int open_trainer(pb_learner_t *l, const char *latest, pb_err_t *err) {
     pb_rundir_undo_note(&l->undo, path);
     if (pb_write_file(path, id, (size_t)n, err) != 0) goto fail;
   }
-  /* AlphaZero has no V: only the policy+value network is served, as Q. */
-  if ((pb_learn_v(l->learn) != NULL &&
-       pb_nn_weights_save(pb_learn_v(l->learn), pb_learn_version(l->learn),
-                          &l->vw.buf, &l->vw.len, err) != 0) ||
-      pb_nn_weights_save(pb_learn_q(l->learn), pb_learn_version(l->learn),
-                         &l->qw.buf, &l->qw.len, err) != 0)
-    goto fail;
-  l->vw.version = l->qw.version = pb_learn_version(l->learn);
-  return 0;
-fail:
-  return err && err->code ? err->code : PB_EIO;
-}
-
-/* Makes the work queues, the self-play item stores, the peer table,
- * with net.spot_check > 0 the spot check, and with net.selfplay_check > 0
- * the scoring of self-play moves. 0, or a PB_E* code with err
- * filled. */
-static int make_queues(pb_learner_t *l, pb_err_t *err) {
-  const pb_config_t *cfg = &l->cfg;
-  l->max_items = (size_t)(cfg->train.replay_capacity > cfg->train.episodes_per_iter
-                              ? cfg->train.replay_capacity
-                              : cfg->train.episodes_per_iter) + 1;
-  /* Different nonces: an item id names one queue only. */
-  if ((l->wq = pb_workq_new(l->max_items, pb_now() * 1e6, err)) == NULL ||
-      (l->spq = pb_workq_new(l->max_items, pb_now() * 1e6 + 7919, err)) == NULL)
-    goto fail;
-  pb_workq_set_max_lease(l->wq, cfg->net.lease_max_ms / 1000.0);
-  pb_workq_set_max_lease(l->spq, cfg->net.lease_max_ms / 1000.0);
-  /* An item that comes back goes to another worker first. */
-  pb_workq_set_avoid(l->wq, cfg->net.lease_ms / 1000.0);
-  pb_workq_set_avoid(l->spq, cfg->net.lease_ms / 1000.0);
-  l->max_peers = cfg->net.max_workers;
-  l->peers = calloc((size_t)l->max_peers, sizeof *l->peers);
-  if (l->peers == NULL) {
-    pb_err_set(err, PB_ENOMEM, "learner: out of memory");
-    goto fail;
-  }
-  if (cfg->net.spot_check > 0) {
-    l->spot = pb_spot_new(l->g, cfg->search.expansions, cfg->search.max_depth,
-                          cfg->search.parallel, pb_learn_eval_batch(cfg->search.parallel, cfg->search.expansions, l->g->num_actions, cfg->train.selfplay_parallel),
-                          (uint32_t)cfg->search.cache_entries, err);
-    if (l->spot == NULL) goto fail;
-    /* The check searches in the searchers' precision: bf16 against fp32
-     * differs beyond the tolerance on a few percent of honest positions
-     * (docs/reliability.md). auto is resolved on this machine's device. */
-    const char *sp = pb_config_precision(cfg, PB_DEVICE_SEARCHER, NULL);
-    l->spot_prec = !strcmp(sp, "bf16") ? PB_NN_BF16
-                   : !strcmp(sp, "auto") &&
-                           pb_precision_auto_bf16(
-                               pb_nn_device(pb_learn_q(l->learn)), NULL, 0)
-                       ? PB_NN_BF16
-                       : PB_NN_FP32;
-    if (pb_config_abnet_targets(cfg) &&
-        pb_spot_set_abnet(l->spot, (uint64_t)cfg->search.nodes, err) != 0)
-      goto fail;
-    l->spot_idx = malloc((size_t)cfg->net.item_states * sizeof *l->spot_idx);
-    if (l->spot_idx == NULL) {
-      pb_err_set(err, PB_ENOMEM, "learner: out of memory");
-      goto fail;
-    }
-    /* Not the run's seed: workers know that one. */
-    pb_rng_seed(&l->spot_rng, pb_mix64((uint64_t)(pb_now() * 1e9)),
-                (uint64_t)getpid());
-  }
-  /* With net.selfplay_check > 0, the scoring of self-play moves. */
-  if (pb__selfcheck_init(l, err) != 0) goto fail;
+  if (pb__weights_serve_learned(l, err) != 0) goto fail;
   return 0;
 fail:
   return err && err->code ? err->code : PB_EIO;
@@ -427,7 +289,7 @@ static int open_loop(pb_learner_t *l, pb_err_t *err) {
   l->loop_inited = 1;
   int fd;
   size_t fdl = sizeof fd;
-  zmq_getsockopt(l->router, ZMQ_FD, &fd, &fdl);
+  zmq_getsockopt(l->net.router, ZMQ_FD, &fd, &fdl);
   uv_poll_init(&l->loop, &l->zpoll, fd);
   uv_idle_init(&l->loop, &l->zidle);
   uv_timer_init(&l->loop, &l->tick);
@@ -453,7 +315,7 @@ fail:
  * --set values a worker or a test needs, a '*' port resolved. Removed by
  * pb_learner_destroy. 0, or a PB_E* code with err filled. */
 static int write_endpoints(pb_learner_t *l, pb_err_t *err) {
-  char path[PB_RUNDIR_PATH_MAX], text[2 * sizeof l->work_ep + 96];
+  char path[PB_RUNDIR_PATH_MAX], text[2 * sizeof l->net.work_ep + 96];
   if (pb_rundir_path(l->cfg.run.dir, PB_RUNDIR_ENDPOINTS, path,
                      sizeof path) != 0)
     return pb_err_set(err, PB_EINVAL, "%.200s: run directory path too long",
@@ -461,7 +323,7 @@ static int write_endpoints(pb_learner_t *l, pb_err_t *err) {
   int n = snprintf(text, sizeof text,
                    "net.work_endpoint=%s\nnet.pub_endpoint=%s\n"
                    "net.http_port=%d\n",
-                   l->work_ep, l->pub_ep, l->http_port);
+                   l->net.work_ep, l->net.pub_ep, l->http_port);
   if (pb_write_file(path, text, (size_t)n, err) != 0)
     return err && err->code ? err->code : PB_EIO;
   l->endpoints_written = 1;
@@ -501,7 +363,8 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags,
   if (lock_run_dir(l, err) != 0 || pb__open_sockets(l, err) != 0 ||
       open_loop(l, err) != 0 ||
       open_run_dir(l, flags, latest, sizeof latest, err) != 0 ||
-      open_trainer(l, latest, err) != 0 || make_queues(l, err) != 0 ||
+      open_trainer(l, latest, err) != 0 || pb__spot_init(l, err) != 0 ||
+      pb__selfcheck_init(l, err) != 0 ||
       write_endpoints(l, err) != 0)
     goto fail;
   pb_rundir_undo_init(&l->undo); /* started: what it made stays */
@@ -518,14 +381,14 @@ int pb_learner_run(pb_learner_t *l, pb_err_t *err) {
   uv_timer_start(&l->tick, on_tick, 100, 100);
   uv_signal_start(&l->sigint, on_signal, SIGINT);
   uv_signal_start(&l->sigterm, on_signal, SIGTERM);
-  const pb_algo_t *algo = pb_iter_algo(l->iter);
+  const pb_algo_t *algo = pb_iter_algo(l->it.iter);
   pb_log_info(l->log,
               "learner %s: run '%s', game %s, algorithm %s, version %" PRIu64
               " of %d, work %s, announcements %s, http %d, %s of %ld + %ld "
               "params on %s, precision %s",
               l->sender, l->run_id, l->g->name, algo->data->name,
               pb_learn_version(l->learn), l->cfg.train.iterations,
-              l->work_ep, l->pub_ep, l->http_port, algo->data->model,
+              l->net.work_ep, l->net.pub_ep, l->http_port, algo->data->model,
               pb_learn_v(l->learn) ? pb_nn_param_count(pb_learn_v(l->learn))
                                    : 0L,
               pb_nn_param_count(pb_learn_q(l->learn)),
@@ -535,15 +398,7 @@ int pb_learner_run(pb_learner_t *l, pb_err_t *err) {
               "run id %s (%s/" PB_RUNDIR_RUN_ID
               "): a worker given another one is refused",
               l->start_id, l->cfg.run.dir);
-  if (pb_learn_version(l->learn) >= (uint64_t)l->cfg.train.iterations) {
-    l->phase = PH_DONE;
-    l->done_at = now(l);
-    pb_log_info(l->log, "nothing to do: version %" PRIu64 " is the last",
-                pb_learn_version(l->learn));
-    pb__announce(l);
-  } else {
-    pb__start_selfplay(l);
-  }
+  pb__iterations_begin(l);
   uv_run(&l->loop, UV_RUN_DEFAULT);
   if (l->fatal) {
     /* The loop was stopped with handles open: close them and let the
@@ -573,34 +428,14 @@ void pb_learner_destroy(pb_learner_t **pl) {
       unlink(path);
   }
   if (l->lock_fd >= 0) close(l->lock_fd);
-  if (l->router) zmq_close(l->router);
-  pb_zap_stop(&l->zap);
-  if (l->pub) zmq_close(l->pub);
-  if (l->zctx) zmq_ctx_term(l->zctx);
-  pb_msg_buf_free(&l->obuf);
+  pb__close_sockets(l);
   free(l->config_yaml);
-  pb_iter_destroy(&l->iter);
+  pb__iter_free(l);
   pb_learn_destroy(&l->learn);
-  pb_workq_destroy(&l->wq);
-  pb_workq_destroy(&l->spq);
-  free(l->vw.buf);
-  free(l->qw.buf);
-  free(l->vw_new.buf);
-  free(l->qw_new.buf);
-  /* ZeroMQ has given back every queued reply (its context is gone). */
-  pb__weights_drop(l);
-  for (int i = 0; l->peers != NULL && i < l->max_peers; i++)
-    pb__peer_forget(&l->peers[i]);
-  free(l->peers);
-  pb_spot_destroy(&l->spot);
+  pb__spot_free(l);
+  pb__owners_free(l);
   pb__selfcheck_free(l);
   pb__rdrop_free(l);
-  free(l->spot_idx);
-  pb__spotq_free(&l->spot_wait);
-  pb__spotq_free(&l->spot_run);
-  free(l->spot_mine);
-  free(l->item_owner);
-  free(l->lean);
   pb_metrics_destroy(&l->metrics);
   pb__selfrec_close(l);
   pb_web_destroy(&l->web);

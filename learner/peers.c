@@ -24,7 +24,7 @@ static int other_start(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   const char *want = m->hello.start_id;
   p->other_start = want[0] != '\0' && strcmp(want, l->start_id) != 0;
   if (!p->other_start) return 0;
-  l->msgs_mismatch++;
+  l->intake.msgs_mismatch++;
   pb_log_warn(l->log,
               "refused %s %s (host %s, pid %u): it was given run id %s, this "
               "learner is run id %s (another start of run '%s'); its work "
@@ -97,7 +97,7 @@ static int lease_copy(pb_learner_t *l, const peer_t *p, pb_workq_t *q,
               "%s item %zu held by %s (address %s) for %.1f s (items of this "
               "phase take %.1f s on average): a backup copy goes to %s; the "
               "first result counts",
-              q == l->spq ? "self-play" : "search", *idx,
+              q == l->it.spq ? "self-play" : "search", *idx,
               h != NULL && h->sender[0] ? h->sender : "?",
               h != NULL && h->addr[0] ? h->addr : "?", age,
               pb_workq_mean_time(q), p->sender[0] ? p->sender : "?");
@@ -133,17 +133,17 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   size_t idx;
   uint64_t id;
   if (role == PB_ROLE_ACTOR && !l->stopping &&
-      pb_iter_selfplay_iter(l->iter) != 0 &&
-      (l->phase == PH_SELFPLAY || pb__pipelined(l)) &&
-      lease_for(l, p, l->spq, role, &idx, &id) == 0) {
+      pb_iter_selfplay_iter(l->it.iter) != 0 &&
+      (l->it.phase == PH_SELFPLAY || pb__pipelined(l)) &&
+      lease_for(l, p, l->it.spq, role, &idx, &id) == 0) {
     pb_algo_item_t item;
-    pb_iter_selfplay_item(l->iter, idx, &item);
+    pb_iter_selfplay_item(l->it.iter, idx, &item);
     pb__init_msg(l, &r, PB_MSG_WORK_ITEM);
     r.work_item.item_id = id;
     r.work_item.lease_ms = (uint32_t)c->net.lease_ms;
     r.work_item.kind = PB_WORK_SELFPLAY;
     /* The newest Q served (a job may be making the next one). */
-    r.work_item.q_version = l->qw.version;
+    r.work_item.q_version = l->net.qw.version;
     r.work_item.episodes = (uint32_t)item.episodes;
     r.work_item.seed = item.seed;
     r.work_item.td_epsilon = item.td_epsilon;
@@ -152,18 +152,18 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
                  item.episodes, p->sender);
     return;
   }
-  if (l->phase == PH_SEARCH && role == PB_ROLE_SEARCHER && !l->stopping &&
-      lease_for(l, p, l->wq, role, &idx, &id) == 0) {
+  if (l->it.phase == PH_SEARCH && role == PB_ROLE_SEARCHER && !l->stopping &&
+      lease_for(l, p, l->it.wq, role, &idx, &id) == 0) {
     size_t first, cnt;
-    pb_iter_search_item(l->iter, idx, &first, &cnt);
+    pb_iter_search_item(l->it.iter, idx, &first, &cnt);
     pb__init_msg(l, &r, PB_MSG_WORK_ITEM);
     r.work_item.item_id = id;
     r.work_item.lease_ms = (uint32_t)c->net.lease_ms;
     r.work_item.kind = PB_WORK_SEARCH;
-    r.work_item.states = pb_iter_search_states(l->iter) + first;
+    r.work_item.states = pb_iter_search_states(l->it.iter) + first;
     r.work_item.n_states = (uint32_t)cnt;
-    r.work_item.v_version = l->vw.version;
-    r.work_item.q_version = l->qw.version;
+    r.work_item.v_version = l->net.vw.version;
+    r.work_item.q_version = l->net.qw.version;
     pb__send_msg(l, p, &r);
     pb_log_debug(l->log, "search item %zu (%zu states) -> %s", idx, cnt,
                  p->sender);
@@ -174,174 +174,26 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   pb__send_msg(l, p, &r);
 }
 
-static void bad_result(pb_learner_t *l, pb_workq_t *q, peer_t *p, size_t idx,
-                       const char *why) {
-  l->results_bad++;
-  pb_workq_requeue(q, idx, now(l));
-  if (pb__may_warn(l))
-    pb_log_warn(l->log, "result for item %zu from %s refused (%s); re-queued",
-                idx, p->sender, why);
-}
-
-/* The first result for an item of the current phase, from the peer that
- * holds its lease, is taken (the item is then done, *idx set); anything
- * else (a duplicate, a stale result, a result of a lease that expired or
- * was never this peer's) is dropped. */
-static int take_result(pb_learner_t *l, const peer_t *p, int phase,
-                       uint64_t item_id, size_t *idx) {
-  const double t = now(l);
-  int st = phase == PH_SELFPLAY
-               ? (pb_iter_selfplay_iter(l->iter) != 0
-                      ? pb_workq_complete(l->spq, item_id, p->serial, t, idx)
-                      : PB_WORKQ_UNKNOWN)
-           : l->phase == phase
-               ? pb_workq_complete(l->wq, item_id, p->serial, t, idx)
-               : PB_WORKQ_UNKNOWN;
-  if (st == PB_WORKQ_ACCEPTED) {
-    uint32_t other;
-    if (pb_workq_overtaken(phase == PH_SELFPLAY ? l->spq : l->wq, *idx,
-                           &other))
-      pb__trust_overtaken(l, pb__phase_name(phase), *idx, other);
-    return 1;
-  }
-  if (st == PB_WORKQ_NOT_HOLDER) {
-    l->results_not_holder++;
-    if (pb__may_warn(l))
-      pb_log_warn(l->log,
-                  "%s result from %s (address %s) refused: it does not hold "
-                  "that item's lease (expired, or never handed to it)",
-                  pb__phase_name(phase), p->sender[0] ? p->sender : "?",
-                  p->addr[0] ? p->addr : "?");
-    return 0;
-  }
-  l->results_dup++;
-  pb_log_debug(l->log, "dropped %s %s result from %s",
-               st == PB_WORKQ_DUPLICATE ? "duplicate" : "stale",
-               pb__phase_name(phase), p->sender);
-  return 0;
-}
-
 static void on_selfplay_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
-  const pb_msg_selfplay_result_t *r = &m->selfplay_result;
-  size_t idx;
-  if (!take_result(l, p, PH_SELFPLAY, r->item_id, &idx)) return;
-  const pb_config_t *c = &l->cfg;
-  pb_algo_item_t item;
-  pb_iter_selfplay_item(l->iter, idx, &item);
-  if (r->n_episodes != (uint32_t)item.episodes) {
-    bad_result(l, l->spq, p, idx, "wrong number of episodes");
-    return;
-  }
-  const int pol = pb_iter_algo(l->iter)->data->nets == PB_NETS_PV;
-  pb_episodes_t *e = pb_iter_item_store(l->iter, idx);
-  pb_episodes_clear(e);
-  size_t npos = 0;
-  for (uint32_t k = 0; k < r->n_episodes; k++) {
-    const pb_msg_episode_t *ep = &r->episodes[k];
-    /* Trained from version sp_iter - 1: the episode's Q may lag it by
-     * train.max_staleness when pipelined, not at all otherwise. */
-    const uint64_t base = item.version;
-    const uint64_t bound =
-        pb__pipelined(l) ? (uint64_t)c->train.max_staleness : 0;
-    if (ep->q_version > base || base - ep->q_version > bound) {
-      pb_episodes_clear(e);
-      bad_result(l, l->spq, p, idx, "episode of a Q version too old or unknown");
-      return;
-    }
-    if ((ep->policy != NULL) != pol) {
-      pb_episodes_clear(e);
-      bad_result(l, l->spq, p, idx,
-                 pol ? "episode without the visit counts this run trains on"
-                     : "episode with visit counts, which this run's "
-                       "algorithm does not make");
-      return;
-    }
-    /* Every move legal, the length within max_turns, the outcome the
-     * rules give (common/train/selfplay.h). */
-    pb_err_t err;
-    if (pb_selfplay_check(l->g, ep->states, ep->n_states, ep->final_reward,
-                          (uint32_t)c->train.max_turns, &err) != 0) {
-      pb_episodes_clear(e);
-      char why[PB_ERR_MSG_MAX + 32];
-      snprintf(why, sizeof why, "episode %u: %s", k, err.msg);
-      bad_result(l, l->spq, p, idx, why);
-      return;
-    }
-    if ((pol ? pb_episodes_add_policy(e, ep->states, ep->n_states,
-                                     ep->final_reward, ep->q_version,
-                                     ep->policy, l->g->num_actions, &err)
-            : pb_episodes_add(e, ep->states, ep->n_states, ep->final_reward,
-                              ep->q_version, &err)) != 0) {
-      pb__set_fatal(l, &err);
-      return;
-    }
-    npos += ep->n_states;
-  }
-  /* Beyond the rules: moves the announced policy would not play
-   * (selfcheck.c). */
-  if (pb__selfcheck_item(l, p, idx, r)) {
-    pb_episodes_clear(e);
-    bad_result(l, l->spq, p, idx, "self-play moves impossible under its Q");
-    return;
-  }
-  pb__selfrec_item(l, pb_iter_selfplay_iter(l->iter), r);
-  l->positions_in += npos;
-  p->items++;
-  p->positions += npos;
-  pb__trust_done(l, p);
-  if (l->phase == PH_SELFPLAY && pb_workq_finished(l->spq))
-    pb__selfplay_done(l);
+  pb__intake_selfplay(l, p, &m->selfplay_result);
 }
 
 static void on_search_result(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
-  const pb_msg_search_result_t *r = &m->search_result;
-  size_t idx;
-  if (!take_result(l, p, PH_SEARCH, r->item_id, &idx)) return;
-  const int A = l->g->num_actions;
-  size_t first, want;
-  pb_iter_search_item(l->iter, idx, &first, &want);
-  const pb_state_t *uniq = pb_iter_search_states(l->iter);
-  if (r->n_states != want || r->n_actions != (uint32_t)A) {
-    bad_result(l, l->wq, p, idx, "wrong number of states or actions");
-    return;
-  }
-  for (size_t i = 0; i < want; i++) {
-    uint8_t acts[PB_MAX_ACTIONS], legal[PB_MAX_ACTIONS] = {0};
-    int na = l->g->legal(&uniq[first + i], acts);
-    for (int k = 0; k < na; k++) legal[acts[k]] = 1;
-    for (int a = 0; a < A; a++) {
-      float v = r->qvalues[i * A + a];
-      if ((!legal[a] && v != 0.0f) || !(v >= -1.0f && v <= 1.0f)) {
-        bad_result(l, l->wq, p, idx,
-                   "values outside [-1, 1] or on illegal actions");
-        return;
-      }
-    }
-  }
-  memcpy(pb_iter_targets(l->iter) + first * A, r->qvalues,
-         want * A * sizeof(float));
-  l->positions_in += want;
-  p->items++;
-  p->positions += want;
-  pb__trust_done(l, p);
-  l->item_owner[idx] = (owner_t){(uint32_t)(p - l->peers), p->serial};
-  pb__spot_sample(l, p, idx, first, want);
-  pb__spot_kick(l);
-  pb__search_maybe_done(l);
+  pb__intake_search(l, p, &m->search_result);
 }
 
 static void on_weights_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
   const pb_msg_weights_request_t *w = &m->weights_request;
   const int want_v = (w->which & PB_WHICH_V) != 0;
   const int want_q = (w->which & PB_WHICH_Q) != 0;
-  const int have_v = w->version == l->vw.version && l->vw.buf != NULL;
-  const int have_q = w->version == l->qw.version && l->qw.buf != NULL;
+  const int have_v = w->version == l->net.vw.version && l->net.vw.buf != NULL;
+  const int have_q = w->version == l->net.qw.version && l->net.qw.buf != NULL;
   if ((!want_v && !want_q) || (want_v && !have_v) || (want_q && !have_q)) {
     char msg[160];
     snprintf(msg, sizeof msg,
              "weights version %" PRIu64 " not served (V is %" PRIu64
              ", Q is %" PRIu64 ")",
-             w->version, l->vw.version, l->qw.version);
+             w->version, l->net.vw.version, l->net.qw.version);
     pb__reject(l, p, PB_ENOTFOUND, msg);
     return;
   }
@@ -352,14 +204,14 @@ static void on_heartbeat(pb_learner_t *l, const peer_t *p, const pb_msg_t *m) {
   const double lease = l->cfg.net.lease_ms / 1000.0;
   for (uint32_t i = 0; i < m->heartbeat.n_item_ids; i++) {
     const uint64_t id = m->heartbeat.item_ids[i];
-    if (pb_workq_renew(l->wq, id, p->serial, now(l), lease) != 0)
-      pb_workq_renew(l->spq, id, p->serial, now(l), lease);
+    if (pb_workq_renew(l->it.wq, id, p->serial, now(l), lease) != 0)
+      pb_workq_renew(l->it.spq, id, p->serial, now(l), lease);
   }
 }
 
 static void on_bye(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
-  size_t k = pb_workq_release(l->wq, p->serial) +
-             pb_workq_release(l->spq, p->serial);
+  size_t k = pb_workq_release(l->it.wq, p->serial) +
+             pb_workq_release(l->it.spq, p->serial);
   pb_log_info(l->log, "%s %s left (%s)%s", pb_msg_role_name(p->role),
               p->sender[0] ? p->sender : "worker", m->bye.reason,
               k ? "; its items are re-queued" : "");
@@ -377,13 +229,13 @@ static peer_t *peer_of(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
   if (!pb__trust_admit(l, addr)) return NULL;
   p = pb__peer_find(l, rid, rid_len, 1);
   if (p == NULL) {
-    l->peers_full++;
+    l->intake.peers_full++;
     if (pb__may_warn(l))
       pb_log_warn(l->log,
                   "a message of a new connection (address %s) dropped: all "
                   "%d entries of the table of peers (net.max_workers) hold "
                   "leases",
-                  addr && addr[0] ? addr : "?", l->max_peers);
+                  addr && addr[0] ? addr : "?", l->net.max_peers);
   }
   return p;
 }
@@ -395,14 +247,14 @@ static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
   pb_err_t err;
   pb_err_clear(&err);
   pb_msg_expect_t ex = {l->run_id, l->g->id};
-  l->msgs_in++;
-  l->bytes_in += len;
+  l->intake.msgs_in++;
+  l->intake.bytes_in += len;
   int rc = pb_msg_decode(buf, len, &ex, &m, &err);
   if (rc != 0) {
     char who[2 * RID_MAX + 1];
     pb__rid_text(rid, rid_len, who, sizeof who);
-    if (rc == PB_EMISMATCH) l->msgs_mismatch++;
-    else l->msgs_bad++;
+    if (rc == PB_EMISMATCH) l->intake.msgs_mismatch++;
+    else l->intake.msgs_bad++;
     if (pb__may_warn(l))
       pb_log_warn(l->log, "dropped a message from peer %s (sender '%s'): %s",
                   who, m.header.sender_id, err.msg);
@@ -424,11 +276,14 @@ static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
   if (addr != NULL && p->addr[0] == '\0')
     snprintf(p->addr, sizeof p->addr, "%s", addr);
   if (pb__refused(l, p, &m)) {
+    l->intake.msgs_bad++;
+    if (m.type == PB_MSG_SEARCH_RESULT || m.type == PB_MSG_SELFPLAY_RESULT)
+      l->intake.results_dup++;
     pb_msg_free(&m);
     return;
   }
   if (p->other_start && m.type != PB_MSG_HELLO) {
-    l->msgs_mismatch++;
+    l->intake.msgs_mismatch++;
     if (m.type != PB_MSG_BYE && m.type != PB_MSG_HEARTBEAT)
       pb__reject(l, p, PB_EMISMATCH,
                  "your Hello named another start of this run (see the "
@@ -445,7 +300,7 @@ static void handle(pb_learner_t *l, const uint8_t *rid, size_t rid_len,
   case PB_MSG_HEARTBEAT: on_heartbeat(l, p, &m); break;
   case PB_MSG_BYE: on_bye(l, p, &m); break;
   default:
-    l->msgs_bad++;
+    l->intake.msgs_bad++;
     if (pb__may_warn(l))
       pb_log_warn(l->log, "unexpected %s from %s: dropped",
                   pb_msg_type_name(m.type), m.header.sender_id);
@@ -465,17 +320,17 @@ void pb__drain(pb_learner_t *l) {
   zmq_msg_t part[2];
   zmq_msg_init(&part[0]);
   zmq_msg_init(&part[1]);
-  while (budget-- > 0 && l->router != NULL) {
+  while (budget-- > 0 && l->net.router != NULL) {
     int ev = 0;
     size_t evl = sizeof ev;
-    if (zmq_getsockopt(l->router, ZMQ_EVENTS, &ev, &evl) != 0 ||
+    if (zmq_getsockopt(l->net.router, ZMQ_EVENTS, &ev, &evl) != 0 ||
         !(ev & ZMQ_POLLIN))
       break;
-    if (zmq_msg_recv(&part[0], l->router, ZMQ_DONTWAIT) < 0) break;
+    if (zmq_msg_recv(&part[0], l->net.router, ZMQ_DONTWAIT) < 0) break;
     int more = zmq_msg_more(&part[0]);
     int nparts = 1;
     /* Expected: [routing id][payload]. Anything else is drained and dropped. */
-    if (more && zmq_msg_recv(&part[1], l->router, ZMQ_DONTWAIT) >= 0) {
+    if (more && zmq_msg_recv(&part[1], l->net.router, ZMQ_DONTWAIT) >= 0) {
       nparts = 2;
       more = zmq_msg_more(&part[1]);
     }
@@ -483,30 +338,30 @@ void pb__drain(pb_learner_t *l) {
       zmq_msg_t extra;
       zmq_msg_init(&extra);
       while (zmq_msg_more(&extra) || more) {
-        if (zmq_msg_recv(&extra, l->router, ZMQ_DONTWAIT) < 0) break;
+        if (zmq_msg_recv(&extra, l->net.router, ZMQ_DONTWAIT) < 0) break;
         more = 0;
       }
       zmq_msg_close(&extra);
-      l->msgs_bad++;
+      l->intake.msgs_bad++;
       if (pb__may_warn(l)) pb_log_warn(l->log, "dropped a multi-part message");
       continue;
     }
     /* With CURVE, the ZAP handler made the worker's key its User-Id. */
     const char *key =
-        nparts == 2 && l->zap ? zmq_msg_gets(&part[1], "User-Id") : NULL;
+        nparts == 2 && l->net.zap ? zmq_msg_gets(&part[1], "User-Id") : NULL;
     const char *addr =
         nparts == 2 ? zmq_msg_gets(&part[1], "Peer-Address") : NULL;
     if (nparts == 2 && zmq_msg_size(&part[0]) <= RID_MAX)
       handle(l, zmq_msg_data(&part[0]), zmq_msg_size(&part[0]), key, addr,
              zmq_msg_data(&part[1]), zmq_msg_size(&part[1]));
     else
-      l->msgs_bad++;
+      l->intake.msgs_bad++;
     if (l->fatal) break;
   }
   int ev = 0;
   size_t evl = sizeof ev;
-  int more = l->router && !l->fatal &&
-             zmq_getsockopt(l->router, ZMQ_EVENTS, &ev, &evl) == 0 &&
+  int more = l->net.router && !l->fatal &&
+             zmq_getsockopt(l->net.router, ZMQ_EVENTS, &ev, &evl) == 0 &&
              (ev & ZMQ_POLLIN);
   if (more && !uv_is_active((uv_handle_t *)&l->zidle))
     uv_idle_start(&l->zidle, on_zidle);

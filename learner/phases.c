@@ -20,8 +20,8 @@ static void start_job(pb_learner_t *l, int kind);
 /* Opens the self-play items of iteration `iter` (iteration.h). */
 static int open_selfplay(pb_learner_t *l, uint64_t iter) {
   pb_err_t err;
-  if (pb_iter_open_selfplay(l->iter, iter, &err) != 0 ||
-      pb_workq_reset(l->spq, pb_iter_selfplay_items(l->iter), &err) != 0) {
+  if (pb_iter_open_selfplay(l->it.iter, iter, &err) != 0 ||
+      pb_workq_reset(l->it.spq, pb_iter_selfplay_items(l->it.iter), &err) != 0) {
     pb__set_fatal(l, &err);
     return err.code;
   }
@@ -32,17 +32,17 @@ void pb__start_selfplay(pb_learner_t *l) {
   const pb_config_t *c = &l->cfg;
   const uint64_t iter = pb_learn_version(l->learn) + 1;
   /* Pipelined, the items may be out (or in) already. */
-  int early = pb_iter_selfplay_iter(l->iter) == iter;
+  int early = pb_iter_selfplay_iter(l->it.iter) == iter;
   if (!early && open_selfplay(l, iter) != 0) return;
-  l->phase = PH_SELFPLAY;
-  l->t_iter = l->t_phase = now(l);
+  l->it.phase = PH_SELFPLAY;
+  l->it.t_iter = l->it.t_phase = now(l);
   pb_workq_counts_t cn;
-  pb_workq_counts(l->spq, &cn);
+  pb_workq_counts(l->it.spq, &cn);
   pb_log_info(l->log,
               "iteration %" PRIu64 ": self-play of %d episodes in %zu items "
               "with Q version %" PRIu64 "%s",
               iter, c->train.episodes_per_iter,
-              pb_iter_selfplay_items(l->iter), pb_learn_version(l->learn),
+              pb_iter_selfplay_items(l->it.iter), pb_learn_version(l->learn),
               early ? " (pipelined: started with the previous version)" : "");
   if (early)
     pb_log_info(l->log,
@@ -50,63 +50,54 @@ void pb__start_selfplay(pb_learner_t *l) {
                 "done, %zu leased",
                 iter, cn.done, cn.total, cn.leased);
   pb__announce(l);
-  if (pb_workq_finished(l->spq)) pb__selfplay_done(l);
+  if (pb_workq_finished(l->it.spq)) pb__selfplay_done(l);
 }
 
 void pb__selfplay_done(pb_learner_t *l) {
   pb_err_t err;
-  const uint64_t next = pb_iter_selfplay_iter(l->iter) + 1;
+  const uint64_t next = pb_iter_selfplay_iter(l->it.iter) + 1;
   pb__rdrop_selfplay(l); /* who played the episodes, for the window */
-  if (pb_iter_selfplay_done(l->iter, &err) != 0) {
+  if (pb_iter_selfplay_done(l->it.iter, &err) != 0) {
     pb__set_fatal(l, &err);
     return;
   }
   if (pb__pipelined(l) && next <= (uint64_t)l->cfg.train.iterations &&
       !l->stopping && open_selfplay(l, next) != 0)
     return;
-  l->t_selfplay = now(l) - l->t_phase;
-  const pb_episodes_t *e = pb_iter_episodes(l->iter);
+  l->it.t_selfplay = now(l) - l->it.t_phase;
+  const pb_episodes_t *e = pb_iter_episodes(l->it.iter);
   pb_log_info(l->log,
               "iteration %" PRIu64 ": self-play done: %zu episodes, %zu "
               "positions in %.2fs (%.0f positions/s), Q staleness up to %"
               PRIu64 "; training",
               pb_learn_version(l->learn) + 1, e->n_eps, e->n_states,
-              l->t_selfplay, e->n_states / (l->t_selfplay + 1e-9),
-              pb_iter_staleness(l->iter));
+              l->it.t_selfplay, e->n_states / (l->it.t_selfplay + 1e-9),
+              pb_iter_staleness(l->it.iter));
   /* Without a search (AlphaZero, td) the whole training is one job. */
-  l->t_search = 0;
-  start_job(l, pb_iter_searches(l->iter) ? PH_PREPARE_SEARCH : PH_TRAIN);
+  l->it.t_search = 0;
+  start_job(l, pb_iter_searches(l->it.iter) ? PH_PREPARE_SEARCH : PH_TRAIN);
 }
 
 static void start_search(pb_learner_t *l) {
   pb_err_t err;
-  l->n_bs_items = pb_iter_search_items(l->iter);
-  if (pb_workq_reset(l->wq, l->n_bs_items, &err) != 0) {
+  l->it.n_bs_items = pb_iter_search_items(l->it.iter);
+  if (pb_workq_reset(l->it.wq, l->it.n_bs_items, &err) != 0) {
     pb__set_fatal(l, &err);
     return;
   }
-  if (l->n_bs_items > l->item_owner_cap) {
-    owner_t *o = realloc(l->item_owner, l->n_bs_items * sizeof *o);
-    if (o == NULL) {
-      pb_err_set(&err, PB_ENOMEM, "learner: out of memory");
-      pb__set_fatal(l, &err);
-      return;
-    }
-    l->item_owner = o;
-    l->item_owner_cap = l->n_bs_items;
+  if (pb__owners_search_phase(l, l->it.n_bs_items, &err) != 0) {
+    pb__set_fatal(l, &err);
+    return;
   }
-  for (size_t i = 0; i < l->n_bs_items; i++)
-    l->item_owner[i] = (owner_t){UINT32_MAX, 0};
-  l->spot_wait.n = 0;
-  l->phase = PH_SEARCH;
-  l->t_phase = now(l);
+  l->it.phase = PH_SEARCH;
+  l->it.t_phase = now(l);
   char desc[160];
-  pb_iter_algo(l->iter)->settings(&l->cfg, desc, sizeof desc);
+  pb_iter_algo(l->it.iter)->settings(&l->cfg, desc, sizeof desc);
   pb_log_info(l->log,
               "iteration %" PRIu64 ": %s of %zu distinct positions in %zu "
               "items",
               pb_learn_version(l->learn) + 1, desc,
-              pb_iter_search_positions(l->iter), l->n_bs_items);
+              pb_iter_search_positions(l->it.iter), l->it.n_bs_items);
   pb__announce(l);
 }
 
@@ -120,63 +111,56 @@ static int weights(pb_nn_t *net, uint64_t version, wbuf_t *w, pb_err_t *err) {
 
 static void job_work(uv_work_t *req) {
   pb_learner_t *l = req->data;
-  pb_err_clear(&l->job_err);
+  pb_err_clear(&l->it.job_err);
   /* OpenMP's thread count is per calling thread: a pool thread starts with
    * the machine's, which would both oversubscribe the cores and change the
    * order of float sums against the in-process trainer. */
   pb_nn_set_threads(l->cfg.model.threads);
   pb_learn_t *learn = l->learn;
-  if (l->job_kind == PH_PREPARE_SEARCH) {
+  if (l->it.job_kind == PH_PREPARE_SEARCH) {
     /* Before the search: V_k, served as version k while Q is still
      * Q_{k-1}, and the positions to search. */
     double t = pb_now();
-    l->job_rc = pb_iter_train_before(l->iter, &l->job_err);
-    if (l->job_rc == 0)
-      l->job_rc = weights(pb_learn_v(learn), pb_learn_version(learn) + 1,
-                          &l->vw_new, &l->job_err);
-    l->t_train_v = pb_now() - t;
+    l->it.job_rc = pb_iter_train_before(l->it.iter, &l->it.job_err);
+    if (l->it.job_rc == 0)
+      l->it.job_rc = weights(pb_learn_v(learn), pb_learn_version(learn) + 1,
+                          &l->it.vw_new, &l->it.job_err);
+    l->it.t_train_v = pb_now() - t;
     return;
   }
   /* The rest of the iteration (all of it without a search), the
    * checkpoint and the weights to serve. */
-  if (!pb_iter_searches(l->iter))
-    l->job_rc = pb_iter_train_before(l->iter, &l->job_err);
-  if (l->job_rc == 0) l->job_rc = pb_iter_train_after(l->iter, &l->job_err);
-  if (l->job_rc == 0) {
+  if (!pb_iter_searches(l->it.iter))
+    l->it.job_rc = pb_iter_train_before(l->it.iter, &l->it.job_err);
+  if (l->it.job_rc == 0) l->it.job_rc = pb_iter_train_after(l->it.iter, &l->it.job_err);
+  if (l->it.job_rc == 0) {
     double t = pb_now();
-    atomic_store(&l->ckpt_since, t);
-    l->job_rc = pb_iter_save(l->iter, l->log, &l->job_err);
-    atomic_store(&l->ckpt_since, 0.0);
-    l->job_ckpt_s = pb_now() - t;
+    atomic_store(&l->it.ckpt_since, t);
+    l->it.job_rc = pb_iter_save(l->it.iter, l->log, &l->it.job_err);
+    atomic_store(&l->it.ckpt_since, 0.0);
+    l->it.job_ckpt_s = pb_now() - t;
   }
   const uint64_t v = pb_learn_version(learn);
-  if (l->job_rc == 0)
-    l->job_rc = weights(pb_learn_q(learn), v, &l->qw_new, &l->job_err);
-  if (l->job_rc == 0 && pb_iter_v_after(l->iter))
-    l->job_rc = weights(pb_learn_v(learn), v, &l->vw_new, &l->job_err);
-}
-
-static void swap_weights(pb_learner_t *l, wbuf_t *cur, wbuf_t *nw) {
-  pb__weights_drop(l); /* replies of the weights served until now */
-  free(cur->buf);
-  *cur = *nw;
-  memset(nw, 0, sizeof *nw);
+  if (l->it.job_rc == 0)
+    l->it.job_rc = weights(pb_learn_q(learn), v, &l->it.qw_new, &l->it.job_err);
+  if (l->it.job_rc == 0 && pb_iter_v_after(l->it.iter))
+    l->it.job_rc = weights(pb_learn_v(learn), v, &l->it.vw_new, &l->it.job_err);
 }
 
 static void job_done(uv_work_t *req, int status) {
   pb_learner_t *l = req->data;
-  int kind = l->job_kind;
-  l->job_kind = 0;
-  if (status != 0 || l->job_rc != 0) {
+  int kind = l->it.job_kind;
+  l->it.job_kind = 0;
+  if (status != 0 || l->it.job_rc != 0) {
     if (status != 0)
-      pb_err_set(&l->job_err, PB_EIO, "job cancelled: %s", uv_strerror(status));
-    pb__set_fatal(l, &l->job_err);
+      pb_err_set(&l->it.job_err, PB_EIO, "job cancelled: %s", uv_strerror(status));
+    pb__set_fatal(l, &l->it.job_err);
     return;
   }
   pb__rdrop_job_done(l, kind); /* the window is the loop's again */
   if (kind == PH_PREPARE_SEARCH) {
-    swap_weights(l, &l->vw, &l->vw_new);
-    const pb_learn_stats_t *vst = pb_iter_stats_v(l->iter);
+    pb__weights_serve(l, PB_WHICH_V, &l->it.vw_new);
+    const pb_learn_stats_t *vst = pb_iter_stats_v(l->it.iter);
     if (pb_learn_v_first(l->learn))
       pb_log_info(l->log,
                   "iteration %" PRIu64 ": V trained in %.2fs on %zu samples "
@@ -189,16 +173,16 @@ static void job_done(uv_work_t *req, int status) {
     }
     start_search(l);
   } else {
-    swap_weights(l, &l->qw, &l->qw_new);
-    if (l->vw_new.buf != NULL) swap_weights(l, &l->vw, &l->vw_new);
+    pb__weights_serve(l, PB_WHICH_Q, &l->it.qw_new);
+    if (l->it.vw_new.buf != NULL) pb__weights_serve(l, PB_WHICH_V, &l->it.vw_new);
     pb__write_iteration_metrics(l);
     if (l->stopping) {
       pb__shutdown_loop(l);
       return;
     }
     if (pb_learn_version(l->learn) >= (uint64_t)l->cfg.train.iterations) {
-      l->phase = PH_DONE;
-      l->done_at = now(l);
+      l->it.phase = PH_DONE;
+      l->it.done_at = now(l);
       pb_log_info(l->log, "all %d iterations done; telling workers to stop",
                   l->cfg.train.iterations);
       pb__announce(l);
@@ -210,30 +194,121 @@ static void job_done(uv_work_t *req, int status) {
 
 static void start_job(pb_learner_t *l, int kind) {
   if (kind == PH_TRAIN) pb__rdrop_train(l); /* the window's tags */
-  l->phase = kind;
-  l->job_kind = kind;
-  l->job_rc = 0;
-  l->job.data = l;
+  l->it.phase = kind;
+  l->it.job_kind = kind;
+  l->it.job_rc = 0;
+  l->it.job.data = l;
   pb__announce(l);
-  int rc = uv_queue_work(&l->loop, &l->job, job_work, job_done);
+  int rc = uv_queue_work(&l->loop, &l->it.job, job_work, job_done);
   if (rc != 0) {
     pb_err_t err;
     pb_err_set(&err, PB_EIO, "cannot start a job: %s", uv_strerror(rc));
-    l->job_kind = 0;
+    l->it.job_kind = 0;
     pb__set_fatal(l, &err);
   }
 }
 
 void pb__search_maybe_done(pb_learner_t *l) {
-  if (l->phase != PH_SEARCH || !pb_workq_finished(l->wq) || l->spot_running ||
-      l->spot_wait.n > 0 || l->fatal)
+  if (l->it.phase != PH_SEARCH || !pb_workq_finished(l->it.wq) || l->spot.running ||
+      l->spot.wait.n > 0 || l->fatal)
     return;
-  l->t_search = now(l) - l->t_phase;
+  l->it.t_search = now(l) - l->it.t_phase;
   pb_log_info(l->log,
               "iteration %" PRIu64 ": search done in %.2fs (%.0f states/s); "
               "training Q",
-              pb_learn_version(l->learn) + 1, l->t_search,
-              pb_iter_search_positions(l->iter) / (l->t_search + 1e-9));
+              pb_learn_version(l->learn) + 1, l->it.t_search,
+              pb_iter_search_positions(l->it.iter) / (l->it.t_search + 1e-9));
   start_job(l, PH_TRAIN);
 }
 
+/* ---- the iteration's state ------------------------------------------- */
+
+int pb__iter_init(pb_learner_t *l, pb_err_t *err) {
+  const pb_config_t *cfg = &l->cfg;
+  if ((l->it.iter = pb_iter_new(cfg, l->learn, err)) == NULL) return err->code;
+  l->it.max_items =
+      (size_t)(cfg->train.replay_capacity > cfg->train.episodes_per_iter
+                   ? cfg->train.replay_capacity
+                   : cfg->train.episodes_per_iter) +
+      1;
+  /* Different nonces: an item id names one queue only. */
+  if ((l->it.wq = pb_workq_new(l->it.max_items, pb_now() * 1e6, err)) == NULL ||
+      (l->it.spq = pb_workq_new(l->it.max_items, pb_now() * 1e6 + 7919,
+                                err)) == NULL)
+    return err->code;
+  pb_workq_set_max_lease(l->it.wq, cfg->net.lease_max_ms / 1000.0);
+  pb_workq_set_max_lease(l->it.spq, cfg->net.lease_max_ms / 1000.0);
+  /* An item that comes back goes to another worker first. */
+  pb_workq_set_avoid(l->it.wq, cfg->net.lease_ms / 1000.0);
+  pb_workq_set_avoid(l->it.spq, cfg->net.lease_ms / 1000.0);
+  return 0;
+}
+
+void pb__iter_free(pb_learner_t *l) {
+  pb_iter_destroy(&l->it.iter);
+  pb_workq_destroy(&l->it.wq);
+  pb_workq_destroy(&l->it.spq);
+  free(l->it.vw_new.buf);
+  free(l->it.qw_new.buf);
+  l->it.vw_new.buf = l->it.qw_new.buf = NULL;
+}
+
+void pb__iterations_begin(pb_learner_t *l) {
+  if (pb_learn_version(l->learn) >= (uint64_t)l->cfg.train.iterations) {
+    l->it.phase = PH_DONE;
+    l->it.done_at = now(l);
+    pb_log_info(l->log, "nothing to do: version %" PRIu64 " is the last",
+                pb_learn_version(l->learn));
+    pb__announce(l);
+  } else {
+    pb__start_selfplay(l);
+  }
+}
+
+/* Self-play or search waits for workers: with none the learner accepts
+ * (all gone, or all refused) for net.no_workers_exit_s, the run stops
+ * with an error saying so (PB_EDENIED when some were refused, PB_EAGAIN
+ * when none came). */
+void pb__check_starved(pb_learner_t *l, double t) {
+  int role = 0;
+  if (l->it.phase == PH_SELFPLAY && pb_iter_selfplay_iter(l->it.iter) != 0 &&
+      !pb_workq_finished(l->it.spq))
+    role = PB_ROLE_ACTOR;
+  else if (l->it.phase == PH_SEARCH && !pb_workq_finished(l->it.wq))
+    role = PB_ROLE_SEARCHER;
+  if (role == 0 || l->stopping || pb__workers_usable(l, role) > 0) {
+    if (l->it.starved_since > 0 && role != 0)
+      pb_log_info(l->log, "%ss are back after %.0f s", pb_msg_role_name(role),
+                  t - l->it.starved_since);
+    l->it.starved_since = 0;
+    return;
+  }
+  if (l->it.starved_since == 0) {
+    l->it.starved_since = t;
+    l->it.starved_warned = t;
+  }
+  const int limit = l->cfg.net.no_workers_exit_s;
+  const int refused = pb__workers_alive(l, role);
+  if (t - l->it.starved_warned >= 60.0) {
+    l->it.starved_warned = t;
+    pb_log_warn(l->log,
+                "no %s the learner accepts for %.0f s (%d refused as "
+                "quarantined)%s",
+                pb_msg_role_name(role), t - l->it.starved_since, refused,
+                limit > 0 ? "; the run stops at net.no_workers_exit_s" : "");
+  }
+  if (limit > 0 && t - l->it.starved_since >= limit) {
+    pb_err_t err;
+    pb_err_set(&err, refused > 0 || l->quar.quarantined > 0 ? PB_EDENIED : PB_EAGAIN,
+               "no %s worked for this run for %d s (net.no_workers_exit_s): "
+               "%d connected but refused as quarantined, %" PRIu64
+               " quarantined in all; %s",
+               pb_msg_role_name(role), limit, refused, l->quar.quarantined,
+               l->quar.quarantined > 0
+                   ? "see the quarantine lines above; give each worker its "
+                     "own CURVE key so that one liar cannot lock the others "
+                     "out, then --resume"
+                   : "start workers, then --resume");
+    pb__set_fatal(l, &err);
+  }
+}

@@ -45,7 +45,7 @@ ident_t *pb__ident_find(pb_learner_t *l, int kind, const char *id,
                         int create) {
   ident_t *free_e = NULL, *stale = NULL;
   for (int i = 0; i < IDENTS_MAX; i++) {
-    ident_t *e = &l->idents[i];
+    ident_t *e = &l->quar.idents[i];
     if (e->kind == kind && !strcmp(e->id, id)) return e;
     if (e->kind == 0) {
       if (free_e == NULL) free_e = e;
@@ -98,83 +98,32 @@ int pb__ident_banned(pb_learner_t *l, ident_t *e) {
 
 /* A sender id is refused (keyless runs only, for a while). */
 static int sender_banned(pb_learner_t *l, const char *id) {
-  if (id == NULL || id[0] == '\0' || l->zap != NULL) return 0;
-  for (int i = 0; i < l->n_banned; i++)
-    if (!strcmp(l->banned[i], id)) return now(l) < l->banned_until[i];
+  if (id == NULL || id[0] == '\0' || l->net.zap != NULL) return 0;
+  for (int i = 0; i < l->quar.n_banned; i++)
+    if (!strcmp(l->quar.banned[i], id)) return now(l) < l->quar.banned_until[i];
   return 0;
 }
 
 /* Refuses sender id `id` (without CURVE only: with it a worker is its
  * key) for pb__ban_length(1). */
 static void ban_sender(pb_learner_t *l, const char *id) {
-  if (id[0] == '\0' || l->zap != NULL) return;
+  if (id[0] == '\0' || l->net.zap != NULL) return;
   int k = 0;
-  while (k < l->n_banned && strcmp(l->banned[k], id)) k++;
-  if (k == l->n_banned) {
-    if (l->n_banned < BANNED_MAX) {
-      l->n_banned++;
+  while (k < l->quar.n_banned && strcmp(l->quar.banned[k], id)) k++;
+  if (k == l->quar.n_banned) {
+    if (l->quar.n_banned < BANNED_MAX) {
+      l->quar.n_banned++;
     } else { /* the one that ends first makes room */
       k = 0;
       for (int i = 1; i < BANNED_MAX; i++)
-        if (l->banned_until[i] < l->banned_until[k]) k = i;
+        if (l->quar.banned_until[i] < l->quar.banned_until[k]) k = i;
     }
   }
-  snprintf(l->banned[k], sizeof l->banned[k], "%s", id);
-  l->banned_until[k] = now(l) + pb__ban_length(l, 1);
+  snprintf(l->quar.banned[k], sizeof l->quar.banned[k], "%s", id);
+  l->quar.banned_until[k] = now(l) + pb__ban_length(l, 1);
 }
 
 /* ---- what a quarantined connection delivered -------------------------- */
-
-static int same_owner(owner_t a, owner_t b) {
-  return a.slot == b.slot && a.serial == b.serial;
-}
-
-/* p's accepted search items of the open search phase go back to the
- * queue, and its positions waiting for the spot check are dropped. */
-static size_t forget_search(pb_learner_t *l, const peer_t *p) {
-  const owner_t who = {(uint32_t)(p - l->peers), p->serial};
-  size_t k = 0;
-  if (l->phase == PH_SEARCH && l->item_owner != NULL)
-    for (size_t i = 0; i < l->n_bs_items && i < l->item_owner_cap; i++)
-      if (same_owner(l->item_owner[i], who)) {
-        pb_workq_requeue(l->wq, i, now(l));
-        l->item_owner[i] = (owner_t){UINT32_MAX, 0};
-        k++;
-      }
-  spotq_t *q = &l->spot_wait;
-  const int A = l->g->num_actions;
-  size_t n = 0;
-  for (size_t i = 0; i < q->n; i++) {
-    if (same_owner(q->who[i], who)) continue;
-    q->states[n] = q->states[i];
-    memmove(q->claimed + n * A, q->claimed + i * A, (size_t)A * sizeof(float));
-    q->who[n] = q->who[i];
-    q->item[n++] = q->item[i];
-  }
-  q->n = n;
-  return k;
-}
-
-/* p's accepted self-play items of the open self-play phase: their
- * episodes go, and they are re-queued for other actors. */
-static size_t forget_selfplay(pb_learner_t *l, const peer_t *p) {
-  const owner_t who = {(uint32_t)(p - l->peers), p->serial};
-  if (pb_iter_selfplay_iter(l->iter) == 0 || l->sp_owner == NULL ||
-      l->sp_owner_iter != pb_iter_selfplay_iter(l->iter) ||
-      pb_workq_finished(l->spq))
-    return 0;
-  size_t n = pb_iter_selfplay_items(l->iter), k = 0;
-  if (n > l->sp_owner_cap) n = l->sp_owner_cap;
-  for (size_t i = 0; i < n; i++) {
-    if (!same_owner(l->sp_owner[i], who)) continue;
-    pb_episodes_clear(pb_iter_item_store(l->iter, i));
-    pb_workq_requeue(l->spq, i, now(l));
-    l->sp_owner[i] = (owner_t){UINT32_MAX, 0};
-    k++;
-  }
-  l->pc_items_dropped += k;
-  return k;
-}
 
 /* ---- the quarantine ---------------------------------------------------- */
 
@@ -190,21 +139,21 @@ static void quarantine(pb_learner_t *l, peer_t *p, int why, int by_ident,
   p->quarantined = why;
   p->quar_ident = by_ident;
   switch (why) {
-  case QUAR_SPOT: l->quarantined++; break;
+  case QUAR_SPOT: l->quar.quarantined++; break;
   case QUAR_PLAY:
-    l->pc_quarantined++;
+    l->quar.play_quarantined++;
     p->play_bad = 1;
     break;
-  default: l->lease_quarantined++;
+  default: l->quar.lease_quarantined++;
   }
   size_t k = 0;
   if (why != QUAR_LEASES) {
     ban_sender(l, p->sender);
-    k += forget_search(l, p) + forget_selfplay(l, p);
+    k += pb__owners_forget(l, p);
   }
   if (p->used)
-    k += pb_workq_release(l->wq, p->serial) +
-         pb_workq_release(l->spq, p->serial);
+    k += pb_workq_release(l->it.wq, p->serial) +
+         pb_workq_release(l->it.spq, p->serial);
   if (why == QUAR_LEASES ? pb__may_warn(l) : 1)
     pb_log_warn(l->log,
                 "%s %s (address %s, host %s%s%s) %s; %s (%zu) and it is "
@@ -245,8 +194,8 @@ void pb__ban(pb_learner_t *l, ident_t *e, int why, const char *msg,
   snprintf(qmsg, sizeof qmsg, "quarantined (its %s): %s",
            addr ? "address" : "CURVE key", msg);
   int innocent = 0;
-  for (int i = 0; i < l->max_peers; i++) {
-    peer_t *p = &l->peers[i];
+  for (int i = 0; i < l->net.max_peers; i++) {
+    peer_t *p = &l->net.peers[i];
     if (!p->used || p->quarantined) continue;
     if (strcmp(addr ? p->addr : p->key, e->id)) continue;
     const int g = guilty == NULL || guilty(p);
@@ -290,7 +239,7 @@ static int ident_refuses(pb_learner_t *l, peer_t *p, const char *sender) {
     ident_t *k = pb__ident_find(l, IDENT_KEY, p->key, 0);
     if (k != NULL && k->banned) return k->banned;
   }
-  if (l->zap != NULL) return 0;
+  if (l->net.zap != NULL) return 0;
   if (p->addr[0] != '\0') {
     ident_t *a = pb__ident_find(l, IDENT_ADDR, p->addr, 0);
     if (pb__ident_banned(l, a) && addr_refuses(p, a)) return a->banned;
@@ -318,18 +267,15 @@ int pb__refused(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     p->role = m->work_request.role; /* counted among the refused */
   if (!p->quarantined) {
     p->quarantined = why;
-    p->quar_ident = l->zap == NULL;
+    p->quar_ident = l->net.zap == NULL;
     if (pb__may_warn(l))
       pb_log_warn(l->log, "refused %s from quarantined %s (address %s)%s%s",
                   pb_msg_type_name(m->type), m->header.sender_id,
                   p->addr[0] ? p->addr : "?", p->key[0] ? " with key " : "",
                   p->key);
   }
-  l->msgs_bad++;
   if (m->type == PB_MSG_HELLO || m->type == PB_MSG_WORK_REQUEST ||
       m->type == PB_MSG_SEARCH_RESULT || m->type == PB_MSG_SELFPLAY_RESULT) {
-    if (m->type == PB_MSG_SEARCH_RESULT || m->type == PB_MSG_SELFPLAY_RESULT)
-      l->results_dup++;
     pb__reject(l, p, PB_EDENIED,
                why == QUAR_LEASES
                    ? "quarantined: this worker's leases (or those of its key "

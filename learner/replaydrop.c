@@ -24,9 +24,9 @@
  * the positions that left (`spot_check` / `selfplay_check`:
  * `replay_dropped`).
  *
- * Not covered: a connection forgotten by the peer table (full) before its
- * iteration trained is tagged by its connection, not its key; an actor's
- * self-play items are known only when net.selfplay_check > 0. */
+ * The owners of the items are owners.c's (l->own). Not covered: a
+ * connection forgotten by the peer table (full) before its iteration
+ * trained is tagged by its connection, not its key. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +47,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 
 /* The tag of connection `serial` of this start. */
 static uint64_t conn_tag(pb_learner_t *l, uint32_t serial) {
-  rdrop_t *r = &l->rdrop;
+  pb_lrdrop_t *r = &l->rdrop;
   if (r->mark == 0) { /* this start's: its id, when and which process */
     uint64_t h = fnv(FNV0, l->start_id, strlen(l->start_id));
     h = fnv(h, &l->t_start, sizeof l->t_start);
@@ -69,8 +69,8 @@ static uint64_t peer_tag(pb_learner_t *l, const peer_t *p) {
 
 /* The tag of who delivered an item (0: nobody known). */
 static uint64_t owner_tag(pb_learner_t *l, owner_t w) {
-  if (w.slot == UINT32_MAX || w.slot >= (uint32_t)l->max_peers) return 0;
-  const peer_t *p = &l->peers[w.slot];
+  if (w.slot == UINT32_MAX || w.slot >= (uint32_t)l->net.max_peers) return 0;
+  const peer_t *p = &l->net.peers[w.slot];
   return p->serial == w.serial ? peer_tag(l, p) : conn_tag(l, w.serial);
 }
 
@@ -90,16 +90,16 @@ static void nomem(pb_learner_t *l) {
 }
 
 void pb__rdrop_selfplay(pb_learner_t *l) {
-  rdrop_t *r = &l->rdrop;
-  const uint64_t it = pb_iter_selfplay_iter(l->iter);
-  const size_t items = pb_iter_selfplay_items(l->iter);
-  const int known = it != 0 && l->sp_owner != NULL && l->sp_owner_iter == it;
+  pb_lrdrop_t *r = &l->rdrop;
+  const uint64_t it = pb_iter_selfplay_iter(l->it.iter);
+  const size_t items = pb_iter_selfplay_items(l->it.iter);
+  const int known = it != 0 && l->own.selfplay != NULL && l->own.selfplay_iter == it;
   r->n_ep = 0;
   if (l->cfg.train.replay_iterations <= 1) return; /* no window */
   for (size_t i = 0; it != 0 && i < items; i++) {
-    const size_t n = pb_iter_item_store(l->iter, i)->n_eps;
+    const size_t n = pb_iter_item_store(l->it.iter, i)->n_eps;
     const uint64_t t =
-        known && i < l->sp_owner_cap ? owner_tag(l, l->sp_owner[i]) : 0;
+        known && i < l->own.selfplay_cap ? owner_tag(l, l->own.selfplay[i]) : 0;
     if (grow(&r->ep, &r->ep_cap, r->n_ep + n) != 0) {
       nomem(l);
       return;
@@ -109,12 +109,12 @@ void pb__rdrop_selfplay(pb_learner_t *l) {
 }
 
 void pb__rdrop_train(pb_learner_t *l) {
-  rdrop_t *r = &l->rdrop;
+  pb_lrdrop_t *r = &l->rdrop;
   if (l->cfg.train.replay_iterations <= 1) return;
   /* The episodes the cap (train.replay_capacity) kept: the newest. */
-  const size_t dropped = pb_iter_dropped(l->iter);
+  const size_t dropped = pb_iter_dropped(l->it.iter);
   const size_t n_ep = r->n_ep > dropped ? r->n_ep - dropped : 0;
-  const size_t n = pb_iter_searches(l->iter) ? pb_iter_search_positions(l->iter)
+  const size_t n = pb_iter_searches(l->it.iter) ? pb_iter_search_positions(l->it.iter)
                                              : 0;
   if (grow(&r->uniq, &r->uniq_cap, n) != 0) {
     nomem(l);
@@ -123,9 +123,8 @@ void pb__rdrop_train(pb_learner_t *l) {
   const size_t per = (size_t)l->cfg.net.item_states;
   for (size_t d = 0; d < n; d++) {
     const size_t item = d / per;
-    r->uniq[d] = l->item_owner != NULL && item < l->n_bs_items &&
-                         item < l->item_owner_cap
-                     ? owner_tag(l, l->item_owner[item])
+    r->uniq[d] = l->own.search != NULL && item < l->own.n_search
+                     ? owner_tag(l, l->own.search[item])
                      : 0;
   }
   pb_err_t err;
@@ -142,7 +141,7 @@ static int cmp_tag(const void *a, const void *b) {
 /* Drops the condemned tags' positions from the window now (no job may
  * hold it), logged and counted by why. */
 static void apply(pb_learner_t *l) {
-  rdrop_t *r = &l->rdrop;
+  pb_lrdrop_t *r = &l->rdrop;
   r->pending = 0;
   const int whys[2] = {QUAR_SPOT, QUAR_PLAY};
   for (int w = 0; w < 2; w++) {
@@ -169,7 +168,7 @@ static void apply(pb_learner_t *l) {
 
 /* Tag t is condemned for why (QUAR_SPOT, QUAR_PLAY); 1 when it is new. */
 static int condemn(pb_learner_t *l, uint64_t t, int why) {
-  rdrop_t *r = &l->rdrop;
+  pb_lrdrop_t *r = &l->rdrop;
   if (t == 0 || l->cfg.train.replay_iterations <= 1) return 0;
   for (size_t i = 0; i < r->n_bad; i++)
     if (r->bad[i].tag == t) return 0;
@@ -186,7 +185,7 @@ static int condemn(pb_learner_t *l, uint64_t t, int why) {
 }
 
 static void apply_now(pb_learner_t *l) {
-  if (l->rdrop.pending && l->job_kind == 0) apply(l);
+  if (l->rdrop.pending && l->it.job_kind == 0) apply(l);
 }
 
 void pb__rdrop_peer(pb_learner_t *l, const peer_t *p, int why) {
@@ -200,7 +199,7 @@ void pb__rdrop_key(pb_learner_t *l, const char *key, int why) {
 }
 
 void pb__rdrop_lean(pb_learner_t *l, owner_t w, float bias, int pool_sign) {
-  rdrop_t *r = &l->rdrop;
+  pb_lrdrop_t *r = &l->rdrop;
   if (l->cfg.train.replay_iterations <= 1) return;
   if (bias != 0.0f) {
     r->lean[r->lean_at] = (rdrop_lean_t){owner_tag(l, w), bias};
@@ -225,7 +224,7 @@ void pb__rdrop_job_done(pb_learner_t *l, int kind) {
 }
 
 void pb__rdrop_free(pb_learner_t *l) {
-  rdrop_t *r = &l->rdrop;
+  pb_lrdrop_t *r = &l->rdrop;
   free(r->ep);
   free(r->uniq);
   free(r->scratch);

@@ -31,12 +31,12 @@ enum { PC_BATCH = 256 };
 
 int pb__selfcheck_init(pb_learner_t *l, pb_err_t *err) {
   const pb_config_t *c = &l->cfg;
-  l->pc_version = UINT64_MAX;
-  if (!(c->net.selfplay_check > 0) || !pb_iter_algo(l->iter)->q_play)
+  l->play.version = UINT64_MAX;
+  if (!(c->net.selfplay_check > 0) || !pb_iter_algo(l->it.iter)->q_play)
     return 0;
   pb_nn_t *q = pb_learn_q(l->learn);
-  l->pc_q = pb_nn_new(pb_nn_spec(q), NULL, pb_nn_device(q), 1, err);
-  if (l->pc_q == NULL) return err->code;
+  l->play.q = pb_nn_new(pb_nn_spec(q), NULL, pb_nn_device(q), 1, err);
+  if (l->play.q == NULL) return err->code;
   /* The actors' precision: a bf16 actor's Q differs from fp32's in the
    * second or third digit, which a run-long sum would notice. */
   const char *ap = pb_config_precision(c, PB_DEVICE_ACTOR, NULL);
@@ -45,76 +45,54 @@ int pb__selfcheck_init(pb_learner_t *l, pb_err_t *err) {
                            pb_precision_auto_bf16(pb_nn_device(q), NULL, 0)
                        ? PB_NN_BF16
                        : PB_NN_FP32;
-  int rc = pb_nn_set_precision(l->pc_q, prec, err);
+  int rc = pb_nn_set_precision(l->play.q, prec, err);
   if (rc != 0) return rc;
-  l->pc_ne = pb_neteval_new(l->g, PC_BATCH, 0, err);
-  if (l->pc_ne == NULL) return err->code;
-  pb_neteval_bind(l->pc_ne, NULL, l->pc_q);
+  l->play.ne = pb_neteval_new(l->g, PC_BATCH, 0, err);
+  if (l->play.ne == NULL) return err->code;
+  pb_neteval_bind(l->play.ne, NULL, l->play.q);
   /* Not the run's seed: workers know that one. */
-  pb_rng_seed(&l->pc_rng, pb_mix64((uint64_t)(pb_now() * 1e9) ^ 0x5e1f),
+  pb_rng_seed(&l->play.rng, pb_mix64((uint64_t)(pb_now() * 1e9) ^ 0x5e1f),
               (uint64_t)getpid());
   return 0;
 }
 
 void pb__selfcheck_free(pb_learner_t *l) {
-  pb_neteval_destroy(&l->pc_ne);
-  pb_nn_destroy(&l->pc_q);
-  free(l->pc_out);
-  l->pc_out = NULL;
-  l->pc_cap = 0;
-  free(l->sp_owner);
-  l->sp_owner = NULL;
-  l->sp_owner_cap = 0;
-}
-
-/* The owners of the open iteration's self-play items (a new iteration:
- * none yet). 0, or PB_ENOMEM. */
-static int owners(pb_learner_t *l, pb_err_t *err) {
-  const uint64_t it = pb_iter_selfplay_iter(l->iter);
-  const size_t n = pb_iter_selfplay_items(l->iter);
-  if (it == l->sp_owner_iter && n <= l->sp_owner_cap) return 0;
-  if (n > l->sp_owner_cap) {
-    owner_t *o = realloc(l->sp_owner, n * sizeof *o);
-    if (o == NULL)
-      return pb_err_set(err, PB_ENOMEM, "learner: out of memory");
-    l->sp_owner = o;
-    l->sp_owner_cap = n;
-  }
-  for (size_t i = 0; i < l->sp_owner_cap; i++)
-    l->sp_owner[i] = (owner_t){UINT32_MAX, 0};
-  l->sp_owner_iter = it;
-  return 0;
+  pb_neteval_destroy(&l->play.ne);
+  pb_nn_destroy(&l->play.q);
+  free(l->play.out);
+  l->play.out = NULL;
+  l->play.cap = 0;
 }
 
 /* The scoring network holds the served Q. 0, or the load's error. */
 static int load(pb_learner_t *l, pb_err_t *err) {
-  if (l->pc_version == l->qw.version || l->qw.buf == NULL) return 0;
-  int rc = pb_nn_weights_load(l->pc_q, l->qw.buf, l->qw.len, NULL, err);
+  if (l->play.version == l->net.qw.version || l->net.qw.buf == NULL) return 0;
+  int rc = pb_nn_weights_load(l->play.q, l->net.qw.buf, l->net.qw.len, NULL, err);
   if (rc != 0) return rc;
-  l->pc_version = l->qw.version;
-  pb_neteval_bind(l->pc_ne, NULL, l->pc_q);
+  l->play.version = l->net.qw.version;
+  pb_neteval_bind(l->play.ne, NULL, l->play.q);
   return 0;
 }
 
-/* Q of every state of episode ep into l->pc_out. */
+/* Q of every state of episode ep into l->play.out. */
 static int q_of(pb_learner_t *l, const pb_msg_episode_t *ep, pb_err_t *err) {
   const size_t A = (size_t)l->g->num_actions;
   const size_t need = (size_t)ep->n_states * A;
-  if (need > l->pc_cap) {
-    float *o = realloc(l->pc_out, need * sizeof *o);
+  if (need > l->play.cap) {
+    float *o = realloc(l->play.out, need * sizeof *o);
     if (o == NULL)
       return pb_err_set(err, PB_ENOMEM, "learner: out of memory");
-    l->pc_out = o;
-    l->pc_cap = need;
+    l->play.out = o;
+    l->play.cap = need;
   }
-  pb_evalfn_t fn = pb_neteval_fn(l->pc_ne);
-  return fn.qvalues(fn.ctx, ep->states, (int)ep->n_states, l->pc_out, err);
+  pb_evalfn_t fn = pb_neteval_fn(l->play.ne);
+  return fn.qvalues(fn.ctx, ep->states, (int)ep->n_states, l->play.out, err);
 }
 
 /* p's CURVE key and (without CURVE) its address, or NULL. */
 static void idents(pb_learner_t *l, const peer_t *p, ident_t *id[2]) {
   id[0] = p->key[0] ? pb__ident_find(l, IDENT_KEY, p->key, 1) : NULL;
-  id[1] = p->addr[0] && l->zap == NULL
+  id[1] = p->addr[0] && l->net.zap == NULL
               ? pb__ident_find(l, IDENT_ADDR, p->addr, 1)
               : NULL;
 }
@@ -170,8 +148,8 @@ static void ban(pb_learner_t *l, ident_t *e, const char *whose) {
  * impossible (p quarantined). */
 static int tally(pb_learner_t *l, peer_t *p, const pb_play_tally_t *t) {
   pb_play_add(&p->play, t);
-  l->pc_episodes += t->episodes;
-  l->pc_moves += t->moves;
+  l->play.episodes += t->episodes;
+  l->play.moves += t->moves;
   ident_t *id[2];
   idents(l, p, id);
   for (int i = 0; i < 2; i++)
@@ -222,10 +200,10 @@ static double first_result(const pb_msg_episode_t *ep) {
 static int outc_part(const pb_learner_t *l, const outc_t *o, double *excess,
                      double *var) {
   *excess = *var = 0.0;
-  if (o->n == 0 || o->iter != l->out_iter || l->out_n <= o->n) return 0;
-  const double E = (double)l->out_n, n = (double)o->n, ref = E - n;
-  const double mean_ref = (l->out_sum - o->sum) / ref;
-  double pool = l->out_sq / E - (l->out_sum / E) * (l->out_sum / E);
+  if (o->n == 0 || o->iter != l->play.out_iter || l->play.out_n <= o->n) return 0;
+  const double E = (double)l->play.out_n, n = (double)o->n, ref = E - n;
+  const double mean_ref = (l->play.out_sum - o->sum) / ref;
+  double pool = l->play.out_sq / E - (l->play.out_sum / E) * (l->play.out_sum / E);
   if (pool < 1e-6) pool = 1e-6;
   *excess = o->sum - n * mean_ref;
   *var = pool * n * (1.0 + n / ref);
@@ -257,16 +235,16 @@ static double outc_z(const pb_learner_t *l, const outc_t *o,
 
 /* A new self-play iteration: every tally of the last one is folded. */
 static void outc_iteration(pb_learner_t *l, uint64_t it) {
-  if (it == l->out_iter) return;
-  for (int i = 0; i < l->max_peers; i++)
-    if (l->peers[i].used && l->peers[i].outc.iter == l->out_iter)
-      outc_fold(l, &l->peers[i].outc);
+  if (it == l->play.out_iter) return;
+  for (int i = 0; i < l->net.max_peers; i++)
+    if (l->net.peers[i].used && l->net.peers[i].outc.iter == l->play.out_iter)
+      outc_fold(l, &l->net.peers[i].outc);
   for (int i = 0; i < IDENTS_MAX; i++)
-    if (l->idents[i].kind && l->idents[i].outc.iter == l->out_iter)
-      outc_fold(l, &l->idents[i].outc);
-  l->out_iter = it;
-  l->out_n = 0;
-  l->out_sum = l->out_sq = 0.0;
+    if (l->quar.idents[i].kind && l->quar.idents[i].outc.iter == l->play.out_iter)
+      outc_fold(l, &l->quar.idents[i].outc);
+  l->play.out_iter = it;
+  l->play.out_n = 0;
+  l->play.out_sum = l->play.out_sq = 0.0;
 }
 
 static void outc_add(outc_t *o, uint64_t it, const outc_t *r) {
@@ -289,8 +267,8 @@ static void outc_text(const pb_learner_t *l, const char *whose,
            "over %" PRIu64 " episodes (the first player's mean result %+.2f "
            "in this iteration, the others' %+.2f)",
            whose, z, n, o->n ? o->sum / (double)o->n : 0.0,
-           l->out_n > o->n
-               ? (l->out_sum - o->sum) / (double)(l->out_n - o->n)
+           l->play.out_n > o->n
+               ? (l->play.out_sum - o->sum) / (double)(l->play.out_n - o->n)
                : 0.0);
 }
 
@@ -314,9 +292,9 @@ static int outcomes(pb_learner_t *l, peer_t *p, uint64_t it,
   ident_t *key = p->key[0] ? pb__ident_find(l, IDENT_KEY, p->key, 1) : NULL;
   outc_add(&p->outc, it, &add);
   if (key != NULL) outc_add(&key->outc, it, &add);
-  l->out_n += add.n;
-  l->out_sum += add.sum;
-  l->out_sq += add.sq;
+  l->play.out_n += add.n;
+  l->play.out_sum += add.sum;
+  l->play.out_sq += add.sq;
   char msg[PB_MSG_TEXT_MAX], why[PB_MSG_TEXT_MAX - 20];
   uint64_t n;
   double z = outc_z(l, &p->outc, &n);
@@ -324,10 +302,10 @@ static int outcomes(pb_learner_t *l, peer_t *p, uint64_t it,
     outc_text(l, "its connection", &p->outc, z, n, why, sizeof why);
     snprintf(msg, sizeof msg, "quarantined (%s)", why);
     /* Its games leave the reference of the others. */
-    l->out_n -= p->outc.n;
-    l->out_sum -= p->outc.sum;
-    l->out_sq -= p->outc.sq;
-    l->out_quarantined++;
+    l->play.out_n -= p->outc.n;
+    l->play.out_sum -= p->outc.sum;
+    l->play.out_sq -= p->outc.sq;
+    l->play.out_quarantined++;
     pb__quarantine(l, p, QUAR_PLAY, msg);
     return 1;
   }
@@ -335,7 +313,7 @@ static int outcomes(pb_learner_t *l, peer_t *p, uint64_t it,
     z = outc_z(l, &key->outc, &n);
     if (n >= PB__OUT_MIN && fabs(z) >= PB_PLAY_Z) {
       outc_text(l, "its CURVE key", &key->outc, z, n, why, sizeof why);
-      l->out_quarantined++;
+      l->play.out_quarantined++;
       pb__ban(l, key, QUAR_PLAY, why, played_games);
     }
   }
@@ -344,34 +322,27 @@ static int outcomes(pb_learner_t *l, peer_t *p, uint64_t it,
 
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r) {
+  (void)idx; /* its owner is recorded when it is taken (owners.c) */
   if (!(l->cfg.net.selfplay_check > 0) || r->n_episodes == 0) return 0;
   pb_err_t err;
-  if (owners(l, &err) != 0) {
-    pb__set_fatal(l, &err);
-    return 0;
-  }
-  if (outcomes(l, p, pb_iter_selfplay_iter(l->iter), r)) return 1;
-  if (l->pc_q == NULL) {
-    if (idx < l->sp_owner_cap)
-      l->sp_owner[idx] = (owner_t){(uint32_t)(p - l->peers), p->serial};
-    return 0;
-  }
+  if (outcomes(l, p, pb_iter_selfplay_iter(l->it.iter), r)) return 1;
+  if (l->play.q == NULL) return 0;
   if (load(l, &err) != 0) {
     pb__set_fatal(l, &err);
     return 0;
   }
   const pb_config_t *c = &l->cfg;
   /* At least one episode of the result, drawn at random. */
-  const uint32_t one = pb_rng_below(&l->pc_rng, r->n_episodes);
+  const uint32_t one = pb_rng_below(&l->play.rng, r->n_episodes);
   pb_play_tally_t t = {0};
   for (uint32_t k = 0; k < r->n_episodes; k++) {
     const pb_msg_episode_t *ep = &r->episodes[k];
-    if (ep->q_version != l->pc_version) continue;
-    if (k != one && !(pb_rng_uniform(&l->pc_rng) < c->net.selfplay_check))
+    if (ep->q_version != l->play.version) continue;
+    if (k != one && !(pb_rng_uniform(&l->play.rng) < c->net.selfplay_check))
       continue;
     if (q_of(l, ep, &err) != 0 ||
         pb_play_score(l->g, ep->states, ep->n_states, ep->final_reward,
-                      l->pc_out, c->train.eps,
+                      l->play.out, c->train.eps,
                       c->train.selfplay_temperature, &t, &err) != 0) {
       if (err.code == PB_ECORRUPT) continue; /* the rules check refused it */
       pb__set_fatal(l, &err);
@@ -379,7 +350,5 @@ int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
     }
   }
   if (t.episodes > 0 && tally(l, p, &t)) return 1;
-  if (idx < l->sp_owner_cap)
-    l->sp_owner[idx] = (owner_t){(uint32_t)(p - l->peers), p->serial};
   return 0;
 }

@@ -21,13 +21,13 @@ int pb__selfrec_open(pb_learner_t *l, pb_err_t *err) {
   if (pb_rundir_undo_mkdir(&l->undo, path, err) != 0) return err->code;
   snprintf(path, sizeof path, "%s/games/selfplay.jsonl", l->cfg.run.dir);
   pb_rundir_undo_note(&l->undo, path);
-  if ((l->selfrec = pb_metrics_new(path, err)) == NULL ||
-      pb_metrics_set_async(l->selfrec, PB_LEARNER_SPOOL_BYTES, err) != 0) {
-    pb_metrics_destroy(&l->selfrec);
+  if ((l->rec.out = pb_metrics_new(path, err)) == NULL ||
+      pb_metrics_set_async(l->rec.out, PB_LEARNER_SPOOL_BYTES, err) != 0) {
+    pb_metrics_destroy(&l->rec.out);
     return err->code ? err->code : PB_EIO;
   }
-  if ((l->selfrec_moves = malloc((size_t)l->g->max_turns + 1)) == NULL) {
-    pb_metrics_destroy(&l->selfrec);
+  if ((l->rec.moves = malloc((size_t)l->g->max_turns + 1)) == NULL) {
+    pb_metrics_destroy(&l->rec.out);
     return pb_err_set(err, PB_ENOMEM, "learner: out of memory");
   }
   pb_log_info(l->log, "recording self-play games in %s", path);
@@ -35,14 +35,14 @@ int pb__selfrec_open(pb_learner_t *l, pb_err_t *err) {
 }
 
 void pb__selfrec_close(pb_learner_t *l) {
-  pb_metrics_destroy(&l->selfrec);
-  free(l->selfrec_moves);
-  l->selfrec_moves = NULL;
+  pb_metrics_destroy(&l->rec.out);
+  free(l->rec.moves);
+  l->rec.moves = NULL;
 }
 
 void pb__selfrec_item(pb_learner_t *l, uint64_t iteration,
                       const pb_msg_selfplay_result_t *r) {
-  if (l->selfrec == NULL) return;
+  if (l->rec.out == NULL) return;
   pb_json_t j;
   pb_json_init(&j);
   for (uint32_t k = 0; k < r->n_episodes; k++) {
@@ -58,18 +58,18 @@ void pb__selfrec_item(pb_learner_t *l, uint64_t iteration,
     pb_err_clear(&err);
     /* The episode passed the rules' check before it came here. */
     int rc = pb_record_episode(
-        l->g, ep->states, (int)ep->n_states, ep->final_reward, l->selfrec_moves,
+        l->g, ep->states, (int)ep->n_states, ep->final_reward, l->rec.moves,
         l->g->max_turns + 1, &rec.n_moves, &rec.result, &rec.capped, &err);
-    rec.moves = l->selfrec_moves;
+    rec.moves = l->rec.moves;
     if (rc == 0) rc = pb_record_json(&rec, &j, &err);
     if (rc != 0) {
-      l->selfrec_failed++;
+      l->rec.failed++;
       if (pb__may_warn(l))
         pb_log_warn(l->log, "a self-play game was not recorded: %s", err.msg);
       continue;
     }
-    if (pb_metrics_write(l->selfrec, pb_json_cstr(&j)) != 0) {
-      l->selfrec_failed++;
+    if (pb_metrics_write(l->rec.out, pb_json_cstr(&j)) != 0) {
+      l->rec.failed++;
       if (pb__may_warn(l))
         pb_log_warn(l->log,
                     "a self-play game was not recorded: the spool of "

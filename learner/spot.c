@@ -30,7 +30,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "precision.h"
 #include "state.h"
 
 /* ---- the spot check of search results --------------------------------- */
@@ -66,9 +70,6 @@ static int spotq_push(spotq_t *q, int A, const pb_state_t *st,
   return 0;
 }
 
-static int same_owner(owner_t a, owner_t b) {
-  return a.slot == b.slot && a.serial == b.serial;
-}
 
 /* ---- probation and the pooled lean test (issue 46) --------------------
  *
@@ -86,13 +87,13 @@ static int same_owner(owner_t a, owner_t b) {
  *     they are checked at the ordinary share (every item still has a
  *     position checked);
  *   - the positions of identities on probation that agreed go to one pool
- *     (l->spot_pool), judged as one searcher against the learner's own
+ *     (l->spot.pool), judged as one searcher against the learner's own
  *     search (pb_spot_biased over the pool's recent positions, about the
  *     last PB_SPOT_RECENT): a lie spread thin over many identities leans
  *     the pool;
  *   - the items of this phase with a checked position on probation
  *     leaning by a tenth of the tolerance or more are remembered
- *     (l->lean); when the pool leans, those leaning its way are thrown
+ *     (l->spot.lean); when the pool leans, those leaning its way are thrown
  *     away and redone by another worker, and so is every such item
  *     checked while it leans. The search phase ends only when every check
  *     is done, so nothing they taught is trained; and the identities
@@ -113,23 +114,23 @@ static int on_probation(pb_learner_t *l, const peer_t *p) {
 /* A new search phase: the probation budget is full again and no item is
  * remembered. */
 static void phase_check(pb_learner_t *l) {
-  if (l->probation_phase == l->t_phase) return;
-  l->probation_phase = l->t_phase;
+  if (l->spot.probation_phase == l->it.t_phase) return;
+  l->spot.probation_phase = l->it.t_phase;
   const double want = 4.0 * l->cfg.net.spot_check *
-                      (double)pb_iter_search_positions(l->iter);
-  l->probation_left =
+                      (double)pb_iter_search_positions(l->it.iter);
+  l->spot.probation_left =
       want > 4.0 * PB_SPOT_BIAS_MIN ? (uint64_t)want : 4 * PB_SPOT_BIAS_MIN;
-  l->n_lean = 0;
+  l->spot.n_lean = 0;
 }
 
 /* Item `item` of w is thrown away by the pooled test. */
 static void pool_throw(pb_learner_t *l, uint32_t item, owner_t w, float b) {
-  if (!same_owner(l->item_owner[item], w)) return; /* already redone */
-  pb_workq_requeue(l->wq, item, now(l));
-  l->item_owner[item] = (owner_t){UINT32_MAX, 0};
-  l->items_thrown++;
-  l->pool_thrown++;
-  const peer_t *p = &l->peers[w.slot];
+  if (!pb__owners_is(l, PH_SEARCH, item, w)) return; /* already redone */
+  pb_workq_requeue(l->it.wq, item, now(l));
+  pb__owners_drop(l, PH_SEARCH, item);
+  l->spot.items_thrown++;
+  l->spot.pool_thrown++;
+  const peer_t *p = &l->net.peers[w.slot];
   if (pb__may_warn(l))
     pb_log_warn(l->log,
                 "search item %u thrown away: a position of %s (address %s, "
@@ -139,37 +140,37 @@ static void pool_throw(pb_learner_t *l, uint32_t item, owner_t w, float b) {
                 "another worker",
                 item, p->serial == w.serial && p->sender[0] ? p->sender : "?",
                 p->serial == w.serial && p->addr[0] ? p->addr : "?",
-                (double)b, pb_spot_recent_bias(&l->spot_pool));
+                (double)b, pb_spot_recent_bias(&l->spot.pool));
 }
 
 /* An agreeing position of item `item` of w, on probation, leaning by b:
  * into the pool; what leans the pool's way is thrown while it leans. */
 static void pool_count(pb_learner_t *l, uint32_t item, owner_t w, float b) {
   const double tol = l->cfg.net.spot_check_tolerance, least = tol / 10;
-  pb_spot_count(&l->spot_pool, 0.0f, b, tol);
-  if (fabs((double)b) >= least && l->n_lean < l->n_bs_items) {
-    if (l->n_lean == l->lean_cap) {
-      size_t cap = l->lean_cap ? 2 * l->lean_cap : 64;
-      lean_t *e = realloc(l->lean, cap * sizeof *e);
+  pb_spot_count(&l->spot.pool, 0.0f, b, tol);
+  if (fabs((double)b) >= least && l->spot.n_lean < l->it.n_bs_items) {
+    if (l->spot.n_lean == l->spot.lean_cap) {
+      size_t cap = l->spot.lean_cap ? 2 * l->spot.lean_cap : 64;
+      lean_t *e = realloc(l->spot.lean, cap * sizeof *e);
       if (e == NULL) return; /* remembered no further; still in the pool */
-      l->lean = e;
-      l->lean_cap = cap;
+      l->spot.lean = e;
+      l->spot.lean_cap = cap;
     }
-    l->lean[l->n_lean++] = (lean_t){w, item, b};
+    l->spot.lean[l->spot.n_lean++] = (lean_t){w, item, b};
   }
   /* The pool's recent positions, as a tally of their own. */
-  const pb_spot_tally_t *t = &l->spot_pool;
+  const pb_spot_tally_t *t = &l->spot.pool;
   const pb_spot_tally_t recent = {
       .checked = (uint64_t)t->r_checked, .bias_sum = t->r_bias_sum,
       .bias_sq = t->r_bias_sq, .r_checked = t->r_checked,
       .r_bias_sum = t->r_bias_sum, .r_bias_sq = t->r_bias_sq};
   static const pb_spot_tally_t own = {0};
-  const int was = l->pool_sign;
-  l->pool_sign = !pb_spot_biased(&recent, &own, least) ? 0
+  const int was = l->spot.pool_sign;
+  l->spot.pool_sign = !pb_spot_biased(&recent, &own, least) ? 0
                  : t->r_bias_sum > 0                   ? 1
                                                        : -1;
-  if (l->pool_sign != 0 && was == 0) {
-    l->pool_fired++;
+  if (l->spot.pool_sign != 0 && was == 0) {
+    l->spot.pool_fired++;
     pb_log_warn(l->log,
                 "the pooled lean test: the %.0f recent checked positions of "
                 "identities on probation lean by %+.4f on average from the "
@@ -181,17 +182,18 @@ static void pool_count(pb_learner_t *l, uint32_t item, owner_t w, float b) {
   }
   /* And what the leaning identities taught earlier: the replay window
    * (replaydrop.c). */
-  pb__rdrop_lean(l, w, fabs((double)b) >= least ? b : 0.0f, l->pool_sign);
-  if (l->pool_sign == 0) return;
+  pb__rdrop_lean(l, w, fabs((double)b) >= least ? b : 0.0f,
+                 l->spot.pool_sign);
+  if (l->spot.pool_sign == 0) return;
   size_t n = 0;
-  for (size_t i = 0; i < l->n_lean; i++) {
-    const lean_t *e = &l->lean[i];
-    if ((e->bias > 0 ? 1 : -1) == l->pool_sign)
+  for (size_t i = 0; i < l->spot.n_lean; i++) {
+    const lean_t *e = &l->spot.lean[i];
+    if ((e->bias > 0 ? 1 : -1) == l->spot.pool_sign)
       pool_throw(l, e->item, e->who, e->bias);
     else
-      l->lean[n++] = *e;
+      l->spot.lean[n++] = *e;
   }
-  l->n_lean = n;
+  l->spot.n_lean = n;
 }
 
 /* Draws the positions of an accepted item that the learner searches
@@ -201,27 +203,27 @@ static void pool_count(pb_learner_t *l, uint32_t item, owner_t w, float b) {
  * of its answers will be checked. */
 void pb__spot_sample(pb_learner_t *l, const peer_t *p, size_t idx,
                         size_t first, size_t n) {
-  if (l->spot == NULL) return;
+  if (l->spot.check == NULL) return;
+  const owner_t who = pb__owner_of(l, p);
   const int A = l->g->num_actions;
-  owner_t who = {(uint32_t)(p - l->peers), p->serial};
-  const uint32_t *counts = pb_iter_search_counts(l->iter);
+  const uint32_t *counts = pb_iter_search_counts(l->it.iter);
   phase_check(l);
   double share = l->cfg.net.spot_check;
   const int probation = share > 0 && share < PB__PROBATION_SHARE &&
-                        l->probation_left > 0 && on_probation(l, p);
+                        l->spot.probation_left > 0 && on_probation(l, p);
   if (probation) share = PB__PROBATION_SHARE;
-  size_t m = pb_spot_sample(&l->spot_rng, n, counts ? counts + first : NULL,
-                            pb_iter_search_occurrences(l->iter),
-                            pb_iter_search_positions(l->iter), share,
-                            l->spot_idx, (size_t)l->cfg.net.item_states);
+  size_t m = pb_spot_sample(&l->spot.rng, n, counts ? counts + first : NULL,
+                            pb_iter_search_occurrences(l->it.iter),
+                            pb_iter_search_positions(l->it.iter), share,
+                            l->spot.idx, (size_t)l->cfg.net.item_states);
   if (probation) {
-    l->probation_left -= m < l->probation_left ? m : l->probation_left;
-    l->probation_checks += m;
+    l->spot.probation_left -= m < l->spot.probation_left ? m : l->spot.probation_left;
+    l->spot.probation_checks += m;
   }
   for (size_t i = 0; i < m; i++) {
-    size_t k = first + l->spot_idx[i];
-    if (spotq_push(&l->spot_wait, A, &pb_iter_search_states(l->iter)[k],
-                   pb_iter_targets(l->iter) + k * A, who,
+    size_t k = first + l->spot.idx[i];
+    if (spotq_push(&l->spot.wait, A, &pb_iter_search_states(l->it.iter)[k],
+                   pb_iter_targets(l->it.iter) + k * A, who,
                    (uint32_t)idx) != 0) {
       pb_err_t err;
       pb_err_set(&err, PB_ENOMEM, "learner: out of memory (spot check)");
@@ -282,7 +284,7 @@ static const char *verdict(const pb_learner_t *l, const pb_spot_tally_t *t,
            " positions checked (%+.4f over its recent ones), the learner's "
            "own search by 0, the other searchers' by %+.4f",
            whose, pb_spot_mean_bias(t), t->checked, pb_spot_recent_bias(t),
-           pb_spot_mean_bias(&l->spot_all));
+           pb_spot_mean_bias(&l->spot.all));
   return buf;
 }
 
@@ -299,7 +301,7 @@ static void tally(pb_learner_t *l, peer_t *p, float d, float b) {
   if (bad) p->disagreed = 1;
   /* What the run's searchers lean by, for the log: positions that
    * agreed. */
-  if (!bad && !p->quarantined) pb_spot_count(&l->spot_all, d, b, tol);
+  if (!bad && !p->quarantined) pb_spot_count(&l->spot.all, d, b, tol);
   pb_spot_count(&p->spot_tally, d, b, tol);
   if (!p->quarantined &&
       (pb_spot_failed(&p->spot_tally, most) || leans(l, &p->spot_tally)))
@@ -313,7 +315,7 @@ static void tally(pb_learner_t *l, peer_t *p, float d, float b) {
     if (!k->banned && (pb_spot_failed(&k->tally, most) || leans(l, &k->tally)))
       ban_ident(l, k, verdict(l, &k->tally, why, sizeof why, "its CURVE key"));
   }
-  ident_t *a = p->addr[0] && l->zap == NULL
+  ident_t *a = p->addr[0] && l->net.zap == NULL
                    ? pb__ident_find(l, IDENT_ADDR, p->addr, 1)
                    : NULL;
   if (a != NULL) {
@@ -331,11 +333,11 @@ static void tally(pb_learner_t *l, peer_t *p, float d, float b) {
 /* A position of item `item` (delivered by w) disagrees by d: the whole item
  * goes back to the queue, for another worker. */
 static void throw_item(pb_learner_t *l, uint32_t item, owner_t w, float d) {
-  if (!same_owner(l->item_owner[item], w)) return; /* already redone */
-  pb_workq_requeue(l->wq, item, now(l));
-  l->item_owner[item] = (owner_t){UINT32_MAX, 0};
-  l->items_thrown++;
-  const peer_t *p = &l->peers[w.slot];
+  if (!pb__owners_is(l, PH_SEARCH, item, w)) return; /* already redone */
+  pb_workq_requeue(l->it.wq, item, now(l));
+  pb__owners_drop(l, PH_SEARCH, item);
+  l->spot.items_thrown++;
+  const peer_t *p = &l->net.peers[w.slot];
   if (pb__may_warn(l))
     pb_log_warn(l->log,
                 "search item %u thrown away: a position of %s (address %s) "
@@ -350,44 +352,44 @@ static void throw_item(pb_learner_t *l, uint32_t item, owner_t w, float d) {
  * lasts, so the check job may use them. */
 static void spot_work(uv_work_t *req) {
   pb_learner_t *l = req->data;
-  pb_err_clear(&l->spot_err);
+  pb_err_clear(&l->spot.err);
   pb_nn_set_threads(l->cfg.model.threads);
   /* In the searchers' precision, then back to the learner's own. */
   pb_nn_t *v = pb_learn_v(l->learn), *q = pb_learn_q(l->learn);
   const int own = pb_nn_precision(q);
-  pb_nn_set_precision(v, l->spot_prec, NULL);
-  pb_nn_set_precision(q, l->spot_prec, NULL);
-  l->spot_rc = pb_spot_search(l->spot, v, q, l->spot_run.states,
-                              (int)l->spot_run.n, l->spot_mine, &l->spot_err);
+  pb_nn_set_precision(v, l->spot.prec, NULL);
+  pb_nn_set_precision(q, l->spot.prec, NULL);
+  l->spot.rc = pb_spot_search(l->spot.check, v, q, l->spot.run.states,
+                              (int)l->spot.run.n, l->spot.mine, &l->spot.err);
   pb_nn_set_precision(v, own, NULL);
   pb_nn_set_precision(q, own, NULL);
 }
 
 static void spot_done(uv_work_t *req, int status) {
   pb_learner_t *l = req->data;
-  spotq_t *q = &l->spot_run;
+  spotq_t *q = &l->spot.run;
   const size_t n = q->n;
-  l->spot_running = 0;
+  l->spot.running = 0;
   q->n = 0;
-  if (status != 0 || l->spot_rc != 0) {
+  if (status != 0 || l->spot.rc != 0) {
     if (status != 0)
-      pb_err_set(&l->spot_err, PB_EIO, "spot check cancelled: %s",
+      pb_err_set(&l->spot.err, PB_EIO, "spot check cancelled: %s",
                  uv_strerror(status));
-    pb__set_fatal(l, &l->spot_err);
+    pb__set_fatal(l, &l->spot.err);
     return;
   }
-  if (l->stopping || !l->handles_open || l->phase != PH_SEARCH) return;
+  if (l->stopping || !l->handles_open || l->it.phase != PH_SEARCH) return;
   const int A = l->g->num_actions;
   const double tol = l->cfg.net.spot_check_tolerance;
   for (size_t i = 0; i < n; i++) {
-    const float *mine = l->spot_mine + i * A, *theirs = q->claimed + i * A;
+    const float *mine = l->spot.mine + i * A, *theirs = q->claimed + i * A;
     const float d = pb_spot_diff(l->g, &q->states[i], mine, theirs);
     const float b = pb_spot_bias(l->g, &q->states[i], mine, theirs);
     owner_t w = q->who[i];
-    peer_t *p = &l->peers[w.slot];
-    l->spot_checked++;
+    peer_t *p = &l->net.peers[w.slot];
+    l->spot.checked++;
     if ((double)d > tol) {
-      l->spot_disagree++;
+      l->spot.disagree++;
       throw_item(l, q->item[i], w, d);
     } else if (p->serial != w.serial || on_probation(l, p)) {
       pool_count(l, q->item[i], w, b);
@@ -399,31 +401,92 @@ static void spot_done(uv_work_t *req, int status) {
   pb__search_maybe_done(l);
 }
 
+/* Drops from q the positions of items no longer their deliverer's (thrown
+ * out, or taken back from a quarantined connection): they are redone. */
+static void drop_gone(pb_learner_t *l, spotq_t *q) {
+  const int A = l->g->num_actions;
+  size_t n = 0;
+  for (size_t i = 0; i < q->n; i++) {
+    if (!pb__owners_is(l, PH_SEARCH, q->item[i], q->who[i])) continue;
+    q->states[n] = q->states[i];
+    memmove(q->claimed + n * A, q->claimed + i * A, (size_t)A * sizeof(float));
+    q->who[n] = q->who[i];
+    q->item[n++] = q->item[i];
+  }
+  q->n = n;
+}
+
 void pb__spot_kick(pb_learner_t *l) {
-  if (l->spot == NULL || l->spot_running || l->spot_wait.n == 0 ||
-      l->phase != PH_SEARCH || l->stopping || !l->handles_open || l->fatal)
+  if (l->spot.check == NULL || l->spot.running || l->spot.wait.n == 0 ||
+      l->it.phase != PH_SEARCH || l->stopping || !l->handles_open || l->fatal)
     return;
-  spotq_t t = l->spot_run;
-  l->spot_run = l->spot_wait;
-  l->spot_wait = t;
-  l->spot_wait.n = 0;
-  size_t need = l->spot_run.n * (size_t)l->g->num_actions;
-  if (need > l->spot_mine_cap) {
-    free(l->spot_mine);
-    l->spot_mine = malloc(need * sizeof *l->spot_mine);
-    l->spot_mine_cap = l->spot_mine ? need : 0;
+  drop_gone(l, &l->spot.wait);
+  if (l->spot.wait.n == 0) return;
+  spotq_t t = l->spot.run;
+  l->spot.run = l->spot.wait;
+  l->spot.wait = t;
+  l->spot.wait.n = 0;
+  size_t need = l->spot.run.n * (size_t)l->g->num_actions;
+  if (need > l->spot.mine_cap) {
+    free(l->spot.mine);
+    l->spot.mine = malloc(need * sizeof *l->spot.mine);
+    l->spot.mine_cap = l->spot.mine ? need : 0;
   }
   pb_err_t err;
-  int rc = l->spot_mine == NULL ? UV_ENOMEM : 0;
+  int rc = l->spot.mine == NULL ? UV_ENOMEM : 0;
   if (rc == 0) {
-    l->spot_running = 1;
-    l->spot_job.data = l;
-    rc = uv_queue_work(&l->loop, &l->spot_job, spot_work, spot_done);
+    l->spot.running = 1;
+    l->spot.job.data = l;
+    rc = uv_queue_work(&l->loop, &l->spot.job, spot_work, spot_done);
   }
   if (rc != 0) {
-    l->spot_running = 0;
+    l->spot.running = 0;
     pb_err_set(&err, PB_EIO, "cannot start the spot check: %s",
                uv_strerror(rc));
     pb__set_fatal(l, &err);
   }
+}
+
+int pb__spot_init(pb_learner_t *l, pb_err_t *err) {
+  const pb_config_t *cfg = &l->cfg;
+  if (!(cfg->net.spot_check > 0)) return 0;
+  l->spot.check = pb_spot_new(
+      l->g, cfg->search.expansions, cfg->search.max_depth,
+      cfg->search.parallel,
+      pb_learn_eval_batch(cfg->search.parallel, cfg->search.expansions,
+                          l->g->num_actions, cfg->train.selfplay_parallel),
+      (uint32_t)cfg->search.cache_entries, err);
+  if (l->spot.check == NULL) return err->code;
+  /* The check searches in the searchers' precision: bf16 against fp32
+   * differs beyond the tolerance on a few percent of honest positions
+   * (docs/reliability.md). auto is resolved on this machine's device. */
+  const char *sp = pb_config_precision(cfg, PB_DEVICE_SEARCHER, NULL);
+  l->spot.prec = !strcmp(sp, "bf16") ? PB_NN_BF16
+                 : !strcmp(sp, "auto") &&
+                         pb_precision_auto_bf16(
+                             pb_nn_device(pb_learn_q(l->learn)), NULL, 0)
+                     ? PB_NN_BF16
+                     : PB_NN_FP32;
+  if (pb_config_abnet_targets(cfg) &&
+      pb_spot_set_abnet(l->spot.check, (uint64_t)cfg->search.nodes, err) != 0)
+    return err->code;
+  l->spot.idx = malloc((size_t)cfg->net.item_states * sizeof *l->spot.idx);
+  if (l->spot.idx == NULL) {
+    pb_err_set(err, PB_ENOMEM, "learner: out of memory");
+    return PB_ENOMEM;
+  }
+  /* Not the run's seed: workers know that one. */
+  pb_rng_seed(&l->spot.rng, pb_mix64((uint64_t)(pb_now() * 1e9)),
+              (uint64_t)getpid());
+  return 0;
+}
+
+void pb__spot_free(pb_learner_t *l) {
+  pb_spot_destroy(&l->spot.check);
+  free(l->spot.idx);
+  pb__spotq_free(&l->spot.wait);
+  pb__spotq_free(&l->spot.run);
+  free(l->spot.mine);
+  free(l->spot.lean);
+  memset(&l->spot, 0, sizeof l->spot);
 }

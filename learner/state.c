@@ -48,8 +48,8 @@ static int count_alive(pb_learner_t *l, int role, int usable) {
   double t = now(l), horizon = 3.0 * l->cfg.net.heartbeat_ms / 1000.0;
   if (horizon < 5.0) horizon = 5.0;
   int n = 0;
-  for (int i = 0; i < l->max_peers; i++) {
-    peer_t *p = &l->peers[i];
+  for (int i = 0; i < l->net.max_peers; i++) {
+    peer_t *p = &l->net.peers[i];
     if (p->used && !p->other_start && t - p->last_seen < horizon &&
         (role == 0 || p->role == role) && !(usable && p->quarantined))
       n++;

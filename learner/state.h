@@ -1,16 +1,36 @@
 /* state.h - private to learner/: the learner object and what the files of
  * the learner share. Not part of learner.h's interface; nothing outside
- * learner/ includes it. The files, each using only those above it in
- * this list:
+ * learner/ includes it.
+ *
+ * The state is split by concern: struct pb_learner holds what the learner
+ * is (its config, game, log, loop, run dir, networks) and one struct per
+ * concern, each written only by the file(s) named beside it (its header
+ * says what it holds; scripts/check-learner-owners.sh, run by
+ * tests/test_learner_owners.sh, fails on a write from any other file).
+ * Other files read it, and change it through the owner's functions
+ * declared below. A peer's and an identity's records (state_peer.h) have
+ * a part per concern, each marked with the file that writes it.
+ *
+ *   state_net.h     l->net     sockets.c
+ *   state_iter.h    l->it      phases.c;  l->status  status.c
+ *   state_intake.h  l->intake  peers.c, intake.c;  l->rec  selfrec.c
+ *   state_peer.h    l->own     owners.c
+ *   state_replay.h  l->rdrop   replaydrop.c
+ *   state_trust.h   l->quar    quarantine.c;  l->lease  trust.c;
+ *                   l->spot    spot.c;  l->play  selfcheck.c
+ *
+ * The files, each using only those above it in this list:
  *
  *   state.c    the learner's fate (fatal error, loop shut down), phase
  *              names, who is alive
- *   sockets.c  the ROUTER and PUB sockets, the table of peers, everything
- *              the learner sends
+ *   owners.c   who delivered each item of the open phases, and taking
+ *              back what a quarantined connection delivered
+ *   sockets.c  the ROUTER and PUB sockets, the table of peers, the
+ *              weights served, everything the learner sends
  *   status.c   /status, /metrics, the progress log, metrics.jsonl lines
  *   replaydrop.c  who delivered what the replay window holds, and what
  *              leaves it when a worker is caught lying later
- *   phases.c   the phases of an iteration and the jobs on the thread pool
+ *   phases.c   the iteration: its phases and the jobs on the thread pool
  *   quarantine.c  the one quarantine (of a connection, a key, an
  *              address, a sender id) and the refusals it leads to; the
  *              table of keys and addresses
@@ -21,6 +41,9 @@
  *              actors whose moves are impossible
  *   selfrec.c  run.record_selfplay: the self-play games taken, a record
  *              line each, through a spool
+ *   intake.c   the one path of a result into the iteration: the lease,
+ *              the checks (common/train/itemcheck.h, then the trust
+ *              checks), the store
  *   peers.c    drain, handle() and the handlers of what workers send
  *   learner.c  lifecycle (new, run, destroy) and the loop's turn (tick,
  *              signals) */
@@ -48,161 +71,25 @@
 #include "web.h"
 #include "workq.h"
 
-/* The phases of an iteration (learner.c's top comment). */
-enum { PH_SELFPLAY = 1, PH_PREPARE_SEARCH, PH_SEARCH, PH_TRAIN, PH_DONE };
-
-/* The longest ZeroMQ routing id kept for a peer. */
-#define RID_MAX 256
-
-/* A Weights reply encoded once (one version; V, Q or both) and shared by
- * every send of it, and a peer's count of replies ZeroMQ still holds:
- * both are freed by whoever drops the last reference, the learner or
- * ZeroMQ's I/O thread (sockets.c). */
-typedef struct wreply wreply_t;
-typedef struct wflight wflight_t;
-
-/* The outcomes of a worker's self-play games beside the other workers' of
- * the same iteration (selfcheck.c): the first player's result (+1, 0, -1)
- * of each episode. */
-typedef struct {
-  uint64_t iter;      /* the self-play iteration of n, sum, sq */
-  uint64_t n;         /* its episodes in it */
-  double sum, sq;     /* their results' sum, and of squares */
-  uint64_t episodes;  /* its episodes of the finished iterations */
-  double excess, var; /* over those: sum - n x the others' mean, and the
-                       * variance of that under "played alike" */
-} outc_t;
-
-typedef struct {
-  int used;
-  uint8_t rid[RID_MAX];
-  size_t rid_len;
-  char sender[PB_MSG_ID_MAX + 1];
-  char host[PB_MSG_HOST_MAX + 1];
-  char key[PB_CURVE_Z85 + 1]; /* its CURVE public key, "" without CURVE */
-  char addr[64];              /* its IP address as ZeroMQ saw it */
-  int role;
-  double first_seen, last_seen;
-  uint64_t items, positions;
-  uint32_t serial;       /* tells a reused slot from the peer that left */
-  int quarantined;       /* refused (QUAR_*): its results disagreed with
-                          * the spot check, its leases kept expiring, or
-                          * it is of a banned key or address */
-  int quar_ident;        /* refused only by its address or sender id, a
-                          * measure that ends (quarantine.c) */
-  uint32_t expired;      /* its leases that expired (trust.c) */
-  double last_expiry;
-  int trust_said;        /* the trust level last logged for it */
-  int disagreed;         /* a position it delivered failed the spot check */
-  int other_start;       /* its Hello named another start's run id */
-  pb_spot_tally_t spot_tally; /* its checked positions (spot.c) */
-  pb_play_tally_t play;  /* the surprise of its self-play moves (selfcheck.c) */
-  int play_bad;          /* its self-play moves were impossible */
-  outc_t outc;           /* its self-play outcomes (selfcheck.c) */
-  wflight_t *wflight;    /* its weights replies in flight (NULL: none yet) */
-} peer_t;
-
-/* Why a peer or an ident is refused. */
-enum { QUAR_SPOT = 1, QUAR_LEASES = 2, QUAR_PLAY = 3 };
-
-/* Who delivered a search or self-play item (by peer slot and serial). */
-typedef struct {
-  uint32_t slot, serial;
-} owner_t;
-
-/* Positions waiting for the spot check or being checked: the state, the
- * targets its searcher claimed, and who claimed them. */
-typedef struct {
-  pb_state_t *states;
-  float *claimed; /* n * num_actions */
-  owner_t *who;
-  uint32_t *item;
-  size_t n, cap;
-} spotq_t;
-
-/* A checked position on probation that leans (spot.c): whose, which
- * item, by how much. */
-typedef struct {
-  owner_t who;
-  uint32_t item;
-  float bias;
-} lean_t;
-
-/* replaydrop.c: the tags whose positions leave the replay window (the
- * last RDROP_TAGS), and the recent leaning positions on probation. */
-#define RDROP_TAGS 4096
-#define RDROP_LEAN 256
-typedef struct {
-  uint64_t tag;
-  uint8_t why; /* QUAR_SPOT, QUAR_PLAY */
-} rdrop_tag_t;
-typedef struct {
-  uint64_t tag; /* 0: condemned already */
-  float bias;
-} rdrop_lean_t;
-typedef struct {
-  uint32_t mark;           /* this start's mark in connection tags */
-  uint64_t *ep;            /* the tags of the episodes gathered last */
-  size_t n_ep, ep_cap;
-  uint64_t *uniq, *scratch; /* per distinct position; sorting */
-  size_t uniq_cap, scratch_cap;
-  rdrop_tag_t *bad;        /* a ring of RDROP_TAGS (NULL: none yet) */
-  size_t n_bad, bad_at;
-  int pending;             /* condemned, not applied yet (a job ran) */
-  rdrop_lean_t lean[RDROP_LEAN];
-  size_t n_lean, lean_at;
-  uint64_t dropped[2];     /* positions that left: spot check, self-play */
-} rdrop_t;
-
-/* Sender ids refused for the rest of the run. */
-#define BANNED_MAX 64
-
-/* A CURVE key or an IP address, as the spot check tallies it: a peer
- * picks its own sender id and opens as many connections as it likes, but
- * not its key (the operator authorizes keys) nor, on one host, its
- * address. */
-enum { IDENT_KEY = 1, IDENT_ADDR = 2 };
-#define IDENTS_MAX 256
-typedef struct {
-  uint8_t kind; /* IDENT_*, 0 = free */
-  uint8_t banned; /* QUAR_*, 0 = not */
-  char id[64];  /* the key (Z85) or the address */
-  uint32_t bad_conns;    /* its connections that delivered a disagreement */
-  pb_spot_tally_t tally; /* its checked positions, over the run */
-  pb_play_tally_t play;  /* its self-play moves' surprise (selfcheck.c) */
-  outc_t outc;           /* its self-play outcomes (selfcheck.c) */
-  double banned_at, last;
-  double banned_until; /* an address's ban ends then (0: a key's, never) */
-  uint32_t bans;       /* times it was banned (an address: each lasts longer) */
-  /* its leases (trust.c): expired, and results taken */
-  uint32_t expired;
-  uint64_t done;
-  double last_expiry;
-  uint32_t withheld_conns; /* its connections whose first lease expired */
-  double tokens, t_tokens; /* new connections it may still open now */
-} ident_t;
-
-/* A weights buffer as served to workers. */
-typedef struct {
-  uint8_t *buf;
-  size_t len;
-  uint64_t version;
-} wbuf_t;
+#include "state_intake.h"
+#include "state_iter.h"
+#include "state_net.h"
+#include "state_peer.h"
+#include "state_replay.h"
+#include "state_trust.h"
 
 struct pb_learner {
+  /* learner.c: what the learner is and its loop (state.c: its fate) */
   pb_config_t cfg;
   const pb_game_t *g;
   pb_log_t *log;
   int lock_fd; /* RUN_DIR/learner.lock, held while the learner lives */
-  pb_zap_t *zap;
-  int zap_keys; /* worker keys accepted when last logged */ /* CURVE's ZAP handler, or NULL */
   pb_metrics_t *metrics;
   char run_id[PB_MSG_ID_MAX + 1];   /* run.name: every header's run_id */
   char start_id[PB_MSG_ID_MAX + 1]; /* this start's run id (RUN_DIR/run-id) */
   char *config_yaml; /* the run's config (pb_config_to_yaml): RUN_DIR/
                         config.yaml and every accepted HelloReply */
   char sender[PB_MSG_ID_MAX + 1];
-
   uv_loop_t loop;
   uv_poll_t zpoll;
   uv_idle_t zidle;
@@ -210,134 +97,36 @@ struct pb_learner {
   uv_signal_t sigint, sigterm;
   pb_http_t *http;
   pb_web_t *web; /* the page and its API (/, /api/...) */
+  int http_port; /* the HTTP port bound (0: off) */
+  int endpoints_written; /* RUN_DIR/endpoints says what was bound */
   int handles_open;
   int loop_inited;
-
-  void *zctx, *router, *pub;
-  pb_msg_buf_t obuf;
-  /* What was bound (ZMQ_LAST_ENDPOINT; a '*' port resolved), the HTTP
-   * port (0: off), and whether RUN_DIR/endpoints says so. */
-  char work_ep[PB_CONFIG_PATH_MAX + 64], pub_ep[PB_CONFIG_PATH_MAX + 64];
-  int http_port;
-  int endpoints_written;
   /* What this start made in RUN_DIR, taken back if it fails. */
   pb_rundir_undo_t undo;
-
-  pb_learn_t *learn;
-  /* The iteration (common/algo/iteration.h): its self-play items and their
-   * episodes, the positions to search and their targets, the training.
-   * pb_iter_selfplay_iter is the iteration spq's items are for (0: none). */
-  pb_iter_t *iter;
-  pb_workq_t *wq;  /* search items */
-  pb_workq_t *spq; /* self-play items */
-  int phase;
-  int stopping; /* a signal asked us to stop */
+  pb_learn_t *learn; /* the networks and their training */
+  double t_start;    /* when it started (pb_now) */
+  int stopping;      /* a signal asked us to stop */
   int fatal;
   pb_err_t fatal_err;
-  double done_at;
 
-  size_t max_items; /* the work queues' capacity */
-  size_t n_bs_items; /* search items of the current iteration */
-
-  wbuf_t vw, qw;          /* served now */
-  wreply_t *wreply[3];    /* their Weights replies (V, Q, both), encoded
-                             once; dropped when vw or qw change */
-  uint64_t weights_skipped; /* requests of a peer with a reply in flight */
-  wbuf_t vw_new, qw_new;  /* made by a job, swapped in on completion */
-
-  /* the running job */
-  uv_work_t job;
-  int job_kind; /* PH_PREPARE_SEARCH or PH_TRAIN, 0 = none */
-  int job_rc;
-  pb_err_t job_err;
-  double job_ckpt_s;
-  /* pb_now() when the job's checkpoint write began, 0 when none runs: set
-   * by the pool thread, read by the loop (/status's disk.stalled_s), so a
-   * write that blocks (a frozen file system) shows while it blocks */
-  _Atomic double ckpt_since;
-
-  peer_t *peers;
-  int max_peers;
-  uint32_t peer_serial;
-
-  /* the spot check of search results (common/train/spotcheck.h) */
-  pb_spot_t *spot;
-  int spot_prec; /* the searchers' precision, which the check computes in */
-  pb_rng_t spot_rng;
-  uint32_t *spot_idx; /* the positions drawn from one item */
-  spotq_t spot_wait, spot_run; /* arrived; in the running check job */
-  float *spot_mine;            /* the learner's targets for spot_run */
-  size_t spot_mine_cap;
-  uv_work_t spot_job;
-  int spot_running, spot_rc;
-  pb_err_t spot_err;
-  owner_t *item_owner; /* per search item of this iteration */
-  size_t item_owner_cap;
-  uint64_t spot_checked, spot_disagree, quarantined;
-  pb_spot_tally_t spot_all; /* every checked position of the run */
-  char banned[BANNED_MAX][PB_MSG_ID_MAX + 1]; /* sender ids (no CURVE) */
-  double banned_until[BANNED_MAX];            /* each refused until then */
-  int n_banned;
-  ident_t idents[IDENTS_MAX]; /* keys and addresses (spot.c) */
-  uint64_t items_thrown; /* search items re-queued after a disagreement */
-  /* spot.c: probation and the pooled lean test */
-  pb_spot_tally_t spot_pool; /* agreeing positions of identities on probation */
-  int pool_sign;             /* the pool leans: +1, -1; 0: not */
-  lean_t *lean;              /* this phase's leaning positions on probation */
-  size_t n_lean, lean_cap;
-  double probation_phase;    /* l->t_phase of the budget's phase */
-  uint64_t probation_left;   /* positions the budget still checks */
-  uint64_t probation_checks, pool_fired, pool_thrown;
-  /* selfrec.c: run.record_selfplay's games/selfplay.jsonl (NULL: off) */
-  pb_metrics_t *selfrec;
-  uint8_t *selfrec_moves;
-  uint64_t selfrec_failed; /* games not recorded */
-  /* selfcheck.c: the surprise of self-play moves under the Q they were
-   * played with, scored with a copy of the served Q (pc_q, in the
-   * actors' precision) */
-  pb_nn_t *pc_q;
-  pb_neteval_t *pc_ne;
-  uint64_t pc_version; /* the weights in pc_q; UINT64_MAX: none yet */
-  pb_rng_t pc_rng;
-  float *pc_out;
-  size_t pc_cap;
-  owner_t *sp_owner; /* per self-play item of iteration sp_owner_iter */
-  size_t sp_owner_cap;
-  uint64_t sp_owner_iter;
-  uint64_t pc_episodes, pc_moves, pc_quarantined, pc_items_dropped;
-  /* the outcome test: every accepted episode of self-play iteration
-   * out_iter (the first player's results: count, sum, sum of squares) */
-  uint64_t out_iter, out_n;
-  double out_sum, out_sq;
-  uint64_t out_quarantined;
-  rdrop_t rdrop; /* replaydrop.c */
-  /* trust.c */
-  uint64_t lease_quarantined; /* connections refused for their leases */
-  uint64_t conns_limited;     /* new connections dropped: Hello's rate */
-  uint64_t peers_full;        /* messages of new connections dropped: every
-                                 entry of the table holds leases */
-
-  /* no worker the learner accepts for the phase, since (0: there is one) */
-  double starved_since, starved_warned;
-
-  /* timings of the current iteration */
-  double t_iter, t_phase, t_selfplay, t_search, t_train_v, t_train_q;
-  double t_start, last_progress;
-
-  /* counters */
-  uint64_t msgs_in, bytes_in, msgs_bad, msgs_mismatch, sends_failed;
-  uint64_t positions_in, results_dup, results_bad, leases_expired;
-  uint64_t results_not_holder; /* results from a peer without the lease */
-  /* the long lease last warned of (learner.c): its queue, item, holder
-   * and when it began */
-  const pb_workq_t *long_q;
-  size_t long_idx;
-  uint32_t long_holder;
-  double long_since;
-  double last_v_loss, last_q_loss, last_iter_s;
-  int log_budget; /* warnings left in this second, against floods */
-  double log_budget_t;
+  /* by concern, each written by its file (the headers say which) */
+  pb_lnet_t net;       /* sockets, peers, weights served: sockets.c */
+  pb_liter_t it;       /* the iteration: phases.c */
+  pb_lintake_t intake; /* what arrives: peers.c, intake.c */
+  pb_lowners_t own;    /* who delivered each item: owners.c */
+  pb_lrec_t rec;       /* self-play records: selfrec.c */
+  pb_lquar_t quar;     /* bans: quarantine.c */
+  pb_llease_t lease;   /* leases: trust.c */
+  pb_lspot_t spot;     /* the spot check: spot.c */
+  pb_lplay_t play;     /* the checks of self-play: selfcheck.c */
+  pb_lstatus_t status; /* what was reported last: status.c */
+  pb_lrdrop_t rdrop;   /* the replay window's tags: replaydrop.c */
 };
+
+/* Who p is, as an item's owner. */
+static inline owner_t pb__owner_of(const pb_learner_t *l, const peer_t *p) {
+  return (owner_t){(uint32_t)(p - l->net.peers), p->serial};
+}
 
 /* The clock the learner reads (pb_now). */
 static inline double now(pb_learner_t *l) {
@@ -367,6 +156,29 @@ int pb__workers_alive(pb_learner_t *l, int role);
 
 /* Of those, the ones not refused (not quarantined). */
 int pb__workers_usable(pb_learner_t *l, int role);
+
+/* ---- owners.c: who delivered each item of the open phases ------------ */
+
+/* A search phase of n_items items begins: no owners yet. 0 or PB_ENOMEM. */
+int pb__owners_search_phase(pb_learner_t *l, size_t n_items, pb_err_t *err);
+
+/* p delivered item idx of phase (PH_SEARCH, PH_SELFPLAY: of the open
+ * self-play iteration), taken now. 0 or PB_ENOMEM. */
+int pb__owners_took(pb_learner_t *l, int phase, size_t idx, const peer_t *p,
+                    pb_err_t *err);
+
+/* Whether item idx of phase is still who's (not thrown out, not taken
+ * back). */
+int pb__owners_is(const pb_learner_t *l, int phase, size_t idx, owner_t who);
+
+/* Item idx of phase was thrown out (re-queued by the caller). */
+void pb__owners_drop(pb_learner_t *l, int phase, size_t idx);
+
+/* p is quarantined: what it delivered in the open phases is taken back:
+ * its search items re-queued, its self-play items' episodes dropped and
+ * re-queued. The number of items. */
+size_t pb__owners_forget(pb_learner_t *l, const peer_t *p);
+void pb__owners_free(pb_learner_t *l);
 
 /* ---- sockets.c: the sockets, the peers, what the learner sends -------- */
 
@@ -423,6 +235,21 @@ void pb__send_msg(pb_learner_t *l, const peer_t *p, pb_msg_t *m);
  * of the versions served, whatever clients do. */
 void pb__send_weights(pb_learner_t *l, peer_t *p, int which);
 
+/* Closes the sockets and frees the table of peers and the weights
+ * served (at the end). */
+void pb__close_sockets(pb_learner_t *l);
+
+/* Serves the learner's networks as they are now (at start). 0 or the
+ * error. */
+int pb__weights_serve_learned(pb_learner_t *l, pb_err_t *err);
+
+/* Serves *fresh (made by a job) as the V (which PB_WHICH_V) or Q weights;
+ * *fresh is taken over and zeroed. */
+void pb__weights_serve(pb_learner_t *l, int which, wbuf_t *fresh);
+
+/* Logs a change in the number of CURVE keys authorized (the tick). */
+void pb__zap_tick(pb_learner_t *l);
+
 /* Forgets the encoded replies (the served weights changed), and a peer's
  * count (its slot is reused or freed). */
 void pb__weights_drop(pb_learner_t *l);
@@ -478,6 +305,19 @@ void pb__rdrop_job_done(pb_learner_t *l, int kind);
 void pb__rdrop_free(pb_learner_t *l);
 
 /* ---- phases.c: the phases of an iteration and the jobs ---------------- */
+
+/* Makes the iteration and its work queues (l->it); frees them. 0 or the
+ * error. */
+int pb__iter_init(pb_learner_t *l, pb_err_t *err);
+void pb__iter_free(pb_learner_t *l);
+
+/* The first phase: self-play of the next iteration, or done when the
+ * run has made its last version. */
+void pb__iterations_begin(pb_learner_t *l);
+
+/* Self-play or search waits for workers: with none the learner accepts
+ * for net.no_workers_exit_s, the run stops (the tick). */
+void pb__check_starved(pb_learner_t *l, double t);
 
 /* Starts the self-play phase of iteration version + 1 (its items may be
  * out already when pipelined). */
@@ -560,6 +400,10 @@ void pb__trust_done(pb_learner_t *l, const peer_t *p);
 int pb__trust_allows(pb_learner_t *l, const peer_t *p, size_t share,
                      size_t *max_held, int *trusted);
 
+/* A lease of the phase's queue held longer than the backup time is
+ * logged, once per lease (the tick). */
+void pb__trust_long_lease(pb_learner_t *l, double t);
+
 /* p's level now (TRUST_*). */
 int pb__trust_level(pb_learner_t *l, const peer_t *p);
 
@@ -569,6 +413,11 @@ int pb__trust_level(pb_learner_t *l, const peer_t *p);
  * first + n, delivered by p) for the spot check. */
 void pb__spot_sample(pb_learner_t *l, const peer_t *p, size_t idx, size_t first,
                      size_t n);
+
+/* Makes the spot check when net.spot_check > 0 (l->spot); frees it. 0 or
+ * the error. */
+int pb__spot_init(pb_learner_t *l, pb_err_t *err);
+void pb__spot_free(pb_learner_t *l);
 
 /* Starts a check job on the waiting positions when none runs. */
 void pb__spot_kick(pb_learner_t *l);
@@ -591,6 +440,16 @@ void pb__selfcheck_free(pb_learner_t *l);
  * dropped and re-queued, and r must be refused; else 0 (r is p's). */
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r);
+
+/* ---- intake.c: the one path of a result into the iteration ------------ */
+
+/* A self-play or search result r from p: taken when p holds the item's
+ * lease and r passes every check (intake.c's top comment lists them in
+ * order), else dropped or refused and its item re-queued. */
+void pb__intake_selfplay(pb_learner_t *l, peer_t *p,
+                         const pb_msg_selfplay_result_t *r);
+void pb__intake_search(pb_learner_t *l, peer_t *p,
+                       const pb_msg_search_result_t *r);
 
 /* ---- peers.c: drain and the handlers of what workers send ------------- */
 

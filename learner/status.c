@@ -20,8 +20,8 @@
 static double play_z_max(const pb_learner_t *l) {
   double z = 0.0;
   int any = 0;
-  for (int i = 0; i < l->max_peers; i++) {
-    const peer_t *p = &l->peers[i];
+  for (int i = 0; i < l->net.max_peers; i++) {
+    const peer_t *p = &l->net.peers[i];
     if (!p->used || p->play.moves == 0) continue;
     const double pz = pb_play_z(&p->play);
     if (!any || pz > z) z = pz;
@@ -34,8 +34,8 @@ static double play_z_max(const pb_learner_t *l) {
 static void backups(const pb_learner_t *l, uint64_t *copies, uint64_t *won,
                     uint64_t *dropped) {
   pb_workq_counts_t a, b;
-  pb_workq_counts(l->wq, &a);
-  pb_workq_counts(l->spq, &b);
+  pb_workq_counts(l->it.wq, &a);
+  pb_workq_counts(l->it.spq, &b);
   *copies = a.copies + b.copies;
   *won = a.copies_won + b.copies_won;
   *dropped = a.copies_dropped + b.copies_dropped;
@@ -43,27 +43,27 @@ static void backups(const pb_learner_t *l, uint64_t *copies, uint64_t *won,
 
 void pb__write_iteration_metrics(pb_learner_t *l) {
   const uint64_t v = pb_learn_version(l->learn);
-  double total = now(l) - l->t_iter;
-  l->last_iter_s = total;
-  l->last_v_loss = pb_iter_stats_v(l->iter)->loss_mean;
-  l->last_q_loss = pb_iter_stats_q(l->iter)->loss_mean;
-  const pb_iter_times_t t = {l->t_selfplay, l->t_search, l->job_ckpt_s, total};
-  const pb_episodes_t *e = pb_iter_episodes(l->iter);
+  double total = now(l) - l->it.t_iter;
+  l->status.last_iter_s = total;
+  l->status.last_v_loss = pb_iter_stats_v(l->it.iter)->loss_mean;
+  l->status.last_q_loss = pb_iter_stats_q(l->it.iter)->loss_mean;
+  const pb_iter_times_t t = {l->it.t_selfplay, l->it.t_search, l->it.job_ckpt_s, total};
+  const pb_episodes_t *e = pb_iter_episodes(l->it.iter);
   char what[512];
-  pb_iter_describe(l->iter, &t, what, sizeof what);
+  pb_iter_describe(l->it.iter, &t, what, sizeof what);
   pb_log_info(l->log,
               "iteration %" PRIu64
               " done: %zu episodes, %zu positions | selfplay %.2fs, %s, "
               "checkpoint %.2fs | total %.2fs | workers %d",
-              v, e->n_eps, e->n_states, l->t_selfplay, what, l->job_ckpt_s,
+              v, e->n_eps, e->n_states, l->it.t_selfplay, what, l->it.job_ckpt_s,
               total, pb__workers_alive(l, 0));
   pb_json_t j;
   pb_json_init(&j);
-  pb_iter_report(l->iter, "distributed", &t, &j);
+  pb_iter_report(l->it.iter, "distributed", &t, &j);
   pb_json_kint(&j, "actors", pb__workers_alive(l, PB_ROLE_ACTOR));
   pb_json_kint(&j, "searchers", pb__workers_alive(l, PB_ROLE_SEARCHER));
-  pb_json_kuint(&j, "leases_expired", l->leases_expired);
-  pb_json_kuint(&j, "results_duplicate", l->results_dup);
+  pb_json_kuint(&j, "leases_expired", l->lease.expired);
+  pb_json_kuint(&j, "results_duplicate", l->intake.results_dup);
   {
     uint64_t copies, won, dropped;
     backups(l, &copies, &won, &dropped);
@@ -71,17 +71,17 @@ void pb__write_iteration_metrics(pb_learner_t *l) {
     pb_json_kuint(&j, "backups_won", won);
     pb_json_kuint(&j, "backup_results_dropped", dropped);
   }
-  pb_json_kuint(&j, "messages_dropped", l->msgs_bad + l->msgs_mismatch);
+  pb_json_kuint(&j, "messages_dropped", l->intake.msgs_bad + l->intake.msgs_mismatch);
   pb_json_kbool(&j, "pipeline", pb__pipelined(l) != 0);
-  pb_json_kuint(&j, "staleness_max", pb_iter_staleness(l->iter));
-  pb_json_kuint(&j, "spot_checked", l->spot_checked);
-  pb_json_kuint(&j, "selfplay_moves_scored", l->pc_moves);
+  pb_json_kuint(&j, "staleness_max", pb_iter_staleness(l->it.iter));
+  pb_json_kuint(&j, "spot_checked", l->spot.checked);
+  pb_json_kuint(&j, "selfplay_moves_scored", l->play.moves);
   pb_json_kdouble(&j, "selfplay_z_max", play_z_max(l));
-  pb_json_kuint(&j, "spot_disagree", l->spot_disagree);
-  pb_json_kuint(&j, "searchers_quarantined", l->quarantined);
-  pb_json_kuint(&j, "search_items_thrown", l->items_thrown);
-  pb_json_kuint(&j, "results_not_holder", l->results_not_holder);
-  pb_json_kuint(&j, "results_refused", l->results_bad);
+  pb_json_kuint(&j, "spot_disagree", l->spot.disagree);
+  pb_json_kuint(&j, "searchers_quarantined", l->quar.quarantined);
+  pb_json_kuint(&j, "search_items_thrown", l->spot.items_thrown);
+  pb_json_kuint(&j, "results_not_holder", l->intake.results_not_holder);
+  pb_json_kuint(&j, "results_refused", l->intake.results_bad);
   pb_json_obj_end(&j);
   if (pb_json_cstr(&j)) pb_metrics_write(l->metrics, pb_json_cstr(&j));
   pb_json_free(&j);
@@ -89,20 +89,20 @@ void pb__write_iteration_metrics(pb_learner_t *l) {
 
 /* The queue of the phase the learner waits in. */
 static pb_workq_t *phase_queue(const pb_learner_t *l) {
-  return l->phase == PH_SELFPLAY ? l->spq : l->wq;
+  return l->it.phase == PH_SELFPLAY ? l->it.spq : l->it.wq;
 }
 
 /* The same, as a metrics.jsonl line for the terminal of probs train
  * (cli/progress.h): items done, the phase's rate and its ETA. */
 static void progress_event(pb_learner_t *l, double t,
                            const pb_workq_counts_t *c) {
-  const int sp = l->phase == PH_SELFPLAY;
-  const double secs = t - l->t_phase;
+  const int sp = l->it.phase == PH_SELFPLAY;
+  const double secs = t - l->it.t_phase;
   /* episodes or states done: whole items, the last one may be smaller */
   const size_t per = sp ? (size_t)l->cfg.net.item_episodes
                         : (size_t)l->cfg.net.item_states;
   const size_t all = sp ? (size_t)l->cfg.train.episodes_per_iter
-                        : pb_iter_search_positions(l->iter);
+                        : pb_iter_search_positions(l->it.iter);
   size_t units = c->done * per;
   if (units > all) units = all;
   pb_json_t j;
@@ -125,19 +125,19 @@ static void progress_event(pb_learner_t *l, double t,
 }
 
 void pb__log_progress(pb_learner_t *l, double t) {
-  if (t - l->last_progress >= 5.0 &&
-      (l->phase == PH_SELFPLAY || l->phase == PH_SEARCH)) {
-    l->last_progress = t;
+  if (t - l->status.last_progress >= 5.0 &&
+      (l->it.phase == PH_SELFPLAY || l->it.phase == PH_SEARCH)) {
+    l->status.last_progress = t;
     pb_workq_counts_t c;
     pb_workq_counts(phase_queue(l), &c);
     pb_log_info(l->log,
                 "iteration %" PRIu64 " %s: %zu/%zu items done, %zu leased; "
                 "%d actors, %d searchers",
-                pb_learn_version(l->learn) + 1, pb__phase_name(l->phase),
+                pb_learn_version(l->learn) + 1, pb__phase_name(l->it.phase),
                 c.done, c.total, c.leased, pb__workers_alive(l, PB_ROLE_ACTOR),
                 pb__workers_alive(l, PB_ROLE_SEARCHER));
     /* On the terminal only for a phase that lasts: not every 5-s tick. */
-    if (t - l->t_phase >= 4.5) progress_event(l, t, &c);
+    if (t - l->it.t_phase >= 4.5) progress_event(l, t, &c);
   }
 }
 
@@ -157,13 +157,13 @@ static long rss_kb(void) {
  * of any reason at TRUST_OUT). */
 static void trust_levels(pb_learner_t *l, int lv[4]) {
   lv[0] = lv[1] = lv[2] = lv[3] = 0;
-  for (int i = 0; i < l->max_peers; i++)
-    if (l->peers[i].used) lv[pb__trust_level(l, &l->peers[i])]++;
+  for (int i = 0; i < l->net.max_peers; i++)
+    if (l->net.peers[i].used) lv[pb__trust_level(l, &l->net.peers[i])]++;
 }
 
 /* How long the checkpoint write in progress has run (0: none runs). */
 static double ckpt_writing(pb_learner_t *l) {
-  const double since = atomic_load(&l->ckpt_since);
+  const double since = atomic_load(&l->it.ckpt_since);
   return since > 0 ? pb_now() - since : 0;
 }
 
@@ -174,7 +174,7 @@ static double ckpt_writing(pb_learner_t *l) {
 static double disk_stalled(pb_learner_t *l) {
   double d = pb_log_stalled(l->log), x = pb_metrics_stalled(l->metrics);
   if (x > d) d = x;
-  if (l->selfrec != NULL && (x = pb_metrics_stalled(l->selfrec)) > d) d = x;
+  if (l->rec.out != NULL && (x = pb_metrics_stalled(l->rec.out)) > d) d = x;
   if ((x = ckpt_writing(l)) > d) d = x;
   return d;
 }
@@ -190,9 +190,9 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kstr(&j, "game", l->g->name);
   pb_json_kuint(&j, "version", pb_learn_version(l->learn));
   pb_json_kuint(&j, "iteration", pb_learn_version(l->learn) +
-                                     (l->phase == PH_DONE ? 0 : 1));
+                                     (l->it.phase == PH_DONE ? 0 : 1));
   pb_json_kint(&j, "iterations", l->cfg.train.iterations);
-  pb_json_kstr(&j, "phase", pb__phase_name(l->phase));
+  pb_json_kstr(&j, "phase", pb__phase_name(l->it.phase));
   pb_json_kbool(&j, "stopping", l->stopping != 0);
   pb_json_key(&j, "workers");
   pb_json_obj_begin(&j);
@@ -200,12 +200,12 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kint(&j, "searchers", pb__workers_alive(l, PB_ROLE_SEARCHER));
   pb_json_kint(&j, "refused", pb__workers_alive(l, 0) - pb__workers_usable(l, 0));
   pb_json_obj_end(&j);
-  if (l->starved_since > 0) {
+  if (l->it.starved_since > 0) {
     /* No worker the phase needs: the run stops at no_workers_exit_s. */
     pb_json_key(&j, "waiting_for_workers");
     pb_json_obj_begin(&j);
-    pb_json_kstr(&j, "role", l->phase == PH_SELFPLAY ? "actor" : "searcher");
-    pb_json_kdouble(&j, "seconds", now(l) - l->starved_since);
+    pb_json_kstr(&j, "role", l->it.phase == PH_SELFPLAY ? "actor" : "searcher");
+    pb_json_kdouble(&j, "seconds", now(l) - l->it.starved_since);
     pb_json_kint(&j, "exit_after_s", l->cfg.net.no_workers_exit_s);
     pb_json_obj_end(&j);
   }
@@ -215,7 +215,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "pending", c.pending);
   pb_json_kuint(&j, "leased", c.leased);
   pb_json_kuint(&j, "done", c.done);
-  pb_json_kdouble(&j, "phase_s", now(l) - l->t_phase); /* its age */
+  pb_json_kdouble(&j, "phase_s", now(l) - l->it.t_phase); /* its age */
   pb_json_obj_end(&j);
   {
     /* The longest lease of the phase, and the backup copies of
@@ -242,24 +242,24 @@ static char *status_json(pb_learner_t *l) {
     pb_json_kuint(&j, "backup_results_dropped", dropped);
     pb_json_obj_end(&j);
   }
-  pb_json_kuint(&j, "positions_ingested", l->positions_in);
-  pb_json_kuint(&j, "messages", l->msgs_in);
-  pb_json_kuint(&j, "messages_dropped", l->msgs_bad + l->msgs_mismatch);
-  pb_json_kuint(&j, "leases_expired", l->leases_expired);
-  pb_json_kuint(&j, "results_not_holder", l->results_not_holder);
-  pb_json_kuint(&j, "results_refused", l->results_bad);
+  pb_json_kuint(&j, "positions_ingested", l->intake.positions_in);
+  pb_json_kuint(&j, "messages", l->intake.msgs_in);
+  pb_json_kuint(&j, "messages_dropped", l->intake.msgs_bad + l->intake.msgs_mismatch);
+  pb_json_kuint(&j, "leases_expired", l->lease.expired);
+  pb_json_kuint(&j, "results_not_holder", l->intake.results_not_holder);
+  pb_json_kuint(&j, "results_refused", l->intake.results_bad);
   pb_json_key(&j, "spot_check");
   pb_json_obj_begin(&j);
   pb_json_kdouble(&j, "share", l->cfg.net.spot_check);
-  pb_json_kuint(&j, "checked", l->spot_checked);
-  pb_json_kuint(&j, "disagree", l->spot_disagree);
-  pb_json_kuint(&j, "quarantined", l->quarantined);
-  pb_json_kuint(&j, "items_thrown", l->items_thrown);
+  pb_json_kuint(&j, "checked", l->spot.checked);
+  pb_json_kuint(&j, "disagree", l->spot.disagree);
+  pb_json_kuint(&j, "quarantined", l->quar.quarantined);
+  pb_json_kuint(&j, "items_thrown", l->spot.items_thrown);
   /* Probation and the pooled lean test (spot.c). */
-  pb_json_kuint(&j, "probation_checked", l->probation_checks);
-  pb_json_kint(&j, "pool_leans", l->pool_sign);
-  pb_json_kuint(&j, "pool_fired", l->pool_fired);
-  pb_json_kuint(&j, "pool_items_thrown", l->pool_thrown);
+  pb_json_kuint(&j, "probation_checked", l->spot.probation_checks);
+  pb_json_kint(&j, "pool_leans", l->spot.pool_sign);
+  pb_json_kuint(&j, "pool_fired", l->spot.pool_fired);
+  pb_json_kuint(&j, "pool_items_thrown", l->spot.pool_thrown);
   /* Positions of earlier iterations that left the replay window
    * (replaydrop.c). */
   pb_json_kuint(&j, "replay_dropped", l->rdrop.dropped[0]);
@@ -267,13 +267,13 @@ static char *status_json(pb_learner_t *l) {
   /* The surprise of self-play moves (selfcheck.c). */
   pb_json_key(&j, "selfplay_check");
   pb_json_obj_begin(&j);
-  pb_json_kdouble(&j, "share", l->pc_q ? l->cfg.net.selfplay_check : 0.0);
-  pb_json_kuint(&j, "episodes", l->pc_episodes);
-  pb_json_kuint(&j, "moves", l->pc_moves);
-  pb_json_kuint(&j, "quarantined", l->pc_quarantined);
-  pb_json_kuint(&j, "items_dropped", l->pc_items_dropped);
+  pb_json_kdouble(&j, "share", l->play.q ? l->cfg.net.selfplay_check : 0.0);
+  pb_json_kuint(&j, "episodes", l->play.episodes);
+  pb_json_kuint(&j, "moves", l->play.moves);
+  pb_json_kuint(&j, "quarantined", l->quar.play_quarantined);
+  pb_json_kuint(&j, "items_dropped", l->own.selfplay_dropped);
   pb_json_kuint(&j, "replay_dropped", l->rdrop.dropped[1]);
-  pb_json_kuint(&j, "outcome_quarantined", l->out_quarantined);
+  pb_json_kuint(&j, "outcome_quarantined", l->play.out_quarantined);
   pb_json_kdouble(&j, "z_max", play_z_max(l));
   pb_json_obj_end(&j);
   /* What the workers' leases earned them (trust.c): the connections at
@@ -284,9 +284,9 @@ static char *status_json(pb_learner_t *l) {
   pb_json_obj_begin(&j);
   pb_json_kint(&j, "one_item", lv[TRUST_ONE]);
   pb_json_kint(&j, "no_item", lv[TRUST_NONE]);
-  pb_json_kuint(&j, "quarantined", l->lease_quarantined);
-  pb_json_kuint(&j, "connections_limited", l->conns_limited);
-  pb_json_kuint(&j, "peers_table_full", l->peers_full);
+  pb_json_kuint(&j, "quarantined", l->quar.lease_quarantined);
+  pb_json_kuint(&j, "connections_limited", l->lease.conns_limited);
+  pb_json_kuint(&j, "peers_table_full", l->intake.peers_full);
   pb_json_obj_end(&j);
   /* The log's and metrics' writer threads: how long the one waiting
    * longest for the disk has waited (0: none), and what they dropped. */
@@ -346,7 +346,7 @@ static char *metrics_text(pb_learner_t *l) {
   G("version", "Model version (finished iterations).", "%" PRIu64,
     pb_learn_version(l->learn));
   G("phase", "Phase: 1 selfplay, 2 prepare_search, 3 search, 4 train, 5 done.",
-    "%d", l->phase);
+    "%d", l->it.phase);
   fprintf(f, "# HELP probs_workers Workers seen recently, by role.\n"
              "# TYPE probs_workers gauge\n"
              "probs_workers{role=\"actor\"} %d\n"
@@ -359,26 +359,26 @@ static char *metrics_text(pb_learner_t *l) {
              "probs_queue_items{state=\"leased\"} %zu\n"
              "probs_queue_items{state=\"done\"} %zu\n",
           c.pending, c.leased, c.done);
-  C("messages_received_total", "Messages received.", l->msgs_in);
-  C("bytes_received_total", "Bytes received.", l->bytes_in);
+  C("messages_received_total", "Messages received.", l->intake.msgs_in);
+  C("bytes_received_total", "Bytes received.", l->intake.bytes_in);
   C("messages_dropped_total", "Messages refused by decoding.",
-    l->msgs_bad + l->msgs_mismatch);
+    l->intake.msgs_bad + l->intake.msgs_mismatch);
   C("positions_ingested_total", "Positions received in results.",
-    l->positions_in);
-  C("leases_expired_total", "Work leases that expired.", l->leases_expired);
+    l->intake.positions_in);
+  C("leases_expired_total", "Work leases that expired.", l->lease.expired);
   C("lease_quarantined_total",
     "Connections quarantined because their leases kept expiring.",
-    l->lease_quarantined);
+    l->quar.lease_quarantined);
   C("connections_limited_total",
     "New connections dropped: too many a second from one address.",
-    l->conns_limited);
+    l->lease.conns_limited);
   G("disk_stalled_seconds",
     "How long the log or metrics writer has waited for the disk (0: not).",
     "%.3f", disk_stalled(l));
   C("log_lines_dropped_total", "Log and metrics lines dropped: the disk did "
     "not keep up.", pb_log_dropped(l->log) + pb_metrics_dropped(l->metrics));
   C("results_duplicate_total", "Duplicate or stale results dropped.",
-    l->results_dup);
+    l->intake.results_dup);
   {
     uint64_t copies, won, dropped;
     backups(l, &copies, &won, &dropped);
@@ -390,21 +390,21 @@ static char *metrics_text(pb_learner_t *l) {
       "Results of the second holder of an item, dropped as late.", dropped);
   }
   C("spot_checked_total", "Search results the learner searched again.",
-    l->spot_checked);
+    l->spot.checked);
   C("spot_disagree_total", "Of which outside net.spot_check_tolerance.",
-    l->spot_disagree);
+    l->spot.disagree);
   C("searchers_quarantined_total", "Searchers quarantined by the spot check.",
-    l->quarantined);
+    l->quar.quarantined);
   C("selfplay_moves_scored_total",
     "Self-play moves the learner scored under the Q they were played with.",
-    l->pc_moves);
+    l->play.moves);
   C("actors_quarantined_total",
     "Actors quarantined: their self-play moves were impossible.",
-    l->pc_quarantined);
-  G("v_loss", "Mean V loss of the last iteration.", "%.6g", l->last_v_loss);
-  G("q_loss", "Mean Q loss of the last iteration.", "%.6g", l->last_q_loss);
+    l->quar.play_quarantined);
+  G("v_loss", "Mean V loss of the last iteration.", "%.6g", l->status.last_v_loss);
+  G("q_loss", "Mean Q loss of the last iteration.", "%.6g", l->status.last_q_loss);
   G("iteration_seconds", "Wall time of the last iteration.", "%.3f",
-    l->last_iter_s);
+    l->status.last_iter_s);
   G("rss_bytes", "Resident memory.", "%ld", rss_kb() * 1024);
   /* The evaluator's newest rating, read from its elo.csv in the run dir. */
   pb_elotable_row_t er;

@@ -31,6 +31,7 @@
  * The table of keys and addresses (ident_t) and the quarantine are
  * quarantine.c's, shared with the spot check and the self-play check. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,7 +52,7 @@ int pb__trust_admit(pb_learner_t *l, const char *addr) {
     a->tokens -= 1.0;
     return 1;
   }
-  l->conns_limited++;
+  l->lease.conns_limited++;
   if (pb__may_warn(l))
     pb_log_warn(l->log,
                 "new connection from %s dropped: more than %.0f a second "
@@ -73,7 +74,7 @@ static ident_t *key_of(pb_learner_t *l, const peer_t *p, int create) {
 }
 
 static ident_t *addr_of(pb_learner_t *l, const peer_t *p, int create) {
-  return p->addr[0] && l->zap == NULL
+  return p->addr[0] && l->net.zap == NULL
              ? pb__ident_find(l, IDENT_ADDR, p->addr, create)
              : NULL;
 }
@@ -212,11 +213,41 @@ static void lease_lost(pb_learner_t *l, const char *what, size_t index,
 
 void pb__trust_expired(pb_learner_t *l, const char *what, size_t index,
                        uint32_t serial) {
-  l->leases_expired++;
+  l->lease.expired++;
   lease_lost(l, what, index, serial, 0);
 }
 
 void pb__trust_overtaken(pb_learner_t *l, const char *what, size_t index,
                          uint32_t serial) {
   lease_lost(l, what, index, serial, 1);
+}
+
+/* A lease of the phase's queue held longer than the backup time is
+ * logged, once per lease: who holds which item, for how long. */
+void pb__trust_long_lease(pb_learner_t *l, double t) {
+  const pb_workq_t *q = l->it.phase == PH_SEARCH ? l->it.wq
+                        : l->it.phase == PH_SELFPLAY &&
+                                pb_iter_selfplay_iter(l->it.iter) != 0
+                            ? l->it.spq
+                            : NULL;
+  if (q == NULL) return;
+  size_t idx = 0;
+  uint32_t holder = 0;
+  const double age = pb_workq_oldest(q, t, &idx, &holder);
+  const double after = pb_workq_backup_after(q, l->cfg.net.lease_ms / 1000.0);
+  if (age < after) return;
+  if (q == l->lease.long_q && idx == l->lease.long_idx && holder == l->lease.long_holder &&
+      fabs((t - age) - l->lease.long_since) < 1e-6)
+    return; /* warned of already */
+  l->lease.long_q = q;
+  l->lease.long_idx = idx;
+  l->lease.long_holder = holder;
+  l->lease.long_since = t - age;
+  const peer_t *p = pb__peer_by_serial(l, holder);
+  pb_log_warn(l->log,
+              "%s item %zu held by %s (address %s) for %.1f s, longer than "
+              "the %.1f s after which an idle worker gets a backup copy",
+              q == l->it.spq ? "self-play" : "search", idx,
+              p != NULL && p->sender[0] ? p->sender : "?",
+              p != NULL && p->addr[0] ? p->addr : "?", age, after);
 }
