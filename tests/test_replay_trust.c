@@ -12,12 +12,19 @@
  *     spot check in iteration 2;
  *   - an actor alone in iteration 1 that plays honestly, then plays the
  *     worst moves by Q in iteration 2: quarantined by the self-play check
- *     in iteration 2.
+ *     in iteration 2;
+ *   - with CURVE, the first liar with its own key and a new connection
+ *     for every item: what its earlier connections delivered goes with
+ *     the one caught (a worker is its key);
+ *   - the lie spread thin over a new identity per item, under every check
+ *     in iteration 1, plain in iteration 2: the pooled lean test fires and
+ *     the identities whose positions lean its way lose theirs (only those,
+ *     the rest kept bit for bit).
  *
- * In both, the moment it is refused (the learner waiting for an honest
- * worker), /status counts every position of iteration 1 as left the
- * window (`spot_check` / `selfplay_check`: `replay_dropped`); the
- * checkpoint of iteration 1 holds them all, tagged with the liar, the
+ * In the first three, the moment the liar is refused (the learner waiting
+ * for an honest worker), /status counts every position of iteration 1 as
+ * left the window (`spot_check` / `selfplay_check`: `replay_dropped`);
+ * the checkpoint of iteration 1 holds them all, tagged with the liar, the
  * checkpoint of iteration 2 none of them (iteration 1 held, empty); and
  * with an honest worker the run finishes. The hostile workers are written
  * here with the wire codec; whatever a test starts is killed when it ends
@@ -31,6 +38,7 @@
 #include <zmq.h>
 
 #include "config.h"
+#include "curve.h"
 #include "episodes.h"
 #include "game.h"
 #include "http_fixtures.h"
@@ -104,10 +112,14 @@ static int states_has(const states_t *l, const pb_state_t *s) {
  * over the wire, searched with the spot check's searcher: a searcher's
  * targets bit for bit), then adds lie_of(mode, ...) to every target,
  * until it is refused (LATE), the log says `until` after an item under Q
- * version 1 or later (SPREAD), the learner exits or limit_s pass. Returns
- * the items it answered; the states of those it lied on under Q version 0
- * go into lied (may be NULL), their count into *lied_items. */
+ * version 1 or later (SPREAD), the learner exits or limit_s pass. With
+ * `key` (its CURVE keys; server_pub the learner's) it connects with it,
+ * and LATE with hop opens a new connection (and sender id) for every
+ * item. Returns the items it answered; the states of those it lied on
+ * under Q version 0 go into lied (may be NULL), their count into
+ * *lied_items. */
 static int liar(const run_t *r, pid_t learner, int *lst, void *ctx, int mode,
+                int hop, const pb_curve_keys_t *key, const char *server_pub,
                 const char *until, double limit_s, int *refused,
                 states_t *lied, int *lied_items) {
   pb_config_t cfg;
@@ -132,15 +144,18 @@ static int liar(const run_t *r, pid_t learner, int *lst, void *ctx, int mode,
   while (tp_now() - t0 < limit_s && running(learner, lst) &&
          !(mode == LATE && *refused) &&
          !(until && last_q >= 2 && tp_count(log, until) > 0)) {
-    if (d == NULL || (mode == SPREAD && answered + *refused >= hops)) {
+    if (mode == SPREAD) hop = 1;
+    if (d == NULL || (hop && answered + *refused >= hops)) {
       if (d != NULL) zmq_close(d);
-      if (mode == SPREAD) {
+      if (hop) {
         hops++;
+        snprintf(sender, sizeof sender, "%s-%d",
+                 mode == SPREAD ? "spread" : "late-liar", hops);
+      }
+      if (mode == SPREAD)
         snprintf(from, sizeof from, "tcp://127.0.%d.%d:0;%s", 1 + hops / 250,
                  2 + hops % 250, r->ep + strlen("tcp://"));
-        snprintf(sender, sizeof sender, "spread-%d", hops);
-      }
-      d = tp_peer(ctx, mode == SPREAD ? from : r->ep, NULL, NULL, 2000);
+      d = tp_peer(ctx, mode == SPREAD ? from : r->ep, key, server_pub, 2000);
     }
     pb_msg_t m;
     pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, sender);
@@ -376,7 +391,8 @@ static void test_late_liar_leaves_window(void **state) {
   void *ctx = zmq_ctx_new();
   int lst = -1, refused = 0;
   const int answered =
-      liar(&r, l, &lst, ctx, LATE, NULL, 240, &refused, NULL, NULL);
+      liar(&r, l, &lst, ctx, LATE, 0, NULL, NULL, NULL, 240, &refused, NULL,
+           NULL);
   zmq_ctx_term(ctx);
   print_message("the late liar answered %d items, refused: %d\n", answered,
                 refused);
@@ -395,6 +411,67 @@ static void test_late_liar_leaves_window(void **state) {
   assert_non_null(line);
   print_message("%.*s\n", (int)strcspn(line, "\n"), line);
   free(text);
+  const size_t n1 = check_windows(&r, PB_REPLAY_BY_SEARCH);
+  print_message("iteration 1: %zu positions; /status spot_check "
+                "replay_dropped %.0f\n",
+                n1, dropped);
+  assert_true(dropped == (double)n1);
+}
+
+/* With CURVE a worker is its key: the late liar with its own key and a
+ * new connection for every item. Its connection of iteration 2 is
+ * quarantined (and its key banned), and the positions its other, earlier
+ * connections delivered in iteration 1 leave the window with it: every
+ * one is tagged with the key. */
+static void test_late_liar_with_key_leaves_window(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "rtkey");
+  char keys[300], curve[320], path[512];
+  snprintf(keys, sizeof keys, "%s/keys", r.dir);
+  pb_err_t err;
+  assert_int_equal(pb_curve_make_dir(keys, 2, &err), 0);
+  snprintf(curve, sizeof curve, "net.curve_dir=%s", keys);
+  const char *extra[] = {"train.iterations=2", "train.replay_iterations=3",
+                         "net.item_states=16", "net.http_port=-1", curve,
+                         NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  pid_t a = start_worker(&r, "selfplay", "actor-1", "worker-1");
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  pb_curve_keys_t learner_keys, mine;
+  snprintf(path, sizeof path, "%s/learner.pub", keys);
+  assert_int_equal(pb_curve_load(path, 0, &learner_keys, &err), 0);
+  snprintf(path, sizeof path, "%s/worker-2.key", keys);
+  assert_int_equal(pb_curve_load(path, 1, &mine, &err), 0);
+  void *ctx = zmq_ctx_new();
+  int lst = -1, refused = 0;
+  const int answered = liar(&r, l, &lst, ctx, LATE, 1, &mine, learner_keys.pub,
+                            NULL, 240, &refused, NULL, NULL);
+  zmq_ctx_term(ctx);
+  print_message("the late liar with key %.8s... answered %d items on as "
+                "many connections, refused: %d\n",
+                mine.pub, answered, refused);
+  assert_true(refused);
+  const double dropped = status_dropped(&r, "spot_check");
+  pid_t s = start_worker(&r, "search", "searcher-1", "worker-1");
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  assert_int_equal(exit_status(tp_wait(a, 30)), 0);
+  assert_int_equal(exit_status(tp_wait(s, 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  const char *line = strstr(text, "replay window: ");
+  assert_non_null(line);
+  print_message("%.*s\n", (int)strcspn(line, "\n"), line);
+  free(text);
+  /* Iteration 1's items, from many connections, are all the key's. */
+  const pb_replay_t *w1;
+  pb_learn_t *l1 = window_of(&r, 1, &w1);
+  assert_true(w1->n == 1 && w1->it[0].n > 0);
+  assert_int_equal(w1->it[0].by[PB_REPLAY_BY_SEARCH] >> 56, PB_REPLAY_TAG_KEY);
+  pb_learn_destroy(&l1);
+  assert_true(answered > 2); /* items on more than one connection */
   const size_t n1 = check_windows(&r, PB_REPLAY_BY_SEARCH);
   print_message("iteration 1: %zu positions; /status spot_check "
                 "replay_dropped %.0f\n",
@@ -424,8 +501,9 @@ static void test_spread_lie_leaves_window(void **state) {
   void *ctx = zmq_ctx_new();
   int lst = -1, refused = 0, lied_items = 0;
   states_t lied = {0};
-  const int answered = liar(&r, l, &lst, ctx, SPREAD, "the pooled lean test",
-                            240, &refused, &lied, &lied_items);
+  const int answered =
+      liar(&r, l, &lst, ctx, SPREAD, 1, NULL, NULL, "the pooled lean test",
+           240, &refused, &lied, &lied_items);
   zmq_ctx_term(ctx);
   print_message("the spread liar answered %d items on as many identities, "
                 "lied on %d of them in iteration 1\n",
@@ -542,6 +620,12 @@ int main(void) {
       cmocka_unit_test_teardown(test_late_liar_leaves_window, tp_teardown),
       cmocka_unit_test_teardown(test_late_thrower_leaves_window, tp_teardown),
       cmocka_unit_test_teardown(test_spread_lie_leaves_window, tp_teardown),
+      cmocka_unit_test_teardown(test_late_liar_with_key_leaves_window,
+                                tp_teardown),
   };
+  /* PB_TEST_FILTER=NAME runs the tests whose names match (cmocka's
+   * pattern), as when one is debugged. */
+  if (getenv("PB_TEST_FILTER") != NULL)
+    cmocka_set_test_filter(getenv("PB_TEST_FILTER"));
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
