@@ -93,7 +93,8 @@ void pb__rdrop_selfplay(pb_learner_t *l) {
   pb_lrdrop_t *r = &l->rdrop;
   const uint64_t it = pb_iter_selfplay_iter(l->it.iter);
   const size_t items = pb_iter_selfplay_items(l->it.iter);
-  const int known = it != 0 && l->own.selfplay != NULL && l->own.selfplay_iter == it;
+  const int known =
+      it != 0 && l->own.selfplay != NULL && l->own.selfplay_iter == it;
   r->n_ep = 0;
   if (l->cfg.train.replay_iterations <= 1) return; /* no window */
   for (size_t i = 0; it != 0 && i < items; i++) {
@@ -114,8 +115,9 @@ void pb__rdrop_train(pb_learner_t *l) {
   /* The episodes the cap (train.replay_capacity) kept: the newest. */
   const size_t dropped = pb_iter_dropped(l->it.iter);
   const size_t n_ep = r->n_ep > dropped ? r->n_ep - dropped : 0;
-  const size_t n = pb_iter_searches(l->it.iter) ? pb_iter_search_positions(l->it.iter)
-                                             : 0;
+  const size_t n = pb_iter_searches(l->it.iter)
+                       ? pb_iter_search_positions(l->it.iter)
+                       : 0;
   if (grow(&r->uniq, &r->uniq_cap, n) != 0) {
     nomem(l);
     return;
@@ -128,7 +130,7 @@ void pb__rdrop_train(pb_learner_t *l) {
                      : 0;
   }
   pb_err_t err;
-  if (pb_learn_set_origin(l->learn, r->ep ? r->ep + dropped : NULL, n_ep,
+  if (pb_learn_set_origin(l->learn, n_ep ? r->ep + dropped : NULL, n_ep,
                           n ? r->uniq : NULL, n, &err) != 0)
     pb__set_fatal(l, &err);
 }
