@@ -48,6 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bounds.h"
 #include "err.h"
 #include "game.h"
 #include "json.h"
@@ -55,7 +56,7 @@
 
 #define PB_RECORD_FORMAT 1
 #define PB_RECORD_NAME_MAX 512     /* a player's name, with its NUL */
-#define PB_RECORD_MOVES_MAX 100000 /* plies of one game (match --max-turns) */
+#define PB_RECORD_MOVES_MAX PB_MAX_TURNS /* plies of one game (bounds.h) */
 #define PB_RECORD_LINE_MAX (4u << 20) /* bytes of one line read back */
 #define PB_RECORD_TEXT_MAX 256     /* event, versions, with the NUL */
 
