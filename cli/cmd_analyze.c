@@ -71,6 +71,38 @@ static void move_name(const pb_game_t *g, int a, char *buf, size_t n) {
   if (a < 0 || g->action_name(a, buf, n) < 0) snprintf(buf, n, "-");
 }
 
+/* The columns of the "moves" array, in this order after "move". */
+enum { COL_Q = 1, COL_P = 2, COL_V1 = 4, COL_BEAM = 8, COL_VISITS = 16 };
+
+/* "moves": an object per legal move with the columns cols of ev. */
+static void json_moves(pb_json_t *j, const pb_game_t *g,
+                       const pb_analysis_eval_t *ev, int cols) {
+  char name[16];
+  pb_json_key(j, "moves");
+  pb_json_arr_begin(j);
+  for (int i = 0; i < ev->n_legal; i++) {
+    int a = ev->legal[i];
+    move_name(g, a, name, sizeof name);
+    pb_json_obj_begin(j);
+    pb_json_kstr(j, "move", name);
+    if (cols & COL_Q) pb_json_kfloat(j, "q", ev->q[a]);
+    if (cols & COL_P) pb_json_kfloat(j, "p", ev->p[a]);
+    if (cols & COL_V1) pb_json_kfloat(j, "v1", ev->v1[a]);
+    if (cols & COL_BEAM) pb_json_kfloat(j, "beam", ev->beam[a]);
+    if (cols & COL_VISITS) pb_json_kint(j, "visits", ev->visits[a]);
+    pb_json_obj_end(j);
+  }
+  pb_json_arr_end(j);
+}
+
+/* key: the name of move a ("-": none). */
+static void json_move(pb_json_t *j, const pb_game_t *g, const char *key,
+                      int a) {
+  char name[16];
+  move_name(g, a, name, sizeof name);
+  pb_json_kstr(j, key, name);
+}
+
 /* What was asked for. */
 typedef struct {
   const char *model, *position;
@@ -91,23 +123,9 @@ static void json_probs(pb_json_t *j, const pb_game_t *g, const request_t *rq,
                : ev->has_beam                ? "beam"
                                              : "abnet");
   pb_json_kfloat(j, "v", ev->v);
-  pb_json_key(j, "moves");
-  pb_json_arr_begin(j);
-  for (int i = 0; i < ev->n_legal; i++) {
-    int a = ev->legal[i];
-    move_name(g, a, name, sizeof name);
-    pb_json_obj_begin(j);
-    pb_json_kstr(j, "move", name);
-    pb_json_kfloat(j, "q", ev->q[a]);
-    pb_json_kfloat(j, "v1", ev->v1[a]);
-    if (ev->has_beam) pb_json_kfloat(j, "beam", ev->beam[a]);
-    pb_json_obj_end(j);
-  }
-  pb_json_arr_end(j);
-  move_name(g, ev->best_q, name, sizeof name);
-  pb_json_kstr(j, "best_q", name);
-  move_name(g, ev->best_v1, name, sizeof name);
-  pb_json_kstr(j, "best_v1", name);
+  json_moves(j, g, ev, COL_Q | COL_V1 | (ev->has_beam ? COL_BEAM : 0));
+  json_move(j, g, "best_q", ev->best_q);
+  json_move(j, g, "best_v1", ev->best_v1);
   if (ev->has_abnet) {
     const pb_abnet_result_t *r = &ev->ab;
     pb_json_key(j, "abnet");
@@ -125,70 +143,39 @@ static void json_probs(pb_json_t *j, const pb_game_t *g, const request_t *rq,
     }
     pb_json_arr_end(j);
     pb_json_obj_end(j);
-    move_name(g, ev->best_abnet, name, sizeof name);
-    pb_json_kstr(j, "best_abnet", name);
+    json_move(j, g, "best_abnet", ev->best_abnet);
   }
   if (ev->has_beam) {
     pb_json_kint(j, "E", rq->o.E);
     pb_json_kint(j, "M", rq->o.M);
-    move_name(g, ev->best_beam, name, sizeof name);
-    pb_json_kstr(j, "best_beam", name);
+    json_move(j, g, "best_beam", ev->best_beam);
   }
 }
 
 static void json_az(pb_json_t *j, const pb_game_t *g, const request_t *rq,
                     const pb_analysis_eval_t *ev) {
-  char name[16];
   pb_json_kstr(j, "algorithm", rq->algorithm);
   pb_json_kfloat(j, "v", ev->v);
   pb_json_kint(j, "simulations", ev->simulations);
   pb_json_kfloat(j, "mcts_value", ev->mcts_value);
-  pb_json_key(j, "moves");
-  pb_json_arr_begin(j);
-  for (int i = 0; i < ev->n_legal; i++) {
-    int a = ev->legal[i];
-    move_name(g, a, name, sizeof name);
-    pb_json_obj_begin(j);
-    pb_json_kstr(j, "move", name);
-    pb_json_kfloat(j, "p", ev->p[a]);
-    pb_json_kfloat(j, "v1", ev->v1[a]);
-    pb_json_kint(j, "visits", ev->visits[a]);
-    pb_json_obj_end(j);
-  }
-  pb_json_arr_end(j);
-  move_name(g, ev->best_policy, name, sizeof name);
-  pb_json_kstr(j, "best_policy", name);
-  move_name(g, ev->best_v1, name, sizeof name);
-  pb_json_kstr(j, "best_v1", name);
-  move_name(g, ev->best_mcts, name, sizeof name);
-  pb_json_kstr(j, "best_mcts", name);
+  json_moves(j, g, ev, COL_P | COL_V1 | COL_VISITS);
+  json_move(j, g, "best_policy", ev->best_policy);
+  json_move(j, g, "best_v1", ev->best_v1);
+  json_move(j, g, "best_mcts", ev->best_mcts);
 }
 
 static void json_td(pb_json_t *j, const pb_game_t *g, const request_t *rq,
                     const pb_analysis_eval_t *ev) {
-  char name[16];
   pb_json_kstr(j, "algorithm", rq->algorithm);
   pb_json_kfloat(j, "v", ev->v);
-  pb_json_key(j, "moves");
-  pb_json_arr_begin(j);
-  for (int i = 0; i < ev->n_legal; i++) {
-    int a = ev->legal[i];
-    move_name(g, a, name, sizeof name);
-    pb_json_obj_begin(j);
-    pb_json_kstr(j, "move", name);
-    pb_json_kfloat(j, "v1", ev->v1[a]);
-    pb_json_obj_end(j);
-  }
-  pb_json_arr_end(j);
-  move_name(g, ev->best_v1, name, sizeof name);
-  pb_json_kstr(j, "best_v1", name);
+  json_moves(j, g, ev, COL_V1);
+  json_move(j, g, "best_v1", ev->best_v1);
   pb_json_key(j, "td");
   pb_json_obj_begin(j);
   pb_json_kint(j, "depth", rq->td_depth);
   pb_json_kfloat(j, "value", rq->td_value);
   pb_json_obj_end(j);
-  move_name(g, rq->td_best, name, sizeof name);
-  pb_json_kstr(j, "best_td", name);
+  json_move(j, g, "best_td", rq->td_best);
 }
 
 /* The move played in a recorded game, after the analysis of its

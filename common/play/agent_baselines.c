@@ -25,6 +25,22 @@ static int random_act(void *impl, const pb_state_t *s, const uint8_t *legal,
 static const pb_agent_vtable_t random_vt = {random_act, pb__agent_base_reseed,
                                             pb__agent_base_destroy, NULL, NULL};
 
+/* A baseline of vtable vt, searching depth plies (0: none), named name,
+ * seeded; NULL with err filled (PB_ENOMEM, or pb_agent_wrap's). */
+static pb_agent_t *base_new(const pb_game_t *g, const pb_agent_vtable_t *vt,
+                            int depth, uint64_t seed, const char *name,
+                            pb_err_t *err) {
+  pb__agent_base_t *b = calloc(1, sizeof *b);
+  if (b == NULL) {
+    pb_err_set(err, PB_ENOMEM, "agent: out of memory");
+    return NULL;
+  }
+  b->g = g;
+  b->depth = depth;
+  pb__agent_base_reseed(b, seed);
+  return pb_agent_wrap(g, vt, b, name, err);
+}
+
 pb_agent_t *pb__agent_random_new(const pb_game_t *g, const char *arg,
                                  uint64_t seed, pb_err_t *err) {
   if (arg != NULL) {
@@ -34,14 +50,7 @@ pb_agent_t *pb__agent_random_new(const pb_game_t *g, const char *arg,
                arg);
     return NULL;
   }
-  pb__agent_base_t *b = calloc(1, sizeof *b);
-  if (b == NULL) {
-    pb_err_set(err, PB_ENOMEM, "agent: out of memory");
-    return NULL;
-  }
-  b->g = g;
-  pb__agent_base_reseed(b, seed);
-  return pb_agent_wrap(g, &random_vt, b, "random", err);
+  return base_new(g, &random_vt, 0, seed, "random", err);
 }
 
 /* ----------------------------------------------------------- lookahead */
@@ -99,17 +108,9 @@ pb_agent_t *pb__agent_lookahead_new(const pb_game_t *g, const char *arg,
   int depth = 0;
   if (pb__agent_parse_int_arg("lookahead", arg, 1, 4, &depth, err) < 0)
     return NULL;
-  pb__agent_base_t *b = calloc(1, sizeof *b);
-  if (b == NULL) {
-    pb_err_set(err, PB_ENOMEM, "agent: out of memory");
-    return NULL;
-  }
-  b->g = g;
-  b->depth = depth;
-  pb__agent_base_reseed(b, seed);
   char name[32];
   pb__agent_spec_name(name, sizeof name, "lookahead", depth);
-  return pb_agent_wrap(g, &lookahead_vt, b, name, err);
+  return base_new(g, &lookahead_vt, depth, seed, name, err);
 }
 
 /* -------------------------------------------------------------- greedy */
@@ -153,12 +154,5 @@ pb_agent_t *pb__agent_greedy_new(const pb_game_t *g, const char *arg,
                g->name);
     return NULL;
   }
-  pb__agent_base_t *b = calloc(1, sizeof *b);
-  if (b == NULL) {
-    pb_err_set(err, PB_ENOMEM, "agent: out of memory");
-    return NULL;
-  }
-  b->g = g;
-  pb__agent_base_reseed(b, seed);
-  return pb_agent_wrap(g, &greedy_vt, b, "greedy", err);
+  return base_new(g, &greedy_vt, 0, seed, "greedy", err);
 }
