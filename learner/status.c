@@ -401,6 +401,10 @@ static char *metrics_text(pb_learner_t *l) {
   C("actors_quarantined_total",
     "Actors quarantined: their self-play moves were impossible.",
     l->quar.play_quarantined);
+  C("replay_dropped_total",
+    "Positions of earlier iterations that left the replay window: their "
+    "worker was caught lying later (spot check and self-play check).",
+    l->rdrop.dropped[0] + l->rdrop.dropped[1]);
   G("v_loss", "Mean V loss of the last iteration.", "%.6g", l->status.last_v_loss);
   G("q_loss", "Mean Q loss of the last iteration.", "%.6g", l->status.last_q_loss);
   G("iteration_seconds", "Wall time of the last iteration.", "%.3f",
