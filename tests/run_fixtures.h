@@ -1,8 +1,12 @@
 /* run_fixtures.h - a learner run of connect4-smoke for the process-level
- * tests of hostile workers (test_poison.c, test_selfcheck.c): the
- * learner on ports the kernel picks, real workers beside it, their exit
- * statuses, the run's metrics.jsonl, and a network fetched as workers
- * fetch it. Include after cmocka.h; defines RUN, CONFIG and BIN. */
+ * tests of hostile workers (test_poison.c, test_selfcheck.c, test_trust.c,
+ * test_backup.c, test_liars.c), written once: the learner on ports the
+ * kernel picks, real workers beside it, their exit statuses, the run's
+ * metrics.jsonl and /status, the clean in-process run of the same seed and
+ * what the run trained beside it, a network fetched as workers fetch it,
+ * and a withholder (a hand-made peer that takes items, heartbeats for them
+ * and never answers). Include after cmocka.h; defines RUN, CONFIG and
+ * BIN. */
 #ifndef PB_TEST_RUN_FIXTURES_H
 #define PB_TEST_RUN_FIXTURES_H
 
@@ -10,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
+#include "game.h"
+#include "http_fixtures.h"
 #include "msg.h"
 #include "nn.h"
 #include "peer_fixtures.h"
@@ -35,6 +43,17 @@ static inline void run_init(run_t *r, const char *tag) {
   snprintf(r->pub, sizeof r->pub, "net.pub_endpoint=tcp://127.0.0.1:*");
 }
 
+/* Appends "--set VALUE" to argv[n..] for each of r->extra, and the NULL
+ * that ends argv, while fewer than max entries are used; the new n. */
+static inline int run_sets(const run_t *r, char **argv, int n, int max) {
+  for (int i = 0; r->extra[i] != NULL && n + 2 < max; i++) {
+    argv[n++] = (char *)"--set";
+    argv[n++] = (char *)r->extra[i];
+  }
+  argv[n] = NULL;
+  return n;
+}
+
 static inline pid_t run_start(run_t *r, const char *prog, const char *const *args,
                    const char *logname) {
   char *argv[80];
@@ -49,11 +68,7 @@ static inline pid_t run_start(run_t *r, const char *prog, const char *const *arg
   argv[n++] = r->work;
   argv[n++] = (char *)"--set";
   argv[n++] = r->pub;
-  for (int i = 0; r->extra[i] != NULL && n < 76; i++) {
-    argv[n++] = (char *)"--set";
-    argv[n++] = (char *)r->extra[i];
-  }
-  argv[n] = NULL;
+  run_sets(r, argv, n, 80);
   pid_t pid = tp_spawn(argv, log);
   assert_true(pid > 0);
   return pid;
@@ -80,6 +95,25 @@ static inline pid_t start_learner(run_t *r) {
               (int)sizeof r->ep);
   r->http = e.http;
   return l;
+}
+
+/* The run r of test `tag` with the --set values of extra (NULL-terminated;
+ * at most 15), and its learner started (start_learner); with ref (when not
+ * NULL), the clean run to compare it with (run_clean): the same settings,
+ * in a directory of its own. */
+static inline pid_t run_begin(run_t *r, run_t *ref, const char *tag,
+                              const char *const *extra) {
+  char t[64];
+  run_init(r, tag);
+  if (ref != NULL) {
+    snprintf(t, sizeof t, "%s-ref", tag);
+    run_init(ref, t);
+  }
+  for (int i = 0; extra[i] != NULL && i < 15; i++) {
+    r->extra[i] = extra[i];
+    if (ref != NULL) ref->extra[i] = extra[i];
+  }
+  return start_learner(r);
 }
 
 /* A real worker; key (or NULL) is its net.curve_key. */
@@ -169,6 +203,188 @@ static inline int run_fetch_weights(void *sock, const char *sender, int which,
     if (ok == 0) return 0;
   }
   return -1;
+}
+
+/* ---- the run's iterations, its /status, its exit ---------------------- */
+
+/* The values of `key` in the iteration lines of r's metrics.jsonl (at most
+ * max into v); how many lines had it. */
+static inline int run_values(const run_t *r, const char *key, double *v,
+                             int max) {
+  double sum;
+  return metric(r, key, &sum, v, max);
+}
+
+/* Lines of r's metrics.jsonl that close an iteration. */
+static inline int run_iterations(const run_t *r) {
+  char path[512];
+  path_of(r, "metrics.jsonl", path, sizeof path);
+  return tp_count(path, "\"event\":\"iteration\"");
+}
+
+/* Waits until r's run has closed n iterations, the learner l exits (its
+ * status kept in *lst, as running() keeps it) or timeout_s pass; whether
+ * it closed them. */
+static inline int run_wait_iterations(const run_t *r, pid_t l, int *lst, int n,
+                                      double timeout_s) {
+  const double end = tp_now() + timeout_s;
+  while (run_iterations(r) < n && tp_now() < end && running(l, lst))
+    tp_sleep(0.1);
+  return run_iterations(r) >= n;
+}
+
+/* The number after "key": in the learner's /status, in its object
+ * "section" (NULL: the first anywhere); -1 when it did not answer or has
+ * no such number. r->http must be bound (net.http_port=-1 in r->extra). */
+static inline double run_status(const run_t *r, const char *section,
+                                const char *key) {
+  char *s = http_get(r->http, "/status"), k[80], sec[80];
+  snprintf(k, sizeof k, "\"%s\":", key);
+  snprintf(sec, sizeof sec, "\"%s\":", section ? section : "");
+  const char *from = s != NULL && section != NULL ? strstr(s, sec) : s;
+  const double v = number_after(from, k);
+  free(s);
+  return v;
+}
+
+/* The learner l (its status kept in lst) exits 0 within timeout_s, and so
+ * does each of the n workers w after it; on a failure, the learner's log
+ * is shown. */
+static inline void run_finish(const run_t *r, pid_t l, int lst,
+                              double timeout_s, const pid_t *w, int n) {
+  const int st = exit_status(wait_kept(l, lst, timeout_s));
+  if (st != 0) {
+    char log[512];
+    path_of(r, "learner.log", log, sizeof log);
+    char *o = tp_slurp(log);
+    fail_msg("the learner exited %d (%d iterations): %.3000s", st,
+             run_iterations(r), o ? o : "");
+  }
+  for (int i = 0; i < n; i++) assert_int_equal(exit_status(tp_wait(w[i], 60)), 0);
+}
+
+/* ---- the clean run of the same seed ---------------------------------- */
+
+/* The clean run of ref's config and extra settings, in process (probs
+ * train --inproc): what a run of honest workers trains, the reference of
+ * every test of hostile ones. */
+static inline void run_clean(run_t *ref) {
+  char path[512], log[512];
+  snprintf(path, sizeof path, "%s/probs", BIN);
+  snprintf(log, sizeof log, "%s/inproc.out", ref->dir);
+  char *argv[48] = {path, (char *)"train", (char *)CONFIG, (char *)"--inproc",
+                    (char *)"--run-dir", ref->dir};
+  run_sets(ref, argv, 6, 48);
+  pid_t p = tp_spawn(argv, log);
+  assert_true(p > 0);
+  assert_int_equal(exit_status(tp_wait(p, 300)), 0);
+}
+
+/* Each iteration's q_target_mean and targets_crc of r beside those of the
+ * clean run ref (run_clean), printed; the means must agree within tol (a
+ * negative tol: printed only). Returns the largest difference of the
+ * means; *crc_same (when not NULL): the iterations whose targets_crc is
+ * the clean run's. */
+static inline double run_against_clean(const run_t *r, const run_t *ref,
+                                       int iters, double tol, int *crc_same) {
+  double x[64], y[64], cx[64], cy[64], most = 0;
+  assert_true(iters <= 64);
+  assert_int_equal(run_values(r, "q_target_mean", x, 64), iters);
+  assert_int_equal(run_values(ref, "q_target_mean", y, 64), iters);
+  assert_int_equal(run_values(r, "targets_crc", cx, 64), iters);
+  assert_int_equal(run_values(ref, "targets_crc", cy, 64), iters);
+  int same = 0;
+  for (int i = 0; i < iters; i++) {
+    print_message("iteration %d: mean Q-target %.6f, clean run %.6f; "
+                  "targets_crc %.0f, clean run %.0f\n",
+                  i + 1, x[i], y[i], cx[i], cy[i]);
+    if (fabs(x[i] - y[i]) > most) most = fabs(x[i] - y[i]);
+    same += cx[i] == cy[i];
+  }
+  if (tol >= 0) assert_true(most <= tol);
+  if (crc_same != NULL) *crc_same = same;
+  return most;
+}
+
+/* ---- a withholder ------------------------------------------------------ */
+
+/* A hand-made worker that asks for work, keeps every item it is handed,
+ * heartbeats for all of them and never answers (hung, or stalling the run
+ * on purpose), on one connection. */
+typedef struct {
+  void *sock;
+  char id[32];
+  int role;       /* PB_ROLE_ACTOR or PB_ROLE_SEARCHER */
+  uint64_t held[64];
+  int n_held;
+  int given;      /* work items it was handed */
+} hold_t;
+
+/* A DEALER to ep ("tcp://127.0.0.1:PORT") from source address `from`
+ * (127.0.0.0/8: another host, as far as the learner can tell; NULL: the
+ * kernel's choice, 127.0.0.1). */
+static inline void *run_peer_from(void *ctx, const char *ep, const char *from,
+                                  int linger_ms) {
+  if (from == NULL) return tp_peer(ctx, ep, NULL, NULL, linger_ms);
+  char e[400];
+  snprintf(e, sizeof e, "tcp://%s:0;%s", from, ep + strlen("tcp://"));
+  return tp_peer(ctx, e, NULL, NULL, linger_ms);
+}
+
+/* Connects withholder h as sender `id` in `role`, from address `from`
+ * (run_peer_from), and says Hello. */
+static inline void hold_hello(hold_t *h, void *ctx, const char *ep,
+                              const char *from, const char *id, int role) {
+  memset(h, 0, sizeof *h);
+  h->sock = run_peer_from(ctx, ep, from, 0);
+  snprintf(h->id, sizeof h->id, "%s", id);
+  h->role = role;
+  pb_msg_t m;
+  pb_msg_init(&m, PB_MSG_HELLO, RUN, PB_GAME_CONNECT4, h->id);
+  m.hello.role = role;
+  m.hello.threads = 1;
+  m.hello.pid = 4242;
+  tp_peer_send(h->sock, &m);
+}
+
+/* One round of a withholder: reads what came (keeps the items it was
+ * given), asks for more, and heartbeats for what it holds. */
+static inline void hold_round(hold_t *h) {
+  pb_msg_t r, m;
+  zmq_msg_t z;
+  zmq_msg_init(&z);
+  while (zmq_msg_recv(&z, h->sock, ZMQ_DONTWAIT) >= 0) {
+    pb_err_t err;
+    if (pb_msg_decode(zmq_msg_data(&z), zmq_msg_size(&z), NULL, &r, &err) ==
+        0) {
+      if (r.type == PB_MSG_WORK_ITEM) {
+        h->given++;
+        if (h->n_held < 64) h->held[h->n_held++] = r.work_item.item_id;
+      }
+      pb_msg_free(&r);
+    }
+  }
+  zmq_msg_close(&z);
+  pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, h->id);
+  m.work_request.role = h->role;
+  tp_peer_send(h->sock, &m);
+  if (h->n_held > 0) {
+    pb_msg_init(&m, PB_MSG_HEARTBEAT, RUN, PB_GAME_CONNECT4, h->id);
+    m.heartbeat.item_ids = h->held;
+    m.heartbeat.n_item_ids = (uint32_t)h->n_held;
+    tp_peer_send(h->sock, &m);
+  }
+}
+
+/* How many items n withholders were handed, and the most one was. */
+static inline int hold_given(const hold_t *h, int n, int *most) {
+  int given = 0;
+  *most = 0;
+  for (int i = 0; i < n; i++) {
+    given += h[i].given;
+    if (h[i].given > *most) *most = h[i].given;
+  }
+  return given;
 }
 
 #endif

@@ -25,6 +25,7 @@
 #include "proc.h"
 #include "rng.h"
 
+#include "engine_fixtures.h"
 #include "t3_fixtures.h"
 
 #define BIN PB_BIN_DIR
@@ -37,106 +38,6 @@ static int setup(void **state) {
 static int teardown(void **state) {
   (void)state;
   return t3_teardown();
-}
-
-/* ---- an engine whose answers are collected ------------------------------- */
-
-#define MAX_OUT 4096
-
-typedef struct {
-  char *line[MAX_OUT];
-  int n;
-} out_t;
-
-static int collect(void *ctx, const char *line, size_t len) {
-  out_t *o = ctx;
-  assert_int_equal(strlen(line), len);
-  assert_int_equal(pb_json_validate(line), 0);
-  assert_true(o->n < MAX_OUT);
-  o->line[o->n++] = strdup(line);
-  return 0;
-}
-
-static void out_clear(out_t *o) {
-  for (int i = 0; i < o->n; i++) free(o->line[i]);
-  o->n = 0;
-}
-
-typedef struct {
-  pb_model_t *m;
-  pb_engine_t *e;
-  out_t out;
-  pb_jsonr_t *jr;
-} fix_t;
-
-static void fix_open(fix_t *f, const char *ckpt, int batch) {
-  pb_err_t err;
-  memset(f, 0, sizeof *f);
-  f->m = pb_model_open(ckpt, "cpu", NULL, &err);
-  if (f->m == NULL) fail_msg("%s", err.msg);
-  f->e = pb_engine_new(f->m, ckpt, batch, collect, &f->out, &err);
-  if (f->e == NULL) fail_msg("%s", err.msg);
-  f->jr = pb_jsonr_new(&err);
-  assert_non_null(f->jr);
-}
-
-static void fix_close(fix_t *f) {
-  pb_engine_destroy(&f->e);
-  assert_null(f->e);
-  pb_model_destroy(&f->m);
-  pb_jsonr_destroy(&f->jr);
-  out_clear(&f->out);
-}
-
-static void query(fix_t *f, const char *line) {
-  pb_err_t err;
-  if (pb_engine_query(f->e, line, strlen(line), &err) != 0)
-    fail_msg("%s: %s", line, err.msg);
-}
-
-static void flush(fix_t *f) {
-  pb_err_t err;
-  if (pb_engine_flush(f->e, &err) != 0) fail_msg("%s", err.msg);
-  assert_int_equal(pb_engine_waiting(f->e), 0);
-}
-
-/* The answer whose id is the string `id` (parsed into f->jr), or NULL. */
-static const pb_jval_t *answer(fix_t *f, const char *id) {
-  char want[128];
-  snprintf(want, sizeof want, "{\"id\":\"%s\",", id);
-  const pb_jval_t *found = NULL;
-  for (int i = 0; i < f->out.n; i++)
-    if (strncmp(f->out.line[i], want, strlen(want)) == 0) {
-      assert_null(found); /* one answer per query */
-      found =
-          pb_jsonr_parse(f->jr, f->out.line[i], strlen(f->out.line[i]), NULL);
-      assert_non_null(found);
-    }
-  if (found == NULL) fail_msg("no answer for id %s", id);
-  return found;
-}
-
-static const char *str_of(const pb_jval_t *o, const char *key) {
-  const pb_jval_t *v = pb_jval_get(o, key);
-  return v ? pb_jval_str(v, NULL) : NULL;
-}
-
-/* The answer to `id` is an error naming `field` (NULL: none) whose message
- * holds `what`. */
-static void assert_error(fix_t *f, const char *id, const char *field,
-                         const char *what) {
-  const pb_jval_t *a = answer(f, id);
-  const char *msg = str_of(a, "error");
-  if (msg == NULL) fail_msg("%s: not an error", id);
-  if (strstr(msg, what) == NULL)
-    fail_msg("%s: \"%s\" not in: %s", id, what, msg);
-  const char *got = str_of(a, "field");
-  if (field == NULL) {
-    assert_null(pb_jval_get(a, "field"));
-  } else {
-    if (got == NULL) fail_msg("%s: no field in the error: %s", id, msg);
-    assert_string_equal(got, field);
-  }
 }
 
 /* The value of move `name` in the answer's "moves" under `key`. */
@@ -243,7 +144,7 @@ static void test_script(void **state) {
   /* Errors were answered at once; the good ones wait for the flush. */
   assert_int_equal(pb_engine_waiting(f.e), 7);
   flush(&f);
-  assert_int_equal(f.out.n, nq - 1); /* the blank line is not a query */
+  assert_int_equal(f.n, nq - 1); /* the blank line is not a query */
 
   assert_values(&f, "start", "");
   assert_values(&f, "m", "51");
@@ -260,15 +161,15 @@ static void test_script(void **state) {
    * (and KataGo's fields after them). */
   const char *want7 = "{\"id\":7,\"ply\":2,\"to_move\":\"X\",\"turnNumber\":2,";
   int found = 0;
-  for (int i = 0; i < f.out.n; i++)
-    if (strncmp(f.out.line[i], want7, strlen(want7)) == 0)
+  for (int i = 0; i < f.n; i++)
+    if (strncmp(f.line[i], want7, strlen(want7)) == 0)
       found++;
   assert_int_equal(found, 1);
 
   /* The errors with no id. */
   int no_id = 0;
-  for (int i = 0; i < f.out.n; i++)
-    if (strncmp(f.out.line[i], "{\"id\":null,", 11) == 0) no_id++;
+  for (int i = 0; i < f.n; i++)
+    if (strncmp(f.line[i], "{\"id\":null,", 11) == 0) no_id++;
   assert_int_equal(no_id, 5);
   assert_error(&f, "notmove", "moves", "moves[1]: 'x' is not a move");
   assert_error(&f, "taken", "moves", "moves[1]: move '5' is not legal");
@@ -321,7 +222,7 @@ static void test_batched(void **state) {
       query(&f, line);
     }
     flush(&f);
-    assert_int_equal(f.out.n, n);
+    assert_int_equal(f.n, n);
     pb_engine_stats_t st;
     pb_engine_stats(f.e, &st);
     if (pass == 0) {
@@ -350,18 +251,18 @@ static void test_batch_full(void **state) {
     snprintf(line, sizeof line, "{\"id\":\"%d\",\"position\":\"%d\"}", i,
              i % 9 + 1);
     query(&f, line);
-    assert_int_equal(f.out.n, (i + 1) / 4 * 4);
+    assert_int_equal(f.n, (i + 1) / 4 * 4);
   }
   assert_int_equal(pb_engine_waiting(f.e), 2);
   flush(&f);
-  assert_int_equal(f.out.n, 10);
+  assert_int_equal(f.n, 10);
   for (int i = 0; i < 10; i++) {
     snprintf(line, sizeof line, "{\"id\":\"%d\",", i);
-    assert_int_equal(strncmp(f.out.line[i], line, strlen(line)), 0);
+    assert_int_equal(strncmp(f.line[i], line, strlen(line)), 0);
   }
   pb_err_t err;
   assert_int_equal(pb_engine_refuse(f.e, "too long", &err), 0);
-  assert_string_equal(f.out.line[10], "{\"id\":null,\"error\":\"too long\"}");
+  assert_string_equal(f.line[10], "{\"id\":null,\"error\":\"too long\"}");
   fix_close(&f);
 }
 
@@ -428,7 +329,7 @@ static void test_agents(void **state) {
       query(&f, line);
     }
   flush(&f);
-  assert_int_equal(f.out.n, na * np);
+  assert_int_equal(f.n, na * np);
   char id[32], want[16];
   for (int k = 0; k < na; k++)
     for (int p = 0; p < np; p++) {
@@ -456,7 +357,7 @@ static void test_alphazero(void **state) {
   /* budget alone asks for the default agent's move beside the values */
   query(&f, "{\"id\":\"mv\",\"position\":\"5\",\"budget\":25}");
   flush(&f);
-  assert_int_equal(f.out.n, 4);
+  assert_int_equal(f.n, 4);
   assert_values(&f, "s", "");
   assert_values(&f, "p", "59");
   const pb_jval_t *a = answer(&f, "p");
@@ -514,7 +415,7 @@ static void test_hostile(void **state) {
     n += k < len; /* a blank line is no query */
   }
   flush(&f);
-  assert_int_equal(f.out.n, n);
+  assert_int_equal(f.n, n);
   query(&f, "{\"id\":\"fine\"}");
   flush(&f);
   assert_values(&f, "fine", "");

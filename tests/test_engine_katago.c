@@ -25,111 +25,16 @@
 #include "jsonread.h"
 #include "model.h"
 
+#include "engine_fixtures.h"
+
 static const char *const c4 = PB_SOURCE_DIR "/data/models/connect4.pbck";
 static const char *const c4az =
     PB_SOURCE_DIR "/data/models/connect4-alphazero.pbck";
 
-#define MAX_OUT 4096
-
-typedef struct {
-  pb_model_t *m;
-  pb_engine_t *e;
-  char *line[MAX_OUT];
-  int n;
-  pb_jsonr_t *jr;
-} fix_t;
-
-static int collect(void *ctx, const char *line, size_t len) {
-  fix_t *f = ctx;
-  assert_int_equal(strlen(line), len);
-  assert_int_equal(pb_json_validate(line), 0);
-  assert_true(f->n < MAX_OUT);
-  f->line[f->n++] = strdup(line);
-  return 0;
-}
-
-static void fix_open(fix_t *f, const char *ckpt) {
-  pb_err_t err;
-  memset(f, 0, sizeof *f);
-  f->m = pb_model_open(ckpt, "cpu", NULL, &err);
-  if (f->m == NULL) fail_msg("%s", err.msg);
-  f->e = pb_engine_new(f->m, ckpt, 64, collect, f, &err);
-  if (f->e == NULL) fail_msg("%s", err.msg);
-  f->jr = pb_jsonr_new(&err);
-  assert_non_null(f->jr);
-}
-
-static void clear(fix_t *f) {
-  for (int i = 0; i < f->n; i++) free(f->line[i]);
-  f->n = 0;
-}
-
-static void fix_close(fix_t *f) {
-  pb_engine_destroy(&f->e);
-  pb_model_destroy(&f->m);
-  pb_jsonr_destroy(&f->jr);
-  clear(f);
-}
-
-static void query(fix_t *f, const char *line) {
-  pb_err_t err;
-  if (pb_engine_query(f->e, line, strlen(line), &err) != 0)
-    fail_msg("%s: %s", line, err.msg);
-}
-
-static void flush(fix_t *f) {
-  pb_err_t err;
-  if (pb_engine_flush(f->e, &err) != 0) fail_msg("%s", err.msg);
-}
-
-/* Line k of the answers, parsed. */
-static const pb_jval_t *parsed(fix_t *f, int k) {
-  assert_true(k < f->n);
-  const pb_jval_t *v =
-      pb_jsonr_parse(f->jr, f->line[k], strlen(f->line[k]), NULL);
-  assert_non_null(v);
-  return v;
-}
-
-/* The k-th answer whose id is the string id (k from 0), or NULL. */
-static const pb_jval_t *answer_k(fix_t *f, const char *id, int k) {
-  char want[128];
-  snprintf(want, sizeof want, "{\"id\":\"%s\",", id);
-  for (int i = 0; i < f->n; i++)
-    if (strncmp(f->line[i], want, strlen(want)) == 0 && k-- == 0)
-      return parsed(f, i);
-  fail_msg("no answer for id %s", id);
-  return NULL;
-}
-#define answer(f, id) answer_k(f, id, 0)
-
-static const char *str_of(const pb_jval_t *o, const char *key) {
-  const pb_jval_t *v = pb_jval_get(o, key);
-  return v ? pb_jval_str(v, NULL) : NULL;
-}
-
-static double num_of(const pb_jval_t *o, const char *key) {
-  const pb_jval_t *v = pb_jval_get(o, key);
-  if (v == NULL) fail_msg("no %s", key);
-  return pb_jval_num(v);
-}
-
-static void assert_error(fix_t *f, const char *id, const char *field,
-                         const char *what) {
-  const pb_jval_t *a = answer(f, id);
-  const char *msg = str_of(a, "error");
-  if (msg == NULL) fail_msg("%s: not an error", id);
-  if (strstr(msg, what) == NULL)
-    fail_msg("%s: \"%s\" not in: %s", id, what, msg);
-  const char *fd = str_of(a, "field");
-  if (fd == NULL || strcmp(fd, field) != 0)
-    fail_msg("%s: field %s, expected %s", id, fd ? fd : "(none)", field);
-}
-
 /* One answer line a query gets alone (malloc'd). */
 static char *alone(const char *ckpt, const char *q) {
   fix_t f;
-  fix_open(&f, ckpt);
+  fix_open(&f, ckpt, 64);
   query(&f, q);
   flush(&f);
   assert_int_equal(f.n, 1);
@@ -160,7 +65,7 @@ static const char *line_of(fix_t *f, const char *id) {
 static void test_turns_and_pairs(void **state) {
   (void)state;
   fix_t f;
-  fix_open(&f, c4);
+  fix_open(&f, c4, 64);
   query(&f,
         "{\"id\":\"g\",\"moves\":[[\"B\",\"4\"],[\"W\",\"4\"],[\"x\","
         "\"5\"]],\"analyzeTurns\":[3,0,1],\"report\":[\"v\"]}");
@@ -203,7 +108,7 @@ static void test_turns_and_pairs(void **state) {
 static void test_fields(void **state) {
   (void)state;
   fix_t f;
-  fix_open(&f, c4);
+  fix_open(&f, c4, 64);
   query(&f,
         "{\"id\":\"mv\",\"report\":[\"move\"],\"agent\":\"abnet\","
         "\"maxVisits\":300}");
@@ -257,7 +162,7 @@ static void test_fields(void **state) {
 static void test_priority(void **state) {
   (void)state;
   fix_t f;
-  fix_open(&f, c4);
+  fix_open(&f, c4, 64);
   query(&f, "{\"id\":\"a\",\"report\":[\"v\"]}");
   query(&f, "{\"id\":\"b\",\"report\":[\"v\"],\"priority\":5}");
   query(&f, "{\"id\":\"c\",\"report\":[\"v\"],\"priority\":-1}");
@@ -282,7 +187,7 @@ static void test_priority(void **state) {
 static void test_infos(void **state) {
   (void)state;
   fix_t f;
-  fix_open(&f, c4az);
+  fix_open(&f, c4az, 64);
   query(&f,
         "{\"id\":\"m\",\"moves\":[\"4\"],\"agent\":\"mcts\","
         "\"maxVisits\":60,\"includePolicy\":true,\"report\":[\"v\","
@@ -336,7 +241,7 @@ static void test_infos(void **state) {
   assert_true(fabs(sum - 1) < 1e-4);
   fix_close(&f);
 
-  fix_open(&f, c4);
+  fix_open(&f, c4, 64);
   query(&f,
         "{\"id\":\"ab\",\"agent\":\"abnet\",\"maxVisits\":2000,"
         "\"report\":[\"v\",\"q\",\"v1\",\"move\"]}");
@@ -371,7 +276,7 @@ static void test_infos(void **state) {
 static void test_actions(void **state) {
   (void)state;
   fix_t f;
-  fix_open(&f, c4);
+  fix_open(&f, c4, 64);
   query(&f, "{\"id\":\"v\",\"action\":\"query_version\"}");
   query(&f,
         "{\"id\":\"g\",\"moves\":[\"4\",\"4\"],\"analyzeTurns\":[0,1,2],"
@@ -450,7 +355,7 @@ static void test_actions(void **state) {
 static void test_during_search(void **state) {
   (void)state;
   fix_t f;
-  fix_open(&f, c4az);
+  fix_open(&f, c4az, 64);
   query(&f, "{\"id\":\"m\",\"agent\":\"mcts\",\"maxVisits\":3000,"
             "\"reportDuringSearchEvery\":0.05}");
   query(&f, "{\"id\":\"quiet\",\"agent\":\"mcts\",\"maxVisits\":50,"
@@ -513,7 +418,7 @@ static void *stopper(void *arg) {
 static void test_terminate_running(void **state) {
   (void)state;
   fix_t f;
-  fix_open(&f, c4az);
+  fix_open(&f, c4az, 64);
   query(&f, "{\"id\":\"long\",\"agent\":\"mcts\",\"maxVisits\":100000}");
   query(&f,
         "{\"id\":\"mate\",\"agent\":\"mcts\",\"maxVisits\":100000,"
@@ -542,7 +447,7 @@ static void test_terminate_running(void **state) {
 static void test_stop(void **state) {
   (void)state;
   fix_t f;
-  fix_open(&f, c4);
+  fix_open(&f, c4, 64);
   query(&f, "{\"id\":\"long\",\"agent\":\"abnet\",\"maxVisits\":100000000}");
   stopper_t s = {f.e, NULL};
   pthread_t th;

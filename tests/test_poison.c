@@ -16,27 +16,16 @@
 #include <math.h>
 #include <zmq.h>
 
-#include "config.h"
 #include "curve.h"
 #include "game.h"
-#include "learn.h"
-#include "nn.h"
-#include "spotcheck.h"
 #include "msg.h"
+#include "nn.h"
 #include "peer_fixtures.h"
 #include "proc.h"
 #include "run_fixtures.h"
+#include "liar_fixtures.h"
 
 /* ---- a hostile peer, written with the wire codec ---------------------- */
-
-/* Asks for work as `role`; the reply's type (-1: none in 2 s), in *r. */
-static int ask(void *sock, const char *sender, int role, pb_msg_t *r) {
-  pb_msg_t m;
-  pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, sender);
-  m.work_request.role = role;
-  tp_peer_send(sock, &m);
-  return tp_peer_recv(sock, 2000, r);
-}
 
 /* The lie of issue 26: +1 on every legal action of every state (in range,
  * finite, zero on illegal actions: every check of the message passes). */
@@ -101,164 +90,6 @@ static hop_t hop_and_lie(const run_t *r, pid_t learner, int *lst, void *ctx,
   return h;
 }
 
-/* The mean Q-targets of a clean run of the same config, in process, one
- * per iteration into v (2 at most). */
-static void clean_q_target_mean(run_t *ref, double *v) {
-  char path[512], log[512];
-  snprintf(path, sizeof path, "%s/probs", BIN);
-  snprintf(log, sizeof log, "%s/inproc.out", ref->dir);
-  char *argv[32] = {path, (char *)"train", (char *)CONFIG, (char *)"--inproc",
-                    (char *)"--run-dir", ref->dir};
-  int n = 6;
-  for (int i = 0; ref->extra[i] != NULL; i++) {
-    argv[n++] = (char *)"--set";
-    argv[n++] = (char *)ref->extra[i];
-  }
-  argv[n] = NULL;
-  pid_t p = tp_spawn(argv, log);
-  assert_true(p > 0);
-  assert_int_equal(exit_status(tp_wait(p, 300)), 0);
-  double sum;
-  assert_int_equal(metric(ref, "q_target_mean", &sum, v, 2), 2);
-}
-
-/* ---- a subtle liar: honest targets, but for a lie aimed where training
- * looks ------------------------------------------------------------------ */
-
-enum { LIE_START = 1, LIE_LEAN = 2 };
-
-/* A searcher that searches as an honest one does (the learner's own
- * networks, fetched over the wire, searched with the spot check's
- * searcher, which gives a searcher's targets bit for bit), then lies:
- * LIE_START puts +1 on the first legal action of the start position only
- * (about 0.3% of the positions, the one that weighs most); LIE_LEAN adds
- * 0.019 to every target (under the 0.02 tolerance of one position). Runs
- * on one connection until it is refused, the learner exits or limit_s
- * pass; returns the items it answered and sets *refused. */
-typedef struct {
-  pb_config_t cfg;
-  pb_learn_t *learn;
-  pb_spot_t *spot;
-  uint64_t v_have, q_have; /* versions loaded, +1 (0: none) */
-} honest_t;
-
-static void honest_init(honest_t *h, const run_t *r) {
-  pb_err_t err;
-  memset(h, 0, sizeof *h);
-  int n = 0;
-  while (r->extra[n]) n++;
-  if (pb_config_setup(&h->cfg, CONFIG, r->extra, n, NULL, &err) != 0)
-    fail_msg("%s", err.msg);
-  h->learn = pb_learn_new(&h->cfg, &err);
-  if (h->learn == NULL) fail_msg("%s", err.msg);
-  const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
-  h->spot = pb_spot_new(
-      g, h->cfg.search.expansions, h->cfg.search.max_depth,
-      h->cfg.search.parallel,
-      pb_learn_eval_batch(h->cfg.search.parallel, h->cfg.search.expansions,
-                          g->num_actions, h->cfg.train.selfplay_parallel),
-      (uint32_t)h->cfg.search.cache_entries, &err);
-  if (h->spot == NULL) fail_msg("%s", err.msg);
-}
-
-static void honest_free(honest_t *h) {
-  pb_spot_destroy(&h->spot);
-  pb_learn_destroy(&h->learn);
-}
-
-/* Loads network `which` (PB_WHICH_V or _Q) of `version` from the learner
- * unless it is loaded. 0, or -1 when the learner did not send it. */
-static int fetch_net(void *sock, honest_t *h, int which, uint64_t version) {
-  uint64_t *have = which == PB_WHICH_V ? &h->v_have : &h->q_have;
-  if (*have == version + 1) return 0;
-  pb_nn_t *nn = which == PB_WHICH_V ? pb_learn_v(h->learn) : pb_learn_q(h->learn);
-  if (run_fetch_weights(sock, "subtle", which, version, nn) != 0) return -1;
-  *have = version + 1;
-  return 0;
-}
-
-/* With hop: a new connection, from a new source address (127.0.X.Y, as
- * many hosts) and under a new sender id for every item, until the log
- * says `until` (or limit_s pass, or the learner exits); refusals do not
- * stop it. */
-static int subtle_liar_hops(const run_t *r, pid_t learner, int *lst,
-                            void *ctx, int lie, double limit_s, int *refused,
-                            int hop, const char *until) {
-  honest_t h;
-  honest_init(&h, r);
-  const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
-  const int A = g->num_actions;
-  pb_state_t start;
-  g->reset(&start);
-  char from[400], log[512], sender[32] = "subtle";
-  path_of(r, "learner.log", log, sizeof log);
-  void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
-  int answered = 0, hops = 0;
-  *refused = 0;
-  const double t0 = tp_now();
-  while (tp_now() - t0 < limit_s && running(learner, lst) &&
-         !(*refused && !hop) && !(until && tp_count(log, until) > 0)) {
-    if (hop && answered + *refused >= hops) {
-      zmq_close(d);
-      hops++;
-      snprintf(from, sizeof from, "tcp://127.0.%d.%d:0;%s", 1 + hops / 250,
-               2 + hops % 250, r->ep + strlen("tcp://"));
-      snprintf(sender, sizeof sender, "lean-%d", hops);
-      d = tp_peer(ctx, from, NULL, NULL, 2000);
-    }
-    pb_msg_t m;
-    int t = ask(d, sender, PB_ROLE_SEARCHER, &m);
-    if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SEARCH) {
-      const pb_msg_work_item_t *it = &m.work_item;
-      if (fetch_net(d, &h, PB_WHICH_V, it->v_version) == 0 &&
-          fetch_net(d, &h, PB_WHICH_Q, it->q_version) == 0) {
-        float *q = calloc((size_t)it->n_states * A, sizeof *q);
-        assert_non_null(q);
-        pb_err_t err;
-        if (pb_spot_search(h.spot, pb_learn_v(h.learn), pb_learn_q(h.learn),
-                           it->states, (int)it->n_states, q, &err) != 0)
-          fail_msg("%s", err.msg);
-        for (uint32_t i = 0; i < it->n_states; i++) {
-          uint8_t acts[PB_MAX_ACTIONS];
-          int na = g->legal(&it->states[i], acts);
-          if (lie == LIE_START &&
-              !memcmp(&it->states[i], &start, sizeof start))
-            q[i * A + acts[0]] = 1.0f;
-          if (lie == LIE_LEAN)
-            for (int k = 0; k < na; k++) {
-              float *v = &q[i * A + acts[k]];
-              *v = *v + 0.019f > 1.0f ? 1.0f : *v + 0.019f;
-            }
-        }
-        pb_msg_t res;
-        pb_msg_init(&res, PB_MSG_SEARCH_RESULT, RUN, PB_GAME_CONNECT4,
-                    sender);
-        res.search_result.item_id = it->item_id;
-        res.search_result.n_states = it->n_states;
-        res.search_result.n_actions = (uint32_t)A;
-        res.search_result.qvalues = q;
-        tp_peer_send(d, &res);
-        free(q);
-        answered++;
-      }
-    } else if (t == PB_MSG_REJECT && m.reject.code == PB_EDENIED) {
-      ++*refused;
-    } else {
-      tp_sleep(0.05);
-    }
-    if (t >= 0) pb_msg_free(&m);
-  }
-  zmq_close(d);
-  honest_free(&h);
-  return answered;
-}
-
-static int subtle_liar(const run_t *r, pid_t learner, int *lst, void *ctx,
-                       int lie, double limit_s, int *refused) {
-  return subtle_liar_hops(r, learner, lst, ctx, lie, limit_s, refused, 0,
-                          NULL);
-}
-
 /* A searcher honest everywhere but on the start position (issue 38: 10
  * such lies, 0.02% of the positions, none detected, flipped the greedy
  * opening): the start position weighs most in training, so the spot
@@ -268,46 +99,29 @@ static int subtle_liar(const run_t *r, pid_t learner, int *lst, void *ctx,
  * the Q-targets trained are a clean run's. */
 static void test_start_position_liar_caught(void **state) {
   (void)state;
-  run_t r, ref;
-  run_init(&r, "startlie");
-  run_init(&ref, "startlie-ref");
+  scene_t s;
   const char *extra[] = {"train.iterations=2", "net.item_states=16", NULL};
-  for (int i = 0; extra[i]; i++) r.extra[i] = ref.extra[i] = extra[i];
-  pid_t l = start_learner(&r);
-  pid_t a = start_worker(&r, "selfplay", "actor-1", NULL);
-  char log[512];
-  path_of(&r, "learner.log", log, sizeof log);
-  void *ctx = zmq_ctx_new();
-  int lst = -1, refused = 0;
-  /* The liar alone takes the first items of the first search. */
-  pid_t s = -1;
-  int answered = 0;
-  while (running(l, &lst) && !refused && answered < 400) {
-    answered += subtle_liar(&r, l, &lst, ctx, LIE_START, 5, &refused);
-    if (s < 0 && tp_count(log, "thrown away") >= 1)
-      s = start_worker(&r, "search", "searcher-1", NULL);
+  scene_begin(&s, "startlie", extra, NULL, 0);
+  /* The liar alone takes the first items of the first search; the real
+   * searcher comes once one is thrown away. */
+  liar_t x;
+  liar_open(&x, &s.r, s.ctx, LIE_START, NULL, "subtle", 0, 0);
+  while (running(s.learner, &s.lst) && !x.refused && x.answered < 400) {
+    liar_run(&x, s.learner, &s.lst, 5, NULL);
+    if (tp_count(s.log, "thrown away") >= 1) scene_searcher(&s);
   }
-  zmq_ctx_term(ctx);
-  if (s < 0) s = start_worker(&r, "search", "searcher-1", NULL);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  assert_int_equal(exit_status(tp_wait(a, 30)), 0);
-  assert_int_equal(exit_status(tp_wait(s, 30)), 0);
+  liar_close(&x);
+  scene_end(&s);
   print_message("the start-position liar answered %d items, refused: %d\n",
-                answered, refused);
-  double thrown, v[4], clean[2];
-  assert_int_equal(metric(&r, "search_items_thrown", &thrown, v, 4), 2);
+                x.answered, x.refused);
+  double v[4];
+  assert_int_equal(run_values(&s.r, "search_items_thrown", v, 4), 2);
   assert_true(v[0] >= 1); /* caught in the first iteration already */
-  assert_true(tp_count(log, "thrown away") >= 1);
+  assert_true(tp_count(s.log, "thrown away") >= 1);
   /* Whatever it answered, the start position's targets trained are the
    * real searcher's: the mean over the iteration is a clean run's. */
-  clean_q_target_mean(&ref, clean);
-  double qmean;
-  assert_int_equal(metric(&r, "q_target_mean", &qmean, v, 4), 2);
-  for (int i = 0; i < 2; i++) {
-    print_message("iteration %d: mean Q-target %.4f, clean run %.4f\n",
-                  i + 1, v[i], clean[i]);
-    assert_true(fabs(v[i] - clean[i]) < 0.01);
-  }
+  run_clean(&s.ref);
+  run_against_clean(&s.r, &s.ref, 2, 0.01, NULL);
 }
 
 /* A searcher that adds 0.019 to every target: no position disagrees by
@@ -317,36 +131,21 @@ static void test_start_position_liar_caught(void **state) {
  * the iteration are redone, and the Q-targets trained are a clean run's. */
 static void test_leaning_liar_quarantined(void **state) {
   (void)state;
-  run_t r, ref;
-  run_init(&r, "lean");
-  run_init(&ref, "lean-ref");
+  scene_t s;
   const char *extra[] = {"train.iterations=2", "train.episodes_per_iter=40",
                          "net.item_states=16", "net.spot_check=0.05", NULL};
-  for (int i = 0; extra[i]; i++) r.extra[i] = ref.extra[i] = extra[i];
-  pid_t l = start_learner(&r);
-  pid_t a = start_worker(&r, "selfplay", "actor-1", NULL);
-  char log[512];
-  path_of(&r, "learner.log", log, sizeof log);
-  void *ctx = zmq_ctx_new();
-  int lst = -1, refused = 0;
-  int answered = subtle_liar(&r, l, &lst, ctx, LIE_LEAN, 240, &refused);
-  zmq_ctx_term(ctx);
-  pid_t s = start_worker(&r, "search", "searcher-1", NULL);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  assert_int_equal(exit_status(tp_wait(a, 30)), 0);
-  assert_int_equal(exit_status(tp_wait(s, 30)), 0);
+  scene_begin(&s, "lean", extra, NULL, 0);
+  liar_t x;
+  liar_open(&x, &s.r, s.ctx, LIE_LEAN, NULL, "subtle", 0, 0);
+  liar_run(&x, s.learner, &s.lst, 240, NULL);
+  liar_close(&x);
+  scene_end(&s);
   print_message("the leaning liar answered %d items, refused: %d\n",
-                answered, refused);
-  assert_true(refused);
-  assert_true(tp_count(log, "its targets lean by +0.0") >= 1);
-  double clean[2], qmean, v[4];
-  clean_q_target_mean(&ref, clean);
-  assert_int_equal(metric(&r, "q_target_mean", &qmean, v, 4), 2);
-  for (int i = 0; i < 2; i++) {
-    print_message("iteration %d: mean Q-target %.4f, clean run %.4f\n",
-                  i + 1, v[i], clean[i]);
-    assert_true(fabs(v[i] - clean[i]) < 0.005);
-  }
+                x.answered, x.refused);
+  assert_true(x.refused);
+  assert_true(tp_count(s.log, "its targets lean by +0.0") >= 1);
+  run_clean(&s.ref);
+  run_against_clean(&s.r, &s.ref, 2, 0.005, NULL);
 }
 
 /* A lie spread thin (issue 46: a new source address per item, +0.019 on
@@ -359,52 +158,32 @@ static void test_leaning_liar_quarantined(void **state) {
  * trained are those of the clean run of the same seed. */
 static void test_lie_spread_over_identities(void **state) {
   (void)state;
-  run_t r, ref;
-  run_init(&r, "spread");
-  run_init(&ref, "spread-ref");
+  scene_t s;
   const char *extra[] = {"train.iterations=2", "train.episodes_per_iter=40",
                          "net.item_states=16", NULL};
-  for (int i = 0; extra[i]; i++) r.extra[i] = ref.extra[i] = extra[i];
-  pid_t l = start_learner(&r);
-  pid_t a = start_worker(&r, "selfplay", "actor-1", NULL);
-  char log[512];
-  path_of(&r, "learner.log", log, sizeof log);
-  void *ctx = zmq_ctx_new();
-  int lst = -1, refused = 0;
+  scene_begin(&s, "spread", extra, NULL, 0);
   /* The liar alone takes the first search's items, one identity each,
    * until the pooled test speaks. */
-  int answered = subtle_liar_hops(&r, l, &lst, ctx, LIE_LEAN, 240, &refused,
-                                  1, "the pooled lean test");
-  pid_t s = start_worker(&r, "search", "searcher-1", NULL);
+  liar_t x;
+  liar_open(&x, &s.r, s.ctx, LIE_LEAN, NULL, "lean", 0, 1);
+  int answered = liar_run(&x, s.learner, &s.lst, 240, "the pooled lean test");
+  scene_searcher(&s);
   /* And goes on beside the real searcher for a while. */
-  int more = 0;
-  if (running(l, &lst))
-    more = subtle_liar_hops(&r, l, &lst, ctx, LIE_LEAN, 10, &refused, 1,
-                            NULL);
-  zmq_ctx_term(ctx);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  assert_int_equal(exit_status(tp_wait(a, 30)), 0);
-  assert_int_equal(exit_status(tp_wait(s, 30)), 0);
+  int more = running(s.learner, &s.lst)
+                 ? liar_run(&x, s.learner, &s.lst, 10, NULL)
+                 : 0;
+  liar_close(&x);
+  scene_end(&s);
   print_message("the spread liar answered %d + %d items on as many "
                 "identities\n", answered, more);
   assert_true(answered >= 3);
-  assert_true(tp_count(log, "the pooled lean test") >= 1);
-  double thrown, v[4], clean[2], x[4], y[4];
-  assert_int_equal(metric(&r, "search_items_thrown", &thrown, NULL, 0), 2);
-  print_message("%.0f items thrown away\n", thrown);
-  assert_true(thrown >= answered);
-  clean_q_target_mean(&ref, clean);
-  double qmean;
-  assert_int_equal(metric(&r, "q_target_mean", &qmean, v, 4), 2);
-  for (int i = 0; i < 2; i++) {
-    print_message("iteration %d: mean Q-target %.6f, clean run %.6f\n",
-                  i + 1, v[i], clean[i]);
-    assert_true(fabs(v[i] - clean[i]) < 0.001);
-  }
-  assert_int_equal(metric(&r, "targets_crc", &qmean, x, 4), 2);
-  assert_int_equal(metric(&ref, "targets_crc", &qmean, y, 4), 2);
-  print_message("targets_crc %.0f %.0f, clean run %.0f %.0f\n", x[0], x[1],
-                y[0], y[1]);
+  assert_true(tp_count(s.log, "the pooled lean test") >= 1);
+  double v[2], sum; /* (counted over the run: v[1] is the run's) */
+  assert_int_equal(metric(&s.r, "search_items_thrown", &sum, v, 2), 2);
+  print_message("%.0f items thrown away\n", v[1]);
+  assert_true(sum >= answered);
+  run_clean(&s.ref);
+  run_against_clean(&s.r, &s.ref, 2, 0.001, NULL);
 }
 
 /* Without CURVE, a liar that takes a new connection and sender id for
@@ -416,12 +195,9 @@ static void test_lie_spread_over_identities(void **state) {
 static void test_hopping_liar_trains_nothing(void **state) {
   (void)state;
   run_t r, ref;
-  run_init(&r, "hop");
-  run_init(&ref, "hop-ref");
   const char *extra[] = {"train.iterations=2", "train.episodes_per_iter=40",
                          "net.item_states=16", "net.spot_check=0.05", NULL};
-  for (int i = 0; extra[i]; i++) r.extra[i] = ref.extra[i] = extra[i];
-  pid_t l = start_learner(&r);
+  pid_t l = run_begin(&r, &ref, "hop", extra);
   pid_t w[2] = {start_worker(&r, "selfplay", "actor-1", NULL),
                 start_worker(&r, "search", "searcher-1", NULL)};
   char log[512];
@@ -432,10 +208,8 @@ static void test_hopping_liar_trains_nothing(void **state) {
   int lst = -1;
   hop_t h = hop_and_lie(&r, l, &lst, ctx, NULL, NULL, NULL, 2, 240);
   zmq_ctx_term(ctx);
-  double clean[2];
-  clean_q_target_mean(&ref, clean);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  for (int i = 0; i < 2; i++) assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+  run_clean(&ref);
+  run_finish(&r, l, lst, 300, w, 2);
 
   print_message("liar answered %d items on as many connections, refused %d "
                 "times\n", h.answered, h.refused);
@@ -443,15 +217,10 @@ static void test_hopping_liar_trains_nothing(void **state) {
   assert_true(h.refused >= 1);
   assert_true(tp_count(log, "address 127.0.0.1 is quarantined") == 1);
   assert_true(tp_count(log, "thrown away") >= 1);
-  double thrown, qmean, v[4];
+  double thrown;
   assert_int_equal(metric(&r, "search_items_thrown", &thrown, NULL, 0), 2);
   assert_true(thrown >= 3);
-  assert_int_equal(metric(&r, "q_target_mean", &qmean, v, 4), 2);
-  for (int i = 0; i < 2; i++) {
-    print_message("iteration %d: mean Q-target %.4f, clean run %.4f\n", i + 1,
-                  v[i], clean[i]);
-    assert_true(fabs(v[i] - clean[i]) < 0.01);
-  }
+  run_against_clean(&r, &ref, 2, 0.01, NULL);
   /* The real workers were never refused. */
   char out[512];
   path_of(&r, "searcher-1.out", out, sizeof out);
@@ -476,7 +245,9 @@ static void test_all_refused_run_stops(void **state) {
   assert_int_equal(pb_curve_make_dir(keys, 2, &err), 0);
   snprintf(curve, sizeof curve, "net.curve_dir=%s", keys);
   const char *extra[] = {"train.iterations=1", "net.item_states=16",
-                         "net.no_workers_exit_s=6", curve,
+                         /* long enough for an ASan actor to start on a
+                          * loaded machine (9.5 s seen) */
+                         "net.no_workers_exit_s=15", curve,
                          "net.http_port=-1", /* the kernel picks */ NULL};
   for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
   pid_t l = start_learner(&r);
@@ -519,7 +290,7 @@ static void test_all_refused_run_stops(void **state) {
   }
   zmq_ctx_term(ctx);
   assert_int_equal(exit_status(wait_kept(l, lst, 30)), 78);
-  assert_true(tp_count(log, "no searcher worked for this run for 6 s") >= 1);
+  assert_true(tp_count(log, "no searcher worked for this run for 15 s") >= 1);
   path_of(&r, "learner.out", out, sizeof out);
   assert_true(tp_count(out, "no searcher worked for this run") >= 1);
   kill(a, SIGTERM);
@@ -559,8 +330,7 @@ static void test_curve_liar_bans_only_its_key(void **state) {
   int lst = -1;
   hop_t h = hop_and_lie(&r, l, &lst, ctx, &liar, learner.pub, "searcher-1", 2, 240);
   zmq_ctx_term(ctx);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  for (int i = 0; i < 2; i++) assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+  run_finish(&r, l, lst, 300, w, 2);
   print_message("liar answered %d, refused %d\n", h.answered, h.refused);
   /* How many items it gets in before its key is judged depends on how
    * soon the spot check of its first items ends (2 to 5 seen); every
@@ -588,11 +358,9 @@ static void test_curve_liar_bans_only_its_key(void **state) {
 static void test_selfplay_leases_and_forgery(void **state) {
   (void)state;
   run_t r;
-  run_init(&r, "forge");
   const char *extra[] = {"train.iterations=1", "net.lease_ms=1000",
                          "net.heartbeat_ms=200", NULL};
-  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
-  pid_t l = start_learner(&r);
+  pid_t l = run_begin(&r, NULL, "forge", extra);
   pid_t s = start_worker(&r, "search", "searcher-1", NULL);
   char log[512];
   path_of(&r, "learner.log", log, sizeof log);
@@ -661,9 +429,7 @@ static void test_selfplay_leases_and_forgery(void **state) {
   assert_true(got <= 1);
   zmq_close(d);
   zmq_ctx_term(ctx);
-  assert_int_equal(exit_status(tp_wait(l, 300)), 0);
-  assert_int_equal(exit_status(tp_wait(a, 30)), 0);
-  assert_int_equal(exit_status(tp_wait(s, 30)), 0);
+  run_finish(&r, l, -1, 300, (pid_t[]){a, s}, 2);
   double v, pos;
   assert_int_equal(metric(&r, "results_not_holder", &v, NULL, 0), 1);
   assert_true(v >= 1);
