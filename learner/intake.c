@@ -112,7 +112,8 @@ void pb__intake_selfplay(pb_learner_t *l, peer_t *p,
   /* Beyond the rules: moves the announced policy would not play, games
    * that end as honest ones do not (selfcheck.c). */
   if (pb__selfcheck_item(l, p, idx, r)) {
-    refuse(l, l->it.spq, p, idx, "self-play moves impossible under its Q");
+    refuse(l, l->it.spq, p, idx,
+           "its moves or outcomes are impossible for the announced Q");
     return;
   }
   /* Taken: into the iteration's store. */

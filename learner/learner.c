@@ -30,13 +30,14 @@
  *              pb__open_sockets, open_loop: every socket is bound before
  *              any file of the run but the lock is made; then
  *              open_run_dir, open_trainer (pb__iter_init), pb__spot_init,
- *              pb__selfcheck_init, write_endpoints;
+ *              pb__selfcheck_init, pb__selfref_init, write_endpoints;
  *              a failure takes back what this start made),
  *              then pb_learner_run: starts the handles and the first phase
  *              (pb__iterations_begin), then uv_run, whose turns call
  *                pb__on_zpoll (peers.c) when the ROUTER is readable;
  *                on_tick (100 ms): pb__drain, expire leases (trust.c), the DONE
- *                  announcements, pb__log_progress, pb__trust_long_lease,
+ *                  announcements, pb__log_progress, pb__selfref_kick,
+ *                  pb__trust_long_lease,
  *                  pb__check_starved (phases.c), pb__zap_tick;
  *                on_signal: stop after the running job (pb__shutdown_loop);
  *                the jobs' and the HTTP server's callbacks;
@@ -51,7 +52,12 @@
  *   spot.c     the spot check: pb__spot_sample, pb__spot_kick ->
  *              spot_work / spot_done -> quarantine; pb__refused.
  *   selfcheck.c  pb__intake_selfplay -> pb__selfcheck_item: the surprise
- *              of a result's moves -> quarantine of its actor.
+ *              of a result's moves, its outcomes beside the reference
+ *              games, the pool of new identities -> quarantine of its
+ *              actor, or its item dropped.
+ *   selfref.c  on_tick, on_work_request -> pb__selfref_kick -> the
+ *              reference games on the pool -> done ->
+ *              pb__selfcheck_reference, pb__selfplay_done.
  *   trust.c    leases: on_tick's expiries -> pb__trust_expired (one
  *              item at a time, none, quarantine); on_work_request asks
  *              pb__trust_allows; pb__trust_admit limits new connections
@@ -120,6 +126,7 @@ static void on_tick(uv_timer_t *h) {
     return;
   }
   pb__log_progress(l, t);
+  pb__selfref_kick(l);
   pb__trust_long_lease(l, t);
   pb__check_starved(l, t);
   pb__zap_tick(l);
@@ -364,7 +371,7 @@ pb_learner_t *pb_learner_new(const pb_config_t *cfg, int flags,
       open_loop(l, err) != 0 ||
       open_run_dir(l, flags, latest, sizeof latest, err) != 0 ||
       open_trainer(l, latest, err) != 0 || pb__spot_init(l, err) != 0 ||
-      pb__selfcheck_init(l, err) != 0 ||
+      pb__selfcheck_init(l, err) != 0 || pb__selfref_init(l, err) != 0 ||
       write_endpoints(l, err) != 0)
     goto fail;
   pb_rundir_undo_init(&l->undo); /* started: what it made stays */
@@ -436,6 +443,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
   pb__owners_free(l);
   pb__selfcheck_free(l);
   pb__rdrop_free(l);
+  pb__selfref_free(l);
   pb_metrics_destroy(&l->metrics);
   pb__selfrec_close(l);
   pb_web_destroy(&l->web);

@@ -87,12 +87,14 @@ static size_t forget_search(pb_learner_t *l, owner_t who) {
   return k;
 }
 
-/* p's accepted self-play items of the open self-play iteration: their
- * episodes go, and they are re-queued for other actors. */
+/* p's accepted self-play items of the open self-play iteration (until
+ * they are gathered: the phase may wait for the reference games with
+ * every item in): their episodes go, and they are re-queued for other
+ * actors. */
 static size_t forget_selfplay(pb_learner_t *l, owner_t who) {
   if (pb_iter_selfplay_iter(l->it.iter) == 0 || l->own.selfplay == NULL ||
       l->own.selfplay_iter != pb_iter_selfplay_iter(l->it.iter) ||
-      pb_workq_finished(l->it.spq))
+      (pb_workq_finished(l->it.spq) && l->it.phase != PH_SELFPLAY))
     return 0;
   size_t n = pb_iter_selfplay_items(l->it.iter), k = 0;
   if (n > l->own.selfplay_cap) n = l->own.selfplay_cap;

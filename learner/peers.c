@@ -150,6 +150,7 @@ static void on_work_request(pb_learner_t *l, peer_t *p, const pb_msg_t *m) {
     pb__send_msg(l, p, &r);
     pb_log_debug(l->log, "self-play item %zu (%d episodes) -> %s", idx,
                  item.episodes, p->sender);
+    pb__selfref_kick(l); /* the learner's own games of this version */
     return;
   }
   if (l->it.phase == PH_SEARCH && role == PB_ROLE_SEARCHER && !l->stopping &&

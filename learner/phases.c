@@ -55,6 +55,9 @@ void pb__start_selfplay(pb_learner_t *l) {
 
 void pb__selfplay_done(pb_learner_t *l) {
   pb_err_t err;
+  /* The learner's reference games of this phase judge its results first
+   * (selfref.c): the job's end calls this again. */
+  if (l->ref.running) return;
   const uint64_t next = pb_iter_selfplay_iter(l->it.iter) + 1;
   pb__rdrop_selfplay(l); /* who played the episodes, for the window */
   if (pb_iter_selfplay_done(l->it.iter, &err) != 0) {

@@ -17,7 +17,8 @@
  *   state_peer.h    l->own     owners.c
  *   state_replay.h  l->rdrop   replaydrop.c
  *   state_trust.h   l->quar    quarantine.c;  l->lease  trust.c;
- *                   l->spot    spot.c;  l->play  selfcheck.c
+ *                   l->spot    spot.c;  l->play  selfcheck.c;
+ *                   l->ref     selfref.c
  *
  * The files, each using only those above it in this list:
  *
@@ -37,8 +38,11 @@
  *   trust.c    leases that expire and
  *              what a worker's record earns it; Hello's rate per address
  *   spot.c     the spot check of search results and the quarantine
- *   selfcheck.c  the surprise of self-play moves, and the quarantine of
- *              actors whose moves are impossible
+ *   selfcheck.c  the surprise of self-play moves, the outcome test, the
+ *              pool of new identities, and the quarantine of actors whose
+ *              moves or outcomes are impossible
+ *   selfref.c  the learner's own reference games of self-play (a job
+ *              on the thread pool), what the outcome test compares with
  *   selfrec.c  run.record_selfplay: the self-play games taken, a record
  *              line each, through a spool
  *   intake.c   the one path of a result into the iteration: the lease,
@@ -119,6 +123,7 @@ struct pb_learner {
   pb_llease_t lease;   /* leases: trust.c */
   pb_lspot_t spot;     /* the spot check: spot.c */
   pb_lplay_t play;     /* the checks of self-play: selfcheck.c */
+  pb_lref_t ref;       /* the learner's reference games: selfref.c */
   pb_lstatus_t status; /* what was reported last: status.c */
   pb_lrdrop_t rdrop;   /* the replay window's tags: replaydrop.c */
 };
@@ -435,11 +440,32 @@ void pb__selfcheck_free(pb_learner_t *l);
 
 /* Scores a share of the episodes of self-play result r (item idx, from p,
  * every episode already checked against the rules) and tallies them for
- * p, its key and its address. 1 when that made p, its key or its address
- * impossible: p is quarantined, its items of the open iteration are
- * dropped and re-queued, and r must be refused; else 0 (r is p's). */
+ * p, its key and its address; its outcomes are judged against the
+ * learner's reference games (or the other actors'), and with those of
+ * every identity too new to be judged alone. 1 when r must be refused:
+ * p, its key or its address is impossible (p is quarantined, its items
+ * of the open iteration are dropped and re-queued), or the pool of new
+ * identities is impossible and r leans its way; else 0 (r is p's). */
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r);
+
+/* Judges again every identity with episodes of Q version `version`, and
+ * the pool of new identities, now that the learner's reference games of
+ * that version are played (selfref.c). */
+void pb__selfcheck_reference(pb_learner_t *l, uint64_t version);
+
+/* ---- selfref.c: the learner's reference games ------------------------- */
+
+/* Makes the reference player (its networks, the algorithm's engine) when
+ * net.selfplay_check > 0 and net.selfplay_reference > 0; 0 or the
+ * error. */
+int pb__selfref_init(pb_learner_t *l, pb_err_t *err);
+void pb__selfref_free(pb_learner_t *l);
+
+/* Starts the job that plays the served Q version's reference games, when
+ * self-play items are out, none runs and that version has none yet; and
+ * notes how long self-play, its items all in, waits for one. */
+void pb__selfref_kick(pb_learner_t *l);
 
 /* ---- intake.c: the one path of a result into the iteration ------------ */
 

@@ -30,6 +30,15 @@ typedef struct {
   uint64_t episodes;  /* its episodes of the finished iterations */
   double excess, var; /* over those: sum - n x the others' mean, and the
                        * variance of that under "played alike" */
+  /* Against the learner's reference games (selfref.c): its episodes of Q
+   * version rver (rn, rsum, rsq), and over the versions before: their
+   * count, excess over the reference's mean and its variance. Episodes of
+   * a version the learner plays reference games of are compared with
+   * those alone, the others' with the other actors'. */
+  uint64_t rver, rn;
+  double rsum, rsq;
+  uint64_t repisodes;
+  double rexcess, rvar;
 } outc_t;
 
 typedef struct {

@@ -274,6 +274,17 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "items_dropped", l->own.selfplay_dropped);
   pb_json_kuint(&j, "replay_dropped", l->rdrop.dropped[1]);
   pb_json_kuint(&j, "outcome_quarantined", l->play.out_quarantined);
+  /* The learner's reference games (selfref.c) and the pool of new
+   * identities (selfcheck.c). */
+  pb_json_kint(&j, "reference_per_version",
+               l->ref.on ? l->cfg.net.selfplay_reference : 0);
+  pb_json_kuint(&j, "reference_versions", l->ref.jobs);
+  pb_json_kuint(&j, "reference_episodes", l->ref.episodes);
+  pb_json_kdouble(&j, "reference_busy_s", l->ref.busy_s);
+  pb_json_kdouble(&j, "reference_waited_s", l->ref.waited_s);
+  pb_json_kuint(&j, "reference_late_episodes", l->play.pool.late);
+  pb_json_kuint(&j, "pool_fired", l->play.pool.fired);
+  pb_json_kuint(&j, "pool_items_dropped", l->play.pool.dropped);
   pb_json_kdouble(&j, "z_max", play_z_max(l));
   pb_json_obj_end(&j);
   /* What the workers' leases earned them (trust.c): the connections at

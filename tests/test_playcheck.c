@@ -221,6 +221,98 @@ static void test_bad_episode(void **state) {
   assert_true(fabs(u.excess - t.excess) < 1e-12);
 }
 
+/* ---- pb_outcome_part: the outcome test's comparison -------------------- */
+
+static void test_outcome_arithmetic(void **state) {
+  (void)state;
+  double e = 1, v = 1;
+  assert_int_equal(pb_outcome_part(0, 0, 0, 10, 1, 10, &e, &v), 0);
+  assert_true(e == 0.0 && v == 0.0);
+  assert_int_equal(pb_outcome_part(5, 1, 5, 0, 0, 0, &e, &v), 0);
+  assert_true(e == 0.0 && v == 0.0);
+  /* +1 +1 against +1 -1: pooled mean 0.5, variance 1 - 0.25; the excess
+   * 2 - 2 x 0, its variance 0.75 x 2 x (1 + 2 / 2). */
+  assert_int_equal(pb_outcome_part(2, 2, 2, 2, 0, 2, &e, &v), 1);
+  assert_true(fabs(e - 2.0) < 1e-12 && fabs(v - 3.0) < 1e-12);
+  /* Every game a draw: no spread, the floor keeps the variance above 0. */
+  assert_int_equal(pb_outcome_part(3, 0, 0, 3, 0, 0, &e, &v), 1);
+  assert_true(e == 0.0 && v > 0.0 && v < 1e-5);
+}
+
+/* A game's first-player result: +1 with 0.5, 0 with 0.1, -1 with 0.4. */
+static int outcome(pb_rng_t *r) {
+  const double u = pb_rng_uniform(r);
+  return u < 0.5 ? 1 : u < 0.6 ? 0 : -1;
+}
+
+/* z of a worker over `versions` comparisons with `ref` reference games
+ * each; its n results per version from outcome() or, thrown, all -1. */
+static double outcome_z(pb_rng_t *r, int versions, int ref, int thrown,
+                        int fixed_n) {
+  double E = 0, V = 0;
+  for (int k = 0; k < versions; k++) {
+    double rs = 0, rq = 0, s = 0, q = 0;
+    for (int i = 0; i < ref; i++) {
+      const int x = outcome(r);
+      rs += x;
+      rq += x * x;
+    }
+    const int n = fixed_n ? fixed_n : 5 + (int)pb_rng_below(r, 96);
+    for (int i = 0; i < n; i++) {
+      const int x = thrown ? -1 : outcome(r);
+      s += x;
+      q += x * x;
+    }
+    double e, v;
+    assert_int_equal(pb_outcome_part((uint64_t)n, s, q, (uint64_t)ref, rs,
+                                     rq, &e, &v),
+                     1);
+    E += e;
+    V += v;
+  }
+  return E / sqrt(V);
+}
+
+/* Honest workers against 32 reference games a version, 5-100 episodes
+ * each, over 10 versions: z is a standard normal's (2,000 workers); the
+ * outcome test's 6 is far in its tail. */
+static void test_outcome_honest_is_normal(void **state) {
+  (void)state;
+  pb_rng_t r;
+  pb_rng_seed(&r, 46, 5);
+  const int trials = 2000;
+  double s = 0, s2 = 0, most = 0;
+  for (int t = 0; t < trials; t++) {
+    const double z = outcome_z(&r, 10, 32, 0, 0);
+    s += z;
+    s2 += z * z;
+    if (fabs(z) > most) most = fabs(z);
+  }
+  const double mean = s / trials, sd = sqrt(s2 / trials - mean * mean);
+  print_message("honest outcome z: mean %+.3f, sd %.3f, largest |z| %.2f\n",
+                mean, sd, most);
+  assert_true(fabs(mean) < 0.1);
+  assert_true(sd > 0.9 && sd < 1.1);
+  assert_true(most < 5.0);
+}
+
+/* A worker that sends only games the first player lost (rejection
+ * sampling), 60 a version against 32 reference games: impossible within
+ * two versions, every time (200 workers). */
+static void test_outcome_thrower_is_impossible(void **state) {
+  (void)state;
+  pb_rng_t r;
+  pb_rng_seed(&r, 46, 6);
+  double least = 0;
+  for (int t = 0; t < 200; t++) {
+    const double z = outcome_z(&r, 2, 32, 1, 60);
+    if (t == 0 || z > least) least = z;
+  }
+  print_message("thrower's outcome z over 2 versions: at most %.2f\n",
+                least);
+  assert_true(least <= -PB_PLAY_Z);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_surprise_arithmetic),
@@ -228,6 +320,9 @@ int main(void) {
       cmocka_unit_test(test_thrower_is_impossible),
       cmocka_unit_test(test_late_thrower),
       cmocka_unit_test(test_bad_episode),
+      cmocka_unit_test(test_outcome_arithmetic),
+      cmocka_unit_test(test_outcome_honest_is_normal),
+      cmocka_unit_test(test_outcome_thrower_is_impossible),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,12 @@
-/* test_selfcheck.c - the learner's check of self-play moves
- * (learner/selfcheck.c), against a real learner, a real actor and a real
- * searcher over real sockets: an actor whose games are legal but whose
- * first player throws them (issue 38: 30-35% of the episodes, mean Q
- * -0.16 -> -0.39) is quarantined and none of its episodes is trained on;
- * the honest actor beside it is never touched. The thrower is written
+/* test_selfcheck.c - the learner's check of self-play moves and outcomes
+ * (learner/selfcheck.c, learner/selfref.c), against a real learner, a
+ * real actor and a real searcher over real sockets: an actor whose games
+ * are legal but whose first player throws them (issue 38: 30-35% of the
+ * episodes, mean Q -0.16 -> -0.39) is quarantined and none of its
+ * episodes is trained on; a rejection sampler is quarantined beside honest
+ * actors and alone (the learner's reference games); one that opens a new
+ * connection per item has its items dropped by the pool of new
+ * identities; the honest actor beside them is never touched. The thrower is written
  * here with the wire codec: it downloads the Q its items announce and
  * plays them with the actors' own self-play engine, with Q negated for
  * the first player, so every rule check passes. Whatever a test starts is
@@ -16,6 +19,7 @@
 #include <math.h>
 #include <zmq.h>
 
+#include "algo.h"
 #include "config.h"
 #include "episodes.h"
 #include "game.h"
@@ -60,9 +64,10 @@ static int first_result(const pb_episodes_t *eps, size_t k) {
  * refused, the learner exits or limit_s pass; returns the items it
  * delivered and sets *refused. With reject: plays honestly (the actors'
  * engine and the announced Q) but sends only games the first player lost
- * (rejection sampling), playing as many as that takes. */
-static int thrower_as(const run_t *r, pid_t learner, int *lst, void *ctx,
-                      double limit_s, int *refused, int reject) {
+ * (rejection sampling), playing as many as that takes. With hop: a new
+ * connection and sender id ("hop-N") for every item, never refused. */
+static int thrower_hop(const run_t *r, pid_t learner, int *lst, void *ctx,
+                       double limit_s, int *refused, int reject, int hop) {
   pb_config_t cfg;
   pb_err_t err;
   int n = 0;
@@ -88,18 +93,19 @@ static int thrower_as(const run_t *r, pid_t learner, int *lst, void *ctx,
   void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
   uint64_t have = UINT64_MAX;
   int delivered = 0;
+  char who[32] = "thrower";
   *refused = 0;
   const double t0 = tp_now();
   while (tp_now() - t0 < limit_s && running(learner, lst) && !*refused) {
     pb_msg_t m;
-    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, "thrower");
+    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, who);
     m.work_request.role = PB_ROLE_ACTOR;
     tp_peer_send(d, &m);
     int t = tp_peer_recv(d, 2000, &m);
     if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SELFPLAY) {
       const pb_msg_work_item_t *it = &m.work_item;
       if (have == it->q_version ||
-          run_fetch_weights(d, "thrower", PB_WHICH_Q, it->q_version,
+          run_fetch_weights(d, who, PB_WHICH_Q, it->q_version,
                             pb_learn_q(learn)) == 0) {
         have = it->q_version;
         pb_neteval_bind(ne, NULL, pb_learn_q(learn));
@@ -128,13 +134,18 @@ static int thrower_as(const run_t *r, pid_t learner, int *lst, void *ctx,
         }
         pb_msg_t res;
         pb_msg_init(&res, PB_MSG_SELFPLAY_RESULT, RUN, PB_GAME_CONNECT4,
-                    "thrower");
+                    who);
         res.selfplay_result.item_id = it->item_id;
         res.selfplay_result.episodes = mep;
         res.selfplay_result.n_episodes = (uint32_t)keep.n_eps;
         tp_peer_send(d, &res);
         free(mep);
         delivered++;
+        if (hop) { /* the next item on a new connection */
+          zmq_close(d); /* lingers until the result is out */
+          d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
+          snprintf(who, sizeof who, "hop-%d", delivered);
+        }
       }
     } else if (t == PB_MSG_REJECT && m.reject.code == PB_EDENIED) {
       *refused = 1;
@@ -150,6 +161,11 @@ static int thrower_as(const run_t *r, pid_t learner, int *lst, void *ctx,
   pb_neteval_destroy(&ne);
   pb_learn_destroy(&learn);
   return delivered;
+}
+
+static int thrower_as(const run_t *r, pid_t learner, int *lst, void *ctx,
+                      double limit_s, int *refused, int reject) {
+  return thrower_hop(r, learner, lst, ctx, limit_s, refused, reject, 0);
 }
 
 static int thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
@@ -233,9 +249,11 @@ static void test_thrower_quarantined(void **state) {
 /* Rejection sampling (issue 46: honest games, only the first player's
  * losses sent: 0 quarantines, V(start) +0.047 -> -0.251): every move is
  * the announced policy's, so the surprise cannot see it; the outcomes do,
- * beside the honest actor's games of the same iteration. The sampler is
- * quarantined by the outcome test, its items of the iteration dropped and
- * redone; the honest actor is never touched and the run finishes. */
+ * beside the learner's own reference games of each Q version (and,
+ * without them, beside the honest actors' games of the same iteration).
+ * The sampler is quarantined by the outcome test, its items of the
+ * iteration dropped and redone; the honest actors are never touched and
+ * the run finishes. */
 static void test_rejection_sampler_quarantined(void **state) {
   (void)state;
   run_t r;
@@ -289,12 +307,244 @@ static void test_thrower_seed12(void **state) {
   free(text);
 }
 
+/* A lone rejection sampler (issue 46: no honest actor beside it, so the
+ * other actors' games, the reference of the outcome test before, were its
+ * own): the learner's own reference games of each Q version
+ * (net.selfplay_reference, learner/selfref.c) are the ground truth. The
+ * sampler takes every item of the first iteration alone and is
+ * quarantined within it; its items are dropped, and the honest actor that
+ * joins afterwards plays the run to its end, never refused. */
+static void test_lone_rejection_sampler(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "lone");
+  const char *extra[] = {"train.iterations=2", "train.episodes_per_iter=100",
+                         NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  int lst = -1;
+  void *ctx = zmq_ctx_new();
+  pid_t w[2] = {start_worker(&r, "search", "searcher-1", NULL), 0};
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "searcher searcher-1 joined", 1, 120));
+  int refused = 0;
+  int delivered = thrower_as(&r, l, &lst, ctx, 120, &refused, 1);
+  print_message("the lone rejection sampler delivered %d items, refused: %d\n",
+                delivered, refused);
+  assert_true(refused);
+  w[1] = start_worker(&r, "selfplay", "actor-1", NULL);
+  zmq_ctx_term(ctx);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  const char *q = strstr(text, "impossible beside the learner's own "
+                               "reference games");
+  assert_non_null(q);
+  print_message("%.300s\n", q);
+  assert_non_null(strstr(text, "actor thrower (address"));
+  assert_null(strstr(text, "actor-1 (address"));
+  free(text);
+  double sum = 0;
+  assert_int_equal(metric(&r, "iteration", &sum, NULL, 0), 2);
+}
+
+/* A keyless rejection sampler that opens a new connection, with a new
+ * sender id, for every item (issue 46's address-hopping thrower, on one
+ * address here: its moves are the policy's, so no surprise tally, the
+ * address's included, can see it): each connection delivers 5 episodes,
+ * under the outcome test's 30, so none is judged alone. The pool of
+ * identities too new to be judged alone is judged as one actor against
+ * the learner's reference games: when it is impossible the sampler's
+ * items are dropped and redone, by the honest actor in the end. The
+ * honest actor is never refused; the run finishes. */
+static void test_hopping_sampler_pooled(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "hopping");
+  /* 64 reference games a version: a version's evidence grows with their
+   * number (at most about sqrt(64) standard errors for a full thrower),
+   * so the pool fires on fewer of the sampler's items than with the
+   * default 32 (which needed 85-115 episodes over three versions). */
+  const char *extra[] = {"train.iterations=5", "train.episodes_per_iter=100",
+                         "net.selfplay_reference=64", NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  int lst = -1;
+  void *ctx = zmq_ctx_new();
+  pid_t w[2] = {start_worker(&r, "search", "searcher-1", NULL),
+                start_worker(&r, "selfplay", "actor-1", NULL)};
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  assert_true(tp_wait_for(log, "actor actor-1 joined", 1, 120));
+  int refused = 0;
+  int delivered = thrower_hop(&r, l, &lst, ctx, 240, &refused, 1, 1);
+  print_message("the hopping sampler delivered %d items on as many "
+                "connections, refused: %d\n", delivered, refused);
+  zmq_ctx_term(ctx);
+  assert_false(refused);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  const char *q = strstr(text, "the pooled outcome test");
+  assert_non_null(q);
+  print_message("%.500s\n", q);
+  assert_non_null(strstr(text, "too new to be judged alone) dropped"));
+  assert_null(strstr(text, "actor-1 (address"));
+  free(text);
+  double sum = 0;
+  assert_int_equal(metric(&r, "iteration", &sum, NULL, 0), 5);
+}
+
+/* A lone AlphaZero rejection sampler: plays its items with the actors'
+ * own AlphaZero player (the algorithm table's: MCTS over the policy+value
+ * network it downloads, the run's mcts settings) and sends only the games
+ * the first player lost, with their visit distributions; until it is
+ * refused, the learner exits or limit_s pass. Returns the items it
+ * delivered. */
+static int az_sampler(const run_t *r, pid_t learner, int *lst, void *ctx,
+                      double limit_s, int *refused) {
+  pb_config_t cfg;
+  pb_err_t err;
+  int n = 0;
+  while (r->extra[n]) n++;
+  if (pb_config_setup(&cfg, CONFIG, r->extra, n, NULL, &err) != 0)
+    fail_msg("%s", err.msg);
+  pb_learn_t *learn = pb_learn_new(&cfg, &err);
+  if (learn == NULL) fail_msg("%s", err.msg);
+  const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
+  const pb_algo_t *a = pb_algo_of(&cfg);
+  assert_non_null(a);
+  pb_neteval_t *ne = pb_neteval_new(g, 256, 0, &err);
+  assert_non_null(ne);
+  pb_algo_env_t env = {.g = g, .run = &cfg,
+                       .parallel = cfg.train.selfplay_parallel, .threads = 1,
+                       .q = pb_learn_q(learn), .ne = ne};
+  void *player = a->player_new(&env, &err);
+  if (player == NULL) fail_msg("%s", err.msg);
+  pb_episodes_t eps, keep;
+  pb_episodes_init(&eps);
+  pb_episodes_init(&keep);
+  void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
+  uint64_t have = UINT64_MAX;
+  int delivered = 0;
+  *refused = 0;
+  const double t0 = tp_now();
+  while (tp_now() - t0 < limit_s && running(learner, lst) && !*refused) {
+    pb_msg_t m;
+    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, "thrower");
+    m.work_request.role = PB_ROLE_ACTOR;
+    tp_peer_send(d, &m);
+    int t = tp_peer_recv(d, 2000, &m);
+    if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SELFPLAY) {
+      const pb_msg_work_item_t *it = &m.work_item;
+      if (have == it->q_version ||
+          run_fetch_weights(d, "thrower", PB_WHICH_Q, it->q_version,
+                            pb_learn_q(learn)) == 0) {
+        have = it->q_version;
+        pb_neteval_bind(ne, NULL, pb_learn_q(learn));
+        pb_episodes_clear(&keep);
+        for (uint64_t seed = it->seed; keep.n_eps < it->episodes; seed++) {
+          pb_episodes_clear(&eps);
+          pb_algo_item_t item = {(int)it->episodes, seed, it->q_version, 0};
+          if (a->play(player, &env, &item, &eps, &err) != 0)
+            fail_msg("%s", err.msg);
+          for (size_t k = 0; k < eps.n_eps && keep.n_eps < it->episodes; k++)
+            if (first_result(&eps, k) < 0)
+              assert_int_equal(
+                  pb_episodes_add_policy(
+                      &keep, eps.states + eps.start[k], eps.len[k],
+                      eps.reward[k], eps.version[k],
+                      pb_episodes_policy(&eps, k, 0), g->num_actions, &err),
+                  0);
+        }
+        pb_msg_episode_t *mep = calloc(keep.n_eps, sizeof *mep);
+        assert_non_null(mep);
+        for (size_t k = 0; k < keep.n_eps; k++) {
+          mep[k].states = keep.states + keep.start[k];
+          mep[k].n_states = keep.len[k];
+          mep[k].final_reward = keep.reward[k];
+          mep[k].q_version = keep.version[k];
+          mep[k].policy = pb_episodes_policy(&keep, k, 0);
+        }
+        pb_msg_t res;
+        pb_msg_init(&res, PB_MSG_SELFPLAY_RESULT, RUN, PB_GAME_CONNECT4,
+                    "thrower");
+        res.selfplay_result.item_id = it->item_id;
+        res.selfplay_result.episodes = mep;
+        res.selfplay_result.n_episodes = (uint32_t)keep.n_eps;
+        tp_peer_send(d, &res);
+        free(mep);
+        delivered++;
+      }
+    } else if (t == PB_MSG_REJECT && m.reject.code == PB_EDENIED) {
+      *refused = 1;
+    } else {
+      tp_sleep(0.05);
+    }
+    if (t >= 0) pb_msg_free(&m);
+  }
+  zmq_close(d);
+  a->player_destroy(&player);
+  pb_episodes_free(&eps);
+  pb_episodes_free(&keep);
+  pb_neteval_destroy(&ne);
+  pb_learn_destroy(&learn);
+  return delivered;
+}
+
+/* AlphaZero (issue 46: an actor sending thrown games was accepted,
+ * accuracy 0.833 -> 0.550): the outcome test and the reference games run
+ * for every algorithm; the learner's are played with AlphaZero's own
+ * MCTS player. A lone AlphaZero rejection sampler is quarantined in the
+ * first iteration; the honest actor that joins then finishes the run. */
+static void test_alphazero_lone_sampler(void **state) {
+  (void)state;
+  run_t r;
+  run_init(&r, "azlone");
+  const char *extra[] = {"algorithm=alphazero", "mcts.simulations=8",
+                         "train.iterations=2", "train.episodes_per_iter=100",
+                         NULL};
+  for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
+  pid_t l = start_learner(&r);
+  int lst = -1;
+  void *ctx = zmq_ctx_new();
+  char log[512];
+  path_of(&r, "learner.log", log, sizeof log);
+  int refused = 0;
+  int delivered = az_sampler(&r, l, &lst, ctx, 120, &refused);
+  print_message("the AlphaZero sampler delivered %d items, refused: %d\n",
+                delivered, refused);
+  assert_true(refused);
+  pid_t w = start_worker(&r, "selfplay", "actor-1", NULL);
+  zmq_ctx_term(ctx);
+  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
+  assert_int_equal(exit_status(tp_wait(w, 30)), 0);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  const char *q = strstr(text, "impossible beside the learner's own "
+                               "reference games");
+  assert_non_null(q);
+  print_message("%.300s\n", q);
+  assert_null(strstr(text, "actor-1 (address"));
+  free(text);
+  double sum = 0;
+  assert_int_equal(metric(&r, "iteration", &sum, NULL, 0), 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_thrower_quarantined, tp_teardown),
       cmocka_unit_test_teardown(test_rejection_sampler_quarantined,
                                 tp_teardown),
       cmocka_unit_test_teardown(test_thrower_seed12, tp_teardown),
+      cmocka_unit_test_teardown(test_lone_rejection_sampler, tp_teardown),
+      cmocka_unit_test_teardown(test_hopping_sampler_pooled, tp_teardown),
+      cmocka_unit_test_teardown(test_alphazero_lone_sampler, tp_teardown),
   };
   if (getenv("PB_TEST_FILTER") != NULL)
     cmocka_set_test_filter(getenv("PB_TEST_FILTER"));

@@ -167,6 +167,7 @@ typedef struct pb_config {
     double spot_check_tolerance; /* largest honest difference of a target */
     double spot_check_max_disagree; /* share of checked positions allowed */
     double selfplay_check; /* share of self-play episodes scored */
+    int selfplay_reference; /* the learner's own episodes per Q version */
   } net;
 
   struct {

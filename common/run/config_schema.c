@@ -336,6 +336,14 @@ const pb__row_t pb__schema[] = {
             "(at least one): how surprising the actor's moves are under the "
             "Q it announced; an actor whose moves are impossible for the "
             "policy (6 standard errors) is quarantined; 0 = off"),
+    ROW_INT("net.selfplay_reference", net.selfplay_reference, 0, 100000,
+            "32",
+            "self-play episodes the learner plays itself with each Q version "
+            "it serves (the run's own self-play engine, on its thread pool, "
+            "seeds workers do not know): the reference of the outcome test, "
+            "so that a lone actor or colluders with no honest actor beside "
+            "them are judged too; the self-play phase waits for them; 0 = "
+            "off (actors are compared with each other only)"),
 
     ROW_BOOL("eval.enabled", eval.enabled, "true", "run the evaluator"),
     ROW_INT("eval.games_per_opponent", eval.games_per_opponent, 1, 10000000,

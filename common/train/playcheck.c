@@ -150,3 +150,16 @@ void pb_play_sub(pb_play_tally_t *a, const pb_play_tally_t *b) {
   a->r_excess -= b->r_excess;
   a->r_var = a->r_var > b->r_var ? a->r_var - b->r_var : 0.0;
 }
+
+int pb_outcome_part(uint64_t n, double sum, double sq, uint64_t rn,
+                    double rsum, double rsq, double *excess, double *var) {
+  *excess = *var = 0.0;
+  if (n == 0 || rn == 0) return 0;
+  const double N = (double)n, R = (double)rn, E = N + R;
+  const double m = (sum + rsum) / E;
+  double pool = (sq + rsq) / E - m * m;
+  if (pool < 1e-6) pool = 1e-6;
+  *excess = sum - N * rsum / R;
+  *var = pool * N * (1.0 + N / R);
+  return 1;
+}

@@ -97,4 +97,17 @@ int pb_play_impossible(const pb_play_tally_t *t);
 void pb_play_add(pb_play_tally_t *a, const pb_play_tally_t *b);
 void pb_play_sub(pb_play_tally_t *a, const pb_play_tally_t *b);
 
+/* The outcome test (learner/selfcheck.c), which sees what the surprise
+ * cannot: n results (+1, 0, -1: the first player's, their sum and sum of
+ * squares) of one worker against a reference sample of rn results of the
+ * same policy (rsum, rsq; the learner's own games, or the other
+ * workers'). *excess = sum - n x the reference's mean; *var its variance
+ * were both drawn alike: the two samples' pooled variance (at least 1e-6)
+ * x n (1 + n / rn), the second term the reference mean's own error.
+ * Returns 1, or 0 with both 0 when n or rn is 0. Excesses and variances
+ * of independent comparisons (one per Q version) add up, and their
+ * excess / sqrt(var) is about a standard normal for an honest worker. */
+int pb_outcome_part(uint64_t n, double sum, double sq, uint64_t rn,
+                    double rsum, double rsq, double *excess, double *var);
+
 #endif
