@@ -68,6 +68,11 @@
  *              -> job PREPARE_SEARCH -> start_search -> pb__search_maybe_done
  *              -> job TRAIN (checkpoint) -> next iteration or DONE;
  *              job_work on the pool, job_done back on the loop.
+ *   replaydrop.c  the replay window's tags: pb__rdrop_selfplay
+ *              (pb__selfplay_done), pb__rdrop_train (job TRAIN), and what
+ *              a quarantine (pb__rdrop_peer, pb__rdrop_key) or the pooled
+ *              lean test (pb__rdrop_lean) condemns leaves the window, at
+ *              once or at the job's end (pb__rdrop_job_done).
  *   status.c   pb__on_http (/status, /metrics, else common/web/web.h),
  *              pb__log_progress, pb__write_iteration_metrics (the log's
  *              iteration summary and metrics.jsonl).
@@ -440,6 +445,7 @@ void pb_learner_destroy(pb_learner_t **pl) {
   pb__spot_free(l);
   pb__owners_free(l);
   pb__selfcheck_free(l);
+  pb__rdrop_free(l);
   pb__selfref_free(l);
   pb__azcheck_free(l);
   pb_metrics_destroy(&l->metrics);

@@ -59,6 +59,7 @@ void pb__selfplay_done(pb_learner_t *l) {
    * (selfref.c): the job's end calls this again. */
   if (l->ref.running) return;
   const uint64_t next = pb_iter_selfplay_iter(l->it.iter) + 1;
+  pb__rdrop_selfplay(l); /* who played the episodes, for the window */
   if (pb_iter_selfplay_done(l->it.iter, &err) != 0) {
     pb__set_fatal(l, &err);
     return;
@@ -159,6 +160,7 @@ static void job_done(uv_work_t *req, int status) {
     pb__set_fatal(l, &l->it.job_err);
     return;
   }
+  pb__rdrop_job_done(l, kind); /* the window is the loop's again */
   if (kind == PH_PREPARE_SEARCH) {
     pb__weights_serve(l, PB_WHICH_V, &l->it.vw_new);
     const pb_learn_stats_t *vst = pb_iter_stats_v(l->it.iter);
@@ -194,6 +196,7 @@ static void job_done(uv_work_t *req, int status) {
 }
 
 static void start_job(pb_learner_t *l, int kind) {
+  if (kind == PH_TRAIN) pb__rdrop_train(l); /* the window's tags */
   l->it.phase = kind;
   l->it.job_kind = kind;
   l->it.job_rc = 0;

@@ -11,7 +11,9 @@
  *     rest of the learner's life; what it holds goes back to the queues,
  *     and for a liar (QUAR_SPOT, QUAR_PLAY) what it delivered in the open
  *     phase is thrown away and redone (its search items, its self-play
- *     items and their episodes, its positions waiting for the spot check);
+ *     items and their episodes, its positions waiting for the spot check),
+ *     and what it delivered in earlier iterations leaves the replay window
+ *     (replaydrop.c; for a banned CURVE key, all the key delivered);
  *   - a CURVE key is an identity (the operator gave it to one worker): a
  *     banned key is refused for good, with every connection it has, and
  *     nothing else is: no address, no sender id (a worker picks its own,
@@ -160,6 +162,8 @@ static void quarantine(pb_learner_t *l, peer_t *p, int why, int by_ident,
                 p->sender[0] ? p->sender : "?", p->addr[0] ? p->addr : "?",
                 p->host[0] ? p->host : "?", p->key[0] ? ", key " : "", p->key,
                 msg, quar_done[why], k);
+  /* And what it taught of earlier iterations (replaydrop.c). */
+  pb__rdrop_peer(l, p, why);
   if (p->used) pb__reject(l, p, PB_EDENIED, msg);
 }
 
@@ -222,6 +226,7 @@ void pb__ban(pb_learner_t *l, ident_t *e, int why, const char *msg,
                                "give each worker its own key (probs keys DIR "
                                "--workers N, or --add-worker NAME)"
                              : "");
+  if (!addr) pb__rdrop_key(l, e->id, why); /* all it delivered: the window */
 }
 
 /* ---- refusals ---------------------------------------------------------- */

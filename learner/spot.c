@@ -96,7 +96,9 @@ static int spotq_push(spotq_t *q, int A, const pb_state_t *st,
  *     (l->spot.lean); when the pool leans, those leaning its way are thrown
  *     away and redone by another worker, and so is every such item
  *     checked while it leans. The search phase ends only when every check
- *     is done, so nothing they taught is trained. */
+ *     is done, so nothing they taught is trained; and the identities
+ *     whose recent positions lean its way lose what they delivered in
+ *     earlier iterations from the replay window (replaydrop.c). */
 
 #define PB__PROBATION_SHARE 0.25
 
@@ -178,6 +180,10 @@ static void pool_count(pb_learner_t *l, uint32_t item, owner_t w, float b) {
                 "leans",
                 t->r_checked, pb_spot_recent_bias(t), least);
   }
+  /* And what the leaning identities taught earlier: the replay window
+   * (replaydrop.c). */
+  pb__rdrop_lean(l, w, fabs((double)b) >= least ? b : 0.0f,
+                 l->spot.pool_sign);
   if (l->spot.pool_sign == 0) return;
   size_t n = 0;
   for (size_t i = 0; i < l->spot.n_lean; i++) {

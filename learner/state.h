@@ -15,6 +15,7 @@
  *   state_iter.h    l->it      phases.c;  l->status  status.c
  *   state_intake.h  l->intake  peers.c, intake.c;  l->rec  selfrec.c
  *   state_peer.h    l->own     owners.c
+ *   state_replay.h  l->rdrop   replaydrop.c
  *   state_trust.h   l->quar    quarantine.c;  l->lease  trust.c;
  *                   l->spot    spot.c;  l->play  selfcheck.c;
  *                   l->ref     selfref.c
@@ -28,6 +29,8 @@
  *   sockets.c  the ROUTER and PUB sockets, the table of peers, the
  *              weights served, everything the learner sends
  *   status.c   /status, /metrics, the progress log, metrics.jsonl lines
+ *   replaydrop.c  who delivered what the replay window holds, and what
+ *              leaves it when a worker is caught lying later
  *   phases.c   the iteration: its phases and the jobs on the thread pool
  *   quarantine.c  the one quarantine (of a connection, a key, an
  *              address, a sender id) and the refusals it leads to; the
@@ -80,6 +83,7 @@
 #include "state_iter.h"
 #include "state_net.h"
 #include "state_peer.h"
+#include "state_replay.h"
 #include "state_trust.h"
 
 struct pb_learner {
@@ -126,6 +130,7 @@ struct pb_learner {
   pb_lref_t ref;       /* the learner's reference games: selfref.c */
   struct pb_azck *azck; /* AlphaZero's moves and rows (NULL: off): azcheck.c */
   pb_lstatus_t status; /* what was reported last: status.c */
+  pb_lrdrop_t rdrop;   /* the replay window's tags: replaydrop.c */
 };
 
 /* Who p is, as an item's owner. */
@@ -277,6 +282,37 @@ void pb__log_progress(pb_learner_t *l, double t);
 /* The HTTP handler: /status, /metrics, and the web page's paths. */
 void pb__on_http(void *ctx, const char *method, const char *path,
                  pb_http_response_t *res);
+
+/* ---- replaydrop.c: what liars caught later taught leaves the window --- */
+
+/* All self-play items are in (before pb_iter_selfplay_done): the tags of
+ * their episodes, in item order. */
+void pb__rdrop_selfplay(pb_learner_t *l);
+
+/* Before job TRAIN: hands pb_learn who delivered the iteration's episodes
+ * and search targets (pb_learn_set_origin). */
+void pb__rdrop_train(pb_learner_t *l);
+
+/* Connection p is quarantined for why (QUAR_SPOT, QUAR_PLAY; others do
+ * nothing): every position it delivered (with CURVE: its key) leaves the
+ * window. */
+void pb__rdrop_peer(pb_learner_t *l, const peer_t *p, int why);
+
+/* CURVE key `key` is banned for why: the same for the key. */
+void pb__rdrop_key(pb_learner_t *l, const char *key, int why);
+
+/* An agreeing checked position on probation of w, leaning by bias (0: by
+ * less than the pooled test counts), the pool leaning now by pool_sign
+ * (0: not): while the pool leans, every identity whose recent positions
+ * lean its way is condemned (its positions leave the window). */
+void pb__rdrop_lean(pb_learner_t *l, owner_t w, float bias, int pool_sign);
+
+/* A job of kind `kind` ended (the window is the loop's again): what was
+ * condemned meanwhile leaves it, and after TRAIN every recent condemned
+ * tag again (the iteration just kept may hold their positions). */
+void pb__rdrop_job_done(pb_learner_t *l, int kind);
+
+void pb__rdrop_free(pb_learner_t *l);
 
 /* ---- phases.c: the phases of an iteration and the jobs ---------------- */
 

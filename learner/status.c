@@ -260,6 +260,9 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kint(&j, "pool_leans", l->spot.pool_sign);
   pb_json_kuint(&j, "pool_fired", l->spot.pool_fired);
   pb_json_kuint(&j, "pool_items_thrown", l->spot.pool_thrown);
+  /* Positions of earlier iterations that left the replay window
+   * (replaydrop.c). */
+  pb_json_kuint(&j, "replay_dropped", l->rdrop.dropped[0]);
   pb_json_obj_end(&j);
   /* The surprise of self-play moves (selfcheck.c). */
   pb_json_key(&j, "selfplay_check");
@@ -269,6 +272,7 @@ static char *status_json(pb_learner_t *l) {
   pb_json_kuint(&j, "moves", l->play.moves);
   pb_json_kuint(&j, "quarantined", l->quar.play_quarantined);
   pb_json_kuint(&j, "items_dropped", l->own.selfplay_dropped);
+  pb_json_kuint(&j, "replay_dropped", l->rdrop.dropped[1]);
   pb_json_kuint(&j, "outcome_quarantined", l->play.out_quarantined);
   /* The learner's reference games (selfref.c) and the pool of new
    * identities (selfcheck.c). */
@@ -409,6 +413,10 @@ static char *metrics_text(pb_learner_t *l) {
   C("actors_quarantined_total",
     "Actors quarantined: their self-play moves were impossible.",
     l->quar.play_quarantined);
+  C("replay_dropped_total",
+    "Positions of earlier iterations that left the replay window: their "
+    "worker was caught lying later (spot check and self-play check).",
+    l->rdrop.dropped[0] + l->rdrop.dropped[1]);
   G("v_loss", "Mean V loss of the last iteration.", "%.6g", l->status.last_v_loss);
   G("q_loss", "Mean Q loss of the last iteration.", "%.6g", l->status.last_q_loss);
   G("iteration_seconds", "Wall time of the last iteration.", "%.3f",

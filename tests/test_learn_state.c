@@ -204,6 +204,83 @@ static void test_replay_window(void **state) {
   pb_learn_destroy(&w);
 }
 
+/* Who delivered what an iteration keeps (pb_learn_set_origin): the tags
+ * of its episodes and of its distinct positions' search targets go into
+ * the window with each position, through a checkpoint, for that
+ * iteration only; pb_learn_replay_drop takes out what one of them
+ * delivered. */
+static void test_replay_origin(void **state) {
+  (void)state;
+  static const char *const sets[] = {"train.replay_iterations=3", NULL};
+  pb_learn_t *l = learner(sets);
+  pb_episodes_t e;
+  pb_episodes_init(&e);
+  random_episodes(7, 4, 0, &e);
+  pb_err_t err;
+  size_t nd = 0;
+  assert_int_equal(pb_learn_distinct(l, &e, &nd, &err), 0);
+  uint64_t ep[4], *uq = malloc(nd * sizeof *uq);
+  assert_non_null(uq);
+  for (int k = 0; k < 4; k++)
+    ep[k] = PB_REPLAY_TAG(PB_REPLAY_TAG_CONN, 0x100000000ull + 1 + (uint64_t)k);
+  for (size_t d = 0; d < nd; d++)
+    uq[d] = PB_REPLAY_TAG(PB_REPLAY_TAG_KEY, 1 + d % 3);
+  assert_int_equal(pb_learn_set_origin(l, ep, 4, uq, nd, &err), 0);
+  iter_t it;
+  iterate(l, &e, 1, &it);
+  const pb_replay_t *w = pb_learn_replay(l);
+  assert_int_equal(w->n, 1);
+  assert_int_equal(w->it[0].n, e.n_states);
+  /* the same distinct positions as the iteration's */
+  assert_int_equal(pb_learn_distinct(l, &e, &nd, &err), 0);
+  const pb_state_t *u = pb_learn_distinct_states(l);
+  for (size_t k = 0; k < e.n_eps; k++)
+    for (uint32_t t = 0; t < e.len[k]; t++) {
+      const size_t i = e.start[k] + t;
+      const uint64_t *by = &w->it[0].by[i * PB_REPLAY_BY];
+      assert_true(by[PB_REPLAY_BY_SELFPLAY] == ep[k]);
+      size_t d = 0;
+      while (memcmp(&u[d], &e.states[i], sizeof u[d])) d++;
+      assert_true(by[PB_REPLAY_BY_SEARCH] == uq[d]);
+    }
+  /* the next iteration, no origin given: its tags are 0 */
+  pb_episodes_t e2;
+  pb_episodes_init(&e2);
+  random_episodes(8, 2, 0, &e2);
+  iterate(l, &e2, 2, &it);
+  assert_int_equal(w->n, 2);
+  for (size_t i = 0; i < w->it[1].n * PB_REPLAY_BY; i++)
+    assert_true(w->it[1].by[i] == 0);
+  /* through a checkpoint, bit for bit */
+  char dir[256], ck[600];
+  tp_tmpdir(dir, sizeof dir, "learn-origin");
+  snprintf(ck, sizeof ck, "%s/o.pbck", dir);
+  assert_int_equal(pb_learn_save(l, ck, NULL, 0, &err), 0);
+  pb_learn_t *r = learner(sets);
+  assert_int_equal(pb_learn_load(r, ck, NULL, NULL, &err), 0);
+  const pb_replay_t *rw = pb_learn_replay(r);
+  assert_int_equal(rw->n, 2);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(rw->it[i].n, w->it[i].n);
+    assert_memory_equal(rw->it[i].by, w->it[i].by,
+                        w->it[i].n * PB_REPLAY_BY * sizeof(uint64_t));
+    assert_memory_equal(rw->it[i].q, w->it[i].q,
+                        w->it[i].n * 7 * sizeof(float));
+  }
+  /* what episode 2's actor delivered leaves the window */
+  const size_t before = pb_learn_replay_positions(r);
+  assert_int_equal(pb_learn_replay_drop(r, &ep[2], 1), e.len[2]);
+  assert_int_equal(pb_learn_replay_positions(r), before - e.len[2]);
+  assert_int_equal(pb_learn_replay_drop(r, &ep[2], 1), 0);
+  unlink(ck);
+  assert_int_equal(rmdir(dir), 0);
+  free(uq);
+  pb_episodes_free(&e);
+  pb_episodes_free(&e2);
+  pb_learn_destroy(&l);
+  pb_learn_destroy(&r);
+}
+
 static void put_u32(uint8_t *p, uint32_t x) {
   for (int i = 0; i < 4; i++) p[i] = (uint8_t)(x >> (8 * i));
 }
@@ -242,8 +319,8 @@ static void test_replay_damaged(void **state) {
   size_t rl;
   assert_int_equal(pb_ckpt_get(c, "learn.replay", (const void **)&rb, &rl), 0);
   /* u64 magic, u32 actions, u32 iterations, per iteration u64 n, then n x
-   * (32 + 4 + 4 * 7) bytes */
-  assert_int_equal(rl, 16 + 8 * 2 + window * (32 + 4 + 28));
+   * (32 + 4 + 4 * 7 + 2 * 8: the position, V, Q and its two tags) bytes */
+  assert_int_equal(rl, 16 + 8 * 2 + window * (32 + 4 + 28 + 16));
   uint8_t *d = malloc(rl + 1);
 
   /* the target: a learner with its own, different state and window */
@@ -393,8 +470,8 @@ static void test_window_targets_exact(void **state) {
     size_t len;
     assert_int_equal(pb_ckpt_get(c, "learn.replay", (const void **)&b, &len),
                      0);
-    assert_int_equal(len, 16 + 8 + n * (32 + 4 + 4 * (size_t)A));
-    assert_memory_equal(b, "PBREPLAY", 8);
+    assert_int_equal(len, 16 + 8 + n * (32 + 4 + 4 * (size_t)A + 16));
+    assert_memory_equal(b, "PBREPLV2", 8);
     assert_int_equal(get_u64(b + 16), n);
     const uint8_t *st = b + 24, *vt = st + 32 * n, *qt = vt + 4 * n;
     size_t pos = 0, blended = 0;
@@ -437,6 +514,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_replay_window),
       cmocka_unit_test(test_replay_damaged),
+      cmocka_unit_test(test_replay_origin),
       cmocka_unit_test(test_state_damaged),
       cmocka_unit_test(test_window_targets_exact),
   };

@@ -125,6 +125,8 @@ void pb_learn_destroy(pb_learn_t **pl) {
   free(l->table);
   free(l->vt);
   pb_replay_free(&l->replay);
+  free(l->org_ep);
+  free(l->org_uniq);
   free(l);
   *pl = NULL;
 }
@@ -524,13 +526,57 @@ int pb_learn_end_iteration(pb_learn_t *l, const pb_episodes_t *eps,
     for (size_t i = 0; i < n; i++)
       memcpy(&p->q[i * A], &qtargets[(size_t)l->uniq_of[i] * A],
              A * sizeof *p->q);
+    /* Who delivered each position (pb_learn_set_origin; else 0). */
+    if (l->n_org_ep == eps->n_eps)
+      for (size_t k = 0; k < eps->n_eps; k++)
+        for (uint32_t t = 0; t < eps->len[k]; t++)
+          p->by[((size_t)eps->start[k] + t) * PB_REPLAY_BY +
+                PB_REPLAY_BY_SELFPLAY] = l->org_ep[k];
+    if (l->n_org_uniq > 0 && l->n_org_uniq == l->n_uniq)
+      for (size_t i = 0; i < n; i++)
+        p->by[i * PB_REPLAY_BY + PB_REPLAY_BY_SEARCH] =
+            l->org_uniq[l->uniq_of[i]];
   } else {
     pb_replay_trim(&l->replay, keep > 0 ? keep : 0);
   }
+  l->n_org_ep = l->n_org_uniq = 0; /* for this iteration only */
   l->version++;
   return 0;
 }
 
 size_t pb_learn_replay_positions(const pb_learn_t *l) {
   return n_samples(l, 0);
+}
+
+/* *dst (capacity *cap) holds a copy of src[0..n); 0 or -1. */
+static int copy_tags(uint64_t **dst, size_t *cap, const uint64_t *src,
+                     size_t n) {
+  if (n > *cap) {
+    uint64_t *t = realloc(*dst, n * sizeof *t);
+    if (t == NULL) return -1;
+    *dst = t;
+    *cap = n;
+  }
+  if (n > 0) memcpy(*dst, src, n * sizeof *src);
+  return 0;
+}
+
+int pb_learn_set_origin(pb_learn_t *l, const uint64_t *ep, size_t n_eps,
+                        const uint64_t *uniq, size_t n_uniq, pb_err_t *err) {
+  l->n_org_ep = l->n_org_uniq = 0;
+  if (uniq == NULL) n_uniq = 0;
+  if (copy_tags(&l->org_ep, &l->org_ep_cap, ep, n_eps) != 0 ||
+      copy_tags(&l->org_uniq, &l->org_uniq_cap, uniq, n_uniq) != 0)
+    return pb_err_set(err, PB_ENOMEM, "learn: out of memory");
+  l->n_org_ep = n_eps;
+  l->n_org_uniq = n_uniq;
+  return 0;
+}
+
+size_t pb_learn_replay_drop(pb_learn_t *l, const uint64_t *tags, size_t n) {
+  return pb_replay_drop(&l->replay, tags, n);
+}
+
+const pb_replay_t *pb_learn_replay(const pb_learn_t *l) {
+  return &l->replay;
 }

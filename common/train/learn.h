@@ -18,6 +18,7 @@
 #include "err.h"
 #include "game.h"
 #include "nn.h"
+#include "replay.h"
 #include "rng.h"
 
 typedef struct pb_learn pb_learn_t;
@@ -131,6 +132,23 @@ int pb_learn_end_iteration(pb_learn_t *l, const pb_episodes_t *eps,
 
 /* Positions held in the replay window (0 in the paper's setting). */
 size_t pb_learn_replay_positions(const pb_learn_t *l);
+
+/* Who delivered what the next pb_learn_end_iteration keeps (replay.h's
+ * tags): ep[k] the tag of the episode k of the eps it is given (n_eps of
+ * them), uniq[d] that of the search targets of distinct position d (n_uniq
+ * of them; NULL: none). Copied; used by the next pb_learn_end_iteration
+ * only, and only where the counts match its eps and distinct positions
+ * (else its positions get tag 0). 0 or PB_ENOMEM (nothing set). */
+int pb_learn_set_origin(pb_learn_t *l, const uint64_t *ep, size_t n_eps,
+                        const uint64_t *uniq, size_t n_uniq, pb_err_t *err);
+
+/* Drops from the replay window every position delivered by one of
+ * tags[0..n) (sorted ascending): pb_replay_drop. Returns the positions
+ * dropped. */
+size_t pb_learn_replay_drop(pb_learn_t *l, const uint64_t *tags, size_t n);
+
+/* The replay window (read only; the run's, or what pb_learn_load read). */
+const pb_replay_t *pb_learn_replay(const pb_learn_t *l);
 
 /* Writes the whole run state to `path` atomically (temporary file, fsync,
  * rename): both networks with optimizer moments, version, the training RNG,

@@ -45,6 +45,10 @@ struct pb_learn {
   /* the replay window: data of up to train.replay_iterations - 1 earlier
    * iterations, oldest first */
   pb_replay_t replay;
+  /* who delivered what the next pb_learn_end_iteration keeps (its
+   * episodes', its distinct positions' tags; pb_learn_set_origin) */
+  uint64_t *org_ep, *org_uniq;
+  size_t n_org_ep, n_org_uniq, org_ep_cap, org_uniq_cap;
   pb_nn_opt_t vopt, qopt; /* the configured optimizer settings */
   int nets;               /* pb_nets_t: the family of the networks */
   int az;                 /* nets is PB_NETS_PV (v is NULL) */

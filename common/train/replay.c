@@ -1,28 +1,32 @@
 /* replay.c - the replay window (replay.h). */
 #include "replay.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bytes.h"
 #include "invariant.h"
 
-#define REPLAY_MAGIC 0x59414C5045524250ull /* "PBREPLAY" */
+#define REPLAY_MAGIC 0x59414C5045524250ull  /* "PBREPLAY", format 1 */
+#define REPLAY_MAGIC2 0x32564C5045524250ull /* "PBREPLV2", format 2 */
 
 static void iter_free(pb_replay_iter_t *p) {
   free(p->states);
   free(p->v);
   free(p->q);
+  free(p->by);
   memset(p, 0, sizeof *p);
 }
 
-/* Allocates an iteration of n positions; 0 or -1. */
+/* Allocates an iteration of n positions (tags 0); 0 or -1. */
 static int iter_alloc(pb_replay_iter_t *p, size_t n, size_t A) {
   p->n = n;
   p->states = malloc((n ? n : 1) * sizeof *p->states);
   p->v = malloc((n ? n : 1) * sizeof *p->v);
   p->q = malloc((n ? n : 1) * A * sizeof *p->q);
-  if (p->states && p->v && p->q) return 0;
+  p->by = calloc((n ? n : 1) * PB_REPLAY_BY, sizeof *p->by);
+  if (p->states && p->v && p->q && p->by) return 0;
   iter_free(p);
   return -1;
 }
@@ -87,6 +91,51 @@ void pb_replay_sample(const pb_replay_t *r, size_t k, const pb_state_t **s,
   pb_assert(!"sample index past the window");
 }
 
+/* Whether tag t is among the sorted tags[0..n). */
+static int among(uint64_t t, const uint64_t *tags, size_t n) {
+  if (t == 0) return 0;
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (tags[mid] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && tags[lo] == t;
+}
+
+size_t pb_replay_drop(pb_replay_t *r, const uint64_t *tags, size_t n_tags) {
+  for (size_t i = 1; i < n_tags; i++) pb_assert(tags[i - 1] <= tags[i]);
+  const size_t A = (size_t)r->num_actions;
+  size_t dropped = 0;
+  for (int i = 0; i < r->n; i++) {
+    pb_replay_iter_t *p = &r->it[i];
+    size_t n = 0;
+    for (size_t k = 0; k < p->n; k++) {
+      const uint64_t *by = &p->by[k * PB_REPLAY_BY];
+      int out = 0;
+      for (int b = 0; b < PB_REPLAY_BY; b++) out |= among(by[b], tags, n_tags);
+      if (out) continue;
+      if (n != k) {
+        p->states[n] = p->states[k];
+        p->v[n] = p->v[k];
+        memmove(&p->q[n * A], &p->q[k * A], A * sizeof *p->q);
+        memmove(&p->by[n * PB_REPLAY_BY], by, PB_REPLAY_BY * sizeof *by);
+      }
+      n++;
+    }
+    dropped += p->n - n;
+    p->n = n;
+  }
+  return dropped;
+}
+
+/* Whether tag t is one pb_replay_decode takes (replay.h). */
+static int tag_ok(uint64_t t) {
+  const unsigned kind = (unsigned)(t >> 56);
+  return t == 0 || ((kind == PB_REPLAY_TAG_CONN || kind == PB_REPLAY_TAG_KEY) &&
+                    (t & 0x00FFFFFFFFFFFFFFull) != 0);
+}
+
 static void putf(uint8_t *p, float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
@@ -103,10 +152,11 @@ int pb_replay_encode(const pb_replay_t *r, uint8_t **out, size_t *len,
                      pb_err_t *err) {
   const size_t A = (size_t)r->num_actions;
   size_t n = 16;
-  for (int i = 0; i < r->n; i++) n += 8 + r->it[i].n * (32 + 4 + 4 * A);
+  for (int i = 0; i < r->n; i++)
+    n += 8 + r->it[i].n * (32 + 4 + 4 * A + 8 * PB_REPLAY_BY);
   uint8_t *b = malloc(n), *p = b;
   if (b == NULL) return pb_err_set(err, PB_ENOMEM, "replay: out of memory");
-  pb_le_put64(p, REPLAY_MAGIC);
+  pb_le_put64(p, REPLAY_MAGIC2);
   pb_le_put32(p + 8, (uint32_t)A);
   pb_le_put32(p + 12, (uint32_t)r->n);
   p += 16;
@@ -118,6 +168,8 @@ int pb_replay_encode(const pb_replay_t *r, uint8_t **out, size_t *len,
       for (int w = 0; w < 4; w++, p += 8) pb_le_put64(p, ps->states[k].w[w]);
     for (size_t k = 0; k < ps->n; k++, p += 4) putf(p, ps->v[k]);
     for (size_t k = 0; k < ps->n * A; k++, p += 4) putf(p, ps->q[k]);
+    for (size_t k = 0; k < ps->n * PB_REPLAY_BY; k++, p += 8)
+      pb_le_put64(p, ps->by[k]);
   }
   *out = b;
   *len = n;
@@ -128,16 +180,19 @@ int pb_replay_decode(pb_replay_t *r, const uint8_t *b, size_t len,
                      const char *path, pb_err_t *err) {
   pb_assert(r->n == 0);
   const size_t A = (size_t)r->num_actions;
-  if (len < 16 || pb_le_get64(b) != REPLAY_MAGIC || pb_le_get32(b + 8) != A ||
+  const uint64_t magic = len < 16 ? 0 : pb_le_get64(b);
+  if ((magic != REPLAY_MAGIC && magic != REPLAY_MAGIC2) ||
+      pb_le_get32(b + 8) != A ||
       pb_le_get32(b + 12) > PB_REPLAY_MAX_ITERATIONS)
     return pb_err_set(err, PB_ECORRUPT, "%s: bad replay window section", path);
+  const size_t tags = magic == REPLAY_MAGIC2 ? 8 * PB_REPLAY_BY : 0;
   const int np = (int)pb_le_get32(b + 12);
   size_t off = 16;
   for (int i = 0; i < np; i++) {
     if (len - off < 8) goto bad;
     uint64_t n = pb_le_get64(b + off);
     off += 8;
-    if (n > (len - off) / (32 + 4 + 4 * A)) goto bad;
+    if (n > (len - off) / (32 + 4 + 4 * A + tags)) goto bad;
     pb_replay_iter_t *ps = &r->it[i];
     if (iter_alloc(ps, (size_t)n, A) != 0) {
       pb_replay_trim(r, 0);
@@ -151,6 +206,20 @@ int pb_replay_decode(pb_replay_t *r, const uint8_t *b, size_t len,
     }
     for (size_t k = 0; k < n; k++, off += 4) ps->v[k] = getf(b + off);
     for (size_t k = 0; k < n * A; k++, off += 4) ps->q[k] = getf(b + off);
+    for (size_t k = 0; tags && k < n * PB_REPLAY_BY; k++, off += 8) {
+      const uint64_t t = ps->by[k] = pb_le_get64(b + off);
+      if (!tag_ok(t)) {
+        pb_replay_trim(r, 0);
+        return pb_err_set(err, PB_ECORRUPT,
+                          "%s: replay window section: position %zu of "
+                          "iteration %d has a corrupt %s tag 0x%016" PRIx64
+                          " (kind %u)",
+                          path, k / PB_REPLAY_BY, i,
+                          k % PB_REPLAY_BY == PB_REPLAY_BY_SEARCH ? "search"
+                                                                 : "self-play",
+                          t, (unsigned)(t >> 56));
+      }
+    }
   }
   if (off != len) goto bad;
   return 0;
