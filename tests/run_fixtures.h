@@ -334,7 +334,7 @@ typedef struct {
 static inline void *run_peer_from(void *ctx, const char *ep, const char *from,
                                   int linger_ms) {
   if (from == NULL) return tp_peer(ctx, ep, NULL, NULL, linger_ms);
-  char e[400];
+  char e[1536];
   snprintf(e, sizeof e, "tcp://%s:0;%s", from, ep + strlen("tcp://"));
   return tp_peer(ctx, e, NULL, NULL, linger_ms);
 }
