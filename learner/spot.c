@@ -401,13 +401,19 @@ static void spot_done(uv_work_t *req, int status) {
   pb__search_maybe_done(l);
 }
 
-/* Drops from q the positions of items no longer their deliverer's (thrown
- * out, or taken back from a quarantined connection): they are redone. */
+/* Drops from q the positions of connections quarantined since they
+ * arrived (for what they delivered, not for their leases): their items
+ * were taken back (owners.c) and are redone. The positions of an item
+ * thrown out by the check are still checked: they count for their
+ * searcher and for the pool. */
 static void drop_gone(pb_learner_t *l, spotq_t *q) {
   const int A = l->g->num_actions;
   size_t n = 0;
   for (size_t i = 0; i < q->n; i++) {
-    if (!pb__owners_is(l, PH_SEARCH, q->item[i], q->who[i])) continue;
+    const peer_t *p = &l->net.peers[q->who[i].slot];
+    if (p->serial == q->who[i].serial && p->quarantined &&
+        p->quarantined != QUAR_LEASES)
+      continue;
     q->states[n] = q->states[i];
     memmove(q->claimed + n * A, q->claimed + i * A, (size_t)A * sizeof(float));
     q->who[n] = q->who[i];
