@@ -110,12 +110,7 @@ int pb__azcheck_init(pb_learner_t *l, pb_err_t *err) {
   a->nn = pb_nn_new(pb_nn_spec(q), NULL, pb_nn_device(q), 1, err);
   if (a->nn == NULL) return err->code;
   /* The actors' precision, as selfcheck.c's. */
-  const char *ap = pb_config_precision(c, PB_DEVICE_ACTOR, NULL);
-  const int prec = !strcmp(ap, "bf16") ? PB_NN_BF16
-                   : !strcmp(ap, "auto") &&
-                           pb_precision_auto_bf16(pb_nn_device(q), NULL, 0)
-                       ? PB_NN_BF16
-                       : PB_NN_FP32;
+  const int prec = pb__role_precision(l, PB_DEVICE_ACTOR);
   int rc = pb_nn_set_precision(a->nn, prec, err);
   if (rc != 0) return rc;
   a->pe = pb_pveval_new(l->g, 2 * AZ_MAX, err);

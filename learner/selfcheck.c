@@ -39,12 +39,7 @@ int pb__selfcheck_init(pb_learner_t *l, pb_err_t *err) {
   if (l->play.q == NULL) return err->code;
   /* The actors' precision: a bf16 actor's Q differs from fp32's in the
    * second or third digit, which a run-long sum would notice. */
-  const char *ap = pb_config_precision(c, PB_DEVICE_ACTOR, NULL);
-  const int prec = !strcmp(ap, "bf16") ? PB_NN_BF16
-                   : !strcmp(ap, "auto") &&
-                           pb_precision_auto_bf16(pb_nn_device(q), NULL, 0)
-                       ? PB_NN_BF16
-                       : PB_NN_FP32;
+  const int prec = pb__role_precision(l, PB_DEVICE_ACTOR);
   int rc = pb_nn_set_precision(l->play.q, prec, err);
   if (rc != 0) return rc;
   l->play.ne = pb_neteval_new(l->g, PC_BATCH, 0, err);

@@ -36,12 +36,7 @@ int pb__selfref_init(pb_learner_t *l, pb_err_t *err) {
   const pb_algo_t *a = r->algo = pb_iter_algo(l->it.iter);
   /* The actors' precision, as the surprise's scoring network (selfcheck.c). */
   pb_nn_t *lq = pb_learn_q(l->learn), *lv = pb_learn_v(l->learn);
-  const char *ap = pb_config_precision(c, PB_DEVICE_ACTOR, NULL);
-  const int prec = !strcmp(ap, "bf16") ? PB_NN_BF16
-                   : !strcmp(ap, "auto") &&
-                           pb_precision_auto_bf16(pb_nn_device(lq), NULL, 0)
-                       ? PB_NN_BF16
-                       : PB_NN_FP32;
+  const int prec = pb__role_precision(l, PB_DEVICE_ACTOR);
   if ((a->play_nets & PB_ALGO_NET_Q) && lq != NULL) {
     r->q = pb_nn_new(pb_nn_spec(lq), NULL, pb_nn_device(lq), 1, err);
     if (r->q == NULL || pb_nn_set_precision(r->q, prec, err) != 0)

@@ -466,13 +466,7 @@ int pb__spot_init(pb_learner_t *l, pb_err_t *err) {
   /* The check searches in the searchers' precision: bf16 against fp32
    * differs beyond the tolerance on a few percent of honest positions
    * (docs/reliability.md). auto is resolved on this machine's device. */
-  const char *sp = pb_config_precision(cfg, PB_DEVICE_SEARCHER, NULL);
-  l->spot.prec = !strcmp(sp, "bf16") ? PB_NN_BF16
-                 : !strcmp(sp, "auto") &&
-                         pb_precision_auto_bf16(
-                             pb_nn_device(pb_learn_q(l->learn)), NULL, 0)
-                     ? PB_NN_BF16
-                     : PB_NN_FP32;
+  l->spot.prec = pb__role_precision(l, PB_DEVICE_SEARCHER);
   if (pb_config_abnet_targets(cfg) &&
       pb_spot_set_abnet(l->spot.check, (uint64_t)cfg->search.nodes, err) != 0)
     return err->code;

@@ -1,9 +1,11 @@
 /* state.c - what every file of the learner uses: the learner's fate (a
  * fatal error, the loop shut down), the names of its phases, and who is
  * alive. The learner object itself is in state.h. */
+#include <string.h>
 #include <signal.h>
 #include <stdio.h>
 
+#include "precision.h"
 #include "state.h"
 
 void pb__set_fatal(pb_learner_t *l, const pb_err_t *err) {
@@ -65,3 +67,11 @@ int pb__workers_usable(pb_learner_t *l, int role) {
   return count_alive(l, role, 1);
 }
 
+int pb__role_precision(const pb_learner_t *l, int role) {
+  const char *want = pb_config_precision(&l->cfg, role, NULL);
+  if (strcmp(want, "bf16") == 0) return PB_NN_BF16;
+  if (strcmp(want, "auto") == 0 &&
+      pb_precision_auto_bf16(pb_nn_device(pb_learn_q(l->learn)), NULL, 0))
+    return PB_NN_BF16;
+  return PB_NN_FP32;
+}

@@ -167,6 +167,12 @@ int pb__workers_alive(pb_learner_t *l, int role);
 /* Of those, the ones not refused (not quarantined). */
 int pb__workers_usable(pb_learner_t *l, int role);
 
+/* The precision the workers of role (PB_DEVICE_ACTOR, _SEARCHER) compute
+ * in, which the learner's checks of their work must compute in too (a
+ * bf16 actor's Q differs from fp32's in the second or third digit): their
+ * key's value, "auto" resolved on the learner's device (PB_NN_*). */
+int pb__role_precision(const pb_learner_t *l, int role);
+
 /* ---- owners.c: who delivered each item of the open phases ------------ */
 
 /* A search phase of n_items items begins: no owners yet. 0 or PB_ENOMEM. */

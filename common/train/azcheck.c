@@ -1,27 +1,13 @@
 /* azcheck.c - the check of AlphaZero self-play (azcheck.h). */
 #include "azcheck.h"
 #include "bounds.h"
+#include "playcheck.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* -log of probability p, finite for 0. */
-static double nlog(double p) { return p > 0.0 ? -log(p) : 745.0; }
-
-/* Mean and variance of -log P over the classes of probabilities c[0..n). */
-static void moments(const double *c, int n, double *mean, double *var) {
-  double h = 0.0, h2 = 0.0;
-  for (int j = 0; j < n; j++)
-    if (c[j] > 0.0) {
-      const double l = -log(c[j]);
-      h += c[j] * l;
-      h2 += c[j] * l * l;
-    }
-  *mean = h;
-  *var = h2 > h * h ? h2 - h * h : 0.0;
-}
 
 static int all_zero(const float *row, int A) {
   for (int a = 0; a < A; a++)
@@ -131,10 +117,10 @@ static int check_one(const pb_game_t *g, const pb_azplay_opts_t *o,
     return 1;
   }
   double mean, var;
-  moments(cls, nc, &mean, &var);
+  pb_play_moments(cls, nc, &mean, &var);
   if (var > 0.0) {
     t->moves++;
-    t->m_excess += nlog(px) - mean;
+    t->m_excess += pb_play_nlog(px) - mean;
     t->m_var += var;
   }
   return 0;

@@ -14,11 +14,9 @@ static void policy(const float *q, const uint8_t *acts, int na, double eps,
   for (int j = 0; j < na; j++) p[j] = (1.0 - eps) * p[j] / sum + eps / na;
 }
 
-/* -log of probability `p`, finite for 0. */
-static double nlog(double p) { return p > 0.0 ? -log(p) : 745.0; }
+double pb_play_nlog(double p) { return p > 0.0 ? -log(p) : 745.0; }
 
-/* Mean and variance of -log P over the classes of probabilities c[0..n). */
-static void moments(const double *c, int n, double *mean, double *var) {
+void pb_play_moments(const double *c, int n, double *mean, double *var) {
   double h = 0.0, h2 = 0.0;
   for (int j = 0; j < n; j++)
     if (c[j] > 0.0) {
@@ -37,8 +35,8 @@ double pb_play_surprise(const float *q, const uint8_t *acts, int na, int k,
   if (na < 2 || k < 0 || k >= na) return 0.0;
   double p[PB_MAX_ACTIONS];
   policy(q, acts, na, eps, temperature, p);
-  moments(p, na, mean, var);
-  return nlog(p[k]);
+  pb_play_moments(p, na, mean, var);
+  return pb_play_nlog(p[k]);
 }
 
 /* One position of an episode: what is seen of its move is a class (a move
@@ -82,15 +80,16 @@ static int score_one(const pb_game_t *g, const pb_state_t *s,
   if (!cut) {
     for (int j = 0; j < na; j++)
       if (!ends[j]) cls[nc++] = p[j];
-    x = next != NULL ? nlog(p[seen]) : nlog(end_p[end_class]);
+    x = next != NULL ? pb_play_nlog(p[seen])
+                     : pb_play_nlog(end_p[end_class]);
   } else {
     cls[nc++] = going;
-    x = nlog(going);
+    x = pb_play_nlog(going);
   }
   for (int k = 0; k < 3; k++)
     if (end_p[k] > 0.0) cls[nc++] = end_p[k];
   double mean, var;
-  moments(cls, nc, &mean, &var);
+  pb_play_moments(cls, nc, &mean, &var);
   e->moves++;
   e->excess += x - mean;
   e->var += var;

@@ -110,4 +110,10 @@ void pb_play_sub(pb_play_tally_t *a, const pb_play_tally_t *b);
 int pb_outcome_part(uint64_t n, double sum, double sq, uint64_t rn,
                     double rsum, double rsq, double *excess, double *var);
 
+/* The surprise's arithmetic, shared with azcheck.c: -log p, finite for
+ * p = 0 (745, beyond any double's -log); and the mean and variance of
+ * -log P when a class of probability c[j] is drawn, over c[0..n). */
+double pb_play_nlog(double p);
+void pb_play_moments(const double *c, int n, double *mean, double *var);
+
 #endif
