@@ -17,7 +17,10 @@
  * the end, final_reward of the last move) -> WorkRequest again. Nothing is
  * computed per item but the encoding, so what is measured is the
  * learner's receive path: ZeroMQ, decoding and validating every position,
- * the work queue, storing the episodes.
+ * the work queue, storing the episodes. The random games are not the
+ * policy's, so the checks of self-play beyond the rules are off
+ * (net.selfplay_check 0, net.selfplay_reference 0: they would refuse
+ * them; bench_playcheck and bench_outcome measure those checks).
  *
  * Two windows, the learner sampled every second (GET /status and
  * /metrics for its counters, /proc/PID/stat for its CPU time,
@@ -339,6 +342,11 @@ static int start_learner(const opts_t *o, learner_t *lr) {
                    "--set", set_items, "--set", set_work,
                    "--set", set_pub, "--set", set_http,
                    "--set", "run.name=bench-ingest",
+                   /* The clients send random games, not the policy's: the
+                    * checks of self-play (bench_playcheck measures them)
+                    * would rightly refuse them. */
+                   "--set", "net.selfplay_check=0",
+                   "--set", "net.selfplay_reference=0",
                    "--set", "log.level=warn", "--set", set_curve, NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
