@@ -20,16 +20,17 @@ T=$(mktemp -d /tmp/pb_test_progress_XXXXXX)
 on_exit 'rm -rf "$T"' # and kills what the test started
 
 # --- off a terminal: lines every few seconds --------------------------------
-# uct:3000 on one thread takes well past the 5 s between lines.
-"$P" accuracy --game connect4 --agent uct:3000 --threads 1 \
+# uct:8000 on one thread takes well past the 5 s between lines (uct:3000 took
+# 4.9 s in the ASan build on an idle 2-core EPYC: no line).
+"$P" accuracy --game connect4 --agent uct:8000 --threads 1 \
   >"$T/acc.out" 2>"$T/acc.err"
 rc=$?
-n=$(grep -cE '^accuracy: [0-9]+/1000 positions, uct:3000, [0-9.]+ positions/s, elapsed [0-9ms]+(, ETA [0-9hms]+)?$' "$T/acc.err")
+n=$(grep -cE '^accuracy: [0-9]+/1000 positions, uct:8000, [0-9.]+ positions/s, elapsed [0-9ms]+(, ETA [0-9hms]+)?$' "$T/acc.err")
 if [ $rc -eq 0 ] && [ "$n" -ge 2 ] &&
    grep -qE '^accuracy: [0-9]+/1000 positions, .*, ETA ' "$T/acc.err" &&
-   grep -qE '^accuracy: 1000/1000 positions, uct:3000, ' "$T/acc.err" &&
+   grep -qE '^accuracy: 1000/1000 positions, uct:8000, ' "$T/acc.err" &&
    ! grep -q $'\r' "$T/acc.err" &&
-   grep -qE '^uct:3000 +[0-9]+/1000 ' "$T/acc.out" &&
+   grep -qE '^uct:8000 +[0-9]+/1000 ' "$T/acc.out" &&
    ! grep -q '^accuracy:' "$T/acc.out"; then
   ok "accuracy off a terminal: $n progress lines on stderr (rate, ETA), the result on stdout"
 else bad "accuracy lines: rc $rc, $n lines: $(head -c 500 "$T/acc.err") | $(cat "$T/acc.out")"; fi
