@@ -646,7 +646,6 @@ void pb__selfcheck_reference(pb_learner_t *l, uint64_t version) {
 
 int pb__selfcheck_item(pb_learner_t *l, peer_t *p, size_t idx,
                        const pb_msg_selfplay_result_t *r) {
-  /* its owner is recorded when it is taken (owners.c) */
   if (!(l->cfg.net.selfplay_check > 0) || r->n_episodes == 0) return 0;
   pb_err_t err;
   int new_out = 0, new_play = 0;
