@@ -404,6 +404,8 @@ int pb_learner_run(pb_learner_t *l, pb_err_t *err) {
               pb_nn_param_count(pb_learn_q(l->learn)),
               pb_nn_device(pb_learn_q(l->learn)),
               pb_learn_precision(l->learn));
+  if (pb_learn_batch(l->learn)[0] != '\0')
+    pb_log_info(l->log, "%s", pb_learn_batch(l->learn));
   pb_log_info(l->log,
               "run id %s (%s/" PB_RUNDIR_RUN_ID
               "): a worker given another one is refused",

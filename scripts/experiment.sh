@@ -17,6 +17,13 @@
 # are rated in fp32 whatever precision trained them (EVAL_PRECISION=auto
 # or bf16 to rate otherwise), so that runs of either precision are rated
 # alike.
+#
+# ITERATIONS=N makes it an ablation at equal samples instead: the run stops
+# after N iterations (MINUTES is then only a cap), and the marks are the
+# checkpoints of every N/MARKS iterations (and the last), so runs that
+# train the same samples are compared whatever their speed, and several can
+# share the machine (start them some seconds apart: `probs train` moves a
+# run whose ports are taken to free ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 3 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
@@ -30,6 +37,8 @@ mkdir -p runs
 if [ -e "$DIR" ]; then echo "experiment.sh: $DIR exists" >&2; exit 2; fi
 SETS=()
 for a in "$@"; do [ "$a" = --set ] || SETS+=(--set "$a"); done
+ITERATIONS=${ITERATIONS:-}
+[ -z "$ITERATIONS" ] || SETS+=(--set train.iterations="$ITERATIONS")
 echo "experiment $NAME: $MINUTES min of $CONFIG ${*:-}"
 rc=0
 timeout -s INT -k 60 "$((MINUTES * 60))" "$BIN/probs" train "$CONFIG" \
@@ -41,6 +50,14 @@ if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]; then
   exit 1
 fi
 mv "$DIR.train.log" "$DIR/train.log"
+if [ -n "$ITERATIONS" ]; then
+  # Checkpoints of every ITERATIONS/MARKS iterations, and the last.
+  VERS=$(for f in "$DIR"/checkpoints/ckpt-*.pbck; do
+           v=${f##*ckpt-}; v=${v%.pbck}; echo "$((10#$v))"
+         done | sort -n | awk -v step="$(( (ITERATIONS + MARKS - 1) / MARKS ))" '
+           $1 % step == 0 { print } { last = $1 } END { print last }' |
+         sort -nu | paste -sd, -)
+else
 # Checkpoints nearest to each mark, by modification time since version 0.
 t0=$(stat -c %Y "$DIR/checkpoints/ckpt-000000.pbck")
 VERS=$(for f in "$DIR"/checkpoints/ckpt-*.pbck; do
@@ -56,6 +73,7 @@ VERS=$(for f in "$DIR"/checkpoints/ckpt-*.pbck; do
            pick[v[NR]] = 1
            for (x in pick) printf "%s\n", x
          }' | sort -n | paste -sd, -)
+fi
 echo "rating versions $VERS"
 "$BIN/probs-evaluator" --run-dir "$DIR" --versions "$VERS" \
   --set eval.games_per_opponent="$GAMES" \

@@ -407,6 +407,21 @@ static void test_check(void **state) {
   assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
   assert_msg_has(err.msg, "train.batch_size");
 
+  /* the minibatch a CUDA learner would train must fit too */
+  pb_config_defaults(&c);
+  assert_int_equal(
+      pb_config_apply_override(&c, "train.replay_capacity=400", &err), 0);
+  assert_int_equal(
+      pb_config_apply_override(&c, "train.cuda_batch_scale=4", &err), 0);
+  assert_int_equal(pb_config_check(&c, &err), PB_ECONFIG);
+  assert_msg_has(err.msg, "train.cuda_batch_scale");
+  assert_int_equal(
+      pb_config_apply_override(&c, "train.cuda_batch_scale=3", &err), 0);
+  assert_int_equal(pb_config_check(&c, &err), 0);
+  assert_int_equal(
+      pb_config_apply_override(&c, "train.cuda_batch_scale=0", &err),
+      PB_ECONFIG);
+
   pb_config_defaults(&c);
   assert_int_equal(
       pb_config_apply_override(&c, "eval.opponents=random,,lookahead:1", &err),

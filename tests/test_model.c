@@ -81,6 +81,51 @@ static void test_spec(void **state) {
   assert_int_equal(q.outputs, o8->num_actions + 1);
 }
 
+/* train.cuda_batch_scale: a CUDA learner's minibatch, rates and warm-up
+ * scaled (the rule is pure: the device is a name here); a CPU learner's
+ * left alone, and a learner made on the CPU says so and trains the
+ * configured minibatch. */
+static void test_batch_scale(void **state) {
+  (void)state;
+  pb_config_t c;
+  char why[256];
+  pb_config_defaults(&c);
+  c.train.batch_size = 128;
+  c.train.v_lr = 0.003;
+  c.train.q_lr = 0.004;
+  c.train.lr_warmup_steps = 201;
+  pb_config_t c0 = c;
+  /* off: nothing changes, nothing to log */
+  assert_int_equal(pb_model_batch_scale(&c, "cuda", why, sizeof why), 1);
+  assert_memory_equal(&c, &c0, sizeof c);
+  assert_string_equal(why, "");
+  /* on the CPU: nothing changes, and the log says why */
+  c.train.cuda_batch_scale = c0.train.cuda_batch_scale = 4;
+  assert_int_equal(pb_model_batch_scale(&c, "cpu", why, sizeof why), 1);
+  assert_memory_equal(&c, &c0, sizeof c);
+  assert_non_null(strstr(why, "not applied on cpu"));
+  /* on CUDA: x4 rows, x2 rates, the warm-up over the same samples */
+  assert_int_equal(pb_model_batch_scale(&c, "cuda", why, sizeof why), 4);
+  assert_int_equal(c.train.batch_size, 512);
+  assert_true(c.train.v_lr == 0.006);
+  assert_true(c.train.q_lr == 0.008);
+  assert_int_equal(c.train.lr_warmup_steps, 51); /* 201 / 4 rounded up */
+  assert_int_equal(c.train.lr_decay_iterations, c0.train.lr_decay_iterations);
+  assert_non_null(strstr(why, "minibatches of 512"));
+  c = c0;
+  c.train.lr_warmup_steps = 0;
+  assert_int_equal(pb_model_batch_scale(&c, "cuda", NULL, 0), 4);
+  assert_int_equal(c.train.lr_warmup_steps, 0);
+  /* a learner on the CPU: the configured minibatch, said in its log line */
+  config(&c, (const char *const[]){"train.cuda_batch_scale=4",
+                                   "train.replay_capacity=100000", NULL});
+  pb_err_t err;
+  pb_learn_t *l = pb_learn_new(&c, &err);
+  assert_non_null(l);
+  assert_string_equal(pb_nn_device(pb_learn_q(l)), "cpu");
+  assert_non_null(strstr(pb_learn_batch(l), "not applied on cpu"));
+  pb_learn_destroy(&l);
+}
 
 /* pb_model_write then pb_model_read into networks of another seed: the
  * same outputs, version and RNG state. */
@@ -409,6 +454,7 @@ int main(void) {
   pb_nn_set_threads(1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_spec),
+      cmocka_unit_test(test_batch_scale),
       cmocka_unit_test(test_write_read),
       cmocka_unit_test(test_open),
       cmocka_unit_test(test_refuses),

@@ -216,6 +216,8 @@ static void log_start(const run_t *r, uint64_t last) {
               cfg->train.episodes_per_iter, settings, r->algo->data->model,
               v ? pb_nn_param_count(v) : 0L, pb_nn_param_count(q),
               pb_nn_device(q), pb_learn_precision(r->learn), cfg->run.dir);
+  if (pb_learn_batch(r->learn)[0] != '\0')
+    pb_log_info(r->log, "%s", pb_learn_batch(r->learn));
 }
 
 /* The engines of the algorithm and the evaluator they play and search

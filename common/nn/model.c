@@ -2,6 +2,7 @@
  * (see model.h for the layout). */
 #include "model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,34 @@ int pb_model_learner_threads(const pb_config_t *cfg, const char *device) {
   if (strcmp(device, "cpu") != 0) return 1;
   long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
   return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+int pb_model_batch_scale(pb_config_t *cfg, const char *device, char *why,
+                         size_t n) {
+  const int s = cfg->train.cuda_batch_scale;
+  if (why != NULL && n > 0) why[0] = '\0';
+  if (s <= 1) return 1;
+  if (strcmp(device, "cuda") != 0) {
+    if (why != NULL && n > 0)
+      snprintf(why, n,
+               "train.cuda_batch_scale %d not applied on %s: minibatches of "
+               "%d (a larger one trains no faster per sample there)",
+               s, device, cfg->train.batch_size);
+    return 1;
+  }
+  const double r = sqrt((double)s);
+  cfg->train.batch_size *= s;
+  cfg->train.v_lr *= r;
+  cfg->train.q_lr *= r;
+  cfg->train.lr_warmup_steps = (cfg->train.lr_warmup_steps + s - 1) / s;
+  if (why != NULL && n > 0)
+    snprintf(why, n,
+             "train.cuda_batch_scale %d on %s: minibatches of %d, v_lr %g, "
+             "q_lr %g, lr_warmup_steps %d (the same samples in fewer kernel "
+             "launches)",
+             s, device, cfg->train.batch_size, cfg->train.v_lr,
+             cfg->train.q_lr, cfg->train.lr_warmup_steps);
+  return s;
 }
 
 int pb_model_precision(const pb_config_t *cfg, int role, const char *device,

@@ -80,6 +80,19 @@ int pb_model_nets(const pb_config_t *cfg, const pb_game_t *g,
  * (shards there would only multiply the kernel launches of a step). */
 int pb_model_learner_threads(const pb_config_t *cfg, const char *device);
 
+/* The minibatch a learner on `device` ("cpu" or "cuda", as pb_nn_device
+ * says) trains with: with train.cuda_batch_scale s > 1 on CUDA, cfg's
+ * train.batch_size becomes batch_size x s, v_lr and q_lr x sqrt(s), and
+ * lr_warmup_steps / s rounded up (the warm-up over the same samples); the
+ * cosine decay counts iterations and is unchanged. On the CPU, or with s 1,
+ * cfg is left alone (on the CPU a larger minibatch trains the networks no
+ * faster per sample: docs/performance.md, "Larger minibatches"). Writes
+ * the line for the log into why (n >= 256 is enough; "" when s is 1), e.g.
+ * "train.cuda_batch_scale 4 on cuda: minibatches of 512, v_lr 0.006, q_lr
+ * 0.006, lr_warmup_steps 50". Returns the scale applied (1: unchanged). */
+int pb_model_batch_scale(pb_config_t *cfg, const char *device, char *why,
+                         size_t n);
+
 /* The precision of a role's networks (PB_DEVICE_LEARNER, _ACTOR,
  * _SEARCHER, or _OTHER: the evaluator and agents) running on `device`
  * ("cpu" or "cuda", as pb_nn_device says): the role's key

@@ -293,6 +293,15 @@ int pb_config_check(const pb_config_t *c, pb_err_t *err) {
         err, PB_ECONFIG,
         "train.batch_size (%d) is larger than train.replay_capacity (%d)",
         c->train.batch_size, c->train.replay_capacity);
+  if (c->train.cuda_batch_scale > 1 &&
+      (int64_t)c->train.batch_size * c->train.cuda_batch_scale >
+          c->train.replay_capacity)
+    return pb_err_set(err, PB_ECONFIG,
+                      "train.batch_size x train.cuda_batch_scale (%d x %d, "
+                      "the minibatch on a CUDA learner) is larger than "
+                      "train.replay_capacity (%d)",
+                      c->train.batch_size, c->train.cuda_batch_scale,
+                      c->train.replay_capacity);
   if (c->eval.opening_random_moves >= g->max_turns)
     return pb_err_set(err, PB_ECONFIG,
                       "eval.opening_random_moves (%d) must be below the length "

@@ -77,6 +77,8 @@ typedef struct pb_config {
     int max_turns;         /* N_TURNS */
     int replay_capacity;   /* C (states) */
     int batch_size;
+    int cuda_batch_scale;  /* on a CUDA learner: minibatch x this (model.h,
+                              pb_model_batch_scale) */
     int v_epochs, q_epochs;
     int selfplay_parallel; /* games played at once per thread */
     int selfplay_threads;  /* threads of game work per actor; 0 = auto */

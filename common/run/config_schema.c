@@ -96,6 +96,12 @@ const pb__row_t pb__schema[] = {
             "alpha: Dirichlet noise parameter"),
     ROW_INT("train.batch_size", train.batch_size, 1, 1000000, "128",
             "minibatch size for V and Q"),
+    ROW_INT("train.cuda_batch_scale", train.cuda_batch_scale, 1, 64, "1",
+            "on a CUDA learner only: minibatches of batch_size x this, the "
+            "learning rates x its square root and lr_warmup_steps / this "
+            "(the same samples), as training there is bound by kernel "
+            "launches; a CPU learner trains batch_size whatever this says; "
+            "1 = off (paper)"),
     ROW_DBL("train.v_lr", train.v_lr, 0.0, 10.0, "0.003",
             "Adam learning rate of V"),
     ROW_DBL("train.q_lr", train.q_lr, 0.0, 10.0, "0.003",

@@ -61,6 +61,16 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
       (l->v != NULL && pb_nn_set_precision(l->v, prec, err) != 0) ||
       pb_nn_set_precision(l->q, prec, err) != 0)
     goto fail;
+  /* train.cuda_batch_scale: on a CUDA learner, larger minibatches at
+   * scaled rates (pb_model_batch_scale), in the learner's copy l->cfg */
+  if (pb_model_batch_scale(&l->cfg, pb_nn_device(l->q), l->batch_why,
+                           sizeof l->batch_why) > 1) {
+    pb_model_opt(&l->cfg, 0, &l->vopt);
+    pb_model_opt(&l->cfg, 1, &l->qopt);
+    if ((l->v != NULL && pb_nn_set_opt(l->v, &l->vopt, err) != 0) ||
+        pb_nn_set_opt(l->q, &l->qopt, err) != 0)
+      goto fail;
+  }
   /* model.learner_threads: each minibatch in shards on that many threads */
   const int lt = pb_model_learner_threads(cfg, pb_nn_device(l->q));
   if ((l->v != NULL && pb_nn_set_train_threads(l->v, lt, err) != 0) ||
@@ -75,7 +85,7 @@ pb_learn_t *pb_learn_new(const pb_config_t *cfg, pb_err_t *err) {
   }
   pb_rng_seed(&l->rng, seed, 0x7EA1);
   pb_rng_seed(&l->vrng, seed, 0x7EA2);
-  int B = cfg->train.batch_size;
+  int B = l->cfg.train.batch_size;
   int K = PB__CHUNK_ROWS / B;
   K = K < 1 ? 1 : K > PB__CHUNK_STEPS ? PB__CHUNK_STEPS : K;
   size_t in_size = (size_t)g->planes * g->height * g->width;
@@ -140,6 +150,8 @@ int pb_learn_nets(const pb_learn_t *l) { return l->nets; }
 const char *pb_learn_precision(const pb_learn_t *l) {
   return l->precision_why;
 }
+
+const char *pb_learn_batch(const pb_learn_t *l) { return l->batch_why; }
 
 size_t pb_learn_cap_replay(const pb_learn_t *l, pb_episodes_t *eps) {
   return pb_episodes_keep_newest(eps, (size_t)l->cfg.train.replay_capacity);

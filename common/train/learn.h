@@ -56,6 +56,11 @@ int pb_learn_nets(const pb_learn_t *l);
  * model.learner_precision, or model.precision: common/nn/precision.h). */
 const char *pb_learn_precision(const pb_learn_t *l);
 
+/* What train.cuda_batch_scale did to the minibatch and the rates, for the
+ * log (common/nn/model.h, pb_model_batch_scale); "" when it is 1. The
+ * learner trains with the scaled values (they are not in its config). */
+const char *pb_learn_batch(const pb_learn_t *l);
+
 /* Number of finished iterations (the version of the current networks). */
 uint64_t pb_learn_version(const pb_learn_t *l);
 

@@ -53,6 +53,7 @@ struct pb_learn {
   int nets;               /* pb_nets_t: the family of the networks */
   int az;                 /* nets is PB_NETS_PV (v is NULL) */
   char precision_why[256]; /* the networks' precision, for the log */
+  char batch_why[256];     /* train.cuda_batch_scale applied, for the log */
 };
 
 #endif
