@@ -50,6 +50,7 @@
 #include "proc.h"
 #include "replay.h"
 #include "run_fixtures.h"
+#include "actor_fixtures.h"
 #include "rundir.h"
 #include "selfplay.h"
 #include "spotcheck.h"
@@ -240,81 +241,55 @@ static int thrower_q(void *ctx, const pb_state_t *s, int n, float *out,
   return 0;
 }
 
-/* Plays self-play items on one connection with the actors' own engine
- * and the Q each item announces: honestly under Q version 0 (iteration
- * 1), its worst moves later; until it is refused, the learner exits or
- * limit_s pass. Returns the items it delivered. */
+/* The late thrower's engine: the actors' own self-play engine with the
+ * Q each item announces, honest under Q version 0 (iteration 1), its
+ * worst moves later. */
+typedef struct {
+  pb_neteval_t *ne;
+  pb_learn_t *learn;
+  thrower_ev_t tev;
+  pb_evalfn_t thrown;
+  pb_selfplay_t *sp;
+} late_t;
+
+static void late_play(void *arg, const pb_msg_work_item_t *it,
+                      pb_episodes_t *out) {
+  late_t *x = arg;
+  pb_err_t err;
+  pb_neteval_bind(x->ne, NULL, pb_learn_q(x->learn));
+  if (pb_selfplay_run(x->sp, (int)it->episodes, it->seed, 0,
+                      it->q_version == 0 ? &x->tev.inner : &x->thrown,
+                      it->q_version, out, &err) != 0)
+    fail_msg("%s", err.msg);
+}
+
+/* Plays self-play items on one connection as the late thrower (late_t),
+ * until it is refused, the learner exits or limit_s pass. Returns the
+ * items it delivered. */
 static int late_thrower(const run_t *r, pid_t learner, int *lst, void *ctx,
                         double limit_s, int *refused) {
   pb_config_t cfg;
-  pb_learn_t *learn = learn_of(r, &cfg);
+  late_t x;
+  x.learn = learn_of(r, &cfg);
   pb_err_t err;
   const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
-  pb_neteval_t *ne = pb_neteval_new(g, 256, 0, &err);
-  assert_non_null(ne);
-  pb_neteval_bind(ne, NULL, pb_learn_q(learn));
-  thrower_ev_t tev = {pb_neteval_fn(ne), g};
-  pb_evalfn_t thrown = {NULL, thrower_q, &tev};
-  thrown.value = tev.inner.value;
+  x.ne = pb_neteval_new(g, 256, 0, &err);
+  assert_non_null(x.ne);
+  pb_neteval_bind(x.ne, NULL, pb_learn_q(x.learn));
+  x.tev = (thrower_ev_t){pb_neteval_fn(x.ne), g};
+  x.thrown = (pb_evalfn_t){NULL, thrower_q, &x.tev};
+  x.thrown.value = x.tev.inner.value;
   pb_selfplay_opts_t o;
   pb_selfplay_config_opts(&cfg, &o);
-  pb_selfplay_t *sp = pb_selfplay_new(g, &o, &err);
-  assert_non_null(sp);
-  pb_episodes_t eps;
-  pb_episodes_init(&eps);
-  void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
-  uint64_t have = UINT64_MAX;
-  int delivered = 0;
-  *refused = 0;
-  const double t0 = tp_now();
-  while (tp_now() - t0 < limit_s && running(learner, lst) && !*refused) {
-    pb_msg_t m;
-    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, "late-thrower");
-    m.work_request.role = PB_ROLE_ACTOR;
-    tp_peer_send(d, &m);
-    int t = tp_peer_recv(d, 2000, &m);
-    if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SELFPLAY) {
-      const pb_msg_work_item_t *it = &m.work_item;
-      if (have == it->q_version ||
-          run_fetch_weights(d, "late-thrower", PB_WHICH_Q, it->q_version,
-                            pb_learn_q(learn)) == 0) {
-        have = it->q_version;
-        pb_neteval_bind(ne, NULL, pb_learn_q(learn));
-        pb_episodes_clear(&eps);
-        if (pb_selfplay_run(sp, (int)it->episodes, it->seed, 0,
-                            it->q_version == 0 ? &tev.inner : &thrown,
-                            it->q_version, &eps, &err) != 0)
-          fail_msg("%s", err.msg);
-        pb_msg_episode_t *mep = calloc(eps.n_eps, sizeof *mep);
-        assert_non_null(mep);
-        for (size_t k = 0; k < eps.n_eps; k++) {
-          mep[k].states = eps.states + eps.start[k];
-          mep[k].n_states = eps.len[k];
-          mep[k].final_reward = eps.reward[k];
-          mep[k].q_version = eps.version[k];
-        }
-        pb_msg_t res;
-        pb_msg_init(&res, PB_MSG_SELFPLAY_RESULT, RUN, PB_GAME_CONNECT4,
-                    "late-thrower");
-        res.selfplay_result.item_id = it->item_id;
-        res.selfplay_result.episodes = mep;
-        res.selfplay_result.n_episodes = (uint32_t)eps.n_eps;
-        tp_peer_send(d, &res);
-        free(mep);
-        delivered++;
-      }
-    } else if (t == PB_MSG_REJECT && m.reject.code == PB_EDENIED) {
-      *refused = 1;
-    } else {
-      tp_sleep(0.05);
-    }
-    if (t >= 0) pb_msg_free(&m);
-  }
-  zmq_close(d);
-  pb_episodes_free(&eps);
-  pb_selfplay_destroy(&sp);
-  pb_neteval_destroy(&ne);
-  pb_learn_destroy(&learn);
+  x.sp = pb_selfplay_new(g, &o, &err);
+  assert_non_null(x.sp);
+  fake_actor_t f = {.r = r, .learner = learner, .lst = lst, .ctx = ctx,
+                    .limit_s = limit_s, .sender = "late-thrower",
+                    .q = pb_learn_q(x.learn), .play = late_play, .arg = &x};
+  int delivered = fake_actor_run(&f, refused);
+  pb_selfplay_destroy(&x.sp);
+  pb_neteval_destroy(&x.ne);
+  pb_learn_destroy(&x.learn);
   return delivered;
 }
 

@@ -30,6 +30,7 @@
 #include "peer_fixtures.h"
 #include "proc.h"
 #include "run_fixtures.h"
+#include "actor_fixtures.h"
 #include "selfplay.h"
 
 /* The thrower's evaluator: the network's Q, negated where the first
@@ -60,6 +61,39 @@ static int first_result(const pb_episodes_t *eps, size_t k) {
   return (eps->len[k] - 1) % 2 == 0 ? r : -r;
 }
 
+/* The thrower's engine (thrower_hop): the actors' own self-play engine
+ * with the Q each item announces. */
+typedef struct {
+  pb_neteval_t *ne;
+  pb_learn_t *learn;
+  thrower_ev_t tev;
+  pb_evalfn_t ev;
+  pb_selfplay_t *sp;
+  pb_episodes_t eps;
+  int reject;
+} thrower_t;
+
+static void thrower_play(void *arg, const pb_msg_work_item_t *it,
+                         pb_episodes_t *keep) {
+  thrower_t *x = arg;
+  pb_err_t err;
+  pb_neteval_bind(x->ne, NULL, pb_learn_q(x->learn));
+  for (uint64_t seed = it->seed; keep->n_eps < it->episodes; seed++) {
+    pb_episodes_clear(&x->eps);
+    if (pb_selfplay_run(x->sp, (int)it->episodes, seed, 0,
+                        x->reject == 1 ? &x->tev.inner : &x->ev,
+                        it->q_version, &x->eps, &err) != 0)
+      fail_msg("%s", err.msg);
+    const pb_episodes_t *e = &x->eps;
+    for (size_t k = 0; k < e->n_eps && keep->n_eps < it->episodes; k++)
+      if (x->reject != 1 || first_result(e, k) < 0)
+        assert_int_equal(pb_episodes_add(keep, e->states + e->start[k],
+                                         e->len[k], e->reward[k],
+                                         e->version[k], &err),
+                         0);
+  }
+}
+
 /* Plays self-play items as the thrower on one connection until it is
  * refused, the learner exits or limit_s pass; returns the items it
  * delivered and sets *refused. With reject: plays honestly (the actors'
@@ -74,92 +108,29 @@ static int thrower_hop(const run_t *r, pid_t learner, int *lst, void *ctx,
   while (r->extra[n]) n++;
   if (pb_config_setup(&cfg, CONFIG, r->extra, n, NULL, &err) != 0)
     fail_msg("%s", err.msg);
-  pb_learn_t *learn = pb_learn_new(&cfg, &err);
-  if (learn == NULL) fail_msg("%s", err.msg);
+  thrower_t x = {.reject = reject};
+  x.learn = pb_learn_new(&cfg, &err);
+  if (x.learn == NULL) fail_msg("%s", err.msg);
   const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
-  pb_neteval_t *ne = pb_neteval_new(g, 256, 0, &err);
-  assert_non_null(ne);
-  pb_neteval_bind(ne, NULL, pb_learn_q(learn));
-  thrower_ev_t tev = {pb_neteval_fn(ne), g, reject == 2};
-  pb_evalfn_t ev = {NULL, thrower_q, &tev};
-  ev.value = tev.inner.value;
+  x.ne = pb_neteval_new(g, 256, 0, &err);
+  assert_non_null(x.ne);
+  pb_neteval_bind(x.ne, NULL, pb_learn_q(x.learn));
+  x.tev = (thrower_ev_t){pb_neteval_fn(x.ne), g, reject == 2};
+  x.ev = (pb_evalfn_t){NULL, thrower_q, &x.tev};
+  x.ev.value = x.tev.inner.value;
   pb_selfplay_opts_t o;
   pb_selfplay_config_opts(&cfg, &o);
-  pb_selfplay_t *sp = pb_selfplay_new(g, &o, &err);
-  assert_non_null(sp);
-  pb_episodes_t eps, keep;
-  pb_episodes_init(&eps);
-  pb_episodes_init(&keep);
-  void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
-  uint64_t have = UINT64_MAX;
-  int delivered = 0;
-  char who[32] = "thrower";
-  *refused = 0;
-  const double t0 = tp_now();
-  while (tp_now() - t0 < limit_s && running(learner, lst) && !*refused) {
-    pb_msg_t m;
-    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, who);
-    m.work_request.role = PB_ROLE_ACTOR;
-    tp_peer_send(d, &m);
-    int t = tp_peer_recv(d, 2000, &m);
-    if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SELFPLAY) {
-      const pb_msg_work_item_t *it = &m.work_item;
-      if (have == it->q_version ||
-          run_fetch_weights(d, who, PB_WHICH_Q, it->q_version,
-                            pb_learn_q(learn)) == 0) {
-        have = it->q_version;
-        pb_neteval_bind(ne, NULL, pb_learn_q(learn));
-        pb_episodes_clear(&keep);
-        for (uint64_t seed = it->seed; keep.n_eps < it->episodes; seed++) {
-          pb_episodes_clear(&eps);
-          if (pb_selfplay_run(sp, (int)it->episodes, seed, 0,
-                              reject == 1 ? &tev.inner : &ev, it->q_version,
-                              &eps, &err) != 0)
-            fail_msg("%s", err.msg);
-          for (size_t k = 0; k < eps.n_eps && keep.n_eps < it->episodes; k++)
-            if (reject != 1 || first_result(&eps, k) < 0)
-              assert_int_equal(
-                  pb_episodes_add(&keep, eps.states + eps.start[k],
-                                  eps.len[k], eps.reward[k], eps.version[k],
-                                  &err),
-                  0);
-        }
-        pb_msg_episode_t *mep = calloc(keep.n_eps, sizeof *mep);
-        assert_non_null(mep);
-        for (size_t k = 0; k < keep.n_eps; k++) {
-          mep[k].states = keep.states + keep.start[k];
-          mep[k].n_states = keep.len[k];
-          mep[k].final_reward = keep.reward[k];
-          mep[k].q_version = keep.version[k];
-        }
-        pb_msg_t res;
-        pb_msg_init(&res, PB_MSG_SELFPLAY_RESULT, RUN, PB_GAME_CONNECT4,
-                    who);
-        res.selfplay_result.item_id = it->item_id;
-        res.selfplay_result.episodes = mep;
-        res.selfplay_result.n_episodes = (uint32_t)keep.n_eps;
-        tp_peer_send(d, &res);
-        free(mep);
-        delivered++;
-        if (hop) { /* the next item on a new connection */
-          zmq_close(d); /* lingers until the result is out */
-          d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
-          snprintf(who, sizeof who, "hop-%d", delivered);
-        }
-      }
-    } else if (t == PB_MSG_REJECT && m.reject.code == PB_EDENIED) {
-      *refused = 1;
-    } else {
-      tp_sleep(0.05);
-    }
-    if (t >= 0) pb_msg_free(&m);
-  }
-  zmq_close(d);
-  pb_episodes_free(&eps);
-  pb_episodes_free(&keep);
-  pb_selfplay_destroy(&sp);
-  pb_neteval_destroy(&ne);
-  pb_learn_destroy(&learn);
+  x.sp = pb_selfplay_new(g, &o, &err);
+  assert_non_null(x.sp);
+  pb_episodes_init(&x.eps);
+  fake_actor_t f = {.r = r, .learner = learner, .lst = lst, .ctx = ctx,
+                    .limit_s = limit_s, .sender = "thrower", .hop = hop,
+                    .q = pb_learn_q(x.learn), .play = thrower_play, .arg = &x};
+  int delivered = fake_actor_run(&f, refused);
+  pb_episodes_free(&x.eps);
+  pb_selfplay_destroy(&x.sp);
+  pb_neteval_destroy(&x.ne);
+  pb_learn_destroy(&x.learn);
   return delivered;
 }
 
@@ -400,6 +371,38 @@ static void test_hopping_sampler_pooled(void **state) {
   assert_int_equal(metric(&r, "iteration", &sum, NULL, 0), 5);
 }
 
+/* The AlphaZero sampler's engine (az_sampler): the actors' own AlphaZero
+ * player, the games the first player lost kept with their visit
+ * distributions. */
+typedef struct {
+  const pb_algo_t *a;
+  pb_algo_env_t env;
+  void *player;
+  pb_episodes_t eps;
+} az_t;
+
+static void az_play(void *arg, const pb_msg_work_item_t *it,
+                    pb_episodes_t *keep) {
+  az_t *x = arg;
+  pb_err_t err;
+  pb_neteval_bind(x->env.ne, NULL, x->env.q);
+  const pb_episodes_t *e = &x->eps;
+  for (uint64_t seed = it->seed; keep->n_eps < it->episodes; seed++) {
+    pb_episodes_clear(&x->eps);
+    pb_algo_item_t item = {(int)it->episodes, seed, it->q_version, 0};
+    if (x->a->play(x->player, &x->env, &item, &x->eps, &err) != 0)
+      fail_msg("%s", err.msg);
+    for (size_t k = 0; k < e->n_eps && keep->n_eps < it->episodes; k++)
+      if (first_result(e, k) < 0)
+        assert_int_equal(
+            pb_episodes_add_policy(keep, e->states + e->start[k], e->len[k],
+                                   e->reward[k], e->version[k],
+                                   pb_episodes_policy(e, k, 0),
+                                   x->env.g->num_actions, &err),
+            0);
+  }
+}
+
 /* A lone AlphaZero rejection sampler: plays its items with the actors'
  * own AlphaZero player (the algorithm table's: MCTS over the policy+value
  * network it downloads, the run's mcts settings) and sends only the games
@@ -417,81 +420,22 @@ static int az_sampler(const run_t *r, pid_t learner, int *lst, void *ctx,
   pb_learn_t *learn = pb_learn_new(&cfg, &err);
   if (learn == NULL) fail_msg("%s", err.msg);
   const pb_game_t *g = pb_game_by_id(PB_GAME_CONNECT4);
-  const pb_algo_t *a = pb_algo_of(&cfg);
-  assert_non_null(a);
+  az_t x = {.a = pb_algo_of(&cfg)};
+  assert_non_null(x.a);
   pb_neteval_t *ne = pb_neteval_new(g, 256, 0, &err);
   assert_non_null(ne);
-  pb_algo_env_t env = {.g = g, .run = &cfg,
-                       .parallel = cfg.train.selfplay_parallel, .threads = 1,
-                       .q = pb_learn_q(learn), .ne = ne};
-  void *player = a->player_new(&env, &err);
-  if (player == NULL) fail_msg("%s", err.msg);
-  pb_episodes_t eps, keep;
-  pb_episodes_init(&eps);
-  pb_episodes_init(&keep);
-  void *d = tp_peer(ctx, r->ep, NULL, NULL, 2000);
-  uint64_t have = UINT64_MAX;
-  int delivered = 0;
-  *refused = 0;
-  const double t0 = tp_now();
-  while (tp_now() - t0 < limit_s && running(learner, lst) && !*refused) {
-    pb_msg_t m;
-    pb_msg_init(&m, PB_MSG_WORK_REQUEST, RUN, PB_GAME_CONNECT4, "thrower");
-    m.work_request.role = PB_ROLE_ACTOR;
-    tp_peer_send(d, &m);
-    int t = tp_peer_recv(d, 2000, &m);
-    if (t == PB_MSG_WORK_ITEM && m.work_item.kind == PB_WORK_SELFPLAY) {
-      const pb_msg_work_item_t *it = &m.work_item;
-      if (have == it->q_version ||
-          run_fetch_weights(d, "thrower", PB_WHICH_Q, it->q_version,
-                            pb_learn_q(learn)) == 0) {
-        have = it->q_version;
-        pb_neteval_bind(ne, NULL, pb_learn_q(learn));
-        pb_episodes_clear(&keep);
-        for (uint64_t seed = it->seed; keep.n_eps < it->episodes; seed++) {
-          pb_episodes_clear(&eps);
-          pb_algo_item_t item = {(int)it->episodes, seed, it->q_version, 0};
-          if (a->play(player, &env, &item, &eps, &err) != 0)
-            fail_msg("%s", err.msg);
-          for (size_t k = 0; k < eps.n_eps && keep.n_eps < it->episodes; k++)
-            if (first_result(&eps, k) < 0)
-              assert_int_equal(
-                  pb_episodes_add_policy(
-                      &keep, eps.states + eps.start[k], eps.len[k],
-                      eps.reward[k], eps.version[k],
-                      pb_episodes_policy(&eps, k, 0), g->num_actions, &err),
-                  0);
-        }
-        pb_msg_episode_t *mep = calloc(keep.n_eps, sizeof *mep);
-        assert_non_null(mep);
-        for (size_t k = 0; k < keep.n_eps; k++) {
-          mep[k].states = keep.states + keep.start[k];
-          mep[k].n_states = keep.len[k];
-          mep[k].final_reward = keep.reward[k];
-          mep[k].q_version = keep.version[k];
-          mep[k].policy = pb_episodes_policy(&keep, k, 0);
-        }
-        pb_msg_t res;
-        pb_msg_init(&res, PB_MSG_SELFPLAY_RESULT, RUN, PB_GAME_CONNECT4,
-                    "thrower");
-        res.selfplay_result.item_id = it->item_id;
-        res.selfplay_result.episodes = mep;
-        res.selfplay_result.n_episodes = (uint32_t)keep.n_eps;
-        tp_peer_send(d, &res);
-        free(mep);
-        delivered++;
-      }
-    } else if (t == PB_MSG_REJECT && m.reject.code == PB_EDENIED) {
-      *refused = 1;
-    } else {
-      tp_sleep(0.05);
-    }
-    if (t >= 0) pb_msg_free(&m);
-  }
-  zmq_close(d);
-  a->player_destroy(&player);
-  pb_episodes_free(&eps);
-  pb_episodes_free(&keep);
+  x.env = (pb_algo_env_t){.g = g, .run = &cfg,
+                          .parallel = cfg.train.selfplay_parallel,
+                          .threads = 1, .q = pb_learn_q(learn), .ne = ne};
+  x.player = x.a->player_new(&x.env, &err);
+  if (x.player == NULL) fail_msg("%s", err.msg);
+  pb_episodes_init(&x.eps);
+  fake_actor_t f = {.r = r, .learner = learner, .lst = lst, .ctx = ctx,
+                    .limit_s = limit_s, .sender = "thrower", .policy = 1,
+                    .q = pb_learn_q(learn), .play = az_play, .arg = &x};
+  int delivered = fake_actor_run(&f, refused);
+  x.a->player_destroy(&x.player);
+  pb_episodes_free(&x.eps);
   pb_neteval_destroy(&ne);
   pb_learn_destroy(&learn);
   return delivered;
