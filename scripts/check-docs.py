@@ -102,6 +102,24 @@ def models_row(*rows):
 C4_MODEL, AZ_MODEL = "data/models/connect4.pbck", "data/models/connect4-alphazero.pbck"
 
 
+def equal_samples_rows(rows):
+    """results.md's table of batch 128 against 512 at equal samples: one
+    row per iteration, each cell seed 1 / seed 2, and 512's mean lead."""
+    by = {}
+    for r in rows:
+        by.setdefault(int(r["iteration"]), {})[(int(r["batch"]), int(r["seed"]))] = r
+    out = []
+    for it in sorted(by):
+        d, f = by[it], {"it": it}
+        for m in ("acc_q", "acc_v", "acc_beam"):
+            for b in (128, 512):
+                f[f"{m}_{b}"] = f"{d[(b, 1)][m]:.3f} / {d[(b, 2)][m]:.3f}"
+            f[m + "_d"] = (d[(512, 1)][m] + d[(512, 2)][m]
+                           - d[(128, 1)][m] - d[(128, 2)][m]) / 2
+        out.append(f)
+    return out
+
+
 def ablation(name, csv_file, mark, mark_key="minutes"):
     """A row of results.md's ablation tables: the run's row nearest mark."""
     return Rows("docs/results.md",
@@ -114,6 +132,13 @@ def ablation(name, csv_file, mark, mark_key="minutes"):
 
 
 CHECKS = [
+    # docs/results.md: minibatches of 512 at equal samples (issue 45)
+    Rows("docs/results.md",
+         "| {it} | {acc_q_128} | {acc_q_512} | {acc_q_d:+.3f} | {acc_v_128} "
+         "| {acc_v_512} | {acc_v_d:+.3f} | {acc_beam_128} | {acc_beam_512} "
+         "| {acc_beam_d:+.3f} |",
+         R + "connect4-b512-equal-samples.csv", equal_samples_rows),
+
     # README.md: the headline
     Figure("README.md",
            "after {m:.1f} minutes and reaches {final:.0f} [{lo:.0f}, {hi:.0f}] at the "

@@ -25,7 +25,9 @@
  *                   measured otherwise).
  *
  * model.precision auto is the other measured default; it lives with the
- * precision (common/nn/precision.h: fp32 on CUDA). */
+ * precision (common/nn/precision.h: fp32 on CUDA). The learner's
+ * minibatch on CUDA is the config's (train.cuda_batch_scale,
+ * common/nn/model.h: 4 in configs/connect4-strong.yaml). */
 #ifndef PB_PLAN_H
 #define PB_PLAN_H
 
