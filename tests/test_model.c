@@ -83,8 +83,7 @@ static void test_spec(void **state) {
 
 /* train.cuda_batch_scale: a CUDA learner's minibatch, rates and warm-up
  * scaled (the rule is pure: the device is a name here); a CPU learner's
- * left alone, and a learner made on the CPU says so and trains the
- * configured minibatch. */
+ * left alone, and a learner made on the CPU says so in its log line. */
 static void test_batch_scale(void **state) {
   (void)state;
   pb_config_t c;
@@ -116,7 +115,7 @@ static void test_batch_scale(void **state) {
   c.train.lr_warmup_steps = 0;
   assert_int_equal(pb_model_batch_scale(&c, "cuda", NULL, 0), 4);
   assert_int_equal(c.train.lr_warmup_steps, 0);
-  /* a learner on the CPU: the configured minibatch, said in its log line */
+  /* a learner on the CPU: not applied, said in its log line */
   config(&c, (const char *const[]){"train.cuda_batch_scale=4",
                                    "train.replay_capacity=100000", NULL});
   pb_err_t err;
