@@ -256,10 +256,11 @@ static inline double run_status(const run_t *r, const char *section,
 }
 
 /* The learner l (its status kept in lst) exits 0 within timeout_s, and so
- * does each of the n workers w after it; on a failure, the learner's log
- * is shown. */
-static inline void run_finish(const run_t *r, pid_t l, int lst,
-                              double timeout_s, const pid_t *w, int n) {
+ * does each of the n workers w within worker_s after it; on a failure,
+ * the learner's log is shown. */
+static inline void run_finish_in(const run_t *r, pid_t l, int lst,
+                                 double timeout_s, const pid_t *w, int n,
+                                 double worker_s) {
   const int st = exit_status(wait_kept(l, lst, timeout_s));
   if (st != 0) {
     char log[512];
@@ -268,7 +269,23 @@ static inline void run_finish(const run_t *r, pid_t l, int lst,
     fail_msg("the learner exited %d (%d iterations): %.3000s", st,
              run_iterations(r), o ? o : "");
   }
-  for (int i = 0; i < n; i++) assert_int_equal(exit_status(tp_wait(w[i], 60)), 0);
+  for (int i = 0; i < n; i++)
+    assert_int_equal(exit_status(tp_wait(w[i], worker_s)), 0);
+}
+
+/* run_finish_in with 60 s for each worker. */
+static inline void run_finish(const run_t *r, pid_t l, int lst,
+                              double timeout_s, const pid_t *w, int n) {
+  run_finish_in(r, l, lst, timeout_s, w, n, 60);
+}
+
+/* The learner's log of run r (the caller frees). */
+static inline char *run_log(const run_t *r) {
+  char log[512];
+  path_of(r, "learner.log", log, sizeof log);
+  char *text = tp_slurp(log);
+  assert_non_null(text);
+  return text;
 }
 
 /* ---- the clean run of the same seed ---------------------------------- */

@@ -274,11 +274,9 @@ static char *run_with(const char *tag, int mode, int keys, char *cheat_pub,
     assert_true(refused);
     assert_true(delivered >= 1 && delivered <= 2);
   }
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  assert_int_equal(exit_status(tp_wait(w, 30)), 0);
+  run_finish_in(&r, l, lst, 300, &w, 1, 30);
   crcs(&r, crc, loss);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
+  char *text = run_log(&r);
   /* No line quarantines the honest actor. */
   for (const char *x = strstr(text, "actor actor-1 ("); x != NULL;
        x = strstr(x + 1, "actor actor-1 (")) {

@@ -322,12 +322,25 @@ static double status_dropped(const run_t *r, const char *section) {
   return n;
 }
 
+/* The learner l (status lst) and the workers a and s exit 0; returns the
+ * learner's log (the caller frees), its "replay window:" line printed. */
+static char *finish(const run_t *r, pid_t l, int lst, pid_t a, pid_t s) {
+  run_finish_in(r, l, lst, 300, (pid_t[]){a, s}, 2, 30);
+  char *text = run_log(r);
+  const char *line = strstr(text, "replay window: ");
+  assert_non_null(line);
+  print_message("%.*s\n", (int)strcspn(line, "\n"), line);
+  return text;
+}
+
 /* The checkpoints of iterations 1 and 2: iteration 1's positions all
  * delivered by one worker (by: PB_REPLAY_BY_SEARCH or _SELFPLAY), tagged
  * so in checkpoint 1 and gone from the window of checkpoint 2, which
- * keeps iteration 1 (empty) and iteration 2 (none of them the liar's).
- * Returns how many positions iteration 1 had. */
-static size_t check_windows(const run_t *r, int by) {
+ * keeps iteration 1 (empty) and iteration 2 (none of them the liar's);
+ * and as many of them as /status's `section` replay_dropped said
+ * (dropped). */
+static void check_windows(const run_t *r, int by, const char *section,
+                          double dropped) {
   const pb_replay_t *w1, *w2;
   pb_learn_t *l1 = window_of(r, 1, &w1), *l2 = window_of(r, 2, &w2);
   assert_int_equal(w1->n, 1);
@@ -346,7 +359,9 @@ static size_t check_windows(const run_t *r, int by) {
   }
   pb_learn_destroy(&l1);
   pb_learn_destroy(&l2);
-  return n1;
+  print_message("iteration 1: %zu positions; /status %s replay_dropped %.0f\n",
+                n1, section, dropped);
+  assert_true(dropped == (double)n1);
 }
 
 /* A searcher alone in iteration 1 whose lie the checks let pass, caught
@@ -361,8 +376,6 @@ static void test_late_liar_leaves_window(void **state) {
   for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
   pid_t l = start_learner(&r);
   pid_t a = start_worker(&r, "selfplay", "actor-1", NULL);
-  char log[512];
-  path_of(&r, "learner.log", log, sizeof log);
   void *ctx = zmq_ctx_new();
   int lst = -1, refused = 0;
   const int answered =
@@ -376,21 +389,10 @@ static void test_late_liar_leaves_window(void **state) {
    * without its positions already. */
   const double dropped = status_dropped(&r, "spot_check");
   pid_t s = start_worker(&r, "search", "searcher-1", NULL);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  assert_int_equal(exit_status(tp_wait(a, 30)), 0);
-  assert_int_equal(exit_status(tp_wait(s, 30)), 0);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
+  char *text = finish(&r, l, lst, a, s);
   assert_non_null(strstr(text, "searcher late-liar"));
-  const char *line = strstr(text, "replay window: ");
-  assert_non_null(line);
-  print_message("%.*s\n", (int)strcspn(line, "\n"), line);
   free(text);
-  const size_t n1 = check_windows(&r, PB_REPLAY_BY_SEARCH);
-  print_message("iteration 1: %zu positions; /status spot_check "
-                "replay_dropped %.0f\n",
-                n1, dropped);
-  assert_true(dropped == (double)n1);
+  check_windows(&r, PB_REPLAY_BY_SEARCH, "spot_check", dropped);
 }
 
 /* With CURVE a worker is its key: the late liar with its own key and a
@@ -413,8 +415,6 @@ static void test_late_liar_with_key_leaves_window(void **state) {
   for (int i = 0; extra[i]; i++) r.extra[i] = extra[i];
   pid_t l = start_learner(&r);
   pid_t a = start_worker(&r, "selfplay", "actor-1", "worker-1");
-  char log[512];
-  path_of(&r, "learner.log", log, sizeof log);
   pb_curve_keys_t learner_keys, mine;
   snprintf(path, sizeof path, "%s/learner.pub", keys);
   assert_int_equal(pb_curve_load(path, 0, &learner_keys, &err), 0);
@@ -431,14 +431,7 @@ static void test_late_liar_with_key_leaves_window(void **state) {
   assert_true(refused);
   const double dropped = status_dropped(&r, "spot_check");
   pid_t s = start_worker(&r, "search", "searcher-1", "worker-1");
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  assert_int_equal(exit_status(tp_wait(a, 30)), 0);
-  assert_int_equal(exit_status(tp_wait(s, 30)), 0);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
-  const char *line = strstr(text, "replay window: ");
-  assert_non_null(line);
-  print_message("%.*s\n", (int)strcspn(line, "\n"), line);
+  char *text = finish(&r, l, lst, a, s);
   free(text);
   /* Iteration 1's items, from many connections, are all the key's. */
   const pb_replay_t *w1;
@@ -447,11 +440,7 @@ static void test_late_liar_with_key_leaves_window(void **state) {
   assert_int_equal(w1->it[0].by[PB_REPLAY_BY_SEARCH] >> 56, PB_REPLAY_TAG_KEY);
   pb_learn_destroy(&l1);
   assert_true(answered > 2); /* items on more than one connection */
-  const size_t n1 = check_windows(&r, PB_REPLAY_BY_SEARCH);
-  print_message("iteration 1: %zu positions; /status spot_check "
-                "replay_dropped %.0f\n",
-                n1, dropped);
-  assert_true(dropped == (double)n1);
+  check_windows(&r, PB_REPLAY_BY_SEARCH, "spot_check", dropped);
 }
 
 /* The lie spread thin, under every check in iteration 1 (+0.003 on a
@@ -487,18 +476,11 @@ static void test_spread_lie_leaves_window(void **state) {
   assert_true(tp_count(log, "the pooled lean test") >= 1);
   const double dropped = status_dropped(&r, "spot_check");
   pid_t s = start_worker(&r, "search", "searcher-1", NULL);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  assert_int_equal(exit_status(tp_wait(a, 30)), 0);
-  assert_int_equal(exit_status(tp_wait(s, 30)), 0);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
+  char *text = finish(&r, l, lst, a, s);
   /* The pool fired in iteration 2, not before. */
   const char *fired = strstr(text, "the pooled lean test");
   const char *it2 = strstr(text, "iteration 2: beam search");
   assert_true(fired != NULL && it2 != NULL && fired > it2);
-  const char *line = strstr(text, "replay window: ");
-  assert_non_null(line);
-  print_message("%.*s\n", (int)strcspn(line, "\n"), line);
   free(text);
   /* Iteration 1 in the windows of checkpoints 1 and 2. */
   const pb_replay_t *w1, *w2;
@@ -572,21 +554,10 @@ static void test_late_thrower_leaves_window(void **state) {
   assert_true(refused);
   const double dropped = status_dropped(&r, "selfplay_check");
   pid_t a = start_worker(&r, "selfplay", "actor-1", NULL);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  assert_int_equal(exit_status(tp_wait(a, 30)), 0);
-  assert_int_equal(exit_status(tp_wait(s, 30)), 0);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
+  char *text = finish(&r, l, lst, a, s);
   assert_non_null(strstr(text, "actor late-thrower"));
-  const char *line = strstr(text, "replay window: ");
-  assert_non_null(line);
-  print_message("%.*s\n", (int)strcspn(line, "\n"), line);
   free(text);
-  const size_t n1 = check_windows(&r, PB_REPLAY_BY_SELFPLAY);
-  print_message("iteration 1: %zu positions; /status selfplay_check "
-                "replay_dropped %.0f\n",
-                n1, dropped);
-  assert_true(dropped == (double)n1);
+  check_windows(&r, PB_REPLAY_BY_SELFPLAY, "selfplay_check", dropped);
 }
 
 int main(void) {

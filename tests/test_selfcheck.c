@@ -167,12 +167,8 @@ static char *beside_honest(run_t *r, int reject, int actors,
                 refused);
   zmq_ctx_term(ctx);
   assert_true(refused);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  for (int i = 0; i < 1 + actors; i++)
-    assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
-  return text;
+  run_finish_in(r, l, lst, 300, w, 1 + actors, 30);
+  return run_log(r);
 }
 
 /* The thrower joins before the honest actor: it takes items of the first
@@ -203,10 +199,8 @@ static void test_thrower_quarantined(void **state) {
   assert_true(delivered >= 1 && delivered <= 4);
   w[1] = start_worker(&r, "selfplay", "actor-1", NULL);
   zmq_ctx_term(ctx);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  for (int i = 0; i < 2; i++) assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
+  run_finish_in(&r, l, lst, 300, w, 2, 30);
+  char *text = run_log(&r);
   assert_non_null(strstr(text, "its self-play moves are impossible"));
   assert_non_null(strstr(text, "actor thrower"));
   assert_null(strstr(text, "actor actor-1 (address"));
@@ -306,11 +300,8 @@ static void test_lone_rejection_sampler(void **state) {
   assert_true(refused);
   w[1] = start_worker(&r, "selfplay", "actor-1", NULL);
   zmq_ctx_term(ctx);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  for (int i = 0; i < 2; i++)
-    assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
+  run_finish_in(&r, l, lst, 300, w, 2, 30);
+  char *text = run_log(&r);
   const char *q = strstr(text, "impossible beside the learner's own "
                                "reference games");
   assert_non_null(q);
@@ -356,11 +347,8 @@ static void test_hopping_sampler_pooled(void **state) {
                 "connections, refused: %d\n", delivered, refused);
   zmq_ctx_term(ctx);
   assert_false(refused);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  for (int i = 0; i < 2; i++)
-    assert_int_equal(exit_status(tp_wait(w[i], 30)), 0);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
+  run_finish_in(&r, l, lst, 300, w, 2, 30);
+  char *text = run_log(&r);
   const char *q = strstr(text, "the pooled outcome test");
   assert_non_null(q);
   print_message("%.500s\n", q);
@@ -457,8 +445,6 @@ static void test_alphazero_lone_sampler(void **state) {
   pid_t l = start_learner(&r);
   int lst = -1;
   void *ctx = zmq_ctx_new();
-  char log[512];
-  path_of(&r, "learner.log", log, sizeof log);
   int refused = 0;
   int delivered = az_sampler(&r, l, &lst, ctx, 120, &refused);
   print_message("the AlphaZero sampler delivered %d items, refused: %d\n",
@@ -466,10 +452,8 @@ static void test_alphazero_lone_sampler(void **state) {
   assert_true(refused);
   pid_t w = start_worker(&r, "selfplay", "actor-1", NULL);
   zmq_ctx_term(ctx);
-  assert_int_equal(exit_status(wait_kept(l, lst, 300)), 0);
-  assert_int_equal(exit_status(tp_wait(w, 30)), 0);
-  char *text = tp_slurp(log);
-  assert_non_null(text);
+  run_finish_in(&r, l, lst, 300, &w, 1, 30);
+  char *text = run_log(&r);
   const char *q = strstr(text, "impossible beside the learner's own "
                                "reference games");
   assert_non_null(q);
